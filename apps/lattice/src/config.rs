@@ -1,0 +1,194 @@
+//! Configuration (SPEC O3): defaults < `lattice.toml` (or `--config FILE`)
+//! < environment (`LATTICE_…`). Every key is documented here and in
+//! docs/CONFIGURATION.md; `lattice config` prints the values in force.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, bail};
+use figment::Figment;
+use figment::providers::{Env, Format, Serialized, Toml};
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Profile {
+    /// One process, SQLite, dev sign-in: `lattice up`.
+    Embedded,
+    /// Separate services on one machine, dev sign-in.
+    Local,
+    /// No dev sign-in; a token secret must be configured.
+    Production,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LogFormat {
+    Text,
+    Json,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// `embedded`, `local` or `production` (LATTICE_PROFILE).
+    pub profile: Profile,
+    /// `sqlite://PATH` or `postgres://…` (LATTICE_DATABASE_URL).
+    pub database_url: String,
+    /// Connections in the database pool (LATTICE_DB_MAX_CONNECTIONS).
+    pub db_max_connections: u32,
+    /// Where the portal and `/v1` listen (LATTICE_HTTP_ADDR).
+    pub http_addr: SocketAddr,
+    /// Where the apps origin listens (LATTICE_APPS_ADDR).
+    pub apps_addr: SocketAddr,
+    /// The apps origin as browsers reach it (LATTICE_APPS_ORIGIN).
+    pub apps_origin: String,
+    /// NATS, when the bridge should publish (LATTICE_NATS_URL); unset in the
+    /// embedded default.
+    pub nats_url: Option<String>,
+    /// The HS256 token secret, at least 32 bytes (LATTICE_AUTH_SECRET).
+    /// Required in production; elsewhere one is made and kept in
+    /// `DATA_DIR/auth-secret`.
+    pub auth_secret: Option<String>,
+    /// How long minted tokens last, in seconds (LATTICE_TOKEN_TTL_SECS).
+    pub token_ttl_secs: u64,
+    /// Local state: the SQLite file's default home and the dev secret
+    /// (LATTICE_DATA_DIR).
+    pub data_dir: PathBuf,
+    /// The largest request body, in bytes (LATTICE_MAX_BODY_BYTES).
+    pub max_body_bytes: usize,
+    /// `text` or `json` log lines (LATTICE_LOG_FORMAT).
+    pub log_format: LogFormat,
+    /// A tracing filter such as `info` or `lattice_log=debug` (LATTICE_LOG).
+    pub log: String,
+    /// Seconds that in-flight requests get to finish on shutdown
+    /// (LATTICE_SHUTDOWN_GRACE_SECS).
+    pub shutdown_grace_secs: u64,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self {
+            profile: Profile::Embedded,
+            database_url: "sqlite://data/lattice.db".into(),
+            db_max_connections: 16,
+            http_addr: "127.0.0.1:8080".parse().expect("a literal address"),
+            apps_addr: "127.0.0.1:8081".parse().expect("a literal address"),
+            apps_origin: "http://127.0.0.1:8081".into(),
+            nats_url: None,
+            auth_secret: None,
+            token_ttl_secs: 7 * 24 * 3600,
+            data_dir: "data".into(),
+            max_body_bytes: 1024 * 1024,
+            log_format: LogFormat::Text,
+            log: "info".into(),
+            shutdown_grace_secs: 20,
+        }
+    }
+}
+
+impl Config {
+    /// Reads the layers. A file given with `--config` must exist; the
+    /// default `lattice.toml` is read only when present.
+    pub fn load(file: Option<&Path>) -> anyhow::Result<Self> {
+        let mut figment = Figment::from(Serialized::defaults(Config::default()));
+        match file {
+            Some(path) => {
+                if !path.exists() {
+                    bail!("configuration file {} does not exist", path.display());
+                }
+                figment = figment.merge(Toml::file(path));
+            }
+            None => figment = figment.merge(Toml::file("lattice.toml")),
+        }
+        // Only this struct's keys are read from the environment, so another
+        // LATTICE_ variable (a test's, a later version's) is not an error.
+        let keys: Vec<String> = match serde_json::to_value(Config::default()) {
+            Ok(serde_json::Value::Object(map)) => map.keys().cloned().collect(),
+            _ => Vec::new(),
+        };
+        let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
+        let config: Config = figment
+            .merge(Env::prefixed("LATTICE_").only(&keys))
+            .extract()
+            .context("reading the configuration")?;
+        config.validate()?;
+        Ok(config)
+    }
+
+    fn validate(&self) -> anyhow::Result<()> {
+        if self.profile == Profile::Production && self.auth_secret.is_none() {
+            bail!("the production profile needs LATTICE_AUTH_SECRET (at least 32 bytes)");
+        }
+        if let Some(secret) = &self.auth_secret
+            && secret.len() < 32
+        {
+            bail!("LATTICE_AUTH_SECRET must be at least 32 bytes, it has {}", secret.len());
+        }
+        Ok(())
+    }
+
+    /// Whether `POST /v1/dev/token` answers.
+    pub fn dev_sign_in(&self) -> bool {
+        self.profile != Profile::Production
+    }
+
+    /// The configured secret, or the data folder's (made on first use).
+    pub fn secret(&self) -> anyhow::Result<Vec<u8>> {
+        if let Some(secret) = &self.auth_secret {
+            return Ok(secret.as_bytes().to_vec());
+        }
+        let path = self.data_dir.join("auth-secret");
+        if let Ok(existing) = std::fs::read_to_string(&path) {
+            return Ok(existing.trim().as_bytes().to_vec());
+        }
+        std::fs::create_dir_all(&self.data_dir).with_context(|| format!("creating {}", self.data_dir.display()))?;
+        let secret = hex::encode(rand::random::<[u8; 32]>());
+        write_private(&path, &secret).with_context(|| format!("writing {}", path.display()))?;
+        Ok(secret.into_bytes())
+    }
+
+    /// The configuration as TOML, with the secret masked.
+    pub fn printable(&self) -> String {
+        let mut shown = self.clone();
+        if shown.auth_secret.is_some() {
+            shown.auth_secret = Some("********".into());
+        }
+        shown.database_url = mask_password(&shown.database_url);
+        toml::to_string(&shown).unwrap_or_default()
+    }
+}
+
+#[cfg(unix)]
+fn write_private(path: &Path, contents: &str) -> std::io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut file = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(path)?;
+    file.write_all(contents.as_bytes())
+}
+
+#[cfg(not(unix))]
+fn write_private(path: &Path, contents: &str) -> std::io::Result<()> {
+    std::fs::write(path, contents)
+}
+
+/// `postgres://user:secret@host/db` → `postgres://user:********@host/db`.
+fn mask_password(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else { return url.to_owned() };
+    let Some((userinfo, host)) = rest.split_once('@') else { return url.to_owned() };
+    match userinfo.split_once(':') {
+        Some((user, _)) => format!("{scheme}://{user}:********@{host}"),
+        None => url.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn passwords_are_masked() {
+        assert_eq!(mask_password("postgres://u:p@h:5432/d"), "postgres://u:********@h:5432/d");
+        assert_eq!(mask_password("sqlite://data/x.db"), "sqlite://data/x.db");
+    }
+}

@@ -1,0 +1,102 @@
+//! `lattice`: one binary for every service.
+
+mod config;
+mod serve;
+mod telemetry;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::Context;
+use clap::{Parser, Subcommand, ValueEnum};
+use lattice_core::{Principal, TenantId, TenantRole, UserId};
+
+use crate::config::Config;
+
+#[derive(Parser)]
+#[command(name = "lattice", version, about = "Forms, dashboards and sandboxed mini apps in the chat, every action one command in an append-only log.")]
+struct Cli {
+    /// A TOML configuration file (default: ./lattice.toml when present).
+    #[arg(long, global = true, env = "LATTICE_CONFIG")]
+    config: Option<PathBuf>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Runs everything in one process: the embedded default.
+    Up,
+    /// Runs one service.
+    Serve {
+        #[arg(value_enum)]
+        service: Service,
+    },
+    /// Applies the database migrations and exits.
+    Migrate,
+    /// Mints a token with the configured secret and prints it.
+    Token {
+        #[arg(long)]
+        tenant: String,
+        #[arg(long)]
+        user: String,
+        #[arg(long, value_enum, default_value_t = RoleArg::Member)]
+        role: RoleArg,
+        /// An agent's token.
+        #[arg(long)]
+        agent: bool,
+    },
+    /// Prints the configuration in force (secrets masked).
+    Config,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Service {
+    /// The log service: the write path and `/v1`.
+    Log,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum RoleArg {
+    Member,
+    TenantAdmin,
+    DeploymentAdmin,
+}
+
+fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    let config = Config::load(cli.config.as_deref())?;
+    match cli.command {
+        Command::Config => {
+            print!("{}", config.printable());
+            Ok(())
+        }
+        Command::Token { tenant, user, role, agent } => {
+            let auth = lattice_log::Authenticator::new(&config.secret()?, Duration::from_secs(config.token_ttl_secs))?;
+            let principal = Principal {
+                tenant: TenantId::parse("tenant", &tenant)?,
+                user: UserId::parse("user", &user)?,
+                role: match role {
+                    RoleArg::Member => TenantRole::Member,
+                    RoleArg::TenantAdmin => TenantRole::TenantAdmin,
+                    RoleArg::DeploymentAdmin => TenantRole::DeploymentAdmin,
+                },
+                agent,
+            };
+            println!("{}", auth.mint(&principal));
+            Ok(())
+        }
+        command => {
+            telemetry::init(&config);
+            let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
+            runtime.block_on(async move {
+                match command {
+                    Command::Migrate => serve::migrate(&config).await,
+                    Command::Up => serve::up(config).await,
+                    Command::Serve { service: Service::Log } => serve::log(config).await,
+                    Command::Config | Command::Token { .. } => unreachable!("handled above"),
+                }
+            })
+        }
+    }
+}

@@ -1,0 +1,102 @@
+//! Wiring: builds the log service from the configuration and serves it.
+
+use std::time::Duration;
+
+use anyhow::Context;
+use lattice_api::AppState;
+use lattice_log::{Authenticator, Db, LogService};
+use tokio::net::TcpListener;
+
+use crate::config::Config;
+
+pub async fn migrate(config: &Config) -> anyhow::Result<()> {
+    let db = Db::connect(&config.database_url, 2).await?;
+    db.migrate().await?;
+    tracing::info!("migrations applied");
+    db.close().await;
+    Ok(())
+}
+
+/// The log service with the UI model's kinds registered.
+async fn start_log(config: &Config) -> anyhow::Result<LogService> {
+    let db = Db::connect(&config.database_url, config.db_max_connections).await?;
+    db.migrate().await?;
+    let auth = Authenticator::new(&config.secret()?, Duration::from_secs(config.token_ttl_secs))?;
+    let mut builder = LogService::builder(db, auth);
+    for kind in lattice_ui::kinds() {
+        builder = builder.kind(kind);
+    }
+    Ok(builder.start())
+}
+
+pub async fn log(config: Config) -> anyhow::Result<()> {
+    tracing::info!(config = %config.printable(), "lattice serve log");
+    let log = start_log(&config).await?;
+    serve_http(&config, log, false).await
+}
+
+pub async fn up(config: Config) -> anyhow::Result<()> {
+    tracing::info!(config = %config.printable(), "lattice up");
+    let log = start_log(&config).await?;
+    serve_http(&config, log, true).await
+}
+
+async fn serve_http(config: &Config, log: LogService, with_index: bool) -> anyhow::Result<()> {
+    let (stop, shutdown) = tokio::sync::watch::channel(false);
+    let state = AppState {
+        log: log.clone(),
+        dev_sign_in: config.dev_sign_in(),
+        max_body_bytes: config.max_body_bytes,
+        shutdown,
+    };
+    let mut app = lattice_api::router(state);
+    if with_index {
+        app = app.route("/", axum::routing::get(index));
+    }
+    let app = app.layer(tower_http::trace::TraceLayer::new_for_http());
+    let listener = TcpListener::bind(config.http_addr)
+        .await
+        .with_context(|| format!("listening on {}", config.http_addr))?;
+    let addr = listener.local_addr()?;
+    println!("lattice is listening on http://{addr} (API under /v1, OpenAPI at /openapi.json)");
+    let grace = Duration::from_secs(config.shutdown_grace_secs);
+    axum::serve(listener, app)
+        .with_graceful_shutdown(async move {
+            shutdown_signal(grace).await;
+            let _ = stop.send(true);
+        })
+        .await
+        .context("serving HTTP")?;
+    // Every request has finished: nothing is left half-written. Closing the
+    // pool checkpoints SQLite's WAL.
+    log.db().close().await;
+    tracing::info!("stopped");
+    Ok(())
+}
+
+/// Resolves on SIGINT or SIGTERM; a second signal, or the grace period
+/// running out, ends the process.
+async fn shutdown_signal(grace: Duration) {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        if let Ok(mut s) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            s.recv().await;
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! { _ = ctrl_c => {}, _ = term => {} }
+    tracing::info!(grace_secs = grace.as_secs(), "shutting down: finishing in-flight requests");
+    tokio::spawn(async move {
+        tokio::time::sleep(grace).await;
+        tracing::warn!("grace period over; exiting");
+        std::process::exit(1);
+    });
+}
+
+async fn index() -> axum::response::Html<&'static str> {
+    axum::response::Html(include_str!("index.html"))
+}

@@ -1,0 +1,102 @@
+//! Extractors that refuse bad input with typed errors: a bearer token that
+//! verifies, and JSON bodies and queries whose every fault is a 4xx naming
+//! the field, never a 500.
+
+use axum::extract::{FromRequest, FromRequestParts, Request};
+use axum::http::request::Parts;
+use lattice_core::{Error, FieldError};
+use lattice_log::Authenticated;
+use serde::de::DeserializeOwned;
+
+use crate::error::ApiError;
+use crate::state::AppState;
+
+/// The authenticated caller.
+pub struct Caller(pub Authenticated);
+
+impl FromRequestParts<AppState> for Caller {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Self::Rejection> {
+        let header = parts
+            .headers
+            .get(axum::http::header::AUTHORIZATION)
+            .ok_or_else(|| Error::Unauthorized { reason: "no bearer token".into() })?;
+        let token = header
+            .to_str()
+            .ok()
+            .and_then(|h| h.strip_prefix("Bearer ").or_else(|| h.strip_prefix("bearer ")))
+            .ok_or_else(|| Error::Unauthorized { reason: "the Authorization header is not `Bearer <token>`".into() })?;
+        Ok(Caller(state.log.authenticator().verify(token.trim())?))
+    }
+}
+
+/// A JSON body, read within the configured size limit.
+pub struct Body<T>(pub T);
+
+impl<T: DeserializeOwned> FromRequest<AppState> for Body<T> {
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &AppState) -> Result<Self, Self::Rejection> {
+        let limit = state.max_body_bytes;
+        let declared = req
+            .headers()
+            .get(axum::http::header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse::<u64>().ok());
+        if let Some(size) = declared
+            && size > limit as u64
+        {
+            return Err(Error::TooLarge { limit: limit as u64, size }.into());
+        }
+        let bytes = axum::body::to_bytes(req.into_body(), limit)
+            .await
+            .map_err(|_| Error::TooLarge { limit: limit as u64, size: declared.unwrap_or(limit as u64 + 1) })?;
+        Ok(Body(parse_json(&bytes)?))
+    }
+}
+
+/// Syntax errors are malformed (400); a readable document of the wrong shape
+/// is a validation failure (422) naming where it went wrong.
+pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, Error> {
+    if bytes.is_empty() {
+        return Err(Error::Malformed { reason: "the request needs a JSON body".into() });
+    }
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    let value = serde_path_to_error::deserialize(&mut de).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner();
+        if inner.is_syntax() || inner.is_eof() {
+            Error::Malformed { reason: format!("the body is not valid JSON: {inner}") }
+        } else {
+            Error::ValidationFailed {
+                errors: vec![FieldError::new(if path == "." { String::new() } else { path }, "type", strip_position(&inner.to_string()))],
+            }
+        }
+    })?;
+    de.end().map_err(|e| Error::Malformed { reason: format!("the body is not valid JSON: {e}") })?;
+    Ok(value)
+}
+
+/// serde_json appends " at line 1 column 9", which says nothing to a client
+/// that did not write the JSON by hand.
+fn strip_position(message: &str) -> String {
+    match message.rfind(" at line ") {
+        Some(i) => message[..i].to_owned(),
+        None => message.to_owned(),
+    }
+}
+
+/// A query string.
+pub struct Query<T>(pub T);
+
+impl<T: DeserializeOwned, S: Send + Sync> FromRequestParts<S> for Query<T> {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        let axum::extract::Query(value) = axum::extract::Query::<T>::from_request_parts(parts, state)
+            .await
+            .map_err(|e| Error::Malformed { reason: e.body_text() })?;
+        Ok(Query(value))
+    }
+}

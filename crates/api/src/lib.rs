@@ -1,0 +1,47 @@
+//! The log service's HTTP API (SPEC L9): `/v1` as JSON, typed errors (L8),
+//! the live stream (L7), health and readiness, and an OpenAPI document
+//! generated from the code. Handlers translate HTTP to commands and reads of
+//! `lattice-log`; they decide nothing themselves.
+
+pub mod dto;
+pub mod error;
+pub mod extract;
+pub mod openapi;
+pub mod routes;
+pub mod state;
+
+use axum::Router;
+use axum::routing::{get, post, put};
+use utoipa::OpenApi;
+
+pub use error::{ApiError, status_of};
+pub use state::AppState;
+
+use routes::{artifacts, events, integrations, system, workspaces};
+
+/// The whole API, with its state.
+pub fn router(state: AppState) -> Router {
+    let v1 = Router::new()
+        .route("/dev/token", post(system::dev_token))
+        .route("/me", get(system::me))
+        .route("/workspaces", get(workspaces::list).post(workspaces::create))
+        .route("/workspaces/{ws}/members", post(workspaces::add_member))
+        .route("/workspaces/{ws}/threads", get(workspaces::threads).post(workspaces::create_thread))
+        .route("/workspaces/{ws}/events", get(events::workspace))
+        .route("/threads/{th}/messages", post(workspaces::post_message))
+        .route("/threads/{th}/artifacts", get(artifacts::list).post(artifacts::create))
+        .route("/threads/{th}/events", get(events::thread))
+        .route("/artifacts/{id}", get(artifacts::get).patch(artifacts::edit))
+        .route("/artifacts/{id}/archive", post(artifacts::archive))
+        .route("/integrations/effective", get(integrations::effective))
+        .route("/integrations/audit", get(integrations::audit))
+        .route("/integrations/{level}/{key}", put(integrations::set))
+        .fallback(system::not_found)
+        .method_not_allowed_fallback(system::method_not_allowed);
+    Router::new()
+        .route("/healthz", get(system::healthz))
+        .route("/readyz", get(system::readyz))
+        .route("/openapi.json", get(|| async { axum::Json(openapi::ApiDoc::openapi()) }))
+        .nest("/v1", v1)
+        .with_state(state)
+}

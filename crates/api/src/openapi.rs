@@ -1,0 +1,33 @@
+//! The OpenAPI document, generated from the handlers' annotations.
+
+use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
+use utoipa::{Modify, OpenApi};
+
+use crate::routes::{artifacts, events, integrations, system, workspaces};
+
+#[derive(OpenApi)]
+#[openapi(
+    info(title = "lattice", description = "The log service's HTTP API: every change is one command in an append-only log."),
+    paths(
+        system::healthz, system::readyz, system::dev_token, system::me,
+        workspaces::list, workspaces::create, workspaces::add_member, workspaces::threads, workspaces::create_thread,
+        workspaces::post_message,
+        artifacts::create, artifacts::get, artifacts::edit, artifacts::archive, artifacts::list,
+        events::thread, events::workspace,
+        integrations::effective, integrations::set, integrations::audit,
+    ),
+    modifiers(&BearerAuth)
+)]
+pub struct ApiDoc;
+
+struct BearerAuth;
+
+impl Modify for BearerAuth {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        let components = openapi.components.get_or_insert_with(Default::default);
+        components.add_security_scheme(
+            "bearer",
+            SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).bearer_format("JWT").build()),
+        );
+    }
+}

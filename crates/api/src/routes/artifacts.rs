@@ -1,0 +1,103 @@
+//! Artifacts: create, read any version, edit by JSON Patch, archive, list.
+
+use axum::Json;
+use axum::extract::{Path, State};
+use lattice_core::{ArtifactId, Command, Error, ThreadId};
+use serde::Deserialize;
+
+use super::path_id;
+use crate::dto::{Artifact, CreateArtifact, EditArtifact, ErrorBody, Versioned};
+use crate::error::ApiResult;
+use crate::extract::{Body, Caller, Query};
+use crate::state::AppState;
+
+/// Creates an artifact in a thread. An id that exists is refused (409).
+#[utoipa::path(post, path = "/v1/threads/{th}/artifacts", request_body = CreateArtifact,
+    responses((status = 200, body = Versioned), (status = 409, body = ErrorBody), (status = 413, body = ErrorBody),
+        (status = 422, body = ErrorBody), (status = 423, body = ErrorBody)),
+    params(("th" = String, Path)), security(("bearer" = [])))]
+pub async fn create(
+    State(state): State<AppState>,
+    Caller(who): Caller,
+    Path(th): Path<String>,
+    Body(req): Body<CreateArtifact>,
+) -> ApiResult<Json<Versioned>> {
+    let thread = path_id(ThreadId::parse, &th)?;
+    let id = req.id.as_deref().map(|id| ArtifactId::parse("id", id)).transpose()?;
+    let done = state.log.execute(&who, Command::CreateArtifact { thread, id, kind: req.kind, data: req.data }).await?;
+    Ok(Json(Versioned {
+        id: done.id.unwrap_or_default(),
+        version: done.version.unwrap_or(1),
+        digest: done.digest.unwrap_or_default(),
+    }))
+}
+
+#[derive(Debug, Deserialize)]
+pub struct VersionQuery {
+    version: Option<u64>,
+}
+
+/// An artifact's head, or `?version=N`.
+#[utoipa::path(get, path = "/v1/artifacts/{id}", responses((status = 200, body = Artifact), (status = 404, body = ErrorBody)),
+    params(("id" = String, Path), ("version" = Option<u64>, Query)), security(("bearer" = [])))]
+pub async fn get(
+    State(state): State<AppState>,
+    Caller(who): Caller,
+    Path(id): Path<String>,
+    Query(q): Query<VersionQuery>,
+) -> ApiResult<Json<Artifact>> {
+    let id = path_id(ArtifactId::parse, &id)?;
+    Ok(Json(state.log.artifact(&who, &id, q.version).await?.into()))
+}
+
+/// Edits an artifact with a JSON Patch against `expected_version`.
+#[utoipa::path(patch, path = "/v1/artifacts/{id}", request_body = EditArtifact,
+    responses((status = 200, body = Versioned), (status = 409, body = ErrorBody), (status = 422, body = ErrorBody)),
+    params(("id" = String, Path)), security(("bearer" = [])))]
+pub async fn edit(
+    State(state): State<AppState>,
+    Caller(who): Caller,
+    Path(id): Path<String>,
+    Body(req): Body<EditArtifact>,
+) -> ApiResult<Json<Versioned>> {
+    let id = path_id(ArtifactId::parse, &id)?;
+    let patch: json_patch::Patch = serde_json::from_value(req.patch).map_err(|e| {
+        Error::field("patch", "type", format!("not an RFC 6902 patch: {}", e.to_string().split(" at line ").next().unwrap_or("")))
+    })?;
+    let done = state.log.execute(&who, Command::EditArtifact { id, expected_version: req.expected_version, patch }).await?;
+    Ok(Json(Versioned {
+        id: done.id.unwrap_or_default(),
+        version: done.version.unwrap_or_default(),
+        digest: done.digest.unwrap_or_default(),
+    }))
+}
+
+/// Archives an artifact (its author or a workspace admin).
+#[utoipa::path(post, path = "/v1/artifacts/{id}/archive", responses((status = 200, description = "archived"), (status = 403, body = ErrorBody)),
+    params(("id" = String, Path)), security(("bearer" = [])))]
+pub async fn archive(State(state): State<AppState>, Caller(who): Caller, Path(id): Path<String>) -> ApiResult<Json<serde_json::Value>> {
+    let id = path_id(ArtifactId::parse, &id)?;
+    let done = state.log.execute(&who, Command::ArchiveArtifact { id }).await?;
+    Ok(Json(serde_json::json!({"id": done.id, "version": done.version, "archived": true})))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ListQuery {
+    kind: Option<String>,
+    form_id: Option<String>,
+}
+
+/// A thread's artifacts, optionally of one kind or submitted to one form.
+#[utoipa::path(get, path = "/v1/threads/{th}/artifacts", responses((status = 200, body = Vec<Artifact>)),
+    params(("th" = String, Path), ("kind" = Option<String>, Query), ("form_id" = Option<String>, Query)), security(("bearer" = [])))]
+pub async fn list(
+    State(state): State<AppState>,
+    Caller(who): Caller,
+    Path(th): Path<String>,
+    Query(q): Query<ListQuery>,
+) -> ApiResult<Json<Vec<Artifact>>> {
+    let thread = path_id(ThreadId::parse, &th)?;
+    let rows = state.log.artifacts(&who, &thread, q.kind.as_deref(), q.form_id.as_deref()).await?;
+    Ok(Json(rows.into_iter().map(Artifact::from).collect()))
+}

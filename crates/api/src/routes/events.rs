@@ -1,0 +1,138 @@
+//! The live stream (SPEC L7): a thread's or a workspace's envelopes from a
+//! sequence number, as Server-Sent Events (each event's id is its sequence
+//! number, so `Last-Event-ID` resumes exactly) or as one JSON page.
+
+use std::convert::Infallible;
+use std::time::Duration;
+
+use axum::Json;
+use axum::extract::{Path, State};
+use axum::http::HeaderMap;
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use futures_util::stream::{self, Stream};
+use lattice_core::{Envelope, Error, ThreadId};
+use lattice_log::{Authenticated, Follow, LogService};
+use serde::Deserialize;
+
+use super::path_id;
+use crate::dto::{ErrorBody, EventPage};
+use crate::error::ApiResult;
+use crate::extract::{Caller, Query};
+use crate::state::AppState;
+
+const PAGE: i64 = 500;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EventsQuery {
+    #[serde(default)]
+    after: Option<i64>,
+    #[serde(default)]
+    format: Option<String>,
+}
+
+/// A thread's events after `after` (SSE, or `?format=json` for one page).
+#[utoipa::path(get, path = "/v1/threads/{th}/events", responses((status = 200, body = EventPage), (status = 404, body = ErrorBody)),
+    params(("th" = String, Path), ("after" = Option<i64>, Query), ("format" = Option<String>, Query)), security(("bearer" = [])))]
+pub async fn thread(
+    State(state): State<AppState>,
+    Caller(who): Caller,
+    Path(th): Path<String>,
+    headers: HeaderMap,
+    Query(q): Query<EventsQuery>,
+) -> ApiResult<Response> {
+    let follow = Follow::Thread(path_id(ThreadId::parse, &th)?);
+    respond(state, who, follow, &headers, q).await
+}
+
+/// A workspace's events after `after` (SSE, or `?format=json`).
+#[utoipa::path(get, path = "/v1/workspaces/{ws}/events", responses((status = 200, body = EventPage), (status = 404, body = ErrorBody)),
+    params(("ws" = String, Path), ("after" = Option<i64>, Query), ("format" = Option<String>, Query)), security(("bearer" = [])))]
+pub async fn workspace(
+    State(state): State<AppState>,
+    Caller(who): Caller,
+    Path(ws): Path<String>,
+    headers: HeaderMap,
+    Query(q): Query<EventsQuery>,
+) -> ApiResult<Response> {
+    respond(state, who, Follow::Workspace(ws), &headers, q).await
+}
+
+async fn respond(state: AppState, who: Authenticated, follow: Follow, headers: &HeaderMap, q: EventsQuery) -> ApiResult<Response> {
+    // A reconnecting EventSource says where it stopped; that wins over the URL.
+    let last_event_id = headers
+        .get("last-event-id")
+        .map(|v| v.to_str().ok().and_then(|s| s.trim().parse::<i64>().ok()))
+        .map(|v| v.ok_or_else(|| Error::Malformed { reason: "Last-Event-ID is not a sequence number".into() }))
+        .transpose()?;
+    let after = last_event_id.or(q.after).unwrap_or(0).max(0);
+    // Reading once up front refuses what the caller may not see with a
+    // status, before a stream starts.
+    let log = state.log.clone();
+    let first = log.events(&who, &follow, after, PAGE).await?;
+    match q.format.as_deref() {
+        Some("json") => {
+            let next_after = first.last().map_or(after, |e| e.seq);
+            let events = first.into_iter().map(|e| serde_json::to_value(e).expect("an envelope serializes")).collect();
+            Ok(Json(EventPage { events, next_after }).into_response())
+        }
+        None | Some("sse") => Ok(Sse::new(follow_stream(log, who, follow, after, first, state.shutdown.clone()))
+            .keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
+            .into_response()),
+        Some(other) => Err(Error::field("format", "enum", format!("{other:?} is not json or sse")).into()),
+    }
+}
+
+struct Cursor {
+    log: LogService,
+    who: Authenticated,
+    follow: Follow,
+    after: i64,
+    buffered: std::collections::VecDeque<Envelope>,
+    horizon: tokio::sync::watch::Receiver<i64>,
+    shutdown: tokio::sync::watch::Receiver<bool>,
+}
+
+/// Sends what is buffered, then reads the next page, then waits for the
+/// horizon to move. Ends when access is lost or the database fails.
+fn follow_stream(
+    log: LogService,
+    who: Authenticated,
+    follow: Follow,
+    after: i64,
+    first: Vec<Envelope>,
+    shutdown: tokio::sync::watch::Receiver<bool>,
+) -> impl Stream<Item = Result<Event, Infallible>> {
+    let horizon = log.horizon().subscribe();
+    let cursor = Cursor { log, who, follow, after, buffered: first.into(), horizon, shutdown };
+    stream::unfold(cursor, |mut c| async move {
+        loop {
+            if *c.shutdown.borrow() {
+                return None;
+            }
+            if let Some(envelope) = c.buffered.pop_front() {
+                c.after = envelope.seq;
+                let event = Event::default()
+                    .id(envelope.seq.to_string())
+                    .event(envelope.event_type.clone())
+                    .json_data(&envelope)
+                    .expect("an envelope serializes");
+                return Some((Ok(event), c));
+            }
+            match c.log.events(&c.who, &c.follow, c.after, PAGE).await {
+                Ok(page) if !page.is_empty() => c.buffered = page.into(),
+                Ok(_) => {
+                    tokio::select! {
+                        changed = c.horizon.changed() => if changed.is_err() { return None },
+                        _ = c.shutdown.changed() => return None,
+                    }
+                }
+                Err(e) => {
+                    tracing::debug!(error = %e, "live stream ends");
+                    return None;
+                }
+            }
+        }
+    })
+}

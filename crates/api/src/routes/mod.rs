@@ -1,0 +1,14 @@
+//! The `/v1` handlers, one file per area.
+
+pub mod artifacts;
+pub mod events;
+pub mod integrations;
+pub mod system;
+pub mod workspaces;
+
+use lattice_core::Error;
+
+/// An id from a path: one that cannot be an id names nothing.
+pub(crate) fn path_id<T>(parse: impl FnOnce(&str, &str) -> Result<T, Error>, value: &str) -> Result<T, Error> {
+    parse("id", value).map_err(|_| Error::NotFound)
+}

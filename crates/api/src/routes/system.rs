@@ -1,0 +1,73 @@
+//! Health, readiness, the caller, and dev sign-in.
+
+use axum::Json;
+use axum::extract::State;
+use axum::http::StatusCode;
+use lattice_core::{Error, Principal, TenantId, TenantRole, UserId};
+
+use crate::dto::{DevTokenRequest, ErrorBody, Me, TokenResponse};
+use crate::error::ApiResult;
+use crate::extract::{Body, Caller};
+use crate::state::AppState;
+
+/// Alive.
+#[utoipa::path(get, path = "/healthz", responses((status = 200, description = "alive")))]
+pub async fn healthz() -> &'static str {
+    "ok"
+}
+
+/// Ready: the database answers.
+#[utoipa::path(get, path = "/readyz", responses((status = 200, description = "ready"), (status = 503, body = ErrorBody)))]
+pub async fn readyz(State(state): State<AppState>) -> ApiResult<&'static str> {
+    state.log.db().ping().await?;
+    Ok("ready")
+}
+
+/// Mints a token (embedded and local profiles only; 404 in production).
+#[utoipa::path(post, path = "/v1/dev/token", request_body = DevTokenRequest,
+    responses((status = 200, body = TokenResponse), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
+pub async fn dev_token(State(state): State<AppState>, Body(req): Body<DevTokenRequest>) -> ApiResult<Json<TokenResponse>> {
+    if !state.dev_sign_in {
+        return Err(Error::NotFound.into());
+    }
+    let role = match req.role.as_deref() {
+        None | Some("member") => TenantRole::Member,
+        Some("tenant_admin") => TenantRole::TenantAdmin,
+        Some("deployment_admin") => TenantRole::DeploymentAdmin,
+        Some(other) => {
+            return Err(Error::field(
+                "role",
+                "enum",
+                format!("{other:?} is not member, tenant_admin or deployment_admin"),
+            )
+            .into());
+        }
+    };
+    let principal = Principal {
+        tenant: TenantId::parse("tenant", &req.tenant)?,
+        user: UserId::parse("user", &req.user)?,
+        role,
+        agent: req.agent,
+    };
+    Ok(Json(TokenResponse { token: state.log.authenticator().mint(&principal) }))
+}
+
+/// Who the token says the caller is.
+#[utoipa::path(get, path = "/v1/me", responses((status = 200, body = Me), (status = 401, body = ErrorBody)),
+    security(("bearer" = [])))]
+pub async fn me(Caller(who): Caller) -> Json<Me> {
+    let p = who.principal();
+    Json(Me { tenant: p.tenant.to_string(), user: p.user.to_string(), role: p.role.as_str().into(), agent: p.agent })
+}
+
+/// Any path `/v1` does not have.
+pub async fn not_found() -> crate::error::ApiError {
+    Error::NotFound.into()
+}
+
+pub async fn method_not_allowed() -> (StatusCode, Json<serde_json::Value>) {
+    (
+        StatusCode::METHOD_NOT_ALLOWED,
+        Json(serde_json::json!({"error": {"type": "Malformed", "reason": "this method is not allowed here"}})),
+    )
+}

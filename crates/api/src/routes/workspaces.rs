@@ -1,0 +1,90 @@
+//! Workspaces, members, threads and messages.
+
+use axum::Json;
+use axum::extract::{Path, State};
+use lattice_core::{Command, Error, Role, ThreadId, UserId, WorkspaceId};
+
+use super::path_id;
+use crate::dto::{AddMember, CreateThread, CreateWorkspace, Created, ErrorBody, PostMessage, Posted, Thread, Workspace};
+use crate::error::ApiResult;
+use crate::extract::{Body, Caller};
+use crate::state::AppState;
+
+/// The caller's workspaces.
+#[utoipa::path(get, path = "/v1/workspaces", responses((status = 200, body = Vec<Workspace>)), security(("bearer" = [])))]
+pub async fn list(State(state): State<AppState>, Caller(who): Caller) -> ApiResult<Json<Vec<Workspace>>> {
+    let list = state.log.workspaces(&who).await?;
+    Ok(Json(
+        list.into_iter().map(|w| Workspace { id: w.id, name: w.name, role: w.role.as_str().into() }).collect(),
+    ))
+}
+
+/// Creates a workspace in the caller's tenant; the caller is its admin.
+#[utoipa::path(post, path = "/v1/workspaces", request_body = CreateWorkspace,
+    responses((status = 200, body = Created), (status = 422, body = ErrorBody)), security(("bearer" = [])))]
+pub async fn create(
+    State(state): State<AppState>,
+    Caller(who): Caller,
+    Body(req): Body<CreateWorkspace>,
+) -> ApiResult<Json<Created>> {
+    let done = state.log.execute(&who, Command::CreateWorkspace { name: req.name }).await?;
+    Ok(Json(Created { id: done.id.unwrap_or_default() }))
+}
+
+/// Adds a member, or changes a member's role.
+#[utoipa::path(post, path = "/v1/workspaces/{ws}/members", request_body = AddMember,
+    responses((status = 200, description = "added"), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)),
+    params(("ws" = String, Path)), security(("bearer" = [])))]
+pub async fn add_member(
+    State(state): State<AppState>,
+    Caller(who): Caller,
+    Path(ws): Path<String>,
+    Body(req): Body<AddMember>,
+) -> ApiResult<Json<serde_json::Value>> {
+    let workspace = path_id(WorkspaceId::parse, &ws)?;
+    let user = UserId::parse("user", &req.user)?;
+    let role = Role::parse(&req.role)
+        .ok_or_else(|| Error::field("role", "enum", format!("{:?} is not viewer, editor or admin", req.role)))?;
+    let done = state.log.execute(&who, Command::AddMember { workspace, user, role }).await?;
+    Ok(Json(serde_json::json!({"seq": done.seq})))
+}
+
+/// The workspace's threads, newest first.
+#[utoipa::path(get, path = "/v1/workspaces/{ws}/threads", responses((status = 200, body = Vec<Thread>)),
+    params(("ws" = String, Path)), security(("bearer" = [])))]
+pub async fn threads(State(state): State<AppState>, Caller(who): Caller, Path(ws): Path<String>) -> ApiResult<Json<Vec<Thread>>> {
+    let list = state.log.threads(&who, &ws).await?;
+    Ok(Json(
+        list.into_iter()
+            .map(|t| Thread { id: t.id, workspace: t.workspace, title: t.title, created_by: t.created_by, created_at: t.created_at })
+            .collect(),
+    ))
+}
+
+/// Starts a thread.
+#[utoipa::path(post, path = "/v1/workspaces/{ws}/threads", request_body = CreateThread,
+    responses((status = 200, body = Created), (status = 403, body = ErrorBody)), params(("ws" = String, Path)), security(("bearer" = [])))]
+pub async fn create_thread(
+    State(state): State<AppState>,
+    Caller(who): Caller,
+    Path(ws): Path<String>,
+    Body(req): Body<CreateThread>,
+) -> ApiResult<Json<Created>> {
+    let workspace = path_id(WorkspaceId::parse, &ws)?;
+    let done = state.log.execute(&who, Command::CreateThread { workspace, title: req.title }).await?;
+    Ok(Json(Created { id: done.id.unwrap_or_default() }))
+}
+
+/// Posts a message; answers with its sequence number in the log.
+#[utoipa::path(post, path = "/v1/threads/{th}/messages", request_body = PostMessage,
+    responses((status = 200, body = Posted), (status = 403, body = ErrorBody)), params(("th" = String, Path)), security(("bearer" = [])))]
+pub async fn post_message(
+    State(state): State<AppState>,
+    Caller(who): Caller,
+    Path(th): Path<String>,
+    Body(req): Body<PostMessage>,
+) -> ApiResult<Json<Posted>> {
+    let thread = path_id(ThreadId::parse, &th)?;
+    let done = state.log.execute(&who, Command::PostMessage { thread, text: req.text }).await?;
+    Ok(Json(Posted { seq: done.seq }))
+}

@@ -1,0 +1,92 @@
+//! Commands: every state change a client can ask for, as plain data. The
+//! log service runs each through its one write path (SPEC L1).
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::ids::{ArtifactId, ThreadId, UserId, WorkspaceId};
+use crate::integrations::{Level, SwitchKey, SwitchState};
+use crate::role::Role;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Command {
+    CreateWorkspace {
+        name: String,
+    },
+    AddMember {
+        workspace: WorkspaceId,
+        user: UserId,
+        role: Role,
+    },
+    CreateThread {
+        workspace: WorkspaceId,
+        title: String,
+    },
+    PostMessage {
+        thread: ThreadId,
+        text: String,
+    },
+    CreateArtifact {
+        thread: ThreadId,
+        /// Chosen by the client (derived submission ids), or generated.
+        id: Option<ArtifactId>,
+        kind: String,
+        data: Value,
+    },
+    EditArtifact {
+        id: ArtifactId,
+        expected_version: u64,
+        patch: json_patch::Patch,
+    },
+    ArchiveArtifact {
+        id: ArtifactId,
+    },
+    SetSwitch {
+        level: Level,
+        key: SwitchKey,
+        state: SwitchState,
+        reason: String,
+    },
+}
+
+/// A command's type, without its data: the key of the checks hook (L5).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum CommandType {
+    CreateWorkspace,
+    AddMember,
+    CreateThread,
+    PostMessage,
+    CreateArtifact,
+    EditArtifact,
+    ArchiveArtifact,
+    SetSwitch,
+}
+
+impl Command {
+    pub fn command_type(&self) -> CommandType {
+        match self {
+            Self::CreateWorkspace { .. } => CommandType::CreateWorkspace,
+            Self::AddMember { .. } => CommandType::AddMember,
+            Self::CreateThread { .. } => CommandType::CreateThread,
+            Self::PostMessage { .. } => CommandType::PostMessage,
+            Self::CreateArtifact { .. } => CommandType::CreateArtifact,
+            Self::EditArtifact { .. } => CommandType::EditArtifact,
+            Self::ArchiveArtifact { .. } => CommandType::ArchiveArtifact,
+            Self::SetSwitch { .. } => CommandType::SetSwitch,
+        }
+    }
+}
+
+impl Serialize for Level {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for Level {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        Level::parse(&s).map_err(serde::de::Error::custom)
+    }
+}

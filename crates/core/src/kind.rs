@@ -1,0 +1,73 @@
+//! Extension points of the write path: artifact kinds and the checks hook
+//! (SPEC L4, L5). The log service runs them; crates such as the UI model
+//! implement them without knowing anything of storage.
+
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::actor::{Actor, Principal};
+use crate::command::Command;
+use crate::error::Error;
+use crate::ids::{ArtifactId, TenantId, ThreadId, WorkspaceId};
+use crate::integrations::SwitchKey;
+use crate::role::Role;
+
+/// A kind of artifact, registered with the log service from outside it.
+pub trait ArtifactKind: Send + Sync {
+    /// The `kind` clients name (`form`, `dashboard`, …).
+    fn name(&self) -> &str;
+
+    /// The switch that governs creating and editing artifacts of this kind.
+    fn switch(&self) -> Option<SwitchKey>;
+
+    /// The largest payload accepted, in bytes of JSON.
+    fn max_bytes(&self) -> usize;
+
+    /// Checks the shape of a payload, at creation and after every edit.
+    fn check(&self, data: &Value) -> Result<(), Error>;
+
+    /// The artifact this one belongs to (a submission's form), which lets
+    /// readers list an artifact's children.
+    fn parent(&self, _data: &Value) -> Option<String> {
+        None
+    }
+}
+
+/// An artifact as a check reads it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ArtifactView {
+    pub id: ArtifactId,
+    pub kind: String,
+    pub thread: ThreadId,
+    pub version: u64,
+    pub data: Value,
+    pub author: String,
+    pub archived: bool,
+    pub digest: String,
+}
+
+/// The workspace as the acting principal may read it: what a check (L5)
+/// sees. Reads that the actor may not make answer `None` / `NotFound`.
+#[async_trait::async_trait]
+pub trait WorkspaceView: Send + Sync {
+    fn tenant(&self) -> &TenantId;
+    fn workspace(&self) -> &WorkspaceId;
+    fn principal(&self) -> &Principal;
+    /// The actor's role in this workspace.
+    fn role(&self) -> Role;
+    /// The head of an artifact, or a given version of it.
+    async fn artifact(&self, id: &ArtifactId, version: Option<u64>) -> Result<Option<ArtifactView>, Error>;
+}
+
+/// A check on a command, run after authorization and the integration gate
+/// and before the commit. It may refuse with `ValidationFailed` or
+/// `InvalidState`; any other error fails the command as well.
+#[async_trait::async_trait]
+pub trait Check: Send + Sync {
+    async fn check(&self, view: &dyn WorkspaceView, actor: &Actor, command: &Command) -> Result<(), Error>;
+}
+
+pub type SharedKind = Arc<dyn ArtifactKind>;
+pub type SharedCheck = Arc<dyn Check>;

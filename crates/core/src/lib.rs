@@ -1,0 +1,24 @@
+//! The plain data every lattice service shares.
+//!
+//! Nothing here performs I/O or knows about HTTP, SQL or NATS: commands and
+//! events are messages, errors are the typed wire errors of the spec (L8), and
+//! the Integrations port decides what is switched on with a pure function.
+
+pub mod actor;
+pub mod command;
+pub mod envelope;
+pub mod error;
+pub mod event;
+pub mod ids;
+pub mod integrations;
+pub mod kind;
+pub mod role;
+
+pub use actor::{Actor, Principal};
+pub use command::{Command, CommandType};
+pub use envelope::Envelope;
+pub use error::{Error, FieldError};
+pub use ids::{ArtifactId, RunId, TenantId, ThreadId, UserId, WorkspaceId};
+pub use integrations::{Effective, Integrations, Level, SwitchKey, SwitchState};
+pub use role::{Role, TenantRole};
+pub use kind::{ArtifactKind, ArtifactView, Check, WorkspaceView};

@@ -1,0 +1,92 @@
+//! Access (SPEC T1–T3): who may see and do what in a workspace. Anything the
+//! caller may not see answers `NotFound`, so another tenant learns nothing,
+//! not even whether an id exists; what they may see but not do answers
+//! `Forbidden`.
+
+use lattice_core::{ArtifactId, Error, Principal, Role, TenantId, TenantRole, ThreadId, WorkspaceId};
+use sqlx::Row;
+
+use crate::db::{Db, db_error};
+use crate::store::{ArtifactRow, load_artifact};
+
+/// A workspace the caller can see, with the caller's role in it.
+#[derive(Debug, Clone)]
+pub struct Access {
+    pub tenant: TenantId,
+    pub workspace: WorkspaceId,
+    pub role: Role,
+}
+
+impl Access {
+    /// Refuses unless the caller's role is at least `min`.
+    pub fn require(&self, min: Role, doing: &str) -> Result<(), Error> {
+        if self.role >= min {
+            Ok(())
+        } else {
+            Err(Error::forbidden(format!(
+                "{doing} needs the {} role in this workspace; you are {}",
+                min.as_str(),
+                self.role.as_str()
+            )))
+        }
+    }
+}
+
+pub(crate) async fn workspace_access(db: &Db, p: &Principal, workspace: &str) -> Result<Access, Error> {
+    let row = sqlx::query("SELECT tenant FROM workspaces WHERE id = $1")
+        .bind(workspace)
+        .fetch_optional(&db.pool)
+        .await
+        .map_err(db_error)?;
+    let Some(row) = row else { return Err(Error::NotFound) };
+    let tenant: String = row.try_get(0).map_err(db_error)?;
+    access_in(db, p, tenant, workspace.to_owned()).await
+}
+
+async fn access_in(db: &Db, p: &Principal, tenant: String, workspace: String) -> Result<Access, Error> {
+    if tenant != p.tenant.as_str() {
+        return Err(Error::NotFound);
+    }
+    let role = if p.role == TenantRole::TenantAdmin {
+        Role::Admin
+    } else {
+        let row = sqlx::query("SELECT role FROM members WHERE workspace = $1 AND user_id = $2")
+            .bind(&workspace)
+            .bind(p.user.as_str())
+            .fetch_optional(&db.pool)
+            .await
+            .map_err(db_error)?;
+        match row {
+            None => return Err(Error::NotFound),
+            Some(row) => {
+                let role: String = row.try_get(0).map_err(db_error)?;
+                Role::parse(&role).ok_or_else(|| Error::unavailable(format!("stored role {role:?} is unknown")))?
+            }
+        }
+    };
+    Ok(Access {
+        tenant: TenantId::from_trusted(tenant),
+        workspace: WorkspaceId::from_trusted(workspace),
+        role,
+    })
+}
+
+pub(crate) async fn thread_access(db: &Db, p: &Principal, thread: &ThreadId) -> Result<Access, Error> {
+    let row = sqlx::query("SELECT w.tenant, w.id FROM threads t JOIN workspaces w ON w.id = t.workspace WHERE t.id = $1")
+        .bind(thread.as_str())
+        .fetch_optional(&db.pool)
+        .await
+        .map_err(db_error)?;
+    let Some(row) = row else { return Err(Error::NotFound) };
+    let tenant: String = row.try_get(0).map_err(db_error)?;
+    let workspace: String = row.try_get(1).map_err(db_error)?;
+    access_in(db, p, tenant, workspace).await
+}
+
+pub(crate) async fn artifact_access(db: &Db, p: &Principal, id: &ArtifactId) -> Result<(Access, ArtifactRow), Error> {
+    let Some(row) = load_artifact(db, &p.tenant, id, None).await? else {
+        return Err(Error::NotFound);
+    };
+    let access = access_in(db, p, p.tenant.to_string(), row.workspace.clone()).await?;
+    Ok((access, row))
+}

@@ -1,0 +1,122 @@
+//! The database handle: PostgreSQL or SQLite behind one sqlx `AnyPool`, with
+//! each backend's own migrations. Only this crate touches it.
+
+use std::str::FromStr;
+use std::time::Duration;
+
+use lattice_core::Error;
+use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
+use sqlx::{AnyPool, Executor};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    Postgres,
+    Sqlite,
+}
+
+#[derive(Clone)]
+pub struct Db {
+    pub(crate) pool: AnyPool,
+    pub(crate) backend: Backend,
+    /// SQLite takes one writer at a time; queueing writers here, rather than
+    /// letting them race for the file lock, keeps `SQLITE_BUSY` away.
+    pub(crate) write_lock: std::sync::Arc<tokio::sync::Mutex<()>>,
+}
+
+static POSTGRES: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/postgres");
+static SQLITE: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/sqlite");
+
+impl Db {
+    /// Connects to `postgres://…` or `sqlite://…`; a SQLite file (and its
+    /// folder) is created when missing.
+    pub async fn connect(url: &str, max_connections: u32) -> Result<Self, Error> {
+        sqlx::any::install_default_drivers();
+        let backend = if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            Backend::Postgres
+        } else if url.starts_with("sqlite:") {
+            Backend::Sqlite
+        } else {
+            return Err(Error::unavailable(format!(
+                "database URL must start with postgres:// or sqlite:, got {:?}",
+                url.split(':').next().unwrap_or("")
+            )));
+        };
+        let url = match backend {
+            Backend::Sqlite => sqlite_url(url)?,
+            Backend::Postgres => url.to_owned(),
+        };
+        let options = AnyConnectOptions::from_str(&url).map_err(Error::unavailable)?;
+        let pool = AnyPoolOptions::new()
+            .max_connections(max_connections)
+            .acquire_timeout(Duration::from_secs(10))
+            .after_connect(move |conn, _| {
+                Box::pin(async move {
+                    if backend == Backend::Sqlite {
+                        // WAL lets readers run beside the writer; FULL makes an
+                        // acknowledged commit survive a crash of the machine too.
+                        conn.execute(
+                            "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; \
+                             PRAGMA busy_timeout = 10000; PRAGMA foreign_keys = ON;",
+                        )
+                        .await?;
+                    }
+                    Ok(())
+                })
+            })
+            .connect_with(options)
+            .await
+            .map_err(|e| Error::unavailable(format!("cannot connect to the database: {e}")))?;
+        Ok(Self { pool, backend, write_lock: Default::default() })
+    }
+
+    pub fn backend(&self) -> Backend {
+        self.backend
+    }
+
+    /// Applies the backend's migrations; safe to run again.
+    pub async fn migrate(&self) -> Result<(), Error> {
+        let migrator = match self.backend {
+            Backend::Postgres => &POSTGRES,
+            Backend::Sqlite => &SQLITE,
+        };
+        migrator
+            .run(&self.pool)
+            .await
+            .map_err(|e| Error::unavailable(format!("migration failed: {e}")))
+    }
+
+    /// Answers when the database does (readiness).
+    pub async fn ping(&self) -> Result<(), Error> {
+        sqlx::query("SELECT 1").execute(&self.pool).await.map_err(db_error)?;
+        Ok(())
+    }
+
+    pub async fn close(&self) {
+        self.pool.close().await;
+    }
+}
+
+/// Adds `mode=rwc` so the file is created, and creates its folder.
+fn sqlite_url(url: &str) -> Result<String, Error> {
+    let path = url.trim_start_matches("sqlite://").trim_start_matches("sqlite:");
+    let file = path.split('?').next().unwrap_or(path);
+    if let Some(parent) = std::path::Path::new(file).parent()
+        && !parent.as_os_str().is_empty()
+    {
+        std::fs::create_dir_all(parent)
+            .map_err(|e| Error::unavailable(format!("cannot create {}: {e}", parent.display())))?;
+    }
+    Ok(if url.contains("mode=") {
+        url.to_owned()
+    } else if url.contains('?') {
+        format!("{url}&mode=rwc")
+    } else {
+        format!("{url}?mode=rwc")
+    })
+}
+
+/// A database failure is never the client's fault: it is `Unavailable`.
+pub(crate) fn db_error(e: sqlx::Error) -> Error {
+    tracing::error!(error = %e, "database error");
+    Error::unavailable("the database did not answer")
+}

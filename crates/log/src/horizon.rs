@@ -1,0 +1,174 @@
+//! The horizon: the highest sequence number below which every envelope is
+//! either committed and visible or will never exist. Readers of the log (the
+//! live stream, the bridge) read only up to it, so a slow transaction that
+//! holds an earlier sequence number is waited for, never skipped.
+//!
+//! On SQLite writers take turns, so the horizon is simply the last sequence
+//! number. On PostgreSQL numbers come from a sequence and commit in any
+//! order: when a gap shows (seq N+2 visible, N+1 not), the tracker takes a
+//! snapshot of the transactions in progress and waits until all of them have
+//! ended. The writer of N+1 took its transaction id before its number (see
+//! `commit`), so it is among them; once they have all ended, N+1 is either
+//! visible or was rolled back and never will be. No timeout decides it.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use sqlx::Row;
+use tokio::sync::{Notify, watch};
+
+use crate::db::{Backend, Db, db_error};
+
+/// How often the tracker looks without being told of a commit: writes by
+/// other processes sharing the database show up within this.
+const IDLE_POLL: Duration = Duration::from_millis(200);
+/// How often it looks again while a gap's transaction is still running.
+const GAP_POLL: Duration = Duration::from_millis(5);
+const BATCH: i64 = 1000;
+
+#[derive(Clone)]
+pub struct Horizon {
+    notify: Arc<Notify>,
+    tx: Arc<watch::Sender<i64>>,
+}
+
+impl Horizon {
+    pub(crate) fn start(db: Db) -> Self {
+        let (tx, _) = watch::channel(0);
+        let horizon = Self { notify: Arc::new(Notify::new()), tx: Arc::new(tx) };
+        let notify = horizon.notify.clone();
+        // The tracker stops once every handle on the service is gone.
+        let weak_tx = Arc::downgrade(&horizon.tx);
+        tokio::spawn(async move {
+            let mut tracker = Tracker { db, horizon: 0, gap: None };
+            loop {
+                let Some(tx) = weak_tx.upgrade() else { return };
+                let wait = match tracker.advance().await {
+                    Ok(()) => {
+                        tx.send_if_modified(|h| {
+                            let changed = *h != tracker.horizon;
+                            *h = tracker.horizon;
+                            changed
+                        });
+                        if tracker.gap.is_some() { GAP_POLL } else { IDLE_POLL }
+                    }
+                    Err(e) => {
+                        tracing::warn!(error = %e, "the horizon tracker cannot read the log; retrying");
+                        Duration::from_secs(1)
+                    }
+                };
+                drop(tx);
+                let _ = tokio::time::timeout(wait, notify.notified()).await;
+            }
+        });
+        horizon
+    }
+
+    /// Tells the tracker that this process committed something.
+    pub(crate) fn committed(&self) {
+        self.notify.notify_one();
+    }
+
+    /// Follows the horizon as it moves.
+    pub fn subscribe(&self) -> watch::Receiver<i64> {
+        self.tx.subscribe()
+    }
+
+    pub fn current(&self) -> i64 {
+        *self.tx.borrow()
+    }
+
+    /// Waits until the horizon reaches `seq` (or `timeout` passes); returns
+    /// the horizon then.
+    pub async fn wait_for(&self, seq: i64, timeout: Duration) -> i64 {
+        let mut rx = self.subscribe();
+        self.committed();
+        let _ = tokio::time::timeout(timeout, rx.wait_for(|h| *h >= seq)).await;
+        *rx.borrow()
+    }
+}
+
+struct Tracker {
+    db: Db,
+    horizon: i64,
+    /// A missing sequence number and the snapshot taken when it was seen missing.
+    gap: Option<(i64, String)>,
+}
+
+impl Tracker {
+    async fn advance(&mut self) -> Result<(), lattice_core::Error> {
+        match self.db.backend {
+            Backend::Sqlite => {
+                let row = sqlx::query("SELECT COALESCE(MAX(seq), 0) FROM envelopes")
+                    .fetch_one(&self.db.pool)
+                    .await
+                    .map_err(db_error)?;
+                self.horizon = row.try_get(0).map_err(db_error)?;
+                Ok(())
+            }
+            Backend::Postgres => self.advance_postgres().await,
+        }
+    }
+
+    async fn advance_postgres(&mut self) -> Result<(), lattice_core::Error> {
+        loop {
+            // Whether the gap's transactions have all ended is asked before
+            // the log is read, so that a number committed in between is seen.
+            let gap_settled = match &self.gap {
+                Some((_, snapshot)) => self.all_ended(snapshot).await?,
+                None => false,
+            };
+            let rows = sqlx::query("SELECT seq FROM envelopes WHERE seq > $1 ORDER BY seq LIMIT $2")
+                .bind(self.horizon)
+                .bind(BATCH)
+                .fetch_all(&self.db.pool)
+                .await
+                .map_err(db_error)?;
+            let count = rows.len() as i64;
+            for row in rows {
+                let seq: i64 = row.try_get(0).map_err(db_error)?;
+                while seq > self.horizon + 1 {
+                    let missing = self.horizon + 1;
+                    match &self.gap {
+                        Some((gap, _)) if *gap == missing && gap_settled => {
+                            // Rolled back: it will never appear.
+                            self.horizon = missing;
+                            self.gap = None;
+                        }
+                        Some((gap, _)) if *gap == missing => return Ok(()),
+                        _ => {
+                            let snapshot = self.snapshot().await?;
+                            self.gap = Some((missing, snapshot));
+                            return Ok(());
+                        }
+                    }
+                }
+                self.horizon = seq;
+                self.gap = None;
+            }
+            if count < BATCH {
+                return Ok(());
+            }
+        }
+    }
+
+    async fn snapshot(&self) -> Result<String, lattice_core::Error> {
+        let row = sqlx::query("SELECT pg_current_snapshot()::text")
+            .fetch_one(&self.db.pool)
+            .await
+            .map_err(db_error)?;
+        row.try_get(0).map_err(db_error)
+    }
+
+    async fn all_ended(&self, snapshot: &str) -> Result<bool, lattice_core::Error> {
+        let row = sqlx::query(
+            "SELECT NOT EXISTS (SELECT 1 FROM pg_snapshot_xip($1::pg_snapshot) AS x(xid) \
+             WHERE pg_xact_status(x.xid) = 'in progress')",
+        )
+        .bind(snapshot)
+        .fetch_one(&self.db.pool)
+        .await
+        .map_err(db_error)?;
+        row.try_get(0).map_err(db_error)
+    }
+}

@@ -1,0 +1,31 @@
+//! The log service: lattice's one write path and its storage.
+//!
+//! [`LogService::execute`] runs every command: authenticate (an
+//! [`Authenticated`] comes only from a verified token) → authorize →
+//! integration gate → checks → commit, which appends one envelope and updates
+//! the read models in one transaction. Nothing else in lattice writes to the
+//! database. Reads go through the same access rules.
+
+mod access;
+mod auth;
+mod clock;
+mod db;
+mod digest;
+mod horizon;
+pub mod limits;
+mod read;
+mod service;
+mod store;
+mod switches;
+mod view;
+
+pub use access::Access;
+pub use auth::{Authenticated, Authenticator};
+pub use clock::{now_ms, rfc3339};
+pub use db::{Backend, Db};
+pub use digest::digest;
+pub use horizon::Horizon;
+pub use read::{AuditRow, Follow, ThreadSummary, WorkspaceSummary};
+pub use service::{Builder, Committed, LogService};
+pub use store::ArtifactRow;
+pub use switches::SwitchStore;

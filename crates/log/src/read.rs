@@ -1,0 +1,251 @@
+//! Reads, each as an authenticated caller: nothing here returns what the
+//! caller may not see.
+
+use std::collections::BTreeMap;
+
+use lattice_core::envelope::DEPLOYMENT_TENANT;
+use lattice_core::{ArtifactId, Effective, Envelope, Error, Integrations, Role, SwitchKey, TenantRole, ThreadId};
+use serde::Serialize;
+use sqlx::Row;
+
+use crate::access::{artifact_access, thread_access, workspace_access};
+use crate::auth::Authenticated;
+use crate::clock::rfc3339;
+use crate::db::db_error;
+use crate::service::LogService;
+use crate::store::{ArtifactRow, ENVELOPE_COLUMNS, envelope_from_row, list_artifacts, load_artifact};
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct WorkspaceSummary {
+    pub id: String,
+    pub name: String,
+    pub role: Role,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ThreadSummary {
+    pub id: String,
+    pub workspace: String,
+    pub title: String,
+    pub created_by: String,
+    pub created_at: String,
+}
+
+/// What the live stream follows.
+#[derive(Debug, Clone)]
+pub enum Follow {
+    Thread(ThreadId),
+    Workspace(String),
+}
+
+/// One row of the switch audit trail (I2).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AuditRow {
+    pub seq: i64,
+    pub at: String,
+    pub actor: String,
+    pub level: String,
+    pub key: String,
+    pub old: String,
+    pub new: String,
+    pub reason: String,
+}
+
+impl LogService {
+    /// The caller's workspaces: those it is a member of, or all of its
+    /// tenant's for a tenant admin.
+    pub async fn workspaces(&self, who: &Authenticated) -> Result<Vec<WorkspaceSummary>, Error> {
+        let p = who.principal();
+        let db = &self.inner.db;
+        let rows = if p.role == TenantRole::TenantAdmin {
+            sqlx::query("SELECT id, name, 'admin' FROM workspaces WHERE tenant = $1 ORDER BY created_at, id")
+                .bind(p.tenant.as_str())
+                .fetch_all(&db.pool)
+                .await
+        } else {
+            sqlx::query(
+                "SELECT w.id, w.name, m.role FROM workspaces w JOIN members m ON m.workspace = w.id \
+                 WHERE w.tenant = $1 AND m.user_id = $2 ORDER BY w.created_at, w.id",
+            )
+            .bind(p.tenant.as_str())
+            .bind(p.user.as_str())
+            .fetch_all(&db.pool)
+            .await
+        }
+        .map_err(db_error)?;
+        rows.iter()
+            .map(|row| {
+                let role: String = row.try_get(2).map_err(db_error)?;
+                Ok(WorkspaceSummary {
+                    id: row.try_get(0).map_err(db_error)?,
+                    name: row.try_get(1).map_err(db_error)?,
+                    role: Role::parse(&role).unwrap_or(Role::Viewer),
+                })
+            })
+            .collect()
+    }
+
+    pub async fn threads(&self, who: &Authenticated, workspace: &str) -> Result<Vec<ThreadSummary>, Error> {
+        let access = workspace_access(&self.inner.db, who.principal(), workspace).await?;
+        let rows = sqlx::query(
+            "SELECT id, workspace, title, created_by, created_at FROM threads WHERE workspace = $1 ORDER BY created_at DESC, id DESC",
+        )
+        .bind(access.workspace.as_str())
+        .fetch_all(&self.inner.db.pool)
+        .await
+        .map_err(db_error)?;
+        rows.iter()
+            .map(|row| {
+                Ok(ThreadSummary {
+                    id: row.try_get(0).map_err(db_error)?,
+                    workspace: row.try_get(1).map_err(db_error)?,
+                    title: row.try_get(2).map_err(db_error)?,
+                    created_by: row.try_get(3).map_err(db_error)?,
+                    created_at: rfc3339(row.try_get(4).map_err(db_error)?),
+                })
+            })
+            .collect()
+    }
+
+    /// An artifact's head, or one of its versions.
+    pub async fn artifact(&self, who: &Authenticated, id: &ArtifactId, version: Option<u64>) -> Result<ArtifactRow, Error> {
+        let p = who.principal();
+        let (_, head) = artifact_access(&self.inner.db, p, id).await?;
+        match version {
+            None => Ok(head),
+            Some(v) => load_artifact(&self.inner.db, &p.tenant, id, Some(v)).await?.ok_or(Error::NotFound),
+        }
+    }
+
+    pub async fn artifacts(
+        &self,
+        who: &Authenticated,
+        thread: &ThreadId,
+        kind: Option<&str>,
+        parent: Option<&str>,
+    ) -> Result<Vec<ArtifactRow>, Error> {
+        let p = who.principal();
+        thread_access(&self.inner.db, p, thread).await?;
+        list_artifacts(&self.inner.db, &p.tenant, thread, kind, parent).await
+    }
+
+    /// Up to `limit` envelopes after `after`, never past the horizon.
+    pub async fn events(&self, who: &Authenticated, follow: &Follow, after: i64, limit: i64) -> Result<Vec<Envelope>, Error> {
+        let p = who.principal();
+        let db = &self.inner.db;
+        let (column, key) = match follow {
+            Follow::Thread(thread) => {
+                thread_access(db, p, thread).await?;
+                ("thread", thread.to_string())
+            }
+            Follow::Workspace(workspace) => {
+                let access = workspace_access(db, p, workspace).await?;
+                ("workspace", access.workspace.to_string())
+            }
+        };
+        let horizon = self.inner.horizon.current();
+        let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "SELECT {ENVELOPE_COLUMNS} FROM envelopes WHERE {column} = $1 AND seq > $2 AND seq <= $3 ORDER BY seq LIMIT $4"
+        )))
+        .bind(key)
+        .bind(after)
+        .bind(horizon)
+        .bind(limit)
+        .fetch_all(&db.pool)
+        .await
+        .map_err(db_error)?;
+        rows.iter().map(envelope_from_row).collect()
+    }
+
+    /// Each key's effective value in a workspace the caller can see.
+    pub async fn effective(&self, who: &Authenticated, workspace: &str) -> Result<BTreeMap<SwitchKey, Effective>, Error> {
+        let p = who.principal();
+        let access = workspace_access(&self.inner.db, p, workspace).await?;
+        let mut out = BTreeMap::new();
+        for key in SwitchKey::ALL {
+            out.insert(key, self.inner.switches.effective(&access.tenant, &access.workspace, key).await?);
+        }
+        Ok(out)
+    }
+
+    /// The switch changes the caller administers: the deployment's for a
+    /// deployment admin, the tenant's and its workspaces' for a tenant admin,
+    /// a workspace's for its admins. Narrowed by `tenant` and `workspace`.
+    pub async fn audit(
+        &self,
+        who: &Authenticated,
+        tenant: Option<&str>,
+        workspace: Option<&str>,
+    ) -> Result<Vec<AuditRow>, Error> {
+        let p = who.principal();
+        let db = &self.inner.db;
+        if let Some(t) = tenant
+            && t != p.tenant.as_str()
+            && t != DEPLOYMENT_TENANT
+        {
+            return Err(Error::NotFound);
+        }
+        let mut rows = Vec::new();
+        if let Some(ws) = workspace {
+            let access = workspace_access(db, p, ws).await?;
+            access.require(Role::Admin, "reading the workspace's switch audit")?;
+            rows.extend(self.switch_events("workspace = $1", &[access.workspace.as_str()]).await?);
+        } else {
+            if p.role == TenantRole::DeploymentAdmin && tenant.is_none_or(|t| t == DEPLOYMENT_TENANT) {
+                rows.extend(self.switch_events("tenant = $1", &[DEPLOYMENT_TENANT]).await?);
+            }
+            if tenant != Some(DEPLOYMENT_TENANT) {
+                if p.role == TenantRole::TenantAdmin {
+                    rows.extend(self.switch_events("tenant = $1", &[p.tenant.as_str()]).await?);
+                } else {
+                    // A workspace admin sees the workspaces it administers.
+                    let admin_of: Vec<String> = self
+                        .workspaces(who)
+                        .await?
+                        .into_iter()
+                        .filter(|w| w.role == Role::Admin)
+                        .map(|w| w.id)
+                        .collect();
+                    for ws in &admin_of {
+                        rows.extend(self.switch_events("workspace = $1", &[ws.as_str()]).await?);
+                    }
+                }
+            }
+            if rows.is_empty() && !is_admin_of_anything(p.role) && tenant.is_some() {
+                return Err(Error::forbidden("reading the switch audit needs an admin role"));
+            }
+        }
+        rows.sort_by_key(|r| r.seq);
+        rows.dedup_by_key(|r| r.seq);
+        Ok(rows)
+    }
+
+    async fn switch_events(&self, filter: &str, binds: &[&str]) -> Result<Vec<AuditRow>, Error> {
+        let sql = format!("SELECT {ENVELOPE_COLUMNS} FROM envelopes WHERE type = 'switch_set' AND {filter} ORDER BY seq");
+        let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
+        for b in binds {
+            query = query.bind(*b);
+        }
+        let rows = query.fetch_all(&self.inner.db.pool).await.map_err(db_error)?;
+        rows.iter()
+            .map(|row| {
+                let e = envelope_from_row(row)?;
+                let field = |name: &str| e.payload.get(name).and_then(|v| v.as_str()).unwrap_or_default().to_owned();
+                Ok(AuditRow {
+                    seq: e.seq,
+                    at: e.at.clone(),
+                    actor: e.actor.name().to_owned(),
+                    level: field("level"),
+                    key: field("key"),
+                    old: field("old"),
+                    new: field("new"),
+                    reason: field("reason"),
+                })
+            })
+            .collect()
+    }
+}
+
+fn is_admin_of_anything(role: TenantRole) -> bool {
+    role != TenantRole::Member
+}

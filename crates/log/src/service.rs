@@ -1,0 +1,522 @@
+//! The one write path (SPEC L1, L2): authenticate → authorize → integration
+//! gate → checks → commit. Every state change in lattice is a [`Command`]
+//! run through [`LogService::execute`]; nothing else writes.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use lattice_core::envelope::DEPLOYMENT_TENANT;
+use lattice_core::event::{self, ArtifactArchived, ArtifactChanged, ArtifactCreated};
+use lattice_core::kind::{SharedCheck, SharedKind};
+use lattice_core::{
+    ArtifactId, Command, CommandType, Error, Integrations, Level, Principal, Role, SwitchKey, SwitchState,
+    ThreadId, TenantRole, WorkspaceId,
+};
+use serde_json::{Value, json};
+use sqlx::{AnyConnection, Row};
+
+use crate::access::{Access, artifact_access, thread_access, workspace_access};
+use crate::auth::{Authenticated, Authenticator};
+use crate::clock::now_ms;
+use crate::db::{Backend, Db, db_error};
+use crate::digest::digest;
+use crate::horizon::Horizon;
+use crate::limits;
+use crate::store::{ArtifactRow, NewEnvelope, insert_envelope};
+use crate::switches::SwitchStore;
+use crate::view::ScopedView;
+
+/// What a committed command produced.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Committed {
+    pub seq: i64,
+    pub envelope_id: String,
+    /// The id of what was created or changed (workspace, thread, artifact).
+    pub id: Option<String>,
+    pub version: Option<u64>,
+    pub digest: Option<String>,
+}
+
+/// The log service. Cheap to clone; all clones share one pool and registry.
+#[derive(Clone)]
+pub struct LogService {
+    pub(crate) inner: Arc<Inner>,
+}
+
+pub(crate) struct Inner {
+    pub(crate) db: Db,
+    pub(crate) auth: Authenticator,
+    pub(crate) kinds: BTreeMap<String, SharedKind>,
+    pub(crate) checks: BTreeMap<CommandType, Vec<SharedCheck>>,
+    pub(crate) switches: SwitchStore,
+    pub(crate) horizon: Horizon,
+}
+
+/// Registers kinds and checks, then starts the service.
+pub struct Builder {
+    db: Db,
+    auth: Authenticator,
+    kinds: BTreeMap<String, SharedKind>,
+    checks: BTreeMap<CommandType, Vec<SharedCheck>>,
+}
+
+impl Builder {
+    /// Registers an artifact kind; a later registration of the same name wins.
+    pub fn kind(mut self, kind: SharedKind) -> Self {
+        self.kinds.insert(kind.name().to_owned(), kind);
+        self
+    }
+
+    /// Adds a check for one command type (L5). Checks run in the order added.
+    pub fn check(mut self, command: CommandType, check: SharedCheck) -> Self {
+        self.checks.entry(command).or_default().push(check);
+        self
+    }
+
+    /// Starts the service and its horizon tracker (which needs a Tokio runtime).
+    pub fn start(self) -> LogService {
+        let horizon = Horizon::start(self.db.clone());
+        LogService {
+            inner: Arc::new(Inner {
+                switches: SwitchStore::new(self.db.clone()),
+                db: self.db,
+                auth: self.auth,
+                kinds: self.kinds,
+                checks: self.checks,
+                horizon,
+            }),
+        }
+    }
+}
+
+/// What authorization found out about a command's target.
+struct Scope {
+    access: Option<Access>,
+    /// The thread the command acts in, when it acts in one.
+    thread: Option<ThreadId>,
+    /// The artifact's head, for edits and archiving.
+    artifact: Option<ArtifactRow>,
+}
+
+/// A command's effect, worked out before the transaction opens.
+enum Effect {
+    Workspace { id: WorkspaceId, name: String },
+    Member { user: String, role: Role },
+    Thread { id: ThreadId, title: String },
+    Message { text: String },
+    Created { id: ArtifactId, kind: String, data: Value, digest: String, parent: Option<String> },
+    Changed { head: ArtifactRow, data: Value, digest: String, patch: Value },
+    Archived { head: ArtifactRow },
+    Switch { level: Level, key: SwitchKey, state: SwitchState, reason: String },
+}
+
+impl LogService {
+    pub fn builder(db: Db, auth: Authenticator) -> Builder {
+        Builder { db, auth, kinds: BTreeMap::new(), checks: BTreeMap::new() }
+    }
+
+    pub fn db(&self) -> &Db {
+        &self.inner.db
+    }
+
+    pub fn authenticator(&self) -> &Authenticator {
+        &self.inner.auth
+    }
+
+    /// The switch store, which answers the Integrations port.
+    pub fn integrations(&self) -> &dyn Integrations {
+        &self.inner.switches
+    }
+
+    pub fn horizon(&self) -> &Horizon {
+        &self.inner.horizon
+    }
+
+    /// Runs one command through the write path, as `who`.
+    #[tracing::instrument(name = "log.execute", skip_all, fields(command = ?command.command_type(), user = %who.principal().user))]
+    pub async fn execute(&self, who: &Authenticated, command: Command) -> Result<Committed, Error> {
+        let principal = who.principal();
+        limits::check_command(&command)?;
+        let scope = self.authorize(principal, &command).await?;
+        self.gate(principal, &scope, &command).await?;
+        let effect = self.prepare(&scope, &command)?;
+        self.run_checks(principal, &scope, &command).await?;
+        let committed = self.commit(principal, &scope, effect).await?;
+        self.inner.horizon.committed();
+        Ok(committed)
+    }
+
+    async fn authorize(&self, p: &Principal, command: &Command) -> Result<Scope, Error> {
+        let db = &self.inner.db;
+        let none = Scope { access: None, thread: None, artifact: None };
+        match command {
+            Command::CreateWorkspace { .. } => Ok(none),
+            Command::AddMember { workspace, .. } => {
+                let access = workspace_access(db, p, workspace.as_str()).await?;
+                access.require(Role::Admin, "adding a member")?;
+                Ok(Scope { access: Some(access), ..none })
+            }
+            Command::CreateThread { workspace, .. } => {
+                let access = workspace_access(db, p, workspace.as_str()).await?;
+                access.require(Role::Editor, "starting a thread")?;
+                Ok(Scope { access: Some(access), ..none })
+            }
+            Command::PostMessage { thread, .. } | Command::CreateArtifact { thread, .. } => {
+                let access = thread_access(db, p, thread).await?;
+                access.require(Role::Editor, "writing in a thread")?;
+                Ok(Scope { access: Some(access), thread: Some(thread.clone()), artifact: None })
+            }
+            Command::EditArtifact { id, .. } | Command::ArchiveArtifact { id } => {
+                let (access, head) = artifact_access(db, p, id).await?;
+                access.require(Role::Editor, "changing an artifact")?;
+                if matches!(command, Command::ArchiveArtifact { .. })
+                    && access.role < Role::Admin
+                    && head.author != p.user.as_str()
+                {
+                    return Err(Error::forbidden("only the artifact's author or a workspace admin archives it"));
+                }
+                if head.archived {
+                    return Err(Error::invalid_state("the artifact is archived"));
+                }
+                let thread = ThreadId::from_trusted(head.thread.clone());
+                Ok(Scope { access: Some(access), thread: Some(thread), artifact: Some(head) })
+            }
+            Command::SetSwitch { level, .. } => {
+                match level {
+                    Level::Deployment => {
+                        if p.role != TenantRole::DeploymentAdmin {
+                            return Err(Error::forbidden("only a deployment admin sets the deployment's switch"));
+                        }
+                        Ok(none)
+                    }
+                    Level::Tenant(tenant) => {
+                        if tenant != &p.tenant {
+                            return Err(Error::NotFound);
+                        }
+                        if p.role != TenantRole::TenantAdmin {
+                            return Err(Error::forbidden("only a tenant admin sets the tenant's switch"));
+                        }
+                        Ok(none)
+                    }
+                    Level::Workspace(workspace) => {
+                        let access = workspace_access(db, p, workspace.as_str()).await?;
+                        access.require(Role::Admin, "setting the workspace's switch")?;
+                        Ok(Scope { access: Some(access), ..none })
+                    }
+                }
+            }
+        }
+    }
+
+    /// The integration gate (I3): governed kinds are refused while off.
+    async fn gate(&self, p: &Principal, scope: &Scope, command: &Command) -> Result<(), Error> {
+        let kind = match command {
+            Command::CreateArtifact { kind, .. } => Some(kind.as_str()),
+            Command::EditArtifact { .. } => scope.artifact.as_ref().map(|a| a.kind.as_str()),
+            _ => None,
+        };
+        let Some(kind) = kind else { return Ok(()) };
+        let Some(spec) = self.inner.kinds.get(kind) else { return Ok(()) };
+        let (Some(key), Some(access)) = (spec.switch(), scope.access.as_ref()) else { return Ok(()) };
+        let effective = self.inner.switches.effective(&p.tenant, &access.workspace, key).await?;
+        if effective.enabled { Ok(()) } else { Err(Error::NotEnabled { key: key.as_str().to_owned() }) }
+    }
+
+    /// Works out what the command will write, refusing what cannot be
+    /// written: unknown kinds, payloads of the wrong shape or size, patches
+    /// that do not apply, stale versions.
+    fn prepare(&self, scope: &Scope, command: &Command) -> Result<Effect, Error> {
+        Ok(match command {
+            Command::CreateWorkspace { name } => Effect::Workspace { id: WorkspaceId::generate(), name: name.clone() },
+            Command::AddMember { user, role, .. } => Effect::Member { user: user.to_string(), role: *role },
+            Command::CreateThread { title, .. } => Effect::Thread { id: ThreadId::generate(), title: title.clone() },
+            Command::PostMessage { text, .. } => Effect::Message { text: text.clone() },
+            Command::CreateArtifact { id, kind, data, .. } => {
+                let spec = self.kind(kind)?;
+                check_payload(spec.as_ref(), data)?;
+                Effect::Created {
+                    id: id.clone().unwrap_or_else(ArtifactId::generate),
+                    kind: kind.clone(),
+                    digest: digest(data),
+                    parent: spec.parent(data),
+                    data: data.clone(),
+                }
+            }
+            Command::EditArtifact { expected_version, patch, .. } => {
+                let head = scope.artifact.clone().expect("authorize loads the head of an edited artifact");
+                if *expected_version != head.version {
+                    return Err(Error::version_conflict(*expected_version, head.version));
+                }
+                let spec = self.kind(&head.kind)?;
+                let mut data = head.data.clone();
+                json_patch::patch(&mut data, patch)
+                    .map_err(|e| Error::field(patch_path(&e), "patch", format!("the patch does not apply: {e}")))?;
+                check_payload(spec.as_ref(), &data)?;
+                Effect::Changed {
+                    digest: digest(&data),
+                    data,
+                    patch: serde_json::to_value(patch).expect("a patch serializes"),
+                    head,
+                }
+            }
+            Command::ArchiveArtifact { .. } => {
+                Effect::Archived { head: scope.artifact.clone().expect("authorize loads the head of an archived artifact") }
+            }
+            Command::SetSwitch { level, key, state, reason } => {
+                Effect::Switch { level: level.clone(), key: *key, state: *state, reason: reason.clone() }
+            }
+        })
+    }
+
+    fn kind(&self, kind: &str) -> Result<&SharedKind, Error> {
+        self.inner.kinds.get(kind).ok_or_else(|| {
+            let known: Vec<&str> = self.inner.kinds.keys().map(String::as_str).collect();
+            Error::field("kind", "enum", format!("unknown kind {kind:?}; known kinds: {}", known.join(", ")))
+        })
+    }
+
+    async fn run_checks(&self, p: &Principal, scope: &Scope, command: &Command) -> Result<(), Error> {
+        let Some(checks) = self.inner.checks.get(&command.command_type()) else { return Ok(()) };
+        let Some(access) = scope.access.clone() else { return Ok(()) };
+        let view = ScopedView::new(self.clone(), p.clone(), access);
+        for check in checks {
+            check.check(&view, &p.actor(), command).await?;
+        }
+        Ok(())
+    }
+
+    /// Appends the envelope and updates the read models in one transaction.
+    async fn commit(&self, p: &Principal, scope: &Scope, effect: Effect) -> Result<Committed, Error> {
+        let db = &self.inner.db;
+        let _writer = match db.backend {
+            Backend::Sqlite => Some(db.write_lock.lock().await),
+            Backend::Postgres => None,
+        };
+        let mut tx = db.pool.begin().await.map_err(db_error)?;
+        if db.backend == Backend::Postgres {
+            // Take a transaction id before the envelope takes its sequence
+            // number, so a reader that sees a gap can tell, from a snapshot,
+            // whether the transaction holding it is still running.
+            sqlx::query("SELECT pg_current_xact_id()::text").execute(&mut *tx).await.map_err(db_error)?;
+        }
+        let actor = p.actor();
+        let at = now_ms();
+        let tenant = p.tenant.as_str();
+        let workspace = scope.access.as_ref().map(|a| a.workspace.as_str());
+        let thread = scope.thread.as_ref().map(ThreadId::as_str);
+        let envelope_id = ulid::Ulid::generate().to_string();
+        let mut committed = Committed { seq: 0, envelope_id: envelope_id.clone(), id: None, version: None, digest: None };
+        let conn: &mut AnyConnection = &mut tx;
+
+        let (event_type, payload, env_tenant, env_workspace, env_thread) = match effect {
+            Effect::Workspace { id, name } => {
+                sqlx::query("INSERT INTO workspaces (id, tenant, name, created_by, created_at) VALUES ($1, $2, $3, $4, $5)")
+                    .bind(id.as_str())
+                    .bind(tenant)
+                    .bind(&name)
+                    .bind(p.user.as_str())
+                    .bind(at)
+                    .execute(&mut *conn)
+                    .await
+                    .map_err(db_error)?;
+                upsert_member(conn, id.as_str(), p.user.as_str(), Role::Admin).await?;
+                committed.id = Some(id.to_string());
+                let payload = json!({"workspace": id, "name": name, "admin": p.user});
+                (event::WORKSPACE_CREATED, payload, tenant.to_owned(), Some(id.to_string()), None)
+            }
+            Effect::Member { user, role } => {
+                let ws = workspace.expect("a member is added to a workspace");
+                upsert_member(conn, ws, &user, role).await?;
+                let payload = json!({"workspace": ws, "user": user, "role": role.as_str()});
+                (event::MEMBER_ADDED, payload, tenant.to_owned(), workspace.map(str::to_owned), thread.map(str::to_owned))
+            }
+            Effect::Thread { id, title } => {
+                let ws = workspace.expect("a thread is started in a workspace");
+                sqlx::query("INSERT INTO threads (id, workspace, title, created_by, created_at) VALUES ($1, $2, $3, $4, $5)")
+                    .bind(id.as_str())
+                    .bind(ws)
+                    .bind(&title)
+                    .bind(p.user.as_str())
+                    .bind(at)
+                    .execute(&mut *conn)
+                    .await
+                    .map_err(db_error)?;
+                committed.id = Some(id.to_string());
+                let payload = json!({"thread": id, "title": title});
+                (event::THREAD_CREATED, payload, tenant.to_owned(), workspace.map(str::to_owned), Some(id.to_string()))
+            }
+            Effect::Message { text } => {
+                let payload = json!({"thread": thread, "text": text});
+                (event::MESSAGE_POSTED, payload, tenant.to_owned(), workspace.map(str::to_owned), thread.map(str::to_owned))
+            }
+            Effect::Created { id, kind, data, digest, parent } => {
+                let ws = workspace.expect("an artifact lives in a workspace");
+                let th = thread.expect("an artifact lives in a thread");
+                let data_text = serde_json::to_string(&data).expect("JSON serializes");
+                let inserted = sqlx::query(
+                    "INSERT INTO artifacts (tenant, id, workspace, thread, kind, version, data, digest, author, \
+                     created_at, updated_at, archived, parent) \
+                     VALUES ($1, $2, $3, $4, $5, 1, $6, $7, $8, $9, $9, 0, $10) ON CONFLICT DO NOTHING",
+                )
+                .bind(tenant)
+                .bind(id.as_str())
+                .bind(ws)
+                .bind(th)
+                .bind(&kind)
+                .bind(&data_text)
+                .bind(&digest)
+                .bind(actor.name())
+                .bind(at)
+                .bind(parent.as_deref())
+                .execute(&mut *conn)
+                .await
+                .map_err(db_error)?;
+                if inserted.rows_affected() == 0 {
+                    return Err(Error::exists(format!("artifact {id}")));
+                }
+                insert_version(conn, tenant, id.as_str(), 1, &data_text, &digest, actor.name(), at).await?;
+                committed.id = Some(id.to_string());
+                committed.version = Some(1);
+                committed.digest = Some(digest.clone());
+                let payload = serde_json::to_value(ArtifactCreated { id: id.to_string(), kind, version: 1, data, digest })
+                    .expect("an event serializes");
+                (event::ARTIFACT_CREATED, payload, tenant.to_owned(), workspace.map(str::to_owned), thread.map(str::to_owned))
+            }
+            Effect::Changed { head, data, digest, patch } => {
+                let version = head.version + 1;
+                let data_text = serde_json::to_string(&data).expect("JSON serializes");
+                let updated = sqlx::query(
+                    "UPDATE artifacts SET version = $1, data = $2, digest = $3, updated_at = $4 \
+                     WHERE tenant = $5 AND id = $6 AND version = $7 AND archived = 0",
+                )
+                .bind(version as i64)
+                .bind(&data_text)
+                .bind(&digest)
+                .bind(at)
+                .bind(tenant)
+                .bind(&head.id)
+                .bind(head.version as i64)
+                .execute(&mut *conn)
+                .await
+                .map_err(db_error)?;
+                if updated.rows_affected() == 0 {
+                    // Someone else committed a version since the head was read.
+                    let row = sqlx::query("SELECT version FROM artifacts WHERE tenant = $1 AND id = $2")
+                        .bind(tenant)
+                        .bind(&head.id)
+                        .fetch_one(&mut *conn)
+                        .await
+                        .map_err(db_error)?;
+                    let actual: i64 = row.try_get(0).map_err(db_error)?;
+                    return Err(Error::version_conflict(head.version, actual as u64));
+                }
+                insert_version(conn, tenant, &head.id, version, &data_text, &digest, actor.name(), at).await?;
+                committed.id = Some(head.id.clone());
+                committed.version = Some(version);
+                committed.digest = Some(digest.clone());
+                let payload =
+                    serde_json::to_value(ArtifactChanged { id: head.id.clone(), kind: head.kind.clone(), version, patch, digest })
+                        .expect("an event serializes");
+                (event::ARTIFACT_CHANGED, payload, tenant.to_owned(), workspace.map(str::to_owned), thread.map(str::to_owned))
+            }
+            Effect::Archived { head } => {
+                let updated = sqlx::query("UPDATE artifacts SET archived = 1, updated_at = $1 WHERE tenant = $2 AND id = $3 AND archived = 0")
+                    .bind(at)
+                    .bind(tenant)
+                    .bind(&head.id)
+                    .execute(&mut *conn)
+                    .await
+                    .map_err(db_error)?;
+                if updated.rows_affected() == 0 {
+                    return Err(Error::invalid_state("the artifact is archived"));
+                }
+                committed.id = Some(head.id.clone());
+                committed.version = Some(head.version);
+                let payload = serde_json::to_value(ArtifactArchived { id: head.id.clone(), kind: head.kind.clone(), version: head.version })
+                    .expect("an event serializes");
+                (event::ARTIFACT_ARCHIVED, payload, tenant.to_owned(), workspace.map(str::to_owned), thread.map(str::to_owned))
+            }
+            Effect::Switch { level, key, state, reason } => {
+                let old = crate::switches::set_in(conn, &level, key, state).await?;
+                let payload = json!({
+                    "level": level.to_string(), "key": key.as_str(), "old": old.as_str(), "new": state.as_str(), "reason": reason,
+                });
+                let (env_tenant, env_workspace) = match &level {
+                    Level::Deployment => (DEPLOYMENT_TENANT.to_owned(), None),
+                    Level::Tenant(t) => (t.to_string(), None),
+                    Level::Workspace(w) => (tenant.to_owned(), Some(w.to_string())),
+                };
+                (event::SWITCH_SET, payload, env_tenant, env_workspace, None)
+            }
+        };
+        let env = NewEnvelope {
+            id: &envelope_id,
+            tenant: &env_tenant,
+            workspace: env_workspace.as_deref(),
+            thread: env_thread.as_deref(),
+            actor: &actor,
+            at,
+            event_type,
+            payload: &payload,
+            traceparent: None,
+        };
+        committed.seq = insert_envelope(conn, &env).await?;
+        tx.commit().await.map_err(db_error)?;
+        Ok(committed)
+    }
+}
+
+fn check_payload(spec: &dyn lattice_core::ArtifactKind, data: &Value) -> Result<(), Error> {
+    let size = serde_json::to_vec(data).map(|v| v.len()).unwrap_or(usize::MAX);
+    if size > spec.max_bytes() {
+        return Err(Error::TooLarge { limit: spec.max_bytes() as u64, size: size as u64 });
+    }
+    spec.check(data)
+}
+
+/// Where in the patch a failed operation stands (`patch.2`).
+fn patch_path(e: &json_patch::PatchError) -> String {
+    format!("patch.{}", e.operation)
+}
+
+async fn upsert_member(conn: &mut AnyConnection, workspace: &str, user: &str, role: Role) -> Result<(), Error> {
+    sqlx::query(
+        "INSERT INTO members (workspace, user_id, role) VALUES ($1, $2, $3) \
+         ON CONFLICT (workspace, user_id) DO UPDATE SET role = excluded.role",
+    )
+    .bind(workspace)
+    .bind(user)
+    .bind(role.as_str())
+    .execute(&mut *conn)
+    .await
+    .map_err(db_error)?;
+    Ok(())
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn insert_version(
+    conn: &mut AnyConnection,
+    tenant: &str,
+    id: &str,
+    version: u64,
+    data: &str,
+    digest: &str,
+    author: &str,
+    at: i64,
+) -> Result<(), Error> {
+    sqlx::query(
+        "INSERT INTO artifact_versions (tenant, id, version, data, digest, author, at) VALUES ($1, $2, $3, $4, $5, $6, $7)",
+    )
+    .bind(tenant)
+    .bind(id)
+    .bind(version as i64)
+    .bind(data)
+    .bind(digest)
+    .bind(author)
+    .bind(at)
+    .execute(&mut *conn)
+    .await
+    .map_err(db_error)?;
+    Ok(())
+}
+

@@ -1,0 +1,172 @@
+//! Rows and the SQL that reads and writes them. Writes are called only from
+//! the write path's commit (src/service.rs), inside its transaction.
+
+use lattice_core::{Actor, ArtifactId, ArtifactView, Envelope, Error, TenantId, ThreadId};
+use serde_json::Value;
+use sqlx::any::AnyRow;
+use sqlx::{AnyConnection, Row};
+
+use crate::clock::rfc3339;
+use crate::db::{Db, db_error};
+
+/// An artifact's head or one of its versions, as stored.
+#[derive(Debug, Clone)]
+pub struct ArtifactRow {
+    pub id: String,
+    pub workspace: String,
+    pub thread: String,
+    pub kind: String,
+    pub version: u64,
+    pub data: Value,
+    pub digest: String,
+    pub author: String,
+    pub created_at: i64,
+    pub updated_at: i64,
+    pub archived: bool,
+}
+
+impl ArtifactRow {
+    pub fn view(&self) -> ArtifactView {
+        ArtifactView {
+            id: ArtifactId::from_trusted(self.id.clone()),
+            kind: self.kind.clone(),
+            thread: ThreadId::from_trusted(self.thread.clone()),
+            version: self.version,
+            data: self.data.clone(),
+            author: self.author.clone(),
+            archived: self.archived,
+            digest: self.digest.clone(),
+        }
+    }
+}
+
+const ARTIFACT_COLUMNS: &str =
+    "a.id, a.workspace, a.thread, a.kind, a.version, a.data, a.digest, a.author, a.created_at, a.updated_at, a.archived";
+
+pub(crate) fn artifact_from_row(row: &AnyRow) -> Result<ArtifactRow, Error> {
+    let data: String = row.try_get(5).map_err(db_error)?;
+    Ok(ArtifactRow {
+        id: row.try_get(0).map_err(db_error)?,
+        workspace: row.try_get(1).map_err(db_error)?,
+        thread: row.try_get(2).map_err(db_error)?,
+        kind: row.try_get(3).map_err(db_error)?,
+        version: row.try_get::<i64, _>(4).map_err(db_error)? as u64,
+        data: serde_json::from_str(&data).map_err(|e| Error::unavailable(format!("stored artifact is not JSON: {e}")))?,
+        digest: row.try_get(6).map_err(db_error)?,
+        author: row.try_get(7).map_err(db_error)?,
+        created_at: row.try_get(8).map_err(db_error)?,
+        updated_at: row.try_get(9).map_err(db_error)?,
+        archived: row.try_get::<i64, _>(10).map_err(db_error)? != 0,
+    })
+}
+
+/// The head of an artifact, or one version of it (`version`), in a tenant.
+pub(crate) async fn load_artifact(
+    db: &Db,
+    tenant: &TenantId,
+    id: &ArtifactId,
+    version: Option<u64>,
+) -> Result<Option<ArtifactRow>, Error> {
+    let row = match version {
+        None => {
+            sqlx::query(sqlx::AssertSqlSafe(format!(
+                "SELECT {ARTIFACT_COLUMNS} FROM artifacts a WHERE a.tenant = $1 AND a.id = $2"
+            )))
+            .bind(tenant.as_str())
+            .bind(id.as_str())
+            .fetch_optional(&db.pool)
+            .await
+        }
+        Some(version) => {
+            sqlx::query(
+                "SELECT a.id, a.workspace, a.thread, a.kind, v.version, v.data, v.digest, v.author, \
+                 a.created_at, v.at, a.archived \
+                 FROM artifacts a JOIN artifact_versions v ON v.tenant = a.tenant AND v.id = a.id \
+                 WHERE a.tenant = $1 AND a.id = $2 AND v.version = $3",
+            )
+            .bind(tenant.as_str())
+            .bind(id.as_str())
+            .bind(version as i64)
+            .fetch_optional(&db.pool)
+            .await
+        }
+    }
+    .map_err(db_error)?;
+    row.as_ref().map(artifact_from_row).transpose()
+}
+
+/// The artifacts of a thread, optionally of one kind or one parent.
+pub(crate) async fn list_artifacts(
+    db: &Db,
+    tenant: &TenantId,
+    thread: &ThreadId,
+    kind: Option<&str>,
+    parent: Option<&str>,
+) -> Result<Vec<ArtifactRow>, Error> {
+    let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+        "SELECT {ARTIFACT_COLUMNS} FROM artifacts a WHERE a.tenant = $1 AND a.thread = $2 \
+         AND ($3 = '' OR a.kind = $3) AND ($4 = '' OR a.parent = $4) ORDER BY a.created_at, a.id"
+    )))
+    .bind(tenant.as_str())
+    .bind(thread.as_str())
+    .bind(kind.unwrap_or(""))
+    .bind(parent.unwrap_or(""))
+    .fetch_all(&db.pool)
+    .await
+    .map_err(db_error)?;
+    rows.iter().map(artifact_from_row).collect()
+}
+
+/// What a commit appends.
+pub(crate) struct NewEnvelope<'a> {
+    pub id: &'a str,
+    pub tenant: &'a str,
+    pub workspace: Option<&'a str>,
+    pub thread: Option<&'a str>,
+    pub actor: &'a Actor,
+    pub at: i64,
+    pub event_type: &'a str,
+    pub payload: &'a Value,
+    pub traceparent: Option<&'a str>,
+}
+
+pub(crate) async fn insert_envelope(conn: &mut AnyConnection, e: &NewEnvelope<'_>) -> Result<i64, Error> {
+    let actor = serde_json::to_string(e.actor).expect("an actor serializes");
+    let payload = serde_json::to_string(e.payload).expect("a JSON value serializes");
+    let row = sqlx::query(
+        "INSERT INTO envelopes (id, tenant, workspace, thread, actor, at, type, payload, traceparent) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING seq",
+    )
+    .bind(e.id)
+    .bind(e.tenant)
+    .bind(e.workspace)
+    .bind(e.thread)
+    .bind(actor)
+    .bind(e.at)
+    .bind(e.event_type)
+    .bind(payload)
+    .bind(e.traceparent)
+    .fetch_one(&mut *conn)
+    .await
+    .map_err(db_error)?;
+    row.try_get(0).map_err(db_error)
+}
+
+pub(crate) const ENVELOPE_COLUMNS: &str = "seq, id, tenant, workspace, thread, actor, at, type, payload";
+
+pub(crate) fn envelope_from_row(row: &AnyRow) -> Result<Envelope, Error> {
+    let actor: String = row.try_get(5).map_err(db_error)?;
+    let payload: String = row.try_get(8).map_err(db_error)?;
+    let corrupt = |e: serde_json::Error| Error::unavailable(format!("stored envelope is not readable: {e}"));
+    Ok(Envelope {
+        seq: row.try_get(0).map_err(db_error)?,
+        id: row.try_get(1).map_err(db_error)?,
+        tenant: row.try_get(2).map_err(db_error)?,
+        workspace: row.try_get(3).map_err(db_error)?,
+        thread: row.try_get(4).map_err(db_error)?,
+        actor: serde_json::from_str(&actor).map_err(corrupt)?,
+        at: rfc3339(row.try_get(6).map_err(db_error)?),
+        event_type: row.try_get(7).map_err(db_error)?,
+        payload: serde_json::from_str(&payload).map_err(corrupt)?,
+    })
+}

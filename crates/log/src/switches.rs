@@ -1,0 +1,114 @@
+//! The switch store (SPEC I1, I2): what each level holds for each key. A
+//! missing row is `unset`. Changes are commands (`SetSwitch`) and so leave
+//! their audit trail in the log as `switch_set` envelopes.
+
+use lattice_core::integrations::resolve;
+use lattice_core::{Effective, Error, Integrations, Level, SwitchKey, SwitchState, TenantId, WorkspaceId};
+use sqlx::{AnyConnection, Row};
+
+use crate::db::{Db, db_error};
+
+#[derive(Clone)]
+pub struct SwitchStore {
+    db: Db,
+}
+
+impl SwitchStore {
+    pub(crate) fn new(db: Db) -> Self {
+        Self { db }
+    }
+
+    /// The three levels' states for one key in one workspace.
+    pub async fn states(
+        &self,
+        tenant: &TenantId,
+        workspace: &WorkspaceId,
+        key: SwitchKey,
+    ) -> Result<[SwitchState; 3], Error> {
+        let levels = [
+            Level::Deployment.to_string(),
+            Level::Tenant(tenant.clone()).to_string(),
+            Level::Workspace(workspace.clone()).to_string(),
+        ];
+        let rows = sqlx::query("SELECT level, state FROM switches WHERE key = $1 AND level IN ($2, $3, $4)")
+            .bind(key.as_str())
+            .bind(&levels[0])
+            .bind(&levels[1])
+            .bind(&levels[2])
+            .fetch_all(&self.db.pool)
+            .await
+            .map_err(db_error)?;
+        let mut states = [SwitchState::Unset; 3];
+        for row in rows {
+            let level: String = row.try_get(0).map_err(db_error)?;
+            let state: String = row.try_get(1).map_err(db_error)?;
+            if let Some(i) = levels.iter().position(|l| *l == level) {
+                states[i] = SwitchState::parse(&state).unwrap_or(SwitchState::Unset);
+            }
+        }
+        Ok(states)
+    }
+
+    /// What one level holds for one key.
+    pub async fn state(&self, level: &Level, key: SwitchKey) -> Result<SwitchState, Error> {
+        let row = sqlx::query("SELECT state FROM switches WHERE level = $1 AND key = $2")
+            .bind(level.to_string())
+            .bind(key.as_str())
+            .fetch_optional(&self.db.pool)
+            .await
+            .map_err(db_error)?;
+        Ok(match row {
+            Some(row) => SwitchState::parse(&row.try_get::<String, _>(0).map_err(db_error)?).unwrap_or_default(),
+            None => SwitchState::Unset,
+        })
+    }
+}
+
+#[async_trait::async_trait]
+impl Integrations for SwitchStore {
+    async fn effective(&self, tenant: &TenantId, workspace: &WorkspaceId, key: SwitchKey) -> Result<Effective, Error> {
+        let [d, t, w] = self.states(tenant, workspace, key).await?;
+        Ok(resolve(key, d, t, w))
+    }
+}
+
+/// Sets one level's state inside the commit's transaction; returns the old.
+pub(crate) async fn set_in(
+    conn: &mut AnyConnection,
+    level: &Level,
+    key: SwitchKey,
+    state: SwitchState,
+) -> Result<SwitchState, Error> {
+    let level = level.to_string();
+    let old = sqlx::query("SELECT state FROM switches WHERE level = $1 AND key = $2")
+        .bind(&level)
+        .bind(key.as_str())
+        .fetch_optional(&mut *conn)
+        .await
+        .map_err(db_error)?
+        .map(|row| row.try_get::<String, _>(0))
+        .transpose()
+        .map_err(db_error)?
+        .and_then(|s| SwitchState::parse(&s))
+        .unwrap_or_default();
+    if state == SwitchState::Unset {
+        sqlx::query("DELETE FROM switches WHERE level = $1 AND key = $2")
+            .bind(&level)
+            .bind(key.as_str())
+            .execute(&mut *conn)
+            .await
+            .map_err(db_error)?;
+    } else {
+        sqlx::query(
+            "INSERT INTO switches (level, key, state) VALUES ($1, $2, $3) \
+             ON CONFLICT (level, key) DO UPDATE SET state = excluded.state",
+        )
+        .bind(&level)
+        .bind(key.as_str())
+        .bind(state.as_str())
+        .execute(&mut *conn)
+        .await
+        .map_err(db_error)?;
+    }
+    Ok(old)
+}
