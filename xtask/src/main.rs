@@ -1,1 +1,62 @@
-fn main() {}
+//! Project automation. `cargo xtask <task>`:
+//!
+//! - `test`: the whole test suite, with the services it needs started here
+//!   (a throwaway PostgreSQL; installed from Debian's packages if missing).
+//! - `up`: builds and starts the embedded default (`lattice up`).
+//! - `bench NAME`: a benchmark (`write-path`, or `all`).
+//! - `postgres`: starts a throwaway PostgreSQL and prints its URL (for
+//!   running single tests by hand).
+
+mod bench;
+mod postgres;
+mod shell;
+
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let result = match args.first().map(String::as_str) {
+        Some("test") => test(&args[1..]),
+        Some("up") => up(&args[1..]),
+        Some("bench") => bench::run(&args[1..]),
+        Some("postgres") => postgres::hold(),
+        _ => {
+            eprintln!(
+                "usage: cargo xtask <task>\n\n\
+                 tasks:\n  \
+                 test [ARGS]      run every test, starting PostgreSQL itself (ARGS go to cargo test)\n  \
+                 up               build and start the embedded default on http://127.0.0.1:8080\n  \
+                 bench NAME       run a benchmark: write-path, or all\n  \
+                 postgres         start a throwaway PostgreSQL and print its URL until Ctrl-C"
+            );
+            return ExitCode::from(2);
+        }
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("xtask: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+type Result<T = ()> = std::result::Result<T, String>;
+
+fn test(extra: &[String]) -> Result {
+    let pg = postgres::Server::start()?;
+    println!("xtask: PostgreSQL {} at {}", pg.version, pg.url);
+    // The binary is built first: the end-to-end tests start it as a process.
+    shell::cargo(&["build", "--package", "lattice"], &[])?;
+    let mut args = vec!["test", "--workspace", "--no-fail-fast"];
+    args.extend(extra.iter().map(String::as_str));
+    let outcome = shell::cargo(&args, &[("LATTICE_TEST_POSTGRES_URL", pg.url.as_str())]);
+    drop(pg);
+    outcome
+}
+
+fn up(extra: &[String]) -> Result {
+    let mut args = vec!["run", "--package", "lattice", "--", "up"];
+    args.extend(extra.iter().map(String::as_str));
+    shell::cargo(&args, &[])
+}

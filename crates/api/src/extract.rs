@@ -62,20 +62,13 @@ pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, Error> {
     if bytes.is_empty() {
         return Err(Error::Malformed { reason: "the request needs a JSON body".into() });
     }
-    let mut de = serde_json::Deserializer::from_slice(bytes);
-    let value = serde_path_to_error::deserialize(&mut de).map_err(|e| {
+    let value: serde_json::Value = serde_json::from_slice(bytes)
+        .map_err(|e| Error::Malformed { reason: format!("the body is not valid JSON: {e}") })?;
+    serde_path_to_error::deserialize(value).map_err(|e| {
         let path = e.path().to_string();
-        let inner = e.into_inner();
-        if inner.is_syntax() || inner.is_eof() {
-            Error::Malformed { reason: format!("the body is not valid JSON: {inner}") }
-        } else {
-            Error::ValidationFailed {
-                errors: vec![FieldError::new(if path == "." { String::new() } else { path }, "type", strip_position(&inner.to_string()))],
-            }
-        }
-    })?;
-    de.end().map_err(|e| Error::Malformed { reason: format!("the body is not valid JSON: {e}") })?;
-    Ok(value)
+        let path = if path == "." { String::new() } else { path };
+        Error::ValidationFailed { errors: vec![FieldError::new(path, "type", strip_position(&e.into_inner().to_string()))] }
+    })
 }
 
 /// serde_json appends " at line 1 column 9", which says nothing to a client

@@ -1,1 +1,95 @@
+//! The HTTP API in-process (`tower::ServiceExt::oneshot`), on SQLite and
+//! PostgreSQL.
 
+mod authorization;
+mod contract;
+mod input;
+mod stream;
+
+use axum::Router;
+use axum::body::Body;
+use axum::http::{Request, StatusCode};
+use http_body_util::BodyExt;
+use lattice_api::AppState;
+use lattice_core::TenantRole;
+use lattice_log::{Backend, LogService};
+use serde_json::Value;
+use tower::ServiceExt;
+
+pub struct App {
+    pub router: Router,
+    pub log: LogService,
+    _stop: tokio::sync::watch::Sender<bool>,
+}
+
+pub struct Reply {
+    pub status: StatusCode,
+    pub body: Value,
+}
+
+impl App {
+    pub async fn new(backend: Backend) -> Self {
+        Self::with(backend, true).await
+    }
+
+    pub async fn with(backend: Backend, dev_sign_in: bool) -> Self {
+        let log = lattice_testkit::service(backend).await;
+        let (stop, shutdown) = tokio::sync::watch::channel(false);
+        let router = lattice_api::router(AppState { log: log.clone(), dev_sign_in, max_body_bytes: 1024 * 1024, shutdown });
+        Self { router, log, _stop: stop }
+    }
+
+    pub async fn send(&self, method: &str, path: &str, token: Option<&str>, body: Option<&str>) -> Reply {
+        let mut req = Request::builder().method(method).uri(path);
+        if let Some(token) = token {
+            req = req.header("authorization", format!("Bearer {token}"));
+        }
+        let req = match body {
+            Some(b) => req.header("content-type", "application/json").body(Body::from(b.to_owned())),
+            None => req.body(Body::empty()),
+        }
+        .unwrap();
+        let res = self.router.clone().oneshot(req).await.unwrap();
+        let status = res.status();
+        let bytes = res.into_body().collect().await.unwrap().to_bytes();
+        let body = serde_json::from_slice(&bytes).unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into()));
+        Reply { status, body }
+    }
+
+    pub async fn get(&self, path: &str, token: &str) -> Reply {
+        self.send("GET", path, Some(token), None).await
+    }
+
+    pub async fn post(&self, path: &str, token: &str, body: Value) -> Reply {
+        self.send("POST", path, Some(token), Some(&body.to_string())).await
+    }
+
+    /// Mints a token through `POST /v1/dev/token`, as a client would.
+    pub async fn token(&self, tenant: &str, user: &str, role: TenantRole, agent: bool) -> String {
+        let body = serde_json::json!({"tenant": tenant, "user": user, "role": role.as_str(), "agent": agent});
+        let reply = self.send("POST", "/v1/dev/token", None, Some(&body.to_string())).await;
+        assert_eq!(reply.status, StatusCode::OK, "{:?}", reply.body);
+        reply.body["token"].as_str().unwrap().to_owned()
+    }
+
+    /// A workspace and a thread made by `token`'s holder.
+    pub async fn workspace_with_thread(&self, token: &str) -> (String, String) {
+        let ws = self.post("/v1/workspaces", token, serde_json::json!({"name": "W"})).await;
+        assert_eq!(ws.status, StatusCode::OK, "{:?}", ws.body);
+        let ws = ws.body["id"].as_str().unwrap().to_owned();
+        let th = self.post(&format!("/v1/workspaces/{ws}/threads"), token, serde_json::json!({"title": "T"})).await;
+        assert_eq!(th.status, StatusCode::OK, "{:?}", th.body);
+        (ws, th.body["id"].as_str().unwrap().to_owned())
+    }
+
+    /// How many envelopes the workspace's log holds (to prove nothing was written).
+    pub async fn event_count(&self, token: &str, ws: &str) -> usize {
+        let page = self.get(&format!("/v1/workspaces/{ws}/events?format=json"), token).await;
+        assert_eq!(page.status, StatusCode::OK, "{:?}", page.body);
+        page.body["events"].as_array().unwrap().len()
+    }
+}
+
+pub fn error_type(reply: &Reply) -> &str {
+    reply.body["error"]["type"].as_str().unwrap_or("<no typed error>")
+}

@@ -1,0 +1,111 @@
+//! The authorization matrix: each role against each command. Anything the
+//! caller may not see is 404, exactly as for an id that does not exist.
+
+use axum::http::StatusCode;
+use lattice_core::TenantRole;
+use serde_json::json;
+
+use crate::App;
+
+const ROLES: [&str; 7] = ["none", "viewer", "editor", "admin", "tenant_admin", "deployment_admin", "other_tenant_admin"];
+
+lattice_testkit::both_backends! {
+    async fn each_role_against_each_command(backend: Backend) {
+        let app = App::new(backend).await;
+        let owner = app.token("t1", "owner", TenantRole::Member, false).await;
+        let (ws, th) = app.workspace_with_thread(&owner).await;
+        let mut tokens = Vec::new();
+        for role in ROLES {
+            let (tenant, tenant_role) = match role {
+                "tenant_admin" => ("t1", TenantRole::TenantAdmin),
+                "deployment_admin" => ("t1", TenantRole::DeploymentAdmin),
+                "other_tenant_admin" => ("t2", TenantRole::TenantAdmin),
+                _ => ("t1", TenantRole::Member),
+            };
+            let user = format!("u-{role}").replace('_', "-");
+            if matches!(role, "viewer" | "editor" | "admin") {
+                let added = app.post(&format!("/v1/workspaces/{ws}/members"), &owner, json!({"user": user, "role": role})).await;
+                assert_eq!(added.status, StatusCode::OK);
+            }
+            tokens.push(app.token(tenant, &user, tenant_role, false).await);
+        }
+        let dash = json!({"title": "D", "as_of": "now", "panels": []});
+        let patch = json!({"expected_version": 1, "patch": [{"op": "replace", "path": "/title", "value": "E"}]});
+        let switch = json!({"state": "on", "reason": "matrix"});
+        use StatusCode as S;
+        const OK: S = S::OK;
+        const NF: S = S::NOT_FOUND;
+        const FB: S = S::FORBIDDEN;
+        //                                  none viewer editor admin t-admin d-admin other
+        let matrix: Vec<(&str, [StatusCode; 7])> = vec![
+            ("read events",               [NF, OK, OK, OK, OK, NF, NF]),
+            ("read artifact",             [NF, OK, OK, OK, OK, NF, NF]),
+            ("list artifacts",            [NF, OK, OK, OK, OK, NF, NF]),
+            ("list threads",              [NF, OK, OK, OK, OK, NF, NF]),
+            ("effective switches",        [NF, OK, OK, OK, OK, NF, NF]),
+            ("post message",              [NF, FB, OK, OK, OK, NF, NF]),
+            ("start thread",              [NF, FB, OK, OK, OK, NF, NF]),
+            ("create artifact",           [NF, FB, OK, OK, OK, NF, NF]),
+            ("edit artifact",             [NF, FB, OK, OK, OK, NF, NF]),
+            ("archive another's artifact",[NF, FB, FB, OK, OK, NF, NF]),
+            ("add member",                [NF, FB, FB, OK, OK, NF, NF]),
+            ("set workspace switch",      [NF, FB, FB, OK, OK, NF, NF]),
+            ("set tenant switch",         [FB, FB, FB, FB, OK, FB, NF]),
+            ("set deployment switch",     [FB, FB, FB, FB, FB, OK, FB]),
+        ];
+        let mut failures = Vec::new();
+        for (what, expected) in &matrix {
+            for (i, token) in tokens.iter().enumerate() {
+                // Each attempt gets an artifact of the owner's of its own.
+                let art = app.post(&format!("/v1/threads/{th}/artifacts"), &owner, json!({"kind": "dashboard", "data": dash})).await;
+                let id = art.body["id"].as_str().unwrap().to_owned();
+                let reply = match *what {
+                    "read events" => app.get(&format!("/v1/threads/{th}/events?format=json"), token).await,
+                    "read artifact" => app.get(&format!("/v1/artifacts/{id}"), token).await,
+                    "list artifacts" => app.get(&format!("/v1/threads/{th}/artifacts"), token).await,
+                    "list threads" => app.get(&format!("/v1/workspaces/{ws}/threads"), token).await,
+                    "effective switches" => app.get(&format!("/v1/integrations/effective?workspace={ws}"), token).await,
+                    "post message" => app.post(&format!("/v1/threads/{th}/messages"), token, json!({"text": "hi"})).await,
+                    "start thread" => app.post(&format!("/v1/workspaces/{ws}/threads"), token, json!({"title": "x"})).await,
+                    "create artifact" => app.post(&format!("/v1/threads/{th}/artifacts"), token, json!({"kind": "dashboard", "data": dash})).await,
+                    "edit artifact" => app.send("PATCH", &format!("/v1/artifacts/{id}"), Some(token), Some(&patch.to_string())).await,
+                    "archive another's artifact" => app.post(&format!("/v1/artifacts/{id}/archive"), token, json!({})).await,
+                    "add member" => app.post(&format!("/v1/workspaces/{ws}/members"), token, json!({"user": "newbie", "role": "viewer"})).await,
+                    "set workspace switch" => app.send("PUT", &format!("/v1/integrations/workspace:{ws}/ui:forms"), Some(token), Some(&switch.to_string())).await,
+                    "set tenant switch" => app.send("PUT", "/v1/integrations/tenant:t1/ui:forms", Some(token), Some(&switch.to_string())).await,
+                    "set deployment switch" => app.send("PUT", "/v1/integrations/deployment/ui:forms", Some(token), Some(&switch.to_string())).await,
+                    other => unreachable!("{other}"),
+                };
+                if reply.status != expected[i] {
+                    failures.push(format!("{what} as {}: expected {}, got {} {}", ROLES[i], expected[i], reply.status, reply.body));
+                }
+            }
+        }
+        assert!(failures.is_empty(), "{}", failures.join("\n"));
+    }
+}
+
+lattice_testkit::both_backends! {
+    async fn another_tenant_cannot_tell_whether_an_id_exists(backend: Backend) {
+        let app = App::new(backend).await;
+        let alice = app.token("t1", "alice", TenantRole::Member, false).await;
+        let (ws, th) = app.workspace_with_thread(&alice).await;
+        let created = app.post(&format!("/v1/threads/{th}/artifacts"), &alice,
+            json!({"id": "secret-plan", "kind": "dashboard", "data": {"title": "D", "as_of": "now", "panels": []}})).await;
+        assert_eq!(created.status, StatusCode::OK);
+        let mallory = app.token("t2", "mallory", TenantRole::TenantAdmin, false).await;
+        for (existing, missing) in [
+            (format!("/v1/artifacts/secret-plan"), "/v1/artifacts/no-such-plan".to_owned()),
+            (format!("/v1/threads/{th}/events?format=json"), "/v1/threads/th_nothing/events?format=json".to_owned()),
+            (format!("/v1/workspaces/{ws}/threads"), "/v1/workspaces/ws_nothing/threads".to_owned()),
+            (format!("/v1/integrations/effective?workspace={ws}"), "/v1/integrations/effective?workspace=ws_nothing".to_owned()),
+        ] {
+            let a = app.get(&existing, &mallory).await;
+            let b = app.get(&missing, &mallory).await;
+            assert_eq!((a.status, &a.body), (b.status, &b.body), "{existing} tells itself apart from {missing}");
+            assert_eq!(a.status, StatusCode::NOT_FOUND);
+        }
+        let listed = app.get("/v1/workspaces", &mallory).await;
+        assert_eq!(listed.body, json!([]));
+    }
+}

@@ -1,0 +1,86 @@
+//! Readers never pass a sequence number whose transaction is still open.
+
+use std::time::Duration;
+
+use lattice_core::{Command, TenantRole};
+use lattice_log::{Backend, Follow};
+use lattice_testkit::{both_backends, fresh_url, service_on, who};
+use sqlx::{Connection, Row};
+
+use crate::workspace_with_thread;
+
+both_backends! {
+    async fn the_horizon_follows_commits(backend: Backend) {
+        let log = lattice_testkit::service(backend).await;
+        let alice = who("t1", "alice", TenantRole::Member);
+        let (_, th) = workspace_with_thread(&log, &alice).await;
+        let mut last = 0;
+        for i in 0..20 {
+            last = log.execute(&alice, Command::PostMessage { thread: th.clone(), text: format!("m{i}") }).await.unwrap().seq;
+        }
+        assert!(log.horizon().wait_for(last, Duration::from_secs(5)).await >= last);
+        let events = log.events(&alice, &Follow::Thread(th), 0, 100).await.unwrap();
+        assert_eq!(events.len(), 21);
+    }
+}
+
+/// A transaction takes a sequence number and stays open while a later one
+/// commits: the horizon stops below it until it commits, then both are read
+/// in order. A rolled-back number is skipped once its transaction has ended.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slow_writer_holds_the_horizon_back_on_postgres() {
+    let url = fresh_url(Backend::Postgres).await;
+    let db = lattice_log::Db::connect(&url, 8).await.unwrap();
+    db.migrate().await.unwrap();
+    let log = service_on(db);
+    let alice = who("t1", "alice", TenantRole::Member);
+    let (ws, th) = workspace_with_thread(&log, &alice).await;
+
+    let mut slow = sqlx::PgConnection::connect(&url).await.unwrap();
+    let mut tx = slow.begin().await.unwrap();
+    sqlx::query("SELECT pg_current_xact_id()").execute(&mut *tx).await.unwrap();
+    let slow_seq: i64 = sqlx::query(
+        "INSERT INTO envelopes (id, tenant, workspace, thread, actor, at, type, payload) \
+         VALUES ('slow', 't1', $1, $2, '{\"kind\":\"system\",\"name\":\"test\"}', 0, 'message_posted', '{\"text\":\"slow\"}') RETURNING seq",
+    )
+    .bind(ws.as_str())
+    .bind(th.as_str())
+    .fetch_one(&mut *tx)
+    .await
+    .unwrap()
+    .get(0);
+
+    let fast = log.execute(&alice, Command::PostMessage { thread: th.clone(), text: "fast".into() }).await.unwrap();
+    assert!(fast.seq > slow_seq);
+    let horizon = log.horizon().wait_for(fast.seq, Duration::from_millis(500)).await;
+    assert_eq!(horizon, slow_seq - 1, "the horizon must stop below the open transaction");
+    let visible = log.events(&alice, &Follow::Thread(th.clone()), 0, 100).await.unwrap();
+    assert!(visible.iter().all(|e| e.seq < slow_seq));
+
+    tx.commit().await.unwrap();
+    assert!(log.horizon().wait_for(fast.seq, Duration::from_secs(5)).await >= fast.seq);
+    let texts: Vec<String> = log
+        .events(&alice, &Follow::Thread(th.clone()), slow_seq - 1, 100)
+        .await
+        .unwrap()
+        .iter()
+        .map(|e| e.payload["text"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    assert_eq!(texts, ["slow", "fast"]);
+
+    // A rolled-back number leaves a gap that is skipped once it is settled.
+    let mut tx = slow.begin().await.unwrap();
+    sqlx::query("SELECT pg_current_xact_id()").execute(&mut *tx).await.unwrap();
+    sqlx::query(
+        "INSERT INTO envelopes (id, tenant, workspace, thread, actor, at, type, payload) \
+         VALUES ('gone', 't1', $1, $2, '{\"kind\":\"system\",\"name\":\"test\"}', 0, 'message_posted', '{}')",
+    )
+    .bind(ws.as_str())
+    .bind(th.as_str())
+    .execute(&mut *tx)
+    .await
+    .unwrap();
+    let after = log.execute(&alice, Command::PostMessage { thread: th.clone(), text: "after".into() }).await.unwrap();
+    tx.rollback().await.unwrap();
+    assert!(log.horizon().wait_for(after.seq, Duration::from_secs(5)).await >= after.seq);
+}
