@@ -47,19 +47,33 @@ async fn access_in(db: &Db, p: &Principal, tenant: String, workspace: String) ->
     if tenant != p.tenant.as_str() {
         return Err(Error::NotFound);
     }
-    let role = if p.role == TenantRole::TenantAdmin {
-        Role::Admin
+    let member = if p.role == TenantRole::TenantAdmin {
+        None
     } else {
-        let row = sqlx::query("SELECT role FROM members WHERE workspace = $1 AND user_id = $2")
+        sqlx::query("SELECT role FROM members WHERE workspace = $1 AND user_id = $2")
             .bind(&workspace)
             .bind(p.user.as_str())
             .fetch_optional(&db.pool)
             .await
-            .map_err(db_error)?;
-        match row {
+            .map_err(db_error)?
+            .map(|row| row.try_get::<String, _>(0))
+            .transpose()
+            .map_err(db_error)?
+    };
+    resolve(p, tenant, workspace, member)
+}
+
+/// The caller's role from its token and the workspace's members list.
+fn resolve(p: &Principal, tenant: String, workspace: String, member: Option<String>) -> Result<Access, Error> {
+    if tenant != p.tenant.as_str() {
+        return Err(Error::NotFound);
+    }
+    let role = if p.role == TenantRole::TenantAdmin {
+        Role::Admin
+    } else {
+        match member {
             None => return Err(Error::NotFound),
-            Some(row) => {
-                let role: String = row.try_get(0).map_err(db_error)?;
+            Some(role) => {
                 Role::parse(&role).ok_or_else(|| Error::unavailable(format!("stored role {role:?} is unknown")))?
             }
         }
@@ -72,15 +86,21 @@ async fn access_in(db: &Db, p: &Principal, tenant: String, workspace: String) ->
 }
 
 pub(crate) async fn thread_access(db: &Db, p: &Principal, thread: &ThreadId) -> Result<Access, Error> {
-    let row = sqlx::query("SELECT w.tenant, w.id FROM threads t JOIN workspaces w ON w.id = t.workspace WHERE t.id = $1")
-        .bind(thread.as_str())
-        .fetch_optional(&db.pool)
-        .await
-        .map_err(db_error)?;
+    // One round trip: the thread's workspace and the caller's membership.
+    let row = sqlx::query(
+        "SELECT w.tenant, w.id, m.role FROM threads t JOIN workspaces w ON w.id = t.workspace \
+         LEFT JOIN members m ON m.workspace = w.id AND m.user_id = $2 WHERE t.id = $1",
+    )
+    .bind(thread.as_str())
+    .bind(p.user.as_str())
+    .fetch_optional(&db.pool)
+    .await
+    .map_err(db_error)?;
     let Some(row) = row else { return Err(Error::NotFound) };
     let tenant: String = row.try_get(0).map_err(db_error)?;
     let workspace: String = row.try_get(1).map_err(db_error)?;
-    access_in(db, p, tenant, workspace).await
+    let member: Option<String> = row.try_get(2).map_err(db_error)?;
+    resolve(p, tenant, workspace, member)
 }
 
 pub(crate) async fn artifact_access(db: &Db, p: &Principal, id: &ArtifactId) -> Result<(Access, ArtifactRow), Error> {

@@ -12,6 +12,7 @@
 //! visible or was rolled back and never will be. No timeout decides it.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::Duration;
 
 use sqlx::Row;
@@ -30,12 +31,14 @@ const BATCH: i64 = 1000;
 pub struct Horizon {
     notify: Arc<Notify>,
     tx: Arc<watch::Sender<i64>>,
+    /// The highest sequence number this process has committed.
+    latest_local: Arc<AtomicI64>,
 }
 
 impl Horizon {
     pub(crate) fn start(db: Db) -> Self {
         let (tx, _) = watch::channel(0);
-        let horizon = Self { notify: Arc::new(Notify::new()), tx: Arc::new(tx) };
+        let horizon = Self { notify: Arc::new(Notify::new()), tx: Arc::new(tx), latest_local: Arc::default() };
         let notify = horizon.notify.clone();
         // The tracker stops once every handle on the service is gone.
         let weak_tx = Arc::downgrade(&horizon.tx);
@@ -64,9 +67,20 @@ impl Horizon {
         horizon
     }
 
-    /// Tells the tracker that this process committed something.
-    pub(crate) fn committed(&self) {
+    /// Tells the tracker that this process committed `seq`.
+    pub(crate) fn committed(&self, seq: i64) {
+        self.latest_local.fetch_max(seq, Ordering::Relaxed);
         self.notify.notify_one();
+    }
+
+    /// Waits (briefly) until this process's own commits are below the
+    /// horizon, so a client reads what it has just written.
+    pub async fn caught_up(&self) -> i64 {
+        let latest = self.latest_local.load(Ordering::Relaxed);
+        if self.current() >= latest {
+            return self.current();
+        }
+        self.wait_for(latest, Duration::from_secs(2)).await
     }
 
     /// Follows the horizon as it moves.
@@ -82,7 +96,7 @@ impl Horizon {
     /// the horizon then.
     pub async fn wait_for(&self, seq: i64, timeout: Duration) -> i64 {
         let mut rx = self.subscribe();
-        self.committed();
+        self.notify.notify_one();
         let _ = tokio::time::timeout(timeout, rx.wait_for(|h| *h >= seq)).await;
         *rx.borrow()
     }

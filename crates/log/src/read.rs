@@ -143,7 +143,7 @@ impl LogService {
                 ("workspace", access.workspace.to_string())
             }
         };
-        let horizon = self.inner.horizon.current();
+        let horizon = self.inner.horizon.caught_up().await;
         let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
             "SELECT {ENVELOPE_COLUMNS} FROM envelopes WHERE {column} = $1 AND seq > $2 AND seq <= $3 ORDER BY seq LIMIT $4"
         )))

@@ -142,7 +142,7 @@ impl LogService {
         let effect = self.prepare(&scope, &command)?;
         self.run_checks(principal, &scope, &command).await?;
         let committed = self.commit(principal, &scope, effect).await?;
-        self.inner.horizon.committed();
+        self.inner.horizon.committed(committed.seq);
         Ok(committed)
     }
 
@@ -292,13 +292,11 @@ impl LogService {
             Backend::Sqlite => Some(db.write_lock.lock().await),
             Backend::Postgres => None,
         };
-        let mut tx = db.pool.begin().await.map_err(db_error)?;
-        if db.backend == Backend::Postgres {
-            // Take a transaction id before the envelope takes its sequence
-            // number, so a reader that sees a gap can tell, from a snapshot,
-            // whether the transaction holding it is still running.
-            sqlx::query("SELECT pg_current_xact_id()::text").execute(&mut *tx).await.map_err(db_error)?;
-        }
+        // A message is one row: it commits as one statement, without a
+        // transaction around it. Everything else writes read models too.
+        let single_statement = matches!(effect, Effect::Message { .. });
+        let mut tx = if single_statement { None } else { Some(db.pool.begin().await.map_err(db_error)?) };
+        let mut pooled = if single_statement { Some(db.pool.acquire().await.map_err(db_error)?) } else { None };
         let actor = p.actor();
         let at = now_ms();
         let tenant = p.tenant.as_str();
@@ -306,7 +304,11 @@ impl LogService {
         let thread = scope.thread.as_ref().map(ThreadId::as_str);
         let envelope_id = ulid::Ulid::generate().to_string();
         let mut committed = Committed { seq: 0, envelope_id: envelope_id.clone(), id: None, version: None, digest: None };
-        let conn: &mut AnyConnection = &mut tx;
+        let conn: &mut AnyConnection = match (&mut tx, &mut pooled) {
+            (Some(tx), _) => tx,
+            (None, Some(conn)) => conn,
+            (None, None) => unreachable!("one of the two is taken"),
+        };
 
         let (event_type, payload, env_tenant, env_workspace, env_thread) = match effect {
             Effect::Workspace { id, name } => {
@@ -460,8 +462,10 @@ impl LogService {
             payload: &payload,
             traceparent: None,
         };
-        committed.seq = insert_envelope(conn, &env).await?;
-        tx.commit().await.map_err(db_error)?;
+        committed.seq = insert_envelope(conn, db.backend, &env).await?;
+        if let Some(tx) = tx {
+            tx.commit().await.map_err(db_error)?;
+        }
         Ok(committed)
     }
 }

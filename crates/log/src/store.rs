@@ -7,7 +7,7 @@ use sqlx::any::AnyRow;
 use sqlx::{AnyConnection, Row};
 
 use crate::clock::rfc3339;
-use crate::db::{Db, db_error};
+use crate::db::{Backend, Db, db_error};
 
 /// An artifact's head or one of its versions, as stored.
 #[derive(Debug, Clone)]
@@ -130,25 +130,37 @@ pub(crate) struct NewEnvelope<'a> {
     pub traceparent: Option<&'a str>,
 }
 
-pub(crate) async fn insert_envelope(conn: &mut AnyConnection, e: &NewEnvelope<'_>) -> Result<i64, Error> {
+pub(crate) async fn insert_envelope(conn: &mut AnyConnection, backend: Backend, e: &NewEnvelope<'_>) -> Result<i64, Error> {
     let actor = serde_json::to_string(e.actor).expect("an actor serializes");
     let payload = serde_json::to_string(e.payload).expect("a JSON value serializes");
-    let row = sqlx::query(
-        "INSERT INTO envelopes (id, tenant, workspace, thread, actor, at, type, payload, traceparent) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING seq",
-    )
-    .bind(e.id)
-    .bind(e.tenant)
-    .bind(e.workspace)
-    .bind(e.thread)
-    .bind(actor)
-    .bind(e.at)
-    .bind(e.event_type)
-    .bind(payload)
-    .bind(e.traceparent)
-    .fetch_one(&mut *conn)
-    .await
-    .map_err(db_error)?;
+    let sql = match backend {
+        // The transaction takes its id before the envelope takes its
+        // sequence number (the CTE is scanned before the row is built), so a
+        // reader that sees a gap can tell from a snapshot whether the
+        // transaction holding it is still running (src/horizon.rs).
+        Backend::Postgres => {
+            "WITH xact AS MATERIALIZED (SELECT pg_current_xact_id()) \
+             INSERT INTO envelopes (id, tenant, workspace, thread, actor, at, type, payload, traceparent) \
+             SELECT $1, $2, $3, $4, $5, $6::bigint, $7, $8, $9 FROM xact RETURNING seq"
+        }
+        Backend::Sqlite => {
+            "INSERT INTO envelopes (id, tenant, workspace, thread, actor, at, type, payload, traceparent) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING seq"
+        }
+    };
+    let row = sqlx::query(sql)
+        .bind(e.id)
+        .bind(e.tenant)
+        .bind(e.workspace)
+        .bind(e.thread)
+        .bind(actor)
+        .bind(e.at)
+        .bind(e.event_type)
+        .bind(payload)
+        .bind(e.traceparent)
+        .fetch_one(&mut *conn)
+        .await
+        .map_err(db_error)?;
     row.try_get(0).map_err(db_error)
 }
 

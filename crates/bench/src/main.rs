@@ -1,0 +1,16 @@
+//! `lattice-bench NAME`: prints figures, then `ratio <x> <what>` lines where
+//! x is our throughput over the baseline's, both measured in this run.
+
+mod write_path;
+
+#[tokio::main(flavor = "multi_thread")]
+async fn main() {
+    let name = std::env::args().nth(1).unwrap_or_default();
+    match name.as_str() {
+        "write-path" => write_path::run().await,
+        other => {
+            eprintln!("unknown benchmark {other:?}; known: write-path");
+            std::process::exit(2);
+        }
+    }
+}

@@ -1,0 +1,164 @@
+//! The acceptance harness: starts the real `lattice` binary as a process on
+//! a loopback port and talks to it over HTTP, as a client would.
+
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+pub const SECRET: &str = "lattice-e2e-secret-lattice-e2e-secret-0123";
+
+/// The `lattice` binary of this build (`cargo xtask test` builds it first).
+pub fn binary() -> PathBuf {
+    if let Some(path) = std::env::var_os("LATTICE_BIN") {
+        return path.into();
+    }
+    // Test executables live in target/<profile>/deps; the binary one up.
+    let exe = std::env::current_exe().expect("the test's own path");
+    let profile_dir = exe.parent().and_then(|deps| deps.parent()).expect("target/<profile>/deps");
+    let bin = profile_dir.join("lattice");
+    assert!(
+        bin.exists(),
+        "{} is missing: build it with `cargo build -p lattice` (cargo xtask test does), or set LATTICE_BIN",
+        bin.display()
+    );
+    bin
+}
+
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// One `lattice serve log` process.
+pub struct LogProcess {
+    child: Child,
+    pub base: String,
+    pub database_url: String,
+    port: u16,
+    data_dir: PathBuf,
+}
+
+impl LogProcess {
+    /// Starts on `database_url` and waits until `/readyz` answers.
+    pub async fn start(database_url: &str) -> Self {
+        let data_dir = std::env::temp_dir().join(format!("lattice-e2e-{}", free_port()));
+        std::fs::create_dir_all(&data_dir).unwrap();
+        Self::spawn(database_url.to_owned(), free_port(), data_dir).await
+    }
+
+    async fn spawn(database_url: String, port: u16, data_dir: PathBuf) -> Self {
+        let child = Command::new(binary())
+            .args(["serve", "log"])
+            .env("LATTICE_PROFILE", "local")
+            .env("LATTICE_DATABASE_URL", &database_url)
+            .env("LATTICE_HTTP_ADDR", format!("127.0.0.1:{port}"))
+            .env("LATTICE_AUTH_SECRET", SECRET)
+            .env("LATTICE_DATA_DIR", &data_dir)
+            .env("LATTICE_LOG", "warn")
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("starting lattice");
+        let process = Self { child, base: format!("http://127.0.0.1:{port}"), database_url, port, data_dir };
+        process.wait_ready().await;
+        process
+    }
+
+    async fn wait_ready(&self) {
+        let client = reqwest::Client::new();
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            if let Ok(r) = client.get(format!("{}/readyz", self.base)).send().await
+                && r.status().is_success()
+            {
+                return;
+            }
+            assert!(Instant::now() < deadline, "lattice did not become ready at {}", self.base);
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    /// SIGKILL: no chance to finish anything.
+    pub fn kill(&mut self) {
+        self.child.kill().expect("SIGKILL");
+        self.child.wait().expect("reaping");
+    }
+
+    /// SIGTERM, then waits for the process to exit; returns its exit code.
+    pub fn terminate(&mut self) -> Option<i32> {
+        unsafe {
+            libc::kill(self.child.id() as i32, libc::SIGTERM);
+        }
+        self.child.wait().ok().and_then(|s| s.code())
+    }
+
+    /// A new process on the same database and port.
+    pub async fn restart(mut self) -> Self {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let (url, port, dir) = (self.database_url.clone(), self.port, self.data_dir.clone());
+        std::mem::forget(self);
+        Self::spawn(url, port, dir).await
+    }
+}
+
+impl Drop for LogProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A thin JSON client for `/v1`.
+#[derive(Clone)]
+pub struct Client {
+    pub http: reqwest::Client,
+    pub base: String,
+    pub token: String,
+}
+
+impl Client {
+    /// Signs in through `POST /v1/dev/token`.
+    pub async fn sign_in(base: &str, tenant: &str, user: &str) -> Self {
+        let http = reqwest::Client::new();
+        let reply: Value = http
+            .post(format!("{base}/v1/dev/token"))
+            .json(&json!({"tenant": tenant, "user": user}))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        Self { http, base: base.to_owned(), token: reply["token"].as_str().expect("a token").to_owned() }
+    }
+
+    pub async fn post(&self, path: &str, body: Value) -> Result<(u16, Value), reqwest::Error> {
+        let r = self.http.post(format!("{}{path}", self.base)).bearer_auth(&self.token).json(&body).send().await?;
+        let status = r.status().as_u16();
+        Ok((status, r.json().await.unwrap_or(Value::Null)))
+    }
+
+    pub async fn get(&self, path: &str) -> Result<(u16, Value), reqwest::Error> {
+        let r = self.http.get(format!("{}{path}", self.base)).bearer_auth(&self.token).send().await?;
+        let status = r.status().as_u16();
+        Ok((status, r.json().await.unwrap_or(Value::Null)))
+    }
+
+    /// Every event of a thread, page by page.
+    pub async fn all_events(&self, thread: &str) -> Vec<Value> {
+        let mut out = Vec::new();
+        let mut after = 0;
+        loop {
+            let (status, page) = self.get(&format!("/v1/threads/{thread}/events?format=json&after={after}")).await.unwrap();
+            assert_eq!(status, 200, "{page}");
+            let events = page["events"].as_array().unwrap().clone();
+            if events.is_empty() {
+                return out;
+            }
+            after = page["next_after"].as_i64().unwrap();
+            out.extend(events);
+        }
+    }
+}

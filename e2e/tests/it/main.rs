@@ -1,0 +1,3 @@
+//! Acceptance tests against the real binary.
+
+mod crash;
