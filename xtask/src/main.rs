@@ -48,11 +48,14 @@ fn test(extra: &[String]) -> Result {
     println!("xtask: PostgreSQL {} at {}", pg.version, pg.url);
     // The binary is built first: the end-to-end tests start it as a process.
     shell::cargo(&["build", "--package", "lattice"], &[])?;
-    let mut args = vec!["test", "--workspace", "--no-fail-fast"];
+    // Libraries, binaries and integration tests; the benchmarks have none.
+    let mut args = vec!["test", "--workspace", "--exclude", "lattice-bench", "--lib", "--bins", "--tests", "--no-fail-fast"];
     args.extend(extra.iter().map(String::as_str));
-    let outcome = shell::cargo(&args, &[("LATTICE_TEST_POSTGRES_URL", pg.url.as_str())]);
+    let outcome = shell::cargo_test(&args, &[("LATTICE_TEST_POSTGRES_URL", pg.url.as_str())]);
     drop(pg);
-    outcome
+    let (passed, failed) = outcome?;
+    println!("lattice: {passed} passed, {failed} failed");
+    if failed > 0 || passed == 0 { Err(format!("{failed} tests failed")) } else { Ok(()) }
 }
 
 fn up(extra: &[String]) -> Result {

@@ -15,6 +15,39 @@ pub fn cargo(args: &[&str], env: &[(&str, &str)]) -> Result {
     run(&mut cmd)
 }
 
+/// Runs `cargo test`, passing its output through, and adds up the counts
+/// of every "test result:" line. Fails when cargo fails.
+pub fn cargo_test(args: &[&str], env: &[(&str, &str)]) -> Result<(u64, u64)> {
+    use std::io::BufRead;
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let mut cmd = Command::new(cargo);
+    cmd.args(args).current_dir(workspace_root()).stdout(std::process::Stdio::piped());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let mut child = cmd.spawn().map_err(|e| format!("cannot run cargo test: {e}"))?;
+    let (mut passed, mut failed) = (0, 0);
+    let stdout = child.stdout.take().expect("piped");
+    for line in std::io::BufReader::new(stdout).lines() {
+        let line = line.map_err(|e| e.to_string())?;
+        println!("{line}");
+        if let Some(rest) = line.strip_prefix("test result: ") {
+            passed += count(rest, " passed");
+            failed += count(rest, " failed");
+        }
+    }
+    let status = child.wait().map_err(|e| e.to_string())?;
+    if status.success() || failed > 0 { Ok((passed, failed)) } else { Err(format!("cargo test failed: {status}")) }
+}
+
+/// The number before `label` in "ok. 12 passed; 0 failed; …".
+fn count(line: &str, label: &str) -> u64 {
+    line.find(label)
+        .and_then(|end| line[..end].rsplit([' ', '.']).next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0)
+}
+
 pub fn run(cmd: &mut Command) -> Result {
     let status = cmd.status().map_err(|e| format!("cannot run {cmd:?}: {e}"))?;
     if status.success() { Ok(()) } else { Err(format!("{:?} failed: {status}", cmd.get_program())) }

@@ -20,6 +20,7 @@ macro_rules! id_type {
             pub const PREFIX: &'static str = $prefix;
 
             /// A new, unique, time-ordered id.
+            #[cfg(feature = "generate")]
             pub fn generate() -> Self {
                 Self(format!("{}{}", $prefix, ulid::Ulid::generate().to_string().to_ascii_lowercase()))
             }

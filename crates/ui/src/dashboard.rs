@@ -1,12 +1,14 @@
 //! A dashboard artifact (SPEC U6): a snapshot of figures, `as_of` a time.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 pub const DASHBOARD_MAX_BYTES: usize = 256 * 1024;
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+/// The `data` of a `dashboard` artifact.
 pub struct Dashboard {
     pub title: String,
     /// When the figures were true (RFC 3339).
@@ -14,7 +16,7 @@ pub struct Dashboard {
     pub panels: Vec<Panel>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Panel {
     Metric {
@@ -43,7 +45,7 @@ pub enum Panel {
     },
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Chart {
     pub title: String,
@@ -51,7 +53,7 @@ pub struct Chart {
     pub series: Vec<Series>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Series {
     pub name: String,

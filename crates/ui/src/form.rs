@@ -1,10 +1,14 @@
-//! A form artifact: a schema that takes submissions.
+//! A form artifact: a FormSchema that takes submissions without a run
+//! waiting (SPEC A2, U8).
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::hints::UiHints;
+
 /// How many submissions a form takes, and from whom (SPEC U8).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Submissions {
     /// One submission in all.
@@ -12,24 +16,25 @@ pub enum Submissions {
     Once,
     /// One per person.
     PerPerson,
-    /// Any number; each carries a client nonce.
+    /// Any number; each carries a nonce its client made.
     Many,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// The `data` of a `form` artifact.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Form {
     pub title: String,
-    /// A JSON Schema 2020-12 object of the allowed subset.
+    /// A JSON Schema 2020-12 object of the allowed subset (SPEC U1).
     pub schema: Value,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ui: Option<Value>,
+    pub ui: Option<UiHints>,
     #[serde(default)]
     pub submissions: Submissions,
     #[serde(default)]
     pub closed: bool,
 }
 
-/// The largest form payload, in bytes of JSON (the schema's own limit of
-/// 32 KB is the schema checker's).
+/// The largest form payload, in bytes of JSON: the schema's 32 KB and room
+/// for its title and hints.
 pub const FORM_MAX_BYTES: usize = 64 * 1024;

@@ -7,16 +7,23 @@ use lattice_core::{ArtifactKind, Error, FieldError, SwitchKey};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use crate::app::{App, HTML_MAX_BYTES, STATE_MAX_BYTES};
 use crate::dashboard::{DASHBOARD_MAX_BYTES, Dashboard, Panel};
 use crate::form::{FORM_MAX_BYTES, Form};
+use crate::schema::{self, format::is_date_time, limits};
+use crate::submission::Submission;
 
 pub struct FormKind;
 pub struct DashboardKind;
+pub struct SubmissionKind;
+pub struct AppKind;
 
 /// Every kind this crate defines.
 pub fn kinds() -> Vec<SharedKind> {
-    vec![Arc::new(FormKind), Arc::new(DashboardKind)]
+    vec![Arc::new(FormKind), Arc::new(DashboardKind), Arc::new(SubmissionKind), Arc::new(AppKind)]
 }
+
+const TITLE_CHARS: usize = 200;
 
 impl ArtifactKind for FormKind {
     fn name(&self) -> &str {
@@ -33,11 +40,10 @@ impl ArtifactKind for FormKind {
 
     fn check(&self, data: &Value) -> Result<(), Error> {
         let form: Form = shape(data)?;
-        if form.title.trim().is_empty() {
-            return Err(Error::field("data.title", "minLength", "must not be empty"));
-        }
-        if !form.schema.is_object() {
-            return Err(Error::field("data.schema", "type", "must be a JSON Schema object"));
+        title(&form.title)?;
+        let compiled = schema::compile(&form.schema).map_err(|e| prefixed("schema", e))?;
+        if let Some(ui) = &form.ui {
+            ui.check(&compiled).map_err(|e| prefixed("ui", e))?;
         }
         Ok(())
     }
@@ -58,55 +64,125 @@ impl ArtifactKind for DashboardKind {
 
     fn check(&self, data: &Value) -> Result<(), Error> {
         let dashboard: Dashboard = shape(data)?;
+        title(&dashboard.title)?;
         let mut errors = Vec::new();
+        if !is_date_time(&dashboard.as_of) {
+            errors.push(FieldError::new("as_of", "format", "must be an RFC 3339 date-time such as 2026-11-29T12:00:00Z"));
+        }
         for (i, panel) in dashboard.panels.iter().enumerate() {
-            if let Panel::Line(chart) | Panel::Bar(chart) = panel {
-                for (j, series) in chart.series.iter().enumerate() {
-                    if series.values.len() != chart.x.len() {
-                        errors.push(FieldError::new(
-                            format!("data.panels.{i}.series.{j}.values"),
-                            "length",
-                            format!("{} values for {} x labels", series.values.len(), chart.x.len()),
-                        ));
+            match panel {
+                Panel::Line(chart) | Panel::Bar(chart) => {
+                    for (j, series) in chart.series.iter().enumerate() {
+                        if series.values.len() != chart.x.len() {
+                            errors.push(FieldError::new(
+                                format!("panels.{i}.series.{j}.values"),
+                                "length",
+                                format!("{} values for {} x labels", series.values.len(), chart.x.len()),
+                            ));
+                        }
                     }
                 }
+                Panel::Table { columns, rows, .. } => {
+                    for (r, row) in rows.iter().enumerate() {
+                        if row.len() != columns.len() {
+                            errors.push(FieldError::new(
+                                format!("panels.{i}.rows.{r}"),
+                                "length",
+                                format!("{} cells for {} columns", row.len(), columns.len()),
+                            ));
+                        }
+                    }
+                }
+                Panel::Metric { value, .. } if !matches!(value, Value::Number(_) | Value::String(_)) => {
+                    errors.push(FieldError::new(format!("panels.{i}.value"), "type", "a metric's value is a number or a string"));
+                }
+                Panel::Action { form_id, .. } if form_id.trim().is_empty() => {
+                    errors.push(FieldError::new(format!("panels.{i}.form_id"), "minLength", "an action names its form"));
+                }
+                _ => {}
             }
         }
         if errors.is_empty() { Ok(()) } else { Err(Error::ValidationFailed { errors }) }
     }
 }
 
-/// Reads `data` as `T`, naming where the shape is wrong.
-fn shape<T: DeserializeOwned>(data: &Value) -> Result<T, Error> {
-    serde_json::from_value(data.clone()).map_err(|e| Error::field("data", "shape", e.to_string()))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn dashboards_take_the_contract_panels_and_refuse_ragged_series() {
-        let ok = json!({"title": "Ops", "as_of": "2026-11-29T12:00:00Z", "panels": [
-            {"type": "metric", "label": "Open", "value": 3},
-            {"type": "line", "title": "Load", "x": ["a", "b"], "series": [{"name": "cpu", "values": [1, 2]}]},
-            {"type": "table", "columns": ["k"], "rows": [["v"]]},
-            {"type": "text", "markdown": "*hi*"},
-            {"type": "action", "label": "Restart", "form_id": "f1"}
-        ]});
-        DashboardKind.check(&ok).unwrap();
-        let ragged = json!({"title": "Ops", "as_of": "now", "panels": [
-            {"type": "bar", "title": "B", "x": ["a"], "series": [{"name": "s", "values": [1, 2]}]}]});
-        assert!(matches!(DashboardKind.check(&ragged), Err(Error::ValidationFailed { .. })));
-        assert!(DashboardKind.check(&json!({"title": "x", "as_of": "y", "panels": [{"type": "pie"}]})).is_err());
+impl ArtifactKind for SubmissionKind {
+    fn name(&self) -> &str {
+        "submission"
     }
 
-    #[test]
-    fn forms_need_a_title_and_a_schema_object() {
-        FormKind.check(&json!({"title": "T", "schema": {"type": "object"}})).unwrap();
-        assert!(FormKind.check(&json!({"title": " ", "schema": {}})).is_err());
-        assert!(FormKind.check(&json!({"title": "T", "schema": []})).is_err());
-        assert!(FormKind.check(&json!({"title": "T", "schema": {}, "colour": "red"})).is_err());
+    fn switch(&self) -> Option<SwitchKey> {
+        Some(SwitchKey::Forms)
+    }
+
+    fn max_bytes(&self) -> usize {
+        limits::VALUES_BYTES + 1024
+    }
+
+    fn check(&self, data: &Value) -> Result<(), Error> {
+        let submission: Submission = shape(data)?;
+        if !submission.values.is_object() {
+            return Err(Error::field("values", "type", "the values must be an object of the form's fields"));
+        }
+        Ok(())
+    }
+
+    fn parent(&self, data: &Value) -> Option<String> {
+        data.get("form_id").and_then(Value::as_str).map(str::to_owned)
+    }
+}
+
+impl ArtifactKind for AppKind {
+    fn name(&self) -> &str {
+        "app"
+    }
+
+    fn switch(&self) -> Option<SwitchKey> {
+        Some(SwitchKey::MiniApps)
+    }
+
+    fn max_bytes(&self) -> usize {
+        HTML_MAX_BYTES + STATE_MAX_BYTES + 4096
+    }
+
+    fn check(&self, data: &Value) -> Result<(), Error> {
+        let app: App = shape(data)?;
+        title(&app.title)?;
+        app.check()
+    }
+}
+
+fn title(title: &str) -> Result<(), Error> {
+    if title.trim().is_empty() {
+        Err(Error::field("title", "minLength", "must not be empty"))
+    } else if title.chars().count() > TITLE_CHARS {
+        Err(Error::field("title", "maxLength", format!("{} characters exceed the limit {TITLE_CHARS}", title.chars().count())))
+    } else {
+        Ok(())
+    }
+}
+
+/// Reads `data` as `T`, naming where the shape is wrong.
+pub(crate) fn shape<T: DeserializeOwned>(data: &Value) -> Result<T, Error> {
+    serde_path_to_error::deserialize(data).map_err(|e| {
+        let path = e.path().to_string();
+        let path = if path == "." { String::new() } else { path };
+        Error::field(path, "shape", e.into_inner().to_string())
+    })
+}
+
+/// Puts field errors under `prefix` (`schema.properties.x…`).
+pub(crate) fn prefixed(prefix: &str, e: Error) -> Error {
+    match e {
+        Error::ValidationFailed { errors } => Error::ValidationFailed {
+            errors: errors
+                .into_iter()
+                .map(|mut f| {
+                    f.path = if f.path.is_empty() { prefix.to_owned() } else { format!("{prefix}.{}", f.path) };
+                    f
+                })
+                .collect(),
+        },
+        other => other,
     }
 }

@@ -1,10 +1,19 @@
-//! The UI model: the artifact kinds forms, dashboards and their shapes.
+//! The UI model: what forms, dashboards, mini apps and submissions may hold,
+//! and the checks the write path runs on them.
 //!
 //! Pure data and checks: no I/O, no HTTP, no SQL, so the same verdicts run
-//! in the server and, compiled to wasm32, in the browser.
+//! in the server and, compiled to wasm32, in the browser before sending.
 
+pub mod app;
+pub mod checks;
 pub mod dashboard;
 pub mod form;
+pub mod hints;
 mod kinds;
+pub mod schema;
+pub mod submission;
+pub mod wire;
 
-pub use kinds::{DashboardKind, FormKind, kinds};
+pub use checks::checks;
+pub use kinds::{AppKind, DashboardKind, FormKind, SubmissionKind, kinds};
+pub use schema::{CompiledForm, compile};

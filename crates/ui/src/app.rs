@@ -1,0 +1,147 @@
+//! A mini app (SPEC U7): one HTML file written by an agent, run sandboxed.
+//! HTML naming an external URL is refused here, as a first filter; the
+//! sandbox and its policy are the guard.
+
+use lattice_core::{Error, FieldError};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+pub const HTML_MAX_BYTES: usize = 256 * 1024;
+pub const STATE_MAX_BYTES: usize = 64 * 1024;
+pub const SUMMARY_MAX_CHARS: usize = 500;
+
+/// The `data` of an `app` artifact.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct App {
+    pub title: String,
+    /// Shown beside the frame, always: what the app does, in words.
+    pub summary: String,
+    /// One self-contained HTML document (at most 256 KB).
+    pub html: String,
+    /// The app's own state (get_state / set_state), at most 64 KB.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<Value>,
+}
+
+impl App {
+    pub fn check(&self) -> Result<(), Error> {
+        let mut errors = Vec::new();
+        if self.title.trim().is_empty() {
+            errors.push(FieldError::new("title", "minLength", "must not be empty"));
+        }
+        if self.summary.trim().is_empty() {
+            errors.push(FieldError::new("summary", "minLength", "an app needs a summary in words"));
+        } else if self.summary.chars().count() > SUMMARY_MAX_CHARS {
+            errors.push(FieldError::new(
+                "summary",
+                "maxLength",
+                format!("{} characters exceed the limit {SUMMARY_MAX_CHARS}", self.summary.chars().count()),
+            ));
+        }
+        if self.html.len() > HTML_MAX_BYTES {
+            return Err(Error::TooLarge { limit: HTML_MAX_BYTES as u64, size: self.html.len() as u64 });
+        }
+        if let Some(state) = &self.state {
+            let size = serde_json::to_vec(state).map(|v| v.len()).unwrap_or(usize::MAX);
+            if size > STATE_MAX_BYTES {
+                return Err(Error::TooLarge { limit: STATE_MAX_BYTES as u64, size: size as u64 });
+            }
+        }
+        if let Some(found) = external_reference(&self.html) {
+            errors.push(FieldError::new(
+                "html",
+                "externalUrl",
+                format!("the HTML names an external address ({found}); an app is one self-contained file with no network"),
+            ));
+        }
+        if errors.is_empty() { Ok(()) } else { Err(Error::ValidationFailed { errors }) }
+    }
+}
+
+/// The first thing in `html` that names a network address, if any: a
+/// network scheme anywhere, a protocol-relative `//host` where a URL goes
+/// (an attribute, `url(…)`, `@import`, `srcset`), or a meta refresh.
+/// Character references and CSS escapes are decoded and whitespace dropped
+/// first, so `h&#116;tp:` and `url( //x )` are caught too.
+pub fn external_reference(html: &str) -> Option<String> {
+    let normal = normalize(html);
+    for scheme in ["http:", "https:", "ws:", "wss:", "ftp:", "file:"] {
+        if let Some(i) = normal.find(scheme) {
+            return Some(excerpt(&normal, i));
+        }
+    }
+    for lead in ["=\"//", "='//", "=//", "(\"//", "('//", "(//", "import\"//", "import'//", ",//", "=\"\\\\", "('\\\\", "(\"\\\\"] {
+        if let Some(i) = normal.find(lead) {
+            return Some(excerpt(&normal, i));
+        }
+    }
+    if let Some(i) = normal.find("http-equiv=\"refresh").or_else(|| normal.find("http-equiv='refresh")).or_else(|| normal.find("http-equiv=refresh")) {
+        return Some(excerpt(&normal, i));
+    }
+    None
+}
+
+fn excerpt(s: &str, at: usize) -> String {
+    s[at..].chars().take(40).collect()
+}
+
+/// Lowercase, with `&#…;` / `&#x…;` references and CSS `\hex` escapes
+/// decoded and whitespace and control characters removed.
+fn normalize(html: &str) -> String {
+    let mut out = String::with_capacity(html.len());
+    let chars: Vec<char> = html.chars().collect();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        if c == '&' && chars.get(i + 1) == Some(&'#') {
+            let (hex, start) = if matches!(chars.get(i + 2), Some('x' | 'X')) { (true, i + 3) } else { (false, i + 2) };
+            let mut j = start;
+            while j < chars.len() && (if hex { chars[j].is_ascii_hexdigit() } else { chars[j].is_ascii_digit() }) && j - start < 8 {
+                j += 1;
+            }
+            let digits: String = chars[start..j].iter().collect();
+            if let Some(decoded) = u32::from_str_radix(&digits, if hex { 16 } else { 10 }).ok().and_then(char::from_u32) {
+                push_normal(&mut out, decoded);
+                i = if chars.get(j) == Some(&';') { j + 1 } else { j };
+                continue;
+            }
+        }
+        if c == '&' {
+            let named: String = chars[i..chars.len().min(i + 8)].iter().collect::<String>().to_ascii_lowercase();
+            if let Some((entity, decoded)) = [("&colon;", ':'), ("&sol;", '/'), ("&bsol;", '\\'), ("&lpar;", '('), ("&quot;", '"'), ("&apos;", '\'')]
+                .into_iter()
+                .find(|(e, _)| named.starts_with(e))
+            {
+                push_normal(&mut out, decoded);
+                i += entity.chars().count();
+                continue;
+            }
+        }
+        if c == '\\' {
+            let mut j = i + 1;
+            while j < chars.len() && chars[j].is_ascii_hexdigit() && j - i <= 6 {
+                j += 1;
+            }
+            if j > i + 1 {
+                let digits: String = chars[i + 1..j].iter().collect();
+                if let Some(decoded) = u32::from_str_radix(&digits, 16).ok().and_then(char::from_u32) {
+                    push_normal(&mut out, decoded);
+                    i = j;
+                    continue;
+                }
+            }
+        }
+        push_normal(&mut out, c);
+        i += 1;
+    }
+    out
+}
+
+fn push_normal(out: &mut String, c: char) {
+    if c.is_whitespace() || c.is_control() {
+        return;
+    }
+    out.extend(c.to_lowercase());
+}

@@ -1,0 +1,137 @@
+//! The UI model's checks on the write path (SPEC L5, U8, U9): what a
+//! submission must be, and who may change what.
+
+use std::sync::Arc;
+
+use lattice_core::kind::SharedCheck;
+use lattice_core::{Actor, Check, Command, CommandType, Error, FieldError, Role, WorkspaceView};
+use serde_json::Value;
+
+use crate::form::{Form, Submissions};
+use crate::kinds::{prefixed, shape};
+use crate::schema;
+use crate::submission::{Submission, nonce_ok, submission_id};
+
+/// Every check this crate registers, with the command type it guards.
+pub fn checks() -> Vec<(CommandType, SharedCheck)> {
+    vec![
+        (CommandType::CreateArtifact, Arc::new(SubmissionCheck)),
+        (CommandType::CreateArtifact, Arc::new(AppsAreAgents)),
+        (CommandType::EditArtifact, Arc::new(EditRules)),
+    ]
+}
+
+/// A submission: to a form (or app) that exists here, is open, at its head
+/// version; values valid; the id its derivation.
+pub struct SubmissionCheck;
+
+#[async_trait::async_trait]
+impl Check for SubmissionCheck {
+    async fn check(&self, view: &dyn WorkspaceView, _actor: &Actor, command: &Command) -> Result<(), Error> {
+        let Command::CreateArtifact { id, kind, data, .. } = command else { return Ok(()) };
+        if kind != "submission" {
+            return Ok(());
+        }
+        let submission: Submission = shape(data)?;
+        let form_id = lattice_core::ArtifactId::parse("form_id", &submission.form_id)?;
+        let Some(target) = view.artifact(&form_id, None).await? else {
+            return Err(Error::field("form_id", "exists", "there is no such form here"));
+        };
+        if target.archived {
+            return Err(Error::invalid_state("the form is archived"));
+        }
+        let policy = match target.kind.as_str() {
+            "form" => {
+                let form: Form = shape(&target.data)?;
+                if form.closed {
+                    return Err(Error::invalid_state("the form is closed"));
+                }
+                if submission.form_version != target.version {
+                    return Err(Error::Conflict {
+                        reason: format!("This form changed: it is at version {}", target.version),
+                        expected: Some(submission.form_version),
+                        actual: Some(target.version),
+                    });
+                }
+                let compiled = schema::compile(&form.schema).map_err(|e| prefixed("form.schema", e))?;
+                compiled.validate(&submission.values).map_err(|e| prefixed("values", e))?;
+                form.submissions
+            }
+            // An app's submissions are its own business: any object of values.
+            "app" => Submissions::Many,
+            other => return Err(Error::field("form_id", "kind", format!("names a {other}, which takes no submissions"))),
+        };
+        match (policy, submission.nonce.as_deref()) {
+            (Submissions::Many, Some(n)) if nonce_ok(n) => {}
+            (Submissions::Many, _) => {
+                return Err(Error::field("nonce", "nonce", "this form takes many submissions: each needs a nonce of 8 to 64 letters, digits, - or _"));
+            }
+            (_, Some(_)) => return Err(Error::field("nonce", "nonce", "only a form that takes many submissions takes a nonce")),
+            (_, None) => {}
+        }
+        let expected = submission_id(&submission.form_id, policy, view.principal().user.as_str(), submission.nonce.as_deref());
+        if id.as_ref().map(|i| i.as_str()) != Some(expected.as_str()) {
+            return Err(Error::ValidationFailed {
+                errors: vec![FieldError::new("id", "derived", format!("a submission's id is derived from its form: it must be {expected}"))],
+            });
+        }
+        Ok(())
+    }
+}
+
+/// Only an agent creates an app: the HTML that runs is always an agent's.
+pub struct AppsAreAgents;
+
+#[async_trait::async_trait]
+impl Check for AppsAreAgents {
+    async fn check(&self, _view: &dyn WorkspaceView, actor: &Actor, command: &Command) -> Result<(), Error> {
+        match command {
+            Command::CreateArtifact { kind, .. } if kind == "app" && !actor.is_agent() => {
+                Err(Error::forbidden("only an agent creates an app"))
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+/// Who may change what (U9): nobody edits a submission; a form's `closed`
+/// and schema change only by its author or a workspace admin; a person
+/// edits an app under `/state` only.
+pub struct EditRules;
+
+#[async_trait::async_trait]
+impl Check for EditRules {
+    async fn check(&self, view: &dyn WorkspaceView, actor: &Actor, command: &Command) -> Result<(), Error> {
+        let Command::EditArtifact { id, patch, .. } = command else { return Ok(()) };
+        let Some(head) = view.artifact(id, None).await? else { return Err(Error::NotFound) };
+        match head.kind.as_str() {
+            "submission" => Err(Error::forbidden("nobody edits a submission")),
+            "form" => {
+                let mut after = head.data.clone();
+                json_patch::patch(&mut after, patch).map_err(|e| Error::field("patch", "patch", e.to_string()))?;
+                let changes = |key: &str| head.data.get(key) != after.get(key);
+                let governed = changes("closed") || changes("schema") || changes("submissions");
+                if governed && head.author != actor.name() && view.role() < Role::Admin {
+                    return Err(Error::forbidden("only the form's author or a workspace admin changes its schema or closes it"));
+                }
+                Ok(())
+            }
+            "app" if !actor.is_agent() => {
+                let under_state = |path: &str| path == "/state" || path.starts_with("/state/");
+                let ops = serde_json::to_value(patch).unwrap_or(Value::Null);
+                let touches_only_state = ops.as_array().is_some_and(|ops| {
+                    ops.iter().all(|op| {
+                        op.get("path").and_then(Value::as_str).is_some_and(under_state)
+                            && op.get("from").and_then(Value::as_str).is_none_or(under_state)
+                    })
+                });
+                if touches_only_state {
+                    Ok(())
+                } else {
+                    Err(Error::forbidden("a person edits an app's /state only; its HTML is always an agent's"))
+                }
+            }
+            _ => Ok(()),
+        }
+    }
+}

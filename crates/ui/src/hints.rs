@@ -1,0 +1,152 @@
+//! UI hints (SPEC U3): how a property is shown, and nothing else. A hint
+//! names a component of the kit; it never carries a colour, a class, HTML or
+//! a URL.
+
+use std::collections::BTreeMap;
+
+use lattice_core::{Error, FieldError};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::schema::{CompiledForm, Format, Types};
+
+/// The kit's form components a property may ask for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Widget {
+    Text,
+    Textarea,
+    Number,
+    Select,
+    Radio,
+    Checkbox,
+    Checkboxes,
+    Date,
+    Time,
+    Datetime,
+    Email,
+    Url,
+}
+
+/// How one field is shown.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FieldHints {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub widget: Option<Widget>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub placeholder: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub help: Option<String>,
+}
+
+/// A titled group of fields.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Section {
+    pub title: String,
+    pub properties: Vec<String>,
+}
+
+/// A form's `ui` object.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UiHints {
+    /// Field names in the order they are shown; the rest follow in schema order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub order: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sections: Vec<Section>,
+    /// The send button's label (default "Send").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub submit_label: Option<String>,
+    /// Per field: widget, placeholder, help.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub fields: BTreeMap<String, FieldHints>,
+}
+
+const HINT_CHARS: usize = 300;
+const LABEL_CHARS: usize = 60;
+
+impl UiHints {
+    /// Checks the hints against the compiled form they describe.
+    pub fn check(&self, form: &CompiledForm) -> Result<(), Error> {
+        let mut errors = Vec::new();
+        let known = |name: &str| form.property(name).is_some();
+        for (i, name) in self.order.iter().enumerate() {
+            if !known(name) {
+                errors.push(FieldError::new(format!("order.{i}"), "order", format!("{name:?} is not a property of the form")));
+            }
+        }
+        for (s, section) in self.sections.iter().enumerate() {
+            plain_text(&mut errors, &format!("sections.{s}.title"), &section.title, LABEL_CHARS * 2);
+            for (i, name) in section.properties.iter().enumerate() {
+                if !known(name) {
+                    errors.push(FieldError::new(
+                        format!("sections.{s}.properties.{i}"),
+                        "sections",
+                        format!("{name:?} is not a property of the form"),
+                    ));
+                }
+            }
+        }
+        if let Some(label) = &self.submit_label {
+            plain_text(&mut errors, "submit_label", label, LABEL_CHARS);
+        }
+        for (name, hints) in &self.fields {
+            let path = format!("fields.{name}");
+            let Some(property) = form.property(name) else {
+                errors.push(FieldError::new(&path, "fields", format!("{name:?} is not a property of the form")));
+                continue;
+            };
+            if let Some(p) = &hints.placeholder {
+                plain_text(&mut errors, &format!("{path}.placeholder"), p, HINT_CHARS);
+            }
+            if let Some(h) = &hints.help {
+                plain_text(&mut errors, &format!("{path}.help"), h, HINT_CHARS);
+            }
+            if let Some(widget) = hints.widget
+                && let Err(why) = fits(widget, property)
+            {
+                errors.push(FieldError::new(format!("{path}.widget"), "widget", why));
+            }
+        }
+        if errors.is_empty() { Ok(()) } else { Err(Error::ValidationFailed { errors }) }
+    }
+}
+
+/// Whether a widget can show and edit the property's values.
+fn fits(widget: Widget, p: &crate::schema::Property) -> Result<(), String> {
+    let types = p.types.unwrap_or_default();
+    let is = |t: Types| types.contains(t);
+    let ok = match widget {
+        Widget::Text | Widget::Textarea => is(Types::STRING) && p.format.is_none(),
+        Widget::Number => is(Types::NUMBER) || is(Types::INTEGER),
+        Widget::Select | Widget::Radio => p.choices.is_some(),
+        Widget::Checkbox => is(Types::BOOLEAN),
+        Widget::Checkboxes => is(Types::ARRAY) && p.item_choices.is_some(),
+        Widget::Date => p.format == Some(Format::Date),
+        Widget::Time => p.format == Some(Format::Time),
+        Widget::Datetime => p.format == Some(Format::DateTime),
+        Widget::Email => p.format == Some(Format::Email),
+        Widget::Url => p.format == Some(Format::Uri),
+    };
+    if ok {
+        Ok(())
+    } else {
+        let name = serde_json::to_value(widget).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default();
+        Err(format!("widget {name:?} cannot show property {:?}", p.name))
+    }
+}
+
+/// Hints are plain words: no markup, no addresses.
+fn plain_text(errors: &mut Vec<FieldError>, path: &str, text: &str, max: usize) {
+    let lower = text.to_ascii_lowercase();
+    if text.chars().count() > max {
+        errors.push(FieldError::new(path, "maxLength", format!("{} characters exceed the limit {max}", text.chars().count())));
+    } else if text.contains('<') || text.contains('>') {
+        errors.push(FieldError::new(path, "plainText", "a hint is plain text: no HTML"));
+    } else if lower.contains("://") || lower.contains("www.") || lower.contains("javascript:") || lower.contains("data:") {
+        errors.push(FieldError::new(path, "plainText", "a hint carries no URL"));
+    }
+}

@@ -1,0 +1,224 @@
+//! The formats a form may assert (SPEC U1, U4): `date`, `time`,
+//! `date-time` (RFC 3339), `email` (RFC 5321 mailbox) and `uri` (RFC 3986,
+//! absolute). Asserted, not merely annotated: a value that does not match is
+//! refused.
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Format {
+    #[serde(rename = "date")]
+    Date,
+    #[serde(rename = "time")]
+    Time,
+    #[serde(rename = "date-time")]
+    DateTime,
+    #[serde(rename = "email")]
+    Email,
+    #[serde(rename = "uri")]
+    Uri,
+}
+
+impl Format {
+    pub const ALL: [Format; 5] = [Self::Date, Self::Time, Self::DateTime, Self::Email, Self::Uri];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Date => "date",
+            Self::Time => "time",
+            Self::DateTime => "date-time",
+            Self::Email => "email",
+            Self::Uri => "uri",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|f| f.as_str() == name)
+    }
+
+    pub fn matches(self, s: &str) -> bool {
+        match self {
+            Self::Date => is_date(s),
+            Self::Time => is_time(s),
+            Self::DateTime => is_date_time(s),
+            Self::Email => is_email(s),
+            Self::Uri => is_uri(s),
+        }
+    }
+
+    /// What a person is told when a value does not match.
+    pub fn expectation(self) -> &'static str {
+        match self {
+            Self::Date => "a calendar date such as 2026-11-29",
+            Self::Time => "a time with its offset such as 14:30:00Z",
+            Self::DateTime => "a date and time such as 2026-11-29T14:30:00Z",
+            Self::Email => "an e-mail address such as name@example.com",
+            Self::Uri => "an absolute URI such as https://example.com/page",
+        }
+    }
+}
+
+fn digits(s: &[u8]) -> Option<u32> {
+    if s.is_empty() || !s.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    s.iter().try_fold(0u32, |n, d| n.checked_mul(10)?.checked_add(u32::from(d - b'0')))
+}
+
+fn is_leap(year: u32) -> bool {
+    year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
+}
+
+/// RFC 3339 full-date: `YYYY-MM-DD`, a real calendar day.
+pub fn is_date(s: &str) -> bool {
+    let b = s.as_bytes();
+    if b.len() != 10 || b[4] != b'-' || b[7] != b'-' {
+        return false;
+    }
+    let (Some(year), Some(month), Some(day)) = (digits(&b[0..4]), digits(&b[5..7]), digits(&b[8..10])) else {
+        return false;
+    };
+    let days = match month {
+        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+        4 | 6 | 9 | 11 => 30,
+        2 if is_leap(year) => 29,
+        2 => 28,
+        _ => return false,
+    };
+    (1..=days).contains(&day)
+}
+
+/// RFC 3339 full-time: `HH:MM:SS[.frac](Z|±HH:MM)`. A leap second (`:60`)
+/// is valid only at 23:59 UTC once the offset is taken away.
+pub fn is_time(s: &str) -> bool {
+    let b = s.as_bytes();
+    if b.len() < 9 || b[2] != b':' || b[5] != b':' {
+        return false;
+    }
+    let (Some(hour), Some(minute), Some(second)) = (digits(&b[0..2]), digits(&b[3..5]), digits(&b[6..8])) else {
+        return false;
+    };
+    let mut rest = &b[8..];
+    if rest.first() == Some(&b'.') {
+        let frac = rest[1..].iter().take_while(|c| c.is_ascii_digit()).count();
+        if frac == 0 {
+            return false;
+        }
+        rest = &rest[1 + frac..];
+    }
+    let offset_minutes: i64 = match rest {
+        [b'Z' | b'z'] => 0,
+        [sign @ (b'+' | b'-'), h1, h2, b':', m1, m2] => {
+            let (Some(oh), Some(om)) = (digits(&[*h1, *h2]), digits(&[*m1, *m2])) else { return false };
+            if oh > 23 || om > 59 {
+                return false;
+            }
+            let minutes = i64::from(oh * 60 + om);
+            if *sign == b'+' { minutes } else { -minutes }
+        }
+        _ => return false,
+    };
+    if hour > 23 || minute > 59 || second > 60 {
+        return false;
+    }
+    if second == 60 {
+        let utc = (i64::from(hour * 60 + minute) - offset_minutes).rem_euclid(24 * 60);
+        return utc == 23 * 60 + 59;
+    }
+    true
+}
+
+/// RFC 3339 date-time: a full-date, `T` (either case), a full-time.
+pub fn is_date_time(s: &str) -> bool {
+    match s.find(['T', 't']) {
+        Some(10) => is_date(&s[..10]) && is_time(&s[11..]),
+        _ => false,
+    }
+}
+
+/// An RFC 5321 mailbox: a dot-atom or quoted local part, `@`, and a domain
+/// name or an address literal.
+pub fn is_email(s: &str) -> bool {
+    let Some(at) = s.rfind('@') else { return false };
+    let (local, domain) = (&s[..at], &s[at + 1..]);
+    local_part_ok(local) && domain_ok(domain)
+}
+
+fn local_part_ok(local: &str) -> bool {
+    if local.is_empty() || local.len() > 64 {
+        return false;
+    }
+    if let Some(inner) = local.strip_prefix('"').and_then(|l| l.strip_suffix('"')) {
+        let mut escaped = false;
+        return inner.chars().all(|c| {
+            if escaped {
+                escaped = false;
+                return (' '..='~').contains(&c);
+            }
+            if c == '\\' {
+                escaped = true;
+                return true;
+            }
+            (' '..='~').contains(&c) && c != '"'
+        }) && !escaped;
+    }
+    const ATEXT: &str = "!#$%&'*+-/=?^_`{|}~";
+    local.split('.').all(|atom| !atom.is_empty() && atom.chars().all(|c| c.is_ascii_alphanumeric() || ATEXT.contains(c)))
+}
+
+fn domain_ok(domain: &str) -> bool {
+    if let Some(literal) = domain.strip_prefix('[').and_then(|d| d.strip_suffix(']')) {
+        return match literal.strip_prefix("IPv6:") {
+            Some(v6) => v6.parse::<std::net::Ipv6Addr>().is_ok(),
+            None => literal.parse::<std::net::Ipv4Addr>().is_ok(),
+        };
+    }
+    !domain.is_empty()
+        && domain.len() <= 253
+        && domain.split('.').all(|label| {
+            !label.is_empty()
+                && label.len() <= 63
+                && !label.starts_with('-')
+                && !label.ends_with('-')
+                && label.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
+        })
+}
+
+/// An absolute RFC 3986 URI (a scheme is required).
+pub fn is_uri(s: &str) -> bool {
+    fluent_uri::Uri::parse(s).is_ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dates_are_real_calendar_days() {
+        assert!(is_date("2024-02-29"));
+        assert!(!is_date("2023-02-29"));
+        assert!(!is_date("1900-02-29"));
+        assert!(is_date("2000-02-29"));
+        assert!(!is_date("2024-13-01"));
+        assert!(!is_date("2024-1-01"));
+    }
+
+    #[test]
+    fn times_need_an_offset_and_leap_seconds_fall_at_midnight_utc() {
+        assert!(is_time("23:59:60Z"));
+        assert!(is_time("15:59:60-08:00"));
+        assert!(!is_time("23:59:60+01:00"));
+        assert!(!is_time("12:00:00"));
+        assert!(is_date_time("2026-11-29t10:00:00.5z"));
+        assert!(!is_date_time("2026-11-29 10:00:00Z"));
+    }
+
+    #[test]
+    fn emails_and_uris() {
+        assert!(is_email("a.b@example.com"));
+        assert!(is_email("\"a b\"@example.com"));
+        assert!(!is_email("a..b@example.com"));
+        assert!(is_uri("https://example.com/x?y#z"));
+        assert!(!is_uri("/relative"));
+    }
+}

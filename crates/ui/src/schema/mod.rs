@@ -1,0 +1,122 @@
+//! FormSchema (SPEC U1–U4): a JSON Schema 2020-12 object of an allowed
+//! subset, compiled once into a validator.
+//!
+//! The table of keywords is an allow-list: a keyword not in it is refused,
+//! naming the keyword and where it stands (`properties.zip.pattern: keyword
+//! not allowed`), never ignored.
+
+mod compile;
+mod equal;
+pub mod format;
+mod validate;
+
+use serde_json::Value;
+
+pub use compile::{compile, root_keywords, property_keywords};
+pub use equal::json_equal;
+pub use format::Format;
+
+/// The limits of SPEC U2 that concern forms.
+pub mod limits {
+    /// Properties a form may have.
+    pub const PROPERTIES: usize = 50;
+    /// Choices (`enum` entries) a property may have.
+    pub const CHOICES: usize = 64;
+    /// Bytes of schema JSON.
+    pub const SCHEMA_BYTES: usize = 32 * 1024;
+    /// Bytes of submitted values JSON.
+    pub const VALUES_BYTES: usize = 64 * 1024;
+    /// Characters of a title, a description or another annotation string.
+    pub const TEXT_CHARS: usize = 2000;
+}
+
+/// JSON types as a set: the `type` keyword's meaning.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Types(u8);
+
+impl Types {
+    pub const STRING: Types = Types(1);
+    pub const NUMBER: Types = Types(2);
+    pub const INTEGER: Types = Types(4);
+    pub const BOOLEAN: Types = Types(8);
+    pub const ARRAY: Types = Types(16);
+
+    pub fn contains(self, other: Types) -> bool {
+        self.0 & other.0 == other.0
+    }
+
+    pub fn union(self, other: Types) -> Types {
+        Types(self.0 | other.0)
+    }
+
+    pub fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+
+    /// Whether a value of this JSON type is allowed. `number` admits
+    /// integers; `integer` admits numbers with no fractional part (1.0).
+    pub fn admits(self, value: &Value) -> bool {
+        match value {
+            Value::String(_) => self.contains(Self::STRING),
+            Value::Bool(_) => self.contains(Self::BOOLEAN),
+            Value::Array(_) => self.contains(Self::ARRAY),
+            Value::Number(n) => self.contains(Self::NUMBER) || (self.contains(Self::INTEGER) && is_integer(n)),
+            Value::Null | Value::Object(_) => false,
+        }
+    }
+
+    pub fn names(self) -> Vec<&'static str> {
+        [(Self::STRING, "string"), (Self::NUMBER, "number"), (Self::INTEGER, "integer"), (Self::BOOLEAN, "boolean"), (Self::ARRAY, "array")]
+            .into_iter()
+            .filter(|(t, _)| self.contains(*t))
+            .map(|(_, n)| n)
+            .collect()
+    }
+}
+
+pub(crate) fn is_integer(n: &serde_json::Number) -> bool {
+    n.is_i64() || n.is_u64() || n.as_f64().is_some_and(|f| f.is_finite() && f.fract() == 0.0)
+}
+
+/// One field of a compiled form, with its rules.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Property {
+    pub name: String,
+    pub title: Option<String>,
+    pub description: Option<String>,
+    pub required: bool,
+    /// `None`: any JSON type (JSON Schema's meaning of an absent `type`).
+    pub types: Option<Types>,
+    pub choices: Option<Vec<Value>>,
+    pub constant: Option<Value>,
+    pub default: Option<Value>,
+    pub min_length: Option<u64>,
+    pub max_length: Option<u64>,
+    pub format: Option<Format>,
+    pub minimum: Option<f64>,
+    pub maximum: Option<f64>,
+    pub exclusive_minimum: Option<f64>,
+    pub exclusive_maximum: Option<f64>,
+    pub multiple_of: Option<f64>,
+    pub min_items: Option<u64>,
+    pub max_items: Option<u64>,
+    pub unique_items: bool,
+    /// A multi-choice array's allowed items.
+    pub item_choices: Option<Vec<Value>>,
+}
+
+/// A FormSchema, compiled: check values against it with
+/// [`CompiledForm::validate`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct CompiledForm {
+    pub title: Option<String>,
+    pub description: Option<String>,
+    /// In the order the schema declares them.
+    pub properties: Vec<Property>,
+}
+
+impl CompiledForm {
+    pub fn property(&self, name: &str) -> Option<&Property> {
+        self.properties.iter().find(|p| p.name == name)
+    }
+}

@@ -1,0 +1,199 @@
+//! Checking values against a compiled form, with an error per field.
+
+use lattice_core::{Error, FieldError};
+use serde_json::Value;
+
+use super::equal::json_equal;
+use super::{CompiledForm, Property, limits};
+
+impl CompiledForm {
+    /// Checks submitted values: an object holding only this form's
+    /// properties, each valid. Every fault is reported, each at its field
+    /// (`severity`, `tags.2`).
+    pub fn validate(&self, values: &Value) -> Result<(), Error> {
+        let size = serde_json::to_vec(values).map(|v| v.len()).unwrap_or(usize::MAX);
+        if size > limits::VALUES_BYTES {
+            return Err(Error::TooLarge { limit: limits::VALUES_BYTES as u64, size: size as u64 });
+        }
+        let mut errors = Vec::new();
+        self.check(values, &mut errors);
+        if errors.is_empty() { Ok(()) } else { Err(Error::ValidationFailed { errors }) }
+    }
+
+    /// Whether the values are valid, without building errors (the fast path).
+    pub fn is_valid(&self, values: &Value) -> bool {
+        let Some(map) = values.as_object() else { return false };
+        map.keys().all(|k| self.property(k).is_some())
+            && self.properties.iter().all(|p| match map.get(&p.name) {
+                Some(v) => p.is_valid(v),
+                None => !p.required,
+            })
+    }
+
+    fn check(&self, values: &Value, errors: &mut Vec<FieldError>) {
+        let Some(map) = values.as_object() else {
+            errors.push(FieldError::new("", "type", "the values must be an object of the form's fields"));
+            return;
+        };
+        for key in map.keys() {
+            if self.property(key).is_none() {
+                errors.push(FieldError::new(key, "additionalProperties", "is not a field of this form"));
+            }
+        }
+        for p in &self.properties {
+            match map.get(&p.name) {
+                Some(v) => p.check(&p.name, v, errors),
+                None if p.required => errors.push(FieldError::new(&p.name, "required", "is required")),
+                None => {}
+            }
+        }
+    }
+}
+
+impl Property {
+    /// Whether `value` is valid for this field.
+    pub fn is_valid(&self, value: &Value) -> bool {
+        let mut errors = Vec::new();
+        self.check(&self.name, value, &mut errors);
+        errors.is_empty()
+    }
+
+    /// JSON Schema's meaning: each keyword constrains only the values of the
+    /// type it is about.
+    pub fn check(&self, path: &str, value: &Value, errors: &mut Vec<FieldError>) {
+        let mut fail = |keyword: &str, message: String| errors.push(FieldError::new(path, keyword, message));
+        if let Some(types) = self.types
+            && !types.admits(value)
+        {
+            let names = types.names();
+            let expected = if names.len() == 1 { names[0].to_owned() } else { format!("one of {}", names.join(", ")) };
+            fail("type", format!("must be {} ({expected})", describe(&names)));
+            return;
+        }
+        if let Some(choices) = &self.choices
+            && !choices.iter().any(|c| json_equal(c, value))
+        {
+            fail("enum", format!("must be one of: {}", list(choices)));
+        }
+        if let Some(c) = &self.constant
+            && !json_equal(c, value)
+        {
+            fail("const", format!("must be {c}"));
+        }
+        match value {
+            Value::String(s) => {
+                let chars = s.chars().count() as u64;
+                if let Some(min) = self.min_length
+                    && chars < min
+                {
+                    fail("minLength", format!("must be at least {min} characters ({chars} given)"));
+                }
+                if let Some(max) = self.max_length
+                    && chars > max
+                {
+                    fail("maxLength", format!("{chars} characters exceed the limit {max}"));
+                }
+                if let Some(format) = self.format
+                    && !format.matches(s)
+                {
+                    fail("format", format!("must be {}", format.expectation()));
+                }
+            }
+            Value::Number(n) => {
+                let x = n.as_f64().unwrap_or(f64::NAN);
+                if let Some(min) = self.minimum
+                    && x < min
+                {
+                    fail("minimum", format!("must be at least {min}"));
+                }
+                if let Some(max) = self.maximum
+                    && x > max
+                {
+                    fail("maximum", format!("must be at most {max}"));
+                }
+                if let Some(min) = self.exclusive_minimum
+                    && x <= min
+                {
+                    fail("exclusiveMinimum", format!("must be more than {min}"));
+                }
+                if let Some(max) = self.exclusive_maximum
+                    && x >= max
+                {
+                    fail("exclusiveMaximum", format!("must be less than {max}"));
+                }
+                if let Some(m) = self.multiple_of
+                    && !is_multiple(n, m)
+                {
+                    fail("multipleOf", format!("must be a multiple of {m}"));
+                }
+            }
+            Value::Array(items) => {
+                let len = items.len() as u64;
+                if let Some(min) = self.min_items
+                    && len < min
+                {
+                    fail("minItems", format!("choose at least {min}"));
+                }
+                if let Some(max) = self.max_items
+                    && len > max
+                {
+                    fail("maxItems", format!("choose at most {max}"));
+                }
+                if self.unique_items
+                    && let Some(i) = (1..items.len()).find(|&i| items[..i].iter().any(|x| json_equal(x, &items[i])))
+                {
+                    fail("uniqueItems", format!("{} is chosen twice", items[i]));
+                }
+                if let Some(choices) = &self.item_choices {
+                    for (i, item) in items.iter().enumerate() {
+                        if !choices.iter().any(|c| json_equal(c, item)) {
+                            errors.push(FieldError::new(
+                                format!("{path}.{i}"),
+                                "enum",
+                                format!("must be one of: {}", list(choices)),
+                            ));
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+fn describe(names: &[&str]) -> &'static str {
+    match names {
+        ["string"] => "text",
+        ["number"] | ["integer", "number"] | ["number", "integer"] => "a number",
+        ["integer"] => "a whole number",
+        ["boolean"] => "true or false",
+        ["array"] => "a list of choices",
+        _ => "of another type",
+    }
+}
+
+fn list(choices: &[Value]) -> String {
+    choices
+        .iter()
+        .map(|c| match c {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Whether `n` is a multiple of `m`: exact for integers, and for decimals
+/// exact up to the rounding of the division.
+fn is_multiple(n: &serde_json::Number, m: f64) -> bool {
+    if let (Some(x), true) = (n.as_i64(), m.fract() == 0.0 && m.abs() < 9.0e15) {
+        return x % (m as i64) == 0;
+    }
+    let x = n.as_f64().unwrap_or(f64::NAN);
+    let q = x / m;
+    if !q.is_finite() {
+        return false;
+    }
+    (q - q.round()).abs() <= q.abs().max(1.0) * 1e-9
+}
+

@@ -1,0 +1,69 @@
+//! Submissions (SPEC U8): a person's values for a form (or an app), kept as
+//! an artifact whose id is derived from the form, the policy and the
+//! submitter, so a retried submit is one artifact and the log's refusal of
+//! an existing id holds the policy.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use crate::form::Submissions;
+
+/// The `data` of a `submission` artifact.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Submission {
+    pub form_id: String,
+    /// The form's version the values were filled against; it must be the head.
+    pub form_version: u64,
+    pub values: Value,
+    /// Made by the client once per submit, for forms that take many.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nonce: Option<String>,
+}
+
+/// The id a submission must have: `sub_` and 32 hex digits of SHA-256 over
+/// the form id (`once`), with the submitter (`per_person`) or the nonce
+/// (`many`).
+pub fn submission_id(form_id: &str, policy: Submissions, submitter: &str, nonce: Option<&str>) -> String {
+    let mut h = Sha256::new();
+    h.update(b"lattice.submission.v1\0");
+    h.update(form_id.as_bytes());
+    match policy {
+        Submissions::Once => h.update(b"\0once"),
+        Submissions::PerPerson => {
+            h.update(b"\0per_person\0");
+            h.update(submitter.as_bytes());
+        }
+        Submissions::Many => {
+            h.update(b"\0many\0");
+            h.update(nonce.unwrap_or_default().as_bytes());
+        }
+    }
+    format!("sub_{}", &hex::encode(h.finalize())[..32])
+}
+
+/// A nonce: 8 to 64 letters, digits, `-` or `_`.
+pub fn nonce_ok(nonce: &str) -> bool {
+    (8..=64).contains(&nonce.len()) && nonce.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_policy_decides_what_the_id_depends_on() {
+        let once_a = submission_id("f1", Submissions::Once, "alice", None);
+        assert_eq!(once_a, submission_id("f1", Submissions::Once, "bob", None));
+        assert_ne!(once_a, submission_id("f2", Submissions::Once, "alice", None));
+        let per = submission_id("f1", Submissions::PerPerson, "alice", None);
+        assert_ne!(per, submission_id("f1", Submissions::PerPerson, "bob", None));
+        assert_ne!(per, once_a);
+        let many = submission_id("f1", Submissions::Many, "alice", Some("nonce-0001"));
+        assert_eq!(many, submission_id("f1", Submissions::Many, "bob", Some("nonce-0001")));
+        assert_ne!(many, submission_id("f1", Submissions::Many, "alice", Some("nonce-0002")));
+        assert!(once_a.starts_with("sub_") && once_a.len() == 36);
+    }
+}
