@@ -20,13 +20,15 @@ fn main() -> ExitCode {
         Some("up") => up(&args[1..]),
         Some("bench") => bench::run(&args[1..]),
         Some("postgres") => postgres::hold(),
+        Some("schema") => schema(),
         _ => {
             eprintln!(
                 "usage: cargo xtask <task>\n\n\
                  tasks:\n  \
                  test [ARGS]      run every test, starting PostgreSQL itself (ARGS go to cargo test)\n  \
                  up               build and start the embedded default on http://127.0.0.1:8080\n  \
-                 bench NAME       run a benchmark: write-path, or all\n  \
+                 bench NAME       run a benchmark: write-path, validator, or all\n  \
+                 schema           regenerate the committed wire schemas under schemas/\n  \
                  postgres         start a throwaway PostgreSQL and print its URL until Ctrl-C"
             );
             return ExitCode::from(2);
@@ -46,6 +48,9 @@ type Result<T = ()> = std::result::Result<T, String>;
 fn test(extra: &[String]) -> Result {
     let pg = postgres::Server::start()?;
     println!("xtask: PostgreSQL {} at {}", pg.version, pg.url);
+    // The UI model runs in the browser too: it must build for wasm32.
+    wasm32_target()?;
+    shell::cargo(&["build", "--package", "lattice-ui", "--target", "wasm32-unknown-unknown"], &[])?;
     // The binary is built first: the end-to-end tests start it as a process.
     shell::cargo(&["build", "--package", "lattice"], &[])?;
     // Libraries, binaries and integration tests; the benchmarks have none.
@@ -62,4 +67,21 @@ fn up(extra: &[String]) -> Result {
     let mut args = vec!["run", "--package", "lattice", "--", "up"];
     args.extend(extra.iter().map(String::as_str));
     shell::cargo(&args, &[])
+}
+
+/// Regenerates `schemas/*.json` from the Rust types (the drift tests then pass).
+fn schema() -> Result {
+    shell::cargo(&["test", "--package", "lattice-ui", "--test", "it", "--", "wire::"], &[("LATTICE_UPDATE_SCHEMAS", "1")])?;
+    println!("xtask: schemas/ regenerated; review and commit them");
+    Ok(())
+}
+
+/// Installs the wasm32 standard library through rustup when it is missing.
+fn wasm32_target() -> Result {
+    let installed = shell::output(std::process::Command::new("rustup").args(["target", "list", "--installed"]))?;
+    if installed.lines().any(|l| l.trim() == "wasm32-unknown-unknown") {
+        return Ok(());
+    }
+    println!("xtask: adding the wasm32-unknown-unknown target");
+    shell::run(std::process::Command::new("rustup").args(["target", "add", "wasm32-unknown-unknown"]))
 }

@@ -17,7 +17,7 @@ pub async fn migrate(config: &Config) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The log service with the UI model's kinds registered.
+/// The log service with the UI model's kinds and checks registered.
 async fn start_log(config: &Config) -> anyhow::Result<LogService> {
     let db = Db::connect(&config.database_url, config.db_max_connections).await?;
     db.migrate().await?;
@@ -25,6 +25,9 @@ async fn start_log(config: &Config) -> anyhow::Result<LogService> {
     let mut builder = LogService::builder(db, auth);
     for kind in lattice_ui::kinds() {
         builder = builder.kind(kind);
+    }
+    for (command, check) in lattice_ui::checks() {
+        builder = builder.check(command, check);
     }
     Ok(builder.start())
 }

@@ -139,8 +139,10 @@ impl LogService {
         limits::check_command(&command)?;
         let scope = self.authorize(principal, &command).await?;
         self.gate(principal, &scope, &command).await?;
-        let effect = self.prepare(&scope, &command)?;
+        // Registered checks (who may do this) run before the kind's own shape
+        // checks, so a refusal says Forbidden before it says ValidationFailed.
         self.run_checks(principal, &scope, &command).await?;
+        let effect = self.prepare(&scope, &command)?;
         let committed = self.commit(principal, &scope, effect).await?;
         self.inner.horizon.committed(committed.seq);
         Ok(committed)

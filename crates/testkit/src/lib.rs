@@ -77,6 +77,9 @@ pub fn service_on(db: Db) -> LogService {
     for kind in lattice_ui::kinds() {
         builder = builder.kind(kind);
     }
+    for (command, check) in lattice_ui::checks() {
+        builder = builder.check(command, check);
+    }
     builder.start()
 }
 

@@ -29,7 +29,7 @@ lattice_testkit::both_backends! {
             }
             tokens.push(app.token(tenant, &user, tenant_role, false).await);
         }
-        let dash = json!({"title": "D", "as_of": "now", "panels": []});
+        let dash = json!({"title": "D", "as_of": "2026-11-29T12:00:00Z", "panels": []});
         let patch = json!({"expected_version": 1, "patch": [{"op": "replace", "path": "/title", "value": "E"}]});
         let switch = json!({"state": "on", "reason": "matrix"});
         use StatusCode as S;
@@ -91,7 +91,7 @@ lattice_testkit::both_backends! {
         let alice = app.token("t1", "alice", TenantRole::Member, false).await;
         let (ws, th) = app.workspace_with_thread(&alice).await;
         let created = app.post(&format!("/v1/threads/{th}/artifacts"), &alice,
-            json!({"id": "secret-plan", "kind": "dashboard", "data": {"title": "D", "as_of": "now", "panels": []}})).await;
+            json!({"id": "secret-plan", "kind": "dashboard", "data": {"title": "D", "as_of": "2026-11-29T12:00:00Z", "panels": []}})).await;
         assert_eq!(created.status, StatusCode::OK);
         let mallory = app.token("t2", "mallory", TenantRole::TenantAdmin, false).await;
         for (existing, missing) in [

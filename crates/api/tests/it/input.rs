@@ -27,7 +27,7 @@ lattice_testkit::both_backends! {
             ("POST", art.clone(), Some(json!({"kind": "spreadsheet", "data": {}}).to_string()), StatusCode::UNPROCESSABLE_ENTITY, "ValidationFailed"),
             ("POST", art.clone(), Some(json!({"kind": "dashboard", "data": {"title": 1}}).to_string()), StatusCode::UNPROCESSABLE_ENTITY, "ValidationFailed"),
             ("POST", art.clone(), Some(json!({"id": "has space", "kind": "dashboard", "data": {}}).to_string()), StatusCode::UNPROCESSABLE_ENTITY, "ValidationFailed"),
-            ("POST", art.clone(), Some(json!({"kind": "dashboard", "data": {"title": "t", "as_of": "x",
+            ("POST", art.clone(), Some(json!({"kind": "dashboard", "data": {"title": "t", "as_of": "2026-11-29T12:00:00Z",
                 "panels": [{"type": "text", "markdown": "x".repeat(256 * 1024)}]}}).to_string()), StatusCode::PAYLOAD_TOO_LARGE, "TooLarge"),
             ("PATCH", "/v1/artifacts/nope".to_owned(), Some(json!({"expected_version": 1, "patch": []}).to_string()), StatusCode::NOT_FOUND, "NotFound"),
             ("PATCH", "/v1/artifacts/nope".to_owned(), Some(json!({"expected_version": -1, "patch": []}).to_string()), StatusCode::UNPROCESSABLE_ENTITY, "ValidationFailed"),

@@ -5,6 +5,7 @@ mod authorization;
 mod contract;
 mod input;
 mod stream;
+mod ui_model;
 
 use axum::Router;
 use axum::body::Body;
