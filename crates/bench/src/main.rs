@@ -1,6 +1,7 @@
 //! `lattice-bench NAME`: prints figures, then `ratio <x> <what>` lines where
 //! x is our throughput over the baseline's, both measured in this run.
 
+mod validator;
 mod write_path;
 
 #[tokio::main(flavor = "multi_thread")]
@@ -8,8 +9,9 @@ async fn main() {
     let name = std::env::args().nth(1).unwrap_or_default();
     match name.as_str() {
         "write-path" => write_path::run().await,
+        "validator" => validator::run(),
         other => {
-            eprintln!("unknown benchmark {other:?}; known: write-path");
+            eprintln!("unknown benchmark {other:?}; known: write-path, validator");
             std::process::exit(2);
         }
     }

@@ -67,10 +67,9 @@ impl Compiler {
     }
 
     fn root(&mut self, schema: &Value) -> CompiledForm {
-        let mut form = CompiledForm { title: None, description: None, properties: Vec::new() };
         let Some(map) = schema.as_object() else {
             self.fail("", "type", "a form's schema must be a JSON object");
-            return form;
+            return CompiledForm::new(None, None, Vec::new());
         };
         for key in map.keys() {
             if !root_keywords().contains(&key.as_str()) {
@@ -99,8 +98,8 @@ impl Compiler {
         {
             self.fail("additionalProperties", "additionalProperties", "only false is allowed: values carry only the form's properties");
         }
-        form.title = self.text(map, "", "title");
-        form.description = self.text(map, "", "description");
+        let title = self.text(map, "", "title");
+        let description = self.text(map, "", "description");
         let properties = match map.get("properties") {
             None => Map::new(),
             Some(Value::Object(p)) => p.clone(),
@@ -117,6 +116,7 @@ impl Compiler {
             );
         }
         let required = self.required(map, &properties);
+        let mut compiled = Vec::with_capacity(properties.len());
         for (name, schema) in &properties {
             let path = format!("properties.{name}");
             if name.is_empty() || name.len() > 64 {
@@ -124,9 +124,9 @@ impl Compiler {
             }
             let mut property = self.property(&path, name, schema);
             property.required = required.contains(name);
-            form.properties.push(property);
+            compiled.push(property);
         }
-        form
+        CompiledForm::new(title, description, compiled)
     }
 
     fn required(&mut self, map: &Map<String, Value>, properties: &Map<String, Value>) -> Vec<String> {
@@ -187,6 +187,8 @@ impl Compiler {
             max_items: None,
             unique_items: false,
             item_choices: None,
+            string_choices: None,
+            rules: Box::default(),
         };
         let Some(map) = schema.as_object() else {
             self.fail(path, "type", "a property's schema must be a JSON object");
@@ -201,6 +203,10 @@ impl Compiler {
         p.description = self.text(map, path, "description");
         p.types = map.get("type").and_then(|t| self.types(&join(path, "type"), t));
         p.choices = map.get("enum").and_then(|v| self.choices(&join(path, "enum"), "enum", v));
+        p.string_choices = p
+            .choices
+            .as_ref()
+            .and_then(|c| c.iter().map(|v| v.as_str().map(str::to_owned)).collect::<Option<Vec<String>>>());
         if let Some(v) = map.get("const") {
             if is_scalar(v) {
                 p.constant = Some(v.clone());

@@ -4,8 +4,10 @@
 
 use serde_json::Value;
 
+#[inline]
 pub fn json_equal(a: &Value, b: &Value) -> bool {
     match (a, b) {
+        (Value::String(x), Value::String(y)) => x == y,
         (Value::Number(x), Value::Number(y)) => match (x.as_i64(), y.as_i64(), x.as_u64(), y.as_u64()) {
             (Some(x), Some(y), _, _) => x == y,
             (_, _, Some(x), Some(y)) => x == y,

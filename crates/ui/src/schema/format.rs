@@ -75,9 +75,13 @@ pub fn is_date(s: &str) -> bool {
     if b.len() != 10 || b[4] != b'-' || b[7] != b'-' {
         return false;
     }
-    let (Some(year), Some(month), Some(day)) = (digits(&b[0..4]), digits(&b[5..7]), digits(&b[8..10])) else {
+    let d = |i: usize| b[i].wrapping_sub(b'0') as u32;
+    if [0, 1, 2, 3, 5, 6, 8, 9].iter().any(|&i| d(i) > 9) {
         return false;
-    };
+    }
+    let year = d(0) * 1000 + d(1) * 100 + d(2) * 10 + d(3);
+    let month = d(5) * 10 + d(6);
+    let day = d(8) * 10 + d(9);
     let days = match month {
         1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
         4 | 6 | 9 | 11 => 30,

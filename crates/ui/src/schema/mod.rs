@@ -7,6 +7,7 @@
 
 mod compile;
 mod equal;
+mod rules;
 pub mod format;
 mod validate;
 
@@ -55,6 +56,7 @@ impl Types {
 
     /// Whether a value of this JSON type is allowed. `number` admits
     /// integers; `integer` admits numbers with no fractional part (1.0).
+    #[inline]
     pub fn admits(self, value: &Value) -> bool {
         match value {
             Value::String(_) => self.contains(Self::STRING),
@@ -103,6 +105,11 @@ pub struct Property {
     pub unique_items: bool,
     /// A multi-choice array's allowed items.
     pub item_choices: Option<Vec<Value>>,
+    /// `choices` when they are all strings, for comparing without JSON
+    /// equality on the hot path.
+    pub(crate) string_choices: Option<Vec<String>>,
+    /// The keywords above as the hot path walks them.
+    pub(crate) rules: Box<[rules::Rule]>,
 }
 
 /// A FormSchema, compiled: check values against it with
@@ -113,10 +120,41 @@ pub struct CompiledForm {
     pub description: Option<String>,
     /// In the order the schema declares them.
     pub properties: Vec<Property>,
+    /// Property names, sorted, with their index in `properties`.
+    pub(crate) by_name: Vec<(String, usize)>,
+    pub(crate) required_count: usize,
+    /// What the hot path needs of each property, in the same order, packed
+    /// close together.
+    pub(crate) hot: Box<[Hot]>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Hot {
+    pub(crate) name: Box<str>,
+    pub(crate) required: bool,
+    pub(crate) rules: Box<[rules::Rule]>,
 }
 
 impl CompiledForm {
+    pub(crate) fn new(title: Option<String>, description: Option<String>, mut properties: Vec<Property>) -> Self {
+        for p in &mut properties {
+            p.rules = rules::rules_of(p);
+        }
+        let mut by_name: Vec<(String, usize)> = properties.iter().enumerate().map(|(i, p)| (p.name.clone(), i)).collect();
+        by_name.sort_unstable();
+        let required_count = properties.iter().filter(|p| p.required).count();
+        let hot = properties
+            .iter()
+            .map(|p| Hot { name: p.name.as_str().into(), required: p.required, rules: p.rules.clone() })
+            .collect();
+        Self { title, description, properties, by_name, required_count, hot }
+    }
+
     pub fn property(&self, name: &str) -> Option<&Property> {
-        self.properties.iter().find(|p| p.name == name)
+        self.index_of(name).map(|i| &self.properties[i])
+    }
+
+    pub(crate) fn index_of(&self, name: &str) -> Option<usize> {
+        self.by_name.binary_search_by(|(n, _)| n.as_str().cmp(name)).ok().map(|i| self.by_name[i].1)
     }
 }

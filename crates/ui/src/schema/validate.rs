@@ -11,23 +11,44 @@ impl CompiledForm {
     /// properties, each valid. Every fault is reported, each at its field
     /// (`severity`, `tags.2`).
     pub fn validate(&self, values: &Value) -> Result<(), Error> {
-        let size = serde_json::to_vec(values).map(|v| v.len()).unwrap_or(usize::MAX);
+        let size = json_size(values);
         if size > limits::VALUES_BYTES {
             return Err(Error::TooLarge { limit: limits::VALUES_BYTES as u64, size: size as u64 });
+        }
+        // Most values are valid: only a refusal pays for its messages.
+        if self.is_valid(values) {
+            return Ok(());
         }
         let mut errors = Vec::new();
         self.check(values, &mut errors);
         if errors.is_empty() { Ok(()) } else { Err(Error::ValidationFailed { errors }) }
     }
 
-    /// Whether the values are valid, without building errors (the fast path).
+    /// Whether the values are valid, without building errors: the hot
+    /// path, which stops at the first fault. The 64 KB limit on values is
+    /// `validate`'s; this checks the schema only. Values usually list the fields
+    /// in the form's order, so each key is first compared with the next
+    /// property before it is looked up.
     pub fn is_valid(&self, values: &Value) -> bool {
         let Some(map) = values.as_object() else { return false };
-        map.keys().all(|k| self.property(k).is_some())
-            && self.properties.iter().all(|p| match map.get(&p.name) {
-                Some(v) => p.is_valid(v),
-                None => !p.required,
-            })
+        let mut required_seen = 0;
+        let mut next = 0;
+        for (key, value) in map {
+            let index = match self.hot.get(next) {
+                Some(p) if super::rules::same(&p.name, key) => next,
+                _ => match self.index_of(key) {
+                    Some(i) => i,
+                    None => return false,
+                },
+            };
+            let property = &self.hot[index];
+            if !property.rules.iter().all(|rule| rule.accepts(value)) {
+                return false;
+            }
+            required_seen += usize::from(property.required);
+            next = index + 1;
+        }
+        required_seen == self.required_count
     }
 
     fn check(&self, values: &Value, errors: &mut Vec<FieldError>) {
@@ -36,7 +57,7 @@ impl CompiledForm {
             return;
         };
         for key in map.keys() {
-            if self.property(key).is_none() {
+            if self.index_of(key).is_none() {
                 errors.push(FieldError::new(key, "additionalProperties", "is not a field of this form"));
             }
         }
@@ -51,11 +72,10 @@ impl CompiledForm {
 }
 
 impl Property {
-    /// Whether `value` is valid for this field.
-    pub fn is_valid(&self, value: &Value) -> bool {
-        let mut errors = Vec::new();
-        self.check(&self.name, value, &mut errors);
-        errors.is_empty()
+    /// Whether `value` is valid for this field, without building errors.
+    #[inline]
+    pub fn accepts(&self, value: &Value) -> bool {
+        self.rules.iter().all(|rule| rule.accepts(value))
     }
 
     /// JSON Schema's meaning: each keyword constrains only the values of the
@@ -185,7 +205,7 @@ fn list(choices: &[Value]) -> String {
 
 /// Whether `n` is a multiple of `m`: exact for integers, and for decimals
 /// exact up to the rounding of the division.
-fn is_multiple(n: &serde_json::Number, m: f64) -> bool {
+pub(crate) fn is_multiple(n: &serde_json::Number, m: f64) -> bool {
     if let (Some(x), true) = (n.as_i64(), m.fract() == 0.0 && m.abs() < 9.0e15) {
         return x % (m as i64) == 0;
     }
@@ -197,3 +217,22 @@ fn is_multiple(n: &serde_json::Number, m: f64) -> bool {
     (q - q.round()).abs() <= q.abs().max(1.0) * 1e-9
 }
 
+
+/// The length of `value` serialized as compact JSON, without building it.
+pub fn json_size(value: &Value) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    match serde_json::to_writer(&mut count, value) {
+        Ok(()) => count.0,
+        Err(_) => usize::MAX,
+    }
+}

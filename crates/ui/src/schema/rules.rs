@@ -1,0 +1,135 @@
+//! A property's keywords compiled to a short list of rules, in the order
+//! that refuses cheapest: the hot path (`is_valid`) walks only the rules a
+//! property has, and stops at the first that fails.
+
+use serde_json::Value;
+
+use super::equal::json_equal;
+use super::format::Format;
+use super::validate::is_multiple;
+use super::{Property, Types};
+
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Rule {
+    Type(Types),
+    StringEnum(Box<[Box<str>]>),
+    Enum(Box<[Value]>),
+    Const(Value),
+    MaxLength(u64),
+    MinLength(u64),
+    Format(Format),
+    Minimum(f64),
+    Maximum(f64),
+    ExclusiveMinimum(f64),
+    ExclusiveMaximum(f64),
+    MultipleOf(f64),
+    MinItems(u64),
+    MaxItems(u64),
+    ItemEnum(Box<[Box<str>]>),
+    /// `items` enum and `uniqueItems` together: one pass, each choice a bit
+    /// (at most 64 choices, so a u64 holds them).
+    UniqueItemEnum(Box<[Box<str>]>),
+    UniqueItems,
+}
+
+pub(crate) fn rules_of(p: &Property) -> Box<[Rule]> {
+    let mut rules = Vec::new();
+    if let Some(t) = p.types {
+        rules.push(Rule::Type(t));
+    }
+    match (&p.string_choices, &p.choices) {
+        (Some(strings), _) => rules.push(Rule::StringEnum(strings.iter().map(|s| s.as_str().into()).collect())),
+        (None, Some(values)) => rules.push(Rule::Enum(values.clone().into())),
+        (None, None) => {}
+    }
+    if let Some(c) = &p.constant {
+        rules.push(Rule::Const(c.clone()));
+    }
+    rules.extend(p.max_length.map(Rule::MaxLength));
+    rules.extend(p.min_length.map(Rule::MinLength));
+    rules.extend(p.format.map(Rule::Format));
+    rules.extend(p.minimum.map(Rule::Minimum));
+    rules.extend(p.maximum.map(Rule::Maximum));
+    rules.extend(p.exclusive_minimum.map(Rule::ExclusiveMinimum));
+    rules.extend(p.exclusive_maximum.map(Rule::ExclusiveMaximum));
+    rules.extend(p.multiple_of.map(Rule::MultipleOf));
+    rules.extend(p.min_items.map(Rule::MinItems));
+    rules.extend(p.max_items.map(Rule::MaxItems));
+    let item_choices = p.item_choices.as_ref().map(|items| items.iter().filter_map(|v| v.as_str()).map(Into::into).collect());
+    match (item_choices, p.unique_items) {
+        (Some(choices), true) => rules.push(Rule::UniqueItemEnum(choices)),
+        (Some(choices), false) => rules.push(Rule::ItemEnum(choices)),
+        (None, true) => rules.push(Rule::UniqueItems),
+        (None, false) => {}
+    }
+    rules.into()
+}
+
+impl Rule {
+    /// Each rule constrains only values of the type it is about (JSON
+    /// Schema's meaning); `Type`, the enums and `Const` constrain all.
+    #[inline]
+    pub(crate) fn accepts(&self, v: &Value) -> bool {
+        match (self, v) {
+            (Rule::Type(t), v) => t.admits(v),
+            (Rule::StringEnum(choices), Value::String(s)) => choices.iter().any(|c| same(c, s)),
+            (Rule::StringEnum(_), _) => false,
+            (Rule::Enum(choices), v) => choices.iter().any(|c| json_equal(c, v)),
+            (Rule::Const(c), v) => json_equal(c, v),
+            // A string has at most as many characters as bytes and at
+            // least a quarter as many: count only when bytes cannot decide.
+            (Rule::MaxLength(max), Value::String(s)) => s.len() as u64 <= *max || s.chars().count() as u64 <= *max,
+            (Rule::MinLength(min), Value::String(s)) => {
+                s.len() as u64 >= min.saturating_mul(4) || (s.len() as u64 >= *min && s.chars().count() as u64 >= *min)
+            }
+            (Rule::Format(f), Value::String(s)) => f.matches(s),
+            (Rule::Minimum(m), Value::Number(n)) => n.as_f64().is_some_and(|x| x >= *m),
+            (Rule::Maximum(m), Value::Number(n)) => n.as_f64().is_some_and(|x| x <= *m),
+            (Rule::ExclusiveMinimum(m), Value::Number(n)) => n.as_f64().is_some_and(|x| x > *m),
+            (Rule::ExclusiveMaximum(m), Value::Number(n)) => n.as_f64().is_some_and(|x| x < *m),
+            (Rule::MultipleOf(m), Value::Number(n)) => is_multiple(n, *m),
+            (Rule::MinItems(min), Value::Array(items)) => items.len() as u64 >= *min,
+            (Rule::MaxItems(max), Value::Array(items)) => items.len() as u64 <= *max,
+            (Rule::ItemEnum(choices), Value::Array(items)) => items.iter().all(|item| match item {
+                Value::String(s) => choices.iter().any(|c| same(c, s)),
+                _ => false,
+            }),
+            (Rule::UniqueItemEnum(choices), Value::Array(items)) => {
+                let mut seen = 0u64;
+                items.iter().all(|item| {
+                    let Value::String(s) = item else { return false };
+                    let Some(bit) = choices.iter().position(|c| same(c, s)) else { return false };
+                    let mask = 1u64 << (bit & 63);
+                    let fresh = seen & mask == 0;
+                    seen |= mask;
+                    fresh
+                })
+            }
+            (Rule::UniqueItems, Value::Array(items)) => {
+                (1..items.len()).all(|i| !items[..i].iter().any(|x| json_equal(x, &items[i])))
+            }
+            _ => true,
+        }
+    }
+}
+
+/// String equality for the short strings of field names and choices,
+/// without a call into `memcmp` for every comparison.
+#[inline(always)]
+pub(crate) fn same(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    if a.len() > 32 {
+        return a == b;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
