@@ -56,7 +56,7 @@ fn wide_form() -> (Value, Value, Value) {
 /// (so that a change in the machine's speed affects both alike); the
 /// fastest round of each, the least disturbed by everything else running.
 fn ns_per_call(mut a: impl FnMut() -> bool, mut b: impl FnMut() -> bool) -> (f64, f64) {
-    let mut round = |f: &mut dyn FnMut() -> bool| {
+    let round = |f: &mut dyn FnMut() -> bool| {
         let mut calls = 0u64;
         let start = Instant::now();
         while start.elapsed() < ROUND {
