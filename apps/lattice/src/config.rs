@@ -64,6 +64,17 @@ pub struct Config {
     /// Seconds that in-flight requests get to finish on shutdown
     /// (LATTICE_SHUTDOWN_GRACE_SECS).
     pub shutdown_grace_secs: u64,
+    /// An OpenAI-compatible API root such as `https://host/v1`
+    /// (LATTICE_MODEL_BASE_URL); unset: only the scripted models.
+    pub model_base_url: Option<String>,
+    /// Its API key (LATTICE_MODEL_API_KEY).
+    pub model_api_key: Option<String>,
+    /// The model to ask (LATTICE_MODEL_NAME); runs that name no model use it.
+    pub model_name: Option<String>,
+    /// Seconds a model call may take (LATTICE_MODEL_TIMEOUT_SECS).
+    pub model_timeout_secs: u64,
+    /// Seed the demo workspace in `lattice up` (LATTICE_SEED_DEMO).
+    pub seed_demo: bool,
 }
 
 impl Default for Config {
@@ -83,6 +94,11 @@ impl Default for Config {
             log_format: LogFormat::Text,
             log: "info".into(),
             shutdown_grace_secs: 20,
+            model_base_url: None,
+            model_api_key: None,
+            model_name: None,
+            model_timeout_secs: 60,
+            seed_demo: true,
         }
     }
 }
@@ -153,6 +169,9 @@ impl Config {
         let mut shown = self.clone();
         if shown.auth_secret.is_some() {
             shown.auth_secret = Some("********".into());
+        }
+        if shown.model_api_key.is_some() {
+            shown.model_api_key = Some("********".into());
         }
         shown.database_url = mask_password(&shown.database_url);
         toml::to_string(&shown).unwrap_or_default()

@@ -1,6 +1,7 @@
 //! `lattice`: one binary for every service.
 
 mod config;
+mod demo;
 mod serve;
 mod telemetry;
 
@@ -82,6 +83,7 @@ fn main() -> anyhow::Result<()> {
                     RoleArg::DeploymentAdmin => TenantRole::DeploymentAdmin,
                 },
                 agent,
+                run: None,
             };
             println!("{}", auth.mint(&principal));
             Ok(())

@@ -3,6 +3,10 @@
 use std::time::Duration;
 
 use anyhow::Context;
+use std::sync::Arc;
+
+use lattice_agent::openai::OpenAiModel;
+use lattice_agent::{Models, Runner};
 use lattice_api::AppState;
 use lattice_log::{Authenticator, Db, LogService};
 use tokio::net::TcpListener;
@@ -32,22 +36,48 @@ async fn start_log(config: &Config) -> anyhow::Result<LogService> {
     Ok(builder.start())
 }
 
+/// The models: the scripted ones, and the configured OpenAI-compatible one.
+fn models(config: &Config) -> anyhow::Result<Models> {
+    let mut models = Models::scripted();
+    if let Some(base) = &config.model_base_url {
+        let name = config.model_name.clone().context("LATTICE_MODEL_NAME is needed with LATTICE_MODEL_BASE_URL")?;
+        let model = OpenAiModel::new(base, config.model_api_key.clone(), &name, Duration::from_secs(config.model_timeout_secs))?;
+        models = models.with(name, Arc::new(model), true);
+    }
+    Ok(models)
+}
+
+async fn start_runner(config: &Config, log: &LogService) -> anyhow::Result<Runner> {
+    let runner = Runner::new(log.clone(), models(config)?);
+    let resumed = runner.recover().await?;
+    if resumed > 0 {
+        tracing::info!(runs = resumed, "driving runs that a stop interrupted");
+    }
+    Ok(runner)
+}
+
 pub async fn log(config: Config) -> anyhow::Result<()> {
     tracing::info!(config = %config.printable(), "lattice serve log");
     let log = start_log(&config).await?;
-    serve_http(&config, log, false).await
+    let runner = start_runner(&config, &log).await?;
+    serve_http(&config, log, runner, false).await
 }
 
 pub async fn up(config: Config) -> anyhow::Result<()> {
     tracing::info!(config = %config.printable(), "lattice up");
     let log = start_log(&config).await?;
-    serve_http(&config, log, true).await
+    let runner = start_runner(&config, &log).await?;
+    if config.seed_demo {
+        crate::demo::seed(&log, &runner).await?;
+    }
+    serve_http(&config, log, runner, true).await
 }
 
-async fn serve_http(config: &Config, log: LogService, with_index: bool) -> anyhow::Result<()> {
+async fn serve_http(config: &Config, log: LogService, runner: Runner, with_index: bool) -> anyhow::Result<()> {
     let (stop, shutdown) = tokio::sync::watch::channel(false);
     let state = AppState {
         log: log.clone(),
+        runner,
         dev_sign_in: config.dev_sign_in(),
         max_body_bytes: config.max_body_bytes,
         shutdown,

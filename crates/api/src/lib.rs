@@ -17,7 +17,7 @@ use utoipa::OpenApi;
 pub use error::{ApiError, status_of};
 pub use state::AppState;
 
-use routes::{artifacts, events, integrations, system, workspaces};
+use routes::{artifacts, events, integrations, runs, system, workspaces};
 
 /// The whole API, with its state.
 pub fn router(state: AppState) -> Router {
@@ -31,6 +31,9 @@ pub fn router(state: AppState) -> Router {
         .route("/threads/{th}/messages", post(workspaces::post_message))
         .route("/threads/{th}/artifacts", get(artifacts::list).post(artifacts::create))
         .route("/threads/{th}/events", get(events::thread))
+        .route("/threads/{th}/runs", post(runs::start))
+        .route("/runs/{run}", get(runs::get))
+        .route("/runs/{run}/answers", post(runs::answer))
         .route("/artifacts/{id}", get(artifacts::get).patch(artifacts::edit))
         .route("/artifacts/{id}/archive", post(artifacts::archive))
         .route("/integrations/effective", get(integrations::effective))

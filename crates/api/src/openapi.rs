@@ -3,7 +3,7 @@
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 
-use crate::routes::{artifacts, events, integrations, system, workspaces};
+use crate::routes::{artifacts, events, integrations, runs, system, workspaces};
 
 #[derive(OpenApi)]
 #[openapi(
@@ -15,6 +15,7 @@ use crate::routes::{artifacts, events, integrations, system, workspaces};
         artifacts::create, artifacts::get, artifacts::edit, artifacts::archive, artifacts::list,
         events::thread, events::workspace,
         integrations::effective, integrations::set, integrations::audit,
+        runs::start, runs::get, runs::answer,
     ),
     modifiers(&BearerAuth)
 )]

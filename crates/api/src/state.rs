@@ -5,6 +5,7 @@ use lattice_log::LogService;
 #[derive(Clone)]
 pub struct AppState {
     pub log: LogService,
+    pub runner: lattice_agent::Runner,
     /// `POST /v1/dev/token` answers only in the embedded and local profiles.
     pub dev_sign_in: bool,
     pub max_body_bytes: usize,

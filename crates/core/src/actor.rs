@@ -14,13 +14,16 @@ pub struct Principal {
     pub role: TenantRole,
     /// An agent's token: what may create an app or change its HTML.
     pub agent: bool,
+    /// The run an agent acts in, when lattice's runner acts for it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run: Option<RunId>,
 }
 
 impl Principal {
     /// The actor this principal is when it acts directly (not for a run).
     pub fn actor(&self) -> Actor {
         if self.agent {
-            Actor::Agent { tenant: self.tenant.clone(), user: self.user.clone(), run: None }
+            Actor::Agent { tenant: self.tenant.clone(), user: self.user.clone(), run: self.run.clone() }
         } else {
             Actor::Person { tenant: self.tenant.clone(), user: self.user.clone() }
         }

@@ -4,7 +4,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::ids::{ArtifactId, ThreadId, UserId, WorkspaceId};
+use crate::ids::{ArtifactId, RunId, ThreadId, UserId, WorkspaceId};
+use crate::run::RunStep;
 use crate::integrations::{Level, SwitchKey, SwitchState};
 use crate::role::Role;
 
@@ -48,6 +49,24 @@ pub enum Command {
         state: SwitchState,
         reason: String,
     },
+    /// A person starts an agent turn in a thread.
+    StartRun {
+        thread: ThreadId,
+        prompt: String,
+        model: String,
+    },
+    /// A person answers a paused run's request (L6).
+    AnswerDeferred {
+        run: RunId,
+        tool_call_id: String,
+        answer: Value,
+        approved: bool,
+    },
+    /// The runner records a step of a run it drives (agents only, in their run).
+    RecordRun {
+        run: RunId,
+        step: RunStep,
+    },
 }
 
 /// A command's type, without its data: the key of the checks hook (L5).
@@ -61,6 +80,9 @@ pub enum CommandType {
     EditArtifact,
     ArchiveArtifact,
     SetSwitch,
+    StartRun,
+    AnswerDeferred,
+    RecordRun,
 }
 
 impl Command {
@@ -74,6 +96,9 @@ impl Command {
             Self::EditArtifact { .. } => CommandType::EditArtifact,
             Self::ArchiveArtifact { .. } => CommandType::ArchiveArtifact,
             Self::SetSwitch { .. } => CommandType::SetSwitch,
+            Self::StartRun { .. } => CommandType::StartRun,
+            Self::AnswerDeferred { .. } => CommandType::AnswerDeferred,
+            Self::RecordRun { .. } => CommandType::RecordRun,
         }
     }
 }

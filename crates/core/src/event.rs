@@ -11,6 +11,14 @@ pub const ARTIFACT_CREATED: &str = "artifact_created";
 pub const ARTIFACT_CHANGED: &str = "artifact_changed";
 pub const ARTIFACT_ARCHIVED: &str = "artifact_archived";
 pub const SWITCH_SET: &str = "switch_set";
+pub const RUN_STARTED: &str = "run_started";
+pub const MODEL_REPLIED: &str = "model_replied";
+pub const TOOL_RETURNED: &str = "tool_returned";
+pub const RUN_PAUSED: &str = "run_paused";
+pub const DEFERRED_ANSWERED: &str = "deferred_answered";
+pub const RUN_RESUMED: &str = "run_resumed";
+pub const RUN_FINISHED: &str = "run_finished";
+pub const RUN_FAILED: &str = "run_failed";
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct WorkspaceCreated {

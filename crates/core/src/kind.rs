@@ -10,7 +10,8 @@ use serde_json::Value;
 use crate::actor::{Actor, Principal};
 use crate::command::Command;
 use crate::error::Error;
-use crate::ids::{ArtifactId, TenantId, ThreadId, WorkspaceId};
+use crate::ids::{ArtifactId, RunId, TenantId, ThreadId, WorkspaceId};
+use crate::run::DeferredRequest;
 use crate::integrations::SwitchKey;
 use crate::role::Role;
 
@@ -59,6 +60,8 @@ pub trait WorkspaceView: Send + Sync {
     fn role(&self) -> Role;
     /// The head of an artifact, or a given version of it.
     async fn artifact(&self, id: &ArtifactId, version: Option<u64>) -> Result<Option<ArtifactView>, Error>;
+    /// A paused run's request, as the run recorded it.
+    async fn deferred_request(&self, run: &RunId, tool_call_id: &str) -> Result<Option<DeferredRequest>, Error>;
 }
 
 /// A check on a command, run after authorization and the integration gate

@@ -13,6 +13,7 @@ pub mod ids;
 pub mod integrations;
 pub mod kind;
 pub mod role;
+pub mod run;
 
 pub use actor::{Actor, Principal};
 pub use command::{Command, CommandType};
@@ -21,4 +22,5 @@ pub use error::{Error, FieldError};
 pub use ids::{ArtifactId, RunId, TenantId, ThreadId, UserId, WorkspaceId};
 pub use integrations::{Effective, Integrations, Level, SwitchKey, SwitchState};
 pub use role::{Role, TenantRole};
+pub use run::{DeferredRequest, RunStatus, RunStep, ToolCall};
 pub use kind::{ArtifactKind, ArtifactView, Check, WorkspaceView};

@@ -9,8 +9,8 @@ use lattice_core::envelope::DEPLOYMENT_TENANT;
 use lattice_core::event::{self, ArtifactArchived, ArtifactChanged, ArtifactCreated};
 use lattice_core::kind::{SharedCheck, SharedKind};
 use lattice_core::{
-    ArtifactId, Command, CommandType, Error, Integrations, Level, Principal, Role, SwitchKey, SwitchState,
-    ThreadId, TenantRole, WorkspaceId,
+    ArtifactId, Command, CommandType, Error, Integrations, Level, Principal, Role, RunId, RunStatus, RunStep, SwitchKey,
+    SwitchState, TenantRole, ThreadId, WorkspaceId,
 };
 use serde_json::{Value, json};
 use sqlx::{AnyConnection, Row};
@@ -23,6 +23,7 @@ use crate::digest::digest;
 use crate::horizon::Horizon;
 use crate::limits;
 use crate::store::{ArtifactRow, NewEnvelope, insert_envelope};
+use crate::runs::{RequestRow, RunRow, load_requests, load_run};
 use crate::switches::SwitchStore;
 use crate::view::ScopedView;
 
@@ -96,6 +97,8 @@ struct Scope {
     thread: Option<ThreadId>,
     /// The artifact's head, for edits and archiving.
     artifact: Option<ArtifactRow>,
+    /// The run and its requests, for answers and recorded steps.
+    run: Option<(RunRow, Vec<RequestRow>)>,
 }
 
 /// A command's effect, worked out before the transaction opens.
@@ -108,6 +111,9 @@ enum Effect {
     Changed { head: ArtifactRow, data: Value, digest: String, patch: Value },
     Archived { head: ArtifactRow },
     Switch { level: Level, key: SwitchKey, state: SwitchState, reason: String },
+    RunStarted { id: RunId, prompt: String, model: String },
+    Answered { run: String, tool_call_id: String, tool_name: String, answer: Value, approved: bool },
+    Step { run: String, step: RunStep },
 }
 
 impl LogService {
@@ -150,7 +156,7 @@ impl LogService {
 
     async fn authorize(&self, p: &Principal, command: &Command) -> Result<Scope, Error> {
         let db = &self.inner.db;
-        let none = Scope { access: None, thread: None, artifact: None };
+        let none = Scope { access: None, thread: None, artifact: None, run: None };
         match command {
             Command::CreateWorkspace { .. } => Ok(none),
             Command::AddMember { workspace, .. } => {
@@ -166,7 +172,7 @@ impl LogService {
             Command::PostMessage { thread, .. } | Command::CreateArtifact { thread, .. } => {
                 let access = thread_access(db, p, thread).await?;
                 access.require(Role::Editor, "writing in a thread")?;
-                Ok(Scope { access: Some(access), thread: Some(thread.clone()), artifact: None })
+                Ok(Scope { access: Some(access), thread: Some(thread.clone()), artifact: None, run: None })
             }
             Command::EditArtifact { id, .. } | Command::ArchiveArtifact { id } => {
                 let (access, head) = artifact_access(db, p, id).await?;
@@ -181,7 +187,23 @@ impl LogService {
                     return Err(Error::invalid_state("the artifact is archived"));
                 }
                 let thread = ThreadId::from_trusted(head.thread.clone());
-                Ok(Scope { access: Some(access), thread: Some(thread), artifact: Some(head) })
+                Ok(Scope { access: Some(access), thread: Some(thread), artifact: Some(head), run: None })
+            }
+            Command::StartRun { thread, .. } => {
+                let access = thread_access(db, p, thread).await?;
+                access.require(Role::Editor, "starting an agent turn")?;
+                Ok(Scope { access: Some(access), thread: Some(thread.clone()), ..none })
+            }
+            Command::AnswerDeferred { run, .. } | Command::RecordRun { run, .. } => {
+                if matches!(command, Command::RecordRun { .. }) && !(p.agent && p.run.as_ref() == Some(run)) {
+                    return Err(Error::forbidden("only the runner records a run's steps, inside that run"));
+                }
+                let Some(row) = load_run(db, &p.tenant, run).await? else { return Err(Error::NotFound) };
+                let thread = ThreadId::from_trusted(row.thread.clone());
+                let access = thread_access(db, p, &thread).await?;
+                access.require(Role::Editor, "answering or acting in an agent turn")?;
+                let requests = load_requests(db, &p.tenant, &row.id).await?;
+                Ok(Scope { access: Some(access), thread: Some(thread), artifact: None, run: Some((row, requests)) })
             }
             Command::SetSwitch { level, .. } => {
                 match level {
@@ -217,9 +239,18 @@ impl LogService {
             Command::EditArtifact { .. } => scope.artifact.as_ref().map(|a| a.kind.as_str()),
             _ => None,
         };
-        let Some(kind) = kind else { return Ok(()) };
-        let Some(spec) = self.inner.kinds.get(kind) else { return Ok(()) };
-        let (Some(key), Some(access)) = (spec.switch(), scope.access.as_ref()) else { return Ok(()) };
+        let key = match (command, kind) {
+            (_, Some(kind)) => self.inner.kinds.get(kind).and_then(|spec| spec.switch()),
+            // Answering an ask_form is using a form (I3).
+            (Command::AnswerDeferred { tool_call_id, .. }, None) => scope
+                .run
+                .as_ref()
+                .and_then(|(_, requests)| requests.iter().find(|r| &r.tool_call_id == tool_call_id))
+                .filter(|r| r.tool_name == "ask_form")
+                .map(|_| SwitchKey::Forms),
+            _ => None,
+        };
+        let (Some(key), Some(access)) = (key, scope.access.as_ref()) else { return Ok(()) };
         let effective = self.inner.switches.effective(&p.tenant, &access.workspace, key).await?;
         if effective.enabled { Ok(()) } else { Err(Error::NotEnabled { key: key.as_str().to_owned() }) }
     }
@@ -267,6 +298,45 @@ impl LogService {
             Command::SetSwitch { level, key, state, reason } => {
                 Effect::Switch { level: level.clone(), key: *key, state: *state, reason: reason.clone() }
             }
+            Command::StartRun { prompt, model, .. } => {
+                Effect::RunStarted { id: RunId::generate(), prompt: prompt.clone(), model: model.clone() }
+            }
+            Command::AnswerDeferred { tool_call_id, answer, approved, .. } => {
+                let (run, requests) = scope.run.as_ref().expect("authorize loads the run");
+                let Some(request) = requests.iter().find(|r| &r.tool_call_id == tool_call_id) else {
+                    return Err(Error::field("tool_call_id", "exists", "this run has no such request"));
+                };
+                if let Some(by) = &request.answered_by {
+                    return Err(Error::InvalidState { reason: format!("already answered by {by}"), answered_by: Some(by.clone()) });
+                }
+                if run.status != RunStatus::Paused {
+                    return Err(Error::invalid_state(format!("the run is {}, not waiting for an answer", run.status.as_str())));
+                }
+                if request.tool_name == "ask_user" && !answer.is_string() {
+                    return Err(Error::field("answer", "type", "an ask_user request is answered with text"));
+                }
+                Effect::Answered {
+                    run: run.id.clone(),
+                    tool_call_id: tool_call_id.clone(),
+                    tool_name: request.tool_name.clone(),
+                    answer: answer.clone(),
+                    approved: *approved,
+                }
+            }
+            Command::RecordRun { step, .. } => {
+                let (run, requests) = scope.run.as_ref().expect("authorize loads the run");
+                let allowed = match step {
+                    RunStep::Resumed { .. } => {
+                        run.status == RunStatus::Paused && requests.iter().all(|r| r.answered_by.is_some())
+                    }
+                    RunStep::Failed { .. } => matches!(run.status, RunStatus::Running | RunStatus::Paused),
+                    _ => run.status == RunStatus::Running,
+                };
+                if !allowed {
+                    return Err(Error::invalid_state(format!("a {} run cannot record this step", run.status.as_str())));
+                }
+                Effect::Step { run: run.id.clone(), step: step.clone() }
+            }
         })
     }
 
@@ -296,7 +366,10 @@ impl LogService {
         };
         // A message is one row: it commits as one statement, without a
         // transaction around it. Everything else writes read models too.
-        let single_statement = matches!(effect, Effect::Message { .. });
+        let single_statement = matches!(
+            effect,
+            Effect::Message { .. } | Effect::Step { step: RunStep::ModelReplied { .. } | RunStep::ToolReturned { .. }, .. }
+        );
         let mut tx = if single_statement { None } else { Some(db.pool.begin().await.map_err(db_error)?) };
         let mut pooled = if single_statement { Some(db.pool.acquire().await.map_err(db_error)?) } else { None };
         let actor = p.actor();
@@ -312,6 +385,7 @@ impl LogService {
             (None, None) => unreachable!("one of the two is taken"),
         };
 
+        let mut env_run = p.run.as_ref().map(|r| r.to_string());
         let (event_type, payload, env_tenant, env_workspace, env_thread) = match effect {
             Effect::Workspace { id, name } => {
                 sqlx::query("INSERT INTO workspaces (id, tenant, name, created_by, created_at) VALUES ($1, $2, $3, $4, $5)")
@@ -452,12 +526,136 @@ impl LogService {
                 };
                 (event::SWITCH_SET, payload, env_tenant, env_workspace, None)
             }
+            Effect::RunStarted { id, prompt, model } => {
+                sqlx::query(
+                    "INSERT INTO runs (tenant, id, workspace, thread, status, model, started_by, acting_for, acting_role, \
+                     created_at, updated_at) VALUES ($1, $2, $3, $4, 'running', $5, $6, $6, $7, $8, $8)",
+                )
+                .bind(tenant)
+                .bind(id.as_str())
+                .bind(workspace)
+                .bind(thread)
+                .bind(&model)
+                .bind(p.user.as_str())
+                .bind(p.role.as_str())
+                .bind(at)
+                .execute(&mut *conn)
+                .await
+                .map_err(db_error)?;
+                committed.id = Some(id.to_string());
+                env_run = Some(id.to_string());
+                let payload = json!({"run_id": id, "prompt": prompt, "model": model, "started_by": p.user});
+                (event::RUN_STARTED, payload, tenant.to_owned(), workspace.map(str::to_owned), thread.map(str::to_owned))
+            }
+            Effect::Answered { run, tool_call_id, tool_name, answer, approved } => {
+                let updated = sqlx::query(
+                    "UPDATE run_requests SET answered_by = $1, answer = $2 \
+                     WHERE tenant = $3 AND run = $4 AND tool_call_id = $5 AND answered_by IS NULL",
+                )
+                .bind(p.user.as_str())
+                .bind(answer.to_string())
+                .bind(tenant)
+                .bind(&run)
+                .bind(&tool_call_id)
+                .execute(&mut *conn)
+                .await
+                .map_err(db_error)?;
+                if updated.rows_affected() == 0 {
+                    let by: Option<String> = sqlx::query(
+                        "SELECT answered_by FROM run_requests WHERE tenant = $1 AND run = $2 AND tool_call_id = $3",
+                    )
+                    .bind(tenant)
+                    .bind(&run)
+                    .bind(&tool_call_id)
+                    .fetch_one(&mut *conn)
+                    .await
+                    .map_err(db_error)?
+                    .try_get(0)
+                    .map_err(db_error)?;
+                    return Err(Error::InvalidState {
+                        reason: format!("already answered by {}", by.as_deref().unwrap_or("someone")),
+                        answered_by: by,
+                    });
+                }
+                committed.id = Some(run.clone());
+                env_run = Some(run.clone());
+                let payload = json!({
+                    "run_id": run, "turn_id": run, "tool_call_id": tool_call_id, "tool_name": tool_name,
+                    "answer": answer, "approved": approved, "author": p.user,
+                });
+                (event::DEFERRED_ANSWERED, payload, tenant.to_owned(), workspace.map(str::to_owned), thread.map(str::to_owned))
+            }
+            Effect::Step { run, step } => {
+                let transition = match &step {
+                    RunStep::Paused { .. } => Some(("paused", "running")),
+                    RunStep::Resumed { .. } => Some(("running", "paused")),
+                    RunStep::Finished { .. } => Some(("finished", "running")),
+                    RunStep::Failed { .. } => Some(("failed", "")),
+                    RunStep::ModelReplied { .. } | RunStep::ToolReturned { .. } => None,
+                };
+                if let Some((to, from)) = transition {
+                    // Conditional on the state read before, so that two
+                    // writers racing to resume (say) cannot both succeed.
+                    let (acting_for, acting_role) = match &step {
+                        RunStep::Resumed { actor, role } => (Some(actor.clone()), Some(role.as_str())),
+                        _ => (None, None),
+                    };
+                    let updated = sqlx::query(
+                        "UPDATE runs SET status = $1, updated_at = $2, acting_for = COALESCE($3, acting_for), \
+                         acting_role = COALESCE($4, acting_role) \
+                         WHERE tenant = $5 AND id = $6 AND ($7 = '' OR status = $7) AND status NOT IN ('finished', 'failed')",
+                    )
+                    .bind(to)
+                    .bind(at)
+                    .bind(acting_for)
+                    .bind(acting_role)
+                    .bind(tenant)
+                    .bind(&run)
+                    .bind(from)
+                    .execute(&mut *conn)
+                    .await
+                    .map_err(db_error)?;
+                    if updated.rows_affected() == 0 {
+                        return Err(Error::invalid_state("the run moved on before this step"));
+                    }
+                }
+                if let RunStep::Paused { requests } = &step {
+                    for r in requests {
+                        sqlx::query("INSERT INTO run_requests (tenant, run, tool_call_id, tool_name, args) VALUES ($1, $2, $3, $4, $5)")
+                            .bind(tenant)
+                            .bind(&run)
+                            .bind(&r.tool_call_id)
+                            .bind(&r.tool_name)
+                            .bind(r.args.to_string())
+                            .execute(&mut *conn)
+                            .await
+                            .map_err(db_error)?;
+                    }
+                }
+                committed.id = Some(run.clone());
+                env_run = Some(run.clone());
+                let event_type = match &step {
+                    RunStep::ModelReplied { .. } => event::MODEL_REPLIED,
+                    RunStep::ToolReturned { .. } => event::TOOL_RETURNED,
+                    RunStep::Paused { .. } => event::RUN_PAUSED,
+                    RunStep::Resumed { .. } => event::RUN_RESUMED,
+                    RunStep::Finished { .. } => event::RUN_FINISHED,
+                    RunStep::Failed { .. } => event::RUN_FAILED,
+                };
+                let mut payload = serde_json::to_value(&step).expect("a step serializes");
+                if let Some(map) = payload.as_object_mut() {
+                    map.remove("step");
+                    map.insert("run_id".into(), json!(run));
+                }
+                (event_type, payload, tenant.to_owned(), workspace.map(str::to_owned), thread.map(str::to_owned))
+            }
         };
         let env = NewEnvelope {
             id: &envelope_id,
             tenant: &env_tenant,
             workspace: env_workspace.as_deref(),
             thread: env_thread.as_deref(),
+            run: env_run.as_deref(),
             actor: &actor,
             at,
             event_type,

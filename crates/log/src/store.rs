@@ -123,6 +123,7 @@ pub(crate) struct NewEnvelope<'a> {
     pub tenant: &'a str,
     pub workspace: Option<&'a str>,
     pub thread: Option<&'a str>,
+    pub run: Option<&'a str>,
     pub actor: &'a Actor,
     pub at: i64,
     pub event_type: &'a str,
@@ -140,12 +141,12 @@ pub(crate) async fn insert_envelope(conn: &mut AnyConnection, backend: Backend, 
         // transaction holding it is still running (src/horizon.rs).
         Backend::Postgres => {
             "WITH xact AS MATERIALIZED (SELECT pg_current_xact_id()) \
-             INSERT INTO envelopes (id, tenant, workspace, thread, actor, at, type, payload, traceparent) \
-             SELECT $1, $2, $3, $4, $5, $6::bigint, $7, $8, $9 FROM xact RETURNING seq"
+             INSERT INTO envelopes (id, tenant, workspace, thread, actor, at, type, payload, traceparent, run) \
+             SELECT $1, $2, $3, $4, $5, $6::bigint, $7, $8, $9, $10 FROM xact RETURNING seq"
         }
         Backend::Sqlite => {
-            "INSERT INTO envelopes (id, tenant, workspace, thread, actor, at, type, payload, traceparent) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING seq"
+            "INSERT INTO envelopes (id, tenant, workspace, thread, actor, at, type, payload, traceparent, run) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING seq"
         }
     };
     let row = sqlx::query(sql)
@@ -158,6 +159,7 @@ pub(crate) async fn insert_envelope(conn: &mut AnyConnection, backend: Backend, 
         .bind(e.event_type)
         .bind(payload)
         .bind(e.traceparent)
+        .bind(e.run)
         .fetch_one(&mut *conn)
         .await
         .map_err(db_error)?;

@@ -1,6 +1,6 @@
 //! The workspace as the acting principal sees it: what checks (L5) read.
 
-use lattice_core::{ArtifactId, ArtifactView, Error, Principal, Role, TenantId, WorkspaceId, WorkspaceView};
+use lattice_core::{ArtifactId, ArtifactView, DeferredRequest, Error, Principal, Role, RunId, TenantId, WorkspaceId, WorkspaceView};
 
 use crate::access::Access;
 use crate::service::LogService;
@@ -40,5 +40,19 @@ impl WorkspaceView for ScopedView {
         let row = load_artifact(&self.service.inner.db, &self.access.tenant, id, version).await?;
         // Only this workspace's artifacts: a check never reaches across.
         Ok(row.filter(|r| r.workspace == self.access.workspace.as_str()).map(|r| r.view()))
+    }
+
+    async fn deferred_request(&self, run: &RunId, tool_call_id: &str) -> Result<Option<DeferredRequest>, Error> {
+        let db = &self.service.inner.db;
+        let Some(row) = crate::runs::load_run(db, &self.access.tenant, run).await? else { return Ok(None) };
+        if row.workspace != self.access.workspace.as_str() {
+            return Ok(None);
+        }
+        let requests = crate::runs::load_requests(db, &self.access.tenant, &row.id).await?;
+        Ok(requests.into_iter().find(|r| r.tool_call_id == tool_call_id).map(|r| DeferredRequest {
+            tool_call_id: r.tool_call_id,
+            tool_name: r.tool_name,
+            args: r.args,
+        }))
     }
 }

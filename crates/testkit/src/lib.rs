@@ -98,6 +98,7 @@ pub fn principal(tenant: &str, user: &str, role: TenantRole, agent: bool) -> Pri
         user: UserId::parse("user", user).expect("a valid user"),
         role,
         agent,
+        run: None,
     }
 }
 

@@ -3,6 +3,7 @@
 pub mod artifacts;
 pub mod events;
 pub mod integrations;
+pub mod runs;
 pub mod system;
 pub mod workspaces;
 

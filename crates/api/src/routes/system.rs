@@ -48,6 +48,7 @@ pub async fn dev_token(State(state): State<AppState>, Body(req): Body<DevTokenRe
         user: UserId::parse("user", &req.user)?,
         role,
         agent: req.agent,
+        run: None,
     };
     Ok(Json(TokenResponse { token: state.log.authenticator().mint(&principal) }))
 }

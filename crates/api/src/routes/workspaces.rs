@@ -85,6 +85,8 @@ pub async fn post_message(
     Body(req): Body<PostMessage>,
 ) -> ApiResult<Json<Posted>> {
     let thread = path_id(ThreadId::parse, &th)?;
-    let done = state.log.execute(&who, Command::PostMessage { thread, text: req.text }).await?;
+    let done = state.log.execute(&who, Command::PostMessage { thread: thread.clone(), text: req.text.clone() }).await?;
+    // A message answers the thread's waiting ask_user requests (never an ask_form).
+    state.runner.message_posted(&who, &thread, &req.text).await?;
     Ok(Json(Posted { seq: done.seq }))
 }

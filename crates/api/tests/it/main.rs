@@ -2,6 +2,7 @@
 //! PostgreSQL.
 
 mod authorization;
+mod agent_runs;
 mod contract;
 mod input;
 mod stream;
@@ -36,7 +37,8 @@ impl App {
     pub async fn with(backend: Backend, dev_sign_in: bool) -> Self {
         let log = lattice_testkit::service(backend).await;
         let (stop, shutdown) = tokio::sync::watch::channel(false);
-        let router = lattice_api::router(AppState { log: log.clone(), dev_sign_in, max_body_bytes: 1024 * 1024, shutdown });
+        let runner = lattice_agent::Runner::new(log.clone(), lattice_agent::Models::scripted());
+        let router = lattice_api::router(AppState { log: log.clone(), runner, dev_sign_in, max_body_bytes: 1024 * 1024, shutdown });
         Self { router, log, _stop: stop }
     }
 

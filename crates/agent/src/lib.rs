@@ -1,0 +1,19 @@
+//! Agent runs (SPEC A, L6): how UI gets into the chat.
+//!
+//! The [`Runner`] drives a run as a state machine whose every step is a
+//! command through the log's write path (`RecordRun`), so a paused run
+//! survives a restart and resumes, acting for whoever answered, when its
+//! requests are answered. The toolset is defined once in [`tools`] and
+//! offered per the workspace's switches at each model call; the MCP exporter
+//! reuses the same definitions.
+
+pub mod model;
+pub mod openai;
+mod runner;
+pub mod scripted;
+pub mod tools;
+mod transcript;
+
+pub use model::{ChatMessage, Model, ModelError, ModelReply, ModelRequest, Models};
+pub use runner::Runner;
+pub use tools::{ToolDefinition, toolset};

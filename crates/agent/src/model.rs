@@ -1,0 +1,94 @@
+//! What the runner asks a model, and what it gets back.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use lattice_core::ToolCall;
+use serde::{Deserialize, Serialize};
+
+use crate::tools::ToolDefinition;
+
+/// One message of the conversation a model sees.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "role", rename_all = "snake_case")]
+pub enum ChatMessage {
+    System { content: String },
+    User { content: String },
+    Assistant { content: Option<String>, tool_calls: Vec<ToolCall> },
+    Tool { tool_call_id: String, content: String },
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelRequest {
+    pub messages: Vec<ChatMessage>,
+    /// The tools offered for this call: only those whose switch is on.
+    pub tools: Vec<ToolDefinition>,
+}
+
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ModelReply {
+    pub text: Option<String>,
+    pub tool_calls: Vec<ToolCall>,
+}
+
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ModelError {
+    #[error("the model service did not answer in time")]
+    Timeout,
+    #[error("the model service answered {status}: {message}")]
+    Status { status: u16, message: String },
+    #[error("the model service's answer is not readable: {0}")]
+    Malformed(String),
+    #[error("cannot reach the model service: {0}")]
+    Unreachable(String),
+    #[error("no model named {0:?} is configured")]
+    Unknown(String),
+}
+
+#[async_trait::async_trait]
+pub trait Model: Send + Sync {
+    async fn reply(&self, request: ModelRequest) -> Result<ModelReply, ModelError>;
+}
+
+/// The models a deployment offers, by the name a run asks for.
+#[derive(Clone, Default)]
+pub struct Models {
+    by_name: BTreeMap<String, Arc<dyn Model>>,
+    default: Option<String>,
+}
+
+impl Models {
+    /// The scripted models of CONTRACT (`scripted:ask_form`,
+    /// `scripted:dashboard`, `scripted:app`), with `scripted:ask_form` the
+    /// default until another is added.
+    pub fn scripted() -> Self {
+        let mut models = Self::default();
+        for (name, model) in crate::scripted::all() {
+            models.by_name.insert(name.to_owned(), model);
+        }
+        models.default = Some("scripted:ask_form".into());
+        models
+    }
+
+    /// Adds a model; `default` makes it the one used when a run names none.
+    pub fn with(mut self, name: impl Into<String>, model: Arc<dyn Model>, default: bool) -> Self {
+        let name = name.into();
+        if default {
+            self.default = Some(name.clone());
+        }
+        self.by_name.insert(name, model);
+        self
+    }
+
+    pub fn default_name(&self) -> Option<&str> {
+        self.default.as_deref()
+    }
+
+    pub fn get(&self, name: &str) -> Result<Arc<dyn Model>, ModelError> {
+        self.by_name.get(name).cloned().ok_or_else(|| ModelError::Unknown(name.to_owned()))
+    }
+
+    pub fn names(&self) -> Vec<String> {
+        self.by_name.keys().cloned().collect()
+    }
+}

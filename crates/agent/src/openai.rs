@@ -1,0 +1,111 @@
+//! An OpenAI-compatible chat-completions client with tool calling (A6):
+//! base URL, key and model from configuration. Non-streaming: a run records
+//! a model's whole reply as one step anyway.
+
+use std::time::Duration;
+
+use lattice_core::ToolCall;
+use serde_json::{Value, json};
+
+use crate::model::{ChatMessage, Model, ModelError, ModelReply, ModelRequest};
+
+#[derive(Clone)]
+pub struct OpenAiModel {
+    http: reqwest::Client,
+    base_url: String,
+    api_key: Option<String>,
+    model: String,
+}
+
+impl OpenAiModel {
+    /// `base_url` is the API root, e.g. `https://host/v1`; requests go to
+    /// `{base_url}/chat/completions`.
+    pub fn new(base_url: &str, api_key: Option<String>, model: &str, timeout: Duration) -> Result<Self, ModelError> {
+        let http = reqwest::Client::builder()
+            .timeout(timeout)
+            .build()
+            .map_err(|e| ModelError::Unreachable(e.to_string()))?;
+        Ok(Self { http, base_url: base_url.trim_end_matches('/').to_owned(), api_key, model: model.to_owned() })
+    }
+
+    fn body(&self, request: &ModelRequest) -> Value {
+        let messages: Vec<Value> = request
+            .messages
+            .iter()
+            .map(|m| match m {
+                ChatMessage::System { content } => json!({"role": "system", "content": content}),
+                ChatMessage::User { content } => json!({"role": "user", "content": content}),
+                ChatMessage::Assistant { content, tool_calls } => {
+                    let mut msg = json!({"role": "assistant", "content": content});
+                    if !tool_calls.is_empty() {
+                        msg["tool_calls"] = tool_calls
+                            .iter()
+                            .map(|c| json!({"id": c.id, "type": "function",
+                                "function": {"name": c.name, "arguments": c.arguments.to_string()}}))
+                            .collect();
+                    }
+                    msg
+                }
+                ChatMessage::Tool { tool_call_id, content } => {
+                    json!({"role": "tool", "tool_call_id": tool_call_id, "content": content})
+                }
+            })
+            .collect();
+        let mut body = json!({"model": self.model, "messages": messages});
+        if !request.tools.is_empty() {
+            body["tools"] = request
+                .tools
+                .iter()
+                .map(|t| json!({"type": "function",
+                    "function": {"name": t.name, "description": t.description, "parameters": t.parameters}}))
+                .collect();
+        }
+        body
+    }
+}
+
+#[async_trait::async_trait]
+impl Model for OpenAiModel {
+    async fn reply(&self, request: ModelRequest) -> Result<ModelReply, ModelError> {
+        let mut call = self.http.post(format!("{}/chat/completions", self.base_url)).json(&self.body(&request));
+        if let Some(key) = &self.api_key {
+            call = call.bearer_auth(key);
+        }
+        let response = call.send().await.map_err(|e| {
+            if e.is_timeout() { ModelError::Timeout } else { ModelError::Unreachable(e.to_string()) }
+        })?;
+        let status = response.status();
+        let text = response.text().await.map_err(|e| {
+            if e.is_timeout() { ModelError::Timeout } else { ModelError::Unreachable(e.to_string()) }
+        })?;
+        if !status.is_success() {
+            let message = serde_json::from_str::<Value>(&text)
+                .ok()
+                .and_then(|v| v.pointer("/error/message").and_then(Value::as_str).map(str::to_owned))
+                .unwrap_or_else(|| text.chars().take(200).collect());
+            return Err(ModelError::Status { status: status.as_u16(), message });
+        }
+        parse_reply(&text)
+    }
+}
+
+/// Reads `choices[0].message`: its content and its tool calls, whose
+/// arguments arrive as a JSON string.
+pub fn parse_reply(text: &str) -> Result<ModelReply, ModelError> {
+    let body: Value = serde_json::from_str(text).map_err(|e| ModelError::Malformed(e.to_string()))?;
+    let message = body.pointer("/choices/0/message").ok_or_else(|| ModelError::Malformed("no choices[0].message".into()))?;
+    let content = message.get("content").and_then(Value::as_str).map(str::to_owned).filter(|s| !s.is_empty());
+    let mut tool_calls = Vec::new();
+    for (i, call) in message.get("tool_calls").and_then(Value::as_array).into_iter().flatten().enumerate() {
+        let name = call
+            .pointer("/function/name")
+            .and_then(Value::as_str)
+            .ok_or_else(|| ModelError::Malformed(format!("tool_calls[{i}] has no function name")))?;
+        let raw = call.pointer("/function/arguments").and_then(Value::as_str).unwrap_or("{}");
+        let arguments: Value = serde_json::from_str(if raw.trim().is_empty() { "{}" } else { raw })
+            .map_err(|e| ModelError::Malformed(format!("tool_calls[{i}] arguments are not JSON: {e}")))?;
+        let id = call.get("id").and_then(Value::as_str).map(str::to_owned).unwrap_or_else(|| format!("call_{i}"));
+        tool_calls.push(ToolCall { id, name: name.to_owned(), arguments });
+    }
+    Ok(ModelReply { text: content, tool_calls })
+}

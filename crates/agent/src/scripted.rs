@@ -1,0 +1,155 @@
+//! Deterministic models for the demo and the tests (CONTRACT): each plays a
+//! fixed script, reading only what the transcript already holds.
+
+use std::sync::Arc;
+
+use lattice_core::ToolCall;
+use serde_json::{Value, json};
+
+use crate::model::{ChatMessage, Model, ModelError, ModelReply, ModelRequest};
+use crate::tools;
+
+pub fn all() -> Vec<(&'static str, Arc<dyn Model>)> {
+    vec![
+        ("scripted:ask_form", Arc::new(AskForm)),
+        ("scripted:dashboard", Arc::new(ShowDashboard)),
+        ("scripted:app", Arc::new(MakeApp)),
+    ]
+}
+
+fn offered(request: &ModelRequest, name: &str) -> bool {
+    request.tools.iter().any(|t| t.name == name)
+}
+
+fn last_tool_result(request: &ModelRequest) -> Option<&str> {
+    request.messages.iter().rev().find_map(|m| match m {
+        ChatMessage::Tool { content, .. } => Some(content.as_str()),
+        _ => None,
+    })
+}
+
+fn call(name: &str, arguments: Value) -> ModelReply {
+    ModelReply { text: None, tool_calls: vec![ToolCall { id: format!("call_{name}_1"), name: name.into(), arguments }] }
+}
+
+fn say(text: impl Into<String>) -> ModelReply {
+    ModelReply { text: Some(text.into()), tool_calls: vec![] }
+}
+
+/// The incident form of the demo: a date, a severity, three checkboxes, a note.
+pub fn incident_form() -> Value {
+    json!({
+        "title": "Report an incident",
+        "schema": {
+            "type": "object",
+            "properties": {
+                "date": {"type": "string", "format": "date", "title": "When did it start?"},
+                "severity": {"type": "string", "title": "Severity", "enum": ["low", "medium", "high", "critical"]},
+                "affected": {"type": "array", "title": "What is affected?", "items": {"enum": ["API", "Web app", "Database"]},
+                    "uniqueItems": true},
+                "note": {"type": "string", "title": "What happened?", "maxLength": 2000}
+            },
+            "required": ["date", "severity"]
+        },
+        "ui": {
+            "order": ["date", "severity", "affected", "note"],
+            "submit_label": "Send report",
+            "fields": {
+                "severity": {"widget": "radio"},
+                "affected": {"widget": "checkboxes"},
+                "note": {"widget": "textarea", "placeholder": "A line or two is enough", "help": "Plain text; no secrets."}
+            }
+        }
+    })
+}
+
+struct AskForm;
+
+#[async_trait::async_trait]
+impl Model for AskForm {
+    async fn reply(&self, request: ModelRequest) -> Result<ModelReply, ModelError> {
+        match last_tool_result(&request) {
+            None if offered(&request, tools::ASK_FORM) => Ok(call(tools::ASK_FORM, incident_form())),
+            None => Ok(say("Forms are switched off here, so tell me in a message: when did it start, and how bad is it?")),
+            Some(answer) => Ok(say(format!("Thanks, I have the report. You sent:\n\n{answer}"))),
+        }
+    }
+}
+
+struct ShowDashboard;
+
+#[async_trait::async_trait]
+impl Model for ShowDashboard {
+    async fn reply(&self, request: ModelRequest) -> Result<ModelReply, ModelError> {
+        match last_tool_result(&request) {
+            None if offered(&request, tools::SHOW_DASHBOARD) => Ok(call(
+                tools::SHOW_DASHBOARD,
+                json!({
+                    "title": "Service health",
+                    "panels": [
+                        {"type": "metric", "label": "Open incidents", "value": 3, "delta": -1},
+                        {"type": "line", "title": "Requests per minute", "x": ["09:00", "10:00", "11:00", "12:00"],
+                            "series": [{"name": "api", "values": [1200, 1350, 1280, 1410]},
+                                       {"name": "web", "values": [800, 870, 910, 880]}]},
+                        {"type": "table", "title": "Slowest endpoints", "columns": ["endpoint", "p99 ms"],
+                            "rows": [["/v1/search", 412], ["/v1/export", 388], ["/v1/login", 120]]}
+                    ]
+                }),
+            )),
+            None => Ok(say("Dashboards are switched off here, so in words: 3 open incidents, traffic steady.")),
+            Some(_) => Ok(say("Here is the dashboard of service health.")),
+        }
+    }
+}
+
+/// A counter that keeps its count in the app's state and submits it.
+pub const COUNTER_APP: &str = r#"<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Counter</title>
+<style>body{font:16px system-ui,sans-serif;margin:1rem;color:var(--fg,#111);background:var(--paper,#fff)}
+button{font:inherit;padding:.4rem .8rem;margin-right:.5rem}</style></head>
+<body><p>Count: <output id="count">0</output></p>
+<button id="plus">Add one</button><button id="send">Submit the count</button>
+<script>
+let id = 0; const waiting = new Map(); let count = 0;
+function rpc(method, params) {
+  return new Promise((resolve, reject) => {
+    const n = ++id; waiting.set(n, {resolve, reject});
+    window.parent.postMessage({jsonrpc: "2.0", id: n, method, params}, "*");
+  });
+}
+window.addEventListener("message", (e) => {
+  const m = e.data; if (!m || m.jsonrpc !== "2.0" || !waiting.has(m.id)) return;
+  const w = waiting.get(m.id); waiting.delete(m.id);
+  m.error ? w.reject(m.error) : w.resolve(m.result);
+});
+function show() { document.getElementById("count").textContent = String(count); }
+async function start() {
+  await rpc("ui/initialize", {appInfo: {name: "counter", version: "1"}, appCapabilities: {}, protocolVersion: "2026-01-26"});
+  window.parent.postMessage({jsonrpc: "2.0", method: "ui/notifications/initialized", params: {}}, "*");
+  const got = await rpc("tools/call", {name: "get_state", arguments: {}});
+  count = (got.structuredContent && got.structuredContent.state && got.structuredContent.state.count) || 0; show();
+}
+document.getElementById("plus").onclick = async () => {
+  count += 1; show();
+  await rpc("tools/call", {name: "set_state", arguments: {patch: [{op: "add", path: "/count", value: count}]}});
+};
+document.getElementById("send").onclick = () => rpc("tools/call", {name: "submit", arguments: {values: {count}}});
+start();
+</script></body></html>"#;
+
+struct MakeApp;
+
+#[async_trait::async_trait]
+impl Model for MakeApp {
+    async fn reply(&self, request: ModelRequest) -> Result<ModelReply, ModelError> {
+        match last_tool_result(&request) {
+            None if offered(&request, tools::CREATE_APP) => Ok(call(
+                tools::CREATE_APP,
+                json!({"title": "Counter", "summary": "Counts your clicks, keeps the count, and submits it when you ask.",
+                       "html": COUNTER_APP}),
+            )),
+            None => Ok(say("Mini apps are switched off here, so I can't make one.")),
+            Some(_) => Ok(say("I made a small counter app.")),
+        }
+    }
+}

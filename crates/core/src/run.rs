@@ -1,0 +1,72 @@
+//! Runs (SPEC L6): an agent's turn as a state machine whose every step is
+//! an envelope in the log, so a paused run survives a restart.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::role::TenantRole;
+
+/// Where a run stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    Running,
+    Paused,
+    Finished,
+    Failed,
+}
+
+impl RunStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Running => "running",
+            Self::Paused => "paused",
+            Self::Finished => "finished",
+            Self::Failed => "failed",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        [Self::Running, Self::Paused, Self::Finished, Self::Failed].into_iter().find(|x| x.as_str() == s)
+    }
+}
+
+/// A tool call the model asked for.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolCall {
+    pub id: String,
+    pub name: String,
+    pub arguments: Value,
+}
+
+/// A tool call that waits for a person: what `run_paused` records.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DeferredRequest {
+    pub tool_call_id: String,
+    pub tool_name: String,
+    pub args: Value,
+}
+
+/// One step of a run, recorded by the runner.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "step", rename_all = "snake_case")]
+pub enum RunStep {
+    /// What the model answered: text, tool calls, or both.
+    ModelReplied {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        text: Option<String>,
+        #[serde(default)]
+        tool_calls: Vec<ToolCall>,
+    },
+    /// A tool's result, as the model will read it.
+    ToolReturned { tool_call_id: String, tool_name: String, result: Value, is_error: bool },
+    /// The run waits for these requests to be answered.
+    Paused { requests: Vec<DeferredRequest> },
+    /// The run goes on, acting for whoever answered.
+    Resumed { actor: String, role: TenantRole },
+    Finished {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        text: Option<String>,
+    },
+    Failed { reason: String },
+}
