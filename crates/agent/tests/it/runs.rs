@@ -1,0 +1,164 @@
+use std::time::Duration;
+
+use lattice_agent::{ModelReply, Models, Runner};
+use lattice_core::{Command, Error, Level, Role, RunStatus, SwitchKey, SwitchState, TenantRole, ThreadId, ToolCall, UserId, WorkspaceId};
+use lattice_log::LogService;
+use lattice_testkit::{who, service_on};
+use serde_json::json;
+
+use crate::{Script, wait_for};
+
+fn call(id: &str, name: &str, arguments: serde_json::Value) -> ToolCall {
+    ToolCall { id: id.into(), name: name.into(), arguments }
+}
+
+fn tools_reply(calls: Vec<ToolCall>) -> ModelReply {
+    ModelReply { text: None, tool_calls: calls }
+}
+
+fn text_reply(text: &str) -> ModelReply {
+    ModelReply { text: Some(text.into()), tool_calls: vec![] }
+}
+
+fn form_args() -> serde_json::Value {
+    json!({"title": "T", "schema": {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}})
+}
+
+async fn workspace(log: &LogService) -> (WorkspaceId, ThreadId) {
+    let alice = who("t1", "alice", TenantRole::Member);
+    let ws = log.execute(&alice, Command::CreateWorkspace { name: "W".into() }).await.unwrap().id.unwrap();
+    let ws = WorkspaceId::parse("ws", &ws).unwrap();
+    let th = log.execute(&alice, Command::CreateThread { workspace: ws.clone(), title: "T".into() }).await.unwrap().id.unwrap();
+    log.execute(&alice, Command::AddMember { workspace: ws.clone(), user: UserId::parse("u", "bob").unwrap(), role: Role::Editor })
+        .await
+        .unwrap();
+    (ws, ThreadId::parse("th", &th).unwrap())
+}
+
+lattice_testkit::both_backends! {
+    async fn a_message_answers_ask_user_and_never_an_ask_form(backend: Backend) {
+        let log = lattice_testkit::service(backend).await;
+        let (_, th) = workspace(&log).await;
+        let script = Script::new(vec![
+            tools_reply(vec![call("q1", "ask_user", json!({"question": "Which region?"})), call("f1", "ask_form", form_args())]),
+            text_reply("done"),
+        ]);
+        let runner = Runner::new(log.clone(), Models::default().with("script", std::sync::Arc::new(script.clone()), true));
+        let alice = who("t1", "alice", TenantRole::Member);
+        let run = runner.start(&alice, th.clone(), "go".into(), None).await.unwrap();
+        wait_for(&log, &alice, &run, RunStatus::Paused).await;
+
+        let bob = who("t1", "bob", TenantRole::Member);
+        log.execute(&bob, Command::PostMessage { thread: th.clone(), text: "eu-west".into() }).await.unwrap();
+        runner.message_posted(&bob, &th, "eu-west").await.unwrap();
+        let view = wait_for(&log, &alice, &run, RunStatus::Paused).await;
+        let by_tool = |name: &str| view.requests.iter().find(|r| r.tool_name == name).unwrap().clone();
+        assert_eq!(by_tool("ask_user").answered_by.as_deref(), Some("bob"));
+        assert_eq!(by_tool("ask_user").answer, Some(json!("eu-west")));
+        assert_eq!(by_tool("ask_form").answered_by, None, "a message answered an ask_form");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        assert_eq!(log.run(&alice, &run).await.unwrap().run.status, RunStatus::Paused, "the run went on without the form");
+
+        runner.answer(&alice, &run, "f1".into(), json!({"ok": true})).await.unwrap();
+        let done = wait_for(&log, &alice, &run, RunStatus::Finished).await;
+        assert_eq!(done.run.acting_for, "alice");
+        // The model saw both answers, as untrusted data.
+        let last = script.seen.lock().unwrap().last().unwrap().clone();
+        let tool_texts: Vec<String> = last.messages.iter().filter_map(|m| match m {
+            lattice_agent::ChatMessage::Tool { content, .. } => Some(content.clone()),
+            _ => None,
+        }).collect();
+        assert_eq!(tool_texts.len(), 2);
+        assert!(tool_texts.iter().all(|t| t.starts_with("<untrusted-data")), "{tool_texts:?}");
+    }
+}
+
+lattice_testkit::both_backends! {
+    async fn tools_follow_the_switches_at_each_call(backend: Backend) {
+        let log = lattice_testkit::service(backend).await;
+        let (ws, th) = workspace(&log).await;
+        let alice = who("t1", "alice", TenantRole::Member);
+        let script = Script::new(vec![
+            tools_reply(vec![call("f1", "ask_form", form_args())]),
+            tools_reply(vec![call("f2", "ask_form", form_args())]),
+            text_reply("done"),
+        ]);
+        let runner = Runner::new(log.clone(), Models::default().with("script", std::sync::Arc::new(script.clone()), true));
+        // Mini apps are off by default: create_app is not offered.
+        let run = runner.start(&alice, th.clone(), "go".into(), None).await.unwrap();
+        wait_for(&log, &alice, &run, RunStatus::Paused).await;
+        let first = script.offered.lock().unwrap()[0].clone();
+        assert!(first.contains(&"ask_form".to_owned()) && first.contains(&"show_dashboard".to_owned()), "{first:?}");
+        assert!(!first.contains(&"create_app".to_owned()) && !first.contains(&"update_app".to_owned()), "{first:?}");
+
+        // Forms off: the open ask_form cannot be answered, and is not offered again.
+        log.execute(&alice, Command::SetSwitch { level: Level::Workspace(ws.clone()), key: SwitchKey::Forms, state: SwitchState::Off, reason: "pause".into() })
+            .await
+            .unwrap();
+        let err = runner.answer(&alice, &run, "f1".into(), json!({"ok": true})).await.unwrap_err();
+        assert_eq!(err, Error::NotEnabled { key: "ui:forms".into() });
+        let second = runner.start(&alice, th.clone(), "again".into(), None).await.unwrap();
+        wait_for(&log, &alice, &second, RunStatus::Finished).await;
+        let offered = script.offered.lock().unwrap()[1].clone();
+        assert!(!offered.contains(&"ask_form".to_owned()) && !offered.contains(&"create_form".to_owned()), "{offered:?}");
+        // The model called ask_form anyway: it got an error back, not a pause on a form.
+        let events = log.run_log(&alice.principal().tenant, &second).await.unwrap();
+        let refused = events.iter().find(|e| e.event_type == "tool_returned").expect("a tool result");
+        assert_eq!(refused.payload["is_error"], true);
+        assert!(refused.payload["result"].as_str().unwrap().contains("ui:forms is switched off"));
+    }
+}
+
+lattice_testkit::both_backends! {
+    async fn a_refused_schema_goes_back_to_the_model_before_anything_pauses(backend: Backend) {
+        let log = lattice_testkit::service(backend).await;
+        let (_, th) = workspace(&log).await;
+        let alice = who("t1", "alice", TenantRole::Member);
+        let bad = json!({"title": "T", "schema": {"type": "object", "properties": {"zip": {"type": "string", "pattern": "^[0-9]+$"}}}});
+        let script = Script::new(vec![
+            tools_reply(vec![call("f1", "ask_form", bad)]),
+            tools_reply(vec![call("f2", "ask_form", form_args())]),
+            text_reply("done"),
+        ]);
+        let runner = Runner::new(log.clone(), Models::default().with("script", std::sync::Arc::new(script.clone()), true));
+        let run = runner.start(&alice, th, "go".into(), None).await.unwrap();
+        let view = wait_for(&log, &alice, &run, RunStatus::Paused).await;
+        assert_eq!(view.requests.len(), 1);
+        assert_eq!(view.requests[0].tool_call_id, "f2");
+        let events = log.run_log(&alice.principal().tenant, &run).await.unwrap();
+        let retry = events.iter().find(|e| e.event_type == "tool_returned").unwrap();
+        assert!(retry.payload["result"].as_str().unwrap().contains("properties.zip.pattern"), "{}", retry.payload);
+    }
+}
+
+lattice_testkit::both_backends! {
+    async fn a_paused_run_survives_a_restart(backend: Backend) {
+        let url = lattice_testkit::fresh_url(backend).await;
+        let alice = who("t1", "alice", TenantRole::Member);
+        let (run, th) = {
+            let db = lattice_log::Db::connect(&url, 4).await.unwrap();
+            db.migrate().await.unwrap();
+            let log = service_on(db);
+            let (_, th) = workspace(&log).await;
+            let runner = Runner::new(log.clone(), Models::scripted());
+            let run = runner.start(&alice, th.clone(), "Report".into(), Some("scripted:ask_form".into())).await.unwrap();
+            wait_for(&log, &alice, &run, RunStatus::Paused).await;
+            log.db().close().await;
+            (run, th)
+        };
+        // A new service on the same database: nothing in memory survived.
+        let db = lattice_log::Db::connect(&url, 4).await.unwrap();
+        db.migrate().await.unwrap();
+        let log = service_on(db);
+        let runner = Runner::new(log.clone(), Models::scripted());
+        assert_eq!(runner.recover().await.unwrap(), 0, "a paused run is not driven until answered");
+        let view = log.run(&alice, &run).await.unwrap();
+        let call = view.requests[0].tool_call_id.clone();
+        let bob = who("t1", "bob", TenantRole::Member);
+        runner.answer(&bob, &run, call, json!({"date": "2026-11-29", "severity": "low"})).await.unwrap();
+        let done = wait_for(&log, &alice, &run, RunStatus::Finished).await;
+        assert_eq!(done.run.acting_for, "bob");
+        let events = log.events(&alice, &lattice_log::Follow::Thread(th), 0, 100).await.unwrap();
+        assert!(events.iter().any(|e| e.event_type == "message_posted" && e.actor.name() == "bob" && e.actor.is_agent()));
+    }
+}
