@@ -107,6 +107,7 @@ impl Drop for LogProcess {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.data_dir);
     }
 }
 

@@ -1,3 +1,4 @@
 //! Acceptance tests against the real binary.
 
 mod crash;
+mod demo;
