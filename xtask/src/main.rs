@@ -48,6 +48,10 @@ type Result<T = ()> = std::result::Result<T, String>;
 fn test(extra: &[String]) -> Result {
     let pg = postgres::Server::start()?;
     println!("xtask: PostgreSQL {} at {}", pg.version, pg.url);
+    // The bridge's tests start nats-server themselves; it must be installed.
+    if !std::path::Path::new("/usr/sbin/nats-server").exists() && std::env::var_os("LATTICE_NATS_SERVER").is_none() {
+        shell::apt_install(&["nats-server"])?;
+    }
     // The UI model runs in the browser too: it must build for wasm32.
     wasm32_target()?;
     shell::cargo(&["build", "--package", "lattice-ui", "--target", "wasm32-unknown-unknown"], &[])?;
@@ -72,6 +76,7 @@ fn up(extra: &[String]) -> Result {
 /// Regenerates `schemas/*.json` from the Rust types (the drift tests then pass).
 fn schema() -> Result {
     shell::cargo(&["test", "--package", "lattice-ui", "--test", "it", "--", "wire::"], &[("LATTICE_UPDATE_SCHEMAS", "1")])?;
+    shell::cargo(&["test", "--package", "lattice-bridge", "--test", "it", "--", "schema::"], &[("LATTICE_UPDATE_SCHEMAS", "1")])?;
     println!("xtask: schemas/ regenerated; review and commit them");
     Ok(())
 }

@@ -75,6 +75,12 @@ pub struct Config {
     pub model_timeout_secs: u64,
     /// Seed the demo workspace in `lattice up` (LATTICE_SEED_DEMO).
     pub seed_demo: bool,
+    /// The NATS user the bridge connects as (LATTICE_NATS_USER).
+    pub nats_user: Option<String>,
+    /// Its password (LATTICE_NATS_PASSWORD).
+    pub nats_password: Option<String>,
+    /// The bridge's checkpoint name (LATTICE_BRIDGE_NAME).
+    pub bridge_name: String,
 }
 
 impl Default for Config {
@@ -99,6 +105,9 @@ impl Default for Config {
             model_name: None,
             model_timeout_secs: 60,
             seed_demo: true,
+            nats_user: None,
+            nats_password: None,
+            bridge_name: "bridge".into(),
         }
     }
 }
@@ -169,6 +178,9 @@ impl Config {
         let mut shown = self.clone();
         if shown.auth_secret.is_some() {
             shown.auth_secret = Some("********".into());
+        }
+        if shown.nats_password.is_some() {
+            shown.nats_password = Some("********".into());
         }
         if shown.model_api_key.is_some() {
             shown.model_api_key = Some("********".into());

@@ -55,6 +55,8 @@ enum Command {
 enum Service {
     /// The log service: the write path and `/v1`.
     Log,
+    /// The projection bridge: the log into NATS JetStream.
+    Bridge,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -96,6 +98,7 @@ fn main() -> anyhow::Result<()> {
                     Command::Migrate => serve::migrate(&config).await,
                     Command::Up => serve::up(config).await,
                     Command::Serve { service: Service::Log } => serve::log(config).await,
+                    Command::Serve { service: Service::Bridge } => serve::bridge(config).await,
                     Command::Config | Command::Token { .. } => unreachable!("handled above"),
                 }
             })

@@ -8,7 +8,8 @@ use std::sync::Arc;
 use lattice_agent::openai::OpenAiModel;
 use lattice_agent::{Models, Runner};
 use lattice_api::AppState;
-use lattice_log::{Authenticator, Db, LogService};
+use lattice_bridge::{Bridge, BridgeConfig};
+use lattice_log::{Authenticator, Db, LogReader, LogService};
 use tokio::net::TcpListener;
 
 use crate::config::Config;
@@ -56,11 +57,50 @@ async fn start_runner(config: &Config, log: &LogService) -> anyhow::Result<Runne
     Ok(runner)
 }
 
+fn bridge_config(config: &Config, url: &str) -> BridgeConfig {
+    BridgeConfig {
+        nats_url: url.to_owned(),
+        user: config.nats_user.clone(),
+        password: config.nats_password.clone(),
+        name: config.bridge_name.clone(),
+    }
+}
+
+/// The bridge in this process, when NATS is configured, until `stop`.
+fn spawn_bridge(config: &Config, log: &LogService, stop: tokio::sync::watch::Receiver<bool>) {
+    if let Some(url) = &config.nats_url {
+        let bridge = Bridge::new(LogReader::of(log), bridge_config(config, url));
+        tokio::spawn(async move {
+            if let Err(e) = bridge.run(stop).await {
+                tracing::error!(error = %e, "the bridge stopped");
+            }
+        });
+    }
+}
+
 pub async fn log(config: Config) -> anyhow::Result<()> {
     tracing::info!(config = %config.printable(), "lattice serve log");
     let log = start_log(&config).await?;
     let runner = start_runner(&config, &log).await?;
     serve_http(&config, log, runner, false).await
+}
+
+/// `lattice serve bridge`: follows the log from its checkpoint into NATS.
+pub async fn bridge(config: Config) -> anyhow::Result<()> {
+    tracing::info!(config = %config.printable(), "lattice serve bridge");
+    let url = config.nats_url.clone().context("lattice serve bridge needs LATTICE_NATS_URL")?;
+    let db = Db::connect(&config.database_url, 4).await?;
+    db.migrate().await?;
+    // Another process commits: look often while the log moves, every 50 ms when idle.
+    let reader = LogReader::open(db, Duration::from_millis(50));
+    let (stop_tx, stop) = tokio::sync::watch::channel(false);
+    tokio::spawn(async move {
+        shutdown_signal(Duration::from_secs(10)).await;
+        let _ = stop_tx.send(true);
+    });
+    println!("lattice bridge is following the log into {url}");
+    Bridge::new(reader, bridge_config(&config, &url)).run(stop).await?;
+    Ok(())
 }
 
 pub async fn up(config: Config) -> anyhow::Result<()> {
@@ -75,6 +115,10 @@ pub async fn up(config: Config) -> anyhow::Result<()> {
 
 async fn serve_http(config: &Config, log: LogService, runner: Runner, with_index: bool) -> anyhow::Result<()> {
     let (stop, shutdown) = tokio::sync::watch::channel(false);
+    if with_index {
+        // `lattice up` runs the bridge in-process whenever NATS is configured.
+        spawn_bridge(config, &log, shutdown.clone());
+    }
     let state = AppState {
         log: log.clone(),
         runner,

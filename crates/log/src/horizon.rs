@@ -37,6 +37,13 @@ pub struct Horizon {
 
 impl Horizon {
     pub(crate) fn start(db: Db) -> Self {
+        Self::start_polling(db, IDLE_POLL)
+    }
+
+    /// A tracker that looks every `idle_poll` when nobody tells it of a
+    /// commit (a follower in another process), and at once again after it
+    /// found something, so a busy log is followed closely.
+    pub(crate) fn start_polling(db: Db, idle_poll: Duration) -> Self {
         let (tx, _) = watch::channel(0);
         let horizon = Self { notify: Arc::new(Notify::new()), tx: Arc::new(tx), latest_local: Arc::default() };
         let notify = horizon.notify.clone();
@@ -48,12 +55,12 @@ impl Horizon {
                 let Some(tx) = weak_tx.upgrade() else { return };
                 let wait = match tracker.advance().await {
                     Ok(()) => {
-                        tx.send_if_modified(|h| {
+                        let moved = tx.send_if_modified(|h| {
                             let changed = *h != tracker.horizon;
                             *h = tracker.horizon;
                             changed
                         });
-                        if tracker.gap.is_some() { GAP_POLL } else { IDLE_POLL }
+                        if tracker.gap.is_some() || moved { GAP_POLL } else { idle_poll }
                     }
                     Err(e) => {
                         tracing::warn!(error = %e, "the horizon tracker cannot read the log; retrying");

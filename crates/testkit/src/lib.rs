@@ -3,6 +3,8 @@
 //! `cargo xtask test` sets after starting a throwaway server; without it a
 //! PostgreSQL test fails and says so, never passes silently.
 
+pub mod nats;
+
 use std::time::Duration;
 
 use lattice_core::{Principal, TenantId, TenantRole, UserId};

@@ -1,0 +1,19 @@
+//! The projection bridge (SPEC B): follows the log in order from a durable
+//! checkpoint and publishes each bridged envelope to NATS JetStream, with
+//! `Nats-Msg-Id` = the envelope id, moving the checkpoint only once
+//! JetStream has acknowledged.
+//!
+//! Delivery: every bridged envelope reaches the stream at least once, in log
+//! order; JetStream drops a repeat of the same id within its duplicate
+//! window ([`DUPLICATE_WINDOW`]), and the bridge only repeats what it
+//! published since its last checkpoint (one batch), so there is no
+//! duplicate unless the bridge stays down, mid-batch, for longer than the
+//! window.
+
+mod payloads;
+mod projections;
+mod publisher;
+
+pub use payloads::{AppSubmitted, FormRef, FormSubmitted, bridge_schema};
+pub use projections::{BRIDGED, Outgoing, project, subject};
+pub use publisher::{Bridge, BridgeConfig, DUPLICATE_WINDOW, STREAM, ensure_stream};

@@ -1,0 +1,97 @@
+//! The payloads of the reserved `ui` namespace (SPEC B3, B5), generated
+//! into `schemas/bridge.v1.json` and drift-tested.
+
+use schemars::JsonSchema;
+use schemars::generate::SchemaSettings;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
+
+/// What was answered: a form artifact, or an agent's ask_form.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "source", rename_all = "snake_case")]
+pub enum FormRef {
+    /// A submission to a form artifact.
+    Form { form_id: String, form_version: u64, title: String, submission_id: String },
+    /// An answer to a paused run's ask_form.
+    AskForm { run_id: String, tool_call_id: String, title: String },
+}
+
+/// `lattice.<tenant>.<workspace>.ui.form_submitted`: one shape for both ways
+/// of asking, so a rule is written once.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct FormSubmitted {
+    pub form: FormRef,
+    /// The checked values. Untrusted: written by a person.
+    pub values: Value,
+    /// Who submitted (a user id of the tenant).
+    pub author: String,
+    pub tenant: String,
+    pub workspace: String,
+    pub thread: String,
+    /// The envelope's id (also `Nats-Msg-Id`), sequence number and time.
+    pub envelope_id: String,
+    pub seq: i64,
+    pub at: String,
+}
+
+/// `lattice.<tenant>.<workspace>.ui.app_submitted`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct AppSubmitted {
+    pub app_id: String,
+    pub title: String,
+    pub submission_id: String,
+    /// What the app submitted, confirmed by the person. Untrusted.
+    pub values: Value,
+    pub author: String,
+    pub tenant: String,
+    pub workspace: String,
+    pub thread: String,
+    pub envelope_id: String,
+    pub seq: i64,
+    pub at: String,
+}
+
+/// The document: each subject's payload schema.
+pub fn bridge_schema() -> Value {
+    let mut generator = SchemaSettings::draft2020_12().into_generator();
+    let mut subjects = Map::new();
+    subjects.insert("lattice.<tenant>.<workspace>.ui.form_submitted".into(), generator.subject_schema::<FormSubmitted>());
+    subjects.insert("lattice.<tenant>.<workspace>.ui.app_submitted".into(), generator.subject_schema::<AppSubmitted>());
+    subjects.insert(
+        "lattice.<tenant>.<workspace>.log.<event type>".into(),
+        json!({"$ref": "#/$defs/Envelope"}),
+    );
+    let mut defs: Map<String, Value> = generator.take_definitions(true).into_iter().collect();
+    defs.insert(
+        "Envelope".into(),
+        json!({
+            "description": "A log envelope as it is stored: every bridged type not projected into `ui`.",
+            "type": "object",
+            "required": ["seq", "id", "tenant", "actor", "at", "type", "payload"],
+            "properties": {
+                "seq": {"type": "integer"}, "id": {"type": "string"}, "tenant": {"type": "string"},
+                "workspace": {"type": "string"}, "thread": {"type": "string"},
+                "actor": {"type": "object"}, "at": {"type": "string", "format": "date-time"},
+                "type": {"enum": crate::projections::BRIDGED}, "payload": {"type": "object"}
+            }
+        }),
+    );
+    json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": "urn:lattice:schemas:bridge.v1",
+        "title": "lattice NATS subjects and payloads, v1",
+        "description": "What the bridge publishes to the LATTICE stream (subjects lattice.>). Header Nats-Msg-Id is the envelope id; traceparent carries the W3C trace context when the command had one. Generated from crates/bridge; do not edit.",
+        "subjects": subjects,
+        "$defs": defs,
+    })
+}
+
+trait SubjectSchema {
+    fn subject_schema<T: JsonSchema>(&mut self) -> Value;
+}
+
+impl SubjectSchema for schemars::SchemaGenerator {
+    fn subject_schema<T: JsonSchema>(&mut self) -> Value {
+        self.subschema_for::<T>().to_value()
+    }
+}

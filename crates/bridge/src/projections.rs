@@ -1,0 +1,136 @@
+//! Projections (SPEC B2, B3): which envelopes are bridged, on which
+//! subject, with which payload. Per artifact kind and per deferred tool
+//! name: an ask_form's answer and a form's submission both become
+//! `ui.form_submitted`, a submission to an app `ui.app_submitted`; a mapped
+//! event replaces the generic one; a submission's changes and archiving map
+//! to nothing.
+
+use lattice_core::event;
+use lattice_core::{Envelope, Error};
+use lattice_log::LogReader;
+use serde_json::Value;
+
+use crate::payloads::{AppSubmitted, FormRef, FormSubmitted};
+
+/// The types the bridge publishes. `run_paused`, `run_resumed`,
+/// `model_replied` and `tool_returned` are not bridged: rules react to what
+/// people did, not to a run's inner steps.
+pub const BRIDGED: &[&str] = &[
+    event::WORKSPACE_CREATED,
+    event::MEMBER_ADDED,
+    event::THREAD_CREATED,
+    event::MESSAGE_POSTED,
+    event::ARTIFACT_CREATED,
+    event::ARTIFACT_CHANGED,
+    event::ARTIFACT_ARCHIVED,
+    event::SWITCH_SET,
+    event::RUN_STARTED,
+    event::RUN_FINISHED,
+    event::RUN_FAILED,
+    event::DEFERRED_ANSWERED,
+];
+
+/// A message for JetStream.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outgoing {
+    pub seq: i64,
+    pub subject: String,
+    /// `Nats-Msg-Id`: the envelope's id.
+    pub msg_id: String,
+    pub payload: Vec<u8>,
+}
+
+/// `lattice.<tenant>.<workspace>.<namespace>.<name>`; `_` stands for no
+/// workspace (and for the deployment's own tenant).
+pub fn subject(e: &Envelope, namespace: &str, name: &str) -> String {
+    format!("lattice.{}.{}.{namespace}.{name}", e.tenant, e.workspace.as_deref().unwrap_or("_"))
+}
+
+fn text(v: &Value, key: &str) -> String {
+    v.get(key).and_then(Value::as_str).unwrap_or_default().to_owned()
+}
+
+/// Maps one envelope; `None` when it is not bridged.
+pub async fn project(e: &Envelope, reader: &LogReader) -> Result<Option<Outgoing>, Error> {
+    if !BRIDGED.contains(&e.event_type.as_str()) {
+        return Ok(None);
+    }
+    let p = &e.payload;
+    let workspace = e.workspace.clone().unwrap_or_default();
+    let thread = e.thread.clone().unwrap_or_default();
+    let kind = text(p, "kind");
+    let projected: Option<(&str, Vec<u8>)> = match e.event_type.as_str() {
+        event::DEFERRED_ANSWERED if text(p, "tool_name") == "ask_form" => {
+            let (run, call) = (text(p, "run_id"), text(p, "tool_call_id"));
+            let args = reader.request_args(&e.tenant, &run, &call).await?.unwrap_or(Value::Null);
+            let body = FormSubmitted {
+                form: FormRef::AskForm { run_id: run, tool_call_id: call, title: text(&args, "title") },
+                values: p.get("answer").cloned().unwrap_or(Value::Null),
+                author: text(p, "author"),
+                tenant: e.tenant.clone(),
+                workspace,
+                thread,
+                envelope_id: e.id.clone(),
+                seq: e.seq,
+                at: e.at.clone(),
+            };
+            Some(("form_submitted", serde_json::to_vec(&body).expect("a payload serializes")))
+        }
+        event::ARTIFACT_CREATED if kind == "submission" => {
+            let data = p.get("data").cloned().unwrap_or(Value::Null);
+            let form_id = text(&data, "form_id");
+            let version = data.get("form_version").and_then(Value::as_u64);
+            let target = reader.artifact_data(&e.tenant, &form_id, version).await?;
+            let (target_kind, target_data) = target.unwrap_or_default();
+            let values = data.get("values").cloned().unwrap_or(Value::Null);
+            let submission_id = text(p, "id");
+            let author = e.actor.name().to_owned();
+            if target_kind == "app" {
+                let body = AppSubmitted {
+                    app_id: form_id,
+                    title: text(&target_data, "title"),
+                    submission_id,
+                    values,
+                    author,
+                    tenant: e.tenant.clone(),
+                    workspace,
+                    thread,
+                    envelope_id: e.id.clone(),
+                    seq: e.seq,
+                    at: e.at.clone(),
+                };
+                Some(("app_submitted", serde_json::to_vec(&body).expect("a payload serializes")))
+            } else {
+                let body = FormSubmitted {
+                    form: FormRef::Form {
+                        form_id,
+                        form_version: version.unwrap_or_default(),
+                        title: text(&target_data, "title"),
+                        submission_id,
+                    },
+                    values,
+                    author,
+                    tenant: e.tenant.clone(),
+                    workspace,
+                    thread,
+                    envelope_id: e.id.clone(),
+                    seq: e.seq,
+                    at: e.at.clone(),
+                };
+                Some(("form_submitted", serde_json::to_vec(&body).expect("a payload serializes")))
+            }
+        }
+        // A submission never changes; its archiving is nobody's event.
+        event::ARTIFACT_CHANGED | event::ARTIFACT_ARCHIVED if kind == "submission" => return Ok(None),
+        _ => None,
+    };
+    Ok(Some(match projected {
+        Some((name, payload)) => Outgoing { seq: e.seq, subject: subject(e, "ui", name), msg_id: e.id.clone(), payload },
+        None => Outgoing {
+            seq: e.seq,
+            subject: subject(e, "log", &e.event_type),
+            msg_id: e.id.clone(),
+            payload: serde_json::to_vec(e).expect("an envelope serializes"),
+        },
+    }))
+}

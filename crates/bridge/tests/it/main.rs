@@ -1,0 +1,25 @@
+//! The bridge against a real nats-server (started here) and the real log
+//! service, on both backends.
+
+mod permissions;
+mod projections;
+mod schema;
+
+use async_nats::jetstream;
+use serde_json::Value;
+
+/// Every message in the LATTICE stream: (subject, Nats-Msg-Id, payload).
+pub async fn stream_messages(js: &jetstream::Context) -> Vec<(String, String, Value)> {
+    let mut stream = js.get_stream(lattice_bridge::STREAM).await.expect("the LATTICE stream");
+    let info = stream.info().await.unwrap().clone();
+    let mut out = Vec::new();
+    if info.state.messages == 0 {
+        return out;
+    }
+    for seq in info.state.first_sequence..=info.state.last_sequence {
+        let Ok(m) = stream.get_raw_message(seq).await else { continue };
+        let id = m.headers.get("Nats-Msg-Id").map(|v| v.as_str().to_owned()).unwrap_or_default();
+        out.push((m.subject.to_string(), id, serde_json::from_slice(&m.payload).unwrap_or(Value::Null)));
+    }
+    out
+}

@@ -1,0 +1,104 @@
+//! A rule written once sees both ways of asking; what is not bridged stays
+//! out; ids are the envelopes'.
+
+use std::time::Duration;
+
+use async_nats::jetstream;
+use lattice_agent::{Models, Runner};
+use lattice_bridge::{Bridge, BridgeConfig};
+use lattice_core::{Command, RunStatus, TenantRole, ThreadId, WorkspaceId};
+use lattice_log::LogReader;
+use lattice_testkit::nats::NatsServer;
+use lattice_testkit::who;
+use lattice_ui::form::Submissions;
+use lattice_ui::submission::submission_id;
+use serde_json::json;
+
+use crate::stream_messages;
+
+lattice_testkit::both_backends! {
+    async fn a_rule_written_once_sees_an_ask_form_answer_and_a_form_submission(backend: Backend) {
+        let nats = NatsServer::start();
+        let log = lattice_testkit::service(backend).await;
+        let (stop_tx, stop) = tokio::sync::watch::channel(false);
+        let config = BridgeConfig { nats_url: nats.url.clone(), user: None, password: None, name: "bridge".into() };
+        let bridge = tokio::spawn(Bridge::new(LogReader::of(&log), config).run(stop));
+
+        let alice = who("t1", "alice", TenantRole::Member);
+        let ws = log.execute(&alice, Command::CreateWorkspace { name: "W".into() }).await.unwrap().id.unwrap();
+        let th = log.execute(&alice, Command::CreateThread { workspace: WorkspaceId::parse("w", &ws).unwrap(), title: "T".into() })
+            .await.unwrap().id.unwrap();
+        let th = ThreadId::parse("t", &th).unwrap();
+        // A form artifact and a submission to it.
+        let form = json!({"title": "Poll", "submissions": "many",
+            "schema": {"type": "object", "properties": {"choice": {"enum": ["a", "b"]}}, "required": ["choice"]}});
+        let form_id = log.execute(&alice, Command::CreateArtifact { thread: th.clone(), id: None, kind: "form".into(), data: form })
+            .await.unwrap().id.unwrap();
+        let sub = submission_id(&form_id, Submissions::Many, "alice", Some("nonce-0001"));
+        log.execute(&alice, Command::CreateArtifact {
+            thread: th.clone(),
+            id: Some(lattice_core::ArtifactId::parse("id", &sub).unwrap()),
+            kind: "submission".into(),
+            data: json!({"form_id": form_id, "form_version": 1, "values": {"choice": "b"}, "nonce": "nonce-0001"}),
+        }).await.unwrap();
+        // An ask_form, answered.
+        let runner = Runner::new(log.clone(), Models::scripted());
+        let run = runner.start(&alice, th.clone(), "report".into(), Some("scripted:ask_form".into())).await.unwrap();
+        let mut call = None;
+        for _ in 0..200 {
+            let view = log.run(&alice, &run).await.unwrap();
+            if view.run.status == RunStatus::Paused {
+                call = Some(view.requests[0].tool_call_id.clone());
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        runner.answer(&alice, &run, call.expect("the run paused"), json!({"date": "2026-11-29", "severity": "high"})).await.unwrap();
+        for _ in 0..200 {
+            if log.run(&alice, &run).await.unwrap().run.status == RunStatus::Finished {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+
+        let client = async_nats::connect(&nats.url).await.unwrap();
+        let js = jetstream::new(client);
+        let mut messages = Vec::new();
+        for _ in 0..200 {
+            messages = stream_messages(&js).await;
+            if messages.iter().any(|(s, _, _)| s.ends_with("log.run_finished")) {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+        let rule: Vec<&(String, String, serde_json::Value)> =
+            messages.iter().filter(|(s, _, _)| s.starts_with("lattice.t1.") && s.ends_with(".ui.form_submitted")).collect();
+        assert_eq!(rule.len(), 2, "{:#?}", messages.iter().map(|m| &m.0).collect::<Vec<_>>());
+        let sources: Vec<&str> = rule.iter().map(|(_, _, p)| p["form"]["source"].as_str().unwrap()).collect();
+        assert_eq!(sources, ["form", "ask_form"]);
+        assert_eq!(rule[0].2["values"], json!({"choice": "b"}));
+        assert_eq!(rule[0].2["form"]["title"], "Poll");
+        assert_eq!(rule[1].2["form"]["title"], "Report an incident");
+        assert_eq!(rule[1].2["author"], "alice");
+        assert_eq!(rule[0].0, format!("lattice.t1.{ws}.ui.form_submitted"));
+        // The mapped events replace the generic ones; run_paused is not bridged.
+        let subjects: Vec<&str> = messages.iter().map(|(s, _, _)| s.rsplit('.').next().unwrap()).collect();
+        for absent in ["deferred_answered", "run_paused", "run_resumed", "model_replied", "tool_returned"] {
+            assert!(!subjects.contains(&absent), "{absent} was bridged");
+        }
+        assert!(!messages.iter().any(|(s, _, p)| s.ends_with("log.artifact_created") && p["payload"]["kind"] == "submission"));
+        for expected in ["workspace_created", "thread_created", "artifact_created", "run_started", "run_finished"] {
+            assert!(subjects.contains(&expected), "{expected} missing");
+        }
+        // Each message carries its envelope's id, once.
+        let events = log.events(&alice, &lattice_log::Follow::Workspace(ws.clone()), 0, 1000).await.unwrap();
+        for (_, id, _) in &messages {
+            assert!(events.iter().any(|e| &e.id == id), "{id} is no envelope of this workspace");
+        }
+        let mut ids: Vec<&String> = messages.iter().map(|(_, id, _)| id).collect();
+        ids.dedup();
+        assert_eq!(ids.len(), messages.len());
+        let _ = stop_tx.send(true);
+        bridge.await.unwrap().unwrap();
+    }
+}

@@ -1,0 +1,91 @@
+//! A real nats-server with JetStream on a free loopback port, for tests.
+//! `cargo xtask test` installs nats-server (Debian's package) when missing.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+pub struct NatsServer {
+    child: Option<Child>,
+    pub port: u16,
+    pub url: String,
+    store: PathBuf,
+    config: Option<PathBuf>,
+    env: Vec<(String, String)>,
+}
+
+fn binary() -> PathBuf {
+    if let Some(path) = std::env::var_os("LATTICE_NATS_SERVER") {
+        return path.into();
+    }
+    for candidate in ["/usr/sbin/nats-server", "/usr/bin/nats-server", "/usr/local/bin/nats-server"] {
+        if Path::new(candidate).exists() {
+            return candidate.into();
+        }
+    }
+    panic!("nats-server is not installed: run the tests with `cargo xtask test` (it installs Debian's nats-server), or set LATTICE_NATS_SERVER")
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+impl NatsServer {
+    /// JetStream, no authorization.
+    pub fn start() -> Self {
+        Self::start_with(None, Vec::new())
+    }
+
+    /// With a configuration file (and the environment it reads).
+    pub fn start_with(config: Option<&Path>, env: Vec<(String, String)>) -> Self {
+        let port = free_port();
+        let store = std::env::temp_dir().join(format!("lattice-nats-{port}"));
+        let _ = std::fs::remove_dir_all(&store);
+        std::fs::create_dir_all(&store).unwrap();
+        let mut server = Self {
+            child: None,
+            port,
+            url: format!("nats://127.0.0.1:{port}"),
+            store,
+            config: config.map(Path::to_path_buf),
+            env,
+        };
+        server.spawn();
+        server
+    }
+
+    fn spawn(&mut self) {
+        let mut cmd = Command::new(binary());
+        cmd.args(["-a", "127.0.0.1", "-p", &self.port.to_string(), "-js", "-sd"]).arg(&self.store);
+        if let Some(config) = &self.config {
+            cmd.arg("-c").arg(config);
+        }
+        cmd.envs(self.env.iter().cloned()).stdout(Stdio::null()).stderr(Stdio::null());
+        self.child = Some(cmd.spawn().expect("starting nats-server"));
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while std::net::TcpStream::connect(("127.0.0.1", self.port)).is_err() {
+            assert!(Instant::now() < deadline, "nats-server did not start on port {}", self.port);
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Stops (SIGKILL) and starts again on the same port and store.
+    pub fn restart(&mut self) {
+        self.stop();
+        self.spawn();
+    }
+
+    pub fn stop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+impl Drop for NatsServer {
+    fn drop(&mut self) {
+        self.stop();
+        let _ = std::fs::remove_dir_all(&self.store);
+    }
+}
