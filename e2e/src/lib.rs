@@ -163,3 +163,41 @@ impl Client {
         }
     }
 }
+
+/// One `lattice serve bridge` process.
+pub struct BridgeProcess {
+    child: Child,
+    database_url: String,
+    nats_url: String,
+}
+
+impl BridgeProcess {
+    pub fn start(database_url: &str, nats_url: &str) -> Self {
+        let child = Command::new(binary())
+            .args(["serve", "bridge"])
+            .env("LATTICE_PROFILE", "local")
+            .env("LATTICE_DATABASE_URL", database_url)
+            .env("LATTICE_NATS_URL", nats_url)
+            .env("LATTICE_AUTH_SECRET", SECRET)
+            .env("LATTICE_LOG", "warn")
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("starting lattice serve bridge");
+        Self { child, database_url: database_url.to_owned(), nats_url: nats_url.to_owned() }
+    }
+
+    /// SIGKILL, then a new bridge on the same database and NATS.
+    pub fn kill_and_restart(&mut self) {
+        self.child.kill().expect("SIGKILL");
+        self.child.wait().expect("reaping");
+        *self = Self::start(&self.database_url.clone(), &self.nats_url.clone());
+    }
+}
+
+impl Drop for BridgeProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

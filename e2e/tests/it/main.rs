@@ -1,4 +1,5 @@
 //! Acceptance tests against the real binary.
 
+mod bridge;
 mod crash;
 mod demo;

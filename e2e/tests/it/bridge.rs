@@ -1,0 +1,108 @@
+//! SPEC B1 against the real processes: 1,000 submissions while the bridge
+//! is killed (SIGKILL) and restarted twice and NATS restarted once: exactly
+//! 1,000 `ui.form_submitted` in the stream, each id once, in log order.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use async_nats::jetstream;
+use lattice_e2e::{BridgeProcess, Client, LogProcess};
+use lattice_testkit::nats::NatsServer;
+use lattice_ui::form::Submissions;
+use lattice_ui::submission::submission_id;
+use serde_json::{Value, json};
+
+const SUBMISSIONS: usize = 1000;
+
+async fn form_submitted(js: &jetstream::Context) -> Vec<(String, Value)> {
+    let Ok(mut stream) = js.get_stream("LATTICE").await else { return Vec::new() };
+    let Ok(info) = stream.info().await.map(|i| i.clone()) else { return Vec::new() };
+    let mut out = Vec::new();
+    if info.state.messages == 0 {
+        return out;
+    }
+    for seq in info.state.first_sequence..=info.state.last_sequence {
+        let Ok(m) = stream.get_raw_message(seq).await else { continue };
+        if m.subject.ends_with(".ui.form_submitted") {
+            let id = m.headers.get("Nats-Msg-Id").map(|v| v.as_str().to_owned()).unwrap_or_default();
+            out.push((id, serde_json::from_slice(&m.payload).unwrap()));
+        }
+    }
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_thousand_submissions_through_bridge_and_nats_restarts_arrive_exactly_once_in_order() {
+    let url = lattice_testkit::fresh_url(lattice_log::Backend::Postgres).await;
+    let mut nats = NatsServer::start();
+    let log = LogProcess::start(&url).await;
+    let mut bridge = BridgeProcess::start(&url, &nats.url);
+    let alice = Client::sign_in(&log.base, "t1", "alice").await;
+    let (_, ws) = alice.post("/v1/workspaces", json!({"name": "bridge"})).await.unwrap();
+    let ws = ws["id"].as_str().unwrap().to_owned();
+    let (_, th) = alice.post(&format!("/v1/workspaces/{ws}/threads"), json!({"title": "poll"})).await.unwrap();
+    let th = th["id"].as_str().unwrap().to_owned();
+    let form = json!({"title": "Poll", "submissions": "many",
+        "schema": {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}});
+    let (status, created) = alice.post(&format!("/v1/threads/{th}/artifacts"), json!({"kind": "form", "data": form})).await.unwrap();
+    assert_eq!(status, 200, "{created}");
+    let form_id = created["id"].as_str().unwrap().to_owned();
+
+    let acked = Arc::new(AtomicUsize::new(0));
+    let mut writers = Vec::new();
+    for w in 0..8 {
+        let (client, th, form_id, acked) = (alice.clone(), th.clone(), form_id.clone(), acked.clone());
+        writers.push(tokio::spawn(async move {
+            for i in (w..SUBMISSIONS).step_by(8) {
+                let nonce = format!("nonce-{i:06}");
+                let id = submission_id(&form_id, Submissions::Many, "alice", Some(&nonce));
+                let body = json!({"id": id, "kind": "submission",
+                    "data": {"form_id": form_id, "form_version": 1, "values": {"n": i}, "nonce": nonce}});
+                let (status, reply) = client.post(&format!("/v1/threads/{th}/artifacts"), body).await.unwrap();
+                assert_eq!(status, 200, "{reply}");
+                acked.fetch_add(1, Ordering::Relaxed);
+            }
+        }));
+    }
+    let wait_acked = |n: usize| {
+        let acked = acked.clone();
+        async move {
+            while acked.load(Ordering::Relaxed) < n {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        }
+    };
+    wait_acked(250).await;
+    bridge.kill_and_restart();
+    wait_acked(500).await;
+    nats.restart();
+    wait_acked(700).await;
+    bridge.kill_and_restart();
+    for w in writers {
+        w.await.unwrap();
+    }
+
+    let client = async_nats::connect(&nats.url).await.unwrap();
+    let js = jetstream::new(client);
+    let deadline = Instant::now() + Duration::from_secs(90);
+    let mut messages = form_submitted(&js).await;
+    while messages.len() < SUBMISSIONS && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(250)).await;
+        messages = form_submitted(&js).await;
+    }
+    // Give a duplicate, if there were one, the time to land.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let messages = form_submitted(&js).await;
+    assert_eq!(messages.len(), SUBMISSIONS, "exactly one ui.form_submitted per submission");
+    let mut ids: Vec<&String> = messages.iter().map(|(id, _)| id).collect();
+    ids.sort();
+    ids.dedup();
+    assert_eq!(ids.len(), SUBMISSIONS, "an envelope id appears twice");
+    let seqs: Vec<i64> = messages.iter().map(|(_, p)| p["seq"].as_i64().unwrap()).collect();
+    assert!(seqs.windows(2).all(|w| w[0] < w[1]), "out of log order");
+    let mut values: Vec<i64> = messages.iter().map(|(_, p)| p["values"]["n"].as_i64().unwrap()).collect();
+    values.sort();
+    assert_eq!(values, (0..SUBMISSIONS as i64).collect::<Vec<_>>());
+    drop(bridge);
+}
