@@ -4,6 +4,7 @@
 mod permissions;
 mod projections;
 mod schema;
+mod slow_writer;
 
 use async_nats::jetstream;
 use serde_json::Value;

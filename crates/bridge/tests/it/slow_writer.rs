@@ -1,0 +1,69 @@
+//! A transaction holding an earlier sequence number commits after a later
+//! one: the bridge still publishes both, in log order.
+
+use std::time::Duration;
+
+use async_nats::jetstream;
+use lattice_bridge::{Bridge, BridgeConfig};
+use lattice_core::{Command, TenantRole, ThreadId, WorkspaceId};
+use lattice_log::{Backend, Db, LogReader};
+use lattice_testkit::nats::NatsServer;
+use lattice_testkit::{fresh_url, service_on, who};
+use sqlx::{Connection, Row};
+
+use crate::stream_messages;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slow_writer_is_published_before_the_later_fast_one() {
+    let nats = NatsServer::start();
+    let url = fresh_url(Backend::Postgres).await;
+    let db = Db::connect(&url, 8).await.unwrap();
+    db.migrate().await.unwrap();
+    let log = service_on(db);
+    let alice = who("t1", "alice", TenantRole::Member);
+    let ws = log.execute(&alice, Command::CreateWorkspace { name: "W".into() }).await.unwrap().id.unwrap();
+    let th = log.execute(&alice, Command::CreateThread { workspace: WorkspaceId::parse("w", &ws).unwrap(), title: "T".into() })
+        .await.unwrap().id.unwrap();
+    let (stop_tx, stop) = tokio::sync::watch::channel(false);
+    let config = BridgeConfig { nats_url: nats.url.clone(), user: None, password: None, name: "bridge".into() };
+    let bridge = tokio::spawn(Bridge::new(LogReader::of(&log), config).run(stop));
+
+    let mut slow = sqlx::PgConnection::connect(&url).await.unwrap();
+    let mut tx = slow.begin().await.unwrap();
+    sqlx::query("SELECT pg_current_xact_id()").execute(&mut *tx).await.unwrap();
+    let slow_seq: i64 = sqlx::query(
+        "INSERT INTO envelopes (id, tenant, workspace, thread, actor, at, type, payload) \
+         VALUES ('01SLOWSLOWSLOWSLOWSLOWSLOW', 't1', $1, $2, '{\"kind\":\"system\",\"name\":\"test\"}', 0, 'message_posted', '{\"text\":\"slow\"}') RETURNING seq",
+    )
+    .bind(&ws)
+    .bind(&th)
+    .fetch_one(&mut *tx)
+    .await
+    .unwrap()
+    .get(0);
+    let fast = log.execute(&alice, Command::PostMessage { thread: ThreadId::parse("t", &th).unwrap(), text: "fast".into() }).await.unwrap();
+    assert!(fast.seq > slow_seq);
+
+    let js = jetstream::new(async_nats::connect(&nats.url).await.unwrap());
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let before = stream_messages(&js).await;
+    assert!(!before.iter().any(|(_, id, _)| id == &fast.envelope_id), "the fast message went out before the slow one committed");
+    tx.commit().await.unwrap();
+
+    let mut texts = Vec::new();
+    for _ in 0..200 {
+        texts = stream_messages(&js)
+            .await
+            .into_iter()
+            .filter(|(s, _, _)| s.ends_with("log.message_posted"))
+            .map(|(_, _, p)| p["payload"]["text"].as_str().unwrap_or_default().to_owned())
+            .collect();
+        if texts.len() == 2 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    assert_eq!(texts, ["slow", "fast"]);
+    let _ = stop_tx.send(true);
+    bridge.await.unwrap().unwrap();
+}
