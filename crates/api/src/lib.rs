@@ -46,5 +46,12 @@ pub fn router(state: AppState) -> Router {
         .route("/readyz", get(system::readyz))
         .route("/openapi.json", get(|| async { axum::Json(openapi::ApiDoc::openapi()) }))
         .nest("/v1", v1)
+        .layer(axum::middleware::from_fn(trace_context))
         .with_state(state)
+}
+
+/// Carries the request's `traceparent` to the commands it runs.
+async fn trace_context(req: axum::extract::Request, next: axum::middleware::Next) -> axum::response::Response {
+    let traceparent = req.headers().get("traceparent").and_then(|v| v.to_str().ok()).map(str::to_owned);
+    lattice_log::with_traceparent(traceparent, next.run(req)).await
 }

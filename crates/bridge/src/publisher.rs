@@ -125,6 +125,9 @@ impl Bridge {
             let Some(out) = project(e, &self.reader).await? else { continue };
             let mut headers = async_nats::HeaderMap::new();
             headers.insert("Nats-Msg-Id", out.msg_id.as_str());
+            if let Some(traceparent) = &e.traceparent {
+                headers.insert("traceparent", traceparent.as_str());
+            }
             let ack = js
                 .publish_with_headers(out.subject, headers, out.payload.into())
                 .await

@@ -23,6 +23,9 @@ pub struct Envelope {
     #[serde(rename = "type")]
     pub event_type: String,
     pub payload: Value,
+    /// The W3C trace context of the request that caused it, when it had one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub traceparent: Option<String>,
 }
 
 /// The tenant column of deployment-level envelopes. Tenant ids start with a

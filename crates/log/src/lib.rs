@@ -19,6 +19,7 @@ mod runs;
 mod service;
 mod store;
 mod switches;
+mod trace;
 mod view;
 
 pub use access::Access;
@@ -33,3 +34,4 @@ pub use runs::{RequestRow, RunRow, RunView};
 pub use service::{Builder, Committed, LogService};
 pub use store::ArtifactRow;
 pub use switches::SwitchStore;
+pub use trace::{is_traceparent, with_traceparent};

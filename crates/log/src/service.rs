@@ -386,6 +386,7 @@ impl LogService {
         };
 
         let mut env_run = p.run.as_ref().map(|r| r.to_string());
+        let traceparent = crate::trace::current();
         let (event_type, payload, env_tenant, env_workspace, env_thread) = match effect {
             Effect::Workspace { id, name } => {
                 sqlx::query("INSERT INTO workspaces (id, tenant, name, created_by, created_at) VALUES ($1, $2, $3, $4, $5)")
@@ -660,7 +661,7 @@ impl LogService {
             at,
             event_type,
             payload: &payload,
-            traceparent: None,
+            traceparent: traceparent.as_deref(),
         };
         committed.seq = insert_envelope(conn, db.backend, &env).await?;
         if let Some(tx) = tx {

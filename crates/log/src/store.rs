@@ -166,7 +166,7 @@ pub(crate) async fn insert_envelope(conn: &mut AnyConnection, backend: Backend, 
     row.try_get(0).map_err(db_error)
 }
 
-pub(crate) const ENVELOPE_COLUMNS: &str = "seq, id, tenant, workspace, thread, actor, at, type, payload";
+pub(crate) const ENVELOPE_COLUMNS: &str = "seq, id, tenant, workspace, thread, actor, at, type, payload, traceparent";
 
 pub(crate) fn envelope_from_row(row: &AnyRow) -> Result<Envelope, Error> {
     let actor: String = row.try_get(5).map_err(db_error)?;
@@ -182,5 +182,6 @@ pub(crate) fn envelope_from_row(row: &AnyRow) -> Result<Envelope, Error> {
         at: rfc3339(row.try_get(6).map_err(db_error)?),
         event_type: row.try_get(7).map_err(db_error)?,
         payload: serde_json::from_str(&payload).map_err(corrupt)?,
+        traceparent: row.try_get(9).map_err(db_error)?,
     })
 }

@@ -108,3 +108,24 @@ lattice_testkit::both_backends! {
         assert_eq!((reply.status, error_type(&reply)), (axum::http::StatusCode::NOT_FOUND, "NotFound"));
     }
 }
+
+lattice_testkit::both_backends! {
+    async fn a_request_traceparent_is_kept_with_its_envelope(backend: Backend) {
+        use tower::ServiceExt;
+        let app = App::new(backend).await;
+        let alice = app.token("t1", "alice", TenantRole::Member, false).await;
+        let (_, th) = app.workspace_with_thread(&alice).await;
+        let traceparent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+        let req = axum::http::Request::post(format!("/v1/threads/{th}/messages"))
+            .header("authorization", format!("Bearer {alice}"))
+            .header("content-type", "application/json")
+            .header("traceparent", traceparent)
+            .body(axum::body::Body::from(r#"{"text":"traced"}"#))
+            .unwrap();
+        assert_eq!(app.router.clone().oneshot(req).await.unwrap().status(), StatusCode::OK);
+        let events = app.get(&format!("/v1/threads/{th}/events?format=json"), &alice).await;
+        let last = events.body["events"].as_array().unwrap().last().unwrap().clone();
+        assert_eq!(last["payload"]["text"], "traced");
+        assert_eq!(last["traceparent"], traceparent);
+    }
+}

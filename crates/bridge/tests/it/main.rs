@@ -5,6 +5,7 @@ mod permissions;
 mod projections;
 mod schema;
 mod slow_writer;
+mod trace;
 
 use async_nats::jetstream;
 use serde_json::Value;

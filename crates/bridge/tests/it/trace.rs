@@ -1,0 +1,62 @@
+//! The W3C trace context of the request that committed an envelope rides
+//! to NATS in the `traceparent` header (SPEC O4).
+
+use std::time::Duration;
+
+use async_nats::jetstream;
+use lattice_bridge::{Bridge, BridgeConfig, STREAM};
+use lattice_core::{Command, TenantRole, ThreadId, WorkspaceId};
+use lattice_log::{Backend, LogReader, with_traceparent};
+use lattice_testkit::nats::NatsServer;
+use lattice_testkit::who;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_trace_context_reaches_the_nats_message() {
+    let nats = NatsServer::start();
+    let log = lattice_testkit::service(Backend::Sqlite).await;
+    let alice = who("t1", "alice", TenantRole::Member);
+    let ws = log.execute(&alice, Command::CreateWorkspace { name: "W".into() }).await.unwrap().id.unwrap();
+    let th = log.execute(&alice, Command::CreateThread { workspace: WorkspaceId::parse("w", &ws).unwrap(), title: "T".into() })
+        .await.unwrap().id.unwrap();
+    let traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    let posted = with_traceparent(Some(traceparent.into()), async {
+        log.execute(&alice, Command::PostMessage { thread: ThreadId::parse("t", &th).unwrap(), text: "traced".into() }).await
+    })
+    .await
+    .unwrap();
+    // A malformed context is dropped, not stored.
+    let untraced = with_traceparent(Some("00-nonsense".into()), async {
+        log.execute(&alice, Command::PostMessage { thread: ThreadId::parse("t", &th).unwrap(), text: "not".into() }).await
+    })
+    .await
+    .unwrap();
+
+    let (stop_tx, stop) = tokio::sync::watch::channel(false);
+    let config = BridgeConfig { nats_url: nats.url.clone(), user: None, password: None, name: "bridge".into() };
+    let bridge = tokio::spawn(Bridge::new(LogReader::of(&log), config).run(stop));
+    let js = jetstream::new(async_nats::connect(&nats.url).await.unwrap());
+    let mut found = (None, None);
+    for _ in 0..200 {
+        if let Ok(mut stream) = js.get_stream(STREAM).await {
+            let last = stream.info().await.unwrap().state.last_sequence;
+            for seq in 1..=last {
+                let m = stream.get_raw_message(seq).await.unwrap();
+                let id = m.headers.get("Nats-Msg-Id").map(|v| v.as_str().to_owned());
+                let tp = m.headers.get("traceparent").map(|v| v.as_str().to_owned());
+                if id.as_deref() == Some(posted.envelope_id.as_str()) {
+                    found.0 = Some(tp);
+                } else if id.as_deref() == Some(untraced.envelope_id.as_str()) {
+                    found.1 = Some(tp);
+                }
+            }
+        }
+        if found.0.is_some() && found.1.is_some() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    assert_eq!(found.0, Some(Some(traceparent.to_owned())));
+    assert_eq!(found.1, Some(None));
+    let _ = stop_tx.send(true);
+    bridge.await.unwrap().unwrap();
+}
