@@ -5,16 +5,19 @@ use crate::Result;
 use crate::postgres;
 use crate::shell;
 
-const NAMES: &[&str] = &["write-path", "validator"];
+const NAMES: &[&str] = &["write-path", "validator", "bridge"];
 
 pub fn run(args: &[String]) -> Result {
-    let name = args.first().map(String::as_str).ok_or("usage: cargo xtask bench NAME (write-path, validator, all)")?;
+    let name = args.first().map(String::as_str).ok_or("usage: cargo xtask bench NAME (write-path, validator, bridge, all)")?;
     let names: Vec<&str> = match name {
         "all" => NAMES.to_vec(),
         n if NAMES.contains(&n) => vec![n],
         other => return Err(format!("unknown benchmark {other:?}; known: {}, all", NAMES.join(", "))),
     };
     let pg = postgres::Server::start()?;
+    if !std::path::Path::new("/usr/sbin/nats-server").exists() && std::env::var_os("LATTICE_NATS_SERVER").is_none() {
+        shell::apt_install(&["nats-server"])?;
+    }
     for name in names {
         println!("== bench {name}");
         shell::cargo(

@@ -1,6 +1,7 @@
 //! `lattice-bench NAME`: prints figures, then `ratio <x> <what>` lines where
 //! x is our throughput over the baseline's, both measured in this run.
 
+mod bridge;
 mod validator;
 mod write_path;
 
@@ -10,8 +11,9 @@ async fn main() {
     match name.as_str() {
         "write-path" => write_path::run().await,
         "validator" => validator::run(),
+        "bridge" => bridge::run().await,
         other => {
-            eprintln!("unknown benchmark {other:?}; known: write-path, validator");
+            eprintln!("unknown benchmark {other:?}; known: write-path, validator, bridge");
             std::process::exit(2);
         }
     }

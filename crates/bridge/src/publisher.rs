@@ -17,7 +17,11 @@ pub const STREAM: &str = "LATTICE";
 pub const DUPLICATE_WINDOW: Duration = Duration::from_secs(600);
 
 /// Envelopes published before their acknowledgements are awaited together.
-const BATCH: i64 = 256;
+const BATCH: i64 = 1024;
+/// How often the checkpoint is written while the log moves. Between two
+/// writes the bridge may repeat, after a crash, what it published since the
+/// last one; JetStream drops those repeats by id.
+const CHECKPOINT_EVERY: Duration = Duration::from_millis(200);
 
 #[derive(Debug, Clone)]
 pub struct BridgeConfig {
@@ -88,23 +92,35 @@ impl Bridge {
             };
             tracing::info!(url = %self.config.nats_url, "the bridge is publishing to JetStream");
             let mut cursor = self.reader.checkpoint(&self.config.name).await?;
+            let mut saved = cursor;
+            let mut saved_at = std::time::Instant::now();
             loop {
                 if *stop.borrow() {
+                    if cursor > saved {
+                        self.reader.save_checkpoint(&self.config.name, cursor).await?;
+                    }
                     return Ok(());
                 }
                 let batch = self.reader.read(cursor, BATCH).await?;
                 if batch.is_empty() {
+                    if cursor > saved {
+                        self.reader.save_checkpoint(&self.config.name, cursor).await?;
+                        (saved, saved_at) = (cursor, std::time::Instant::now());
+                    }
                     tokio::select! {
                         _ = horizon.changed() => {}
                         _ = tokio::time::sleep(Duration::from_millis(500)) => {}
-                        _ = stop.changed() => return Ok(()),
+                        _ = stop.changed() => {}
                     }
                     continue;
                 }
                 match self.publish(&js, &batch).await {
                     Ok(()) => {
                         cursor = batch.last().map_or(cursor, |e| e.seq);
-                        self.reader.save_checkpoint(&self.config.name, cursor).await?;
+                        if saved_at.elapsed() >= CHECKPOINT_EVERY {
+                            self.reader.save_checkpoint(&self.config.name, cursor).await?;
+                            (saved, saved_at) = (cursor, std::time::Instant::now());
+                        }
                         backoff = Duration::from_millis(100);
                     }
                     Err(e) => {

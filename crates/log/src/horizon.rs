@@ -24,7 +24,7 @@ use crate::db::{Backend, Db, db_error};
 /// other processes sharing the database show up within this.
 const IDLE_POLL: Duration = Duration::from_millis(200);
 /// How often it looks again while a gap's transaction is still running.
-const GAP_POLL: Duration = Duration::from_millis(5);
+const GAP_POLL: Duration = Duration::from_millis(1);
 const BATCH: i64 = 1000;
 
 #[derive(Clone)]

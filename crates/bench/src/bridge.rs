@@ -1,0 +1,161 @@
+//! The bridge (log → JetStream) against raw async JetStream publishes of
+//! the same payloads by the same client, in one run; and commit-to-delivery
+//! latency at 1,000 events/s.
+//!
+//! Throughput: N messages are committed first (not timed); the bridge then
+//! starts from checkpoint 0 and the time until it has checkpointed them all
+//! counts. The baseline publishes the same envelopes (serialized), pipelined
+//! in batches of 256 with every acknowledgement awaited, as the bridge does.
+//! Latency: a writer commits one message per millisecond for 3 s through the
+//! write path while the bridge runs in-process; a plain NATS subscriber
+//! notes when each arrives.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use async_nats::jetstream;
+use futures_util::StreamExt;
+use lattice_bridge::{Bridge, BridgeConfig, ensure_stream};
+use lattice_core::{Command, TenantRole, ThreadId, WorkspaceId};
+use lattice_log::{Backend, Db, LogReader, LogService};
+use lattice_testkit::nats::NatsServer;
+
+const N: usize = 20_000;
+
+async fn service() -> (LogService, ThreadId) {
+    let url = lattice_testkit::fresh_url(Backend::Postgres).await;
+    let db = Db::connect(&url, 40).await.expect("connecting");
+    db.migrate().await.expect("migrating");
+    let log = lattice_testkit::service_on(db);
+    let alice = lattice_testkit::who("t1", "alice", TenantRole::Member);
+    let ws = log.execute(&alice, Command::CreateWorkspace { name: "bench".into() }).await.unwrap().id.unwrap();
+    let th = log
+        .execute(&alice, Command::CreateThread { workspace: WorkspaceId::parse("ws", &ws).unwrap(), title: "bench".into() })
+        .await
+        .unwrap()
+        .id
+        .unwrap();
+    (log, ThreadId::parse("th", &th).unwrap())
+}
+
+async fn fill(log: &LogService, thread: &ThreadId) {
+    let alice = lattice_testkit::who("t1", "alice", TenantRole::Member);
+    let mut tasks = Vec::new();
+    for w in 0..32 {
+        let (log, alice, thread) = (log.clone(), alice.clone(), thread.clone());
+        tasks.push(tokio::spawn(async move {
+            for i in (w..N).step_by(32) {
+                log.execute(&alice, Command::PostMessage { thread: thread.clone(), text: format!("message {i}") }).await.unwrap();
+            }
+        }));
+    }
+    for t in tasks {
+        t.await.unwrap();
+    }
+}
+
+pub async fn run() {
+    if std::env::var(lattice_testkit::POSTGRES_ENV).is_err()
+        && let Ok(url) = std::env::var("LATTICE_BENCH_POSTGRES_URL")
+    {
+        // SAFETY: set before any other thread reads the environment.
+        unsafe { std::env::set_var(lattice_testkit::POSTGRES_ENV, url) };
+    }
+    let nats = NatsServer::start();
+    let js = jetstream::new(async_nats::connect(&nats.url).await.unwrap());
+    ensure_stream(&js).await.unwrap();
+
+    // Ours: the bridge catching up on N committed messages.
+    let (log, thread) = service().await;
+    fill(&log, &thread).await;
+    let reader = LogReader::of(&log);
+    let last = reader.read(0, i64::MAX).await.unwrap().last().unwrap().seq;
+    let (stop_tx, stop) = tokio::sync::watch::channel(false);
+    let config = BridgeConfig { nats_url: nats.url.clone(), user: None, password: None, name: "bench".into() };
+    let started = Instant::now();
+    let bridge = tokio::spawn(Bridge::new(reader.clone(), config).run(stop));
+    while reader.checkpoint("bench").await.unwrap() < last {
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+    let ours = N as f64 / started.elapsed().as_secs_f64();
+    let _ = stop_tx.send(true);
+    bridge.await.unwrap().unwrap();
+
+    // Baseline: the same envelopes, published raw.
+    let envelopes = reader.read(0, i64::MAX).await.unwrap();
+    let payloads: Vec<(String, Vec<u8>)> = envelopes
+        .iter()
+        .filter(|e| e.event_type == "message_posted")
+        .map(|e| (format!("raw-{}", e.id), serde_json::to_vec(e).unwrap()))
+        .collect();
+    let started = Instant::now();
+    for chunk in payloads.chunks(256) {
+        let mut acks = Vec::with_capacity(chunk.len());
+        for (id, payload) in chunk {
+            let mut headers = async_nats::HeaderMap::new();
+            headers.insert("Nats-Msg-Id", id.as_str());
+            acks.push(js.publish_with_headers("lattice.bench.raw.log.message_posted", headers, payload.clone().into()).await.unwrap());
+        }
+        for ack in acks {
+            ack.await.unwrap();
+        }
+    }
+    let raw = payloads.len() as f64 / started.elapsed().as_secs_f64();
+    println!("bridge {N} events: ours {ours:.0} events/s");
+    println!("bridge {} events: raw JetStream publish {raw:.0} events/s", payloads.len());
+    println!("ratio {:.3} bridge log-to-JetStream vs raw async JetStream publish", ours / raw);
+
+    latency(&nats).await;
+}
+
+async fn latency(nats: &NatsServer) {
+    let (log, thread) = service().await;
+    let client = async_nats::connect(&nats.url).await.unwrap();
+    let mut sub = client.subscribe("lattice.t1.*.log.message_posted").await.unwrap();
+    let arrived: Arc<Mutex<HashMap<String, Instant>>> = Arc::default();
+    let arrivals = arrived.clone();
+    let listener = tokio::spawn(async move {
+        while let Some(m) = sub.next().await {
+            let id = m.headers.as_ref().and_then(|h| h.get("Nats-Msg-Id")).map(|v| v.as_str().to_owned()).unwrap_or_default();
+            arrivals.lock().unwrap().insert(id, Instant::now());
+        }
+    });
+    let (stop_tx, stop) = tokio::sync::watch::channel(false);
+    let config = BridgeConfig { nats_url: nats.url.clone(), user: None, password: None, name: "latency".into() };
+    let bridge = tokio::spawn(Bridge::new(LogReader::of(&log), config).run(stop));
+    tokio::time::sleep(Duration::from_millis(300)).await;
+
+    let alice = lattice_testkit::who("t1", "alice", TenantRole::Member);
+    let committed: Arc<Mutex<Vec<(String, Instant)>>> = Arc::default();
+    let mut ticker = tokio::time::interval(Duration::from_millis(1));
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Burst);
+    let mut writers = Vec::new();
+    for i in 0..3000 {
+        ticker.tick().await;
+        let (log, alice, thread, committed) = (log.clone(), alice.clone(), thread.clone(), committed.clone());
+        writers.push(tokio::spawn(async move {
+            let done = log.execute(&alice, Command::PostMessage { thread, text: format!("m{i}") }).await.unwrap();
+            committed.lock().unwrap().push((done.envelope_id, Instant::now()));
+        }));
+    }
+    for w in writers {
+        w.await.unwrap();
+    }
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let arrived = arrived.lock().unwrap().clone();
+    let mut ms: Vec<f64> = committed
+        .lock()
+        .unwrap()
+        .iter()
+        .filter_map(|(id, at)| arrived.get(id).map(|got| got.saturating_duration_since(*at).as_secs_f64() * 1000.0))
+        .collect();
+    ms.sort_by(f64::total_cmp);
+    let pct = |p: f64| ms[((ms.len() as f64 - 1.0) * p).round() as usize];
+    println!("bridge latency: {} of 3000 delivered; commit to delivery p50 {:.2} ms", ms.len(), pct(0.5));
+    println!("p50_ms {:.2} bridge commit-to-delivery at 1000 events/s", pct(0.5));
+    println!("p99_ms {:.2} bridge commit-to-delivery at 1000 events/s", pct(0.99));
+    let _ = stop_tx.send(true);
+    bridge.await.unwrap().unwrap();
+    listener.abort();
+}
