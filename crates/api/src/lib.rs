@@ -37,6 +37,7 @@ pub fn router(state: AppState) -> Router {
         .route("/artifacts/{id}", get(artifacts::get).patch(artifacts::edit))
         .route("/artifacts/{id}/archive", post(artifacts::archive))
         .route("/integrations/effective", get(integrations::effective))
+        .route("/integrations/effective/stream", get(integrations::effective_stream))
         .route("/integrations/audit", get(integrations::audit))
         .route("/integrations/{level}/{key}", put(integrations::set))
         .fallback(system::not_found)

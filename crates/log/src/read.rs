@@ -168,6 +168,18 @@ impl LogService {
         Ok(out)
     }
 
+    /// The sequence number of the last `switch_set` below the horizon (0 if
+    /// none): a switch stream recomputes effective values when it moves.
+    pub async fn last_switch_change(&self) -> Result<i64, Error> {
+        let horizon = self.inner.horizon.current();
+        let row = sqlx::query("SELECT COALESCE(MAX(seq), 0) FROM envelopes WHERE type = 'switch_set' AND seq <= $1")
+            .bind(horizon)
+            .fetch_one(&self.inner.db.pool)
+            .await
+            .map_err(db_error)?;
+        row.try_get(0).map_err(db_error)
+    }
+
     /// The switch changes the caller administers: the deployment's for a
     /// deployment admin, the tenant's and its workspaces' for a tenant admin,
     /// a workspace's for its admins. Narrowed by `tenant` and `workspace`.

@@ -2,7 +2,12 @@
 
 use std::collections::BTreeMap;
 
+use std::convert::Infallible;
+use std::time::Duration;
+
 use axum::Json;
+use axum::response::sse::{Event, KeepAlive, Sse};
+use futures_util::stream::{self, Stream};
 use axum::extract::{Path, State};
 use lattice_core::{Command, Error, Level, SwitchKey, SwitchState};
 use serde::Deserialize;
@@ -32,6 +37,53 @@ pub async fn effective(
             .map(|(k, e)| (k.as_str().to_owned(), EffectiveValue { enabled: e.enabled, because: e.because }))
             .collect(),
     ))
+}
+
+/// The effective values as a live stream (SSE): an `effective` event at
+/// once, and again whenever a switch change alters them. How an open chat
+/// learns of a flip without polling (I4).
+#[utoipa::path(get, path = "/v1/integrations/effective/stream", responses((status = 200, description = "text/event-stream")),
+    params(("workspace" = String, Query)), security(("bearer" = [])))]
+pub async fn effective_stream(
+    State(state): State<AppState>,
+    Caller(who): Caller,
+    Query(q): Query<WorkspaceQuery>,
+) -> ApiResult<Sse<impl Stream<Item = Result<Event, Infallible>>>> {
+    let first = state.log.effective(&who, &q.workspace).await?;
+    let seen = state.log.last_switch_change().await?;
+    let horizon = state.log.horizon().subscribe();
+    let context = (state, who, q.workspace, horizon, seen, Some(first.clone()), first);
+    let events = stream::unfold(context, |(state, who, ws, mut horizon, mut seen, mut pending, mut last)| async move {
+        loop {
+            if let Some(map) = pending.take() {
+                let body = serde_json::to_string(&as_wire(&map)).expect("effective values serialize");
+                let event = Event::default().event("effective").data(body);
+                return Some((Ok(event), (state, who, ws, horizon, seen, None, last)));
+            }
+            let mut shutdown = state.shutdown.clone();
+            tokio::select! {
+                changed = horizon.changed() => if changed.is_err() { return None },
+                _ = shutdown.changed() => return None,
+            }
+            let Ok(latest) = state.log.last_switch_change().await else { return None };
+            if latest > seen {
+                seen = latest;
+                // Access may be gone (removed from the workspace): the stream ends.
+                let Ok(now) = state.log.effective(&who, &ws).await else { return None };
+                if now != last {
+                    last = now.clone();
+                    pending = Some(now);
+                }
+            }
+        }
+    });
+    Ok(Sse::new(events).keep_alive(KeepAlive::new().interval(Duration::from_secs(15))))
+}
+
+fn as_wire(map: &std::collections::BTreeMap<SwitchKey, lattice_core::Effective>) -> BTreeMap<String, EffectiveValue> {
+    map.iter()
+        .map(|(k, e)| (k.as_str().to_owned(), EffectiveValue { enabled: e.enabled, because: e.because.clone() }))
+        .collect()
 }
 
 /// Sets one level's state for one key, with a reason (an admin of that level).

@@ -94,3 +94,57 @@ lattice_testkit::both_backends! {
         assert_eq!(from_query[0].0, second[0].0);
     }
 }
+
+/// Reads the next SSE event's data, within `timeout`.
+async fn next_data(body: &mut axum::body::Body, buffer: &mut String, timeout: Duration) -> Option<serde_json::Value> {
+    let deadline = tokio::time::Instant::now() + timeout;
+    loop {
+        if let Some(end) = buffer.find("\n\n") {
+            let block: String = buffer.drain(..end + 2).collect();
+            if let Some(data) = block.lines().find_map(|l| l.strip_prefix("data: ")) {
+                return Some(serde_json::from_str(data).unwrap());
+            }
+            continue;
+        }
+        let frame = tokio::time::timeout_at(deadline, body.frame()).await.ok()??.ok()?;
+        if let Ok(data) = frame.into_data() {
+            buffer.push_str(&String::from_utf8_lossy(&data));
+        }
+    }
+}
+
+lattice_testkit::both_backends! {
+    async fn a_switch_flip_reaches_an_open_stream_within_a_second(backend: Backend) {
+        let app = App::new(backend).await;
+        let alice = app.token("t1", "alice", TenantRole::Member, false).await;
+        let (ws, _) = app.workspace_with_thread(&alice).await;
+        let req = Request::builder()
+            .uri(format!("/v1/integrations/effective/stream?workspace={ws}"))
+            .header("authorization", format!("Bearer {alice}"))
+            .body(Body::empty())
+            .unwrap();
+        let res = app.router.clone().oneshot(req).await.unwrap();
+        assert_eq!(res.status(), StatusCode::OK);
+        let mut body = res.into_body();
+        let mut buffer = String::new();
+        let first = next_data(&mut body, &mut buffer, Duration::from_secs(5)).await.expect("the effective values at once");
+        assert_eq!(first["ui:dashboards"]["enabled"], true);
+
+        // A tenant admin turns dashboards off for the whole tenant.
+        let admin = app.token("t1", "tina", TenantRole::TenantAdmin, false).await;
+        let flipped_at = std::time::Instant::now();
+        let r = app.send("PUT", "/v1/integrations/tenant:t1/ui:dashboards", Some(&admin),
+            Some(&json!({"state": "off", "reason": "incident"}).to_string())).await;
+        assert_eq!(r.status, StatusCode::OK);
+        let next = next_data(&mut body, &mut buffer, Duration::from_secs(1)).await.expect("the flip within 1 s");
+        let elapsed = flipped_at.elapsed();
+        assert_eq!(next["ui:dashboards"]["enabled"], false);
+        assert_eq!(next["ui:dashboards"]["because"], "ui:dashboards is off for the tenant");
+        assert!(elapsed < Duration::from_secs(1), "{elapsed:?}");
+        eprintln!("{backend:?}: switch flip reached the open stream in {elapsed:?}");
+        // A change elsewhere (another tenant) sends nothing new.
+        let other = app.token("t2", "root", TenantRole::TenantAdmin, false).await;
+        app.send("PUT", "/v1/integrations/tenant:t2/ui:forms", Some(&other), Some(&json!({"state": "off", "reason": "x"}).to_string())).await;
+        assert!(next_data(&mut body, &mut buffer, Duration::from_millis(500)).await.is_none());
+    }
+}
