@@ -50,6 +50,25 @@ fn text(v: &Value, key: &str) -> String {
     v.get(key).and_then(Value::as_str).unwrap_or_default().to_owned()
 }
 
+/// Maps one stored envelope: decodes it only when a projection may apply
+/// (answers, artifacts); the rest go out as stored.
+pub async fn project_stored(e: &lattice_log::StoredEnvelope, reader: &LogReader) -> Result<Option<Outgoing>, Error> {
+    if !BRIDGED.contains(&e.event_type.as_str()) {
+        return Ok(None);
+    }
+    match e.event_type.as_str() {
+        event::DEFERRED_ANSWERED | event::ARTIFACT_CREATED | event::ARTIFACT_CHANGED | event::ARTIFACT_ARCHIVED => {
+            project(&e.decode()?, reader).await
+        }
+        _ => Ok(Some(Outgoing {
+            seq: e.seq,
+            subject: format!("lattice.{}.{}.log.{}", e.tenant, e.workspace.as_deref().unwrap_or("_"), e.event_type),
+            msg_id: e.id.clone(),
+            payload: e.to_json(),
+        })),
+    }
+}
+
 /// Maps one envelope; `None` when it is not bridged.
 pub async fn project(e: &Envelope, reader: &LogReader) -> Result<Option<Outgoing>, Error> {
     if !BRIDGED.contains(&e.event_type.as_str()) {

@@ -6,7 +6,7 @@ use async_nats::jetstream::{self, stream};
 use lattice_core::Error;
 use lattice_log::LogReader;
 
-use crate::projections::project;
+use crate::projections::project_stored;
 
 pub const STREAM: &str = "LATTICE";
 
@@ -101,7 +101,7 @@ impl Bridge {
                     }
                     return Ok(());
                 }
-                let batch = self.reader.read(cursor, BATCH).await?;
+                let batch = self.reader.read_stored(cursor, BATCH).await?;
                 if batch.is_empty() {
                     if cursor > saved {
                         self.reader.save_checkpoint(&self.config.name, cursor).await?;
@@ -135,10 +135,10 @@ impl Bridge {
     }
 
     /// Publishes a batch in order and waits for every acknowledgement.
-    async fn publish(&self, js: &jetstream::Context, batch: &[lattice_core::Envelope]) -> Result<(), Error> {
+    async fn publish(&self, js: &jetstream::Context, batch: &[lattice_log::StoredEnvelope]) -> Result<(), Error> {
         let mut acks = Vec::with_capacity(batch.len());
         for e in batch {
-            let Some(out) = project(e, &self.reader).await? else { continue };
+            let Some(out) = project_stored(e, &self.reader).await? else { continue };
             let mut headers = async_nats::HeaderMap::new();
             headers.insert("Nats-Msg-Id", out.msg_id.as_str());
             if let Some(traceparent) = &e.traceparent {

@@ -32,6 +32,6 @@ pub use horizon::Horizon;
 pub use read::{AuditRow, Follow, ThreadSummary, WorkspaceSummary};
 pub use runs::{RequestRow, RunRow, RunView};
 pub use service::{Builder, Committed, LogService};
-pub use store::ArtifactRow;
+pub use store::{ArtifactRow, StoredEnvelope};
 pub use switches::SwitchStore;
 pub use trace::{is_traceparent, with_traceparent};

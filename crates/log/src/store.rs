@@ -185,3 +185,86 @@ pub(crate) fn envelope_from_row(row: &AnyRow) -> Result<Envelope, Error> {
         traceparent: row.try_get(9).map_err(db_error)?,
     })
 }
+
+/// An envelope with its actor and payload left as the JSON text they are
+/// stored as: what a follower hands on without decoding.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredEnvelope {
+    pub seq: i64,
+    pub id: String,
+    pub tenant: String,
+    pub workspace: Option<String>,
+    pub thread: Option<String>,
+    pub actor_json: String,
+    pub at_ms: i64,
+    pub event_type: String,
+    pub payload_json: String,
+    pub traceparent: Option<String>,
+}
+
+impl StoredEnvelope {
+    pub(crate) fn from_row(row: &AnyRow) -> Result<Self, Error> {
+        Ok(Self {
+            seq: row.try_get(0).map_err(db_error)?,
+            id: row.try_get(1).map_err(db_error)?,
+            tenant: row.try_get(2).map_err(db_error)?,
+            workspace: row.try_get(3).map_err(db_error)?,
+            thread: row.try_get(4).map_err(db_error)?,
+            actor_json: row.try_get(5).map_err(db_error)?,
+            at_ms: row.try_get(6).map_err(db_error)?,
+            event_type: row.try_get(7).map_err(db_error)?,
+            payload_json: row.try_get(8).map_err(db_error)?,
+            traceparent: row.try_get(9).map_err(db_error)?,
+        })
+    }
+
+    /// The envelope, decoded.
+    pub fn decode(&self) -> Result<Envelope, Error> {
+        let corrupt = |e: serde_json::Error| Error::unavailable(format!("stored envelope is not readable: {e}"));
+        Ok(Envelope {
+            seq: self.seq,
+            id: self.id.clone(),
+            tenant: self.tenant.clone(),
+            workspace: self.workspace.clone(),
+            thread: self.thread.clone(),
+            actor: serde_json::from_str(&self.actor_json).map_err(corrupt)?,
+            at: rfc3339(self.at_ms),
+            event_type: self.event_type.clone(),
+            payload: serde_json::from_str(&self.payload_json).map_err(corrupt)?,
+            traceparent: self.traceparent.clone(),
+        })
+    }
+
+    /// The same JSON as the decoded envelope serializes to (fields in
+    /// another order), written straight from the stored text.
+    pub fn to_json(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(self.payload_json.len() + self.actor_json.len() + 256);
+        let string = |out: &mut Vec<u8>, s: &str| serde_json::to_writer(&mut *out, s).expect("writing to a Vec");
+        out.extend_from_slice(format!("{{\"seq\":{},\"id\":", self.seq).as_bytes());
+        string(&mut out, &self.id);
+        out.extend_from_slice(b",\"tenant\":");
+        string(&mut out, &self.tenant);
+        if let Some(w) = &self.workspace {
+            out.extend_from_slice(b",\"workspace\":");
+            string(&mut out, w);
+        }
+        if let Some(t) = &self.thread {
+            out.extend_from_slice(b",\"thread\":");
+            string(&mut out, t);
+        }
+        out.extend_from_slice(b",\"actor\":");
+        out.extend_from_slice(self.actor_json.as_bytes());
+        out.extend_from_slice(b",\"at\":");
+        string(&mut out, &rfc3339(self.at_ms));
+        out.extend_from_slice(b",\"type\":");
+        string(&mut out, &self.event_type);
+        out.extend_from_slice(b",\"payload\":");
+        out.extend_from_slice(self.payload_json.as_bytes());
+        if let Some(t) = &self.traceparent {
+            out.extend_from_slice(b",\"traceparent\":");
+            string(&mut out, t);
+        }
+        out.push(b'}');
+        out
+    }
+}

@@ -130,3 +130,25 @@ both_backends! {
         log.execute(&admin, Command::PostMessage { thread: th, text: "as admin".into() }).await.unwrap();
     }
 }
+
+both_backends! {
+    async fn a_stored_envelope_writes_the_json_its_decoding_does(backend: Backend) {
+        let log = service(backend).await;
+        let alice = who("t1", "alice", TenantRole::Member);
+        let (_, th) = workspace_with_thread(&log, &alice).await;
+        let posted = lattice_log::with_traceparent(Some("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01".into()), async {
+            log.execute(&alice, Command::PostMessage { thread: th.clone(), text: "quote \" and \u{e9} and \\n".into() }).await
+        })
+        .await
+        .unwrap();
+        log.horizon().wait_for(posted.seq, std::time::Duration::from_secs(5)).await;
+        let reader = lattice_log::LogReader::of(&log);
+        let stored = reader.read_stored(0, 100).await.unwrap();
+        assert_eq!(stored.len(), 3);
+        for e in &stored {
+            let raw: serde_json::Value = serde_json::from_slice(&e.to_json()).unwrap();
+            assert_eq!(raw, serde_json::to_value(e.decode().unwrap()).unwrap());
+        }
+        assert_eq!(reader.read(0, 100).await.unwrap(), stored.iter().map(|e| e.decode().unwrap()).collect::<Vec<_>>());
+    }
+}
