@@ -132,7 +132,7 @@ pub struct CompiledForm {
 pub(crate) struct Hot {
     pub(crate) name: Box<str>,
     pub(crate) required: bool,
-    pub(crate) rules: Box<[rules::Rule]>,
+    pub(crate) check: rules::Fast,
 }
 
 impl CompiledForm {
@@ -145,7 +145,7 @@ impl CompiledForm {
         let required_count = properties.iter().filter(|p| p.required).count();
         let hot = properties
             .iter()
-            .map(|p| Hot { name: p.name.as_str().into(), required: p.required, rules: p.rules.clone() })
+            .map(|p| Hot { name: p.name.as_str().into(), required: p.required, check: rules::Fast::of(p) })
             .collect();
         Self { title, description, properties, by_name, required_count, hot }
     }

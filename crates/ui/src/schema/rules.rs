@@ -32,6 +32,98 @@ pub(crate) enum Rule {
     UniqueItems,
 }
 
+/// A property's check on the hot path: a typed one when the property has a
+/// single type (one match on the value, then only that type's keywords),
+/// else the general list of rules.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Fast {
+    Text {
+        choices: Option<Box<[Box<str>]>>,
+        min: Option<u64>,
+        max: Option<u64>,
+        format: Option<Format>,
+    },
+    Choices {
+        choices: Box<[Box<str>]>,
+        unique: bool,
+        min: Option<u64>,
+        max: Option<u64>,
+    },
+    Boolean,
+    Rules(Box<[Rule]>),
+}
+
+impl Fast {
+    pub(crate) fn of(p: &Property) -> Self {
+        let plain = p.constant.is_none() && p.minimum.is_none() && p.maximum.is_none() && p.exclusive_minimum.is_none()
+            && p.exclusive_maximum.is_none() && p.multiple_of.is_none();
+        match p.types {
+            Some(t) if t == Types::STRING && plain && p.min_items.is_none() && p.max_items.is_none() && !p.unique_items
+                && p.item_choices.is_none() && (p.choices.is_none() || p.string_choices.is_some()) =>
+            {
+                Fast::Text {
+                    choices: p.string_choices.as_ref().map(|c| c.iter().map(|s| s.as_str().into()).collect()),
+                    min: p.min_length,
+                    max: p.max_length,
+                    format: p.format,
+                }
+            }
+            Some(t) if t == Types::ARRAY && plain && p.choices.is_none() && p.item_choices.is_some() => Fast::Choices {
+                choices: p.item_choices.iter().flatten().filter_map(|v| v.as_str()).map(Into::into).collect(),
+                unique: p.unique_items,
+                min: p.min_items,
+                max: p.max_items,
+            },
+            Some(t) if t == Types::BOOLEAN && plain && p.choices.is_none() => Fast::Boolean,
+            _ => Fast::Rules(p.rules.clone()),
+        }
+    }
+
+    #[inline]
+    pub(crate) fn accepts(&self, v: &Value) -> bool {
+        match (self, v) {
+            (Fast::Text { choices, min, max, format }, Value::String(s)) => {
+                if let Some(c) = choices
+                    && !c.iter().any(|c| same(c, s))
+                {
+                    return false;
+                }
+                if let Some(max) = max
+                    && s.len() as u64 > *max
+                    && s.chars().count() as u64 > *max
+                {
+                    return false;
+                }
+                if let Some(min) = min
+                    && (s.len() as u64) < min.saturating_mul(4)
+                    && (s.chars().count() as u64) < *min
+                {
+                    return false;
+                }
+                format.is_none_or(|f| f.matches(s))
+            }
+            (Fast::Choices { choices, unique, min, max }, Value::Array(items)) => {
+                let len = items.len() as u64;
+                if min.is_some_and(|m| len < m) || max.is_some_and(|m| len > m) {
+                    return false;
+                }
+                let mut seen = 0u64;
+                items.iter().all(|item| {
+                    let Value::String(s) = item else { return false };
+                    let Some(bit) = choices.iter().position(|c| same(c, s)) else { return false };
+                    let mask = 1u64 << (bit & 63);
+                    let fresh = !*unique || seen & mask == 0;
+                    seen |= mask;
+                    fresh
+                })
+            }
+            (Fast::Boolean, Value::Bool(_)) => true,
+            (Fast::Rules(rules), v) => rules.iter().all(|r| r.accepts(v)),
+            _ => false,
+        }
+    }
+}
+
 pub(crate) fn rules_of(p: &Property) -> Box<[Rule]> {
     let mut rules = Vec::new();
     if let Some(t) = p.types {

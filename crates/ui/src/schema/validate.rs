@@ -42,7 +42,7 @@ impl CompiledForm {
                 },
             };
             let property = &self.hot[index];
-            if !property.rules.iter().all(|rule| rule.accepts(value)) {
+            if !property.check.accepts(value) {
                 return false;
             }
             required_seen += usize::from(property.required);
