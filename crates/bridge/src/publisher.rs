@@ -2,6 +2,9 @@
 
 use std::time::Duration;
 
+use std::collections::VecDeque;
+
+use async_nats::jetstream::context::PublishAckFuture;
 use async_nats::jetstream::{self, stream};
 use lattice_core::Error;
 use lattice_log::LogReader;
@@ -16,8 +19,10 @@ pub const STREAM: &str = "LATTICE";
 /// NATS) that stays down for a while mid-batch.
 pub const DUPLICATE_WINDOW: Duration = Duration::from_secs(600);
 
-/// Envelopes published before their acknowledgements are awaited together.
+/// Envelopes read from the log at a time.
 const BATCH: i64 = 1024;
+/// Publishes awaiting their acknowledgement at most.
+const WINDOW: usize = 4096;
 /// How often the checkpoint is written while the log moves. Between two
 /// writes the bridge may repeat, after a crash, what it published since the
 /// last one; JetStream drops those repeats by id.
@@ -58,8 +63,38 @@ impl Bridge {
         Self { reader, config }
     }
 
-    async fn connect(&self) -> Result<jetstream::Context, Error> {
-        let mut options = async_nats::ConnectOptions::new().retry_on_initial_connect().connection_timeout(Duration::from_secs(5));
+    /// A fresh connection that never reconnects by itself: a client that
+    /// reconnected would send what it had queued after publishes the old
+    /// connection lost, out of log order. Instead the bridge notices the loss
+    /// (`lost` turns true), drops the client with its queue, and publishes
+    /// again from the checkpoint on a new one.
+    async fn connect(&self) -> Result<(jetstream::Context, tokio::sync::watch::Receiver<bool>), Error> {
+        let (lost_tx, lost) = tokio::sync::watch::channel(false);
+        // The first connection is immediate; once it was made, a reconnection
+        // waits a day, which is to say never: this client is dropped first.
+        let connected = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let connected_for_delay = connected.clone();
+        let mut options = async_nats::ConnectOptions::new()
+            .connection_timeout(Duration::from_secs(5))
+            .reconnect_delay_callback(move |_| {
+                if connected_for_delay.load(std::sync::atomic::Ordering::SeqCst) {
+                    Duration::from_secs(24 * 3600)
+                } else {
+                    Duration::ZERO
+                }
+            })
+            .event_callback(move |event| {
+                let (lost_tx, connected) = (lost_tx.clone(), connected.clone());
+                async move {
+                    match event {
+                        async_nats::Event::Connected => connected.store(true, std::sync::atomic::Ordering::SeqCst),
+                        async_nats::Event::Disconnected | async_nats::Event::Closed => {
+                            let _ = lost_tx.send(true);
+                        }
+                        _ => {}
+                    }
+                }
+            });
         if let (Some(user), Some(password)) = (&self.config.user, &self.config.password) {
             options = options.user_and_password(user.clone(), password.clone());
         }
@@ -69,7 +104,7 @@ impl Bridge {
             .map_err(|e| Error::unavailable(format!("cannot reach NATS at {}: {e}", self.config.nats_url)))?;
         let js = jetstream::new(client);
         ensure_stream(&js).await?;
-        Ok(js)
+        Ok((js, lost))
     }
 
     /// Runs until `stop` turns true; reconnects and resumes from the
@@ -77,12 +112,12 @@ impl Bridge {
     pub async fn run(self, mut stop: tokio::sync::watch::Receiver<bool>) -> Result<(), Error> {
         let mut horizon = self.reader.horizon();
         let mut backoff = Duration::from_millis(100);
-        'connect: loop {
+        loop {
             if *stop.borrow() {
                 return Ok(());
             }
-            let js = match self.connect().await {
-                Ok(js) => js,
+            let (js, mut lost) = match self.connect().await {
+                Ok(connected) => connected,
                 Err(e) => {
                     tracing::warn!(error = %e, "the bridge cannot reach NATS; retrying");
                     tokio::select! { _ = tokio::time::sleep(backoff) => {}, _ = stop.changed() => return Ok(()) }
@@ -91,71 +126,127 @@ impl Bridge {
                 }
             };
             tracing::info!(url = %self.config.nats_url, "the bridge is publishing to JetStream");
-            let mut cursor = self.reader.checkpoint(&self.config.name).await?;
-            let mut saved = cursor;
+            // Publishes are pipelined: up to WINDOW await their
+            // acknowledgement while later envelopes are read and sent. The
+            // checkpoint follows the acknowledgements, in log order.
+            let saved_checkpoint = self.reader.checkpoint(&self.config.name).await?;
+            let mut read_to = saved_checkpoint;
+            let mut acked = saved_checkpoint;
+            let mut saved = saved_checkpoint;
             let mut saved_at = std::time::Instant::now();
-            loop {
+            let mut inflight: VecDeque<(i64, Option<PublishAckFuture>)> = VecDeque::new();
+            let failure: Error = loop {
                 if *stop.borrow() {
-                    if cursor > saved {
-                        self.reader.save_checkpoint(&self.config.name, cursor).await?;
+                    match drain(&mut inflight, &mut acked, &mut lost).await {
+                        Ok(()) if acked > saved => self.reader.save_checkpoint(&self.config.name, acked).await?,
+                        _ => {}
                     }
                     return Ok(());
                 }
-                let batch = self.reader.read_stored(cursor, BATCH).await?;
+                let batch = self.reader.read_stored(read_to, BATCH).await?;
                 if batch.is_empty() {
-                    if cursor > saved {
-                        self.reader.save_checkpoint(&self.config.name, cursor).await?;
-                        (saved, saved_at) = (cursor, std::time::Instant::now());
+                    if let Err(e) = drain(&mut inflight, &mut acked, &mut lost).await {
+                        break e;
+                    }
+                    if acked > saved {
+                        self.reader.save_checkpoint(&self.config.name, acked).await?;
+                        (saved, saved_at) = (acked, std::time::Instant::now());
+                    }
+                    backoff = Duration::from_millis(100);
+                    if *lost.borrow() {
+                        break Error::unavailable("the connection to NATS was lost");
                     }
                     tokio::select! {
                         _ = horizon.changed() => {}
                         _ = tokio::time::sleep(Duration::from_millis(500)) => {}
+                        _ = lost.changed() => {}
                         _ = stop.changed() => {}
                     }
                     continue;
                 }
-                match self.publish(&js, &batch).await {
-                    Ok(()) => {
-                        cursor = batch.last().map_or(cursor, |e| e.seq);
-                        if saved_at.elapsed() >= CHECKPOINT_EVERY {
-                            self.reader.save_checkpoint(&self.config.name, cursor).await?;
-                            (saved, saved_at) = (cursor, std::time::Instant::now());
+                let mut failed = None;
+                for e in &batch {
+                    let ack = match self.send(&js, e).await {
+                        Ok(ack) => ack,
+                        Err(err) => {
+                            failed = Some(err);
+                            break;
                         }
-                        backoff = Duration::from_millis(100);
+                    };
+                    inflight.push_back((e.seq, ack));
+                    read_to = e.seq;
+                    while inflight.len() > WINDOW {
+                        if let Err(err) = settle_front(&mut inflight, &mut acked, &mut lost).await {
+                            failed = Some(err);
+                            break;
+                        }
                     }
-                    Err(e) => {
-                        tracing::warn!(error = %e, from = cursor, "publishing failed; reconnecting and publishing again from the checkpoint");
-                        tokio::select! { _ = tokio::time::sleep(backoff) => {}, _ = stop.changed() => return Ok(()) }
-                        backoff = (backoff * 2).min(Duration::from_secs(5));
-                        continue 'connect;
+                    if failed.is_some() {
+                        break;
                     }
                 }
+                if let Some(err) = failed {
+                    break err;
+                }
+                if saved_at.elapsed() >= CHECKPOINT_EVERY && acked > saved {
+                    self.reader.save_checkpoint(&self.config.name, acked).await?;
+                    (saved, saved_at) = (acked, std::time::Instant::now());
+                }
+            };
+            tracing::warn!(error = %failure, from = saved, "publishing failed; reconnecting and publishing again from the checkpoint");
+            if acked > saved {
+                self.reader.save_checkpoint(&self.config.name, acked).await?;
             }
+            tokio::select! { _ = tokio::time::sleep(backoff) => {}, _ = stop.changed() => return Ok(()) }
+            backoff = (backoff * 2).min(Duration::from_secs(5));
         }
     }
 
-    /// Publishes a batch in order and waits for every acknowledgement.
-    async fn publish(&self, js: &jetstream::Context, batch: &[lattice_log::StoredEnvelope]) -> Result<(), Error> {
-        let mut acks = Vec::with_capacity(batch.len());
-        for e in batch {
-            let Some(out) = project_stored(e, &self.reader).await? else { continue };
-            let mut headers = async_nats::HeaderMap::new();
-            headers.insert("Nats-Msg-Id", out.msg_id.as_str());
-            if let Some(traceparent) = &e.traceparent {
-                headers.insert("traceparent", traceparent.as_str());
-            }
-            let ack = js
-                .publish_with_headers(out.subject, headers, out.payload.into())
-                .await
-                .map_err(|e| Error::unavailable(format!("publish: {e}")))?;
-            acks.push(ack);
+    /// Sends one envelope (if it is bridged); the acknowledgement comes later.
+    async fn send(&self, js: &jetstream::Context, e: &lattice_log::StoredEnvelope) -> Result<Option<PublishAckFuture>, Error> {
+        let Some(out) = project_stored(e, &self.reader).await? else { return Ok(None) };
+        let mut headers = async_nats::HeaderMap::new();
+        headers.insert("Nats-Msg-Id", out.msg_id.as_str());
+        if let Some(traceparent) = &e.traceparent {
+            headers.insert("traceparent", traceparent.as_str());
         }
-        for ack in acks {
-            tokio::time::timeout(Duration::from_secs(10), ack)
-                .await
-                .map_err(|_| Error::unavailable("no acknowledgement from JetStream"))?
-                .map_err(|e| Error::unavailable(format!("acknowledgement: {e}")))?;
-        }
-        Ok(())
+        js.publish_with_headers(out.subject, headers, out.payload.into())
+            .await
+            .map(Some)
+            .map_err(|e| Error::unavailable(format!("publish: {e}")))
     }
+}
+
+/// Awaits the oldest publish's acknowledgement; `acked` moves to its seq.
+async fn settle_front(
+    inflight: &mut VecDeque<(i64, Option<PublishAckFuture>)>,
+    acked: &mut i64,
+    lost: &mut tokio::sync::watch::Receiver<bool>,
+) -> Result<(), Error> {
+    let Some((seq, ack)) = inflight.pop_front() else { return Ok(()) };
+    if let Some(ack) = ack {
+        if *lost.borrow() {
+            return Err(Error::unavailable("the connection to NATS was lost"));
+        }
+        tokio::select! {
+            got = tokio::time::timeout(Duration::from_secs(10), ack) => {
+                got.map_err(|_| Error::unavailable("no acknowledgement from JetStream"))?
+                    .map_err(|e| Error::unavailable(format!("acknowledgement: {e}")))?;
+            }
+            _ = lost.wait_for(|lost| *lost) => return Err(Error::unavailable("the connection to NATS was lost")),
+        }
+    }
+    *acked = seq;
+    Ok(())
+}
+
+async fn drain(
+    inflight: &mut VecDeque<(i64, Option<PublishAckFuture>)>,
+    acked: &mut i64,
+    lost: &mut tokio::sync::watch::Receiver<bool>,
+) -> Result<(), Error> {
+    while !inflight.is_empty() {
+        settle_front(inflight, acked, lost).await?;
+    }
+    Ok(())
 }
