@@ -20,7 +20,7 @@ pub const STREAM: &str = "LATTICE";
 pub const DUPLICATE_WINDOW: Duration = Duration::from_secs(600);
 
 /// Envelopes read from the log at a time.
-const BATCH: i64 = 1024;
+const BATCH: i64 = 2048;
 /// Publishes awaiting their acknowledgement at most.
 const WINDOW: usize = 4096;
 /// How often the checkpoint is written while the log moves. Between two
@@ -135,6 +135,7 @@ impl Bridge {
             let mut saved = saved_checkpoint;
             let mut saved_at = std::time::Instant::now();
             let mut inflight: VecDeque<(i64, Option<PublishAckFuture>)> = VecDeque::new();
+            let mut prefetch: Option<tokio::task::JoinHandle<Result<Vec<lattice_log::StoredEnvelope>, Error>>> = None;
             let failure: Error = loop {
                 if *stop.borrow() {
                     match drain(&mut inflight, &mut acked, &mut lost).await {
@@ -143,24 +144,38 @@ impl Bridge {
                     }
                     return Ok(());
                 }
-                let batch = self.reader.read_stored(read_to, BATCH).await?;
+                // The next batch is read while this one is published.
+                let batch = match prefetch.take() {
+                    Some(read) => read.await.map_err(|e| Error::unavailable(e.to_string()))??,
+                    None => self.reader.read_stored(read_to, BATCH).await?,
+                };
+                if let Some(last) = batch.last() {
+                    let (reader, from) = (self.reader.clone(), last.seq);
+                    prefetch = Some(tokio::spawn(async move { reader.read_stored(from, BATCH).await }));
+                }
                 if batch.is_empty() {
-                    if let Err(e) = drain(&mut inflight, &mut acked, &mut lost).await {
-                        break e;
-                    }
-                    if acked > saved {
-                        self.reader.save_checkpoint(&self.config.name, acked).await?;
-                        (saved, saved_at) = (acked, std::time::Instant::now());
-                    }
-                    backoff = Duration::from_millis(100);
                     if *lost.borrow() {
                         break Error::unavailable("the connection to NATS was lost");
                     }
-                    tokio::select! {
-                        _ = horizon.changed() => {}
-                        _ = tokio::time::sleep(Duration::from_millis(500)) => {}
-                        _ = lost.changed() => {}
-                        _ = stop.changed() => {}
+                    // Caught up: wait for the log to move. The checkpoint is
+                    // brought up to date when the log rests, or every
+                    // CHECKPOINT_EVERY, not after each catch-up: its write
+                    // must not delay the next envelope.
+                    let rested = tokio::select! {
+                        _ = horizon.changed() => false,
+                        _ = tokio::time::sleep(Duration::from_millis(50)) => true,
+                        _ = lost.changed() => false,
+                        _ = stop.changed() => false,
+                    };
+                    if rested || saved_at.elapsed() >= CHECKPOINT_EVERY {
+                        if let Err(e) = drain(&mut inflight, &mut acked, &mut lost).await {
+                            break e;
+                        }
+                        if acked > saved {
+                            self.reader.save_checkpoint(&self.config.name, acked).await?;
+                            (saved, saved_at) = (acked, std::time::Instant::now());
+                        }
+                        backoff = Duration::from_millis(100);
                     }
                     continue;
                 }
