@@ -14,7 +14,7 @@ use tokio::sync::watch;
 use crate::clock::now_ms;
 use crate::db::{Db, db_error};
 use crate::horizon::Horizon;
-use crate::store::{ENVELOPE_COLUMNS, StoredEnvelope, envelope_from_row};
+use crate::store::{ENVELOPE_COLUMNS, StoredEnvelope};
 
 /// A reader of the whole log, in order, with its own horizon tracker (or
 /// the log service's, when it runs in the same process).
@@ -44,20 +44,7 @@ impl LogReader {
 
     /// Up to `limit` envelopes after `after`, never past the horizon.
     pub async fn read(&self, after: i64, limit: i64) -> Result<Vec<Envelope>, Error> {
-        let horizon = self.horizon.current();
-        if horizon <= after {
-            return Ok(Vec::new());
-        }
-        let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
-            "SELECT {ENVELOPE_COLUMNS} FROM envelopes WHERE seq > $1 AND seq <= $2 ORDER BY seq LIMIT $3"
-        )))
-        .bind(after)
-        .bind(horizon)
-        .bind(limit)
-        .fetch_all(&self.db.pool)
-        .await
-        .map_err(db_error)?;
-        rows.iter().map(envelope_from_row).collect()
+        self.read_stored(after, limit).await?.iter().map(StoredEnvelope::decode).collect()
     }
 
     /// As `read`, leaving actors and payloads as their stored JSON text.
