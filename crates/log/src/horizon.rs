@@ -23,9 +23,12 @@ use crate::db::{Backend, Db, db_error};
 /// How often the tracker looks without being told of a commit: writes by
 /// other processes sharing the database show up within this.
 const IDLE_POLL: Duration = Duration::from_millis(200);
-/// How often it looks again while a gap's transaction is still running.
-const GAP_POLL: Duration = Duration::from_millis(1);
+/// How often the log service's own tracker looks again while a gap is open:
+/// its writers' commits wake it at once, so this only matters for writers
+/// in other processes.
+const GAP_POLL: Duration = Duration::from_millis(5);
 const BATCH: i64 = 1000;
+const MIN_INTERVAL: Duration = Duration::from_millis(1);
 
 #[derive(Clone)]
 pub struct Horizon {
@@ -37,13 +40,19 @@ pub struct Horizon {
 
 impl Horizon {
     pub(crate) fn start(db: Db) -> Self {
-        Self::start_polling(db, IDLE_POLL)
+        Self::spawn(db, IDLE_POLL, GAP_POLL, false)
     }
 
     /// A tracker that looks every `idle_poll` when nobody tells it of a
     /// commit (a follower in another process), and at once again after it
     /// found something, so a busy log is followed closely.
     pub(crate) fn start_polling(db: Db, idle_poll: Duration) -> Self {
+        Self::spawn(db, idle_poll, Duration::from_millis(1), true)
+    }
+
+    /// `busy`: look again after `gap_poll` whenever the horizon moved, for a
+    /// tracker that hears of no commits (a follower in another process).
+    fn spawn(db: Db, idle_poll: Duration, gap_poll: Duration, busy: bool) -> Self {
         let (tx, _) = watch::channel(0);
         let horizon = Self { notify: Arc::new(Notify::new()), tx: Arc::new(tx), latest_local: Arc::default() };
         let notify = horizon.notify.clone();
@@ -60,7 +69,7 @@ impl Horizon {
                             *h = tracker.horizon;
                             changed
                         });
-                        if tracker.gap.is_some() || moved { GAP_POLL } else { idle_poll }
+                        if tracker.gap.is_some() || (busy && moved) { gap_poll } else { idle_poll }
                     }
                     Err(e) => {
                         tracing::warn!(error = %e, "the horizon tracker cannot read the log; retrying");
@@ -68,7 +77,10 @@ impl Horizon {
                     }
                 };
                 drop(tx);
-                let _ = tokio::time::timeout(wait, notify.notified()).await;
+                // At most one look per millisecond: under a burst of commits
+                // one query serves them all instead of one query each.
+                tokio::time::sleep(MIN_INTERVAL).await;
+                let _ = tokio::time::timeout(wait.saturating_sub(MIN_INTERVAL), notify.notified()).await;
             }
         });
         horizon
