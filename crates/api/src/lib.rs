@@ -27,7 +27,7 @@ pub fn router(state: AppState) -> Router {
         .route("/workspaces", get(workspaces::list).post(workspaces::create))
         .route("/workspaces/{ws}/members", post(workspaces::add_member))
         .route("/workspaces/{ws}/threads", get(workspaces::threads).post(workspaces::create_thread))
-        .route("/workspaces/{ws}/events", get(events::workspace))
+        .route("/workspaces/{ws}/events", get(events::workspace).post(events::append))
         .route("/threads/{th}/messages", post(workspaces::post_message))
         .route("/threads/{th}/artifacts", get(artifacts::list).post(artifacts::create))
         .route("/threads/{th}/events", get(events::thread))

@@ -13,7 +13,7 @@ use crate::routes::{artifacts, events, integrations, runs, system, workspaces};
         workspaces::list, workspaces::create, workspaces::add_member, workspaces::threads, workspaces::create_thread,
         workspaces::post_message,
         artifacts::create, artifacts::get, artifacts::edit, artifacts::archive, artifacts::list,
-        events::thread, events::workspace,
+        events::thread, events::workspace, events::append,
         integrations::effective, integrations::effective_stream, integrations::set, integrations::audit,
         runs::start, runs::get, runs::answer,
     ),

@@ -61,6 +61,11 @@ pub fn bridge_schema() -> Value {
         "lattice.<tenant>.<workspace>.log.<event type>".into(),
         json!({"$ref": "#/$defs/Envelope"}),
     );
+    subjects.insert(
+        "lattice.<tenant>.<workspace>.<namespace>.<name>".into(),
+        json!({"description": "An application's own event (POST /v1/workspaces/{ws}/events): an envelope of type app_event, its payload {namespace, name, data}. Never in the ui or log namespaces.",
+               "$ref": "#/$defs/Envelope"}),
+    );
     let mut defs: Map<String, Value> = generator.take_definitions(true).into_iter().collect();
     defs.insert(
         "Envelope".into(),

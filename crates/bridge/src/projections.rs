@@ -28,6 +28,7 @@ pub const BRIDGED: &[&str] = &[
     event::RUN_FINISHED,
     event::RUN_FAILED,
     event::DEFERRED_ANSWERED,
+    event::APP_EVENT,
 ];
 
 /// A message for JetStream.
@@ -57,7 +58,7 @@ pub async fn project_stored(e: &lattice_log::StoredEnvelope, reader: &LogReader)
         return Ok(None);
     }
     match e.event_type.as_str() {
-        event::DEFERRED_ANSWERED | event::ARTIFACT_CREATED | event::ARTIFACT_CHANGED | event::ARTIFACT_ARCHIVED => {
+        event::DEFERRED_ANSWERED | event::ARTIFACT_CREATED | event::ARTIFACT_CHANGED | event::ARTIFACT_ARCHIVED | event::APP_EVENT => {
             project(&e.decode()?, reader).await
         }
         _ => Ok(Some(Outgoing {
@@ -138,6 +139,20 @@ pub async fn project(e: &Envelope, reader: &LogReader) -> Result<Option<Outgoing
                 };
                 Some(("form_submitted", serde_json::to_vec(&body).expect("a payload serializes")))
             }
+        }
+        // An application's event goes out under its own namespace and name
+        // (never ui or log: the log service refuses those).
+        event::APP_EVENT => {
+            let (namespace, name) = (text(p, "namespace"), text(p, "name"));
+            if namespace.is_empty() || name.is_empty() || ["ui", "log"].contains(&namespace.as_str()) {
+                return Ok(None);
+            }
+            return Ok(Some(Outgoing {
+                seq: e.seq,
+                subject: subject(e, &namespace, &name),
+                msg_id: e.id.clone(),
+                payload: serde_json::to_vec(e).expect("an envelope serializes"),
+            }));
         }
         // A submission never changes; its archiving is nobody's event.
         event::ARTIFACT_CHANGED | event::ARTIFACT_ARCHIVED if kind == "submission" => return Ok(None),

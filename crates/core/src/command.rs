@@ -67,6 +67,15 @@ pub enum Command {
         run: RunId,
         step: RunStep,
     },
+    /// An application's own event, bridged to
+    /// `lattice.<tenant>.<workspace>.<namespace>.<name>`. The `ui` and `log`
+    /// namespaces are lattice's own and refused (SPEC B4).
+    AppEvent {
+        workspace: WorkspaceId,
+        namespace: String,
+        name: String,
+        data: Value,
+    },
 }
 
 /// A command's type, without its data: the key of the checks hook (L5).
@@ -83,6 +92,7 @@ pub enum CommandType {
     StartRun,
     AnswerDeferred,
     RecordRun,
+    AppEvent,
 }
 
 impl Command {
@@ -99,6 +109,7 @@ impl Command {
             Self::StartRun { .. } => CommandType::StartRun,
             Self::AnswerDeferred { .. } => CommandType::AnswerDeferred,
             Self::RecordRun { .. } => CommandType::RecordRun,
+            Self::AppEvent { .. } => CommandType::AppEvent,
         }
     }
 }

@@ -19,6 +19,7 @@ pub const DEFERRED_ANSWERED: &str = "deferred_answered";
 pub const RUN_RESUMED: &str = "run_resumed";
 pub const RUN_FINISHED: &str = "run_finished";
 pub const RUN_FAILED: &str = "run_failed";
+pub const APP_EVENT: &str = "app_event";
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct WorkspaceCreated {

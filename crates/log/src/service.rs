@@ -114,6 +114,7 @@ enum Effect {
     RunStarted { id: RunId, prompt: String, model: String },
     Answered { run: String, tool_call_id: String, tool_name: String, answer: Value, approved: bool },
     Step { run: String, step: RunStep },
+    AppEvent { namespace: String, name: String, data: Value },
 }
 
 impl LogService {
@@ -188,6 +189,16 @@ impl LogService {
                 }
                 let thread = ThreadId::from_trusted(head.thread.clone());
                 Ok(Scope { access: Some(access), thread: Some(thread), artifact: Some(head), run: None })
+            }
+            Command::AppEvent { workspace, namespace, .. } => {
+                let access = workspace_access(db, p, workspace.as_str()).await?;
+                access.require(Role::Editor, "publishing an application event")?;
+                if crate::limits::RESERVED_NAMESPACES.contains(&namespace.as_str()) {
+                    return Err(Error::forbidden(format!(
+                        "the {namespace} namespace is lattice's own: only the bridge publishes there"
+                    )));
+                }
+                Ok(Scope { access: Some(access), ..none })
             }
             Command::StartRun { thread, .. } => {
                 let access = thread_access(db, p, thread).await?;
@@ -298,6 +309,9 @@ impl LogService {
             Command::SetSwitch { level, key, state, reason } => {
                 Effect::Switch { level: level.clone(), key: *key, state: *state, reason: reason.clone() }
             }
+            Command::AppEvent { namespace, name, data, .. } => {
+                Effect::AppEvent { namespace: namespace.clone(), name: name.clone(), data: data.clone() }
+            }
             Command::StartRun { prompt, model, .. } => {
                 Effect::RunStarted { id: RunId::generate(), prompt: prompt.clone(), model: model.clone() }
             }
@@ -368,7 +382,9 @@ impl LogService {
         // transaction around it. Everything else writes read models too.
         let single_statement = matches!(
             effect,
-            Effect::Message { .. } | Effect::Step { step: RunStep::ModelReplied { .. } | RunStep::ToolReturned { .. }, .. }
+            Effect::Message { .. }
+                | Effect::AppEvent { .. }
+                | Effect::Step { step: RunStep::ModelReplied { .. } | RunStep::ToolReturned { .. }, .. }
         );
         let mut tx = if single_statement { None } else { Some(db.pool.begin().await.map_err(db_error)?) };
         let mut pooled = if single_statement { Some(db.pool.acquire().await.map_err(db_error)?) } else { None };
@@ -526,6 +542,10 @@ impl LogService {
                     Level::Workspace(w) => (tenant.to_owned(), Some(w.to_string())),
                 };
                 (event::SWITCH_SET, payload, env_tenant, env_workspace, None)
+            }
+            Effect::AppEvent { namespace, name, data } => {
+                let payload = json!({"namespace": namespace, "name": name, "data": data});
+                (event::APP_EVENT, payload, tenant.to_owned(), workspace.map(str::to_owned), None)
             }
             Effect::RunStarted { id, prompt, model } => {
                 sqlx::query(

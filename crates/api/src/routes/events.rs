@@ -136,3 +136,32 @@ fn follow_stream(
         }
     })
 }
+
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AppEventBody {
+    /// Your application's namespace; `ui` and `log` are lattice's own.
+    pub namespace: String,
+    pub name: String,
+    #[schema(value_type = Object)]
+    pub data: serde_json::Value,
+}
+
+/// Appends an application's event to the workspace's log; the bridge
+/// publishes it as `lattice.<tenant>.<ws>.<namespace>.<name>`.
+#[utoipa::path(post, path = "/v1/workspaces/{ws}/events", request_body = AppEventBody,
+    responses((status = 200, description = "appended"), (status = 403, body = ErrorBody), (status = 422, body = ErrorBody)),
+    params(("ws" = String, Path)), security(("bearer" = [])))]
+pub async fn append(
+    State(state): State<AppState>,
+    Caller(who): Caller,
+    Path(ws): Path<String>,
+    crate::extract::Body(req): crate::extract::Body<AppEventBody>,
+) -> ApiResult<Json<serde_json::Value>> {
+    let workspace = path_id(lattice_core::WorkspaceId::parse, &ws)?;
+    let done = state
+        .log
+        .execute(&who, lattice_core::Command::AppEvent { workspace, namespace: req.namespace, name: req.name, data: req.data })
+        .await?;
+    Ok(Json(serde_json::json!({"seq": done.seq, "id": done.envelope_id})))
+}

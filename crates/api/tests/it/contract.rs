@@ -129,3 +129,25 @@ lattice_testkit::both_backends! {
         assert_eq!(last["traceparent"], traceparent);
     }
 }
+
+lattice_testkit::both_backends! {
+    async fn application_events_stay_out_of_lattices_namespaces(backend: Backend) {
+        let app = App::new(backend).await;
+        let alice = app.token("t1", "alice", TenantRole::Member, false).await;
+        let (ws, _) = app.workspace_with_thread(&alice).await;
+        let path = format!("/v1/workspaces/{ws}/events");
+        for namespace in ["ui", "log"] {
+            let r = app.post(&path, &alice, json!({"namespace": namespace, "name": "form_submitted", "data": {}})).await;
+            assert_eq!((r.status, error_type(&r)), (StatusCode::FORBIDDEN, "Forbidden"), "{namespace}");
+        }
+        let bad = app.post(&path, &alice, json!({"namespace": "Billing.x", "name": "paid", "data": {}})).await;
+        assert_eq!((bad.status, bad.body["error"]["errors"][0]["path"].clone()), (StatusCode::UNPROCESSABLE_ENTITY, json!("namespace")));
+        let big = app.post(&path, &alice, json!({"namespace": "billing", "name": "paid", "data": {"x": "y".repeat(64 * 1024)}})).await;
+        assert_eq!(big.status, StatusCode::PAYLOAD_TOO_LARGE);
+        let ok = app.post(&path, &alice, json!({"namespace": "billing", "name": "invoice_paid", "data": {"amount": 12}})).await;
+        assert_eq!(ok.status, StatusCode::OK, "{}", ok.body);
+        let events = app.get(&format!("{path}?format=json"), &alice).await;
+        let last = events.body["events"].as_array().unwrap().last().unwrap().clone();
+        assert_eq!((last["type"].clone(), last["payload"]["name"].clone()), (json!("app_event"), json!("invoice_paid")));
+    }
+}

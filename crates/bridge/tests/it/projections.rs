@@ -102,3 +102,39 @@ lattice_testkit::both_backends! {
         bridge.await.unwrap().unwrap();
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_application_event_goes_out_under_its_own_namespace() {
+    let nats = NatsServer::start();
+    let log = lattice_testkit::service(lattice_log::Backend::Sqlite).await;
+    let alice = who("t1", "alice", TenantRole::Member);
+    let ws = log.execute(&alice, Command::CreateWorkspace { name: "W".into() }).await.unwrap().id.unwrap();
+    let workspace = WorkspaceId::parse("w", &ws).unwrap();
+    let refused = log
+        .execute(&alice, Command::AppEvent { workspace: workspace.clone(), namespace: "ui".into(), name: "form_submitted".into(), data: json!({}) })
+        .await
+        .unwrap_err();
+    assert!(matches!(refused, lattice_core::Error::Forbidden { .. }), "{refused:?}");
+    let event = log
+        .execute(&alice, Command::AppEvent { workspace, namespace: "billing".into(), name: "invoice_paid".into(), data: json!({"amount": 12}) })
+        .await
+        .unwrap();
+    let (stop_tx, stop) = tokio::sync::watch::channel(false);
+    let config = BridgeConfig { nats_url: nats.url.clone(), user: None, password: None, name: "bridge".into() };
+    let bridge = tokio::spawn(Bridge::new(LogReader::of(&log), config).run(stop));
+    let js = jetstream::new(async_nats::connect(&nats.url).await.unwrap());
+    let subject = format!("lattice.t1.{ws}.billing.invoice_paid");
+    let mut found = None;
+    for _ in 0..200 {
+        found = stream_messages(&js).await.into_iter().find(|(s, _, _)| *s == subject);
+        if found.is_some() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    let (_, id, payload) = found.expect("the application event on its subject");
+    assert_eq!(id, event.envelope_id);
+    assert_eq!(payload["payload"]["data"]["amount"], 12);
+    let _ = stop_tx.send(true);
+    bridge.await.unwrap().unwrap();
+}
