@@ -6,9 +6,10 @@
 //! starts from checkpoint 0 and the time until the stream holds them all
 //! counts. The baseline publishes the same envelopes (serialized), pipelined
 //! in batches of 256 with every acknowledgement awaited, as the bridge does.
-//! Latency: a writer commits one message per millisecond for 3 s through the
-//! write path while the bridge runs in-process; a plain NATS subscriber
-//! notes when each arrives.
+//! Latency: one message per millisecond for 3 s through the write path
+//! while the bridge runs in-process, a plain NATS subscriber noting when
+//! each arrives; once with a task per commit (commits overlap) and once
+//! with one writer committing one after another.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -108,10 +109,22 @@ pub async fn run() {
     println!("bridge {} events: raw JetStream publish {raw:.0} events/s", payloads.len());
     println!("ratio {:.3} bridge log-to-JetStream vs raw async JetStream publish", ours / raw);
 
-    latency(&nats).await;
+    latency(&nats, Writers::Overlapping).await;
+    latency(&nats, Writers::One).await;
 }
 
-async fn latency(nats: &NatsServer) {
+/// How the 1,000 commits a second are made.
+#[derive(Clone, Copy, PartialEq)]
+enum Writers {
+    /// A task per commit: commits overlap, and delivery in log order waits
+    /// for an earlier one still committing.
+    Overlapping,
+    /// One writer, one commit after another, paced to a millisecond: what
+    /// the bridge itself adds to a commit.
+    One,
+}
+
+async fn latency(nats: &NatsServer, writers: Writers) {
     let (log, thread) = service().await;
     let client = async_nats::connect(&nats.url).await.unwrap();
     let mut sub = client.subscribe("lattice.t1.*.log.message_posted").await.unwrap();
@@ -133,19 +146,23 @@ async fn latency(nats: &NatsServer) {
     let commit_ms: Arc<Mutex<Vec<f64>>> = Arc::default();
     let mut ticker = tokio::time::interval(Duration::from_millis(1));
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Burst);
-    let mut writers = Vec::new();
+    let mut tasks = Vec::new();
     for i in 0..3000 {
         ticker.tick().await;
         let (log, alice, thread, committed, commit_ms) = (log.clone(), alice.clone(), thread.clone(), committed.clone(), commit_ms.clone());
-        writers.push(tokio::spawn(async move {
+        let commit = async move {
             let started = Instant::now();
             let done = log.execute(&alice, Command::PostMessage { thread, text: format!("m{i}") }).await.unwrap();
             commit_ms.lock().unwrap().push(started.elapsed().as_secs_f64() * 1000.0);
             committed.lock().unwrap().push((done.envelope_id, Instant::now()));
-        }));
+        };
+        match writers {
+            Writers::Overlapping => tasks.push(tokio::spawn(commit)),
+            Writers::One => commit.await,
+        }
     }
-    for w in writers {
-        w.await.unwrap();
+    for t in tasks {
+        t.await.unwrap();
     }
     tokio::time::sleep(Duration::from_secs(1)).await;
     let arrived = arrived.lock().unwrap().clone();
@@ -160,15 +177,19 @@ async fn latency(nats: &NatsServer) {
     let mut commits = commit_ms.lock().unwrap().clone();
     commits.sort_by(f64::total_cmp);
     let commit_pct = |p: f64| commits[((commits.len() as f64 - 1.0) * p).round() as usize];
+    let label = match writers {
+        Writers::Overlapping => "overlapping writers",
+        Writers::One => "one writer",
+    };
     println!(
-        "bridge latency: {} of 3000 delivered; the commits themselves took p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms",
+        "bridge latency, {label}: {} of 3000 delivered; the commits themselves took p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms",
         ms.len(),
         commit_pct(0.5),
         commit_pct(0.99),
         commits.last().copied().unwrap_or_default()
     );
-    println!("p50_ms {:.2} bridge commit-to-delivery at 1000 events/s", pct(0.5));
-    println!("p99_ms {:.2} bridge commit-to-delivery at 1000 events/s", pct(0.99));
+    println!("p50_ms {:.2} bridge commit-to-delivery at 1000 events/s, {label}", pct(0.5));
+    println!("p99_ms {:.2} bridge commit-to-delivery at 1000 events/s, {label}", pct(0.99));
     let _ = stop_tx.send(true);
     bridge.await.unwrap().unwrap();
     listener.abort();
