@@ -18,27 +18,11 @@ use std::time::{Duration, Instant};
 use async_nats::jetstream;
 use futures_util::StreamExt;
 use lattice_bridge::{Bridge, BridgeConfig, ensure_stream};
-use lattice_core::{Command, TenantRole, ThreadId, WorkspaceId};
-use lattice_log::{Backend, Db, LogReader, LogService};
+use lattice_core::{Command, TenantRole, ThreadId};
+use lattice_log::{LogReader, LogService};
 use lattice_testkit::nats::NatsServer;
 
 const N: usize = 20_000;
-
-async fn service() -> (LogService, ThreadId) {
-    let url = lattice_testkit::fresh_url(Backend::Postgres).await;
-    let db = Db::connect(&url, 40).await.expect("connecting");
-    db.migrate().await.expect("migrating");
-    let log = lattice_testkit::service_on(db);
-    let alice = lattice_testkit::who("t1", "alice", TenantRole::Member);
-    let ws = log.execute(&alice, Command::CreateWorkspace { name: "bench".into() }).await.unwrap().id.unwrap();
-    let th = log
-        .execute(&alice, Command::CreateThread { workspace: WorkspaceId::parse("ws", &ws).unwrap(), title: "bench".into() })
-        .await
-        .unwrap()
-        .id
-        .unwrap();
-    (log, ThreadId::parse("th", &th).unwrap())
-}
 
 async fn fill(log: &LogService, thread: &ThreadId) {
     let alice = lattice_testkit::who("t1", "alice", TenantRole::Member);
@@ -57,18 +41,13 @@ async fn fill(log: &LogService, thread: &ThreadId) {
 }
 
 pub async fn run() {
-    if std::env::var(lattice_testkit::POSTGRES_ENV).is_err()
-        && let Ok(url) = std::env::var("LATTICE_BENCH_POSTGRES_URL")
-    {
-        // SAFETY: set before any other thread reads the environment.
-        unsafe { std::env::set_var(lattice_testkit::POSTGRES_ENV, url) };
-    }
+    crate::setup::postgres_from_xtask();
     let nats = NatsServer::start();
     let js = jetstream::new(async_nats::connect(&nats.url).await.unwrap());
     ensure_stream(&js).await.unwrap();
 
     // Ours: the bridge catching up on N committed messages.
-    let (log, thread) = service().await;
+    let (log, thread) = crate::setup::service(40).await;
     fill(&log, &thread).await;
     let reader = LogReader::of(&log);
     let bridged = reader.read(0, i64::MAX).await.unwrap().len() as u64;
@@ -125,7 +104,7 @@ enum Writers {
 }
 
 async fn latency(nats: &NatsServer, writers: Writers) {
-    let (log, thread) = service().await;
+    let (log, thread) = crate::setup::service(40).await;
     let client = async_nats::connect(&nats.url).await.unwrap();
     let mut sub = client.subscribe("lattice.t1.*.log.message_posted").await.unwrap();
     let arrived: Arc<Mutex<HashMap<String, Instant>>> = Arc::default();

@@ -2,6 +2,7 @@
 //! x is our throughput over the baseline's, both measured in this run.
 
 mod bridge;
+mod setup;
 mod validator;
 mod write_path;
 

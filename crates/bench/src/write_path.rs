@@ -11,20 +11,15 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use lattice_core::{Command, TenantRole, ThreadId, WorkspaceId};
-use lattice_log::{Backend, Db};
+use lattice_core::{Command, TenantRole};
+use lattice_log::Backend;
 use sqlx::postgres::PgPoolOptions;
 
 const RUN: Duration = Duration::from_secs(4);
 const WARMUP: Duration = Duration::from_millis(500);
 
 pub async fn run() {
-    if std::env::var(lattice_testkit::POSTGRES_ENV).is_err()
-        && let Ok(url) = std::env::var("LATTICE_BENCH_POSTGRES_URL")
-    {
-        // SAFETY: set before any other thread reads the environment.
-        unsafe { std::env::set_var(lattice_testkit::POSTGRES_ENV, url) };
-    }
+    crate::setup::postgres_from_xtask();
     let mut ratios = Vec::new();
     for concurrency in [1usize, 32] {
         let ours = ours(concurrency).await;
@@ -40,19 +35,8 @@ pub async fn run() {
 }
 
 async fn ours(concurrency: usize) -> f64 {
-    let url = lattice_testkit::fresh_url(Backend::Postgres).await;
-    let db = Db::connect(&url, concurrency as u32 + 4).await.expect("connecting");
-    db.migrate().await.expect("migrating");
-    let log = lattice_testkit::service_on(db);
+    let (log, thread) = crate::setup::service(concurrency as u32 + 4).await;
     let alice = lattice_testkit::who("t1", "alice", TenantRole::Member);
-    let ws = log.execute(&alice, Command::CreateWorkspace { name: "bench".into() }).await.unwrap().id.unwrap();
-    let th = log
-        .execute(&alice, Command::CreateThread { workspace: WorkspaceId::parse("ws", &ws).unwrap(), title: "bench".into() })
-        .await
-        .unwrap()
-        .id
-        .unwrap();
-    let thread = ThreadId::parse("th", &th).unwrap();
     measure(concurrency, move |i| {
         let (log, alice, thread) = (log.clone(), alice.clone(), thread.clone());
         async move {

@@ -16,13 +16,9 @@ pub enum FormRef {
     AskForm { run_id: String, tool_call_id: String, title: String },
 }
 
-/// `lattice.<tenant>.<workspace>.ui.form_submitted`: one shape for both ways
-/// of asking, so a rule is written once.
+/// Where a `ui` event comes from: its place and its envelope.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct FormSubmitted {
-    pub form: FormRef,
-    /// The checked values. Untrusted: written by a person.
-    pub values: Value,
+pub struct Origin {
     /// Who submitted (a user id of the tenant).
     pub author: String,
     pub tenant: String,
@@ -34,6 +30,17 @@ pub struct FormSubmitted {
     pub at: String,
 }
 
+/// `lattice.<tenant>.<workspace>.ui.form_submitted`: one shape for both ways
+/// of asking, so a rule is written once.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct FormSubmitted {
+    pub form: FormRef,
+    /// The checked values. Untrusted: written by a person.
+    pub values: Value,
+    #[serde(flatten)]
+    pub origin: Origin,
+}
+
 /// `lattice.<tenant>.<workspace>.ui.app_submitted`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct AppSubmitted {
@@ -42,13 +49,8 @@ pub struct AppSubmitted {
     pub submission_id: String,
     /// What the app submitted, confirmed by the person. Untrusted.
     pub values: Value,
-    pub author: String,
-    pub tenant: String,
-    pub workspace: String,
-    pub thread: String,
-    pub envelope_id: String,
-    pub seq: i64,
-    pub at: String,
+    #[serde(flatten)]
+    pub origin: Origin,
 }
 
 /// The document: each subject's payload schema.

@@ -10,7 +10,7 @@ use lattice_core::{Envelope, Error};
 use lattice_log::LogReader;
 use serde_json::Value;
 
-use crate::payloads::{AppSubmitted, FormRef, FormSubmitted};
+use crate::payloads::{AppSubmitted, FormRef, FormSubmitted, Origin};
 
 /// The types the bridge publishes. `run_paused`, `run_resumed`,
 /// `model_replied` and `tool_returned` are not bridged: rules react to what
@@ -51,6 +51,18 @@ fn text(v: &Value, key: &str) -> String {
     v.get(key).and_then(Value::as_str).unwrap_or_default().to_owned()
 }
 
+fn origin(e: &Envelope, author: String) -> Origin {
+    Origin {
+        author,
+        tenant: e.tenant.clone(),
+        workspace: e.workspace.clone().unwrap_or_default(),
+        thread: e.thread.clone().unwrap_or_default(),
+        envelope_id: e.id.clone(),
+        seq: e.seq,
+        at: e.at.clone(),
+    }
+}
+
 /// Maps one stored envelope: decodes it only when a projection may apply
 /// (answers, artifacts); the rest go out as stored.
 pub async fn project_stored(e: &lattice_log::StoredEnvelope, reader: &LogReader) -> Result<Option<Outgoing>, Error> {
@@ -76,8 +88,6 @@ pub async fn project(e: &Envelope, reader: &LogReader) -> Result<Option<Outgoing
         return Ok(None);
     }
     let p = &e.payload;
-    let workspace = e.workspace.clone().unwrap_or_default();
-    let thread = e.thread.clone().unwrap_or_default();
     let kind = text(p, "kind");
     let projected: Option<(&str, Vec<u8>)> = match e.event_type.as_str() {
         event::DEFERRED_ANSWERED if text(p, "tool_name") == "ask_form" => {
@@ -86,13 +96,7 @@ pub async fn project(e: &Envelope, reader: &LogReader) -> Result<Option<Outgoing
             let body = FormSubmitted {
                 form: FormRef::AskForm { run_id: run, tool_call_id: call, title: text(&args, "title") },
                 values: p.get("answer").cloned().unwrap_or(Value::Null),
-                author: text(p, "author"),
-                tenant: e.tenant.clone(),
-                workspace,
-                thread,
-                envelope_id: e.id.clone(),
-                seq: e.seq,
-                at: e.at.clone(),
+                origin: origin(e, text(p, "author")),
             };
             Some(("form_submitted", serde_json::to_vec(&body).expect("a payload serializes")))
         }
@@ -111,13 +115,7 @@ pub async fn project(e: &Envelope, reader: &LogReader) -> Result<Option<Outgoing
                     title: text(&target_data, "title"),
                     submission_id,
                     values,
-                    author,
-                    tenant: e.tenant.clone(),
-                    workspace,
-                    thread,
-                    envelope_id: e.id.clone(),
-                    seq: e.seq,
-                    at: e.at.clone(),
+                    origin: origin(e, author),
                 };
                 Some(("app_submitted", serde_json::to_vec(&body).expect("a payload serializes")))
             } else {
@@ -129,13 +127,7 @@ pub async fn project(e: &Envelope, reader: &LogReader) -> Result<Option<Outgoing
                         submission_id,
                     },
                     values,
-                    author,
-                    tenant: e.tenant.clone(),
-                    workspace,
-                    thread,
-                    envelope_id: e.id.clone(),
-                    seq: e.seq,
-                    at: e.at.clone(),
+                    origin: origin(e, author),
                 };
                 Some(("form_submitted", serde_json::to_vec(&body).expect("a payload serializes")))
             }
@@ -144,7 +136,7 @@ pub async fn project(e: &Envelope, reader: &LogReader) -> Result<Option<Outgoing
         // (never ui or log: the log service refuses those).
         event::APP_EVENT => {
             let (namespace, name) = (text(p, "namespace"), text(p, "name"));
-            if namespace.is_empty() || name.is_empty() || ["ui", "log"].contains(&namespace.as_str()) {
+            if namespace.is_empty() || name.is_empty() || lattice_log::limits::RESERVED_NAMESPACES.contains(&namespace.as_str()) {
                 return Ok(None);
             }
             return Ok(Some(Outgoing {

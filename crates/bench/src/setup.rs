@@ -1,0 +1,33 @@
+//! What every benchmark on PostgreSQL starts from.
+
+use lattice_core::{Command, TenantRole, ThreadId, WorkspaceId};
+use lattice_log::{Backend, Db, LogService};
+
+/// `cargo xtask bench` starts PostgreSQL and passes its URL; the test kit
+/// reads it under the tests' name.
+pub fn postgres_from_xtask() {
+    if std::env::var(lattice_testkit::POSTGRES_ENV).is_err()
+        && let Ok(url) = std::env::var("LATTICE_BENCH_POSTGRES_URL")
+    {
+        // SAFETY: set before any other thread reads the environment.
+        unsafe { std::env::set_var(lattice_testkit::POSTGRES_ENV, url) };
+    }
+}
+
+/// A log service on a fresh PostgreSQL database, with a workspace and a
+/// thread of alice's to write in.
+pub async fn service(connections: u32) -> (LogService, ThreadId) {
+    let url = lattice_testkit::fresh_url(Backend::Postgres).await;
+    let db = Db::connect(&url, connections).await.expect("connecting");
+    db.migrate().await.expect("migrating");
+    let log = lattice_testkit::service_on(db);
+    let alice = lattice_testkit::who("t1", "alice", TenantRole::Member);
+    let ws = log.execute(&alice, Command::CreateWorkspace { name: "bench".into() }).await.unwrap().id.unwrap();
+    let th = log
+        .execute(&alice, Command::CreateThread { workspace: WorkspaceId::parse("ws", &ws).unwrap(), title: "bench".into() })
+        .await
+        .unwrap()
+        .id
+        .unwrap();
+    (log, ThreadId::parse("th", &th).unwrap())
+}
