@@ -7,6 +7,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+pub mod browser;
+
 pub const SECRET: &str = "lattice-e2e-secret-lattice-e2e-secret-0123";
 
 /// The `lattice` binary of this build (`cargo xtask test` builds it first).
@@ -111,6 +113,58 @@ impl Drop for LogProcess {
     }
 }
 
+/// One `lattice up` process: the embedded default (SQLite in a folder of
+/// its own, the demo seeded, the chat host at `/`).
+pub struct UpProcess {
+    child: Child,
+    pub base: String,
+    dir: PathBuf,
+}
+
+impl UpProcess {
+    pub async fn start() -> Self {
+        Self::start_with(&[]).await
+    }
+
+    /// With extra environment (`LATTICE_…`).
+    pub async fn start_with(env: &[(&str, &str)]) -> Self {
+        let port = free_port();
+        let dir = std::env::temp_dir().join(format!("lattice-up-{port}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut cmd = Command::new(binary());
+        cmd.arg("up")
+            .current_dir(&dir)
+            .env("LATTICE_PROFILE", "local")
+            .env("LATTICE_HTTP_ADDR", format!("127.0.0.1:{port}"))
+            .env("LATTICE_AUTH_SECRET", SECRET)
+            .env("LATTICE_LOG", "warn")
+            .env_remove("LATTICE_DATABASE_URL")
+            .env_remove("LATTICE_NATS_URL")
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit());
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let child = cmd.spawn().expect("starting lattice up");
+        let process = Self { child, base: format!("http://127.0.0.1:{port}"), dir };
+        let http = reqwest::Client::new();
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while !http.get(format!("{}/readyz", process.base)).send().await.is_ok_and(|r| r.status().is_success()) {
+            assert!(Instant::now() < deadline, "lattice up did not become ready at {}", process.base);
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        process
+    }
+}
+
+impl Drop for UpProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
 /// A thin JSON client for `/v1`.
 #[derive(Clone)]
 pub struct Client {
@@ -122,10 +176,15 @@ pub struct Client {
 impl Client {
     /// Signs in through `POST /v1/dev/token`.
     pub async fn sign_in(base: &str, tenant: &str, user: &str) -> Self {
+        Self::sign_in_as(base, json!({"tenant": tenant, "user": user})).await
+    }
+
+    /// Signs in with a dev token request of one's own (a role, an agent).
+    pub async fn sign_in_as(base: &str, request: Value) -> Self {
         let http = reqwest::Client::new();
         let reply: Value = http
             .post(format!("{base}/v1/dev/token"))
-            .json(&json!({"tenant": tenant, "user": user}))
+            .json(&request)
             .send()
             .await
             .unwrap()
@@ -139,6 +198,21 @@ impl Client {
         let r = self.http.post(format!("{}{path}", self.base)).bearer_auth(&self.token).json(&body).send().await?;
         let status = r.status().as_u16();
         Ok((status, r.json().await.unwrap_or(Value::Null)))
+    }
+
+    /// A call that must succeed; returns its body.
+    pub async fn ok(&self, method: &str, path: &str, body: Value) -> Value {
+        let request = match method {
+            "POST" => self.http.post(format!("{}{path}", self.base)).json(&body),
+            "PUT" => self.http.put(format!("{}{path}", self.base)).json(&body),
+            "PATCH" => self.http.patch(format!("{}{path}", self.base)).json(&body),
+            _ => self.http.get(format!("{}{path}", self.base)),
+        };
+        let r = request.bearer_auth(&self.token).send().await.unwrap();
+        let status = r.status();
+        let body: Value = r.json().await.unwrap_or(Value::Null);
+        assert!(status.is_success(), "{method} {path}: {status} {body}");
+        body
     }
 
     pub async fn get(&self, path: &str) -> Result<(u16, Value), reqwest::Error> {

@@ -3,6 +3,7 @@
 //! - `test`: the whole test suite, with the services it needs started here
 //!   (a throwaway PostgreSQL; installed from Debian's packages if missing).
 //! - `up`: builds and starts the embedded default (`lattice up`).
+//! - `web`: builds the chat host into `<target>/web/`.
 //! - `bench NAME`: a benchmark (`write-path`, or `all`).
 //! - `postgres`: starts a throwaway PostgreSQL and prints its URL (for
 //!   running single tests by hand).
@@ -10,6 +11,7 @@
 mod bench;
 mod postgres;
 mod shell;
+mod web;
 
 use std::process::ExitCode;
 
@@ -21,6 +23,7 @@ fn main() -> ExitCode {
         Some("bench") => bench::run(&args[1..]),
         Some("postgres") => postgres::hold(),
         Some("schema") => schema(),
+        Some("web") => web::build().map(drop),
         _ => {
             eprintln!(
                 "usage: cargo xtask <task>\n\n\
@@ -28,6 +31,7 @@ fn main() -> ExitCode {
                  test [ARGS]      run every test, starting PostgreSQL itself (ARGS go to cargo test)\n  \
                  up               build and start the embedded default on http://127.0.0.1:8080\n  \
                  bench NAME       run a benchmark: write-path, validator, or all\n  \
+                 web              build the chat host into <target>/web\n  \
                  schema           regenerate the committed wire schemas under schemas/\n  \
                  postgres         start a throwaway PostgreSQL and print its URL until Ctrl-C"
             );
@@ -52,13 +56,12 @@ fn test(extra: &[String]) -> Result {
     if !std::path::Path::new("/usr/sbin/nats-server").exists() && std::env::var_os("LATTICE_NATS_SERVER").is_none() {
         shell::apt_install(&["nats-server"])?;
     }
-    // The UI model runs in the browser too: it must build for wasm32.
-    wasm32_target()?;
-    shell::cargo(&["build", "--package", "lattice-ui", "--target", "wasm32-unknown-unknown"], &[])?;
+    // The chat host (with the UI model compiled in) is served by the binary.
+    web::build()?;
     // The binary is built first: the end-to-end tests start it as a process.
     shell::cargo(&["build", "--package", "lattice"], &[])?;
     // Libraries, binaries and integration tests; the benchmarks have none.
-    let mut args = vec!["test", "--workspace", "--exclude", "lattice-bench", "--lib", "--bins", "--tests", "--no-fail-fast"];
+    let mut args = vec!["test", "--workspace", "--exclude", "lattice-bench", "--exclude", "lattice-web", "--lib", "--bins", "--tests", "--no-fail-fast"];
     args.extend(extra.iter().map(String::as_str));
     let outcome = shell::cargo_test(&args, &[("LATTICE_TEST_POSTGRES_URL", pg.url.as_str())]);
     drop(pg);
@@ -68,6 +71,7 @@ fn test(extra: &[String]) -> Result {
 }
 
 fn up(extra: &[String]) -> Result {
+    web::build()?;
     let mut args = vec!["run", "--package", "lattice", "--", "up"];
     args.extend(extra.iter().map(String::as_str));
     shell::cargo(&args, &[])
@@ -82,7 +86,7 @@ fn schema() -> Result {
 }
 
 /// Installs the wasm32 standard library through rustup when it is missing.
-fn wasm32_target() -> Result {
+pub fn wasm32_target() -> Result {
     let installed = shell::output(std::process::Command::new("rustup").args(["target", "list", "--installed"]))?;
     if installed.lines().any(|l| l.trim() == "wasm32-unknown-unknown") {
         return Ok(());

@@ -81,6 +81,9 @@ pub struct Config {
     pub nats_password: Option<String>,
     /// The bridge's checkpoint name (LATTICE_BRIDGE_NAME).
     pub bridge_name: String,
+    /// The chat host's built files (LATTICE_WEB_DIR); unset: `web/` in the
+    /// folder above the binary's (`target/web` for `target/debug/lattice`).
+    pub web_dir: Option<PathBuf>,
 }
 
 impl Default for Config {
@@ -108,6 +111,7 @@ impl Default for Config {
             nats_user: None,
             nats_password: None,
             bridge_name: "bridge".into(),
+            web_dir: None,
         }
     }
 }
@@ -151,6 +155,16 @@ impl Config {
             bail!("LATTICE_AUTH_SECRET must be at least 32 bytes, it has {}", secret.len());
         }
         Ok(())
+    }
+
+    /// Where the chat host's files are.
+    pub fn web_dir(&self) -> PathBuf {
+        if let Some(dir) = &self.web_dir {
+            return dir.clone();
+        }
+        let exe = std::env::current_exe().ok();
+        let beside = exe.as_deref().and_then(Path::parent).and_then(Path::parent).map(|d| d.join("web"));
+        beside.unwrap_or_else(|| PathBuf::from("target/web"))
     }
 
     /// Whether `POST /v1/dev/token` answers.

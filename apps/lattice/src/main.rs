@@ -4,6 +4,7 @@ mod config;
 mod demo;
 mod serve;
 mod telemetry;
+mod web;
 
 use std::path::PathBuf;
 use std::time::Duration;

@@ -128,14 +128,14 @@ async fn serve_http(config: &Config, log: LogService, runner: Runner, with_index
     };
     let mut app = lattice_api::router(state);
     if with_index {
-        app = app.route("/", axum::routing::get(index));
+        app = app.merge(crate::web::routes(&config.web_dir(), &config.apps_origin));
     }
     let app = app.layer(tower_http::trace::TraceLayer::new_for_http());
     let listener = TcpListener::bind(config.http_addr)
         .await
         .with_context(|| format!("listening on {}", config.http_addr))?;
     let addr = listener.local_addr()?;
-    println!("lattice is listening on http://{addr} (API under /v1, OpenAPI at /openapi.json)");
+    println!("lattice is listening on http://{addr} (the chat at /, the API under /v1, OpenAPI at /openapi.json)");
     let grace = Duration::from_secs(config.shutdown_grace_secs);
     axum::serve(listener, app)
         .with_graceful_shutdown(async move {
@@ -172,8 +172,4 @@ async fn shutdown_signal(grace: Duration) {
         tracing::warn!("grace period over; exiting");
         std::process::exit(1);
     });
-}
-
-async fn index() -> axum::response::Html<&'static str> {
-    axum::response::Html(include_str!("index.html"))
 }

@@ -181,3 +181,22 @@ pub struct ErrorBody {
     #[schema(value_type = Object)]
     pub error: Value,
 }
+
+/// One level the caller administers, as the admin console shows it.
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct LevelView {
+    /// `deployment`, `tenant:{id}` or `workspace:{id}`: the path segment of
+    /// `PUT /v1/integrations/{level}/{key}`.
+    pub level: String,
+    pub name: String,
+    pub keys: Vec<KeyView>,
+}
+
+#[derive(Debug, Serialize, Deserialize, ToSchema)]
+pub struct KeyView {
+    pub key: String,
+    /// What this level holds: `on`, `off` or `unset`.
+    pub state: String,
+    /// The value here, the levels below taken as unset.
+    pub effective: EffectiveValue,
+}

@@ -14,7 +14,7 @@ use crate::routes::{artifacts, events, integrations, runs, system, workspaces};
         workspaces::post_message,
         artifacts::create, artifacts::get, artifacts::edit, artifacts::archive, artifacts::list,
         events::thread, events::workspace, events::append,
-        integrations::effective, integrations::effective_stream, integrations::set, integrations::audit,
+        integrations::effective, integrations::effective_stream, integrations::set, integrations::audit, integrations::levels,
         runs::start, runs::get, runs::answer,
     ),
     modifiers(&BearerAuth)

@@ -29,7 +29,7 @@ pub use db::{Backend, Db};
 pub use digest::digest;
 pub use follow::LogReader;
 pub use horizon::Horizon;
-pub use read::{AuditRow, Follow, ThreadSummary, WorkspaceSummary};
+pub use read::{AuditRow, Follow, KeyState, LevelStates, ThreadSummary, WorkspaceSummary};
 pub use runs::{RequestRow, RunRow, RunView};
 pub use service::{Builder, Committed, LogService};
 pub use store::{ArtifactRow, StoredEnvelope};

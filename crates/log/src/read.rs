@@ -4,7 +4,8 @@
 use std::collections::BTreeMap;
 
 use lattice_core::envelope::DEPLOYMENT_TENANT;
-use lattice_core::{ArtifactId, Effective, Envelope, Error, Integrations, Role, SwitchKey, TenantRole, ThreadId};
+use lattice_core::integrations::resolve;
+use lattice_core::{ArtifactId, Effective, Envelope, Error, Integrations, Level, Role, SwitchKey, SwitchState, TenantRole, ThreadId, WorkspaceId};
 use serde::Serialize;
 use sqlx::Row;
 
@@ -49,6 +50,24 @@ pub struct AuditRow {
     pub old: String,
     pub new: String,
     pub reason: String,
+}
+
+/// One level the caller administers: what it holds for each key, and the
+/// effective value there (the levels below it taken as unset).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LevelStates {
+    /// `deployment`, `tenant:{id}` or `workspace:{id}`.
+    pub level: String,
+    /// The workspace's name, the tenant's id, or "Deployment".
+    pub name: String,
+    pub keys: Vec<KeyState>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct KeyState {
+    pub key: String,
+    pub state: String,
+    pub effective: Effective,
 }
 
 impl LogService {
@@ -164,6 +183,46 @@ impl LogService {
         let mut out = BTreeMap::new();
         for key in SwitchKey::ALL {
             out.insert(key, self.inner.switches.effective(&access.tenant, &access.workspace, key).await?);
+        }
+        Ok(out)
+    }
+
+    /// Every level the caller administers (SPEC W7): the deployment for a
+    /// deployment admin, the tenant for a tenant admin, and each workspace
+    /// the caller is an admin of (a tenant admin's: all of the tenant's).
+    pub async fn switch_levels(&self, who: &Authenticated) -> Result<Vec<LevelStates>, Error> {
+        let p = who.principal();
+        let store = &self.inner.switches;
+        let mut out = Vec::new();
+        let states = |level: Level, name: String, above: Vec<Level>| async move {
+            let mut keys = Vec::new();
+            for key in SwitchKey::ALL {
+                let mut chain = [SwitchState::Unset; 3];
+                for (i, l) in above.iter().chain(std::iter::once(&level)).enumerate() {
+                    chain[i] = store.state(l, key).await?;
+                }
+                let own = chain[above.len()];
+                keys.push(KeyState {
+                    key: key.as_str().to_owned(),
+                    state: own.as_str().to_owned(),
+                    effective: resolve(key, chain[0], chain[1], chain[2]),
+                });
+            }
+            Ok::<_, Error>(LevelStates { level: level.to_string(), name, keys })
+        };
+        if p.role == TenantRole::DeploymentAdmin {
+            out.push(states(Level::Deployment, "Deployment".into(), vec![]).await?);
+        }
+        if p.role == TenantRole::TenantAdmin {
+            out.push(states(Level::Tenant(p.tenant.clone()), p.tenant.to_string(), vec![Level::Deployment]).await?);
+        }
+        for ws in self.workspaces(who).await? {
+            if ws.role != Role::Admin {
+                continue;
+            }
+            let workspace = WorkspaceId::from_trusted(ws.id.clone());
+            let above = vec![Level::Deployment, Level::Tenant(p.tenant.clone())];
+            out.push(states(Level::Workspace(workspace), ws.name, above).await?);
         }
         Ok(out)
     }

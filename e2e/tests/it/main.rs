@@ -3,3 +3,4 @@
 mod bridge;
 mod crash;
 mod demo;
+mod web;

@@ -12,7 +12,7 @@ use axum::extract::{Path, State};
 use lattice_core::{Command, Error, Level, SwitchKey, SwitchState};
 use serde::Deserialize;
 
-use crate::dto::{AuditEntry, EffectiveValue, ErrorBody, SetSwitch};
+use crate::dto::{AuditEntry, EffectiveValue, ErrorBody, KeyView, LevelView, SetSwitch};
 use crate::error::ApiResult;
 use crate::extract::{Body, Caller, Query};
 use crate::state::AppState;
@@ -106,6 +106,32 @@ pub async fn set(
         .execute(&who, Command::SetSwitch { level, key, state: state_value, reason: req.reason })
         .await?;
     Ok(Json(serde_json::json!({"seq": done.seq})))
+}
+
+/// Every level the caller administers, each key's state there and its
+/// effective value: what the admin console lists (SPEC W7).
+#[utoipa::path(get, path = "/v1/integrations/levels", responses((status = 200, body = Vec<LevelView>)),
+    security(("bearer" = [])))]
+pub async fn levels(State(state): State<AppState>, Caller(who): Caller) -> ApiResult<Json<Vec<LevelView>>> {
+    let levels = state.log.switch_levels(&who).await?;
+    Ok(Json(
+        levels
+            .into_iter()
+            .map(|l| LevelView {
+                level: l.level,
+                name: l.name,
+                keys: l
+                    .keys
+                    .into_iter()
+                    .map(|k| KeyView {
+                        key: k.key,
+                        state: k.state,
+                        effective: EffectiveValue { enabled: k.effective.enabled, because: k.effective.because },
+                    })
+                    .collect(),
+            })
+            .collect(),
+    ))
 }
 
 #[derive(Debug, Deserialize)]

@@ -1,0 +1,122 @@
+//! `/v1` over `fetch`, with the session's bearer token. Refusals come back
+//! as the server's typed error (SPEC L8), so a view can put each one where
+//! it belongs.
+
+use lattice_core::Error;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_futures::JsFuture;
+use web_sys::{Headers, Request, RequestInit, Response};
+
+use crate::session;
+
+/// Why a call failed: the server's typed refusal, or no answer at all.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Failure {
+    Refused { status: u16, error: Error },
+    Unreachable(String),
+}
+
+impl Failure {
+    /// Words for a person.
+    pub fn message(&self) -> String {
+        match self {
+            Self::Refused { error, .. } => error.to_string(),
+            Self::Unreachable(why) => format!("The server can't be reached ({why}). Try again."),
+        }
+    }
+
+    pub fn error(&self) -> Option<&Error> {
+        match self {
+            Self::Refused { error, .. } => Some(error),
+            Self::Unreachable(_) => None,
+        }
+    }
+}
+
+pub type Result<T> = std::result::Result<T, Failure>;
+
+pub async fn get<T: DeserializeOwned>(path: &str) -> Result<T> {
+    call("GET", path, None).await
+}
+
+pub async fn post<T: DeserializeOwned>(path: &str, body: &impl Serialize) -> Result<T> {
+    call("POST", path, Some(serde_json::to_value(body).expect("a request serializes"))).await
+}
+
+pub async fn put<T: DeserializeOwned>(path: &str, body: &impl Serialize) -> Result<T> {
+    call("PUT", path, Some(serde_json::to_value(body).expect("a request serializes"))).await
+}
+
+/// Starts a request; the caller reads the response (the live streams).
+pub async fn open(path: &str, accept: &str, signal: Option<&web_sys::AbortSignal>) -> Result<Response> {
+    let headers = headers(accept)?;
+    let init = RequestInit::new();
+    init.set_method("GET");
+    init.set_headers(&headers);
+    if let Some(signal) = signal {
+        init.set_signal(Some(signal));
+    }
+    fetch(path, &init).await
+}
+
+async fn call<T: DeserializeOwned>(method: &str, path: &str, body: Option<Value>) -> Result<T> {
+    let headers = headers("application/json")?;
+    let init = RequestInit::new();
+    init.set_method(method);
+    if let Some(body) = body {
+        headers.set("content-type", "application/json").map_err(js)?;
+        init.set_body(&JsValue::from_str(&body.to_string()));
+    }
+    init.set_headers(&headers);
+    let response = fetch(path, &init).await?;
+    let text = JsFuture::from(response.text().map_err(js)?).await.map_err(js)?.as_string().unwrap_or_default();
+    if response.ok() {
+        serde_json::from_str(&text).map_err(|e| Failure::Unreachable(format!("an unexpected answer: {e}")))
+    } else {
+        Err(refusal(response.status(), &text))
+    }
+}
+
+fn headers(accept: &str) -> Result<Headers> {
+    let headers = Headers::new().map_err(js)?;
+    headers.set("accept", accept).map_err(js)?;
+    if let Some(token) = session::token() {
+        headers.set("authorization", &format!("Bearer {token}")).map_err(js)?;
+    }
+    Ok(headers)
+}
+
+async fn fetch(path: &str, init: &RequestInit) -> Result<Response> {
+    let request = Request::new_with_str_and_init(path, init).map_err(js)?;
+    let window = web_sys::window().ok_or_else(|| Failure::Unreachable("no window".into()))?;
+    let response: Response = JsFuture::from(window.fetch_with_request(&request)).await.map_err(js)?.unchecked_into();
+    if response.status() == 401 {
+        // The token expired or was revoked: back to signing in.
+        session::forget();
+    }
+    Ok(response)
+}
+
+/// The body of a refusal: `{"error": {...}}`, or words when a proxy answered.
+pub fn refusal(status: u16, text: &str) -> Failure {
+    #[derive(serde::Deserialize)]
+    struct Body {
+        error: Error,
+    }
+    match serde_json::from_str::<Body>(text) {
+        Ok(body) => Failure::Refused { status, error: body.error },
+        Err(_) => Failure::Unreachable(format!("status {status}")),
+    }
+}
+
+fn js(e: JsValue) -> Failure {
+    Failure::Unreachable(e.as_string().or_else(|| js_sys::JSON::stringify(&e).ok().and_then(|s| s.as_string())).unwrap_or_else(|| "a network error".into()))
+}
+
+/// Percent-encodes a query value.
+pub fn query(value: &str) -> String {
+    js_sys::encode_uri_component(value).as_string().unwrap_or_default()
+}

@@ -1,0 +1,69 @@
+//! The shell: the header (navigation, scheme, colour-blind mode, who is
+//! signed in) and the routes of the chat host (CONTRACT "The chat host").
+
+use leptos::prelude::*;
+use leptos_router::components::{A, Route, Router, Routes};
+use leptos_router::path;
+
+use crate::pages::{Console, Home, SignIn, ThreadPage, WorkspacePage};
+use crate::session::Session;
+use crate::theme::Theme;
+
+#[component]
+pub fn App() -> impl IntoView {
+    let session = Session::new();
+    let theme = Theme::new();
+    provide_context(session);
+    provide_context(theme);
+    view! {
+        <Router>
+            <a class="skip" href="#main">"Skip to content"</a>
+            <Header/>
+            <main id="main" tabindex="-1">
+                <Show when=move || session.checked.get() fallback=|| view! { <p class="loading">"Loading…"</p> }>
+                    <Show when=move || session.me.get().is_some() fallback=|| view! { <SignIn/> }>
+                        <Routes fallback=|| view! { <h1>"Not found"</h1><p>"There is nothing at this address."</p> }>
+                            <Route path=path!("/") view=Home/>
+                            <Route path=path!("/w/:ws") view=WorkspacePage/>
+                            <Route path=path!("/t/:thread") view=ThreadPage/>
+                            <Route path=path!("/admin") view=Console/>
+                        </Routes>
+                    </Show>
+                </Show>
+            </main>
+        </Router>
+    }
+}
+
+#[component]
+fn Header() -> impl IntoView {
+    let session = expect_context::<Session>();
+    let theme = expect_context::<Theme>();
+    let signed_in = move || session.me.get().is_some();
+    view! {
+        <header class="top">
+            <nav aria-label="Main">
+                <A href="/" attr:class="brand">"lattice"</A>
+                <Show when=signed_in>
+                    <A href="/">"Workspaces"</A>
+                    <A href="/admin">"Admin console"</A>
+                </Show>
+            </nav>
+            <div class="prefs">
+                <label for="scheme">"Scheme"</label>
+                <select id="scheme" on:change=move |ev| theme.scheme.set(event_target_value(&ev))>
+                    <option value="system" selected=move || theme.scheme.get() == "system">"System"</option>
+                    <option value="light" selected=move || theme.scheme.get() == "light">"Light"</option>
+                    <option value="dark" selected=move || theme.scheme.get() == "dark">"Dark"</option>
+                </select>
+                <input type="checkbox" id="cvd" prop:checked=move || theme.cvd.get()
+                    on:change=move |ev| theme.cvd.set(event_target_checked(&ev))/>
+                <label for="cvd">"Colour-blind mode"</label>
+                <Show when=signed_in>
+                    <span class="who">{move || session.me.get().map(|m| format!("{} ({})", m.user, m.tenant))}</span>
+                    <button type="button" on:click=move |_| crate::session::forget()>"Sign out"</button>
+                </Show>
+            </div>
+        </header>
+    }
+}

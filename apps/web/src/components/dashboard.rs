@@ -1,0 +1,77 @@
+//! DashboardView (SPEC W3): a snapshot's panels, with its `as_of`.
+
+use lattice_ui::dashboard::{Dashboard, Panel};
+use leptos::prelude::*;
+use serde_json::Value;
+
+use super::chart::{ChartView, Kind};
+
+fn figure(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Null => String::new(),
+        other => other.to_string(),
+    }
+}
+
+/// `on_action` presses an action panel's button: a submission to its form.
+#[component]
+pub fn DashboardView(
+    id: String,
+    dashboard: Dashboard,
+    #[prop(into)] on_action: Callback<String>,
+) -> impl IntoView {
+    let title_id = format!("{id}-title");
+    let panels = dashboard
+        .panels
+        .into_iter()
+        .enumerate()
+        .map(|(i, panel)| {
+            let pid = format!("{id}-p{i}");
+            match panel {
+                Panel::Metric { label, value, unit, delta } => view! {
+                    <div class="panel metric">
+                        <p class="metric-label">{label}</p>
+                        <p class="metric-value">{figure(&value)}{unit.map(|u| format!(" {u}"))}</p>
+                        {delta.map(|d| view! { <p class="metric-delta">"Change: " {figure(&d)}</p> })}
+                    </div>
+                }
+                .into_any(),
+                Panel::Line(chart) => view! { <div class="panel"><ChartView chart kind=Kind::Line id=pid/></div> }.into_any(),
+                Panel::Bar(chart) => view! { <div class="panel"><ChartView chart kind=Kind::Bar id=pid/></div> }.into_any(),
+                Panel::Table { title, columns, rows } => {
+                    let head = columns.into_iter().map(|c| view! { <th scope="col">{c}</th> }).collect_view();
+                    let body = rows
+                        .into_iter()
+                        .map(|r| view! { <tr>{r.iter().map(|c| view! { <td>{figure(c)}</td> }).collect_view()}</tr> })
+                        .collect_view();
+                    view! {
+                        <div class="panel table-panel">
+                            <table>
+                                {title.map(|t| view! { <caption>{t}</caption> })}
+                                <thead><tr>{head}</tr></thead>
+                                <tbody>{body}</tbody>
+                            </table>
+                        </div>
+                    }
+                    .into_any()
+                }
+                Panel::Text { markdown } => view! { <div class="panel text">{super::markdown::render(&markdown)}</div> }.into_any(),
+                Panel::Action { label, form_id } => view! {
+                    <div class="panel action">
+                        <button type="button" on:click=move |_| on_action.run(form_id.clone())>{label}</button>
+                    </div>
+                }
+                .into_any(),
+            }
+        })
+        .collect_view();
+    let labelled = title_id.clone();
+    view! {
+        <section class="dashboard" aria-labelledby=labelled>
+            <h3 id=title_id>{dashboard.title}</h3>
+            <p class="as-of">"Figures as of " <time datetime=dashboard.as_of.clone()>{dashboard.as_of.clone()}</time></p>
+            <div class="panels">{panels}</div>
+        </section>
+    }
+}

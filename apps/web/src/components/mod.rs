@@ -1,0 +1,8 @@
+//! The kit's renderers: what forms, dashboards and apps look like in the
+//! chat. They take data and tokens; nothing here knows a route.
+
+pub mod app_card;
+pub mod chart;
+pub mod dashboard;
+pub mod markdown;
+pub mod schema_form;

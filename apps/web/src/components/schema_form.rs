@@ -1,0 +1,585 @@
+//! SchemaForm (SPEC W2): a FormSchema drawn with native, labelled controls.
+//!
+//! Values are checked here with the same compiled validator the server
+//! runs; the server's verdict still counts, and its refusals are put under
+//! their field the same way. A failed send announces its errors and moves
+//! the focus to the first.
+
+use std::future::Future;
+
+use lattice_core::Error;
+use lattice_ui::hints::{FieldHints, UiHints, Widget};
+use lattice_ui::schema::{CompiledForm, Format, Property, Types};
+use leptos::prelude::*;
+use serde_json::{Value, json};
+use wasm_bindgen::JsCast;
+
+use crate::api::Failure;
+
+/// The control a property is drawn with.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Control {
+    Text,
+    Textarea,
+    Number { integer: bool },
+    Select,
+    Radio,
+    Checkbox,
+    Checkboxes,
+    Date,
+    Time,
+    DateTime,
+    Email,
+    Url,
+}
+
+fn control_of(p: &Property, hint: Option<Widget>) -> Control {
+    if let Some(w) = hint {
+        return match w {
+            Widget::Text => Control::Text,
+            Widget::Textarea => Control::Textarea,
+            Widget::Number => Control::Number { integer: is_integer(p) },
+            Widget::Select => Control::Select,
+            Widget::Radio => Control::Radio,
+            Widget::Checkbox => Control::Checkbox,
+            Widget::Checkboxes => Control::Checkboxes,
+            Widget::Date => Control::Date,
+            Widget::Time => Control::Time,
+            Widget::Datetime => Control::DateTime,
+            Widget::Email => Control::Email,
+            Widget::Url => Control::Url,
+        };
+    }
+    let types = p.types.unwrap_or_default();
+    if p.item_choices.is_some() {
+        Control::Checkboxes
+    } else if let Some(choices) = &p.choices {
+        if choices.len() <= 5 { Control::Radio } else { Control::Select }
+    } else if types.contains(Types::BOOLEAN) {
+        Control::Checkbox
+    } else if types.contains(Types::NUMBER) || types.contains(Types::INTEGER) {
+        Control::Number { integer: is_integer(p) }
+    } else {
+        match p.format {
+            Some(Format::Date) => Control::Date,
+            Some(Format::Time) => Control::Time,
+            Some(Format::DateTime) => Control::DateTime,
+            Some(Format::Email) => Control::Email,
+            Some(Format::Uri) => Control::Url,
+            None if p.max_length.is_none_or(|m| m > 200) => Control::Textarea,
+            None => Control::Text,
+        }
+    }
+}
+
+fn is_integer(p: &Property) -> bool {
+    p.types.is_some_and(|t| t.contains(Types::INTEGER) && !t.contains(Types::NUMBER))
+}
+
+/// One field as drawn.
+#[derive(Clone)]
+struct Field {
+    name: String,
+    label: String,
+    help: Option<String>,
+    placeholder: Option<String>,
+    required: bool,
+    control: Control,
+    choices: Vec<Value>,
+    property: Property,
+    /// What the control holds: a string as typed, a bool, or the chosen
+    /// choices' indexes.
+    raw: RwSignal<Value>,
+    error: RwSignal<Option<String>>,
+}
+
+impl Field {
+    fn dom_id(&self, form: &str) -> String {
+        format!("{form}-{}", self.name)
+    }
+
+    /// The element the focus goes to when this field is refused.
+    fn focus_id(&self, form: &str) -> String {
+        match self.control {
+            Control::Radio | Control::Checkboxes => format!("{}-0", self.dom_id(form)),
+            _ => self.dom_id(form),
+        }
+    }
+
+    /// The value to send, or `None` when the field is left empty.
+    fn value(&self) -> Result<Option<Value>, String> {
+        let raw = self.raw.get_untracked();
+        Ok(match self.control {
+            Control::Checkbox => Some(raw),
+            Control::Checkboxes => {
+                let chosen: Vec<Value> = raw
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(Value::as_u64)
+                    .filter_map(|i| self.choices.get(i as usize).cloned())
+                    .collect();
+                (!chosen.is_empty() || self.required).then(|| Value::Array(chosen))
+            }
+            Control::Select | Control::Radio => {
+                raw.as_u64().and_then(|i| self.choices.get(i as usize).cloned())
+            }
+            Control::Number { integer } => {
+                let s = raw.as_str().unwrap_or_default().trim().to_owned();
+                if s.is_empty() {
+                    None
+                } else if integer {
+                    Some(json!(s.parse::<i64>().map_err(|_| "must be a whole number".to_owned())?))
+                } else {
+                    let n: f64 = s.parse().map_err(|_| "must be a number".to_owned())?;
+                    Some(serde_json::Number::from_f64(n).map(Value::Number).ok_or("must be a finite number")?)
+                }
+            }
+            Control::DateTime => {
+                let s = raw.as_str().unwrap_or_default();
+                if s.is_empty() {
+                    None
+                } else {
+                    // The control gives local time; the form wants RFC 3339.
+                    let date = js_sys::Date::new(&wasm_bindgen::JsValue::from_str(s));
+                    if date.get_time().is_nan() {
+                        return Err("must be a date and a time".into());
+                    }
+                    Some(Value::String(date.to_iso_string().into()))
+                }
+            }
+            _ => {
+                let s = raw.as_str().unwrap_or_default();
+                (!s.is_empty()).then(|| Value::String(s.to_owned()))
+            }
+        })
+    }
+}
+
+fn initial(p: &Property, control: Control, choices: &[Value]) -> Value {
+    let default = p.default.as_ref().or(p.constant.as_ref());
+    match control {
+        Control::Checkbox => Value::Bool(default.and_then(Value::as_bool).unwrap_or(false)),
+        Control::Checkboxes => Value::Array(
+            default
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(|d| choices.iter().position(|c| c == d))
+                .map(|i| json!(i))
+                .collect(),
+        ),
+        Control::Select | Control::Radio => {
+            default.and_then(|d| choices.iter().position(|c| c == d)).map_or(Value::Null, |i| json!(i))
+        }
+        _ => match default {
+            Some(Value::String(s)) => Value::String(s.clone()),
+            Some(Value::Number(n)) => Value::String(n.to_string()),
+            _ => Value::String(String::new()),
+        },
+    }
+}
+
+/// Fields in the order shown, grouped: the fields of no section first,
+/// then each section's.
+fn layout(form: &CompiledForm, hints: &UiHints) -> Vec<(Option<String>, Vec<String>)> {
+    let mut ordered: Vec<String> = hints.order.iter().filter(|n| form.property(n).is_some()).cloned().collect();
+    for p in &form.properties {
+        if !ordered.contains(&p.name) {
+            ordered.push(p.name.clone());
+        }
+    }
+    let position = |n: &String| ordered.iter().position(|o| o == n).unwrap_or(usize::MAX);
+    let in_section = |n: &String| hints.sections.iter().any(|s| s.properties.contains(n));
+    let mut groups = vec![(None, ordered.iter().filter(|n| !in_section(n)).cloned().collect::<Vec<_>>())];
+    for s in &hints.sections {
+        let mut names: Vec<String> = s.properties.iter().filter(|n| form.property(n).is_some()).cloned().collect();
+        names.sort_by_key(position);
+        groups.push((Some(s.title.clone()), names));
+    }
+    groups.retain(|(_, names)| !names.is_empty());
+    groups
+}
+
+/// The field a server or client error path names: `values.severity`,
+/// `answer.tags.2` and `severity` all name `severity`.
+fn field_of<'a>(path: &'a str, fields: &[Field]) -> Option<&'a str> {
+    let rest = path.strip_prefix("values.").or_else(|| path.strip_prefix("answer.")).unwrap_or(path);
+    let name = rest.split('.').next()?;
+    fields.iter().any(|f| f.name == name).then_some(name)
+}
+
+#[component]
+pub fn SchemaForm<F, Fut>(
+    /// A prefix for element ids, unique in the page.
+    id: String,
+    /// The id of the heading that names the form.
+    labelled_by: String,
+    schema: Value,
+    #[prop(optional)] hints: Option<UiHints>,
+    /// Sends checked values; a refusal is shown under its field.
+    on_send: F,
+    /// Take the focus as the form appears (a paused ask_form, once).
+    #[prop(optional)]
+    take_focus: bool,
+    /// Clear the fields after a send (a form that takes many).
+    #[prop(optional)]
+    reset_after_send: bool,
+) -> impl IntoView
+where
+    F: Fn(Value) -> Fut + Clone + 'static,
+    Fut: Future<Output = Result<(), Failure>> + 'static,
+{
+    let compiled = match lattice_ui::compile(&schema) {
+        Ok(c) => c,
+        Err(e) => return view! { <p class="refusal" role="alert">"This form can't be shown: " {e.to_string()}</p> }.into_any(),
+    };
+    let hints = hints.unwrap_or_default();
+    let description = compiled.description.clone();
+    let groups = layout(&compiled, &hints);
+    let field_hints = |name: &str| hints.fields.get(name).cloned().unwrap_or_else(FieldHints::default);
+    let mut fields: Vec<Field> = Vec::new();
+    for (_, names) in &groups {
+        for name in names {
+            let p = compiled.property(name).expect("laid out from the form").clone();
+            let h = field_hints(name);
+            let control = control_of(&p, h.widget);
+            let choices = p.item_choices.clone().or_else(|| p.choices.clone()).unwrap_or_default();
+            fields.push(Field {
+                name: name.clone(),
+                label: p.title.clone().unwrap_or_else(|| name.clone()),
+                help: h.help.or_else(|| p.description.clone()),
+                placeholder: h.placeholder,
+                required: p.required,
+                control,
+                raw: RwSignal::new(initial(&p, control, &choices)),
+                error: RwSignal::new(None),
+                choices,
+                property: p,
+            });
+        }
+    }
+    let submit_label = hints.submit_label.clone().unwrap_or_else(|| "Send".into());
+    let summary = RwSignal::new(String::new());
+    let status = RwSignal::new(String::new());
+    let busy = RwSignal::new(false);
+    let form_id = id.clone();
+
+    let show_errors = {
+        let fields = fields.clone();
+        let form_id = form_id.clone();
+        move |errors: Vec<(String, String)>, general: Vec<String>| {
+            for f in &fields {
+                f.error.set(errors.iter().find(|(n, _)| *n == f.name).map(|(_, m)| m.clone()));
+            }
+            let refused: Vec<&Field> = fields.iter().filter(|f| f.error.get_untracked().is_some()).collect();
+            let mut words = general;
+            if !refused.is_empty() {
+                let names: Vec<&str> = refused.iter().map(|f| f.label.as_str()).collect();
+                words.push(format!(
+                    "{} {} to be fixed: {}.",
+                    refused.len(),
+                    if refused.len() == 1 { "field needs" } else { "fields need" },
+                    names.join(", ")
+                ));
+                focus(&refused[0].focus_id(&form_id));
+            }
+            summary.set(words.join(" "));
+        }
+    };
+
+    let submit = {
+        let fields = fields.clone();
+        let show_errors = show_errors.clone();
+        move |ev: leptos::ev::SubmitEvent| {
+            ev.prevent_default();
+            if busy.get_untracked() {
+                return;
+            }
+            status.set(String::new());
+            let mut values = serde_json::Map::new();
+            let mut errors = Vec::new();
+            for f in &fields {
+                match f.value() {
+                    Ok(Some(v)) => {
+                        values.insert(f.name.clone(), v);
+                    }
+                    Ok(None) => {}
+                    Err(message) => errors.push((f.name.clone(), message)),
+                }
+            }
+            let values = Value::Object(values);
+            if errors.is_empty()
+                && let Err(e) = compiled.validate(&values)
+            {
+                errors = refusals(&e, &fields).0;
+            }
+            if !errors.is_empty() {
+                show_errors(errors, vec![]);
+                return;
+            }
+            show_errors(vec![], vec![]);
+            busy.set(true);
+            let send = on_send.clone();
+            let fields = fields.clone();
+            let show_errors = show_errors.clone();
+            leptos::task::spawn_local(async move {
+                match send(values).await {
+                    Ok(()) => {
+                        status.set("Sent.".into());
+                        if reset_after_send {
+                            for f in &fields {
+                                f.raw.set(initial(&f.property, f.control, &f.choices));
+                            }
+                        }
+                    }
+                    Err(failure) => {
+                        let (errors, general) = match failure.error() {
+                            Some(e) => refusals(e, &fields),
+                            None => (vec![], vec![failure.message()]),
+                        };
+                        show_errors(errors, general);
+                    }
+                }
+                busy.set(false);
+            });
+        }
+    };
+
+    if take_focus {
+        let first = fields.first().map(|f| f.focus_id(&form_id));
+        request_animation_frame(move || {
+            if let Some(id) = first {
+                focus(&id);
+            }
+        });
+    }
+    let groups_view = groups
+        .into_iter()
+        .map(|(title, names)| {
+            let items = names
+                .iter()
+                .filter_map(|n| fields.iter().find(|f| f.name == *n).cloned())
+                .map(|f| field_view(f, &form_id))
+                .collect_view();
+            match title {
+                Some(t) => view! { <fieldset class="section"><legend>{t}</legend>{items}</fieldset> }.into_any(),
+                None => items.into_any(),
+            }
+        })
+        .collect_view();
+    view! {
+        <form class="schema-form" novalidate=true on:submit=submit aria-labelledby=labelled_by id=form_id.clone()>
+            {description.map(|d| view! { <p class="form-description">{d}</p> })}
+            {groups_view}
+            <div class="form-errors" role="alert">{move || summary.get()}</div>
+            <div class="form-actions">
+                <button type="submit" class="primary" aria-disabled=move || busy.get().to_string()>{submit_label}</button>
+                <span class="form-status" role="status">{move || status.get()}</span>
+            </div>
+        </form>
+    }
+    .into_any()
+}
+
+/// A refusal's messages: per field where the path names one, the rest for
+/// the whole form.
+fn refusals(e: &Error, fields: &[Field]) -> (Vec<(String, String)>, Vec<String>) {
+    let mut per_field = Vec::new();
+    let mut general = Vec::new();
+    match e {
+        Error::ValidationFailed { errors } => {
+            for fe in errors {
+                match field_of(&fe.path, fields) {
+                    Some(name) if !per_field.iter().any(|(n, _): &(String, String)| n == name) => {
+                        per_field.push((name.to_owned(), capitalize(&fe.message)));
+                    }
+                    Some(_) => {}
+                    None => general.push(fe.to_string()),
+                }
+            }
+        }
+        Error::InvalidState { answered_by: Some(who), .. } => general.push(format!("Already answered by {who}.")),
+        Error::Conflict { reason, .. } => general.push(format!("{reason}.")),
+        other => general.push(other.to_string()),
+    }
+    (per_field, general)
+}
+
+fn capitalize(s: &str) -> String {
+    let mut c = s.chars();
+    c.next().map(|f| f.to_uppercase().collect::<String>() + c.as_str()).unwrap_or_default()
+}
+
+pub fn focus(id: &str) {
+    if let Some(el) = web_sys::window().and_then(|w| w.document()).and_then(|d| d.get_element_by_id(id))
+        && let Ok(el) = el.dyn_into::<web_sys::HtmlElement>()
+    {
+        let _ = el.focus();
+    }
+}
+
+fn field_view(f: Field, form: &str) -> AnyView {
+    let id = f.dom_id(form);
+    let help_id = format!("{id}-help");
+    let error_id = format!("{id}-error");
+    let described = match &f.help {
+        Some(_) => format!("{help_id} {error_id}"),
+        None => error_id.clone(),
+    };
+    let error = f.error;
+    let invalid = move || error.get().is_some().then_some("true");
+    let required_words = f.required.then(|| view! { <span class="required">" (required)"</span> });
+    let help = f.help.clone().map(|h| view! { <p class="help" id=help_id.clone()>{h}</p> });
+    let error_view = view! { <p class="field-error" id=error_id.clone()>{move || error.get()}</p> };
+    let raw = f.raw;
+    let text_value = move || raw.get().as_str().unwrap_or_default().to_owned();
+    let set_text = move |ev: leptos::ev::Event| raw.set(Value::String(event_target_value(&ev)));
+    let placeholder = f.placeholder.clone();
+    let required = f.required.then_some("true");
+    match f.control {
+        Control::Radio | Control::Checkboxes => {
+            let multiple = f.control == Control::Checkboxes;
+            let options = f
+                .choices
+                .iter()
+                .enumerate()
+                .map(|(i, c)| {
+                    let option_id = format!("{id}-{i}");
+                    let label = choice_label(c);
+                    let checked = move || {
+                        let v = raw.get();
+                        if multiple {
+                            v.as_array().is_some_and(|a| a.contains(&json!(i)))
+                        } else {
+                            v.as_u64() == Some(i as u64)
+                        }
+                    };
+                    let change = move |ev: leptos::ev::Event| {
+                        let on = event_target_checked(&ev);
+                        raw.update(|v| {
+                            if multiple {
+                                let mut chosen: Vec<Value> = v.as_array().cloned().unwrap_or_default();
+                                chosen.retain(|x| *x != json!(i));
+                                if on {
+                                    chosen.push(json!(i));
+                                }
+                                *v = Value::Array(chosen);
+                            } else if on {
+                                *v = json!(i);
+                            }
+                        });
+                    };
+                    let kind = if multiple { "checkbox" } else { "radio" };
+                    let label_for = option_id.clone();
+                    view! {
+                        <label class="choice" for=label_for>
+                            <input type=kind id=option_id name=id.clone() prop:checked=checked on:change=change/>
+                            {label}
+                        </label>
+                    }
+                })
+                .collect_view();
+            view! {
+                <fieldset class="field group" aria-describedby=described aria-invalid=invalid aria-required=required>
+                    <legend>{f.label.clone()}{required_words}</legend>
+                    {help}
+                    <div class="choices">{options}</div>
+                    {error_view}
+                </fieldset>
+            }
+            .into_any()
+        }
+        Control::Checkbox => view! {
+            <div class="field checkbox">
+                <input type="checkbox" id=id.clone() aria-describedby=described aria-invalid=invalid
+                    prop:checked=move || raw.get().as_bool().unwrap_or(false)
+                    on:change=move |ev| raw.set(Value::Bool(event_target_checked(&ev)))/>
+                <label for=id>{f.label.clone()}{required_words}</label>
+                {help}
+                {error_view}
+            </div>
+        }
+        .into_any(),
+        Control::Select => {
+            let options = f
+                .choices
+                .iter()
+                .enumerate()
+                .map(|(i, c)| view! { <option value=i.to_string() selected=move || raw.get().as_u64() == Some(i as u64)>{choice_label(c)}</option> })
+                .collect_view();
+            view! {
+                <div class="field">
+                    <label for=id.clone()>{f.label.clone()}{required_words}</label>
+                    {help}
+                    <select id=id aria-describedby=described aria-invalid=invalid aria-required=required
+                        on:change=move |ev| {
+                            let v = event_target_value(&ev);
+                            raw.set(v.parse::<u64>().map_or(Value::Null, |i| json!(i)));
+                        }>
+                        <option value="" selected=move || raw.get().is_null()>"Choose…"</option>
+                        {options}
+                    </select>
+                    {error_view}
+                </div>
+            }
+            .into_any()
+        }
+        Control::Textarea => view! {
+            <div class="field">
+                <label for=id.clone()>{f.label.clone()}{required_words}</label>
+                {help}
+                <textarea id=id aria-describedby=described aria-invalid=invalid aria-required=required
+                    placeholder=placeholder rows="4" maxlength=f.property.max_length.map(|m| m.to_string())
+                    prop:value=text_value on:input=set_text></textarea>
+                {error_view}
+            </div>
+        }
+        .into_any(),
+        control => {
+            let (kind, step) = match control {
+                Control::Number { integer } => ("number", Some(step_of(&f.property, integer))),
+                Control::Date => ("date", None),
+                Control::Time => ("time", Some("1".to_owned())),
+                Control::DateTime => ("datetime-local", None),
+                Control::Email => ("email", None),
+                Control::Url => ("url", None),
+                _ => ("text", None),
+            };
+            let (min, max) = match control {
+                Control::Number { .. } => (
+                    f.property.minimum.or(f.property.exclusive_minimum).map(|m| m.to_string()),
+                    f.property.maximum.or(f.property.exclusive_maximum).map(|m| m.to_string()),
+                ),
+                _ => (None, None),
+            };
+            view! {
+                <div class="field">
+                    <label for=id.clone()>{f.label.clone()}{required_words}</label>
+                    {help}
+                    <input type=kind id=id aria-describedby=described aria-invalid=invalid aria-required=required
+                        placeholder=placeholder step=step min=min max=max
+                        inputmode=matches!(control, Control::Number { .. }).then_some("decimal")
+                        prop:value=text_value on:input=set_text/>
+                    {error_view}
+                </div>
+            }
+            .into_any()
+        }
+    }
+}
+
+fn step_of(p: &Property, integer: bool) -> String {
+    match p.multiple_of {
+        Some(m) => m.to_string(),
+        None if integer => "1".into(),
+        None => "any".into(),
+    }
+}
+
+fn choice_label(c: &Value) -> String {
+    match c {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}

@@ -1,0 +1,22 @@
+//! The chat host and the admin console (SPEC W1–W3, W7, W8): a Leptos
+//! client-side app. It talks only to `/v1` of its own origin, with the
+//! bearer token it keeps in `localStorage`; forms are validated here with the
+//! same `lattice-ui` code the server runs, and the server's verdict counts.
+
+mod api;
+mod app;
+mod components;
+mod model;
+mod pages;
+mod session;
+mod stream;
+mod theme;
+
+use wasm_bindgen::prelude::wasm_bindgen;
+
+#[wasm_bindgen(start)]
+pub fn start() {
+    session::take_token_from_url();
+    theme::apply_saved();
+    leptos::mount::mount_to_body(app::App);
+}

@@ -1,0 +1,62 @@
+//! The viewer's workspaces, and making one.
+
+use leptos::prelude::*;
+use leptos_router::components::A;
+use leptos_router::hooks::use_navigate;
+use serde::Deserialize;
+use serde_json::json;
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct WorkspaceSummary {
+    pub id: String,
+    pub name: String,
+    pub role: String,
+}
+
+#[derive(Deserialize)]
+struct Created {
+    id: String,
+}
+
+#[component]
+pub fn Home() -> impl IntoView {
+    let workspaces = RwSignal::new(None::<Result<Vec<WorkspaceSummary>, String>>);
+    leptos::task::spawn_local(async move {
+        workspaces.set(Some(crate::api::get("/v1/workspaces").await.map_err(|e| e.message())));
+    });
+    let name = RwSignal::new(String::new());
+    let message = RwSignal::new(String::new());
+    let navigate = use_navigate();
+    let create = move |ev: leptos::ev::SubmitEvent| {
+        ev.prevent_default();
+        let navigate = navigate.clone();
+        let body = json!({"name": name.get_untracked()});
+        leptos::task::spawn_local(async move {
+            match crate::api::post::<Created>("/v1/workspaces", &body).await {
+                Ok(c) => navigate(&format!("/w/{}", c.id), Default::default()),
+                Err(e) => message.set(e.message()),
+            }
+        });
+    };
+    view! {
+        <h1>"Workspaces"</h1>
+        {move || match workspaces.get() {
+            None => view! { <p class="loading">"Loading…"</p> }.into_any(),
+            Some(Err(e)) => view! { <p class="refusal" role="alert">{e}</p> }.into_any(),
+            Some(Ok(list)) if list.is_empty() => view! { <p>"You have no workspace yet."</p> }.into_any(),
+            Some(Ok(list)) => view! {
+                <ul class="list">
+                    {list.into_iter().map(|w| view! {
+                        <li><A href=format!("/w/{}", w.id)>{w.name}</A>" " <span class="muted">{format!("({})", w.role)}</span></li>
+                    }).collect_view()}
+                </ul>
+            }.into_any(),
+        }}
+        <form class="inline" on:submit=create>
+            <label for="new-workspace">"New workspace"</label>
+            <input id="new-workspace" prop:value=move || name.get() on:input=move |ev| name.set(event_target_value(&ev))/>
+            <button type="submit">"Create"</button>
+            <p class="form-errors" role="alert">{move || message.get()}</p>
+        </form>
+    }
+}

@@ -1,0 +1,13 @@
+//! One file a route.
+
+mod console;
+mod home;
+mod sign_in;
+mod thread;
+mod workspace;
+
+pub use console::Console;
+pub use home::Home;
+pub use sign_in::SignIn;
+pub use thread::ThreadPage;
+pub use workspace::WorkspacePage;

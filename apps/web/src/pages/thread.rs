@@ -1,0 +1,518 @@
+//! A thread (SPEC W1): its timeline live from the event stream, forms the
+//! agent asked for, artifacts, runs and their status, and the composer.
+//! The effective switches arrive pushed (I4): what is off stops being
+//! offered and shows why.
+
+use std::cell::RefCell;
+use std::collections::{BTreeMap, HashSet};
+
+use lattice_core::Envelope;
+use lattice_ui::dashboard::Dashboard;
+use lattice_ui::form::{Form, Submissions};
+use lattice_ui::hints::UiHints;
+use leptos::prelude::*;
+use leptos_router::components::A;
+use leptos_router::hooks::use_params_map;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::api::{self, Failure};
+use crate::components::app_card::AppCard;
+use crate::components::dashboard::DashboardView;
+use crate::components::schema_form::SchemaForm;
+use crate::model::{ArtifactView, Item, Thread};
+use crate::session::Session;
+use crate::stream;
+
+/// Each key's effective value: enabled, and why.
+pub type Switches = BTreeMap<String, Effective>;
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct Effective {
+    pub enabled: bool,
+    pub because: String,
+}
+
+thread_local! {
+    /// Requests that already took the focus once in this page's life.
+    static FOCUSED: RefCell<HashSet<String>> = RefCell::new(HashSet::new());
+}
+
+#[derive(Clone, Copy)]
+struct Ctx {
+    thread: StoredValue<String>,
+    state: RwSignal<Thread>,
+    switches: RwSignal<Option<Switches>>,
+}
+
+impl Ctx {
+    /// Whether a key is on; unknown until the first answer, taken as on
+    /// (the server refuses what is off either way).
+    fn off_because(self, key: &'static str) -> Memo<Option<String>> {
+        Memo::new(move |_| {
+            self.switches.with(|s| s.as_ref().and_then(|m| m.get(key)).filter(|e| !e.enabled).map(|e| e.because.clone()))
+        })
+    }
+}
+
+#[component]
+pub fn ThreadPage() -> impl IntoView {
+    let params = use_params_map();
+    let id = Memo::new(move |_| params.read().get("thread").unwrap_or_default());
+    move || {
+        let id = id.get();
+        view! { <ThreadView id/> }
+    }
+}
+
+#[component]
+fn ThreadView(id: String) -> impl IntoView {
+    let state = RwSignal::new(Thread::default());
+    let switches = RwSignal::new(None::<Switches>);
+    let refused = RwSignal::new(None::<String>);
+    let ctx = Ctx { thread: StoredValue::new(id.clone()), state, switches };
+
+    let th = id.clone();
+    let events = stream::follow(
+        move |last| format!("/v1/threads/{th}/events?after={}", last.unwrap_or("0")),
+        move |event| {
+            if let Ok(e) = serde_json::from_str::<Envelope>(&event.data) {
+                state.update(|t| t.apply(&e));
+            }
+        },
+        move |failure| refused.set(Some(failure.message())),
+    );
+    on_cleanup(move || events.close());
+
+    // An artifact changed by a patch the fold could not apply: read it again.
+    Effect::new(move |_| {
+        let stale = state.with(|t| t.stale.clone());
+        if stale.is_empty() {
+            return;
+        }
+        state.update_untracked(|t| t.stale.clear());
+        for id in stale {
+            leptos::task::spawn_local(async move {
+                if let Ok(a) = api::get::<Value>(&format!("/v1/artifacts/{id}")).await {
+                    state.update(|t| {
+                        if let Some(view) = t.artifacts.get_mut(&id) {
+                            view.version = a.get("version").and_then(Value::as_u64).unwrap_or(view.version);
+                            view.data = a.get("data").cloned().unwrap_or(Value::Null);
+                            view.archived = a.get("archived").and_then(Value::as_bool).unwrap_or(view.archived);
+                        }
+                    });
+                }
+            });
+        }
+    });
+
+    // The switches, pushed: a flip shows here without a reload.
+    let workspace = Memo::new(move |_| state.with(|t| t.workspace.clone()));
+    let switch_stream = StoredValue::new(None::<stream::Handle>);
+    Effect::new(move |_| {
+        if let Some(h) = switch_stream.get_value() {
+            h.close();
+        }
+        let Some(ws) = workspace.get() else { return };
+        let url = format!("/v1/integrations/effective/stream?workspace={}", api::query(&ws));
+        let handle = stream::follow(
+            move |_| url.clone(),
+            move |event| {
+                if let Ok(map) = serde_json::from_str::<Switches>(&event.data) {
+                    switches.set(Some(map));
+                }
+            },
+            |_| {},
+        );
+        switch_stream.set_value(Some(handle));
+    });
+    on_cleanup(move || {
+        if let Some(h) = switch_stream.try_get_value().flatten() {
+            h.close();
+        }
+    });
+
+    let title = Memo::new(move |_| state.with(|t| t.title.clone()));
+    let ws_link = move || workspace.get().map(|ws| view! { <A href=format!("/w/{ws}")>"Threads"</A> });
+    let items = move || state.with(|t| t.items.clone());
+    view! {
+        <p class="crumbs"><A href="/">"Workspaces"</A>" / "{ws_link}</p>
+        <h1>{move || title.get()}</h1>
+        {move || refused.get().map(|r| view! { <p class="refusal" role="alert">{r}</p> })}
+        <RunStatus state/>
+        <ol class="timeline" aria-label="Thread">
+            <For each=items key=item_key let:item>
+                <li class="item">{item_view(ctx, item)}</li>
+            </For>
+        </ol>
+        <Composer ctx/>
+    }
+}
+
+fn item_key(item: &Item) -> String {
+    match item {
+        Item::Request { seq, tool_call_id, .. } => format!("{seq}:{tool_call_id}"),
+        other => other.seq().to_string(),
+    }
+}
+
+/// The latest run's status, in words, announced as it changes.
+#[component]
+fn RunStatus(state: RwSignal<Thread>) -> impl IntoView {
+    let words = Memo::new(move |_| {
+        state.with(|t| {
+            let last = t.items.iter().rev().find_map(|i| match i {
+                Item::RunStarted { run, .. } => Some(run.clone()),
+                _ => None,
+            })?;
+            Some(match t.runs.get(&last).map(String::as_str) {
+                Some("running") => "The agent is working…".to_owned(),
+                Some("paused") => "The agent is waiting for an answer.".to_owned(),
+                Some("finished") => "The agent has finished.".to_owned(),
+                Some(other) => format!("The agent's run {other}"),
+                None => String::new(),
+            })
+        })
+    });
+    view! { <p class="run-status" role="status">{move || words.get()}</p> }
+}
+
+fn item_view(ctx: Ctx, item: Item) -> AnyView {
+    match item {
+        Item::Message { author, agent, text, at, .. } => view! {
+            <article class=if agent { "message agent" } else { "message" }>
+                <p class="meta"><strong>{author}</strong>{agent.then_some(" (agent)")}" " <time datetime=at.clone()>{short_time(&at)}</time></p>
+                <p class="text">{text}</p>
+            </article>
+        }
+        .into_any(),
+        Item::RunStarted { run, prompt, started_by, .. } => {
+            let status = Memo::new(move |_| ctx.state.with(|t| t.runs.get(&run).cloned().unwrap_or_default()));
+            view! {
+                <p class="run">
+                    <strong>{started_by}</strong>" asked the agent: “" {prompt} "” "
+                    <span class="badge">{move || status.get()}</span>
+                </p>
+            }
+            .into_any()
+        }
+        Item::Request { run, tool_call_id, tool_name, args, .. } if tool_name == "ask_form" => ask_form_view(ctx, run, tool_call_id, args),
+        Item::Request { tool_call_id, args, .. } => {
+            let answered = Memo::new(move |_| ctx.state.with(|t| t.answered.get(&tool_call_id).cloned()));
+            let question = args.get("question").and_then(Value::as_str).unwrap_or_default().to_owned();
+            view! {
+                <section class="request question">
+                    <p><strong>"The agent asks: "</strong>{question}</p>
+                    <p class="muted">{move || match answered.get() {
+                        Some(who) => format!("Answered by {who}."),
+                        None => "Answer with a message below.".to_owned(),
+                    }}</p>
+                </section>
+            }
+            .into_any()
+        }
+        Item::Artifact { id, .. } => {
+            let artifact = Memo::new(move |_| ctx.state.with(|t| t.artifacts.get(&id).cloned()));
+            (move || artifact.get().map(|a| artifact_view(ctx, a))).into_any()
+        }
+    }
+}
+
+fn short_time(at: &str) -> String {
+    at.get(11..16).unwrap_or(at).to_owned()
+}
+
+#[derive(Deserialize)]
+struct AskFormArgs {
+    title: String,
+    schema: Value,
+    #[serde(default)]
+    ui: Option<UiHints>,
+}
+
+fn ask_form_view(ctx: Ctx, run: String, tool_call_id: String, args: Value) -> AnyView {
+    let Ok(args) = serde_json::from_value::<AskFormArgs>(args) else {
+        return view! { <p class="refusal">"The agent asked for a form that can't be shown."</p> }.into_any();
+    };
+    let tcid = tool_call_id.clone();
+    let answered = Memo::new(move |_| ctx.state.with(|t| t.answered.get(&tcid).cloned()));
+    let forms_off = ctx.off_because("ui:forms");
+    let heading = format!("req-{tool_call_id}-title");
+    let title = args.title.clone();
+    let heading_id = heading.clone();
+    let body = move || {
+        if let Some(who) = answered.get() {
+            return view! { <p class="answered">"Already answered by " {who} "."</p> }.into_any();
+        }
+        if let Some(why) = forms_off.get() {
+            return view! { <p class="refusal">"Forms are turned off here: " {why}</p> }.into_any();
+        }
+        let take_focus = FOCUSED.with(|f| f.borrow_mut().insert(tool_call_id.clone()));
+        let run = run.clone();
+        let tool_call_id = tool_call_id.clone();
+        let send = move |values: Value| {
+            let path = format!("/v1/runs/{run}/answers");
+            let body = json!({"tool_call_id": tool_call_id, "answer": values});
+            async move { api::post::<Value>(&path, &body).await.map(|_| ()) }
+        };
+        view! {
+            <SchemaForm id=format!("req-{}", heading_id.trim_end_matches("-title").trim_start_matches("req-"))
+                labelled_by=heading_id.clone() schema=args.schema.clone() hints=args.ui.clone().unwrap_or_default()
+                on_send=send take_focus/>
+        }
+        .into_any()
+    };
+    let labelled = heading.clone();
+    view! {
+        <section class="request form-request" aria-labelledby=labelled>
+            <h2 id=heading>{title}</h2>
+            <p class="muted">"The agent is waiting for this form."</p>
+            {body}
+        </section>
+    }
+    .into_any()
+}
+
+fn artifact_view(ctx: Ctx, a: ArtifactView) -> AnyView {
+    match a.kind.as_str() {
+        "form" => form_artifact(ctx, a),
+        "dashboard" => {
+            let off = ctx.off_because("ui:dashboards");
+            let dashboard = serde_json::from_value::<Dashboard>(a.data.clone());
+            let id = format!("dash-{}", a.id);
+            move || match (&dashboard, off.get()) {
+                (_, Some(why)) => view! {
+                    <section class="dashboard off"><p class="refusal">"Dashboards are turned off here: " {why}</p></section>
+                }
+                .into_any(),
+                (Ok(d), None) => view! { <DashboardView id=id.clone() dashboard=d.clone() on_action=move |form_id: String| press_action(ctx, form_id)/> }.into_any(),
+                (Err(_), None) => view! { <p class="refusal">"This dashboard can't be shown."</p> }.into_any(),
+            }
+        }
+        .into_any(),
+        "app" => {
+            let off = ctx.off_because("ui:mini-apps");
+            let archived = a.archived;
+            let note = Signal::derive(move || match off.get() {
+                Some(why) => Some(format!("Mini apps are turned off here: {why}")),
+                None if archived => Some("This app is archived: it no longer runs.".into()),
+                None => None,
+            });
+            let text = |k: &str| a.data.get(k).and_then(Value::as_str).unwrap_or_default().to_owned();
+            view! { <AppCard title=text("title") summary=text("summary") run=a.run.clone() version=a.version note/> }.into_any()
+        }
+        _ => ().into_any(),
+    }
+}
+
+fn form_artifact(ctx: Ctx, a: ArtifactView) -> AnyView {
+    let Ok(form) = serde_json::from_value::<Form>(a.data.clone()) else {
+        return view! { <p class="refusal">"This form can't be shown."</p> }.into_any();
+    };
+    let forms_off = ctx.off_because("ui:forms");
+    let session = expect_context::<Session>();
+    let heading = format!("form-{}-title", a.id);
+    let form_id = a.id.clone();
+    let subs_of = a.id.clone();
+    let submissions = Memo::new(move |_| {
+        ctx.state.with(|t| t.submissions_to(&subs_of).into_iter().map(|s| (s.author.clone(), s.data.get("values").cloned().unwrap_or(Value::Null))).collect::<Vec<_>>())
+    });
+    let me = session.me.get_untracked().map(|m| m.user).unwrap_or_default();
+    let mine = {
+        let me = me.clone();
+        Memo::new(move |_| submissions.with(|s| s.iter().any(|(who, _)| *who == me)))
+    };
+    let policy = form.submissions;
+    let version = a.version;
+    let archived = a.archived;
+    let closed = form.closed;
+    let schema = form.schema.clone();
+    let hints = form.ui.clone().unwrap_or_default();
+    let heading_id = heading.clone();
+    let body = move || {
+        if archived {
+            return view! { <p class="muted">"This form is archived."</p> }.into_any();
+        }
+        if closed {
+            return view! { <p class="muted">"This form is closed."</p> }.into_any();
+        }
+        if let Some(why) = forms_off.get() {
+            return view! { <p class="refusal">"Forms are turned off here: " {why}</p> }.into_any();
+        }
+        let done = match policy {
+            Submissions::Once => !submissions.with(Vec::is_empty),
+            Submissions::PerPerson => mine.get(),
+            Submissions::Many => false,
+        };
+        if done {
+            return view! { <p class="answered">"Already answered."</p> }.into_any();
+        }
+        let thread = ctx.thread.get_value();
+        let form_id = form_id.clone();
+        let me = me.clone();
+        let dom_id = format!("form-{form_id}");
+        let send = move |values: Value| submit(thread.clone(), form_id.clone(), version, policy, me.clone(), values);
+        view! {
+            <SchemaForm id=dom_id labelled_by=heading_id.clone() schema=schema.clone() hints=hints.clone()
+                on_send=send reset_after_send=policy == Submissions::Many/>
+        }
+        .into_any()
+    };
+    let list = move || {
+        let subs = submissions.get();
+        (!subs.is_empty()).then(|| {
+            let count = subs.len();
+            view! {
+                <details class="submissions" open=true>
+                    <summary>{format!("Submissions ({count})")}</summary>
+                    <ul>
+                        {subs.into_iter().map(|(who, values)| view! {
+                            <li><strong>{who}</strong>": " {describe(&values)}</li>
+                        }).collect_view()}
+                    </ul>
+                </details>
+            }
+        })
+    };
+    let labelled = heading.clone();
+    view! {
+        <section class="form-artifact" aria-labelledby=labelled data-version=version>
+            <h2 id=heading>{form.title.clone()}</h2>
+            {body}
+            {list}
+        </section>
+    }
+    .into_any()
+}
+
+/// Values as words: `severity: high; affected: API, Database`.
+fn describe(values: &Value) -> String {
+    let Some(map) = values.as_object() else { return String::new() };
+    map.iter()
+        .map(|(k, v)| {
+            let v = match v {
+                Value::String(s) => s.clone(),
+                Value::Array(a) => a.iter().map(|x| x.as_str().map_or_else(|| x.to_string(), str::to_owned)).collect::<Vec<_>>().join(", "),
+                other => other.to_string(),
+            };
+            format!("{k}: {v}")
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// A submission: its id derived as the server derives it, so a retry is
+/// the same artifact.
+async fn submit(thread: String, form_id: String, version: u64, policy: Submissions, me: String, values: Value) -> Result<(), Failure> {
+    let nonce = (policy == Submissions::Many).then(nonce);
+    let id = lattice_ui::submission::submission_id(&form_id, policy, &me, nonce.as_deref());
+    let mut data = json!({"form_id": form_id, "form_version": version, "values": values});
+    if let Some(n) = nonce {
+        data["nonce"] = json!(n);
+    }
+    let body = json!({"id": id, "kind": "submission", "data": data});
+    api::post::<Value>(&format!("/v1/threads/{thread}/artifacts"), &body).await.map(|_| ())
+}
+
+fn nonce() -> String {
+    let mut bytes = [0u8; 12];
+    if let Some(crypto) = web_sys::window().and_then(|w| w.crypto().ok()) {
+        let _ = crypto.get_random_values_with_u8_array(&mut bytes);
+    }
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// A dashboard's action button: a submission with no values to its form.
+fn press_action(ctx: Ctx, form_id: String) {
+    let session = expect_context::<Session>();
+    let me = session.me.get_untracked().map(|m| m.user).unwrap_or_default();
+    let thread = ctx.thread.get_value();
+    leptos::task::spawn_local(async move {
+        let Ok(form) = api::get::<Value>(&format!("/v1/artifacts/{form_id}")).await else { return };
+        let version = form.get("version").and_then(Value::as_u64).unwrap_or(1);
+        let policy = form
+            .get("data")
+            .and_then(|d| d.get("submissions"))
+            .and_then(|p| serde_json::from_value(p.clone()).ok())
+            .unwrap_or_default();
+        let _ = submit(thread, form_id, version, policy, me, json!({})).await;
+    });
+}
+
+/// What the agent can be asked to do, as the switches allow.
+const AGENTS: [(&str, &str, Option<&str>); 4] = [
+    ("", "The configured agent", None),
+    ("scripted:ask_form", "Scripted: ask a form", Some("ui:forms")),
+    ("scripted:dashboard", "Scripted: show a dashboard", Some("ui:dashboards")),
+    ("scripted:app", "Scripted: make an app", Some("ui:mini-apps")),
+];
+
+#[component]
+fn Composer(ctx: Ctx) -> impl IntoView {
+    let text = RwSignal::new(String::new());
+    let model = RwSignal::new("scripted:ask_form".to_owned());
+    let message = RwSignal::new(String::new());
+    let offered = move |key: Option<&str>| {
+        key.is_none_or(|k| ctx.switches.with(|s| s.as_ref().and_then(|m| m.get(k)).is_none_or(|e| e.enabled)))
+    };
+    let post = move |ev: leptos::ev::SubmitEvent| {
+        ev.prevent_default();
+        let body = json!({"text": text.get_untracked()});
+        let thread = ctx.thread.get_value();
+        leptos::task::spawn_local(async move {
+            match api::post::<Value>(&format!("/v1/threads/{thread}/messages"), &body).await {
+                Ok(_) => {
+                    text.set(String::new());
+                    message.set(String::new());
+                }
+                Err(e) => message.set(e.message()),
+            }
+        });
+    };
+    let ask = move |_| {
+        let prompt = text.get_untracked();
+        let prompt = if prompt.trim().is_empty() { "Go ahead.".to_owned() } else { prompt };
+        let chosen = model.get_untracked();
+        let mut body = json!({"prompt": prompt});
+        if !chosen.is_empty() {
+            body["model"] = json!(chosen);
+        }
+        let thread = ctx.thread.get_value();
+        leptos::task::spawn_local(async move {
+            match api::post::<Value>(&format!("/v1/threads/{thread}/runs"), &body).await {
+                Ok(_) => {
+                    text.set(String::new());
+                    message.set(String::new());
+                }
+                Err(e) => message.set(e.message()),
+            }
+        });
+    };
+    // A choice that was switched off falls back to the configured agent.
+    Effect::new(move |_| {
+        let chosen = model.get();
+        if let Some((_, _, key)) = AGENTS.iter().find(|(m, _, _)| *m == chosen)
+            && !offered(*key)
+        {
+            model.set(String::new());
+        }
+    });
+    view! {
+        <form class="composer" on:submit=post aria-label="Write to the thread">
+            <label for="composer-text">"Message"</label>
+            <textarea id="composer-text" rows="3" prop:value=move || text.get() on:input=move |ev| text.set(event_target_value(&ev))></textarea>
+            <div class="composer-actions">
+                <button type="submit" class="primary">"Post"</button>
+                <label for="composer-agent">"Agent"</label>
+                <select id="composer-agent" on:change=move |ev| model.set(event_target_value(&ev))>
+                    {move || AGENTS.iter().filter(|(_, _, key)| offered(*key)).map(|(value, label, _)| {
+                        let value = *value;
+                        view! { <option value=value selected=move || model.get() == value>{*label}</option> }
+                    }).collect_view()}
+                </select>
+                <button type="button" on:click=ask>"Ask the agent"</button>
+            </div>
+            <p class="form-errors" role="alert">{move || message.get()}</p>
+        </form>
+    }
+}

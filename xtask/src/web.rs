@@ -1,0 +1,79 @@
+//! Builds the chat host (`apps/web`) into `<target>/web/`, where
+//! `lattice` serves it: cargo for wasm32 with the size-tuned `web` profile,
+//! wasm-bindgen (as a library, the same version the crate links), then
+//! every file named by its content's hash and kept beside a gzip copy.
+
+use std::path::{Path, PathBuf};
+
+use crate::{Result, shell};
+
+pub const TARGET: &str = "wasm32-unknown-unknown";
+
+/// Where cargo puts its output (`CARGO_TARGET_DIR`, or `target/`).
+pub fn target_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| shell::workspace_root().join("target"))
+}
+
+/// Builds the chat host; returns the folder it was written to.
+pub fn build() -> Result<PathBuf> {
+    crate::wasm32_target()?;
+    shell::cargo(&["build", "--package", "lattice-web", "--target", TARGET, "--profile", "web"], &[])?;
+    let target = target_dir();
+    let wasm = target.join(TARGET).join("web").join("lattice_web.wasm");
+    let staging = target.join("web-bindgen");
+    let _ = std::fs::remove_dir_all(&staging);
+    wasm_bindgen_cli_support::Bindgen::new()
+        .input_path(&wasm)
+        .web(true)
+        .map_err(|e| format!("wasm-bindgen: {e}"))?
+        .typescript(false)
+        .out_name("web")
+        .generate(&staging)
+        .map_err(|e| format!("wasm-bindgen: {e}"))?;
+    let source = shell::workspace_root().join("apps/web");
+    let out = target.join("web");
+    let _ = std::fs::remove_dir_all(&out);
+    std::fs::create_dir_all(out.join("assets")).map_err(|e| format!("creating {}: {e}", out.display()))?;
+
+    let wasm_name = place(&out, "web", "wasm", &read(&staging.join("web_bg.wasm"))?)?;
+    let js_name = place(&out, "web", "js", &read(&staging.join("web.js"))?)?;
+    let style_name = place(&out, "style", "css", &read(&source.join("style.css"))?)?;
+    let boot = text(&source.join("boot.js"))?.replace("{js}", &js_name).replace("{wasm}", &wasm_name);
+    let boot_name = place(&out, "boot", "js", boot.as_bytes())?;
+    let index = text(&source.join("index.html"))?
+        .replace("{style}", &style_name)
+        .replace("{js}", &js_name)
+        .replace("{boot}", &boot_name);
+    write(&out.join("index.html"), index.as_bytes())?;
+    println!("xtask: the chat host is in {}", out.display());
+    Ok(out)
+}
+
+/// Writes `assets/<stem>-<hash>.<ext>` and its gzip copy; returns the name.
+fn place(out: &Path, stem: &str, ext: &str, bytes: &[u8]) -> Result<String> {
+    use sha2::Digest;
+    let hash = hex::encode(sha2::Sha256::digest(bytes));
+    let name = format!("{stem}-{}.{ext}", &hash[..12]);
+    write(&out.join("assets").join(&name), bytes)?;
+    Ok(name)
+}
+
+/// Writes a file and, beside it, `<file>.gz`.
+fn write(path: &Path, bytes: &[u8]) -> Result {
+    use std::io::Write;
+    std::fs::write(path, bytes).map_err(|e| format!("writing {}: {e}", path.display()))?;
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    gz.write_all(bytes).map_err(|e| e.to_string())?;
+    let gz = gz.finish().map_err(|e| e.to_string())?;
+    let mut name = path.as_os_str().to_owned();
+    name.push(".gz");
+    std::fs::write(PathBuf::from(name), gz).map_err(|e| format!("writing {}.gz: {e}", path.display()))
+}
+
+fn read(path: &Path) -> Result<Vec<u8>> {
+    std::fs::read(path).map_err(|e| format!("reading {}: {e}", path.display()))
+}
+
+fn text(path: &Path) -> Result<String> {
+    std::fs::read_to_string(path).map_err(|e| format!("reading {}: {e}", path.display()))
+}
