@@ -472,16 +472,19 @@ fn field_view(f: Field, form: &str) -> AnyView {
                     };
                     let kind = if multiple { "checkbox" } else { "radio" };
                     let label_for = option_id.clone();
+                    // A checkbox says it is refused itself; a radio group says so for its radios.
+                    let each_invalid = move || (multiple && error.get().is_some()).then_some("true");
                     view! {
                         <label class="choice" for=label_for>
-                            <input type=kind id=option_id name=id.clone() prop:checked=checked on:change=change/>
+                            <input type=kind id=option_id name=id.clone() aria-invalid=each_invalid prop:checked=checked on:change=change/>
                             {label}
                         </label>
                     }
                 })
                 .collect_view();
             view! {
-                <fieldset class="field group" aria-describedby=described aria-invalid=invalid aria-required=required>
+                <fieldset class="field group" role=(!multiple).then_some("radiogroup") aria-describedby=described
+                    aria-invalid=move || if multiple { None } else { invalid() } aria-required=if multiple { None } else { required }>
                     <legend>{f.label.clone()}{required_words}</legend>
                     {help}
                     <div class="choices">{options}</div>

@@ -95,7 +95,7 @@ fn LevelCard<F: Fn() + Clone + Send + Sync + 'static>(level: LevelView, on_chang
     let rows = level
         .keys
         .into_iter()
-        .map(|k| view! { <KeyRow level=level.level.clone() key_view=k on_change=on_change.clone()/> })
+        .map(|k| view! { <KeyRow level=level.level.clone() level_title=title.clone() key_view=k on_change=on_change.clone()/> })
         .collect_view();
     let labelled = heading.clone();
     view! {
@@ -110,7 +110,7 @@ fn LevelCard<F: Fn() + Clone + Send + Sync + 'static>(level: LevelView, on_chang
 }
 
 #[component]
-fn KeyRow<F: Fn() + Send + Sync + 'static>(level: String, key_view: KeyView, on_change: F) -> impl IntoView {
+fn KeyRow<F: Fn() + Send + Sync + 'static>(level: String, level_title: String, key_view: KeyView, on_change: F) -> impl IntoView {
     let base = format!("{}-{}", level.replace(':', "-"), key_view.key.replace(':', "-"));
     let state = RwSignal::new(key_view.state.clone());
     let reason = RwSignal::new(String::new());
@@ -145,7 +145,7 @@ fn KeyRow<F: Fn() + Send + Sync + 'static>(level: String, key_view: KeyView, on_
             <td>{key_view.state.clone()}</td>
             <td>{if key_view.effective.enabled { "on" } else { "off" }}" — " {key_view.effective.because.clone()}</td>
             <td>
-                <form class="flip" on:submit=submit aria-label=format!("Change {}", key_view.key)>
+                <form class="flip" on:submit=submit aria-label=format!("Change {} for {level_title}", key_view.key)>
                     <label for=state_id.clone()>"State"</label>
                     <select id=state_id on:change=move |ev| state.set(event_target_value(&ev))>
                         {["on", "off", "unset"].into_iter().map(|s| view! { <option value=s selected=move || state.get() == s>{s}</option> }).collect_view()}

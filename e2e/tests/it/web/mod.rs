@@ -1,11 +1,11 @@
 //! The chat host in real headless Chromium (SPEC W1–W3, W7, W8): what a
 //! person sees and does, through the page.
 
-//mod a11y;
+mod a11y;
 mod ask_form;
-//mod console;
-//mod dashboard;
-//mod submissions;
+mod console;
+mod dashboard;
+mod submissions;
 
 use lattice_e2e::{Client, UpProcess};
 use serde_json::{Value, json};

@@ -1,0 +1,31 @@
+//! axe-core (from npm, injected into the page) finds no violation on a
+//! thread with a form and a dashboard, nor on the console, in light and in
+//! dark (SPEC W8).
+
+use lattice_e2e::UpProcess;
+use lattice_e2e::browser::Chrome;
+use serde_json::json;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_axe_violation_in_light_or_dark() {
+    let up = UpProcess::start().await;
+    let (demo, _, th) = super::demo_thread(&up).await;
+    demo.ok("POST", &format!("/v1/threads/{th}/artifacts"), json!({"kind": "dashboard", "data": super::every_panel("art_none")})).await;
+    let chrome = Chrome::launch().await;
+    let mut found = Vec::new();
+    for scheme in ["light", "dark"] {
+        let w = chrome.window(&up.base, &demo.token, scheme, &format!("/t/{th}")).await;
+        w.until("() => !!document.querySelector('form.schema-form') && !!document.querySelector('.dashboard .panels')", "the form and the dashboard").await;
+        // The figures open too, so their tables are checked.
+        let _: bool = w.eval("() => { document.querySelectorAll('details').forEach(d => d.open = true); return true; }").await;
+        found.extend(w.axe().await.into_iter().map(|v| (scheme, "thread", v)));
+        // The chat in colour-blind mode.
+        w.page.locator("#cvd").check(None).await.unwrap();
+        found.extend(w.axe().await.into_iter().map(|v| (scheme, "thread, colour-blind", v)));
+
+        let w = chrome.window(&up.base, &demo.token, scheme, "/admin").await;
+        w.until("() => !!document.querySelector('section.level')", "the console").await;
+        found.extend(w.axe().await.into_iter().map(|v| (scheme, "console", v)));
+    }
+    assert!(found.is_empty(), "axe-core violations: {found:#?}");
+}

@@ -1,0 +1,78 @@
+//! A dashboard with every panel type: the figures behind "Show the
+//! figures", colour-blind mode changing the chart palette, and an action
+//! button that submits to its form.
+
+use lattice_e2e::browser::Chrome;
+use lattice_e2e::{Client, UpProcess};
+use serde_json::json;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_panel_renders_with_its_figures() {
+    let up = UpProcess::start().await;
+    let ana = Client::sign_in(&up.base, "acme", "ana").await;
+    let (_, th) = super::workspace_with_thread(&ana, "Ops").await;
+    let ack = ana
+        .ok(
+            "POST",
+            &format!("/v1/threads/{th}/artifacts"),
+            json!({"kind": "form", "data": {"title": "Acknowledge", "schema": {"type": "object", "properties": {}}, "submissions": "per_person"}}),
+        )
+        .await["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    ana.ok("POST", &format!("/v1/threads/{th}/artifacts"), json!({"kind": "dashboard", "data": super::every_panel(&ack)})).await;
+
+    let chrome = Chrome::launch().await;
+    let w = chrome.window(&up.base, &ana.token, "light", &format!("/t/{th}")).await;
+    w.until("() => !!document.querySelector('.dashboard .panels')", "the dashboard").await;
+
+    assert_eq!(w.eval::<String>("() => document.querySelector('.metric-value').textContent").await, "1.5 %");
+    assert_eq!(w.eval::<String>("() => document.querySelector('.metric-delta').textContent").await, "Change: -0.25");
+    assert_eq!(w.eval::<String>("() => document.querySelector('.as-of time').getAttribute('datetime')").await, "2026-11-29T12:00:00Z");
+    assert_eq!(w.eval::<usize>("() => document.querySelectorAll('figure.chart[data-kind=line] polyline').length").await, 2);
+    assert_eq!(w.eval::<usize>("() => document.querySelectorAll('figure.chart[data-kind=bar] rect.bar').length").await, 3);
+    let table: Vec<String> = w.eval("() => [...document.querySelectorAll('.table-panel tbody tr')].map(r => r.textContent)").await;
+    assert_eq!(table, vec!["/v1/search840", "/v1/export1200"]);
+    assert_eq!(w.eval::<String>("() => document.querySelector('.panel.text strong').textContent").await, "Note:");
+    assert_eq!(w.eval::<usize>("() => document.querySelectorAll('.panel.text li').length").await, 2);
+
+    // "Show the figures", by keyboard, for each chart: a real table.
+    for kind in ["line", "bar"] {
+        let shown: bool = w.eval(&format!("() => document.querySelector('figure.chart[data-kind={kind}] details table').checkVisibility()")).await;
+        assert!(!shown, "the {kind} chart's figures start folded");
+        w.page.locator(format!("figure.chart[data-kind={kind}] summary")).focus().await.unwrap();
+        w.press("Enter").await;
+        w.until(&format!("() => document.querySelector('figure.chart[data-kind={kind}] details table').checkVisibility()"), "the figures shown").await;
+    }
+    let line_rows: Vec<String> = w.eval("() => [...document.querySelectorAll('figure.chart[data-kind=line] details tbody tr')].map(r => [...r.children].map(c => c.textContent).join(' '))").await;
+    assert_eq!(line_rows, vec!["10:00 120 80", "10:05 180 95", "10:10 150 70"]);
+    let bar_rows: Vec<String> = w.eval("() => [...document.querySelectorAll('figure.chart[data-kind=bar] details tbody tr')].map(r => [...r.children].map(c => c.textContent).join(' '))").await;
+    assert_eq!(bar_rows, vec!["api 7", "web 3", "db 11"]);
+
+    // Colour-blind mode: the charts' palette changes, from tokens alone.
+    let stroke = "() => getComputedStyle(document.querySelector('.series-1 .line')).stroke";
+    let before: String = w.eval(stroke).await;
+    w.page.locator("#cvd").check(None).await.unwrap();
+    w.until("() => document.documentElement.hasAttribute('data-cvd')", "data-cvd on the page").await;
+    let after: String = w.eval(stroke).await;
+    assert_ne!(before, after, "the palette changes");
+    assert_eq!(after, "rgb(0, 114, 178)", "the colour-blind palette's first colour");
+    let bar_after: String = w.eval("() => getComputedStyle(document.querySelector('.series-1 .bar')).fill").await;
+    assert_eq!(bar_after, after);
+
+    // The action button is a submission to its form.
+    w.page.locator(".panel.action button").click(None).await.unwrap();
+    let mut found = false;
+    for _ in 0..100 {
+        let (_, subs) = ana.get(&format!("/v1/threads/{th}/artifacts?kind=submission&form_id={ack}")).await.unwrap();
+        if subs.as_array().is_some_and(|a| a.len() == 1) {
+            assert_eq!(subs[0]["author"], "ana");
+            assert_eq!(subs[0]["data"]["values"], json!({}));
+            found = true;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert!(found, "pressing the action submitted to its form");
+}

@@ -1,0 +1,60 @@
+//! A form that takes many submissions: two people send, each through their
+//! own page, and each sees both in the form's list.
+
+use lattice_e2e::browser::Chrome;
+use lattice_e2e::{Client, UpProcess};
+use serde_json::json;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_people_submit_and_each_sees_the_list() {
+    let up = UpProcess::start().await;
+    let ana = Client::sign_in(&up.base, "acme", "ana").await;
+    let bob = Client::sign_in(&up.base, "acme", "bob").await;
+    let (ws, th) = super::workspace_with_thread(&ana, "Retro").await;
+    ana.ok("POST", &format!("/v1/workspaces/{ws}/members"), json!({"user": "bob", "role": "editor"})).await;
+    let form = ana
+        .ok(
+            "POST",
+            &format!("/v1/threads/{th}/artifacts"),
+            json!({"kind": "form", "data": {
+                "title": "Ideas for the next sprint",
+                "schema": {"type": "object", "properties": {
+                    "idea": {"type": "string", "title": "Your idea", "minLength": 3, "maxLength": 200},
+                    "votes": {"type": "integer", "title": "Votes", "minimum": 0, "maximum": 5}
+                }, "required": ["idea"]},
+                "ui": {"submit_label": "Add my idea", "fields": {"idea": {"placeholder": "One line", "help": "Be brief."}}},
+                "submissions": "many"
+            }}),
+        )
+        .await;
+    let form_id = form["id"].as_str().unwrap().to_owned();
+
+    let chrome = Chrome::launch().await;
+    let pages = [
+        (chrome.window(&up.base, &ana.token, "light", &format!("/t/{th}")).await, "Ana wants shorter standups"),
+        (chrome.window(&up.base, &bob.token, "dark", &format!("/t/{th}")).await, "Bob wants fewer meetings"),
+    ];
+    let field = format!("form-{form_id}-idea");
+    for (w, idea) in &pages {
+        w.until(&format!("() => !!document.getElementById('{field}')"), "the form").await;
+        w.page.locator(format!("#{field}")).fill(idea, None).await.unwrap();
+        w.page.locator(format!("#form-{form_id}-votes")).fill("9", None).await.unwrap();
+        w.page.get_by_text("Add my idea", true).click(None).await.unwrap();
+        // Votes above the maximum: refused here, under the field, and nothing sent.
+        w.until(&format!("() => document.getElementById('form-{form_id}-votes-error').textContent.includes('5')"), "the votes refusal").await;
+        w.page.locator(format!("#form-{form_id}-votes")).fill("2", None).await.unwrap();
+        w.page.get_by_text("Add my idea", true).click(None).await.unwrap();
+        w.until(&format!("() => document.querySelector('#form-{form_id} [role=status]').textContent === 'Sent.'"), "the sent note").await;
+    }
+    for (w, _) in &pages {
+        w.until("() => [...document.querySelectorAll('.submissions summary')].some(s => s.textContent === 'Submissions (2)')", "both submissions listed").await;
+        let items: Vec<String> = w.eval("() => [...document.querySelectorAll('.submissions li')].map(li => li.textContent)").await;
+        assert_eq!(items, vec!["ana: idea: Ana wants shorter standups; votes: 2", "bob: idea: Bob wants fewer meetings; votes: 2"]);
+        // A form that takes many stays open for another.
+        assert_eq!(w.eval::<String>(&format!("() => document.getElementById('{field}').value")).await, "", "the fields are cleared");
+    }
+    let (_, subs) = ana.get(&format!("/v1/threads/{th}/artifacts?kind=submission&form_id={form_id}")).await.unwrap();
+    let authors: Vec<&str> = subs.as_array().unwrap().iter().map(|s| s["author"].as_str().unwrap()).collect();
+    assert_eq!(authors.len(), 2, "{subs}");
+    assert!(authors.contains(&"ana") && authors.contains(&"bob"), "each is the submitter's own: {authors:?}");
+}
