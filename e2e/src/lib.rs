@@ -16,9 +16,11 @@ pub fn binary() -> PathBuf {
     if let Some(path) = std::env::var_os("LATTICE_BIN") {
         return path.into();
     }
-    // Test executables live in target/<profile>/deps; the binary one up.
+    // Test executables live in target/<profile>/deps, the harness's own
+    // binaries in target/<profile>; `lattice` is in target/<profile>.
     let exe = std::env::current_exe().expect("the test's own path");
-    let profile_dir = exe.parent().and_then(|deps| deps.parent()).expect("target/<profile>/deps");
+    let dir = exe.parent().expect("the executable's folder");
+    let profile_dir = if dir.ends_with("deps") { dir.parent().expect("target/<profile>") } else { dir };
     let bin = profile_dir.join("lattice");
     assert!(
         bin.exists(),

@@ -5,10 +5,10 @@ use crate::Result;
 use crate::postgres;
 use crate::shell;
 
-const NAMES: &[&str] = &["write-path", "validator", "bridge"];
+const NAMES: &[&str] = &["write-path", "validator", "bridge", "web"];
 
 pub fn run(args: &[String]) -> Result {
-    let name = args.first().map(String::as_str).ok_or("usage: cargo xtask bench NAME (write-path, validator, bridge, all)")?;
+    let name = args.first().map(String::as_str).ok_or("usage: cargo xtask bench NAME (write-path, validator, bridge, web, all)")?;
     let names: Vec<&str> = match name {
         "all" => NAMES.to_vec(),
         n if NAMES.contains(&n) => vec![n],
@@ -20,6 +20,15 @@ pub fn run(args: &[String]) -> Result {
     }
     for name in names {
         println!("== bench {name}");
+        if name == "web" {
+            // The chat host in Chromium: the release's wasm, the test build
+            // of the server and the harness.
+            crate::web::build()?;
+            crate::web::browser_tools()?;
+            shell::cargo(&["build", "--package", "lattice"], &[])?;
+            shell::cargo(&["run", "--quiet", "--package", "lattice-e2e", "--bin", "bench-web"], &[])?;
+            continue;
+        }
         shell::cargo(
             &["run", "--release", "--quiet", "--package", "lattice-bench", "--", name],
             &[("LATTICE_BENCH_POSTGRES_URL", pg.url.as_str())],

@@ -56,8 +56,10 @@ fn test(extra: &[String]) -> Result {
     if !std::path::Path::new("/usr/sbin/nats-server").exists() && std::env::var_os("LATTICE_NATS_SERVER").is_none() {
         shell::apt_install(&["nats-server"])?;
     }
-    // The chat host (with the UI model compiled in) is served by the binary.
+    // The chat host (with the UI model compiled in) is served by the binary;
+    // the browser suites drive it in Chromium.
     web::build()?;
+    web::browser_tools()?;
     // The binary is built first: the end-to-end tests start it as a process.
     shell::cargo(&["build", "--package", "lattice"], &[])?;
     // Libraries, binaries and integration tests; the benchmarks have none.

@@ -27,6 +27,8 @@ pub fn build() -> Result<PathBuf> {
         .web(true)
         .map_err(|e| format!("wasm-bindgen: {e}"))?
         .typescript(false)
+        .remove_name_section(true)
+        .remove_producers_section(true)
         .out_name("web")
         .generate(&staging)
         .map_err(|e| format!("wasm-bindgen: {e}"))?;
@@ -76,4 +78,29 @@ fn read(path: &Path) -> Result<Vec<u8>> {
 
 fn text(path: &Path) -> Result<String> {
     std::fs::read_to_string(path).map_err(|e| format!("reading {}: {e}", path.display()))
+}
+
+/// What the browser suites need: Debian's Chromium, and Node with the npm
+/// packages of `e2e/package-lock.json` (Playwright's driver, axe-core).
+pub fn browser_tools() -> Result {
+    if std::env::var_os("LATTICE_CHROMIUM").is_none() && !Path::new("/usr/bin/chromium").exists() {
+        shell::apt_install(&["chromium"])?;
+    }
+    if shell::output(std::process::Command::new("node").arg("--version")).is_err() {
+        shell::apt_install(&["nodejs", "npm"])?;
+    }
+    npm_ci(&shell::workspace_root().join("e2e"))
+}
+
+/// `npm ci` in `dir` unless its `node_modules` already holds the lock file's
+/// packages.
+pub fn npm_ci(dir: &Path) -> Result {
+    let lock = read(&dir.join("package-lock.json"))?;
+    let installed = std::fs::read(dir.join("node_modules/.lattice-lock")).unwrap_or_default();
+    if installed == lock {
+        return Ok(());
+    }
+    println!("xtask: npm ci in {}", dir.display());
+    shell::run(std::process::Command::new("npm").args(["ci", "--no-audit", "--no-fund"]).current_dir(dir))?;
+    std::fs::write(dir.join("node_modules/.lattice-lock"), lock).map_err(|e| e.to_string())
 }

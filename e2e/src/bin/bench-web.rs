@@ -1,0 +1,128 @@
+//! `cargo xtask bench web`: what the chat host costs a person.
+//!
+//! - The gzip bytes of everything the first load fetches (the page, its
+//!   style, its scripts, its WebAssembly), read from the running server as
+//!   a browser asks for them.
+//! - The time from navigation to an interactive form (the demo's paused
+//!   ask_form, focused and ready for keys) in headless Chromium, each time
+//!   in a fresh browser context (a cold cache).
+
+use std::time::Duration;
+
+use lattice_e2e::browser::Chrome;
+use lattice_e2e::{Client, UpProcess};
+use playwright_rs::protocol::BrowserContextOptions;
+use serde_json::{Value, json};
+
+const RUNS: usize = 30;
+const FIELD: &str = "req-call_ask_form_1-date";
+
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+async fn main() {
+    let up = UpProcess::start().await;
+    let (kib, files) = first_load_kib(&up.base).await;
+    for (path, bytes) in &files {
+        println!("web first-load {path} {bytes} bytes gzip");
+    }
+
+    let demo = Client::sign_in_as(&up.base, json!({"tenant": "demo", "user": "demo", "role": "tenant_admin"})).await;
+    let ws = demo.ok("GET", "/v1/workspaces", Value::Null).await[0]["id"].as_str().unwrap().to_owned();
+    let th = demo.ok("GET", &format!("/v1/workspaces/{ws}/threads"), Value::Null).await[0]["id"].as_str().unwrap().to_owned();
+    // The demo's run pauses on its form a moment after start.
+    for _ in 0..200 {
+        if demo.all_events(&th).await.iter().any(|e| e["type"] == "run_paused") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+
+    let chrome = Chrome::launch().await;
+    // When the form's first field has the focus, the form takes keys.
+    let watch = format!(
+        "new MutationObserver(() => {{ const f = document.getElementById('{FIELD}'); \
+         if (!window.__ready && f && document.activeElement === f) window.__ready = performance.now(); }})\
+         .observe(document, {{ subtree: true, childList: true, attributes: true }}); \
+         document.addEventListener('focusin', () => {{ const f = document.getElementById('{FIELD}'); \
+         if (!window.__ready && f && document.activeElement === f) window.__ready = performance.now(); }}, true);"
+    );
+    let mut times = Vec::new();
+    for _ in 0..RUNS {
+        let context = chrome
+            .browser
+            .new_context_with_options(BrowserContextOptions::builder().color_scheme("light".into()).build())
+            .await
+            .unwrap();
+        context.add_init_script(&watch).await.unwrap();
+        let page = context.new_page().await.unwrap();
+        page.goto(&format!("{}/t/{th}#token={}", up.base, demo.token), None).await.unwrap();
+        let mut ready = None;
+        for _ in 0..1000 {
+            let t: Option<f64> = page.evaluate::<(), Option<f64>>("() => window.__ready || null", None).await.unwrap();
+            if t.is_some() {
+                ready = t;
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        times.push(ready.expect("the form became interactive"));
+        context.close().await.unwrap();
+    }
+    times.sort_by(f64::total_cmp);
+    let at = |q: f64| times[((times.len() as f64 - 1.0) * q).round() as usize];
+    println!("web navigation-to-interactive-form runs={RUNS} min {:.0} ms, p50 {:.0} ms, max {:.0} ms", times[0], at(0.5), times[times.len() - 1]);
+    println!("size_kib {kib:.1} first load of the chat host, gzip (goal <= 250)");
+    println!("p50_ms {:.0} navigation to an interactive form, cold cache (goal < 500)", at(0.5));
+    println!("p99_ms {:.0} navigation to an interactive form, cold cache (goal < 500)", at(0.99));
+}
+
+/// Fetches `/` and what it loads, as a browser would (gzip accepted), and
+/// adds up the bytes sent.
+async fn first_load_kib(base: &str) -> (f64, Vec<(String, usize)>) {
+    let http = reqwest::Client::new();
+    let get = |path: String| {
+        let http = http.clone();
+        let url = format!("{base}{path}");
+        async move {
+            let r = http.get(&url).header("accept-encoding", "gzip").send().await.unwrap();
+            assert!(r.status().is_success(), "{url}: {}", r.status());
+            assert_eq!(r.headers().get("content-encoding").map(|v| v.to_str().unwrap().to_owned()).as_deref(), Some("gzip"), "{url} is sent compressed");
+            r.bytes().await.unwrap().to_vec()
+        }
+    };
+    let index = get("/".into()).await;
+    let html = gunzip(&index);
+    let mut files = vec![("/".to_owned(), index.len())];
+    let mut queue: Vec<String> = assets_named(&html);
+    while let Some(path) = queue.pop() {
+        if files.iter().any(|(p, _)| *p == path) {
+            continue;
+        }
+        let body = get(path.clone()).await;
+        if path.ends_with(".js") {
+            queue.extend(assets_named(&gunzip(&body)));
+        }
+        files.push((path, body.len()));
+    }
+    let total: usize = files.iter().map(|(_, b)| b).sum();
+    (total as f64 / 1024.0, files)
+}
+
+fn gunzip(bytes: &[u8]) -> String {
+    use std::io::Read;
+    let mut out = String::new();
+    flate2::read::GzDecoder::new(bytes).read_to_string(&mut out).expect("gzip text");
+    out
+}
+
+/// `/assets/…` names (and `./…` imports of the boot script) in a text.
+fn assets_named(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for piece in text.split(['"', '\'']) {
+        let name = piece.trim_start_matches("/assets/").trim_start_matches("./");
+        let hashed = name.starts_with("web-") || name.starts_with("style-") || name.starts_with("boot-");
+        if hashed && (name.ends_with(".js") || name.ends_with(".css") || name.ends_with(".wasm")) && !name.contains('/') {
+            out.push(format!("/assets/{name}"));
+        }
+    }
+    out
+}
