@@ -213,7 +213,16 @@ fn item_view(ctx: Ctx, item: Item) -> AnyView {
         }
         Item::Artifact { id, .. } => {
             let artifact = Memo::new(move |_| ctx.state.with(|t| t.artifacts.get(&id).cloned()));
-            (move || artifact.get().map(|a| artifact_view(ctx, a))).into_any()
+            // The version first shown: a form that changes under a person says so.
+            let first_seen = StoredValue::new(None::<u64>);
+            (move || {
+                artifact.get().map(|a| {
+                    let first = first_seen.get_value().unwrap_or(a.version);
+                    first_seen.set_value(Some(first));
+                    artifact_view(ctx, a, first)
+                })
+            })
+            .into_any()
         }
     }
 }
@@ -273,9 +282,9 @@ fn ask_form_view(ctx: Ctx, run: String, tool_call_id: String, args: Value) -> An
     .into_any()
 }
 
-fn artifact_view(ctx: Ctx, a: ArtifactView) -> AnyView {
+fn artifact_view(ctx: Ctx, a: ArtifactView, first_version: u64) -> AnyView {
     match a.kind.as_str() {
-        "form" => form_artifact(ctx, a),
+        "form" => form_artifact(ctx, a, first_version),
         "dashboard" => {
             let off = ctx.off_because("ui:dashboards");
             let dashboard = serde_json::from_value::<Dashboard>(a.data.clone());
@@ -305,7 +314,7 @@ fn artifact_view(ctx: Ctx, a: ArtifactView) -> AnyView {
     }
 }
 
-fn form_artifact(ctx: Ctx, a: ArtifactView) -> AnyView {
+fn form_artifact(ctx: Ctx, a: ArtifactView, first_version: u64) -> AnyView {
     let Ok(form) = serde_json::from_value::<Form>(a.data.clone()) else {
         return view! { <p class="refusal">"This form can't be shown."</p> }.into_any();
     };
@@ -378,6 +387,9 @@ fn form_artifact(ctx: Ctx, a: ArtifactView) -> AnyView {
     view! {
         <section class="form-artifact" aria-labelledby=labelled data-version=version>
             <h2 id=heading>{form.title.clone()}</h2>
+            {(version > first_version).then(|| view! {
+                <p class="changed" role="status">{format!("This form changed: this is its new version ({version}). Check your answers before you send.")}</p>
+            })}
             {body}
             {list}
         </section>

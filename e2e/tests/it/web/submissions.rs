@@ -53,6 +53,16 @@ async fn two_people_submit_and_each_sees_the_list() {
         // A form that takes many stays open for another.
         assert_eq!(w.eval::<String>(&format!("() => document.getElementById('{field}').value")).await, "", "the fields are cleared");
     }
+    // The form changes under both: each page says so and shows the new one.
+    ana.ok("PATCH", &format!("/v1/artifacts/{form_id}"), json!({"expected_version": 1, "patch": [
+        {"op": "replace", "path": "/title", "value": "Ideas, round two"}
+    ]})).await;
+    for (w, _) in &pages {
+        w.until("() => document.querySelector('.form-artifact .changed') !== null", "the changed note").await;
+        let note: String = w.eval("() => document.querySelector('.form-artifact .changed').textContent").await;
+        assert!(note.starts_with("This form changed"), "{note}");
+        assert_eq!(w.eval::<String>("() => document.querySelector('.form-artifact h2').textContent").await, "Ideas, round two");
+    }
     let (_, subs) = ana.get(&format!("/v1/threads/{th}/artifacts?kind=submission&form_id={form_id}")).await.unwrap();
     let authors: Vec<&str> = subs.as_array().unwrap().iter().map(|s| s["author"].as_str().unwrap()).collect();
     assert_eq!(authors.len(), 2, "{subs}");
