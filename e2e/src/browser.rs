@@ -55,6 +55,16 @@ impl Chrome {
         let options = BrowserContextOptions::builder().color_scheme(scheme.to_owned()).build();
         let context = self.browser.new_context_with_options(options).await.expect("a browser context");
         let page = context.new_page().await.expect("a page");
+        if std::env::var_os("LATTICE_E2E_CONSOLE").is_some() {
+            // Debugging a suite: the page's console, frames included.
+            context
+                .on_console(|m| async move {
+                    eprintln!("[console] {}", m.text());
+                    Ok(())
+                })
+                .await
+                .expect("console events");
+        }
         page.goto(&format!("{base}{path}#token={token}"), None).await.expect("opening the chat host");
         Window { page, base: base.to_owned() }
     }

@@ -120,6 +120,8 @@ impl Drop for LogProcess {
 pub struct UpProcess {
     child: Child,
     pub base: String,
+    /// The apps origin.
+    pub apps: String,
     dir: PathBuf,
 }
 
@@ -131,6 +133,7 @@ impl UpProcess {
     /// With extra environment (`LATTICE_…`).
     pub async fn start_with(env: &[(&str, &str)]) -> Self {
         let port = free_port();
+        let apps_port = free_port();
         let dir = std::env::temp_dir().join(format!("lattice-up-{port}"));
         std::fs::create_dir_all(&dir).unwrap();
         let mut cmd = Command::new(binary());
@@ -138,6 +141,9 @@ impl UpProcess {
             .current_dir(&dir)
             .env("LATTICE_PROFILE", "local")
             .env("LATTICE_HTTP_ADDR", format!("127.0.0.1:{port}"))
+            .env("LATTICE_APPS_ADDR", format!("127.0.0.1:{apps_port}"))
+            .env("LATTICE_APPS_ORIGIN", format!("http://127.0.0.1:{apps_port}"))
+            .env("LATTICE_PORTAL_ORIGIN", format!("http://127.0.0.1:{port}"))
             .env("LATTICE_AUTH_SECRET", SECRET)
             .env("LATTICE_LOG", "warn")
             .env_remove("LATTICE_DATABASE_URL")
@@ -148,7 +154,7 @@ impl UpProcess {
             cmd.env(k, v);
         }
         let child = cmd.spawn().expect("starting lattice up");
-        let process = Self { child, base: format!("http://127.0.0.1:{port}"), dir };
+        let process = Self { child, base: format!("http://127.0.0.1:{port}"), apps: format!("http://127.0.0.1:{apps_port}"), dir };
         let http = reqwest::Client::new();
         let deadline = Instant::now() + Duration::from_secs(30);
         while !http.get(format!("{}/readyz", process.base)).send().await.is_ok_and(|r| r.status().is_success()) {

@@ -47,8 +47,36 @@ pub fn build() -> Result<PathBuf> {
         .replace("{js}", &js_name)
         .replace("{boot}", &boot_name);
     write(&out.join("index.html"), index.as_bytes())?;
+    vendor_sdk(&source, &out)?;
     println!("xtask: the chat host is in {}", out.display());
     Ok(out)
+}
+
+/// The official MCP Apps SDK (`App` class) for mini apps that ask for it:
+/// esbuild bundles the npm package (versions pinned in
+/// `apps/web/package-lock.json`) into one script that defines `ExtApps`,
+/// which the apps origin serves and the sandbox proxy inlines.
+fn vendor_sdk(source: &Path, out: &Path) -> Result {
+    npm_ci(source)?;
+    let package = source.join("node_modules/@modelcontextprotocol/ext-apps");
+    let manifest = text(&package.join("package.json"))?;
+    let version = manifest
+        .split("\"version\"")
+        .nth(1)
+        .and_then(|rest| rest.split('"').nth(1))
+        .ok_or("the ext-apps package has no version")?
+        .to_owned();
+    let sdk = out.join("sdk");
+    std::fs::create_dir_all(&sdk).map_err(|e| e.to_string())?;
+    shell::run(
+        std::process::Command::new(source.join("node_modules/.bin/esbuild"))
+            .arg(package.join("dist/src/app-with-deps.js"))
+            .args(["--bundle", "--format=iife", "--global-name=ExtApps", "--minify", "--log-level=warning"])
+            .arg(format!("--outfile={}", sdk.join("ext-apps.js").display())),
+    )?;
+    std::fs::write(sdk.join("version.txt"), format!("@modelcontextprotocol/ext-apps@{version}")).map_err(|e| e.to_string())?;
+    println!("xtask: vendored @modelcontextprotocol/ext-apps {version}");
+    Ok(())
 }
 
 /// Writes `assets/<stem>-<hash>.<ext>` and its gzip copy; returns the name.

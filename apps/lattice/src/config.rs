@@ -84,6 +84,15 @@ pub struct Config {
     /// The chat host's built files (LATTICE_WEB_DIR); unset: `web/` in the
     /// folder above the binary's (`target/web` for `target/debug/lattice`).
     pub web_dir: Option<PathBuf>,
+    /// The portal's origin as browsers reach it (LATTICE_PORTAL_ORIGIN);
+    /// unset: `http://` and LATTICE_HTTP_ADDR. The sandbox proxy talks to
+    /// this origin only.
+    pub portal_origin: Option<String>,
+    /// Where `lattice serve edge` finds the log service (LATTICE_LOG_URL).
+    pub log_url: Option<String>,
+    /// What an app may call without asking, per tool: `allow`, `deny` or
+    /// `ask` (LATTICE_APP_TOOL_POLICY, e.g. `get_state=allow,submit=ask`).
+    pub app_tool_policy: String,
 }
 
 impl Default for Config {
@@ -112,6 +121,9 @@ impl Default for Config {
             nats_password: None,
             bridge_name: "bridge".into(),
             web_dir: None,
+            portal_origin: None,
+            log_url: None,
+            app_tool_policy: "get_state=allow,set_state=allow,submit=ask".into(),
         }
     }
 }
@@ -142,6 +154,7 @@ impl Config {
             .extract()
             .context("reading the configuration")?;
         config.validate()?;
+        config.app_tools()?;
         Ok(config)
     }
 
@@ -165,6 +178,30 @@ impl Config {
         let exe = std::env::current_exe().ok();
         let beside = exe.as_deref().and_then(Path::parent).and_then(Path::parent).map(|d| d.join("web"));
         beside.unwrap_or_else(|| PathBuf::from("target/web"))
+    }
+
+    pub fn portal_origin(&self) -> String {
+        self.portal_origin.clone().unwrap_or_else(|| format!("http://{}", self.http_addr))
+    }
+
+    /// The app tool policy as `{"get_state": "allow", …}`; a tool left out
+    /// is asked about, an unknown decision refused.
+    pub fn app_tools(&self) -> anyhow::Result<serde_json::Value> {
+        let mut policy = serde_json::Map::new();
+        for tool in ["get_state", "set_state", "submit"] {
+            policy.insert(tool.into(), "ask".into());
+        }
+        for pair in self.app_tool_policy.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            let (tool, decision) = pair.split_once('=').with_context(|| format!("LATTICE_APP_TOOL_POLICY: {pair:?} is not tool=decision"))?;
+            if !policy.contains_key(tool.trim()) {
+                bail!("LATTICE_APP_TOOL_POLICY: {tool:?} is not an app tool (get_state, set_state, submit)");
+            }
+            if !matches!(decision.trim(), "allow" | "deny" | "ask") {
+                bail!("LATTICE_APP_TOOL_POLICY: {decision:?} is not allow, deny or ask");
+            }
+            policy.insert(tool.trim().into(), decision.trim().into());
+        }
+        Ok(serde_json::Value::Object(policy))
     }
 
     /// Whether `POST /v1/dev/token` answers.

@@ -4,7 +4,6 @@ mod config;
 mod demo;
 mod serve;
 mod telemetry;
-mod web;
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -58,6 +57,9 @@ enum Service {
     Log,
     /// The projection bridge: the log into NATS JetStream.
     Bridge,
+    /// The edge: the portal (the chat host, `/v1` passed to the log service
+    /// at LATTICE_LOG_URL) and the apps origin (the sandbox proxy).
+    Edge,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -100,6 +102,7 @@ fn main() -> anyhow::Result<()> {
                     Command::Up => serve::up(config).await,
                     Command::Serve { service: Service::Log } => serve::log(config).await,
                     Command::Serve { service: Service::Bridge } => serve::bridge(config).await,
+                    Command::Serve { service: Service::Edge } => serve::edge(config).await,
                     Command::Config | Command::Token { .. } => unreachable!("handled above"),
                 }
             })

@@ -115,6 +115,7 @@ pub async fn up(config: Config) -> anyhow::Result<()> {
 
 async fn serve_http(config: &Config, log: LogService, runner: Runner, with_index: bool) -> anyhow::Result<()> {
     let (stop, shutdown) = tokio::sync::watch::channel(false);
+    let stop_signal = shutdown.clone();
     if with_index {
         // `lattice up` runs the bridge in-process whenever NATS is configured.
         spawn_bridge(config, &log, shutdown.clone());
@@ -128,7 +129,8 @@ async fn serve_http(config: &Config, log: LogService, runner: Runner, with_index
     };
     let mut app = lattice_api::router(state);
     if with_index {
-        app = app.merge(crate::web::routes(&config.web_dir(), &config.apps_origin));
+        app = app.merge(portal(config)?);
+        spawn_apps_origin(config, stop_signal.clone()).await?;
     }
     let app = app.layer(tower_http::trace::TraceLayer::new_for_http());
     let listener = TcpListener::bind(config.http_addr)
@@ -172,4 +174,57 @@ async fn shutdown_signal(grace: Duration) {
         tracing::warn!("grace period over; exiting");
         std::process::exit(1);
     });
+}
+
+/// The portal's own routes: the chat host's files and `/config.json`.
+fn portal(config: &Config) -> anyhow::Result<axum::Router> {
+    let portal = lattice_edge::PortalConfig { apps_origin: config.apps_origin.clone(), app_tools: config.app_tools()? };
+    Ok(lattice_edge::portal_router(&config.web_dir(), portal))
+}
+
+/// The apps origin on its own listener (LATTICE_APPS_ADDR), until `stop`.
+async fn spawn_apps_origin(config: &Config, mut stop: tokio::sync::watch::Receiver<bool>) -> anyhow::Result<()> {
+    let router = lattice_edge::apps_router(lattice_edge::AppsOrigin {
+        portal_origin: config.portal_origin(),
+        sdk_dir: Some(lattice_edge::sdk_dir_of(&config.web_dir())),
+    });
+    let listener = TcpListener::bind(config.apps_addr)
+        .await
+        .with_context(|| format!("listening on {} (the apps origin)", config.apps_addr))?;
+    println!("the apps origin is on http://{} (the sandbox proxy only)", listener.local_addr()?);
+    tokio::spawn(async move {
+        let served = axum::serve(listener, router).with_graceful_shutdown(async move {
+            let _ = stop.changed().await;
+        });
+        if let Err(e) = served.await {
+            tracing::error!(error = %e, "the apps origin stopped");
+        }
+    });
+    Ok(())
+}
+
+/// `lattice serve edge`: the portal (the chat host, `/v1` passed to the log
+/// service) and the apps origin.
+pub async fn edge(config: Config) -> anyhow::Result<()> {
+    tracing::info!(config = %config.printable(), "lattice serve edge");
+    let upstream = config.log_url.clone().context("lattice serve edge needs LATTICE_LOG_URL (the log service)")?;
+    let (stop, shutdown) = tokio::sync::watch::channel(false);
+    spawn_apps_origin(&config, shutdown.clone()).await?;
+    let app = lattice_edge::upstream_router(&upstream)
+        .merge(portal(&config)?)
+        .route("/healthz", axum::routing::get(|| async { "ok" }))
+        .layer(tower_http::trace::TraceLayer::new_for_http());
+    let listener = TcpListener::bind(config.http_addr)
+        .await
+        .with_context(|| format!("listening on {}", config.http_addr))?;
+    println!("lattice edge is listening on http://{} (the chat at /, /v1 passed to {upstream})", listener.local_addr()?);
+    let grace = Duration::from_secs(config.shutdown_grace_secs);
+    axum::serve(listener, app)
+        .with_graceful_shutdown(async move {
+            shutdown_signal(grace).await;
+            let _ = stop.send(true);
+        })
+        .await
+        .context("serving HTTP")?;
+    Ok(())
 }

@@ -5,6 +5,7 @@
 
 mod api;
 mod app;
+mod bridge;
 mod components;
 mod model;
 mod pages;

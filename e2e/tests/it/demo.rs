@@ -17,6 +17,7 @@ async fn lattice_up_serves_the_seeded_demo() {
         .arg("up")
         .current_dir(&dir)
         .env("LATTICE_HTTP_ADDR", format!("127.0.0.1:{port}"))
+        .env("LATTICE_APPS_ADDR", format!("127.0.0.1:{}", free_port()))
         .env("LATTICE_LOG", "warn")
         .env_remove("LATTICE_DATABASE_URL")
         .env_remove("LATTICE_PROFILE")

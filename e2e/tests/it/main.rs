@@ -3,4 +3,5 @@
 mod bridge;
 mod crash;
 mod demo;
+mod apps;
 mod web;

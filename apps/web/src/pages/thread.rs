@@ -17,7 +17,8 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::api::{self, Failure};
-use crate::components::app_card::AppCard;
+use crate::bridge::AppInfo;
+use crate::components::app_frame::AppFrame;
 use crate::components::dashboard::DashboardView;
 use crate::components::schema_form::SchemaForm;
 use crate::model::{ArtifactView, Item, Thread};
@@ -213,6 +214,10 @@ fn item_view(ctx: Ctx, item: Item) -> AnyView {
         }
         Item::Artifact { id, .. } => {
             let artifact = Memo::new(move |_| ctx.state.with(|t| t.artifacts.get(&id).cloned()));
+            let is_app = Memo::new(move |_| artifact.with(|a| a.as_ref().is_some_and(|a| a.kind == "app")));
+            if is_app.get_untracked() {
+                return app_view(ctx, artifact);
+            }
             // The version first shown: a form that changes under a person says so.
             let first_seen = StoredValue::new(None::<u64>);
             (move || {
@@ -299,19 +304,49 @@ fn artifact_view(ctx: Ctx, a: ArtifactView, first_version: u64) -> AnyView {
             }
         }
         .into_any(),
-        "app" => {
-            let off = ctx.off_because("ui:mini-apps");
-            let archived = a.archived;
-            let note = Signal::derive(move || match off.get() {
-                Some(why) => Some(format!("Mini apps are turned off here: {why}")),
-                None if archived => Some("This app is archived: it no longer runs.".into()),
-                None => None,
-            });
-            let text = |k: &str| a.data.get(k).and_then(Value::as_str).unwrap_or_default().to_owned();
-            view! { <AppCard title=text("title") summary=text("summary") run=a.run.clone() version=a.version note/> }.into_any()
-        }
         _ => ().into_any(),
     }
+}
+
+/// A mini app: its frame lives as long as its HTML does; new versions of
+/// its state reach the running app without a reload.
+fn app_view(ctx: Ctx, artifact: Memo<Option<ArtifactView>>) -> AnyView {
+    let session = expect_context::<Session>();
+    let off = ctx.off_because("ui:mini-apps");
+    let field = move |key: &'static str| Memo::new(move |_| artifact.with(|a| a.as_ref().map(|a| text_of(&a.data, key)).unwrap_or_default()));
+    let (title, summary, html) = (field("title"), field("summary"), field("html"));
+    let version = Memo::new(move |_| artifact.with(|a| a.as_ref().map_or(0, |a| a.version)));
+    let archived = Memo::new(move |_| artifact.with(|a| a.as_ref().is_some_and(|a| a.archived)));
+    let run = artifact.with_untracked(|a| a.as_ref().and_then(|a| a.run.clone()));
+    let stopped = Signal::derive(move || match off.get() {
+        Some(why) => Some(format!("Mini apps are turned off here: {why}")),
+        None if archived.get() => Some("This app is archived: it no longer runs.".into()),
+        None => None,
+    });
+    let viewer = session.me.get_untracked().map(|m| m.user).unwrap_or_default();
+    let app = Signal::derive(move || {
+        let a = artifact.get()?;
+        let _ = html.get();
+        Some(AppInfo {
+            id: a.id.clone(),
+            thread: ctx.thread.get_value(),
+            workspace: ctx.state.with_untracked(|t| t.workspace.clone()).unwrap_or_default(),
+            version: a.version,
+            title: text_of(&a.data, "title"),
+            summary: text_of(&a.data, "summary"),
+            html: text_of(&a.data, "html"),
+            state: a.data.get("state").cloned().unwrap_or(Value::Null),
+            viewer: viewer.clone(),
+        })
+    });
+    view! {
+        <AppFrame title=title.into() summary=summary.into() run version=version.into() stopped app/>
+    }
+    .into_any()
+}
+
+fn text_of(data: &Value, key: &str) -> String {
+    data.get(key).and_then(Value::as_str).unwrap_or_default().to_owned()
 }
 
 fn form_artifact(ctx: Ctx, a: ArtifactView, first_version: u64) -> AnyView {
@@ -426,7 +461,7 @@ async fn submit(thread: String, form_id: String, version: u64, policy: Submissio
     api::post::<Value>(&format!("/v1/threads/{thread}/artifacts"), &body).await.map(|_| ())
 }
 
-fn nonce() -> String {
+pub fn nonce() -> String {
     let mut bytes = [0u8; 12];
     if let Some(crypto) = web_sys::window().and_then(|w| w.crypto().ok()) {
         let _ = crypto.get_random_values_with_u8_array(&mut bytes);

@@ -1,6 +1,8 @@
-//! Serves the chat host's built files: hashed assets cached for good, the
-//! page itself never, gzip copies to browsers that take them, and every
-//! other path the page (its routes are the client's).
+//! The portal host: the chat host's built files. Hashed assets are cached
+//! for good, the page itself never; gzip copies go to browsers that take
+//! them; every path that is not an asset, `/v1` or a service route gets the
+//! page (its routes are the client's). `/config.json` tells the page where
+//! the apps origin is and the policy for app-originated calls.
 
 use std::path::Path;
 
@@ -8,6 +10,15 @@ use axum::Router;
 use axum::http::{HeaderValue, header};
 use tower_http::services::{ServeDir, ServeFile};
 use tower_http::set_header::SetResponseHeaderLayer;
+
+/// What the page needs to know of the deployment.
+#[derive(Debug, Clone)]
+pub struct PortalConfig {
+    /// The apps origin as browsers reach it, e.g. `http://127.0.0.1:8081`.
+    pub apps_origin: String,
+    /// Per app-visible tool: `allow`, `deny` or `ask`.
+    pub app_tools: serde_json::Value,
+}
 
 /// The portal's policy (SPEC E2): its own scripts and WebAssembly, frames
 /// from the apps origin only, and never framed itself.
@@ -19,15 +30,29 @@ fn policy(apps_origin: &str) -> HeaderValue {
     HeaderValue::from_str(&csp).unwrap_or_else(|_| HeaderValue::from_static("default-src 'self'; frame-ancestors 'none'"))
 }
 
-/// `/assets/*` and, for any path `/v1` and the service routes do not take,
-/// `index.html`.
-pub fn routes(dir: &Path, apps_origin: &str) -> Router {
+/// `/assets/*`, `/config.json`, and the page for every other path.
+pub fn portal_router(dir: &Path, config: PortalConfig) -> Router {
     if !dir.join("index.html").exists() {
         tracing::warn!(dir = %dir.display(), "the chat host is not built here: run `cargo xtask web` (or set LATTICE_WEB_DIR)");
     }
     let assets = ServeDir::new(dir.join("assets")).precompressed_gzip();
     let index = ServeFile::new(dir.join("index.html")).precompressed_gzip();
+    // The vendored SDK's name and version, which apps see in hostInfo.
+    let sdk = std::fs::read_to_string(dir.join("sdk/version.txt")).ok().map(|v| v.trim().to_owned());
+    let page_config = serde_json::json!({
+        "apps_origin": config.apps_origin,
+        "sdk": sdk,
+        "sandbox": format!("{}/sandbox", config.apps_origin),
+        "app_tools": config.app_tools,
+    });
     Router::new()
+        .route(
+            "/config.json",
+            axum::routing::get(move || {
+                let body = page_config.clone();
+                async move { ([(header::CACHE_CONTROL, "no-cache")], axum::Json(body)) }
+            }),
+        )
         .nest_service(
             "/assets",
             tower::ServiceBuilder::new()
@@ -40,7 +65,7 @@ pub fn routes(dir: &Path, apps_origin: &str) -> Router {
         .fallback_service(
             tower::ServiceBuilder::new()
                 .layer(SetResponseHeaderLayer::overriding(header::CACHE_CONTROL, HeaderValue::from_static("no-cache")))
-                .layer(SetResponseHeaderLayer::overriding(header::CONTENT_SECURITY_POLICY, policy(apps_origin)))
+                .layer(SetResponseHeaderLayer::overriding(header::CONTENT_SECURITY_POLICY, policy(&config.apps_origin)))
                 .service(index),
         )
         .layer(SetResponseHeaderLayer::overriding(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff")))

@@ -1,0 +1,513 @@
+//! The host side of MCP Apps (SPEC W5, W6): JSON-RPC over postMessage with
+//! the sandbox proxy of each running app.
+//!
+//! A message counts only when it comes from a frame this page made
+//! (`event.source`) on the apps origin; it is dropped when it is larger
+//! than 64 KB, and a frame's requests beyond 60 a minute get no answer.
+//! Nothing is sent to an app before it says `ui/notifications/initialized`.
+//! `tools/call` reaches get_state, set_state and submit only, each through
+//! the deployment's policy (allow, deny, or ask the person), and every
+//! decision is written to the log.
+
+use std::cell::RefCell;
+use std::collections::{BTreeMap, VecDeque};
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+use wasm_bindgen::JsCast;
+use wasm_bindgen::prelude::Closure;
+use web_sys::{HtmlIFrameElement, MessageEvent};
+
+use crate::api;
+use crate::components::confirm;
+
+pub const MAX_MESSAGE_BYTES: usize = 64 * 1024;
+pub const CALLS_PER_MINUTE: usize = 60;
+const SET_STATE_EVERY_MS: f64 = 5000.0;
+pub const PROTOCOL: &str = "2026-01-26";
+
+/// What `/config.json` says.
+#[derive(Debug, Clone, Deserialize)]
+pub struct PageConfig {
+    pub apps_origin: String,
+    pub sandbox: String,
+    #[serde(default)]
+    pub sdk: Option<String>,
+    #[serde(default)]
+    pub app_tools: BTreeMap<String, String>,
+}
+
+/// The app a frame runs.
+#[derive(Debug, Clone)]
+pub struct AppInfo {
+    pub id: String,
+    pub thread: String,
+    pub workspace: String,
+    pub version: u64,
+    pub title: String,
+    pub summary: String,
+    pub html: String,
+    pub state: Value,
+    pub viewer: String,
+}
+
+struct Frame {
+    id: u64,
+    iframe: HtmlIFrameElement,
+    app: AppInfo,
+    initialized: bool,
+    calls: VecDeque<f64>,
+    pending_ops: Vec<Value>,
+    waiting: Vec<Value>,
+    flush_scheduled: bool,
+    last_write: f64,
+    teardown: Option<(Value, Box<dyn FnOnce()>)>,
+    next_id: u64,
+}
+
+thread_local! {
+    static FRAMES: RefCell<Vec<Frame>> = const { RefCell::new(Vec::new()) };
+    static NEXT: RefCell<u64> = const { RefCell::new(1) };
+    static CONFIG: RefCell<Option<PageConfig>> = const { RefCell::new(None) };
+    static LISTENING: RefCell<bool> = const { RefCell::new(false) };
+}
+
+fn now() -> f64 {
+    js_sys::Date::now()
+}
+
+/// The page's configuration, read once.
+pub async fn config() -> Option<PageConfig> {
+    if let Some(c) = CONFIG.with(|c| c.borrow().clone()) {
+        return Some(c);
+    }
+    let c: PageConfig = api::get("/config.json").await.ok()?;
+    CONFIG.with(|slot| *slot.borrow_mut() = Some(c.clone()));
+    Some(c)
+}
+
+fn apps_origin() -> String {
+    CONFIG.with(|c| c.borrow().as_ref().map(|c| c.apps_origin.clone()).unwrap_or_default())
+}
+
+/// Starts speaking with a frame; returns its id.
+pub fn register(iframe: HtmlIFrameElement, app: AppInfo) -> u64 {
+    listen();
+    let id = NEXT.with(|n| {
+        let mut n = n.borrow_mut();
+        *n += 1;
+        *n
+    });
+    FRAMES.with(|f| {
+        f.borrow_mut().push(Frame {
+            id,
+            iframe,
+            app,
+            initialized: false,
+            calls: VecDeque::new(),
+            pending_ops: Vec::new(),
+            waiting: Vec::new(),
+            flush_scheduled: false,
+            last_write: 0.0,
+            teardown: None,
+            next_id: 1,
+        })
+    });
+    id
+}
+
+pub fn unregister(id: u64) {
+    FRAMES.with(|f| f.borrow_mut().retain(|fr| fr.id != id));
+}
+
+/// Keeps the frame's idea of its artifact current (new versions, state).
+pub fn update(id: u64, version: u64, state: Value) {
+    with_frame(id, |f| {
+        f.app.version = version;
+        f.app.state = state;
+    });
+}
+
+/// Asks the app to wind down (`ui/resource-teardown`); `done` runs on its
+/// answer, or after `wait_ms` without one.
+pub fn teardown(id: u64, wait_ms: i32, done: impl FnOnce() + 'static) {
+    let done: std::rc::Rc<RefCell<Option<Box<dyn FnOnce()>>>> = std::rc::Rc::new(RefCell::new(Some(Box::new(done))));
+    let initialized = with_frame(id, |f| f.initialized).unwrap_or(false);
+    if initialized {
+        let request_id = with_frame(id, |f| {
+            let rid = json!(format!("host-{}", f.next_id));
+            f.next_id += 1;
+            rid
+        });
+        if let Some(rid) = request_id {
+            let on_answer = done.clone();
+            with_frame(id, |f| {
+                f.teardown = Some((rid.clone(), Box::new(move || {
+                    if let Some(d) = on_answer.borrow_mut().take() {
+                        d();
+                    }
+                })))
+            });
+            send(id, &json!({"jsonrpc": "2.0", "id": rid, "method": "ui/resource-teardown", "params": {"reason": "the app is no longer shown"}}));
+        }
+    }
+    leptos::task::spawn_local(async move {
+        crate::stream::sleep(if initialized { wait_ms } else { 0 }).await;
+        if let Some(d) = done.borrow_mut().take() {
+            d();
+        }
+    });
+}
+
+/// Tells every running app the host's context changed (theme, modes).
+pub fn context_changed() {
+    let ids: Vec<u64> = FRAMES.with(|f| f.borrow().iter().filter(|fr| fr.initialized).map(|fr| fr.id).collect());
+    let context = host_context();
+    for id in ids {
+        send(id, &json!({"jsonrpc": "2.0", "method": "ui/notifications/host-context-changed", "params": context}));
+    }
+}
+
+fn with_frame<T>(id: u64, f: impl FnOnce(&mut Frame) -> T) -> Option<T> {
+    FRAMES.with(|frames| frames.borrow_mut().iter_mut().find(|fr| fr.id == id).map(f))
+}
+
+fn send(id: u64, message: &Value) {
+    let target = with_frame(id, |f| f.iframe.content_window()).flatten();
+    if let Some(window) = target
+        && let Ok(value) = js_sys::JSON::parse(&message.to_string())
+    {
+        let _ = window.post_message(&value, &apps_origin());
+    }
+}
+
+fn answer(id: u64, request: &Value, result: Value) {
+    send(id, &json!({"jsonrpc": "2.0", "id": request, "result": result}));
+}
+
+fn refuse(id: u64, request: &Value, code: i64, message: &str) {
+    send(id, &json!({"jsonrpc": "2.0", "id": request, "error": {"code": code, "message": message}}));
+}
+
+fn listen() {
+    if LISTENING.with(|l| std::mem::replace(&mut *l.borrow_mut(), true)) {
+        return;
+    }
+    let handler = Closure::<dyn Fn(MessageEvent)>::new(on_message);
+    if let Some(w) = web_sys::window() {
+        let _ = w.add_event_listener_with_callback("message", handler.as_ref().unchecked_ref());
+    }
+    handler.forget();
+}
+
+fn on_message(event: MessageEvent) {
+    if event.origin() != apps_origin() {
+        return;
+    }
+    let Some(source) = event.source() else { return };
+    let source: &js_sys::Object = source.unchecked_ref();
+    let frame = FRAMES.with(|f| {
+        f.borrow()
+            .iter()
+            .find(|fr| fr.iframe.content_window().is_some_and(|w| js_sys::Object::is(w.as_ref(), source)))
+            .map(|fr| fr.id)
+    });
+    let Some(id) = frame else { return };
+    let Some(text) = js_sys::JSON::stringify(&event.data()).ok().and_then(|s| s.as_string()) else { return };
+    if text.len() > MAX_MESSAGE_BYTES {
+        return;
+    }
+    let Ok(message) = serde_json::from_str::<Value>(&text) else { return };
+    let method = message.get("method").and_then(Value::as_str).unwrap_or_default().to_owned();
+    let request = message.get("id").cloned().filter(|_| !method.is_empty());
+    if let Some(rid) = &request {
+        // Requests past the budget get silence.
+        let over = with_frame(id, |f| {
+            let t = now();
+            while f.calls.front().is_some_and(|at| t - at > 60_000.0) {
+                f.calls.pop_front();
+            }
+            if f.calls.len() >= CALLS_PER_MINUTE {
+                return true;
+            }
+            f.calls.push_back(t);
+            false
+        })
+        .unwrap_or(true);
+        if over {
+            return;
+        }
+        handle_request(id, rid.clone(), &method, message.get("params").cloned().unwrap_or(Value::Null));
+        return;
+    }
+    if method.is_empty() {
+        // An answer to a request of the host's (teardown).
+        let rid = message.get("id").cloned().unwrap_or(Value::Null);
+        let done = with_frame(id, |f| match &f.teardown {
+            Some((expected, _)) if *expected == rid => f.teardown.take().map(|(_, d)| d),
+            _ => None,
+        })
+        .flatten();
+        if let Some(done) = done {
+            done();
+        }
+        return;
+    }
+    let params = message.get("params").cloned().unwrap_or(Value::Null);
+    match method.as_str() {
+        "ui/notifications/sandbox-proxy-ready" => {
+            let html = with_frame(id, |f| f.app.html.clone()).unwrap_or_default();
+            send(id, &json!({"jsonrpc": "2.0", "method": "ui/notifications/sandbox-resource-ready", "params": {"html": html, "sandbox": "allow-scripts"}}));
+        }
+        "ui/notifications/initialized" => {
+            let Some(app) = with_frame(id, |f| {
+                f.initialized = true;
+                f.app.clone()
+            }) else {
+                return;
+            };
+            send(id, &json!({"jsonrpc": "2.0", "method": "ui/notifications/tool-input", "params": {"arguments": {"title": app.title, "summary": app.summary}}}));
+            send(id, &json!({"jsonrpc": "2.0", "method": "ui/notifications/tool-result", "params": app_result(&app)}));
+        }
+        "ui/notifications/size-changed" => {
+            if let Some(h) = params.get("height").and_then(Value::as_f64) {
+                let clamped = h.clamp(80.0, 800.0);
+                with_frame(id, |f| {
+                    let _ = f.iframe.style().set_property("height", &format!("{clamped}px"));
+                });
+            }
+        }
+        _ => {}
+    }
+}
+
+fn app_result(app: &AppInfo) -> Value {
+    json!({
+        "content": [{"type": "text", "text": app.summary}],
+        "structuredContent": {"app": app.id, "version": app.version, "title": app.title, "summary": app.summary, "state": app.state},
+    })
+}
+
+fn handle_request(id: u64, rid: Value, method: &str, params: Value) {
+    let initialized = with_frame(id, |f| f.initialized).unwrap_or(false);
+    match method {
+        "ui/initialize" => {
+            let sdk = CONFIG.with(|c| c.borrow().as_ref().and_then(|c| c.sdk.clone()));
+            answer(
+                id,
+                &rid,
+                json!({
+                    "protocolVersion": PROTOCOL,
+                    "hostInfo": {"name": "lattice", "version": sdk.map_or_else(|| env!("CARGO_PKG_VERSION").to_owned(), |s| format!("{} ({s})", env!("CARGO_PKG_VERSION")))},
+                    "hostCapabilities": {"openLinks": {}, "serverTools": {}, "logging": {}},
+                    "hostContext": host_context(),
+                }),
+            );
+        }
+        "ping" => answer(id, &rid, json!({})),
+        _ if !initialized => refuse(id, &rid, -32002, "the app has not finished initializing"),
+        "tools/call" => {
+            let name = params.get("name").and_then(Value::as_str).unwrap_or_default().to_owned();
+            let arguments = params.get("arguments").cloned().unwrap_or_else(|| json!({}));
+            if !matches!(name.as_str(), "get_state" | "set_state" | "submit") {
+                refuse(id, &rid, -32602, &format!("{name:?} is not a tool an app may call (get_state, set_state, submit)"));
+                return;
+            }
+            leptos::task::spawn_local(async move { call_tool(id, rid, name, arguments).await });
+        }
+        "ui/open-link" => {
+            let url = params.get("url").and_then(Value::as_str).unwrap_or_default().to_owned();
+            leptos::task::spawn_local(async move { open_link(id, rid, url).await });
+        }
+        "notifications/message" => {}
+        other => refuse(id, &rid, -32601, &format!("{other} is not supported by this host")),
+    }
+}
+
+async fn open_link(id: u64, rid: Value, url: String) {
+    let lower = url.to_ascii_lowercase();
+    if !(lower.starts_with("https://") || lower.starts_with("http://")) {
+        refuse(id, &rid, -32000, "Invalid URL: only http and https links open");
+        return;
+    }
+    let title = with_frame(id, |f| f.app.title.clone()).unwrap_or_default();
+    if confirm::ask(&format!("{title} wants to open a link"), "The app asks to open this address in a new tab:", &url, "Open link").await {
+        if let Some(w) = web_sys::window() {
+            let _ = w.open_with_url_and_target_and_features(&url, "_blank", "noopener,noreferrer");
+        }
+        answer(id, &rid, json!({}));
+    } else {
+        refuse(id, &rid, -32000, "Link opening denied by user");
+    }
+}
+
+/// The policy's word for a tool: allow, deny or ask.
+fn decision_for(tool: &str) -> String {
+    CONFIG.with(|c| c.borrow().as_ref().and_then(|c| c.app_tools.get(tool).cloned())).unwrap_or_else(|| "ask".into())
+}
+
+async fn call_tool(id: u64, rid: Value, name: String, arguments: Value) {
+    let Some(app) = with_frame(id, |f| f.app.clone()) else { return };
+    let mut decision = decision_for(&name);
+    let shown = match name.as_str() {
+        "submit" => serde_json::to_string_pretty(arguments.get("values").unwrap_or(&Value::Null)).unwrap_or_default(),
+        _ => serde_json::to_string_pretty(&arguments).unwrap_or_default(),
+    };
+    if decision == "ask" {
+        let (title, lead, button) = match name.as_str() {
+            "submit" => (format!("Send from {}?", app.title), "The app will send exactly this, as you:".to_owned(), "Send"),
+            _ => (format!("Allow {} to call {name}?", app.title), "With these arguments:".to_owned(), "Allow"),
+        };
+        decision = if confirm::ask(&title, &lead, &shown, button).await { "confirmed".into() } else { "declined".into() };
+    }
+    audit(&app, &name, &decision).await;
+    if decision == "deny" || decision == "declined" {
+        let why = if decision == "deny" { "the deployment's policy denies this tool to apps" } else { "the person declined" };
+        answer(id, &rid, tool_error(why));
+        return;
+    }
+    match name.as_str() {
+        "get_state" => {
+            let state = match api::get::<Value>(&format!("/v1/artifacts/{}", app.id)).await {
+                Ok(a) => a.get("data").and_then(|d| d.get("state")).cloned().unwrap_or(Value::Null),
+                Err(e) => return answer(id, &rid, tool_error(&e.message())),
+            };
+            answer(id, &rid, json!({"content": [{"type": "text", "text": state.to_string()}], "structuredContent": {"state": state}}));
+        }
+        "set_state" => set_state(id, rid, arguments),
+        "submit" => {
+            let values = arguments.get("values").cloned().unwrap_or_else(|| json!({}));
+            let nonce = crate::pages::nonce();
+            let sub_id = lattice_ui::submission::submission_id(&app.id, lattice_ui::form::Submissions::Many, &app.viewer, Some(&nonce));
+            let body = json!({"id": sub_id, "kind": "submission", "data": {"form_id": app.id, "form_version": app.version, "values": values, "nonce": nonce}});
+            match api::post::<Value>(&format!("/v1/threads/{}/artifacts", app.thread), &body).await {
+                Ok(_) => answer(id, &rid, json!({"content": [{"type": "text", "text": format!("sent as {sub_id}")}], "structuredContent": {"id": sub_id}})),
+                Err(e) => answer(id, &rid, tool_error(&e.message())),
+            }
+        }
+        _ => {}
+    }
+}
+
+fn tool_error(why: &str) -> Value {
+    json!({"content": [{"type": "text", "text": why}], "isError": true})
+}
+
+/// Writes the decision to the log, in the viewer's name.
+async fn audit(app: &AppInfo, tool: &str, decision: &str) {
+    let body = json!({"namespace": "audit", "name": "app_tool_call", "data": {"app": app.id, "version": app.version, "tool": tool, "decision": decision}});
+    if let Err(e) = api::post::<Value>(&format!("/v1/workspaces/{}/events", app.workspace), &body).await {
+        web_sys::console::warn_1(&format!("the app call's audit was refused: {}", e.message()).into());
+    }
+}
+
+/// A JSON Patch on the app's state, coalesced to one version per 5 s.
+fn set_state(id: u64, rid: Value, arguments: Value) {
+    let Some(ops) = arguments.get("patch").and_then(Value::as_array).cloned() else {
+        return answer(id, &rid, tool_error("set_state takes {\"patch\": [RFC 6902 operations]}"));
+    };
+    let mut rewritten = Vec::new();
+    for mut op in ops {
+        let Some(obj) = op.as_object_mut() else { return answer(id, &rid, tool_error("each operation is an object")) };
+        for key in ["path", "from"] {
+            if let Some(Value::String(p)) = obj.get(key) {
+                if !(p.is_empty() || p.starts_with('/')) {
+                    return answer(id, &rid, tool_error("a path is a JSON Pointer (it starts with /)"));
+                }
+                let prefixed = format!("/state{p}");
+                obj.insert(key.into(), Value::String(prefixed));
+            }
+        }
+        rewritten.push(op);
+    }
+    let delay = with_frame(id, |f| {
+        f.pending_ops.extend(rewritten);
+        f.waiting.push(rid.clone());
+        if f.flush_scheduled {
+            return None;
+        }
+        f.flush_scheduled = true;
+        Some((f.last_write + SET_STATE_EVERY_MS - now()).max(0.0))
+    })
+    .flatten();
+    if let Some(delay) = delay {
+        leptos::task::spawn_local(async move {
+            crate::stream::sleep(delay as i32).await;
+            flush(id).await;
+        });
+    }
+}
+
+async fn flush(id: u64) {
+    let Some((app, ops, waiting)) = with_frame(id, |f| {
+        f.flush_scheduled = false;
+        (f.app.clone(), std::mem::take(&mut f.pending_ops), std::mem::take(&mut f.waiting))
+    }) else {
+        return;
+    };
+    let result = write_state(&app, ops).await;
+    with_frame(id, |f| f.last_write = now());
+    for rid in waiting {
+        match &result {
+            Ok(version) => answer(id, &rid, json!({"content": [{"type": "text", "text": format!("version {version}")}], "structuredContent": {"version": version}})),
+            Err(why) => answer(id, &rid, tool_error(why)),
+        }
+    }
+}
+
+async fn write_state(app: &AppInfo, mut ops: Vec<Value>) -> Result<u64, String> {
+    let head: Value = api::get(&format!("/v1/artifacts/{}", app.id)).await.map_err(|e| e.message())?;
+    let version = head.get("version").and_then(Value::as_u64).unwrap_or(app.version);
+    if head.get("data").and_then(|d| d.get("state")).is_none_or(Value::is_null) {
+        ops.insert(0, json!({"op": "add", "path": "/state", "value": {}}));
+    }
+    let body = json!({"expected_version": version, "patch": ops});
+    let done: Value = api::patch(&format!("/v1/artifacts/{}", app.id), &body).await.map_err(|e| e.message())?;
+    Ok(done.get("version").and_then(Value::as_u64).unwrap_or(version + 1))
+}
+
+/// The host's context: theme, modes, size, locale, and the tokens under
+/// lattice's names and MCP Apps' names.
+pub fn host_context() -> Value {
+    let window = web_sys::window();
+    let root = window.as_ref().and_then(|w| w.document()).and_then(|d| d.document_element());
+    let style = match (&window, &root) {
+        (Some(w), Some(r)) => w.get_computed_style(r).ok().flatten(),
+        _ => None,
+    };
+    let token = |name: &str| style.as_ref().and_then(|s| s.get_property_value(name).ok()).map(|v| v.trim().to_owned()).unwrap_or_default();
+    let media = |q: &str| window.as_ref().and_then(|w| w.match_media(q).ok().flatten()).is_some_and(|m| m.matches());
+    let scheme = crate::theme::scheme();
+    let dark = scheme == "dark" || (scheme == "system" && media("(prefers-color-scheme: dark)"));
+    let mut variables = serde_json::Map::new();
+    for name in ["--paper", "--paper-2", "--fg", "--fg-muted", "--line", "--accent", "--accent-fg", "--danger", "--ok", "--focus", "--chart-1", "--chart-2", "--chart-3", "--chart-4", "--chart-5", "--chart-6"] {
+        variables.insert(name.into(), Value::String(token(name)));
+    }
+    for (mcp, ours) in [
+        ("--color-background-primary", "--paper"),
+        ("--color-background-secondary", "--paper-2"),
+        ("--color-text-primary", "--fg"),
+        ("--color-text-secondary", "--fg-muted"),
+        ("--color-text-danger", "--danger"),
+        ("--color-text-success", "--ok"),
+        ("--color-border-primary", "--line"),
+        ("--color-ring-primary", "--focus"),
+        ("--font-sans", "--font"),
+        ("--font-mono", "--mono"),
+        ("--border-radius-md", "--radius"),
+    ] {
+        variables.insert(mcp.into(), Value::String(token(ours)));
+    }
+    let width = root.as_ref().map_or(0, |r| r.client_width());
+    json!({
+        "theme": if dark { "dark" } else { "light" },
+        "displayMode": "inline",
+        "availableDisplayModes": ["inline"],
+        "containerDimensions": {"maxHeight": 800, "maxWidth": width.max(320)},
+        "locale": window.as_ref().and_then(|w| w.navigator().language()).unwrap_or_else(|| "en".into()),
+        "platform": "web",
+        "styles": {"variables": variables},
+        "colorVisionMode": if crate::theme::cvd() { "cvd" } else { "default" },
+        "reducedMotion": media("(prefers-reduced-motion: reduce)"),
+    })
+}

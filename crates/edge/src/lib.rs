@@ -1,0 +1,17 @@
+//! The edge (SPEC E1, E2): two origins.
+//!
+//! - The portal host serves the chat host's files and, in `lattice serve
+//!   edge`, proxies `/v1` (the live streams included) to the log service.
+//!   Its policy allows frames from the apps origin only and no framing of
+//!   itself.
+//! - The apps origin serves the sandbox proxy document and the vendored MCP
+//!   Apps SDK, and nothing else. It never sets a cookie and drops any it is
+//!   sent, so there is nothing on it for an app to take.
+
+mod apps;
+mod portal;
+mod upstream;
+
+pub use apps::{AppsOrigin, INNER_POLICY, apps_router, sdk_dir_of};
+pub use portal::{PortalConfig, portal_router};
+pub use upstream::upstream_router;

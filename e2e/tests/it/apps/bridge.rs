@@ -1,0 +1,79 @@
+//! An app that speaks MCP Apps' JSON-RPC by hand, with no SDK: the
+//! handshake, its data, get_state / set_state / submit (confirmed in the
+//! host's dialog), a refused tool, and every decision in the log.
+
+use lattice_e2e::browser::Chrome;
+use serde_json::json;
+
+use super::{Apps, by_hand, until_logged};
+
+const APP: &str = r#"
+window.onhost = (m) => {
+  if (m.method === 'ui/notifications/tool-input') log('tool-input ' + m.params.arguments.title);
+  if (m.method === 'ui/notifications/tool-result') log('tool-result ' + JSON.stringify(m.params.structuredContent.state));
+};
+(async () => {
+  const init = await handshake();
+  log('initialized ' + init.protocolVersion + ' ' + init.hostInfo.name + ' ' + init.hostContext.theme + ' ' + (init.hostContext.styles.variables['--color-background-primary'] ? 'tokens' : 'no tokens'));
+  await new Promise(r => setTimeout(r, 100));
+  const s = await call('tools/call', {name: 'get_state', arguments: {}});
+  log('get_state ' + JSON.stringify(s.structuredContent.state));
+  const v = await call('tools/call', {name: 'set_state', arguments: {patch: [{op: 'replace', path: '/count', value: 5}]}});
+  log('set_state ' + v.structuredContent.version);
+  try { await call('tools/call', {name: 'create_app', arguments: {}}); log('create_app ran'); } catch (e) { log('create_app refused: ' + e.message); }
+  const sub = await call('tools/call', {name: 'submit', arguments: {values: {count: 5, note: 'five'}}});
+  log('submit ' + sub.structuredContent.id);
+})();
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_app_by_hand_completes_the_lifecycle_and_calls_its_tools() {
+    let apps = Apps::start().await;
+    let id = apps.app("Counter", &by_hand(APP)).await;
+    let chrome = Chrome::launch().await;
+    let w = apps.window(&chrome).await;
+
+    // The host's label and summary, outside the frame.
+    w.until("() => !!document.querySelector('.app-card .app-label')", "the app's label").await;
+    let label: String = w.eval("() => document.querySelector('.app-card .app-label').textContent").await;
+    assert!(label.starts_with("Made by the agent. Runs sandboxed and can't reach the network."), "{label}");
+    assert!(label.contains("version 1"), "{label}");
+    let sandbox: String = w.eval("() => document.querySelector('.app-frame iframe').getAttribute('sandbox')").await;
+    assert_eq!(sandbox, "allow-scripts allow-same-origin");
+
+    let init = until_logged(&w, "initialized").await;
+    assert_eq!(init, "initialized 2026-01-26 lattice light tokens");
+    assert_eq!(until_logged(&w, "tool-input").await, "tool-input Counter");
+    assert_eq!(until_logged(&w, "tool-result").await, "tool-result {\"count\":1}");
+    assert_eq!(until_logged(&w, "get_state").await, "get_state {\"count\":1}");
+    assert_eq!(until_logged(&w, "set_state").await, "set_state 2");
+    let refused = until_logged(&w, "create_app").await;
+    assert!(refused.starts_with("create_app refused:"), "{refused}");
+
+    // submit: the host shows exactly what will be sent, and sends on "Send".
+    w.until("() => !!document.querySelector('dialog#lattice-confirm[open]')", "the confirmation dialog").await;
+    let shown: serde_json::Value = serde_json::from_str(&w.eval::<String>("() => document.getElementById('lattice-confirm-text').textContent").await).unwrap();
+    assert_eq!(shown, json!({"count": 5, "note": "five"}));
+    w.page.locator("#lattice-confirm-ok").click(None).await.unwrap();
+    let sent = until_logged(&w, "submit").await;
+    let sub_id = sent.trim_start_matches("submit ").to_owned();
+    assert!(sub_id.starts_with("sub_"), "{sent}");
+
+    // What reached the log: the state as the viewer, the submission as her.
+    let app = apps.artifact(&id).await;
+    assert_eq!(app["version"], 2);
+    assert_eq!(app["data"]["state"], json!({"count": 5}));
+    let sub = apps.artifact(&sub_id).await;
+    assert_eq!(sub["author"], "ana");
+    assert_eq!(sub["data"]["values"], json!({"count": 5, "note": "five"}));
+    let decisions: Vec<(String, String)> = apps
+        .audit()
+        .await
+        .iter()
+        .map(|d| (d["tool"].as_str().unwrap().to_owned(), d["decision"].as_str().unwrap().to_owned()))
+        .collect();
+    assert_eq!(
+        decisions,
+        vec![("get_state".into(), "allow".into()), ("set_state".into(), "allow".into()), ("submit".into(), "confirmed".into())]
+    );
+}

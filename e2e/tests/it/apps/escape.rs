@@ -1,0 +1,178 @@
+//! The escape suite (SPEC E3): from inside an app, each way out fails, and
+//! a listener on a loopback port the test opened (TCP and UDP) hears
+//! nothing. One test a path. The apps build their addresses at run time, as
+//! a hostile app would, past the UI model's filter of literal URLs: the
+//! sandbox and the policies are what must hold.
+
+use std::net::{TcpListener, UdpSocket};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use lattice_e2e::browser::Chrome;
+
+use super::{Apps, app_log, by_hand};
+
+/// Counts every TCP connection and UDP datagram on one loopback port.
+struct Listener {
+    port: u16,
+    heard: Arc<AtomicUsize>,
+}
+
+impl Listener {
+    fn open() -> Self {
+        let tcp = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = tcp.local_addr().unwrap().port();
+        let udp = UdpSocket::bind(("127.0.0.1", port)).unwrap();
+        let heard = Arc::new(AtomicUsize::new(0));
+        let h = heard.clone();
+        std::thread::spawn(move || {
+            for stream in tcp.incoming() {
+                if stream.is_ok() {
+                    h.fetch_add(1, Ordering::SeqCst);
+                }
+            }
+        });
+        let h = heard.clone();
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 2048];
+            while udp.recv_from(&mut buf).is_ok() {
+                h.fetch_add(1, Ordering::SeqCst);
+            }
+        });
+        Self { port, heard }
+    }
+}
+
+/// Runs `attempt` (JavaScript; `U` is the listener's http address, `HOST`
+/// its host and port, `PORTAL` the portal's origin) in an app, then checks
+/// the app's own verdict and that the listener heard nothing.
+async fn escape(attempt: &str) -> String {
+    let apps = Apps::start().await;
+    let listener = Listener::open();
+    let portal_port = apps.up.base.rsplit(':').next().unwrap().to_owned();
+    let script = format!(
+        "const HOST = '127.0.0.1:' + {port}; const U = 'ht' + 'tp:/' + '/' + HOST; \
+         const PORTAL = 'ht' + 'tp:/' + '/127.0.0.1:' + {portal_port};\n\
+         (async () => {{ await handshake(); log('ready'); try {{ {attempt} }} catch (e) {{ log('result blocked ' + e.name); }} }})();",
+        port = listener.port,
+    );
+    apps.app("Escape", &by_hand(&script)).await;
+    let chrome = Chrome::launch().await;
+    let w = apps.window(&chrome).await;
+    super::until_logged(&w, "ready").await;
+    let verdict = super::until_logged(&w, "result").await;
+    // Give anything that slipped out time to arrive.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert_eq!(listener.heard.load(Ordering::SeqCst), 0, "the listener heard the app; its log: {}", app_log(&w).await);
+    assert!(!verdict.contains("reached"), "{verdict}");
+    // The portal is where it was, and the page's token is not in the app.
+    let url: String = w.eval("() => location.pathname").await;
+    assert!(url.starts_with("/t/"), "the portal page was navigated away: {url}");
+    let log = app_log(&w).await;
+    assert!(!log.contains(&apps.ana.token), "the app read the portal's token");
+    verdict
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fetch() {
+    escape("fetch(U + '/fetch').then(() => log('result reached'), (e) => log('result blocked ' + e.name));").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn xhr() {
+    escape("const x = new XMLHttpRequest(); x.open('GET', U + '/xhr'); x.onload = () => log('result reached'); x.onerror = () => log('result blocked error'); x.send();").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn websocket() {
+    escape("const s = new WebSocket('w' + 's:/' + '/' + HOST + '/ws'); s.onopen = () => log('result reached'); s.onerror = () => log('result blocked error');").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn event_source() {
+    escape("const s = new EventSource(U + '/sse'); s.onopen = () => log('result reached'); s.onerror = () => log('result blocked error');").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn image_beacon() {
+    escape("const i = new Image(); i.onload = () => log('result reached'); i.onerror = () => log('result blocked error'); i.src = U + '/img'; document.body.append(i);").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn css_beacon() {
+    escape(
+        "const st = document.createElement('style'); st.textContent = '#b { background-image: url(' + U + '/css); } @import url(' + U + '/import);'; \
+         document.head.append(st); const d = document.createElement('div'); d.id = 'b'; d.textContent = 'b'; document.body.append(d); \
+         setTimeout(() => log('result blocked (nothing to observe in the page)'), 500);",
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn anchor_ping() {
+    escape("const a = document.createElement('a'); a.href = '#here'; a.ping = U + '/ping'; a.textContent = 'x'; document.body.append(a); a.click(); setTimeout(() => log('result blocked (the ping went nowhere)'), 500);").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn prefetch_and_preconnect() {
+    escape(
+        "for (const rel of ['prefetch', 'preconnect', 'dns-prefetch', 'preload']) { const l = document.createElement('link'); l.rel = rel; l.href = U + '/' + rel; if (rel === 'preload') l.as = 'fetch'; document.head.append(l); } \
+         setTimeout(() => log('result blocked (no hint was followed)'), 800);",
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn webrtc_data_channel() {
+    let verdict = escape(
+        "const pc = new RTCPeerConnection({iceServers: [{urls: 'stun:' + HOST}, {urls: 'turn:' + HOST, username: 'u', credential: 'p'}]}); \
+         pc.createDataChannel('out'); pc.createOffer().then((o) => pc.setLocalDescription(o)); setTimeout(() => log('result reached (a peer connection was made)'), 800);",
+    )
+    .await;
+    assert!(verdict.contains("TypeError"), "WebRTC is not there to use: {verdict}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn form_submission() {
+    escape("const f = document.createElement('form'); f.action = U + '/form'; f.method = 'post'; document.body.append(f); f.submit(); setTimeout(() => log('result blocked (the form went nowhere)'), 500);").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn top_navigation() {
+    escape("top.location.href = U + '/top'; setTimeout(() => log('result reached (still here after navigating the top)'), 500);").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn own_navigation() {
+    // The app's own frame may not leave for the network either (the proxy's
+    // frame-src governs it); its log would vanish with it, so the verdict
+    // is written first.
+    escape("log('result attempted'); location.href = U + '/self';").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn window_open() {
+    escape("const w = window.open(U + '/popup'); log(w ? 'result reached (a window opened)' : 'result blocked (no window)');").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_portals_cookies_and_storage() {
+    escape(
+        "const tries = [() => document.cookie, () => localStorage.getItem('lattice.token'), () => parent.localStorage.getItem('lattice.token'), \
+         () => top.localStorage.getItem('lattice.token'), () => top.document.cookie, () => sessionStorage.length]; \
+         const got = []; for (const t of tries) { try { const v = t(); got.push('value:' + v); } catch (e) { got.push(e.name); } } \
+         log(got.some((g) => g.startsWith('value:ey')) ? 'result reached ' + got.join(',') : 'result blocked ' + got.join(','));",
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_nested_frame_to_the_portal() {
+    escape(
+        "for (const src of [PORTAL + '/', U + '/frame']) { const f = document.createElement('iframe'); f.src = src; document.body.append(f); } \
+         setTimeout(() => { let seen = ''; try { const d = document.querySelector('iframe').contentDocument; seen = d && d.body ? d.body.innerHTML : ''; } catch (e) { seen = ''; } \
+         log(seen.length > 0 ? 'result reached ' + seen.slice(0, 40) : 'result blocked (nothing loaded)'); }, 800);",
+    )
+    .await;
+}
