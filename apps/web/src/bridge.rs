@@ -479,10 +479,12 @@ pub fn host_context() -> Value {
     let media = |q: &str| window.as_ref().and_then(|w| w.match_media(q).ok().flatten()).is_some_and(|m| m.matches());
     let scheme = crate::theme::scheme();
     let dark = scheme == "dark" || (scheme == "system" && media("(prefers-color-scheme: dark)"));
-    let mut variables = serde_json::Map::new();
+    // lattice's own names ride beside MCP Apps' (whose list is closed).
+    let mut ours = serde_json::Map::new();
     for name in ["--paper", "--paper-2", "--fg", "--fg-muted", "--line", "--accent", "--accent-fg", "--danger", "--ok", "--focus", "--chart-1", "--chart-2", "--chart-3", "--chart-4", "--chart-5", "--chart-6"] {
-        variables.insert(name.into(), Value::String(token(name)));
+        ours.insert(name.into(), Value::String(token(name)));
     }
+    let mut variables = serde_json::Map::new();
     for (mcp, ours) in [
         ("--color-background-primary", "--paper"),
         ("--color-background-secondary", "--paper-2"),
@@ -507,7 +509,10 @@ pub fn host_context() -> Value {
         "locale": window.as_ref().and_then(|w| w.navigator().language()).unwrap_or_else(|| "en".into()),
         "platform": "web",
         "styles": {"variables": variables},
-        "colorVisionMode": if crate::theme::cvd() { "cvd" } else { "default" },
-        "reducedMotion": media("(prefers-reduced-motion: reduce)"),
+        "lattice": {
+            "variables": ours,
+            "colorVisionMode": if crate::theme::cvd() { "cvd" } else { "default" },
+            "reducedMotion": media("(prefers-reduced-motion: reduce)"),
+        },
     })
 }
