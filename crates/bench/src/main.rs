@@ -2,6 +2,7 @@
 //! x is our throughput over the baseline's, both measured in this run.
 
 mod bridge;
+mod edge;
 mod setup;
 mod validator;
 mod write_path;
@@ -13,8 +14,9 @@ async fn main() {
         "write-path" => write_path::run().await,
         "validator" => validator::run(),
         "bridge" => bridge::run().await,
+        "edge" => edge::run().await,
         other => {
-            eprintln!("unknown benchmark {other:?}; known: write-path, validator, bridge");
+            eprintln!("unknown benchmark {other:?}; known: write-path, validator, bridge, edge");
             std::process::exit(2);
         }
     }

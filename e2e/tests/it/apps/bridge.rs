@@ -77,3 +77,39 @@ async fn an_app_by_hand_completes_the_lifecycle_and_calls_its_tools() {
         vec![("get_state".into(), "allow".into()), ("set_state".into(), "allow".into()), ("submit".into(), "confirmed".into())]
     );
 }
+
+const LINKS: &str = r#"
+window.onhost = (m) => {
+  if (m.method === 'ui/notifications/host-context-changed') log('context ' + m.params.theme + ' ' + m.params.styles.variables['--color-background-primary']);
+};
+(async () => {
+  await handshake();
+  try { await call('ui/open-link', {url: 'javascript:alert(1)'}); log('script link opened'); } catch (e) { log('script link refused: ' + e.message); }
+  const url = 'ht' + 'tps://example.org/docs?q=lattice#top';
+  try { await call('ui/open-link', {url}); log('link opened'); } catch (e) { log('link refused: ' + e.message); }
+  log('ready for the theme');
+})();
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn links_open_only_on_confirmation_and_the_theme_reaches_the_app() {
+    let apps = Apps::start().await;
+    apps.app("Links", &by_hand(LINKS)).await;
+    let chrome = Chrome::launch().await;
+    let w = apps.window(&chrome).await;
+
+    let refused = until_logged(&w, "script link").await;
+    assert_eq!(refused, "script link refused: Invalid URL: only http and https links open");
+    // The host's dialog shows the full address; declining opens nothing.
+    w.until("() => !!document.querySelector('dialog#lattice-confirm[open]')", "the link dialog").await;
+    let shown: String = w.eval("() => document.getElementById('lattice-confirm-text').textContent").await;
+    assert_eq!(shown, "https://example.org/docs?q=lattice#top");
+    w.page.locator("#lattice-confirm-cancel").click(None).await.unwrap();
+    assert_eq!(until_logged(&w, "link").await, "link refused: Link opening denied by user");
+
+    // Every change of scheme is sent again (host-context-changed).
+    until_logged(&w, "ready for the theme").await;
+    w.page.locator("#scheme").select_option("dark", None).await.unwrap();
+    let changed = until_logged(&w, "context").await;
+    assert!(changed.starts_with("context dark "), "{changed}");
+}
