@@ -3,5 +3,6 @@
 mod bridge;
 mod crash;
 mod demo;
+mod edge;
 mod apps;
 mod web;

@@ -1,0 +1,96 @@
+//! `lattice serve edge` in front of `lattice serve log` (SPEC E1, E2): the
+//! chat host and `/v1` (the live stream too) on the portal, the sandbox
+//! proxy alone on the apps origin, no cookie either way, and the policies.
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use futures_util::StreamExt;
+use lattice_e2e::{Client, LogProcess, SECRET, binary, free_port};
+use serde_json::json;
+
+struct Edge {
+    child: std::process::Child,
+}
+
+impl Drop for Edge {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_edge_serves_two_origins_and_passes_v1_through() {
+    let db = std::env::temp_dir().join(format!("lattice-edge-{}.db", free_port()));
+    let log = LogProcess::start(&format!("sqlite://{}?mode=rwc", db.display())).await;
+    let (port, apps_port) = (free_port(), free_port());
+    let portal = format!("http://127.0.0.1:{port}");
+    let apps = format!("http://127.0.0.1:{apps_port}");
+    let _edge = Edge {
+        child: Command::new(binary())
+            .args(["serve", "edge"])
+            .env("LATTICE_PROFILE", "local")
+            .env("LATTICE_AUTH_SECRET", SECRET)
+            .env("LATTICE_LOG_URL", &log.base)
+            .env("LATTICE_HTTP_ADDR", format!("127.0.0.1:{port}"))
+            .env("LATTICE_APPS_ADDR", format!("127.0.0.1:{apps_port}"))
+            .env("LATTICE_APPS_ORIGIN", &apps)
+            .env("LATTICE_PORTAL_ORIGIN", &portal)
+            .env("LATTICE_LOG", "warn")
+            .stdout(Stdio::null())
+            .spawn()
+            .expect("starting lattice serve edge"),
+    };
+    let http = reqwest::Client::new();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !http.get(format!("{portal}/readyz")).send().await.is_ok_and(|r| r.status().is_success()) {
+        assert!(Instant::now() < deadline, "the edge did not pass /readyz through");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+
+    // The portal: the page with its policy, and /v1 through to the log.
+    let page = http.get(format!("{portal}/t/anything")).send().await.unwrap();
+    let csp = page.headers()["content-security-policy"].to_str().unwrap().to_owned();
+    assert!(csp.contains(&format!("frame-src {apps}")) && csp.contains("frame-ancestors 'none'"), "{csp}");
+    let ana = Client::sign_in(&portal, "acme", "ana").await;
+    let ws = ana.ok("POST", "/v1/workspaces", json!({"name": "Edge"})).await["id"].as_str().unwrap().to_owned();
+    let th = ana.ok("POST", &format!("/v1/workspaces/{ws}/threads"), json!({"title": "t"})).await["id"].as_str().unwrap().to_owned();
+    let (status, body) = Client { token: "not-a-token".into(), ..ana.clone() }.get("/v1/workspaces").await.unwrap();
+    assert_eq!((status, body["error"]["type"].as_str()), (401, Some("Unauthorized")), "{body}");
+
+    // The live stream flows through the edge as it is written.
+    let mut stream = http
+        .get(format!("{portal}/v1/threads/{th}/events?after=0"))
+        .bearer_auth(&ana.token)
+        .header("accept", "text/event-stream")
+        .send()
+        .await
+        .unwrap()
+        .bytes_stream();
+    ana.ok("POST", &format!("/v1/threads/{th}/messages"), json!({"text": "through the edge"})).await;
+    let mut seen = String::new();
+    let until = Instant::now() + Duration::from_secs(5);
+    while !seen.contains("through the edge") {
+        assert!(Instant::now() < until, "the message never came through the stream: {seen}");
+        if let Ok(Some(Ok(chunk))) = tokio::time::timeout(Duration::from_millis(200), stream.next()).await {
+            seen.push_str(&String::from_utf8_lossy(&chunk));
+        }
+    }
+
+    // The apps origin: the proxy document and nothing else; no cookies.
+    let proxy = http.get(format!("{apps}/sandbox")).header("cookie", "session=stolen").send().await.unwrap();
+    assert_eq!(proxy.status(), 200);
+    assert!(proxy.headers().get("set-cookie").is_none());
+    let policy = proxy.headers()["content-security-policy"].to_str().unwrap().to_owned();
+    assert!(policy.starts_with("default-src 'none'") && policy.contains(&format!("frame-ancestors {portal}")), "{policy}");
+    let text = proxy.text().await.unwrap();
+    assert!(text.contains(&format!("const HOST = \"{portal}\"")), "the proxy talks to the portal only");
+    for path in ["/", "/v1/workspaces", "/assets/x.js", "/sandbox/../v1/me"] {
+        let r = http.get(format!("{apps}{path}")).bearer_auth(&ana.token).send().await.unwrap();
+        assert_eq!(r.status(), 404, "{path} on the apps origin");
+        assert!(r.headers().get("set-cookie").is_none());
+    }
+    drop(log);
+    let _ = std::fs::remove_file(db);
+}
