@@ -131,8 +131,11 @@ pub fn all_tools() -> Vec<ToolDefinition> {
                 chat with no network at all: no external URL anywhere (scripts, styles, images, fonts, links are \
                 inline or data: URLs). It talks to the host with MCP Apps JSON-RPC over postMessage and may call only \
                 get_state, set_state (a JSON Patch on its state) and submit. To use the official MCP Apps SDK's App \
-                class, include <script data-lattice-sdk=\"ext-apps\"></script>; the host inlines it. The summary is \
-                shown beside the app, always."
+                class, include <script data-lattice-sdk=\"ext-apps\"></script> before your own script; the host inlines \
+                the SDK (about 600 KB, not counted in the 256 KB) and it defines ExtApps: write \
+                `const app = new ExtApps.App({name, version}); await app.connect();` then \
+                `app.callServerTool({name: 'get_state', arguments: {}})`. A submit is confirmed by the person before \
+                it is sent. The summary is shown beside the app, always."
                 .into(),
             parameters: json!({
                 "type": "object",
