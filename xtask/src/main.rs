@@ -24,6 +24,7 @@ fn main() -> ExitCode {
         Some("postgres") => postgres::hold(),
         Some("schema") => schema(),
         Some("web") => web::build().map(drop),
+        Some("screenshots") => screenshots(),
         _ => {
             eprintln!(
                 "usage: cargo xtask <task>\n\n\
@@ -32,6 +33,7 @@ fn main() -> ExitCode {
                  up               build and start the embedded default on http://127.0.0.1:8080\n  \
                  bench NAME       run a benchmark: write-path, validator, or all\n  \
                  web              build the chat host into <target>/web\n  \
+                 screenshots      take the docs' pictures of the chat host (docs/screenshots)\n  \
                  schema           regenerate the committed wire schemas under schemas/\n  \
                  postgres         start a throwaway PostgreSQL and print its URL until Ctrl-C"
             );
@@ -77,6 +79,14 @@ fn up(extra: &[String]) -> Result {
     let mut args = vec!["run", "--package", "lattice", "--", "up"];
     args.extend(extra.iter().map(String::as_str));
     shell::cargo(&args, &[])
+}
+
+/// Takes the pictures in docs/screenshots from a running `lattice up`.
+fn screenshots() -> Result {
+    web::build()?;
+    web::browser_tools()?;
+    shell::cargo(&["build", "--package", "lattice"], &[])?;
+    shell::cargo(&["run", "--quiet", "--package", "lattice-e2e", "--bin", "screenshots"], &[])
 }
 
 /// Regenerates `schemas/*.json` from the Rust types (the drift tests then pass).

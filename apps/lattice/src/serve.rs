@@ -132,20 +132,7 @@ async fn serve_http(config: &Config, log: LogService, runner: Runner, with_index
         app = app.merge(portal(config)?);
         spawn_apps_origin(config, stop_signal.clone()).await?;
     }
-    let app = app.layer(tower_http::trace::TraceLayer::new_for_http());
-    let listener = TcpListener::bind(config.http_addr)
-        .await
-        .with_context(|| format!("listening on {}", config.http_addr))?;
-    let addr = listener.local_addr()?;
-    println!("lattice is listening on http://{addr} (the chat at /, the API under /v1, OpenAPI at /openapi.json)");
-    let grace = Duration::from_secs(config.shutdown_grace_secs);
-    axum::serve(listener, app)
-        .with_graceful_shutdown(async move {
-            shutdown_signal(grace).await;
-            let _ = stop.send(true);
-        })
-        .await
-        .context("serving HTTP")?;
+    serve_until_signal(config, app, stop, "the chat at /, the API under /v1, OpenAPI at /openapi.json").await?;
     // Every request has finished: nothing is left half-written. Closing the
     // pool checkpoints SQLite's WAL.
     log.db().close().await;
@@ -212,12 +199,18 @@ pub async fn edge(config: Config) -> anyhow::Result<()> {
     spawn_apps_origin(&config, shutdown.clone()).await?;
     let app = lattice_edge::upstream_router(&upstream)
         .merge(portal(&config)?)
-        .route("/healthz", axum::routing::get(|| async { "ok" }))
-        .layer(tower_http::trace::TraceLayer::new_for_http());
+        .route("/healthz", axum::routing::get(|| async { "ok" }));
+    serve_until_signal(&config, app, stop, &format!("the chat at /, /v1 passed to {upstream}")).await
+}
+
+/// Serves `app` on LATTICE_HTTP_ADDR until SIGINT or SIGTERM, then tells
+/// `stop` (live streams end) and lets in-flight requests finish.
+async fn serve_until_signal(config: &Config, app: axum::Router, stop: tokio::sync::watch::Sender<bool>, what: &str) -> anyhow::Result<()> {
+    let app = app.layer(tower_http::trace::TraceLayer::new_for_http());
     let listener = TcpListener::bind(config.http_addr)
         .await
         .with_context(|| format!("listening on {}", config.http_addr))?;
-    println!("lattice edge is listening on http://{} (the chat at /, /v1 passed to {upstream})", listener.local_addr()?);
+    println!("lattice is listening on http://{} ({what})", listener.local_addr()?);
     let grace = Duration::from_secs(config.shutdown_grace_secs);
     axum::serve(listener, app)
         .with_graceful_shutdown(async move {
@@ -225,6 +218,5 @@ pub async fn edge(config: Config) -> anyhow::Result<()> {
             let _ = stop.send(true);
         })
         .await
-        .context("serving HTTP")?;
-    Ok(())
+        .context("serving HTTP")
 }
