@@ -93,6 +93,7 @@ async fn escape_with(attempt: &str, verdict: bool) -> String {
     assert!(url.starts_with("/t/"), "the portal page was navigated away: {url}");
     let log = app_log(&w).await;
     assert!(!log.contains(&apps.ana.token), "the app read the portal's token");
+    println!("escape verdict: {verdict}");
     verdict
 }
 
