@@ -54,6 +54,18 @@ impl Ctx {
             self.switches.with(|s| s.as_ref().and_then(|m| m.get(key)).filter(|e| !e.enabled).map(|e| e.because.clone()))
         })
     }
+
+    /// Mini apps fail closed (SPEC I4): nothing runs until the switch has
+    /// said they are on, and nothing while it can't be heard.
+    fn apps_off_because(self) -> Memo<Option<String>> {
+        Memo::new(move |_| {
+            self.switches.with(|s| match s.as_ref().and_then(|m| m.get("ui:mini-apps")) {
+                None => Some("the switch has not answered yet".to_owned()),
+                Some(e) if !e.enabled => Some(e.because.clone()),
+                Some(_) => None,
+            })
+        })
+    }
 }
 
 #[component]
@@ -123,7 +135,7 @@ fn ThreadView(id: String) -> impl IntoView {
                     switches.set(Some(map));
                 }
             },
-            |_| {},
+            move |_| switches.set(None),
         );
         switch_stream.set_value(Some(handle));
     });
@@ -312,7 +324,7 @@ fn artifact_view(ctx: Ctx, a: ArtifactView, first_version: u64) -> AnyView {
 /// its state reach the running app without a reload.
 fn app_view(ctx: Ctx, artifact: Memo<Option<ArtifactView>>) -> AnyView {
     let session = expect_context::<Session>();
-    let off = ctx.off_because("ui:mini-apps");
+    let off = ctx.apps_off_because();
     let field = move |key: &'static str| Memo::new(move |_| artifact.with(|a| a.as_ref().map(|a| text_of(&a.data, key)).unwrap_or_default()));
     let (title, summary, html) = (field("title"), field("summary"), field("html"));
     let version = Memo::new(move |_| artifact.with(|a| a.as_ref().map_or(0, |a| a.version)));

@@ -38,6 +38,8 @@ async fn an_app_by_hand_completes_the_lifecycle_and_calls_its_tools() {
     let label: String = w.eval("() => document.querySelector('.app-card .app-label').textContent").await;
     assert!(label.starts_with("Made by the agent. Runs sandboxed and can't reach the network."), "{label}");
     assert!(label.contains("version 1"), "{label}");
+    // The frame comes once the switch has said mini apps are on (they fail closed).
+    w.until("() => !!document.querySelector('.app-frame iframe')", "the app's frame").await;
     let sandbox: String = w.eval("() => document.querySelector('.app-frame iframe').getAttribute('sandbox')").await;
     assert_eq!(sandbox, "allow-scripts allow-same-origin");
 

@@ -71,15 +71,23 @@ async fn escape_with(attempt: &str, verdict: bool) -> String {
     let script = format!(
         "const HOST = '127.0.0.1:' + {port}; const U = 'ht' + 'tp:/' + '/' + HOST; \
          const PORTAL = 'ht' + 'tp:/' + '/127.0.0.1:' + {portal_port};\n\
-         (async () => {{ await handshake(); log('ready'); await new Promise((r) => setTimeout(r, 300)); \
+         (async () => {{ await handshake(); log('ready'); await new Promise((r) => setTimeout(r, {pause})); \
          try {{ {attempt} }} catch (e) {{ log('result blocked ' + e.name); }} }})();",
         port = listener.port,
+        // An attempt that takes the app's page away waits longer, so its
+        // "ready" is seen first.
+        pause = if verdict { 300 } else { 2000 },
     );
     apps.app("Escape", &by_hand(&script)).await;
     let chrome = Chrome::launch().await;
     let w = apps.window(&chrome).await;
     super::until_logged(&w, "ready").await;
-    let verdict = if verdict { super::until_logged(&w, "result").await } else { String::from("result not observable") };
+    let verdict = if verdict {
+        super::until_logged(&w, "result").await
+    } else {
+        tokio::time::sleep(Duration::from_millis(2000)).await;
+        String::from("result not observable")
+    };
     // Give anything that slipped out time to arrive.
     tokio::time::sleep(Duration::from_millis(1500)).await;
     let connections = listener.connections.load(Ordering::SeqCst);
