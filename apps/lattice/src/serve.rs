@@ -127,7 +127,7 @@ async fn serve_http(config: &Config, log: LogService, runner: Runner, with_index
         max_body_bytes: config.max_body_bytes,
         shutdown,
     };
-    let mut app = lattice_api::router(state);
+    let mut app = lattice_api::router(state).merge(mcp_routes(config, &log));
     if with_index {
         app = app.merge(portal(config)?);
         spawn_apps_origin(config, stop_signal.clone()).await?;
@@ -219,4 +219,32 @@ async fn serve_until_signal(config: &Config, app: axum::Router, stop: tokio::syn
         })
         .await
         .context("serving HTTP")
+}
+
+/// `/mcp`: the MCP exporter over streamable HTTP, behind a bearer token.
+fn mcp_routes(config: &Config, log: &LogService) -> axum::Router {
+    use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager};
+    let for_sessions = log.clone();
+    let hosts = vec![config.http_addr.to_string(), "127.0.0.1".to_owned(), "localhost".to_owned()];
+    let service = StreamableHttpService::new(
+        move || Ok(lattice_mcp::Exporter::over_http(for_sessions.clone())),
+        Arc::new(LocalSessionManager::default()),
+        StreamableHttpServerConfig::default().with_allowed_hosts(hosts),
+    );
+    let auth = log.authenticator().clone();
+    axum::Router::new().nest_service("/mcp", service).layer(axum::middleware::from_fn(move |req: axum::extract::Request, next: axum::middleware::Next| {
+        let auth = auth.clone();
+        async move {
+            let token = req.headers().get(axum::http::header::AUTHORIZATION).and_then(|v| v.to_str().ok()).and_then(|v| v.strip_prefix("Bearer "));
+            if token.is_none_or(|t| auth.verify(t).is_err()) {
+                use axum::response::IntoResponse;
+                return (
+                    axum::http::StatusCode::UNAUTHORIZED,
+                    axum::Json(serde_json::json!({"error": {"type": "Unauthorized", "reason": "MCP needs a bearer token"}})),
+                )
+                    .into_response();
+            }
+            next.run(req).await
+        }
+    }))
 }

@@ -187,6 +187,12 @@ impl LogService {
         Ok(out)
     }
 
+    /// The workspace a thread the caller can read is in.
+    pub async fn thread_workspace(&self, who: &Authenticated, thread: &ThreadId) -> Result<String, Error> {
+        let access = thread_access(&self.inner.db, who.principal(), thread).await?;
+        Ok(access.workspace.to_string())
+    }
+
     /// Every level the caller administers (SPEC W7): the deployment for a
     /// deployment admin, the tenant for a tenant admin, and each workspace
     /// the caller is an admin of (a tenant admin's: all of the tenant's).

@@ -4,5 +4,6 @@ mod bridge;
 mod crash;
 mod demo;
 mod edge;
+mod mcp;
 mod apps;
 mod web;
