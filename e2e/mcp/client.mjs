@@ -1,13 +1,18 @@
 // An official MCP SDK client session against lattice, for the MCP suite:
 // initialize, tools/list, tools/call show_dashboard, resources/read.
-// Usage: node client.mjs BASE TOKEN; prints one JSON object.
+// Usage: node client.mjs BASE TOKEN (streamable HTTP at BASE/mcp), or
+// node client.mjs stdio LATTICE_BINARY (`lattice mcp --stdio`, its token and
+// database from this process's environment); prints one JSON object.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 
-const [base, token] = process.argv.slice(2);
-const transport = new StreamableHTTPClientTransport(new URL(base + "/mcp"), {
-  requestInit: { headers: { Authorization: "Bearer " + token } },
-});
+const [base, second] = process.argv.slice(2);
+const transport = base === "stdio"
+  ? new StdioClientTransport({ command: second, args: ["mcp", "--stdio"], env: process.env, stderr: "inherit" })
+  : new StreamableHTTPClientTransport(new URL(base + "/mcp"), {
+      requestInit: { headers: { Authorization: "Bearer " + second } },
+    });
 const client = new Client({ name: "lattice-e2e", version: "1.0.0" });
 const out = {};
 try {

@@ -49,6 +49,15 @@ enum Command {
     },
     /// Prints the configuration in force (secrets masked).
     Config,
+    /// The MCP exporter over standard input and output, as the caller whose
+    /// token is LATTICE_TOKEN.
+    Mcp {
+        /// Speak MCP over stdin/stdout (the only transport of this command).
+        #[arg(long)]
+        stdio: bool,
+        #[arg(long, env = "LATTICE_TOKEN", hide_env_values = true)]
+        token: String,
+    },
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -94,7 +103,7 @@ fn main() -> anyhow::Result<()> {
             Ok(())
         }
         command => {
-            telemetry::init(&config);
+            telemetry::init(&config, matches!(command, Command::Mcp { .. }));
             let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
             runtime.block_on(async move {
                 match command {
@@ -103,6 +112,10 @@ fn main() -> anyhow::Result<()> {
                     Command::Serve { service: Service::Log } => serve::log(config).await,
                     Command::Serve { service: Service::Bridge } => serve::bridge(config).await,
                     Command::Serve { service: Service::Edge } => serve::edge(config).await,
+                    Command::Mcp { stdio, token } => {
+                        anyhow::ensure!(stdio, "lattice mcp speaks over stdio only: pass --stdio (HTTP is /mcp of lattice up)");
+                        serve::mcp_stdio(config, &token).await
+                    }
                     Command::Config | Command::Token { .. } => unreachable!("handled above"),
                 }
             })

@@ -248,3 +248,17 @@ fn mcp_routes(config: &Config, log: &LogService) -> axum::Router {
         }
     }))
 }
+
+/// `lattice mcp --stdio`: the exporter over stdin and stdout, as one caller.
+pub async fn mcp_stdio(config: Config, token: &str) -> anyhow::Result<()> {
+    use rmcp::ServiceExt;
+    let log = start_log(&config).await?;
+    let who = log.authenticator().verify(token).map_err(|e| anyhow::anyhow!("LATTICE_TOKEN: {e}"))?;
+    let running = lattice_mcp::Exporter::as_caller(log.clone(), who)
+        .serve(rmcp::transport::stdio())
+        .await
+        .context("starting MCP over stdio")?;
+    running.waiting().await.context("serving MCP over stdio")?;
+    log.db().close().await;
+    Ok(())
+}

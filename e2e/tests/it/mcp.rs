@@ -5,8 +5,17 @@ use lattice_e2e::{Client, UpProcess};
 use serde_json::{Value, json};
 
 fn session(base: &str, token: &str) -> Value {
+    session_with(&[base, token], &[])
+}
+
+fn session_with(args: &[&str], env: &[(&str, String)]) -> Value {
     let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("mcp/client.mjs");
-    let out = std::process::Command::new("node").arg(script).args([base, token]).output().expect("node runs the SDK client");
+    let mut node = std::process::Command::new("node");
+    node.arg(script).args(args);
+    for (k, v) in env {
+        node.env(k, v);
+    }
+    let out = node.output().expect("node runs the SDK client");
     let text = String::from_utf8_lossy(&out.stdout);
     serde_json::from_str(text.trim()).unwrap_or_else(|e| panic!("the client printed {text:?} ({e}); stderr: {}", String::from_utf8_lossy(&out.stderr)))
 }
@@ -54,4 +63,32 @@ async fn an_official_sdk_client_lists_calls_and_reads() {
     let base = up.base.clone();
     let s = tokio::task::spawn_blocking(move || session(&base, "not-a-token")).await.unwrap();
     assert!(s["error"].as_str().unwrap().contains("Unauthorized"), "{s}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_same_over_stdio() {
+    let dir = std::env::temp_dir().join(format!("lattice-mcp-stdio-{}", lattice_e2e::free_port()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let token = {
+        let out = std::process::Command::new(lattice_e2e::binary())
+            .args(["token", "--tenant", "acme", "--user", "ana"])
+            .env("LATTICE_AUTH_SECRET", lattice_e2e::SECRET)
+            .output()
+            .unwrap();
+        String::from_utf8(out.stdout).unwrap().trim().to_owned()
+    };
+    let env = [
+        ("LATTICE_TOKEN", token),
+        ("LATTICE_AUTH_SECRET", lattice_e2e::SECRET.to_owned()),
+        ("LATTICE_DATABASE_URL", format!("sqlite://{}/mcp.db?mode=rwc", dir.display())),
+        ("LATTICE_PROFILE", "local".to_owned()),
+        ("LATTICE_LOG", "warn".to_owned()),
+    ];
+    let binary = lattice_e2e::binary().display().to_string();
+    let s = tokio::task::spawn_blocking(move || session_with(&["stdio", &binary], &env)).await.unwrap();
+    assert!(s.get("error").is_none(), "{s}");
+    assert_eq!(s["capabilities"]["extensions"]["io.modelcontextprotocol/ui"], json!({"mimeTypes": ["text/html;profile=mcp-app"]}));
+    assert_eq!(s["call"]["structuredContent"]["dashboard"]["title"], "Service health");
+    assert_eq!(s["resource"]["contents"][0]["mimeType"], "text/html;profile=mcp-app");
+    let _ = std::fs::remove_dir_all(dir);
 }
