@@ -93,6 +93,10 @@ pub struct Config {
     /// What an app may call without asking, per tool: `allow`, `deny` or
     /// `ask` (LATTICE_APP_TOOL_POLICY, e.g. `get_state=allow,submit=ask`).
     pub app_tool_policy: String,
+    /// Host headers `/mcp` accepts, comma-separated
+    /// (LATTICE_MCP_ALLOWED_HOSTS); unset: the listen address, 127.0.0.1 and
+    /// localhost. A guard against DNS rebinding.
+    pub mcp_allowed_hosts: Option<String>,
 }
 
 impl Default for Config {
@@ -124,6 +128,7 @@ impl Default for Config {
             portal_origin: None,
             log_url: None,
             app_tool_policy: "get_state=allow,set_state=allow,submit=ask".into(),
+            mcp_allowed_hosts: None,
         }
     }
 }
@@ -178,6 +183,13 @@ impl Config {
         let exe = std::env::current_exe().ok();
         let beside = exe.as_deref().and_then(Path::parent).and_then(Path::parent).map(|d| d.join("web"));
         beside.unwrap_or_else(|| PathBuf::from("target/web"))
+    }
+
+    pub fn mcp_allowed_hosts(&self) -> Vec<String> {
+        match &self.mcp_allowed_hosts {
+            Some(list) => list.split(',').map(str::trim).filter(|h| !h.is_empty()).map(str::to_owned).collect(),
+            None => vec![self.http_addr.to_string(), "127.0.0.1".into(), "localhost".into()],
+        }
     }
 
     pub fn portal_origin(&self) -> String {

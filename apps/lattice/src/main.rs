@@ -69,6 +69,8 @@ enum Service {
     /// The edge: the portal (the chat host, `/v1` passed to the log service
     /// at LATTICE_LOG_URL) and the apps origin (the sandbox proxy).
     Edge,
+    /// The MCP exporter over streamable HTTP at `/mcp`.
+    Mcp,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -112,6 +114,7 @@ fn main() -> anyhow::Result<()> {
                     Command::Serve { service: Service::Log } => serve::log(config).await,
                     Command::Serve { service: Service::Bridge } => serve::bridge(config).await,
                     Command::Serve { service: Service::Edge } => serve::edge(config).await,
+                    Command::Serve { service: Service::Mcp } => serve::mcp(config).await,
                     Command::Mcp { stdio, token } => {
                         anyhow::ensure!(stdio, "lattice mcp speaks over stdio only: pass --stdio (HTTP is /mcp of lattice up)");
                         serve::mcp_stdio(config, &token).await

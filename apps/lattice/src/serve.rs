@@ -225,7 +225,7 @@ async fn serve_until_signal(config: &Config, app: axum::Router, stop: tokio::syn
 fn mcp_routes(config: &Config, log: &LogService) -> axum::Router {
     use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager};
     let for_sessions = log.clone();
-    let hosts = vec![config.http_addr.to_string(), "127.0.0.1".to_owned(), "localhost".to_owned()];
+    let hosts = config.mcp_allowed_hosts();
     let service = StreamableHttpService::new(
         move || Ok(lattice_mcp::Exporter::over_http(for_sessions.clone())),
         Arc::new(LocalSessionManager::default()),
@@ -259,6 +259,32 @@ pub async fn mcp_stdio(config: Config, token: &str) -> anyhow::Result<()> {
         .await
         .context("starting MCP over stdio")?;
     running.waiting().await.context("serving MCP over stdio")?;
+    log.db().close().await;
+    Ok(())
+}
+
+/// `lattice serve mcp`: the MCP exporter over streamable HTTP at `/mcp`,
+/// with health and readiness, on its own process.
+pub async fn mcp(config: Config) -> anyhow::Result<()> {
+    tracing::info!(config = %config.printable(), "lattice serve mcp");
+    let log = start_log(&config).await?;
+    let (stop, _shutdown) = tokio::sync::watch::channel(false);
+    let ready = log.clone();
+    let app = mcp_routes(&config, &log)
+        .route("/healthz", axum::routing::get(|| async { "ok" }))
+        .route(
+            "/readyz",
+            axum::routing::get(move || {
+                let log = ready.clone();
+                async move {
+                    match log.db().ping().await {
+                        Ok(()) => (axum::http::StatusCode::OK, "ready"),
+                        Err(_) => (axum::http::StatusCode::SERVICE_UNAVAILABLE, "the database does not answer"),
+                    }
+                }
+            }),
+        );
+    serve_until_signal(&config, app, stop, "MCP at /mcp").await?;
     log.db().close().await;
     Ok(())
 }

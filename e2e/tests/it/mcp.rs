@@ -92,3 +92,56 @@ async fn the_same_over_stdio() {
     assert_eq!(s["resource"]["contents"][0]["mimeType"], "text/html;profile=mcp-app");
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// `lattice serve mcp` on its own: ready, the same session, and a Host
+/// header it was not told of refused (DNS rebinding).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lattice_serve_mcp_answers_and_guards_its_host() {
+    let dir = std::env::temp_dir().join(format!("lattice-serve-mcp-{}", lattice_e2e::free_port()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let port = lattice_e2e::free_port();
+    let mut child = std::process::Command::new(lattice_e2e::binary())
+        .args(["serve", "mcp"])
+        .env("LATTICE_PROFILE", "local")
+        .env("LATTICE_AUTH_SECRET", lattice_e2e::SECRET)
+        .env("LATTICE_DATABASE_URL", format!("sqlite://{}/mcp.db?mode=rwc", dir.display()))
+        .env("LATTICE_HTTP_ADDR", format!("127.0.0.1:{port}"))
+        .env("LATTICE_LOG", "warn")
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let base = format!("http://127.0.0.1:{port}");
+    let http = reqwest::Client::new();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !http.get(format!("{base}/readyz")).send().await.is_ok_and(|r| r.status().is_success()) {
+        assert!(std::time::Instant::now() < deadline, "lattice serve mcp did not become ready");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let token = {
+        let out = std::process::Command::new(lattice_e2e::binary())
+            .args(["token", "--tenant", "acme", "--user", "ana"])
+            .env("LATTICE_AUTH_SECRET", lattice_e2e::SECRET)
+            .output()
+            .unwrap();
+        String::from_utf8(out.stdout).unwrap().trim().to_owned()
+    };
+    let (b, t) = (base.clone(), token.clone());
+    let s = tokio::task::spawn_blocking(move || session(&b, &t)).await.unwrap();
+    assert!(s.get("error").is_none(), "{s}");
+    assert_eq!(s["call"]["structuredContent"]["dashboard"]["title"], "Service health");
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "rebinding", "version": "1"}}});
+    let r = http
+        .post(format!("{base}/mcp"))
+        .header("host", "attacker.example")
+        .header("accept", "application/json, text/event-stream")
+        .bearer_auth(&token)
+        .json(&init)
+        .send()
+        .await
+        .unwrap();
+    assert!(r.status().is_client_error(), "a foreign Host header: {}", r.status());
+    let _ = child.kill();
+    let _ = child.wait();
+    let _ = std::fs::remove_dir_all(dir);
+}
