@@ -8,6 +8,16 @@ fn session(base: &str, token: &str) -> Value {
     session_with(&[base, token], &[])
 }
 
+/// ana's token, minted by `lattice token` with the suites' secret.
+fn cli_token() -> String {
+    let out = std::process::Command::new(lattice_e2e::binary())
+        .args(["token", "--tenant", "acme", "--user", "ana"])
+        .env("LATTICE_AUTH_SECRET", lattice_e2e::SECRET)
+        .output()
+        .unwrap();
+    String::from_utf8(out.stdout).unwrap().trim().to_owned()
+}
+
 fn session_with(args: &[&str], env: &[(&str, String)]) -> Value {
     let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("mcp/client.mjs");
     let mut node = std::process::Command::new("node");
@@ -69,14 +79,7 @@ async fn an_official_sdk_client_lists_calls_and_reads() {
 async fn the_same_over_stdio() {
     let dir = std::env::temp_dir().join(format!("lattice-mcp-stdio-{}", lattice_e2e::free_port()));
     std::fs::create_dir_all(&dir).unwrap();
-    let token = {
-        let out = std::process::Command::new(lattice_e2e::binary())
-            .args(["token", "--tenant", "acme", "--user", "ana"])
-            .env("LATTICE_AUTH_SECRET", lattice_e2e::SECRET)
-            .output()
-            .unwrap();
-        String::from_utf8(out.stdout).unwrap().trim().to_owned()
-    };
+    let token = cli_token();
     let env = [
         ("LATTICE_TOKEN", token),
         ("LATTICE_AUTH_SECRET", lattice_e2e::SECRET.to_owned()),
@@ -117,14 +120,7 @@ async fn lattice_serve_mcp_answers_and_guards_its_host() {
         assert!(std::time::Instant::now() < deadline, "lattice serve mcp did not become ready");
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
-    let token = {
-        let out = std::process::Command::new(lattice_e2e::binary())
-            .args(["token", "--tenant", "acme", "--user", "ana"])
-            .env("LATTICE_AUTH_SECRET", lattice_e2e::SECRET)
-            .output()
-            .unwrap();
-        String::from_utf8(out.stdout).unwrap().trim().to_owned()
-    };
+    let token = cli_token();
     let (b, t) = (base.clone(), token.clone());
     let s = tokio::task::spawn_blocking(move || session(&b, &t)).await.unwrap();
     assert!(s.get("error").is_none(), "{s}");
