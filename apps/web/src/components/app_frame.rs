@@ -94,7 +94,7 @@ pub fn AppFrame(
     };
     view! {
         <section class="app-card" aria-label=move || title.get()>
-            <h3>{move || title.get()}</h3>
+            <h2>{move || title.get()}</h2>
             <p class="app-label">
                 "Made by the agent. Runs sandboxed and can't reach the network. "
                 <span class="app-provenance">{run.map(|r| format!("Run {r}, ")).unwrap_or_default()} "version " {move || version.get()}</span>

@@ -69,7 +69,7 @@ pub fn DashboardView(
     let labelled = title_id.clone();
     view! {
         <section class="dashboard" aria-labelledby=labelled>
-            <h3 id=title_id>{dashboard.title}</h3>
+            <h2 id=title_id>{dashboard.title}</h2>
             <p class="as-of">"Figures as of " <time datetime=dashboard.as_of.clone()>{dashboard.as_of.clone()}</time></p>
             <div class="panels">{panels}</div>
         </section>

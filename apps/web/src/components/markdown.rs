@@ -40,14 +40,15 @@ pub fn render(source: &str) -> AnyView {
 }
 
 
-/// Headings in a panel start at level 4: the dashboard's title is above.
+/// Headings in a panel start at level 3: every item of the timeline (a
+/// dashboard among them) has a level-2 title.
 fn element_of(tag: &Tag) -> &'static str {
     match tag {
         Tag::Paragraph => "p",
         Tag::Heading { level, .. } => match level {
-            HeadingLevel::H1 | HeadingLevel::H2 => "h4",
-            HeadingLevel::H3 => "h5",
-            _ => "h6",
+            HeadingLevel::H1 | HeadingLevel::H2 => "h3",
+            HeadingLevel::H3 => "h4",
+            _ => "h5",
         },
         Tag::BlockQuote(_) => "blockquote",
         Tag::CodeBlock(_) => "pre",
@@ -72,9 +73,9 @@ fn draw(node: Node) -> AnyView {
             let inner = children.into_iter().map(draw).collect_view();
             match name {
                 "p" => view! { <p>{inner}</p> }.into_any(),
+                "h3" => view! { <h3>{inner}</h3> }.into_any(),
                 "h4" => view! { <h4>{inner}</h4> }.into_any(),
                 "h5" => view! { <h5>{inner}</h5> }.into_any(),
-                "h6" => view! { <h6>{inner}</h6> }.into_any(),
                 "blockquote" => view! { <blockquote>{inner}</blockquote> }.into_any(),
                 "pre" => view! { <pre><code>{inner}</code></pre> }.into_any(),
                 "ol" => view! { <ol>{inner}</ol> }.into_any(),

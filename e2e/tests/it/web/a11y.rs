@@ -11,6 +11,11 @@ async fn no_axe_violation_in_light_or_dark() {
     let up = UpProcess::start().await;
     let (demo, _, th) = super::demo_thread(&up).await;
     demo.ok("POST", &format!("/v1/threads/{th}/artifacts"), json!({"kind": "dashboard", "data": super::every_panel("art_none")})).await;
+    // A thread whose first item is a dashboard, with headings in its text.
+    let (_, alone) = super::workspace_with_thread(&demo, "Dashboards").await;
+    let mut dashboard = super::every_panel("art_none");
+    dashboard["panels"][4]["markdown"] = json!("# Notes\n\nThe database was restarted.\n\n## Since\n\n- all well");
+    demo.ok("POST", &format!("/v1/threads/{alone}/artifacts"), json!({"kind": "dashboard", "data": dashboard})).await;
     let chrome = Chrome::launch().await;
     let mut found = Vec::new();
     for scheme in ["light", "dark"] {
@@ -22,6 +27,10 @@ async fn no_axe_violation_in_light_or_dark() {
         // The chat in colour-blind mode.
         w.page.locator("#cvd").check(None).await.unwrap();
         found.extend(w.axe().await.into_iter().map(|v| (scheme, "thread, colour-blind", v)));
+
+        let w = chrome.window(&up.base, &demo.token, scheme, &format!("/t/{alone}")).await;
+        w.until("() => !!document.querySelector('.dashboard .panels h3')", "the dashboard alone").await;
+        found.extend(w.axe().await.into_iter().map(|v| (scheme, "thread with a dashboard first", v)));
 
         let w = chrome.window(&up.base, &demo.token, scheme, "/admin").await;
         w.until("() => !!document.querySelector('section.level')", "the console").await;
