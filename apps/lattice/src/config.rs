@@ -91,12 +91,17 @@ pub struct Config {
     /// Where `lattice serve edge` finds the log service (LATTICE_LOG_URL).
     pub log_url: Option<String>,
     /// What an app may call without asking, per tool: `allow`, `deny` or
-    /// `ask` (LATTICE_APP_TOOL_POLICY, e.g. `get_state=allow,submit=ask`).
+    /// `ask`, and per app (LATTICE_APP_TOOL_POLICY, e.g.
+    /// `get_state=allow,submit=ask,art_01…:submit=deny`).
     pub app_tool_policy: String,
     /// Host headers `/mcp` accepts, comma-separated
     /// (LATTICE_MCP_ALLOWED_HOSTS); unset: the listen address, 127.0.0.1 and
     /// localhost. A guard against DNS rebinding.
     pub mcp_allowed_hosts: Option<String>,
+    /// Browser origins whose pages may call `/mcp` (CORS), comma-separated
+    /// (LATTICE_MCP_ALLOWED_ORIGINS, e.g. `https://host.example`); unset:
+    /// none, and a request from any browser origin is refused.
+    pub mcp_allowed_origins: Option<String>,
 }
 
 impl Default for Config {
@@ -129,6 +134,7 @@ impl Default for Config {
             log_url: None,
             app_tool_policy: "get_state=allow,set_state=allow,submit=ask".into(),
             mcp_allowed_hosts: None,
+            mcp_allowed_origins: None,
         }
     }
 }
@@ -192,28 +198,18 @@ impl Config {
         }
     }
 
+    pub fn mcp_allowed_origins(&self) -> Vec<String> {
+        let list = self.mcp_allowed_origins.as_deref().unwrap_or_default();
+        list.split(',').map(str::trim).filter(|o| !o.is_empty()).map(str::to_owned).collect()
+    }
+
     pub fn portal_origin(&self) -> String {
         self.portal_origin.clone().unwrap_or_else(|| format!("http://{}", self.http_addr))
     }
 
-    /// The app tool policy as `{"get_state": "allow", …}`; a tool left out
-    /// is asked about, an unknown decision refused.
-    pub fn app_tools(&self) -> anyhow::Result<serde_json::Value> {
-        let mut policy = serde_json::Map::new();
-        for tool in ["get_state", "set_state", "submit"] {
-            policy.insert(tool.into(), "ask".into());
-        }
-        for pair in self.app_tool_policy.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-            let (tool, decision) = pair.split_once('=').with_context(|| format!("LATTICE_APP_TOOL_POLICY: {pair:?} is not tool=decision"))?;
-            if !policy.contains_key(tool.trim()) {
-                bail!("LATTICE_APP_TOOL_POLICY: {tool:?} is not an app tool (get_state, set_state, submit)");
-            }
-            if !matches!(decision.trim(), "allow" | "deny" | "ask") {
-                bail!("LATTICE_APP_TOOL_POLICY: {decision:?} is not allow, deny or ask");
-            }
-            policy.insert(tool.trim().into(), decision.trim().into());
-        }
-        Ok(serde_json::Value::Object(policy))
+    /// The app tool policy: per tool, and per app where one is named.
+    pub fn app_tools(&self) -> anyhow::Result<lattice_ui::app_policy::AppToolPolicy> {
+        lattice_ui::app_policy::AppToolPolicy::parse(&self.app_tool_policy).map_err(|e| anyhow::anyhow!("LATTICE_APP_TOOL_POLICY: {e}"))
     }
 
     /// Whether `POST /v1/dev/token` answers.

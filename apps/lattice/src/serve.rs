@@ -127,7 +127,7 @@ async fn serve_http(config: &Config, log: LogService, runner: Runner, with_index
         max_body_bytes: config.max_body_bytes,
         shutdown,
     };
-    let mut app = lattice_api::router(state).merge(mcp_routes(config, &log));
+    let mut app = lattice_api::router(state).merge(mcp_routes(config, &log)?);
     if with_index {
         app = app.merge(portal(config)?);
         spawn_apps_origin(config, stop_signal.clone()).await?;
@@ -165,7 +165,7 @@ async fn shutdown_signal(grace: Duration) {
 
 /// The portal's own routes: the chat host's files and `/config.json`.
 fn portal(config: &Config) -> anyhow::Result<axum::Router> {
-    let portal = lattice_edge::PortalConfig { apps_origin: config.apps_origin.clone(), app_tools: config.app_tools()? };
+    let portal = lattice_edge::PortalConfig { apps_origin: config.apps_origin.clone(), app_tools: serde_json::to_value(config.app_tools()?)? };
     Ok(lattice_edge::portal_router(&config.web_dir(), portal))
 }
 
@@ -222,17 +222,22 @@ async fn serve_until_signal(config: &Config, app: axum::Router, stop: tokio::syn
 }
 
 /// `/mcp`: the MCP exporter over streamable HTTP, behind a bearer token.
-fn mcp_routes(config: &Config, log: &LogService) -> axum::Router {
+fn mcp_routes(config: &Config, log: &LogService) -> anyhow::Result<axum::Router> {
     use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager};
-    let for_sessions = log.clone();
-    let hosts = config.mcp_allowed_hosts();
+    // One exporter shared by every session: the app state writes it merges
+    // are per app, whichever session they come from.
+    let exporter = exporter(config, log)?;
+    let origins = config.mcp_allowed_origins();
     let service = StreamableHttpService::new(
-        move || Ok(lattice_mcp::Exporter::over_http(for_sessions.clone())),
+        move || Ok(exporter.clone()),
         Arc::new(LocalSessionManager::default()),
-        StreamableHttpServerConfig::default().with_allowed_hosts(hosts),
+        StreamableHttpServerConfig::default()
+            .with_allowed_hosts(config.mcp_allowed_hosts())
+            .with_allowed_origins(origins.clone())
+            .enforce_origin_validation(),
     );
     let auth = log.authenticator().clone();
-    axum::Router::new().nest_service("/mcp", service).layer(axum::middleware::from_fn(move |req: axum::extract::Request, next: axum::middleware::Next| {
+    let router = axum::Router::new().nest_service("/mcp", service).layer(axum::middleware::from_fn(move |req: axum::extract::Request, next: axum::middleware::Next| {
         let auth = auth.clone();
         async move {
             let token = req.headers().get(axum::http::header::AUTHORIZATION).and_then(|v| v.to_str().ok()).and_then(|v| v.strip_prefix("Bearer "));
@@ -246,7 +251,34 @@ fn mcp_routes(config: &Config, log: &LogService) -> axum::Router {
             }
             next.run(req).await
         }
-    }))
+    }));
+    if origins.is_empty() {
+        return Ok(router);
+    }
+    // Browser-based MCP hosts on the listed origins; the preflight is
+    // answered before the token check, which it carries no token for.
+    use axum::http::{HeaderName, Method, header};
+    let allowed: Vec<axum::http::HeaderValue> = origins.iter().filter_map(|o| o.parse().ok()).collect();
+    let cors = tower_http::cors::CorsLayer::new()
+        .allow_origin(allowed)
+        .allow_methods([Method::GET, Method::POST, Method::DELETE])
+        .allow_headers([
+            header::AUTHORIZATION,
+            header::CONTENT_TYPE,
+            header::ACCEPT,
+            HeaderName::from_static("mcp-session-id"),
+            HeaderName::from_static("mcp-protocol-version"),
+            HeaderName::from_static("last-event-id"),
+        ])
+        .expose_headers([HeaderName::from_static("mcp-session-id")]);
+    Ok(router.layer(cors))
+}
+
+/// The exporter as configured: the app tool policy, and the vendored SDK
+/// for apps that ask for it, when the chat host is built.
+fn exporter(config: &Config, log: &LogService) -> anyhow::Result<lattice_mcp::Exporter> {
+    let sdk = std::fs::read_to_string(lattice_edge::sdk_dir_of(&config.web_dir()).join("ext-apps.js")).ok().map(Arc::<str>::from);
+    Ok(lattice_mcp::Exporter::over_http(log.clone(), config.app_tools()?).with_sdk(sdk))
 }
 
 /// `lattice mcp --stdio`: the exporter over stdin and stdout, as one caller.
@@ -254,7 +286,8 @@ pub async fn mcp_stdio(config: Config, token: &str) -> anyhow::Result<()> {
     use rmcp::ServiceExt;
     let log = start_log(&config).await?;
     let who = log.authenticator().verify(token).map_err(|e| anyhow::anyhow!("LATTICE_TOKEN: {e}"))?;
-    let running = lattice_mcp::Exporter::as_caller(log.clone(), who)
+    let running = exporter(&config, &log)?
+        .acting_as(who)
         .serve(rmcp::transport::stdio())
         .await
         .context("starting MCP over stdio")?;
@@ -270,7 +303,7 @@ pub async fn mcp(config: Config) -> anyhow::Result<()> {
     let log = start_log(&config).await?;
     let (stop, _shutdown) = tokio::sync::watch::channel(false);
     let ready = log.clone();
-    let app = mcp_routes(&config, &log)
+    let app = mcp_routes(&config, &log)?
         .route("/healthz", axum::routing::get(|| async { "ok" }))
         .route(
             "/readyz",

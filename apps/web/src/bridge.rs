@@ -10,10 +10,11 @@
 //! decision is written to the log.
 
 use std::cell::RefCell;
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 
 use serde::Deserialize;
 use serde_json::{Value, json};
+use lattice_ui::app_policy::{AppToolPolicy, Decision};
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::Closure;
 use web_sys::{HtmlIFrameElement, MessageEvent};
@@ -34,7 +35,7 @@ pub struct PageConfig {
     #[serde(default)]
     pub sdk: Option<String>,
     #[serde(default)]
-    pub app_tools: BTreeMap<String, String>,
+    pub app_tools: AppToolPolicy,
 }
 
 /// The app a frame runs.
@@ -341,14 +342,15 @@ async fn open_link(id: u64, rid: Value, url: String) {
     }
 }
 
-/// The policy's word for a tool: allow, deny or ask.
-fn decision_for(tool: &str) -> String {
-    CONFIG.with(|c| c.borrow().as_ref().and_then(|c| c.app_tools.get(tool).cloned())).unwrap_or_else(|| "ask".into())
+/// The policy's word for an app's tool: allow, deny or ask.
+fn decision_for(app: &str, tool: &str) -> String {
+    let decision = CONFIG.with(|c| c.borrow().as_ref().map(|c| c.app_tools.decide(app, tool)));
+    decision.unwrap_or(Decision::Ask).as_str().to_owned()
 }
 
 async fn call_tool(id: u64, rid: Value, name: String, arguments: Value) {
     let Some(app) = with_frame(id, |f| f.app.clone()) else { return };
-    let mut decision = decision_for(&name);
+    let mut decision = decision_for(&app.id, &name);
     let shown = match name.as_str() {
         "submit" => serde_json::to_string_pretty(arguments.get("values").unwrap_or(&Value::Null)).unwrap_or_default(),
         _ => serde_json::to_string_pretty(&arguments).unwrap_or_default(),
@@ -403,23 +405,10 @@ async fn audit(app: &AppInfo, tool: &str, decision: &str) {
 
 /// A JSON Patch on the app's state, coalesced to one version per 5 s.
 fn set_state(id: u64, rid: Value, arguments: Value) {
-    let Some(ops) = arguments.get("patch").and_then(Value::as_array).cloned() else {
-        return answer(id, &rid, tool_error("set_state takes {\"patch\": [RFC 6902 operations]}"));
+    let rewritten = match lattice_ui::app::state_patch(&arguments) {
+        Ok(ops) => ops,
+        Err(why) => return answer(id, &rid, tool_error(&why)),
     };
-    let mut rewritten = Vec::new();
-    for mut op in ops {
-        let Some(obj) = op.as_object_mut() else { return answer(id, &rid, tool_error("each operation is an object")) };
-        for key in ["path", "from"] {
-            if let Some(Value::String(p)) = obj.get(key) {
-                if !(p.is_empty() || p.starts_with('/')) {
-                    return answer(id, &rid, tool_error("a path is a JSON Pointer (it starts with /)"));
-                }
-                let prefixed = format!("/state{p}");
-                obj.insert(key.into(), Value::String(prefixed));
-            }
-        }
-        rewritten.push(op);
-    }
     let delay = with_frame(id, |f| {
         f.pending_ops.extend(rewritten);
         f.waiting.push(rid.clone());

@@ -7,6 +7,7 @@
 //! offered per the workspace's switches at each model call; the MCP exporter
 //! reuses the same definitions.
 
+pub mod act;
 pub mod model;
 pub mod openai;
 mod runner;

@@ -4,12 +4,13 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use lattice_core::{
-    ArtifactId, Command, DeferredRequest, Error, Principal, RunId, RunStatus, RunStep, SwitchKey, TenantId, ThreadId,
+    Command, DeferredRequest, Error, Principal, RunId, RunStatus, RunStep, SwitchKey, TenantId, ThreadId,
     ToolCall,
 };
 use lattice_log::{Authenticated, LogService, RunRow};
-use serde_json::{Value, json};
+use serde_json::Value;
 
+use crate::act::{Acted, act, check_form};
 use crate::model::{ModelReply, ModelRequest, Models};
 use crate::tools::{self, ToolDefinition, is_deferred, switch_of, toolset};
 use crate::transcript::{Transcript, rebuild};
@@ -221,10 +222,7 @@ impl Runner {
         if is_deferred(&call.name) {
             if call.name == tools::ASK_FORM {
                 // A schema the subset refuses goes back to the model before anything pauses.
-                let form = json!({"title": args.get("title").cloned().unwrap_or(Value::Null),
-                    "schema": args.get("schema").cloned().unwrap_or(Value::Null),
-                    "ui": args.get("ui").cloned().unwrap_or(Value::Null)});
-                if let Err(e) = check_form(&form) {
+                if let Err(e) = check_form(args) {
                     return Ok(Outcome::Refused(format!("the form was refused: {e}. Fix it and ask again.")));
                 }
             } else if text("question").is_none_or(|q| q.trim().is_empty()) {
@@ -236,68 +234,9 @@ impl Runner {
                 args: args.clone(),
             }));
         }
-        let command = match call.name.as_str() {
-            tools::CREATE_FORM => {
-                let mut data = json!({"title": args.get("title"), "schema": args.get("schema"),
-                    "submissions": args.get("submissions").cloned().unwrap_or(json!("once"))});
-                if let Some(ui) = args.get("ui").filter(|v| !v.is_null()) {
-                    data["ui"] = ui.clone();
-                }
-                Command::CreateArtifact { thread, id: None, kind: "form".into(), data }
-            }
-            tools::SHOW_DASHBOARD => Command::CreateArtifact {
-                thread,
-                id: None,
-                kind: "dashboard".into(),
-                data: json!({"title": args.get("title"), "as_of": lattice_log::rfc3339(lattice_log::now_ms()),
-                    "panels": args.get("panels")}),
-            },
-            tools::CREATE_APP => Command::CreateArtifact {
-                thread,
-                id: None,
-                kind: "app".into(),
-                data: json!({"title": args.get("title"), "summary": args.get("summary"), "html": args.get("html"),
-                    "state": {}}),
-            },
-            tools::UPDATE_DASHBOARD | tools::UPDATE_APP => {
-                let Some(id) = text("id").and_then(|id| ArtifactId::parse("id", &id).ok()) else {
-                    return Ok(Outcome::Refused("an id of an artifact in this thread is needed".into()));
-                };
-                let head = match self.inner.log.artifact(who, &id, None).await {
-                    Ok(head) => head,
-                    Err(e) => return Ok(Outcome::Refused(e.to_string())),
-                };
-                let mut ops = Vec::new();
-                if call.name == tools::UPDATE_DASHBOARD {
-                    ops.push(json!({"op": "replace", "path": "/panels", "value": args.get("panels")}));
-                    ops.push(json!({"op": "replace", "path": "/as_of", "value": lattice_log::rfc3339(lattice_log::now_ms())}));
-                } else {
-                    ops.push(json!({"op": "replace", "path": "/html", "value": args.get("html")}));
-                    if let Some(summary) = args.get("summary").filter(|v| !v.is_null()) {
-                        ops.push(json!({"op": "replace", "path": "/summary", "value": summary}));
-                    }
-                }
-                let patch = serde_json::from_value(Value::Array(ops)).map_err(|e| Error::invalid_state(e.to_string()))?;
-                Command::EditArtifact { id, expected_version: head.version, patch }
-            }
-            other => return Ok(Outcome::Refused(format!("there is no tool named {other}"))),
-        };
-        match self.inner.log.execute(who, command).await {
-            Ok(done) => Ok(Outcome::Done(json!({"id": done.id, "version": done.version, "digest": done.digest}))),
-            Err(Error::Unavailable { reason }) => Err(Error::Unavailable { reason }),
-            // A refusal is something the model can act on.
-            Err(refusal) => Ok(Outcome::Refused(refusal.to_string())),
+        match act(&self.inner.log, who, &thread, &call.name, args).await? {
+            Acted::Done(receipt) => Ok(Outcome::Done(receipt)),
+            Acted::Refused(why) => Ok(Outcome::Refused(why)),
         }
     }
-}
-
-fn check_form(form: &Value) -> Result<(), Error> {
-    let schema = form.get("schema").cloned().unwrap_or(Value::Null);
-    let compiled = lattice_ui::compile(&schema)?;
-    if let Some(ui) = form.get("ui").filter(|v| !v.is_null()) {
-        let hints: lattice_ui::hints::UiHints =
-            serde_json::from_value(ui.clone()).map_err(|e| Error::field("ui", "shape", e.to_string()))?;
-        hints.check(&compiled)?;
-    }
-    Ok(())
 }

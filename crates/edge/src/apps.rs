@@ -16,10 +16,7 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
-/// The policy of the document an app runs in.
-pub const INNER_POLICY: &str = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; \
-     img-src data:; font-src data:; media-src data:; connect-src 'none'; form-action 'none'; base-uri 'none'; \
-     frame-src 'none'; worker-src 'none'; object-src 'none'; manifest-src 'none'";
+pub use lattice_ui::app::INNER_POLICY;
 
 /// What the apps origin serves.
 #[derive(Debug, Clone)]
@@ -37,7 +34,7 @@ pub fn apps_router(origin: AppsOrigin) -> Router {
     let script = include_str!("sandbox.js")
         .replace("__HOST__", &js_string(&origin.portal_origin))
         .replace("__SDK__", &sdk_path.as_deref().map_or("null".into(), js_string))
-        .replace("__INNER_POLICY__", &js_string(INNER_POLICY));
+        .replace("__PRELUDE__", &js_string(&lattice_ui::app::prelude()).replace('/', "\\/"));
     let document = format!(
         "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>lattice sandbox</title></head><body><script>{script}</script></body></html>"
     );
@@ -96,12 +93,5 @@ mod tests {
     fn the_proxy_script_can_be_inlined() {
         // An end tag inside would end the script element early.
         assert!(!include_str!("sandbox.js").to_ascii_lowercase().contains("</script"));
-    }
-
-    #[test]
-    fn the_inner_policy_closes_every_network_path_a_policy_can() {
-        for directive in ["default-src 'none'", "connect-src 'none'", "form-action 'none'", "base-uri 'none'", "frame-src 'none'"] {
-            assert!(super::INNER_POLICY.contains(directive), "{directive}");
-        }
     }
 }

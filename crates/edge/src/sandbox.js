@@ -10,7 +10,8 @@
 (() => {
   const HOST = __HOST__;
   const SDK = __SDK__;
-  const INNER_POLICY = __INNER_POLICY__;
+  // The app document's policy and WebRTC-removing script (lattice_ui::app::prelude).
+  const PRELUDE = __PRELUDE__;
   if (window.top === window.self) {
     document.body.textContent = "This page runs only inside lattice.";
     return;
@@ -23,11 +24,6 @@
   document.body.style.cssText = "margin:0;height:100%";
   document.body.appendChild(inner);
 
-  const PRELUDE =
-    '<meta http-equiv="Content-Security-Policy" content="' + INNER_POLICY + '">' +
-    "<script>(()=>{for(const n of ['RTCPeerConnection','webkitRTCPeerConnection','RTCDataChannel'," +
-    "'RTCIceCandidate','RTCSessionDescription','RTCRtpSender','RTCRtpReceiver','RTCRtpTransceiver']){" +
-    "try{Object.defineProperty(window,n,{value:undefined,writable:false,configurable:false})}catch(e){}}})()<\/script>";
   const MARKER = /<script\s+data-lattice-sdk\s*=\s*["']?ext-apps["']?\s*>\s*<\/script>/i;
   let sdk = null;
 

@@ -187,6 +187,19 @@ impl LogService {
         Ok(out)
     }
 
+    /// Each key's effective value for the caller's tenant as a workspace
+    /// that sets nothing would have it: for a caller with no workspace yet.
+    pub async fn tenant_effective(&self, who: &Authenticated) -> Result<BTreeMap<SwitchKey, Effective>, Error> {
+        let tenant = Level::Tenant(who.principal().tenant.clone());
+        let mut out = BTreeMap::new();
+        for key in SwitchKey::ALL {
+            let deployment = self.inner.switches.state(&Level::Deployment, key).await?;
+            let own = self.inner.switches.state(&tenant, key).await?;
+            out.insert(key, resolve(key, deployment, own, SwitchState::Unset));
+        }
+        Ok(out)
+    }
+
     /// The workspace a thread the caller can read is in.
     pub async fn thread_workspace(&self, who: &Authenticated, thread: &ThreadId) -> Result<String, Error> {
         let access = thread_access(&self.inner.db, who.principal(), thread).await?;

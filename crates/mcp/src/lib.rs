@@ -1,42 +1,65 @@
-//! The MCP exporter (SPEC M1–M3), a first slice: an rmcp server that
-//! declares the MCP Apps extension, offers the agent toolset per the
-//! caller's workspace switches, runs `show_dashboard` as the caller, and
-//! serves a dashboard's view as a `ui://` resource.
+//! The MCP exporter (SPEC M): lattice's agent toolset and its forms,
+//! dashboards and apps for outside agents and MCP hosts, over rmcp.
+//!
+//! Every call acts as the caller's principal through the log's one write
+//! path, so a dashboard shown over MCP, a form sent from another host's view
+//! and a change an app makes are the same commands, with the same checks and
+//! switches, as in lattice's own chat. The server declares the MCP Apps
+//! extension; views are `ui://` resources (`views`), results carry
+//! `structuredContent`, a Markdown fallback (`fallback`) and the artifact's
+//! receipt (id, version, digest).
 
-use std::collections::BTreeMap;
+mod app_calls;
+mod calls;
+mod fallback;
+mod listing;
+mod scope;
+mod views;
+
 use std::sync::Arc;
 
-use lattice_agent::tools;
-use lattice_core::{Command, SwitchKey, ThreadId, WorkspaceId};
 use lattice_log::{Authenticated, LogService};
+use lattice_ui::app_policy::AppToolPolicy;
 use rmcp::ErrorData as McpError;
 use rmcp::handler::server::ServerHandler;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ExtensionCapabilities, Implementation,
-    ListToolsResult, MetaObject, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
-    ReadResourceResult, ResourceContents, ServerCapabilities, ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, ExtensionCapabilities, Implementation, ListResourceTemplatesResult,
+    ListResourcesResult, ListToolsResult, MetaObject, PaginatedRequestParams, ReadResourceRequestParams,
+    ReadResourceResponse, ServerCapabilities, ServerConfig,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Value, json};
 
-pub const UI_MIME: &str = "text/html;profile=mcp-app";
-pub const DASHBOARD_VIEW: &str = "ui://lattice/views/dashboard";
+pub use views::{APP_VIEWS, DASHBOARD_VIEW, FORM_VIEW, UI_MIME};
 
+/// The exporter for one MCP session.
 #[derive(Clone)]
 pub struct Exporter {
     log: LogService,
     /// The caller over stdio (one token for the process); over HTTP each
     /// request carries its own.
     fixed: Option<Arc<Authenticated>>,
+    policy: Arc<AppToolPolicy>,
+    state_writes: app_calls::StateWrites,
+    /// The vendored MCP Apps SDK, inlined into apps that ask for it.
+    sdk: Option<Arc<str>>,
 }
 
 impl Exporter {
-    pub fn over_http(log: LogService) -> Self {
-        Self { log, fixed: None }
+    pub fn over_http(log: LogService, policy: AppToolPolicy) -> Self {
+        Self { log, fixed: None, policy: Arc::new(policy), state_writes: Default::default(), sdk: None }
     }
 
-    pub fn as_caller(log: LogService, who: Authenticated) -> Self {
-        Self { log, fixed: Some(Arc::new(who)) }
+    /// The exporter for one caller, whatever the requests carry (stdio).
+    pub fn acting_as(mut self, who: Authenticated) -> Self {
+        self.fixed = Some(Arc::new(who));
+        self
+    }
+
+    /// Inlines `sdk` where an app has `<script data-lattice-sdk="ext-apps">`.
+    pub fn with_sdk(mut self, sdk: Option<Arc<str>>) -> Self {
+        self.sdk = sdk;
+        self
     }
 
     fn caller(&self, context: &RequestContext<RoleServer>) -> Result<Authenticated, McpError> {
@@ -51,39 +74,10 @@ impl Exporter {
             .ok_or_else(|| McpError::invalid_request("a bearer token is needed", None))?;
         self.log.authenticator().verify(token).map_err(|e| McpError::invalid_request(e.to_string(), None))
     }
-
-    /// The thread tools act in: the caller's most recent, or a workspace
-    /// and a thread named "MCP" made for it.
-    async fn thread_for(&self, who: &Authenticated, given: Option<&str>) -> Result<(ThreadId, String), McpError> {
-        let refused = |e: lattice_core::Error| McpError::invalid_request(e.to_string(), None);
-        if let Some(th) = given {
-            let id = ThreadId::parse("thread", th).map_err(refused)?;
-            let ws = self.log.thread_workspace(who, &id).await.map_err(refused)?;
-            return Ok((id, ws));
-        }
-        for ws in self.log.workspaces(who).await.map_err(refused)? {
-            if let Some(t) = self.log.threads(who, &ws.id).await.map_err(refused)?.into_iter().max_by(|a, b| a.created_at.cmp(&b.created_at)) {
-                return Ok((ThreadId::from_trusted(t.id), ws.id));
-            }
-        }
-        let ws = self.log.execute(who, Command::CreateWorkspace { name: "MCP".into() }).await.map_err(refused)?.id.unwrap_or_default();
-        let th = self
-            .log
-            .execute(who, Command::CreateThread { workspace: WorkspaceId::from_trusted(ws.clone()), title: "MCP".into() })
-            .await
-            .map_err(refused)?
-            .id
-            .unwrap_or_default();
-        Ok((ThreadId::from_trusted(th), ws))
-    }
-
-    async fn enabled(&self, who: &Authenticated, workspace: &str) -> Result<BTreeMap<SwitchKey, bool>, McpError> {
-        let effective = self.log.effective(who, workspace).await.map_err(|e| McpError::invalid_request(e.to_string(), None))?;
-        Ok(effective.into_iter().map(|(k, e)| (k, e.enabled)).collect())
-    }
 }
 
-fn meta(value: Value) -> MetaObject {
+/// `_meta` from a JSON object.
+pub(crate) fn meta(value: Value) -> MetaObject {
     let mut m = MetaObject::new();
     if let Value::Object(map) = value {
         for (k, v) in map {
@@ -93,6 +87,12 @@ fn meta(value: Value) -> MetaObject {
     m
 }
 
+/// The `_meta` that links a tool or a result to its view, under both keys
+/// hosts read.
+pub(crate) fn view_meta(uri: &str) -> MetaObject {
+    meta(json!({"ui": {"resourceUri": uri}, "ui/resourceUri": uri}))
+}
+
 impl ServerHandler for Exporter {
     fn get_info(&self) -> ServerConfig {
         let mut extensions = ExtensionCapabilities::new();
@@ -100,100 +100,47 @@ impl ServerHandler for Exporter {
         extensions.insert("io.modelcontextprotocol/ui".into(), ui.as_object().cloned().unwrap_or_default());
         ServerConfig::new(ServerCapabilities::builder().enable_tools().enable_resources().enable_extensions_with(extensions).build())
             .with_server_info(Implementation::new("lattice", env!("CARGO_PKG_VERSION")))
+            .with_instructions(
+                "lattice puts forms, dashboards and sandboxed mini apps into a lattice chat thread. Tools act in the \
+                 caller's most recent thread unless given `thread`. ask_form returns at once with the form's id; \
+                 form_submissions waits for the answer.",
+            )
     }
 
     async fn list_tools(&self, _request: Option<PaginatedRequestParams>, context: RequestContext<RoleServer>) -> Result<ListToolsResult, McpError> {
         let who = self.caller(&context)?;
-        let (_, ws) = self.thread_for(&who, None).await?;
-        let enabled = self.enabled(&who, &ws).await?;
-        let listed = tools::toolset(&enabled)
-            .into_iter()
-            .map(|t| {
-                let mut schema = t.parameters.as_object().cloned().unwrap_or_default();
-                if let Some(Value::Object(props)) = schema.get_mut("properties") {
-                    props.insert("thread".into(), json!({"type": "string", "description": "A thread id; the most recent thread when left out."}));
-                }
-                let tool = Tool::new(t.name.clone(), t.description.clone(), Arc::new(schema));
-                if t.name == tools::SHOW_DASHBOARD {
-                    tool.with_meta(meta(json!({"ui": {"resourceUri": DASHBOARD_VIEW}, "ui/resourceUri": DASHBOARD_VIEW})))
-                } else {
-                    tool
-                }
-            })
-            .collect();
-        Ok(ListToolsResult::with_all_items(listed))
+        let scope = scope::Scope::find(&self.log, &who, None).await.map_err(scope::refused)?;
+        let enabled = scope.switches(&self.log, &who).await?;
+        Ok(ListToolsResult::with_all_items(listing::tools(&enabled)))
     }
 
     async fn call_tool(&self, request: CallToolRequestParams, context: RequestContext<RoleServer>) -> Result<CallToolResponse, McpError> {
         let who = self.caller(&context)?;
         let args = request.arguments.clone().map(Value::Object).unwrap_or_else(|| json!({}));
-        let (thread, ws) = self.thread_for(&who, args.get("thread").and_then(Value::as_str)).await?;
-        let enabled = self.enabled(&who, &ws).await?;
-        if !tools::toolset(&enabled).iter().any(|t| t.name == request.name) {
-            return Ok(CallToolResult::error(vec![ContentBlock::text(format!("{} is not offered here", request.name))]).into());
-        }
-        if request.name != tools::SHOW_DASHBOARD {
-            return Ok(CallToolResult::error(vec![ContentBlock::text(format!("{} is not exported over MCP yet", request.name))]).into());
-        }
-        let data = json!({"title": args.get("title"), "as_of": lattice_log::rfc3339(lattice_log::now_ms()), "panels": args.get("panels")});
-        let done = match self.log.execute(&who, Command::CreateArtifact { thread, id: None, kind: "dashboard".into(), data: data.clone() }).await {
-            Ok(done) => done,
-            // A refusal is a tool error the model can act on.
-            Err(e) => return Ok(CallToolResult::error(vec![ContentBlock::text(e.to_string())]).into()),
+        let result = if listing::is_app_tool(&request.name) {
+            app_calls::call(self, &who, &request.name, &args, &context).await
+        } else {
+            calls::call(self, &who, &request.name, &args, &context).await
         };
-        let receipt = json!({"id": done.id, "version": done.version, "digest": done.digest});
-        let mut result = CallToolResult::success(vec![ContentBlock::text(markdown(&data, &receipt))]);
-        result.structured_content = Some(json!({"dashboard": data, "receipt": receipt}));
-        result.meta = Some(meta(json!({"ui": {"resourceUri": DASHBOARD_VIEW}, "ui/resourceUri": DASHBOARD_VIEW})));
-        Ok(result.into())
+        Ok(result?.into())
+    }
+
+    async fn list_resources(&self, _request: Option<PaginatedRequestParams>, context: RequestContext<RoleServer>) -> Result<ListResourcesResult, McpError> {
+        self.caller(&context)?;
+        Ok(ListResourcesResult::with_all_items(views::listed()))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, McpError> {
+        self.caller(&context)?;
+        Ok(ListResourceTemplatesResult::with_all_items(views::templates()))
     }
 
     async fn read_resource(&self, request: ReadResourceRequestParams, context: RequestContext<RoleServer>) -> Result<ReadResourceResponse, McpError> {
-        self.caller(&context)?;
-        if request.uri != DASHBOARD_VIEW {
-            return Err(McpError::resource_not_found(format!("no resource {}", request.uri), None));
-        }
-        let contents = ResourceContents::text(include_str!("dashboard_view.html"), DASHBOARD_VIEW)
-            .with_mime_type(UI_MIME)
-            .with_meta(meta(json!({"ui": {"csp": {}, "prefersBorder": true}})));
-        Ok(ReadResourceResult::new(vec![contents]).into())
+        let who = self.caller(&context)?;
+        Ok(views::read(&self.log, &who, &request.uri, self.sdk.as_deref()).await?.into())
     }
-}
-
-/// The text fallback: the whole dashboard in Markdown, and its receipt.
-fn markdown(data: &Value, receipt: &Value) -> String {
-    let mut out = format!("## {}\n\nFigures as of {}.\n\n", data["title"].as_str().unwrap_or_default(), data["as_of"].as_str().unwrap_or_default());
-    for panel in data["panels"].as_array().into_iter().flatten() {
-        match panel["type"].as_str() {
-            Some("metric") => out.push_str(&format!("- **{}**: {}{}\n", panel["label"].as_str().unwrap_or_default(), panel["value"], panel["unit"].as_str().map(|u| format!(" {u}")).unwrap_or_default())),
-            Some("line" | "bar") => {
-                out.push_str(&format!("\n### {}\n\n| |", panel["title"].as_str().unwrap_or_default()));
-                let series = panel["series"].as_array().cloned().unwrap_or_default();
-                for s in &series {
-                    out.push_str(&format!(" {} |", s["name"].as_str().unwrap_or_default()));
-                }
-                out.push_str(&format!("\n|---|{}\n", "---|".repeat(series.len())));
-                for (i, x) in panel["x"].as_array().into_iter().flatten().enumerate() {
-                    out.push_str(&format!("| {} |", x.as_str().unwrap_or_default()));
-                    for s in &series {
-                        out.push_str(&format!(" {} |", s["values"][i]));
-                    }
-                    out.push('\n');
-                }
-            }
-            Some("table") => {
-                let columns: Vec<String> = panel["columns"].as_array().into_iter().flatten().map(|c| c.as_str().unwrap_or_default().to_owned()).collect();
-                out.push_str(&format!("\n| {} |\n|{}\n", columns.join(" | "), "---|".repeat(columns.len())));
-                for row in panel["rows"].as_array().into_iter().flatten() {
-                    let cells: Vec<String> = row.as_array().into_iter().flatten().map(|c| c.as_str().map_or_else(|| c.to_string(), str::to_owned)).collect();
-                    out.push_str(&format!("| {} |\n", cells.join(" | ")));
-                }
-            }
-            Some("text") => out.push_str(&format!("\n{}\n", panel["markdown"].as_str().unwrap_or_default())),
-            Some("action") => out.push_str(&format!("- Action: {}\n", panel["label"].as_str().unwrap_or_default())),
-            _ => {}
-        }
-    }
-    out.push_str(&format!("\nReceipt: artifact {} version {} digest {}\n", receipt["id"].as_str().unwrap_or_default(), receipt["version"], receipt["digest"].as_str().unwrap_or_default()));
-    out
 }

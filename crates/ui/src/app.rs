@@ -145,3 +145,92 @@ fn push_normal(out: &mut String, c: char) {
     }
     out.extend(c.to_lowercase());
 }
+/// The policy of the document an app runs in: no network at all.
+pub const INNER_POLICY: &str = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; \
+     img-src data:; font-src data:; media-src data:; connect-src 'none'; form-action 'none'; base-uri 'none'; \
+     frame-src 'none'; worker-src 'none'; object-src 'none'; manifest-src 'none'";
+
+/// What an app's document starts with, wherever it runs (lattice's sandbox
+/// proxy, another MCP host): its policy, then a script that takes WebRTC
+/// away, which no policy directive governs.
+pub fn prelude() -> String {
+    format!(
+        "<meta http-equiv=\"Content-Security-Policy\" content=\"{INNER_POLICY}\">\
+         <script>(()=>{{for(const n of ['RTCPeerConnection','webkitRTCPeerConnection','RTCDataChannel',\
+         'RTCIceCandidate','RTCSessionDescription','RTCRtpSender','RTCRtpReceiver','RTCRtpTransceiver']){{\
+         try{{Object.defineProperty(window,n,{{value:undefined,writable:false,configurable:false}})}}catch(e){{}}}}}})()</script>"
+    )
+}
+
+/// The element an app puts where it wants the MCP Apps SDK inlined.
+pub const SDK_MARKER: &str = "<script data-lattice-sdk=\"ext-apps\"></script>";
+
+/// An app's document as it runs: the prelude first (after a doctype, which
+/// keeps standards mode), and the SDK inlined where the app asks for it.
+pub fn document(html: &str, sdk: Option<&str>) -> String {
+    let body = match sdk {
+        Some(sdk) if html.contains(SDK_MARKER) => {
+            let safe = sdk.replace("</script", "<\\/script").replace("</SCRIPT", "<\\/SCRIPT");
+            html.replacen(SDK_MARKER, &format!("<script>{safe}</script>"), 1)
+        }
+        _ => html.to_owned(),
+    };
+    let trimmed = body.trim_start();
+    let doctype_end = trimmed.get(..9).filter(|s| s.eq_ignore_ascii_case("<!doctype")).and_then(|_| trimmed.find('>'));
+    match doctype_end {
+        Some(end) => format!("{}{}{}", &trimmed[..=end], prelude(), &trimmed[end + 1..]),
+        None => format!("{}{body}", prelude()),
+    }
+}
+
+/// An app's `set_state` patch made a patch of its artifact: every path (and
+/// `from`) put under `/state`, so an app changes its own state and nothing
+/// else of itself.
+pub fn state_patch(arguments: &Value) -> Result<Vec<Value>, String> {
+    let ops = arguments.get("patch").and_then(Value::as_array).ok_or("set_state takes {\"patch\": [RFC 6902 operations]}")?;
+    let mut rewritten = Vec::with_capacity(ops.len());
+    for op in ops {
+        let mut op = op.clone();
+        let obj = op.as_object_mut().ok_or("each operation is an object")?;
+        for key in ["path", "from"] {
+            if let Some(Value::String(p)) = obj.get(key) {
+                if !(p.is_empty() || p.starts_with('/')) {
+                    return Err("a path is a JSON Pointer (it starts with /)".into());
+                }
+                let prefixed = format!("/state{p}");
+                obj.insert(key.into(), Value::String(prefixed));
+            }
+        }
+        rewritten.push(op);
+    }
+    Ok(rewritten)
+}
+
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::{INNER_POLICY, document, state_patch};
+
+    #[test]
+    fn a_state_patch_stays_under_state() {
+        let ops = state_patch(&json!({"patch": [{"op": "add", "path": "/n", "value": 1}, {"op": "move", "from": "/a", "path": ""}]})).unwrap();
+        assert_eq!(ops, vec![json!({"op": "add", "path": "/state/n", "value": 1}), json!({"op": "move", "from": "/state/a", "path": "/state"})]);
+        assert!(state_patch(&json!({"patch": [{"op": "add", "path": "html", "value": 1}]})).unwrap_err().contains("JSON Pointer"));
+        assert!(state_patch(&json!({"patch": {}})).unwrap_err().contains("RFC 6902"));
+        assert!(state_patch(&json!({"patch": [1]})).unwrap_err().contains("object"));
+    }
+
+    #[test]
+    fn a_document_starts_with_its_policy_and_gets_the_sdk_where_asked() {
+        let doc = document("<!DOCTYPE html><p>hi</p><script data-lattice-sdk=\"ext-apps\"></script>", Some("var a='</script>';"));
+        assert!(doc.starts_with("<!DOCTYPE html><meta http-equiv=\"Content-Security-Policy\""), "{doc}");
+        assert!(doc.contains("<script>var a='<\\/script>';</script>"), "{doc}");
+        let bare = document("<p>hi</p>", None);
+        assert!(bare.starts_with("<meta http-equiv") && bare.ends_with("<p>hi</p>"));
+        for directive in ["default-src 'none'", "connect-src 'none'", "form-action 'none'", "base-uri 'none'", "frame-src 'none'"] {
+            assert!(INNER_POLICY.contains(directive), "{directive}");
+        }
+    }
+}

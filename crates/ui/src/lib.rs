@@ -5,6 +5,7 @@
 //! in the server and, compiled to wasm32, in the browser before sending.
 
 pub mod app;
+pub mod app_policy;
 pub mod checks;
 pub mod dashboard;
 pub mod form;

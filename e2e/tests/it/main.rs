@@ -5,5 +5,6 @@ mod crash;
 mod demo;
 mod edge;
 mod mcp;
+mod mcp_view;
 mod apps;
 mod web;

@@ -1,0 +1,154 @@
+//! The agent toolset over MCP (SPEC M2): the runner's own tool code, as the
+//! caller, in the thread the call names or the caller's most recent.
+//! `ask_form` does not hold the call open: it puts the form in the thread
+//! and returns its id at once, and `form_submissions` reads the answers or
+//! waits for them (with progress notifications), so a host's view of the
+//! form can be sent while the agent waits.
+
+use std::time::{Duration, Instant};
+
+use lattice_agent::act::{Acted, act, check_form};
+use lattice_agent::tools;
+use lattice_core::ArtifactId;
+use lattice_log::Authenticated;
+use rmcp::ErrorData as McpError;
+use rmcp::model::{CallToolResult, ContentBlock, ProgressNotificationParam};
+use rmcp::service::{RequestContext, RoleServer};
+use serde_json::{Value, json};
+
+use crate::listing::{self, FORM_SUBMISSIONS, MAX_WAIT_SECONDS};
+use crate::scope::Scope;
+use crate::views::{APP_VIEWS, DASHBOARD_VIEW, FORM_VIEW};
+use crate::{Exporter, fallback, meta};
+
+/// How often a waiting `form_submissions` reports progress.
+const PROGRESS_EVERY: Duration = Duration::from_secs(2);
+
+pub(crate) fn tool_error(why: impl Into<String>) -> CallToolResult {
+    CallToolResult::error(vec![ContentBlock::text(why.into())])
+}
+
+/// Why `name` is not offered where `enabled` holds.
+pub(crate) fn not_offered(name: &str) -> String {
+    match listing::switch_of(name) {
+        Some(key) => format!("{name} is not available: {key} is switched off here"),
+        None => format!("there is no tool named {name}"),
+    }
+}
+
+pub(crate) async fn call(
+    ex: &Exporter,
+    who: &Authenticated,
+    name: &str,
+    args: &Value,
+    context: &RequestContext<RoleServer>,
+) -> Result<CallToolResult, McpError> {
+    let scope = match Scope::find(&ex.log, who, args.get("thread").and_then(Value::as_str)).await {
+        Ok(scope) => scope,
+        Err(e) => return Ok(tool_error(format!("thread: {e}"))),
+    };
+    let enabled = scope.switches(&ex.log, who).await?;
+    if !listing::offered(name, &enabled) {
+        return Ok(tool_error(not_offered(name)));
+    }
+    if name == FORM_SUBMISSIONS {
+        return submissions(ex, who, args, context).await;
+    }
+    let mut args = args.clone();
+    if let Some(map) = args.as_object_mut() {
+        map.remove("thread");
+    }
+    let (thread, _) = scope.thread(&ex.log, who).await.map_err(crate::scope::refused)?;
+    let asked = name == tools::ASK_FORM;
+    let acted = if asked {
+        if let Err(e) = check_form(&args) {
+            return Ok(tool_error(format!("the form was refused: {e}. Fix it and ask again.")));
+        }
+        args["submissions"] = json!("once");
+        act(&ex.log, who, &thread, tools::CREATE_FORM, &args).await
+    } else {
+        act(&ex.log, who, &thread, name, &args).await
+    };
+    let receipt = match acted.map_err(crate::scope::refused)? {
+        Acted::Done(receipt) => receipt,
+        Acted::Refused(why) => return Ok(tool_error(why)),
+    };
+    let id = ArtifactId::from_trusted(receipt["id"].as_str().unwrap_or_default());
+    let artifact = ex.log.artifact(who, &id, None).await.map_err(crate::scope::refused)?;
+    let (key, view, shown) = match artifact.kind.as_str() {
+        "form" => ("form", FORM_VIEW.to_owned(), artifact.data.clone()),
+        "dashboard" => ("dashboard", DASHBOARD_VIEW.to_owned(), artifact.data.clone()),
+        _ => ("app", format!("{APP_VIEWS}{}", artifact.id), json!({"title": artifact.data["title"], "summary": artifact.data["summary"]})),
+    };
+    let mut text = fallback::markdown(&artifact.kind, &artifact.data, &receipt);
+    let mut structured = json!({key: shown, "receipt": receipt, "thread": artifact.thread});
+    if asked {
+        structured["status"] = json!("pending");
+        text.push_str(&format!(
+            "\nAsked in lattice; not answered yet. Call form_submissions with {{\"id\": \"{}\", \"wait_seconds\": 300}} to wait for the answer.\n",
+            artifact.id
+        ));
+    }
+    let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
+    result.structured_content = Some(structured);
+    result.meta = Some(meta(json!({"ui": {"resourceUri": view}, "ui/resourceUri": view, "lattice": {"receipt": receipt}})));
+    Ok(result)
+}
+
+/// `form_submissions`: the form's submissions once there are more than
+/// `after`, or when `wait_seconds` have passed.
+async fn submissions(ex: &Exporter, who: &Authenticated, args: &Value, context: &RequestContext<RoleServer>) -> Result<CallToolResult, McpError> {
+    let Some(id) = args.get("id").and_then(Value::as_str).and_then(|id| ArtifactId::parse("id", id).ok()) else {
+        return Ok(tool_error("id: the form's artifact id is needed"));
+    };
+    let after = args.get("after").and_then(Value::as_u64).unwrap_or(0) as usize;
+    let wait = args.get("wait_seconds").and_then(Value::as_u64).unwrap_or(0);
+    if wait > MAX_WAIT_SECONDS {
+        return Ok(tool_error(format!("wait_seconds: at most {MAX_WAIT_SECONDS}")));
+    }
+    let form = match ex.log.artifact(who, &id, None).await {
+        Ok(form) if form.kind == "form" => form,
+        Ok(other) => return Ok(tool_error(format!("id: {} is a {}, not a form", other.id, other.kind))),
+        Err(e) => return Ok(tool_error(format!("id: {e}"))),
+    };
+    let thread = lattice_core::ThreadId::from_trusted(form.thread.clone());
+    let token = context.meta.get_progress_token();
+    let started = Instant::now();
+    let deadline = started + Duration::from_secs(wait);
+    let mut horizon = ex.log.horizon().subscribe();
+    let mut next_progress = started + PROGRESS_EVERY;
+    let found = loop {
+        let found = ex.log.artifacts(who, &thread, Some("submission"), Some(form.id.as_str())).await.map_err(crate::scope::refused)?;
+        let now = Instant::now();
+        if found.len() > after || now >= deadline || context.ct.is_cancelled() {
+            break found;
+        }
+        if let Some(token) = token.clone().filter(|_| now >= next_progress) {
+            next_progress = now + PROGRESS_EVERY;
+            let waited = started.elapsed().as_secs_f64().floor();
+            let note = ProgressNotificationParam::new(token, waited).with_total(wait as f64).with_message(format!("waiting for an answer to {}", form.id));
+            let _ = context.peer.notify_progress(note).await;
+        }
+        let until = deadline.min(next_progress);
+        let _ = tokio::time::timeout(until.saturating_duration_since(now), horizon.changed()).await;
+    };
+    let answered = found.len() > after;
+    let listed: Vec<Value> = found
+        .iter()
+        .map(|s| json!({"id": s.id, "by": s.author, "at": lattice_log::rfc3339(s.created_at), "values": s.data["values"]}))
+        .collect();
+    let mut text = format!("## Submissions to {} ({})\n\n", form.data["title"].as_str().unwrap_or_default(), listed.len());
+    for s in &listed {
+        text.push_str(&format!("- {} at {}: `{}`\n", s["by"].as_str().unwrap_or_default(), s["at"].as_str().unwrap_or_default(), s["values"]));
+    }
+    if !answered {
+        text.push_str(&format!("\nNothing new after {wait} s: still pending. Call again to keep waiting.\n"));
+    }
+    let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
+    result.structured_content = Some(json!({
+        "form": {"id": form.id, "version": form.version, "digest": form.digest},
+        "status": if answered { "answered" } else { "pending" },
+        "submissions": listed,
+    }));
+    Ok(result)
+}

@@ -1,0 +1,84 @@
+//! The text every result carries for hosts without UI (SPEC M3): the whole
+//! artifact in Markdown, and its receipt.
+
+use serde_json::Value;
+
+/// The artifact of `kind` in Markdown, ending with its receipt.
+pub fn markdown(kind: &str, data: &Value, receipt: &Value) -> String {
+    let mut out = match kind {
+        "dashboard" => dashboard(data),
+        "form" => form(data),
+        "app" => format!(
+            "## {}\n\n{}\n\nA mini app: it runs sandboxed with no network, in lattice's chat and in hosts that show MCP Apps.\n",
+            text(&data["title"]),
+            text(&data["summary"])
+        ),
+        _ => String::new(),
+    };
+    out.push_str(&format!("\nReceipt: artifact {} version {} digest {}\n", text(&receipt["id"]), receipt["version"], text(&receipt["digest"])));
+    out
+}
+
+fn text(v: &Value) -> &str {
+    v.as_str().unwrap_or_default()
+}
+
+fn form(data: &Value) -> String {
+    let mut out = format!("## {}\n\n", text(&data["title"]));
+    let required: Vec<&str> = data["schema"]["required"].as_array().into_iter().flatten().filter_map(Value::as_str).collect();
+    for (name, p) in data["schema"]["properties"].as_object().into_iter().flatten() {
+        let label = p["title"].as_str().unwrap_or(name);
+        let mut kind = p["type"].as_str().unwrap_or("value").to_owned();
+        if let Some(choices) = p["enum"].as_array().or_else(|| p["items"]["enum"].as_array()) {
+            let names: Vec<String> = choices.iter().map(|c| c.as_str().map_or_else(|| c.to_string(), str::to_owned)).collect();
+            kind = format!("one of {}", names.join(", "));
+            if p["type"] == "array" {
+                kind = format!("any of {}", names.join(", "));
+            }
+        }
+        let needed = if required.contains(&name.as_str()) { ", required" } else { "" };
+        out.push_str(&format!("- **{label}** (`{name}`: {kind}{needed})"));
+        if let Some(d) = p["description"].as_str() {
+            out.push_str(&format!(": {d}"));
+        }
+        out.push('\n');
+    }
+    out.push_str(&format!("\nSubmissions: {}.\n", data["submissions"].as_str().unwrap_or("once")));
+    out
+}
+
+fn dashboard(data: &Value) -> String {
+    let mut out = format!("## {}\n\nFigures as of {}.\n\n", data["title"].as_str().unwrap_or_default(), data["as_of"].as_str().unwrap_or_default());
+    for panel in data["panels"].as_array().into_iter().flatten() {
+        match panel["type"].as_str() {
+            Some("metric") => out.push_str(&format!("- **{}**: {}{}\n", panel["label"].as_str().unwrap_or_default(), panel["value"], panel["unit"].as_str().map(|u| format!(" {u}")).unwrap_or_default())),
+            Some("line" | "bar") => {
+                out.push_str(&format!("\n### {}\n\n| |", panel["title"].as_str().unwrap_or_default()));
+                let series = panel["series"].as_array().cloned().unwrap_or_default();
+                for s in &series {
+                    out.push_str(&format!(" {} |", s["name"].as_str().unwrap_or_default()));
+                }
+                out.push_str(&format!("\n|---|{}\n", "---|".repeat(series.len())));
+                for (i, x) in panel["x"].as_array().into_iter().flatten().enumerate() {
+                    out.push_str(&format!("| {} |", x.as_str().unwrap_or_default()));
+                    for s in &series {
+                        out.push_str(&format!(" {} |", s["values"][i]));
+                    }
+                    out.push('\n');
+                }
+            }
+            Some("table") => {
+                let columns: Vec<String> = panel["columns"].as_array().into_iter().flatten().map(|c| c.as_str().unwrap_or_default().to_owned()).collect();
+                out.push_str(&format!("\n| {} |\n|{}\n", columns.join(" | "), "---|".repeat(columns.len())));
+                for row in panel["rows"].as_array().into_iter().flatten() {
+                    let cells: Vec<String> = row.as_array().into_iter().flatten().map(|c| c.as_str().map_or_else(|| c.to_string(), str::to_owned)).collect();
+                    out.push_str(&format!("| {} |\n", cells.join(" | ")));
+                }
+            }
+            Some("text") => out.push_str(&format!("\n{}\n", panel["markdown"].as_str().unwrap_or_default())),
+            Some("action") => out.push_str(&format!("- Action: {}\n", panel["label"].as_str().unwrap_or_default())),
+            _ => {}
+        }
+    }
+    out
+}

@@ -1,0 +1,129 @@
+//! The tools an MCP caller is offered: the agent toolset as the runner has
+//! it (ask_user aside: an MCP host asks its own user), `form_submissions` to
+//! read or wait for answers, and the tools only a view or an app calls
+//! (`_meta.ui.visibility: ["app"]`), each offered while its switch is on.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use lattice_agent::tools;
+use lattice_core::SwitchKey;
+use rmcp::model::Tool;
+use serde_json::{Value, json};
+
+use crate::views::{DASHBOARD_VIEW, FORM_VIEW};
+use crate::{meta, view_meta};
+
+pub const FORM_SUBMISSIONS: &str = "form_submissions";
+pub const SUBMIT_FORM: &str = "submit_form";
+pub const GET_STATE: &str = "get_state";
+pub const SET_STATE: &str = "set_state";
+pub const SUBMIT: &str = "submit";
+
+/// The longest `form_submissions` waits.
+pub const MAX_WAIT_SECONDS: u64 = 600;
+
+/// Tools called by a view or an app, never by the model.
+pub fn is_app_tool(name: &str) -> bool {
+    matches!(name, SUBMIT_FORM | GET_STATE | SET_STATE | SUBMIT)
+}
+
+/// The switch an MCP-only tool needs.
+pub fn switch_of(name: &str) -> Option<SwitchKey> {
+    match name {
+        FORM_SUBMISSIONS | SUBMIT_FORM => Some(SwitchKey::Forms),
+        GET_STATE | SET_STATE | SUBMIT => Some(SwitchKey::MiniApps),
+        other => tools::switch_of(other),
+    }
+}
+
+/// Whether `name` is offered where `enabled` holds.
+pub fn offered(name: &str, enabled: &BTreeMap<SwitchKey, bool>) -> bool {
+    let known = tools::all_tools().iter().any(|t| t.name == name && t.name != tools::ASK_USER) || extra().iter().any(|(n, ..)| *n == name);
+    known && switch_of(name).is_none_or(|key| enabled.get(&key).copied().unwrap_or(false))
+}
+
+const THREAD: &str = "A thread id; the caller's most recent thread when left out.";
+const APP: &str = "The app's artifact id (the receipt's id); the thread's most recent app when left out.";
+
+/// The MCP-only tools: name, description, parameters, app-only.
+fn extra() -> Vec<(&'static str, &'static str, Value, bool)> {
+    vec![
+        (
+            FORM_SUBMISSIONS,
+            "Read the submissions to a form made by ask_form or create_form, or wait for the next: returns as soon as \
+             the form has more than `after` submissions, or after `wait_seconds` (at most 600) with status pending. \
+             Progress notifications are sent while waiting.",
+            json!({"type": "object", "properties": {
+                "id": {"type": "string", "description": "The form's artifact id."},
+                "after": {"type": "integer", "minimum": 0, "default": 0, "description": "Submissions already seen."},
+                "wait_seconds": {"type": "integer", "minimum": 0, "maximum": MAX_WAIT_SECONDS, "default": 0}},
+                "required": ["id"], "additionalProperties": false}),
+            false,
+        ),
+        (
+            SUBMIT_FORM,
+            "Send values to a form, as the caller (called by the form's view).",
+            json!({"type": "object", "properties": {
+                "form": {"type": "string"}, "form_version": {"type": "integer", "minimum": 1},
+                "values": {"type": "object"}},
+                "required": ["form", "form_version", "values"], "additionalProperties": false}),
+            true,
+        ),
+        (
+            GET_STATE,
+            "An app reads its own state.",
+            json!({"type": "object", "properties": {"app": {"type": "string", "description": APP}, "thread": {"type": "string", "description": THREAD}}, "additionalProperties": false}),
+            true,
+        ),
+        (
+            SET_STATE,
+            "An app changes its own state with a JSON Patch (RFC 6902) whose paths are inside the state.",
+            json!({"type": "object", "properties": {"app": {"type": "string", "description": APP}, "thread": {"type": "string", "description": THREAD},
+                "patch": {"type": "array", "items": {"type": "object"}}},
+                "required": ["patch"], "additionalProperties": false}),
+            true,
+        ),
+        (
+            SUBMIT,
+            "An app sends values as a submission, after the policy (and perhaps the person) allows it.",
+            json!({"type": "object", "properties": {"app": {"type": "string", "description": APP}, "thread": {"type": "string", "description": THREAD},
+                "values": {"type": "object"}},
+                "required": ["values"], "additionalProperties": false}),
+            true,
+        ),
+    ]
+}
+
+fn schema(value: Value) -> Arc<serde_json::Map<String, Value>> {
+    Arc::new(value.as_object().cloned().unwrap_or_default())
+}
+
+/// The tools offered where `enabled` holds.
+pub fn tools(enabled: &BTreeMap<SwitchKey, bool>) -> Vec<Tool> {
+    let mut out: Vec<Tool> = tools::toolset(enabled)
+        .into_iter()
+        .filter(|t| t.name != tools::ASK_USER)
+        .map(|t| {
+            let mut parameters = t.parameters.clone();
+            if let Some(Value::Object(props)) = parameters.get_mut("properties") {
+                props.insert("thread".into(), json!({"type": "string", "description": THREAD}));
+            }
+            let tool = Tool::new(t.name.clone(), t.description.clone(), schema(parameters));
+            match t.name.as_str() {
+                tools::ASK_FORM | tools::CREATE_FORM => tool.with_meta(view_meta(FORM_VIEW)),
+                tools::SHOW_DASHBOARD | tools::UPDATE_DASHBOARD => tool.with_meta(view_meta(DASHBOARD_VIEW)),
+                // An app's view is the app itself: its result names it.
+                _ => tool,
+            }
+        })
+        .collect();
+    for (name, description, parameters, app_only) in extra() {
+        if !offered(name, enabled) {
+            continue;
+        }
+        let tool = Tool::new(name, description, schema(parameters));
+        out.push(if app_only { tool.with_meta(meta(json!({"ui": {"visibility": ["app"]}}))) } else { tool });
+    }
+    out
+}

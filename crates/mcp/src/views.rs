@@ -1,0 +1,90 @@
+//! The `ui://` resources (SPEC M3): lattice's generated views for forms and
+//! dashboards, fed by the tool's input and result, and each app's own HTML
+//! with its policy, read as the caller.
+
+use std::sync::LazyLock;
+
+use lattice_core::{ArtifactId, SwitchKey};
+use lattice_log::{Authenticated, LogService};
+use rmcp::ErrorData as McpError;
+use rmcp::model::{ReadResourceResult, Resource, ResourceContents, ResourceTemplate};
+use serde_json::{Value, json};
+
+use crate::meta;
+
+pub const UI_MIME: &str = "text/html;profile=mcp-app";
+pub const FORM_VIEW: &str = "ui://lattice/views/form";
+pub const DASHBOARD_VIEW: &str = "ui://lattice/views/dashboard";
+/// An app's resource is this and its artifact id.
+pub const APP_VIEWS: &str = "ui://lattice/apps/";
+
+fn page(template: &str) -> String {
+    template.replace("/*VIEW_CSS*/", include_str!("views/view.css")).replace("/*VIEW_JS*/", include_str!("views/view.js"))
+}
+
+static FORM_PAGE: LazyLock<String> = LazyLock::new(|| page(include_str!("views/form.html")));
+static DASHBOARD_PAGE: LazyLock<String> = LazyLock::new(|| page(include_str!("views/dashboard.html")));
+
+/// No network, no frames, no base URL: what every lattice view and app gets.
+fn closed() -> Value {
+    json!({"ui": {"csp": {"connectDomains": [], "resourceDomains": [], "frameDomains": [], "baseUriDomains": []}, "prefersBorder": true}})
+}
+
+pub fn listed() -> Vec<Resource> {
+    vec![
+        Resource::new(FORM_VIEW, "form-view")
+            .with_title("A lattice form")
+            .with_description("Draws a form from ask_form's or create_form's result and sends it with submit_form.")
+            .with_mime_type(UI_MIME)
+            .with_meta(meta(closed())),
+        Resource::new(DASHBOARD_VIEW, "dashboard-view")
+            .with_title("A lattice dashboard")
+            .with_description("Shows show_dashboard's or update_dashboard's figures.")
+            .with_mime_type(UI_MIME)
+            .with_meta(meta(closed())),
+    ]
+}
+
+pub fn templates() -> Vec<ResourceTemplate> {
+    vec![
+        ResourceTemplate::new(format!("{APP_VIEWS}{{id}}"), "app")
+            .with_title("A lattice mini app")
+            .with_description("An app's own HTML at its head version, while mini apps are on where it lives.")
+            .with_mime_type(UI_MIME),
+    ]
+}
+
+pub async fn read(log: &LogService, who: &Authenticated, uri: &str, sdk: Option<&str>) -> Result<ReadResourceResult, McpError> {
+    let (text, extra) = match uri {
+        FORM_VIEW => (FORM_PAGE.clone(), Value::Null),
+        DASHBOARD_VIEW => (DASHBOARD_PAGE.clone(), Value::Null),
+        _ => match uri.strip_prefix(APP_VIEWS) {
+            Some(id) => app_document(log, who, id, sdk).await?,
+            None => return Err(McpError::resource_not_found(format!("no resource {uri}"), None)),
+        },
+    };
+    let mut m = closed();
+    if let Value::Object(more) = extra {
+        m["lattice"] = Value::Object(more);
+    }
+    Ok(ReadResourceResult::new(vec![ResourceContents::text(text, uri).with_mime_type(UI_MIME).with_meta(meta(m))]))
+}
+
+/// An app the caller can read, at its head, while mini apps are on in its
+/// workspace: refused otherwise, as lattice's own chat refuses to run it.
+async fn app_document(log: &LogService, who: &Authenticated, id: &str, sdk: Option<&str>) -> Result<(String, Value), McpError> {
+    let missing = || McpError::resource_not_found(format!("no app {id}"), None);
+    let id = ArtifactId::parse("app", id).map_err(|_| missing())?;
+    let app = log.artifact(who, &id, None).await.map_err(|_| missing())?;
+    if app.kind != "app" || app.archived {
+        return Err(missing());
+    }
+    let effective = log.effective(who, &app.workspace).await.map_err(crate::scope::refused)?;
+    if let Some(off) = effective.get(&SwitchKey::MiniApps).filter(|e| !e.enabled) {
+        return Err(McpError::invalid_request(format!("mini apps are off here: {}", off.because), None));
+    }
+    let html = app.data.get("html").and_then(Value::as_str).unwrap_or_default();
+    let receipt = json!({"id": app.id, "version": app.version, "digest": app.digest,
+        "title": app.data.get("title"), "summary": app.data.get("summary")});
+    Ok((lattice_ui::app::document(html, sdk), receipt))
+}

@@ -1,0 +1,131 @@
+//! What a mini app may call without a person (SPEC M5): allow, deny or ask,
+//! per app tool, with an overlay for single apps. The chat host and the MCP
+//! exporter both decide with it, so an app gets the same answer in either.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+/// The tools an app reaches.
+pub const APP_TOOLS: [&str; 3] = ["get_state", "set_state", "submit"];
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Decision {
+    Allow,
+    Deny,
+    Ask,
+}
+
+impl Decision {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Allow => "allow",
+            Self::Deny => "deny",
+            Self::Ask => "ask",
+        }
+    }
+}
+
+/// The deployment's decisions per tool, and per app where an operator set
+/// one for that app (`art_…:submit=deny`). A tool left out is asked about.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AppToolPolicy {
+    pub tools: BTreeMap<String, Decision>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub apps: BTreeMap<String, BTreeMap<String, Decision>>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PolicyError(String);
+
+impl fmt::Display for PolicyError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for PolicyError {}
+
+impl AppToolPolicy {
+    /// Reads `get_state=allow,set_state=allow,submit=ask,art_01…:submit=deny`.
+    pub fn parse(text: &str) -> Result<Self, PolicyError> {
+        let mut policy = Self::default();
+        for entry in text.split(',').map(str::trim).filter(|e| !e.is_empty()) {
+            let (target, decision) = entry.split_once('=').ok_or_else(|| PolicyError(format!("{entry:?} is not tool=decision")))?;
+            let decision = match decision.trim() {
+                "allow" => Decision::Allow,
+                "deny" => Decision::Deny,
+                "ask" => Decision::Ask,
+                other => return Err(PolicyError(format!("{other:?} is not allow, deny or ask"))),
+            };
+            let (app, tool) = match target.trim().split_once(':') {
+                Some((app, tool)) => (Some(app.trim()), tool.trim()),
+                None => (None, target.trim()),
+            };
+            if !APP_TOOLS.contains(&tool) {
+                return Err(PolicyError(format!("{tool:?} is not an app tool ({})", APP_TOOLS.join(", "))));
+            }
+            match app {
+                Some(app) if !app.starts_with("art_") || lattice_core::ArtifactId::parse("app", app).is_err() => {
+                    return Err(PolicyError(format!("{app:?} is not an artifact id")));
+                }
+                Some(app) => {
+                    policy.apps.entry(app.to_owned()).or_default().insert(tool.to_owned(), decision);
+                }
+                None => {
+                    policy.tools.insert(tool.to_owned(), decision);
+                }
+            }
+        }
+        Ok(policy)
+    }
+
+    /// The decision for `tool` called by the app `app`: the app's overlay,
+    /// else the deployment's, else ask.
+    pub fn decide(&self, app: &str, tool: &str) -> Decision {
+        self.apps
+            .get(app)
+            .and_then(|o| o.get(tool))
+            .or_else(|| self.tools.get(tool))
+            .copied()
+            .unwrap_or(Decision::Ask)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_overlay_wins_for_its_app_only() {
+        let p = AppToolPolicy::parse("get_state=allow, submit=allow, art_01j0000000000000000000000a:submit=deny").unwrap();
+        assert_eq!(p.decide("art_01j0000000000000000000000a", "submit"), Decision::Deny);
+        assert_eq!(p.decide("art_01j0000000000000000000000b", "submit"), Decision::Allow);
+        assert_eq!(p.decide("art_01j0000000000000000000000a", "get_state"), Decision::Allow);
+        assert_eq!(p.decide("art_01j0000000000000000000000a", "set_state"), Decision::Ask);
+    }
+
+    #[test]
+    fn a_bad_entry_is_named() {
+        for (text, said) in [
+            ("submit", "is not tool=decision"),
+            ("submit=maybe", "is not allow, deny or ask"),
+            ("delete=allow", "is not an app tool"),
+            ("nope:submit=deny", "is not an artifact id"),
+        ] {
+            let e = AppToolPolicy::parse(text).unwrap_err().to_string();
+            assert!(e.contains(said), "{text}: {e}");
+        }
+        assert_eq!(AppToolPolicy::parse("").unwrap(), AppToolPolicy::default());
+    }
+
+    #[test]
+    fn it_travels_as_json() {
+        let p = AppToolPolicy::parse("get_state=allow,art_01j0000000000000000000000a:submit=deny").unwrap();
+        let json = serde_json::to_value(&p).unwrap();
+        assert_eq!(json, serde_json::json!({"tools": {"get_state": "allow"}, "apps": {"art_01j0000000000000000000000a": {"submit": "deny"}}}));
+        assert_eq!(serde_json::from_value::<AppToolPolicy>(json).unwrap(), p);
+    }
+}

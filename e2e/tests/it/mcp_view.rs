@@ -1,0 +1,125 @@
+//! lattice's generated form view in another MCP Apps host (SPEC M3, M4): a
+//! page with the official MCP client and ext-apps' `AppBridge`
+//! (`e2e/mcp/host.mjs`, bundled here with esbuild), on its own origin, calls
+//! ask_form on lattice's `/mcp` and shows the view in a sandboxed frame; a
+//! person fills it in; the submission lands as the MCP caller's.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use lattice_e2e::browser::{Chrome, Window};
+use lattice_e2e::{Client, UpProcess};
+use serde_json::{Value, json};
+
+/// The host page's script: host.mjs and its npm imports in one file.
+fn bundle_host() -> PathBuf {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_owned();
+    let modules = root.join("apps/web/node_modules");
+    let esbuild = modules.join(".bin/esbuild");
+    assert!(esbuild.exists(), "esbuild and ext-apps are in apps/web/node_modules: `cargo xtask test` installs them (npm ci)");
+    let out = std::env::temp_dir().join(format!("lattice-mcp-host-{}.js", std::process::id()));
+    let status = std::process::Command::new(esbuild)
+        .arg(root.join("e2e/mcp/host.mjs"))
+        .args(["--bundle", "--format=iife", "--platform=browser", "--log-level=warning"])
+        .arg(format!("--outfile={}", out.display()))
+        .env("NODE_PATH", &modules)
+        .status()
+        .expect("running esbuild");
+    assert!(status.success(), "esbuild could not bundle e2e/mcp/host.mjs");
+    out
+}
+
+/// Serves the host page and its script on a loopback port of its own.
+async fn serve_host(script: PathBuf) -> String {
+    let js = std::fs::read_to_string(script).unwrap();
+    let page = "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>An MCP Apps host</title></head>\
+                <body><h1>Host</h1><script src=\"/host.js\"></script></body></html>";
+    let app = axum::Router::new()
+        .route("/", axum::routing::get(move || async move { axum::response::Html(page) }))
+        .route("/host.js", axum::routing::get(move || async move { ([("content-type", "text/javascript")], js) }));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let origin = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    origin
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_form_view_in_an_app_bridge_host_sends_as_the_caller() {
+    let script = tokio::task::spawn_blocking(bundle_host).await.unwrap();
+    let host = serve_host(script).await;
+    let up = UpProcess::start_with(&[("LATTICE_MCP_ALLOWED_ORIGINS", host.as_str())]).await;
+    let ana = Client::sign_in(&up.base, "acme", "ana").await;
+    let ws = ana.ok("POST", "/v1/workspaces", json!({"name": "Incidents"})).await["id"].as_str().unwrap().to_owned();
+    let th = ana.ok("POST", &format!("/v1/workspaces/{ws}/threads"), json!({"title": "Outage"})).await["id"].as_str().unwrap().to_owned();
+
+    let chrome = Chrome::launch().await;
+    let context = chrome.browser.new_context().await.unwrap();
+    if std::env::var_os("LATTICE_E2E_CONSOLE").is_some() {
+        context.on_console(|m| async move { eprintln!("[console] {}", m.text()); Ok(()) }).await.unwrap();
+    }
+    let page = context.new_page().await.unwrap();
+    page.goto(&format!("{host}/"), None).await.unwrap();
+    let w = Window { page, base: host.clone() };
+    let args = json!({"title": "Report the outage", "thread": th, "schema": {"type": "object",
+        "properties": {"severity": {"title": "Severity", "enum": ["low", "high"]}, "note": {"title": "Note", "type": "string", "maxLength": 200}},
+        "required": ["severity"]}});
+    let call = json!({"mcp": format!("{}/mcp", up.base), "token": ana.token, "tool": "ask_form", "args": args});
+    let shown: Value = w.eval(&format!("async () => await window.showTool({call})")).await;
+    assert_eq!(shown["status"], "pending", "{shown}");
+    let form_id = shown["receipt"]["id"].as_str().unwrap().to_owned();
+
+    let events: Value = w.eval("() => window.hostEvents").await;
+    let resource = &events[0]["resource"];
+    assert_eq!(resource["uri"], "ui://lattice/views/form");
+    assert_eq!(resource["mimeType"], "text/html;profile=mcp-app");
+    assert_eq!(resource["csp"], json!({"connectDomains": [], "resourceDomains": [], "frameDomains": [], "baseUriDomains": []}));
+    assert!(events.as_array().unwrap().iter().any(|e| e == "initialized"), "the view completed ui/initialize: {events}");
+
+    // The person answers in the view: a refusal first (nothing chosen), then the answer.
+    let view = w.page.frame_locator("iframe");
+    let send = view.get_by_text("Send", true);
+    let status = view.locator("#status");
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while send.is_disabled().await.unwrap() {
+        assert!(std::time::Instant::now() < deadline, "the view never enabled Send");
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    send.click(None).await.unwrap();
+    let refused = wait_text(&status, |t| t.contains("severity")).await;
+    assert!(refused.contains("Is required") || refused.contains("required"), "{refused}");
+    assert_eq!(view.locator("#status").get_attribute("role").await.unwrap().as_deref(), Some("alert"));
+    view.get_by_label("high", true).check(None).await.unwrap();
+    view.get_by_label("Note", false).fill("The API is down <b>since</b> 10:00", None).await.unwrap();
+    send.click(None).await.unwrap();
+    let sent = wait_text(&status, |t| t.starts_with("Sent.")).await;
+    assert!(sent.contains("sub_"), "{sent}");
+
+    // The submission is ana's, through the same command as in lattice's chat.
+    let subs = ana.ok("GET", &format!("/v1/threads/{th}/artifacts?kind=submission"), Value::Null).await;
+    let sub = subs.as_array().unwrap().iter().find(|s| s["data"]["form_id"] == form_id.as_str()).expect("a submission to the form");
+    assert_eq!(sub["author"], "ana");
+    assert_eq!(sub["data"]["values"], json!({"severity": "high", "note": "The API is down <b>since</b> 10:00"}));
+
+    // The view drew every value as text, never as markup, and told the host its size.
+    let markup: bool = w.eval("() => document.querySelector('iframe').contentDocument === null").await;
+    assert!(markup, "the view's frame is cross-origin to the host (sandboxed)");
+    let bold = view.locator("b").count().await.unwrap();
+    assert_eq!(bold, 0);
+    let events: Value = w.eval("() => window.hostEvents").await;
+    assert!(events.as_array().unwrap().iter().any(|e| e["size"]["height"].as_f64().is_some_and(|h| h > 100.0)), "size-changed: {events}");
+    let _: Value = w.eval("async () => { await window.teardown(); return true; }").await;
+    let events: Value = w.eval("() => window.hostEvents").await;
+    assert!(events.as_array().unwrap().iter().any(|e| e == "torn down"), "{events}");
+}
+
+async fn wait_text(locator: &playwright_rs::protocol::Locator, ok: impl Fn(&str) -> bool) -> String {
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let text = locator.text_content().await.unwrap().unwrap_or_default();
+        if ok(&text) {
+            return text;
+        }
+        assert!(std::time::Instant::now() < deadline, "waited for the view's status; it says {text:?}");
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+}
