@@ -163,6 +163,11 @@ impl UpProcess {
         }
         process
     }
+
+    /// Its database (SQLite), for another process to share.
+    pub fn database_url(&self) -> String {
+        format!("sqlite://{}/data/lattice.db", self.dir.display())
+    }
 }
 
 impl Drop for UpProcess {

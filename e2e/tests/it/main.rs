@@ -5,6 +5,5 @@ mod crash;
 mod demo;
 mod edge;
 mod mcp;
-mod mcp_view;
 mod apps;
 mod web;

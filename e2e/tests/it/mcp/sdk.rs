@@ -1,34 +1,10 @@
-//! The MCP exporter (SPEC M1–M3), driven by the official TypeScript SDK's
-//! client (`e2e/mcp/client.mjs`, run with Node) over streamable HTTP.
+//! One SDK client session over each way in: `/mcp` of `lattice up`,
+//! `lattice mcp --stdio`, and `lattice serve mcp` (`e2e/mcp/client.mjs`).
 
 use lattice_e2e::{Client, UpProcess};
 use serde_json::{Value, json};
 
-fn session(base: &str, token: &str) -> Value {
-    session_with(&[base, token], &[])
-}
-
-/// ana's token, minted by `lattice token` with the suites' secret.
-fn cli_token() -> String {
-    let out = std::process::Command::new(lattice_e2e::binary())
-        .args(["token", "--tenant", "acme", "--user", "ana"])
-        .env("LATTICE_AUTH_SECRET", lattice_e2e::SECRET)
-        .output()
-        .unwrap();
-    String::from_utf8(out.stdout).unwrap().trim().to_owned()
-}
-
-fn session_with(args: &[&str], env: &[(&str, String)]) -> Value {
-    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("mcp/client.mjs");
-    let mut node = std::process::Command::new("node");
-    node.arg(script).args(args);
-    for (k, v) in env {
-        node.env(k, v);
-    }
-    let out = node.output().expect("node runs the SDK client");
-    let text = String::from_utf8_lossy(&out.stdout);
-    serde_json::from_str(text.trim()).unwrap_or_else(|e| panic!("the client printed {text:?} ({e}); stderr: {}", String::from_utf8_lossy(&out.stderr)))
-}
+use super::{ServeMcp, cli_token, session, session_with};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_official_sdk_client_lists_calls_and_reads() {
@@ -102,24 +78,8 @@ async fn the_same_over_stdio() {
 async fn lattice_serve_mcp_answers_and_guards_its_host() {
     let dir = std::env::temp_dir().join(format!("lattice-serve-mcp-{}", lattice_e2e::free_port()));
     std::fs::create_dir_all(&dir).unwrap();
-    let port = lattice_e2e::free_port();
-    let mut child = std::process::Command::new(lattice_e2e::binary())
-        .args(["serve", "mcp"])
-        .env("LATTICE_PROFILE", "local")
-        .env("LATTICE_AUTH_SECRET", lattice_e2e::SECRET)
-        .env("LATTICE_DATABASE_URL", format!("sqlite://{}/mcp.db?mode=rwc", dir.display()))
-        .env("LATTICE_HTTP_ADDR", format!("127.0.0.1:{port}"))
-        .env("LATTICE_LOG", "warn")
-        .stdout(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let base = format!("http://127.0.0.1:{port}");
-    let http = reqwest::Client::new();
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    while !http.get(format!("{base}/readyz")).send().await.is_ok_and(|r| r.status().is_success()) {
-        assert!(std::time::Instant::now() < deadline, "lattice serve mcp did not become ready");
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
+    let server = ServeMcp::start(&format!("sqlite://{}/mcp.db?mode=rwc", dir.display()), &[]).await;
+    let (base, http) = (server.base.clone(), reqwest::Client::new());
     let token = cli_token();
     let (b, t) = (base.clone(), token.clone());
     let s = tokio::task::spawn_blocking(move || session(&b, &t)).await.unwrap();
@@ -137,7 +97,6 @@ async fn lattice_serve_mcp_answers_and_guards_its_host() {
         .await
         .unwrap();
     assert!(r.status().is_client_error(), "a foreign Host header: {}", r.status());
-    let _ = child.kill();
-    let _ = child.wait();
+    drop(server);
     let _ = std::fs::remove_dir_all(dir);
 }

@@ -1,0 +1,141 @@
+//! Mini apps over MCP (SPEC M3, M5): an agent's app as a `ui://` resource
+//! with its policy; the app's calls through its host pass the app tool
+//! policy (allow, ask through elicitation, deny by a per-app overlay), each
+//! decision an audit row; set_state merged to one version per five seconds;
+//! the kill switch and other tenants refused.
+
+use lattice_e2e::{Client, UpProcess};
+use serde_json::{Value, json};
+
+use super::{ServeMcp, steps, text};
+
+const HTML: &str = "<!doctype html><html><body><p id=\"count\">0</p><script data-lattice-sdk=\"ext-apps\"></script><script>const app = new ExtApps.App({name: 'counter', version: '1'});</script></body></html>";
+
+/// The decisions of the audit rows in a workspace, in order.
+async fn decisions(ana: &Client, ws: &str) -> Vec<(String, String)> {
+    let page = ana.ok("GET", &format!("/v1/workspaces/{ws}/events?format=json&after=0"), Value::Null).await;
+    page["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["payload"]["namespace"] == "audit")
+        .map(|e| {
+            let d = &e["payload"]["data"];
+            assert_eq!(d["via"], "mcp", "{e}");
+            (d["tool"].as_str().unwrap().to_owned(), d["decision"].as_str().unwrap().to_owned())
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn apps_over_mcp_pass_the_policy_and_leave_an_audit_row() {
+    let up = UpProcess::start().await;
+    let root = Client::sign_in_as(&up.base, json!({"tenant": "ops", "user": "root", "role": "deployment_admin"})).await;
+    root.ok("PUT", "/v1/integrations/deployment/ui:mini-apps", json!({"state": "on", "reason": "the MCP apps suite"})).await;
+    let ana = Client::sign_in_as(&up.base, json!({"tenant": "acme", "user": "ana", "role": "tenant_admin"})).await;
+    let ws = ana.ok("POST", "/v1/workspaces", json!({"name": "Apps"})).await["id"].as_str().unwrap().to_owned();
+    let th = ana.ok("POST", &format!("/v1/workspaces/{ws}/threads"), json!({"title": "Apps"})).await["id"].as_str().unwrap().to_owned();
+    ana.ok("POST", &format!("/v1/workspaces/{ws}/members"), json!({"user": "bot", "role": "editor"})).await;
+    let bot = Client::sign_in_as(&up.base, json!({"tenant": "acme", "user": "bot", "agent": true})).await;
+
+    // The agent makes an app; its result names the app's own resource.
+    let made = json!({"steps": [{"list": true}, {"call": "create_app", "arguments": {"title": "Counter", "summary": "Counts.", "html": HTML, "thread": th}}]});
+    let s = steps(&up.base, &bot.token, made).await;
+    let listed = s["steps"][0].as_array().unwrap();
+    let get_state = listed.iter().find(|t| t["name"] == "get_state").expect("get_state is offered while apps are on");
+    assert_eq!(get_state["meta"]["ui"]["visibility"], json!(["app"]));
+    let created = &s["steps"][1];
+    let app = created["structuredContent"]["receipt"]["id"].as_str().unwrap().to_owned();
+    let uri = format!("ui://lattice/apps/{app}");
+    assert_eq!(created["_meta"]["ui"]["resourceUri"], uri.as_str(), "{created}");
+    assert!(text(created).starts_with("## Counter\n\nCounts."), "{}", text(created));
+
+    // Read, state, a merged write, a refused path; submit without a way to ask.
+    let plan = json!({"steps": [
+        {"read": uri},
+        {"call": "get_state", "arguments": {"thread": th}},
+        {"call": "set_state", "arguments": {"app": app, "patch": [{"op": "add", "path": "/count", "value": 1}]}},
+        {"parallel": [
+            {"call": "set_state", "arguments": {"app": app, "patch": [{"op": "replace", "path": "/count", "value": 2}]}},
+            {"call": "set_state", "arguments": {"app": app, "patch": [{"op": "add", "path": "/by", "value": "bot"}]}},
+        ]},
+        {"call": "get_state", "arguments": {"app": app}},
+        {"call": "set_state", "arguments": {"app": app, "patch": [{"op": "replace", "path": "html", "value": "x"}]}},
+        {"call": "submit", "arguments": {"app": app, "values": {"count": 2}}},
+    ]});
+    let started = std::time::Instant::now();
+    let s = steps(&up.base, &bot.token, plan).await;
+    let content = &s["steps"][0]["contents"][0];
+    assert_eq!(content["mimeType"], "text/html;profile=mcp-app");
+    assert_eq!(content["_meta"]["ui"]["csp"], json!({"connectDomains": [], "resourceDomains": [], "frameDomains": [], "baseUriDomains": []}));
+    let doc = content["text"].as_str().unwrap();
+    assert!(doc.starts_with("<!doctype html><meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none';"), "{}", &doc[..200]);
+    assert!(doc.contains("RTCPeerConnection"), "the prelude takes WebRTC away");
+    assert!(doc.len() > HTML.len() + 100_000 && doc.contains("ExtApps"), "the vendored SDK is inlined");
+    assert!(!doc.contains("data-lattice-sdk"), "the marker was replaced by the SDK");
+    assert_eq!(s["steps"][1]["structuredContent"]["state"], json!({}), "{}", s["steps"][1]);
+    assert_eq!(s["steps"][2]["structuredContent"]["receipt"]["version"], 2, "{}", s["steps"][2]);
+    let merged = s["steps"][3].as_array().unwrap();
+    assert_eq!(merged[0]["structuredContent"]["receipt"]["version"], 3, "{merged:?}");
+    assert_eq!(merged[1]["structuredContent"]["receipt"]["version"], 3, "two writes, one version");
+    assert!(started.elapsed().as_secs_f64() >= 4.5, "the second write waited for the five seconds");
+    assert_eq!(s["steps"][4]["structuredContent"]["state"], json!({"count": 2, "by": "bot"}));
+    assert_eq!(s["steps"][5]["isError"], true);
+    assert!(text(&s["steps"][5]).contains("JSON Pointer"), "{}", s["steps"][5]);
+    assert_eq!(s["steps"][6]["isError"], true);
+    assert!(text(&s["steps"][6]).contains("no way to ask"), "{}", s["steps"][6]);
+
+    // The person is asked through the host: declined, then confirmed.
+    let submit = json!({"call": "submit", "arguments": {"app": app, "values": {"count": 2}}});
+    let s = steps(&up.base, &bot.token, json!({"elicit": "decline", "steps": [submit]})).await;
+    assert!(text(&s["steps"][0]).contains("declined"), "{s}");
+    let s = steps(&up.base, &bot.token, json!({"elicit": "accept", "steps": [submit]})).await;
+    assert!(s["elicited"][0].as_str().unwrap().contains("\"count\": 2"), "the person saw the exact values: {s}");
+    let sub = s["steps"][0]["structuredContent"]["submission"]["id"].as_str().expect("sent").to_owned();
+    let row = ana.ok("GET", &format!("/v1/artifacts/{sub}"), Value::Null).await;
+    assert_eq!((row["author"].as_str(), row["data"]["form_id"].as_str()), (Some("bot"), Some(app.as_str())), "the MCP caller's submission");
+
+    // An operator's overlay for this app denies what the rest may do.
+    let policy = format!("get_state=allow,set_state=allow,submit=ask,{app}:get_state=deny");
+    let overlaid = ServeMcp::start(&up.database_url(), &[("LATTICE_APP_TOOL_POLICY", policy.as_str())]).await;
+    let s = steps(&overlaid.base, &bot.token, json!({"steps": [{"call": "get_state", "arguments": {"app": app}}]})).await;
+    assert!(text(&s["steps"][0]).contains("policy denies"), "{s}");
+    drop(overlaid);
+
+    let expected = [
+        ("get_state", "allow"),
+        ("set_state", "allow"),
+        ("set_state", "allow"),
+        ("set_state", "allow"),
+        ("get_state", "allow"),
+        ("set_state", "allow"),
+        ("submit", "unconfirmed"),
+        ("submit", "declined"),
+        ("submit", "confirmed"),
+        ("get_state", "deny"),
+    ];
+    // The overlay's row was written by the other process: the log service
+    // sees it once its horizon passes it.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    loop {
+        let rows = decisions(&ana, &ws).await;
+        let rows: Vec<(&str, &str)> = rows.iter().map(|(t, d)| (t.as_str(), d.as_str())).collect();
+        if rows.len() >= expected.len() || std::time::Instant::now() > deadline {
+            assert_eq!(rows, expected, "one audit row per decision");
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+
+    // Another tenant reads nothing; with apps off, nothing runs.
+    let eve = Client::sign_in(&up.base, "globex", "eve").await;
+    let s = steps(&up.base, &eve.token, json!({"steps": [{"read": uri}, {"call": "get_state", "arguments": {"app": app}}]})).await;
+    assert!(s["steps"][0]["error"].as_str().is_some_and(|e| e.contains("no app")), "{s}");
+    assert_eq!(s["steps"][1]["isError"], true, "{s}");
+    root.ok("PUT", "/v1/integrations/deployment/ui:mini-apps", json!({"state": "off", "reason": "the MCP apps suite"})).await;
+    let s = steps(&up.base, &bot.token, json!({"steps": [{"list": true}, {"read": uri}, {"call": "get_state", "arguments": {"app": app}}]})).await;
+    let names: Vec<&str> = s["steps"][0].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert!(!names.iter().any(|n| ["create_app", "update_app", "get_state", "set_state", "submit"].contains(n)), "{names:?}");
+    assert!(s["steps"][1]["error"].as_str().is_some_and(|e| e.contains("mini apps are off")), "{s}");
+    assert!(text(&s["steps"][2]).contains("switched off"), "{s}");
+}

@@ -1,0 +1,82 @@
+//! ask_form over MCP: the form is put in the thread and its id returned at
+//! once; `form_submissions` waits for the answer with progress
+//! notifications; a person answers in lattice; an unfit schema, a wait over
+//! the limit and another tenant's form are refused as tool errors.
+
+use std::time::Duration;
+
+use lattice_e2e::{Client, UpProcess};
+use lattice_ui::form::Submissions;
+use serde_json::{Value, json};
+
+use super::{steps, text};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ask_form_returns_a_handle_and_form_submissions_waits_for_the_answer() {
+    let up = UpProcess::start().await;
+    let ana = Client::sign_in(&up.base, "acme", "ana").await;
+    let ws = ana.ok("POST", "/v1/workspaces", json!({"name": "Ops"})).await["id"].as_str().unwrap().to_owned();
+    let th = ana.ok("POST", &format!("/v1/workspaces/{ws}/threads"), json!({"title": "Leave"})).await["id"].as_str().unwrap().to_owned();
+    ana.ok("POST", &format!("/v1/workspaces/{ws}/members"), json!({"user": "bob", "role": "editor"})).await;
+    let bob = Client::sign_in(&up.base, "acme", "bob").await;
+
+    let schema = json!({"type": "object", "properties": {"days": {"title": "Days", "type": "integer", "minimum": 1, "maximum": 30}}, "required": ["days"]});
+    let plan = json!({"steps": [
+        {"call": "ask_form", "arguments": {"title": "How many days?", "schema": schema, "thread": th}},
+        {"call": "ask_form", "arguments": {"title": "Bad", "schema": {"type": "object", "properties": {"x": {"type": "string", "pattern": "^a"}}}, "thread": th}},
+    ]});
+    let s = steps(&up.base, &ana.token, plan).await;
+    let asked = &s["steps"][0];
+    assert_eq!(asked["structuredContent"]["status"], "pending", "{asked}");
+    assert_eq!(asked["_meta"]["ui"]["resourceUri"], "ui://lattice/views/form");
+    let form = asked["structuredContent"]["receipt"]["id"].as_str().unwrap().to_owned();
+    assert!(text(asked).contains("form_submissions") && text(asked).contains("**Days** (`days`: integer, required)"), "{}", text(asked));
+    let refused = &s["steps"][1];
+    assert_eq!(refused["isError"], true);
+    assert!(text(refused).contains("the form was refused") && text(refused).contains("pattern"), "{}", text(refused));
+    // The form is in the thread, ana's, once.
+    let art = ana.ok("GET", &format!("/v1/artifacts/{form}"), Value::Null).await;
+    assert_eq!((art["kind"].as_str(), art["author"].as_str(), art["data"]["submissions"].as_str()), (Some("form"), Some("ana"), Some("once")));
+
+    // The agent waits; bob answers in lattice three seconds later.
+    let wait = json!({"steps": [{"call": "form_submissions", "arguments": {"id": form, "wait_seconds": 60}}]});
+    let (base, token) = (up.base.clone(), ana.token.clone());
+    let waiting = tokio::spawn(async move { steps(&base, &token, wait).await });
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    assert!(!waiting.is_finished(), "form_submissions returned before the answer");
+    let id = lattice_ui::submission::submission_id(&form, Submissions::Once, "bob", None);
+    let body = json!({"id": id, "kind": "submission", "data": {"form_id": form, "form_version": 1, "values": {"days": 4}}});
+    let (status, sent) = bob.post(&format!("/v1/threads/{th}/artifacts"), body).await.unwrap();
+    assert!((200..300).contains(&status), "{status} {sent}");
+    let s = tokio::time::timeout(Duration::from_secs(20), waiting).await.expect("form_submissions answered").unwrap();
+    let answered = &s["steps"][0];
+    assert_eq!(answered["structuredContent"]["status"], "answered", "{answered}");
+    assert_eq!(answered["structuredContent"]["submissions"][0]["by"], "bob");
+    assert_eq!(answered["structuredContent"]["submissions"][0]["values"], json!({"days": 4}));
+    let progress = answered["progress"].as_array().unwrap();
+    assert!(!progress.is_empty(), "progress notifications while waiting: {answered}");
+    assert_eq!(progress[0]["total"], 60);
+
+    // Without waiting: the list at once; over the limit, and another tenant: refused.
+    let plan = json!({"steps": [
+        {"call": "form_submissions", "arguments": {"id": form}},
+        {"call": "form_submissions", "arguments": {"id": form, "wait_seconds": 601}},
+    ]});
+    let s = steps(&up.base, &ana.token, plan).await;
+    assert_eq!(s["steps"][0]["structuredContent"]["submissions"].as_array().unwrap().len(), 1);
+    assert_eq!(s["steps"][1]["isError"], true, "{}", s["steps"][1]);
+    let eve = Client::sign_in(&up.base, "globex", "eve").await;
+    let plan = json!({"steps": [
+        {"call": "form_submissions", "arguments": {"id": form}},
+        {"call": "submit_form", "arguments": {"form": form, "form_version": 1, "values": {"days": 2}}},
+        {"call": "show_dashboard", "arguments": {"title": "Theirs", "panels": [], "thread": th}},
+    ]});
+    let s = steps(&up.base, &eve.token, plan).await;
+    for (i, step) in s["steps"].as_array().unwrap().iter().enumerate() {
+        assert_eq!(step["isError"], true, "step {i} of another tenant: {step}");
+    }
+    assert!(text(&s["steps"][2]).starts_with("thread:"), "{}", s["steps"][2]);
+    // Nothing of eve's reached acme's thread.
+    let arts = ana.ok("GET", &format!("/v1/threads/{th}/artifacts"), Value::Null).await;
+    assert!(arts.as_array().unwrap().iter().all(|a| a["author"] != "eve"), "{arts}");
+}
