@@ -113,7 +113,7 @@ async fn find_app(log: &LogService, who: &Authenticated, args: &Value) -> Result
             let scope = Scope::find(log, who, args.get("thread").and_then(Value::as_str)).await.map_err(|e| format!("thread: {e}"))?;
             let (thread, _) = scope.here.ok_or("app: the caller has no thread, so no app")?;
             let apps = log.artifacts(who, &thread, Some("app"), None).await.map_err(|e| e.to_string())?;
-            apps.into_iter().filter(|a| !a.archived).next_back().ok_or("app: there is no app in the thread")?
+            apps.into_iter().rfind(|a| !a.archived).ok_or("app: there is no app in the thread")?
         }
     };
     if row.kind != "app" {
