@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 pub mod browser;
+pub mod stack;
 
 pub const SECRET: &str = "lattice-e2e-secret-lattice-e2e-secret-0123";
 

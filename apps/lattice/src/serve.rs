@@ -82,6 +82,10 @@ pub async fn log(config: Config) -> anyhow::Result<()> {
     tracing::info!(config = %config.printable(), "lattice serve log");
     let log = start_log(&config).await?;
     let runner = start_runner(&config, &log).await?;
+    // The local stack (`just up`, compose) has the demo too; production never.
+    if config.seed_demo && config.profile != crate::config::Profile::Production {
+        crate::demo::seed(&log, &runner).await?;
+    }
     serve_http(&config, log, runner, false).await
 }
 
@@ -197,10 +201,13 @@ pub async fn edge(config: Config) -> anyhow::Result<()> {
     let upstream = config.log_url.clone().context("lattice serve edge needs LATTICE_LOG_URL (the log service)")?;
     let (stop, shutdown) = tokio::sync::watch::channel(false);
     spawn_apps_origin(&config, shutdown.clone()).await?;
-    let app = lattice_edge::upstream_router(&upstream)
-        .merge(portal(&config)?)
-        .route("/healthz", axum::routing::get(|| async { "ok" }));
-    serve_until_signal(&config, app, stop, &format!("the chat at /, /v1 passed to {upstream}")).await
+    let mut app = lattice_edge::upstream_router(&upstream).merge(portal(&config)?).route("/healthz", axum::routing::get(|| async { "ok" }));
+    let mut what = format!("the chat at /, /v1 passed to {upstream}");
+    if let Some(mcp) = &config.mcp_url {
+        app = app.merge(lattice_edge::mcp_router(mcp));
+        what.push_str(&format!(", /mcp to {mcp}"));
+    }
+    serve_until_signal(&config, app, stop, &what).await
 }
 
 /// Serves `app` on LATTICE_HTTP_ADDR until SIGINT or SIGTERM, then tells

@@ -14,4 +14,4 @@ mod upstream;
 
 pub use apps::{AppsOrigin, INNER_POLICY, apps_router, sdk_dir_of};
 pub use portal::{PortalConfig, portal_router};
-pub use upstream::upstream_router;
+pub use upstream::{mcp_router, upstream_router};

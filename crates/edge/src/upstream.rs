@@ -1,5 +1,5 @@
-//! `/v1` and the live streams, passed to the log service (`lattice serve
-//! edge`). Bodies stream both ways without being held, so Server-Sent
+//! `/v1` and the live streams, passed to the log service, and `/mcp` to
+//! the MCP exporter (`lattice serve edge`). Bodies stream both ways without being held, so Server-Sent
 //! Events flow as they are written; hop-by-hop headers stay on their hop.
 //! A bare hyper client keeps the extra hop cheap (`cargo xtask bench edge`).
 
@@ -17,20 +17,33 @@ struct Upstream {
     /// `http://host:port`, no trailing slash.
     base: String,
     client: Client<HttpConnector, Body>,
+    /// What answers there, for the error when it does not.
+    name: &'static str,
+}
+
+impl Upstream {
+    fn new(base: &str, name: &'static str) -> Self {
+        let mut connector = HttpConnector::new();
+        connector.set_nodelay(true);
+        let client = Client::builder(TokioExecutor::new()).build(connector);
+        Self { base: base.trim_end_matches('/').to_owned(), client, name }
+    }
 }
 
 /// Forwards `/v1/*`, `/openapi.json` and `/readyz` to `base` (the log
 /// service, e.g. `http://127.0.0.1:8090`).
 pub fn upstream_router(base: &str) -> Router {
-    let mut connector = HttpConnector::new();
-    connector.set_nodelay(true);
-    let client = Client::builder(TokioExecutor::new()).build(connector);
-    let upstream = Upstream { base: base.trim_end_matches('/').to_owned(), client };
     Router::new()
         .route("/v1/{*rest}", axum::routing::any(forward))
         .route("/openapi.json", axum::routing::get(forward))
         .route("/readyz", axum::routing::get(forward))
-        .with_state(upstream)
+        .with_state(Upstream::new(base, "the log service"))
+}
+
+/// Forwards `/mcp` to `base` (`lattice serve mcp`), so MCP clients find it
+/// beside the chat, as with `lattice up`.
+pub fn mcp_router(base: &str) -> Router {
+    Router::new().route("/mcp", axum::routing::any(forward)).with_state(Upstream::new(base, "the MCP exporter"))
 }
 
 const HOP_BY_HOP: [HeaderName; 7] = [
@@ -43,10 +56,10 @@ const HOP_BY_HOP: [HeaderName; 7] = [
     header::PROXY_AUTHORIZATION,
 ];
 
-fn unavailable() -> Response {
+fn unavailable(name: &str) -> Response {
     (
         StatusCode::BAD_GATEWAY,
-        axum::Json(serde_json::json!({"error": {"type": "Unavailable", "reason": "the log service did not answer"}})),
+        axum::Json(serde_json::json!({"error": {"type": "Unavailable", "reason": format!("{name} did not answer")}})),
     )
         .into_response()
 }
@@ -54,7 +67,7 @@ fn unavailable() -> Response {
 async fn forward(State(up): State<Upstream>, req: Request) -> Response {
     let (mut parts, body) = req.into_parts();
     let path = parts.uri.path_and_query().map_or("/", |p| p.as_str());
-    let Ok(uri) = format!("{}{path}", up.base).parse::<Uri>() else { return unavailable() };
+    let Ok(uri) = format!("{}{path}", up.base).parse::<Uri>() else { return unavailable(up.name) };
     parts.uri = uri;
     for name in HOP_BY_HOP {
         parts.headers.remove(name);
@@ -68,8 +81,8 @@ async fn forward(State(up): State<Upstream>, req: Request) -> Response {
             Response::from_parts(parts, Body::new(body))
         }
         Err(e) => {
-            tracing::warn!(error = %e, "the log service did not answer");
-            unavailable()
+            tracing::warn!(error = %e, upstream = up.name, "no answer");
+            unavailable(up.name)
         }
     }
 }

@@ -1,5 +1,6 @@
 //! Acceptance tests against the real binary.
 
+mod acceptance;
 mod bridge;
 mod crash;
 mod demo;

@@ -2,7 +2,9 @@
 //! a listener on a loopback port the test opened (TCP and UDP) hears
 //! nothing. One test a path. The apps build their addresses at run time, as
 //! a hostile app would, past the UI model's filter of literal URLs: the
-//! sandbox and the policies are what must hold.
+//! sandbox and the policies are what must hold. Every path is tried against
+//! `lattice up` and against the multi-process stack (the edge in front of
+//! the log service).
 
 use std::net::{TcpListener, UdpSocket};
 use std::sync::Arc;
@@ -11,7 +13,7 @@ use std::time::Duration;
 
 use lattice_e2e::browser::Chrome;
 
-use super::{Apps, app_log, by_hand};
+use super::{Apps, On, app_log, by_hand};
 
 /// Listens on one loopback port, TCP and UDP: counts the bytes that reach
 /// it (a request, a datagram) and, apart, the TCP connections made.
@@ -58,16 +60,16 @@ impl Listener {
 /// Runs `attempt` (JavaScript; `U` is the listener's http address, `HOST`
 /// its host and port, `PORTAL` the portal's origin) in an app, then checks
 /// the app's own verdict and that the listener heard nothing.
-async fn escape(attempt: &str) -> String {
-    escape_with(attempt, true).await
+async fn escape(on: On, attempt: &str) -> String {
+    escape_with(on, attempt, true).await
 }
 
 /// `verdict`: whether the app can still say how the attempt went (one that
 /// navigates its own frame can't: its page is gone).
-async fn escape_with(attempt: &str, verdict: bool) -> String {
-    let apps = Apps::start().await;
+async fn escape_with(on: On, attempt: &str, verdict: bool) -> String {
+    let apps = Apps::start_on(on).await;
     let listener = Listener::open();
-    let portal_port = apps.up.base.rsplit(':').next().unwrap().to_owned();
+    let portal_port = apps.base.rsplit(':').next().unwrap().to_owned();
     let script = format!(
         "const HOST = '127.0.0.1:' + {port}; const U = 'ht' + 'tp:/' + '/' + HOST; \
          const PORTAL = 'ht' + 'tp:/' + '/127.0.0.1:' + {portal_port};\n\
@@ -105,34 +107,29 @@ async fn escape_with(attempt: &str, verdict: bool) -> String {
     verdict
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn fetch() {
-    escape("fetch(U + '/fetch').then(() => log('result reached'), (e) => log('result blocked ' + e.name));").await;
+async fn fetch(on: On) {
+    escape(on, "fetch(U + '/fetch').then(() => log('result reached'), (e) => log('result blocked ' + e.name));").await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn xhr() {
-    escape("const x = new XMLHttpRequest(); x.open('GET', U + '/xhr'); x.onload = () => log('result reached'); x.onerror = () => log('result blocked error'); x.send();").await;
+async fn xhr(on: On) {
+    escape(on, "const x = new XMLHttpRequest(); x.open('GET', U + '/xhr'); x.onload = () => log('result reached'); x.onerror = () => log('result blocked error'); x.send();").await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn websocket() {
-    escape("const s = new WebSocket('w' + 's:/' + '/' + HOST + '/ws'); s.onopen = () => log('result reached'); s.onerror = () => log('result blocked error');").await;
+async fn websocket(on: On) {
+    escape(on, "const s = new WebSocket('w' + 's:/' + '/' + HOST + '/ws'); s.onopen = () => log('result reached'); s.onerror = () => log('result blocked error');").await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn event_source() {
-    escape("const s = new EventSource(U + '/sse'); s.onopen = () => log('result reached'); s.onerror = () => log('result blocked error');").await;
+async fn event_source(on: On) {
+    escape(on, "const s = new EventSource(U + '/sse'); s.onopen = () => log('result reached'); s.onerror = () => log('result blocked error');").await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn image_beacon() {
-    escape("const i = new Image(); i.onload = () => log('result reached'); i.onerror = () => log('result blocked error'); i.src = U + '/img'; document.body.append(i);").await;
+async fn image_beacon(on: On) {
+    escape(on, "const i = new Image(); i.onload = () => log('result reached'); i.onerror = () => log('result blocked error'); i.src = U + '/img'; document.body.append(i);").await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn css_beacon() {
+async fn css_beacon(on: On) {
     escape(
+        on,
         "const st = document.createElement('style'); st.textContent = '#b { background-image: url(' + U + '/css); } @import url(' + U + '/import);'; \
          document.head.append(st); const d = document.createElement('div'); d.id = 'b'; d.textContent = 'b'; document.body.append(d); \
          setTimeout(() => log('result blocked (nothing to observe in the page)'), 500);",
@@ -140,23 +137,22 @@ async fn css_beacon() {
     .await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn anchor_ping() {
-    escape_with("const a = document.createElement('a'); a.href = U + '/nav'; a.ping = U + '/ping'; a.textContent = 'x'; document.body.append(a); a.click();", false).await;
+async fn anchor_ping(on: On) {
+    escape_with(on, "const a = document.createElement('a'); a.href = U + '/nav'; a.ping = U + '/ping'; a.textContent = 'x'; document.body.append(a); a.click();", false).await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn prefetch_and_preconnect() {
+async fn prefetch_and_preconnect(on: On) {
     escape(
+        on,
         "for (const rel of ['prefetch', 'preconnect', 'dns-prefetch', 'preload']) { const l = document.createElement('link'); l.rel = rel; l.href = U + '/' + rel; if (rel === 'preload') l.as = 'fetch'; document.head.append(l); } \
          setTimeout(() => log('result blocked (no hint was followed)'), 800);",
     )
     .await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn webrtc_data_channel() {
+async fn webrtc_data_channel(on: On) {
     let verdict = escape(
+        on,
         "const pc = new RTCPeerConnection({iceServers: [{urls: 'stun:' + HOST}, {urls: 'turn:' + HOST, username: 'u', credential: 'p'}]}); \
          pc.createDataChannel('out'); pc.createOffer().then((o) => pc.setLocalDescription(o)); setTimeout(() => log('result reached (a peer connection was made)'), 800);",
     )
@@ -164,32 +160,28 @@ async fn webrtc_data_channel() {
     assert!(verdict.contains("TypeError"), "WebRTC is not there to use: {verdict}");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn form_submission() {
-    escape("const f = document.createElement('form'); f.action = U + '/form'; f.method = 'post'; document.body.append(f); f.submit(); setTimeout(() => log('result blocked (the form went nowhere)'), 500);").await;
+async fn form_submission(on: On) {
+    escape(on, "const f = document.createElement('form'); f.action = U + '/form'; f.method = 'post'; document.body.append(f); f.submit(); setTimeout(() => log('result blocked (the form went nowhere)'), 500);").await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn top_navigation() {
-    escape("top.location.href = U + '/top'; setTimeout(() => log('result reached (still here after navigating the top)'), 500);").await;
+async fn top_navigation(on: On) {
+    escape(on, "top.location.href = U + '/top'; setTimeout(() => log('result reached (still here after navigating the top)'), 500);").await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn own_navigation() {
+async fn own_navigation(on: On) {
     // The app's own frame may not leave for the network either (the proxy's
     // frame-src governs it); its log would vanish with it, so the verdict
     // is written first.
-    escape_with("location.href = U + '/self';", false).await;
+    escape_with(on, "location.href = U + '/self';", false).await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn window_open() {
-    escape("const w = window.open(U + '/popup'); log(w ? 'result reached (a window opened)' : 'result blocked (no window)');").await;
+async fn window_open(on: On) {
+    escape(on, "const w = window.open(U + '/popup'); log(w ? 'result reached (a window opened)' : 'result blocked (no window)');").await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_portals_cookies_and_storage() {
+async fn the_portals_cookies_and_storage(on: On) {
     escape(
+        on,
         "const tries = [() => document.cookie, () => localStorage.getItem('lattice.token'), () => parent.localStorage.getItem('lattice.token'), \
          () => top.localStorage.getItem('lattice.token'), () => top.document.cookie, () => sessionStorage.length]; \
          const got = []; for (const t of tries) { try { const v = t(); got.push('value:' + v); } catch (e) { got.push(e.name); } } \
@@ -198,12 +190,32 @@ async fn the_portals_cookies_and_storage() {
     .await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_nested_frame_to_the_portal() {
+async fn a_nested_frame_to_the_portal(on: On) {
     escape(
+        on,
         "for (const src of [PORTAL + '/', U + '/frame']) { const f = document.createElement('iframe'); f.src = src; document.body.append(f); } \
          setTimeout(() => { let seen = ''; try { const d = document.querySelector('iframe').contentDocument; seen = d && d.body ? d.body.innerHTML : ''; } catch (e) { seen = ''; } \
          log(seen.length > 0 ? 'result reached ' + seen.slice(0, 40) : 'result blocked (nothing loaded)'); }, 800);",
     )
     .await;
 }
+
+/// Each path as a test against `lattice up` and one against the stack.
+macro_rules! on_both {
+    ($($name:ident),* $(,)?) => {
+        mod on_lattice_up {
+            $(#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn $name() {
+                super::$name(super::On::Up).await;
+            })*
+        }
+        mod on_the_stack {
+            $(#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn $name() {
+                super::$name(super::On::Stack).await;
+            })*
+        }
+    };
+}
+
+on_both!(fetch, xhr, websocket, event_source, image_beacon, css_beacon, anchor_ping, prefetch_and_preconnect, webrtc_data_channel, form_submission, top_navigation, own_navigation, window_open, the_portals_cookies_and_storage, a_nested_frame_to_the_portal);

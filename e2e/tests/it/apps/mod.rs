@@ -11,30 +11,61 @@ mod switch;
 use std::time::Duration;
 
 use lattice_e2e::browser::{Chrome, Window};
+use lattice_e2e::stack::Stack;
 use lattice_e2e::{Client, UpProcess};
 use serde_json::{Value, json};
 
 /// A deployment with mini apps on, a workspace and thread of `ana`'s with
 /// the agent `bot` in it.
 pub struct Apps {
-    pub up: UpProcess,
+    /// The portal's origin.
+    pub base: String,
+    _deployment: Deployment,
     pub ana: Client,
     pub bot: Client,
     pub ws: String,
     pub th: String,
 }
 
+/// What serves the suite: `lattice up`, or the multi-process stack.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum On {
+    Up,
+    Stack,
+}
+
+/// Held until the suite ends: dropping it stops the processes.
+#[expect(dead_code, reason = "held for its Drop only")]
+enum Deployment {
+    Up(UpProcess),
+    Stack(Stack),
+}
+
 impl Apps {
     pub async fn start() -> Self {
-        let up = UpProcess::start().await;
-        let root = Client::sign_in_as(&up.base, json!({"tenant": "ops", "user": "root", "role": "deployment_admin"})).await;
+        Self::start_on(On::Up).await
+    }
+
+    pub async fn start_on(on: On) -> Self {
+        let (base, deployment) = match on {
+            On::Up => {
+                let up = UpProcess::start().await;
+                (up.base.clone(), Deployment::Up(up))
+            }
+            On::Stack => {
+                let stack = tokio::task::spawn_blocking(Stack::temporary).await.unwrap().unwrap_or_else(|e| panic!("the stack: {e}"));
+                (stack.portal.clone(), Deployment::Stack(stack))
+            }
+        };
+        let up = &base;
+        let root = Client::sign_in_as(up, json!({"tenant": "ops", "user": "root", "role": "deployment_admin"})).await;
         root.ok("PUT", "/v1/integrations/deployment/ui:mini-apps", json!({"state": "on", "reason": "the app suites"})).await;
-        let ana = Client::sign_in_as(&up.base, json!({"tenant": "acme", "user": "ana", "role": "tenant_admin"})).await;
+        let ana = Client::sign_in_as(up, json!({"tenant": "acme", "user": "ana", "role": "tenant_admin"})).await;
         let ws = ana.ok("POST", "/v1/workspaces", json!({"name": "Apps"})).await["id"].as_str().unwrap().to_owned();
         let th = ana.ok("POST", &format!("/v1/workspaces/{ws}/threads"), json!({"title": "Apps"})).await["id"].as_str().unwrap().to_owned();
         ana.ok("POST", &format!("/v1/workspaces/{ws}/members"), json!({"user": "bot", "role": "editor"})).await;
-        let bot = Client::sign_in_as(&up.base, json!({"tenant": "acme", "user": "bot", "agent": true})).await;
-        Self { up, ana, bot, ws, th }
+        let bot = Client::sign_in_as(up, json!({"tenant": "acme", "user": "bot", "agent": true})).await;
+        Self { base, _deployment: deployment, ana, bot, ws, th }
     }
 
     /// The agent makes an app; returns its id.
@@ -48,7 +79,7 @@ impl Apps {
 
     /// Ana's window on the thread.
     pub async fn window(&self, chrome: &Chrome) -> Window {
-        chrome.window(&self.up.base, &self.ana.token, "light", &format!("/t/{}", self.th)).await
+        chrome.window(&self.base, &self.ana.token, "light", &format!("/t/{}", self.th)).await
     }
 
     pub async fn artifact(&self, id: &str) -> Value {

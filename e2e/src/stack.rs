@@ -1,0 +1,383 @@
+//! The local stack (SPEC O2, X1): real PostgreSQL and NATS started natively,
+//! migrations run, and each lattice service as its own process (`serve log`,
+//! `serve bridge`, `serve mcp`, `serve edge`), on loopback ports. `just up`
+//! starts it detached under `./data/stack` and `just down` stops exactly what
+//! it started (the pid files under `run/`); the acceptance suite starts one
+//! on free ports and stops it when dropped.
+
+use std::net::TcpListener;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::{SECRET, binary, free_port};
+
+/// Where each part listens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ports {
+    pub portal: u16,
+    pub apps: u16,
+    pub log: u16,
+    pub mcp: u16,
+    pub postgres: u16,
+    pub nats: u16,
+}
+
+impl Ports {
+    /// `just up`'s: the portal and apps origin where `cargo up` has them.
+    pub const STANDARD: Ports = Ports { portal: 8080, apps: 8081, log: 8090, mcp: 8091, postgres: 5433, nats: 4223 };
+
+    pub fn free() -> Self {
+        Self { portal: free_port(), apps: free_port(), log: free_port(), mcp: free_port(), postgres: free_port(), nats: free_port() }
+    }
+
+    /// `portal,apps,log,mcp,postgres,nats`, as LATTICE_STACK_PORTS gives them.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let n: Vec<u16> = text.split(',').map(|p| p.trim().parse::<u16>()).collect::<Result<_, _>>().map_err(|e| format!("LATTICE_STACK_PORTS: {e}"))?;
+        match n[..] {
+            [portal, apps, log, mcp, postgres, nats] => Ok(Self { portal, apps, log, mcp, postgres, nats }),
+            _ => Err("LATTICE_STACK_PORTS: six ports: portal,apps,log,mcp,postgres,nats".into()),
+        }
+    }
+
+    fn all(&self) -> [(&'static str, u16); 6] {
+        [("portal", self.portal), ("apps", self.apps), ("log", self.log), ("mcp", self.mcp), ("postgres", self.postgres), ("nats", self.nats)]
+    }
+}
+
+/// A running stack.
+pub struct Stack {
+    pub dir: PathBuf,
+    pub ports: Ports,
+    /// The portal (the chat, `/v1`, `/mcp`), as browsers reach it.
+    pub portal: String,
+    /// The apps origin.
+    pub apps: String,
+    /// The log service directly.
+    pub log: String,
+    pub database_url: String,
+    pub nats_url: String,
+    /// Children this process waits for when it stops them (the suite's);
+    /// empty when detached (`just up`), whose pids are in `run/`.
+    children: Vec<(String, Child)>,
+    stop_on_drop: bool,
+    /// A temporary folder, removed once everything in it has stopped.
+    remove_dir: bool,
+}
+
+/// The lattice services, in the order they start.
+const SERVICES: [&str; 4] = ["log", "bridge", "mcp", "edge"];
+
+impl Stack {
+    /// Starts everything under `dir`; `detached` processes outlive this one.
+    pub fn start(dir: &Path, ports: Ports, detached: bool) -> Result<Self, String> {
+        for (name, port) in ports.all() {
+            if TcpListener::bind(("127.0.0.1", port)).is_err() {
+                return Err(format!("port {port} ({name}) is taken: is a stack already up? (`just down` stops it)"));
+            }
+        }
+        for sub in ["logs", "run", "nats"] {
+            std::fs::create_dir_all(dir.join(sub)).map_err(|e| format!("creating {}: {e}", dir.join(sub).display()))?;
+        }
+        let dir = dir.canonicalize().map_err(|e| e.to_string())?;
+        let database_url = format!("postgres://postgres@127.0.0.1:{}/postgres", ports.postgres);
+        let nats_url = format!("nats://127.0.0.1:{}", ports.nats);
+        let mut stack = Stack {
+            portal: format!("http://127.0.0.1:{}", ports.portal),
+            apps: format!("http://127.0.0.1:{}", ports.apps),
+            log: format!("http://127.0.0.1:{}", ports.log),
+            dir,
+            ports,
+            database_url,
+            nats_url,
+            children: Vec::new(),
+            stop_on_drop: !detached,
+            remove_dir: false,
+        };
+        let started = stack.start_all(detached);
+        if let Err(e) = started {
+            let _ = stop(&stack.dir);
+            stack.children.clear();
+            return Err(e);
+        }
+        Ok(stack)
+    }
+
+    /// A stack on free ports in a temporary folder, for one test: stopped
+    /// and removed when dropped.
+    pub fn temporary() -> Result<Self, String> {
+        let dir = std::env::temp_dir().join(format!("lattice-stack-{}", free_port()));
+        let mut stack = Self::start(&dir, Ports::free(), false);
+        if let Ok(s) = &mut stack {
+            s.remove_dir = true;
+        } else {
+            let _ = std::fs::remove_dir_all(&dir);
+        }
+        stack
+    }
+
+    fn start_all(&mut self, detached: bool) -> Result<(), String> {
+        postgres_start(&self.dir, self.ports.postgres)?;
+        let mut nats = Command::new(nats_server()?);
+        nats.args(["-js", "-a", "127.0.0.1", "-p", &self.ports.nats.to_string(), "-sd"]).arg(self.dir.join("nats"));
+        self.spawn("nats", nats, detached)?;
+        let migrate = self.lattice(&["migrate"]).output().map_err(|e| format!("lattice migrate: {e}"))?;
+        if !migrate.status.success() {
+            return Err(format!("lattice migrate failed: {}", String::from_utf8_lossy(&migrate.stderr)));
+        }
+        for service in SERVICES {
+            let cmd = self.lattice(&["serve", service]);
+            self.spawn(service, cmd, detached)?;
+            match service {
+                "log" => wait_ready(&format!("{}/readyz", self.log), "the log service")?,
+                "mcp" => wait_ready(&format!("http://127.0.0.1:{}/readyz", self.ports.mcp), "the MCP exporter")?,
+                "edge" => wait_ready(&format!("{}/readyz", self.portal), "the edge")?,
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// `lattice ARGS` with the stack's configuration for every service.
+    fn lattice(&self, args: &[&str]) -> Command {
+        let p = self.ports;
+        let http = match args {
+            [_, "mcp"] => p.mcp,
+            [_, "edge"] => p.portal,
+            _ => p.log,
+        };
+        let mut cmd = Command::new(binary());
+        cmd.args(args)
+            .current_dir(&self.dir)
+            .env("LATTICE_PROFILE", "local")
+            .env("LATTICE_DATABASE_URL", &self.database_url)
+            .env("LATTICE_DATA_DIR", &self.dir)
+            .env("LATTICE_AUTH_SECRET", SECRET)
+            .env("LATTICE_HTTP_ADDR", format!("127.0.0.1:{http}"))
+            .env("LATTICE_APPS_ADDR", format!("127.0.0.1:{}", p.apps))
+            .env("LATTICE_APPS_ORIGIN", &self.apps)
+            .env("LATTICE_PORTAL_ORIGIN", &self.portal)
+            .env("LATTICE_LOG_URL", &self.log)
+            .env("LATTICE_MCP_URL", format!("http://127.0.0.1:{}", p.mcp))
+            .env("LATTICE_LOG", std::env::var("LATTICE_STACK_LOG").unwrap_or_else(|_| "info".into()));
+        if args == ["serve", "bridge"] {
+            cmd.env("LATTICE_NATS_URL", &self.nats_url);
+        } else {
+            cmd.env_remove("LATTICE_NATS_URL");
+        }
+        cmd
+    }
+
+    /// Starts `cmd` as `name`: output to `logs/NAME.log`, pid to `run/NAME.pid`.
+    fn spawn(&mut self, name: &str, mut cmd: Command, detached: bool) -> Result<(), String> {
+        let log = std::fs::File::create(self.dir.join("logs").join(format!("{name}.log"))).map_err(|e| e.to_string())?;
+        let err = log.try_clone().map_err(|e| e.to_string())?;
+        cmd.stdin(Stdio::null()).stdout(log).stderr(err);
+        if detached {
+            // Its own process group: a Ctrl-C at the terminal that ran `just up` is not for it.
+            cmd.process_group(0);
+        }
+        let child = cmd.spawn().map_err(|e| format!("starting {name}: {e}"))?;
+        std::fs::write(self.dir.join("run").join(format!("{name}.pid")), child.id().to_string()).map_err(|e| e.to_string())?;
+        std::thread::sleep(Duration::from_millis(100));
+        if !detached {
+            self.children.push((name.to_owned(), child));
+        }
+        Ok(())
+    }
+
+    /// What to print when it is up.
+    pub fn urls(&self) -> String {
+        format!(
+            "the chat   {portal}/\nadmin      {portal}/admin\nMCP        {portal}/mcp\napps       {apps}\nlog API    {log}/v1\nPostgreSQL {db}\nNATS       {nats}\nlogs       {dir}/logs",
+            portal = self.portal,
+            apps = self.apps,
+            log = self.log,
+            db = self.database_url,
+            nats = self.nats_url,
+            dir = self.dir.display()
+        )
+    }
+}
+
+impl Drop for Stack {
+    fn drop(&mut self) {
+        if self.stop_on_drop {
+            let _ = stop(&self.dir);
+            for (_, child) in &mut self.children {
+                let _ = child.wait();
+            }
+        }
+        if self.remove_dir {
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
+    }
+}
+
+/// Stops what a stack under `dir` started: each pid of `run/`, asked to stop
+/// (SIGTERM) and killed after 20 s, then PostgreSQL. Returns what it stopped.
+pub fn stop(dir: &Path) -> Result<Vec<String>, String> {
+    let run = dir.join("run");
+    let mut stopped = Vec::new();
+    for name in SERVICES.iter().rev().chain(["nats"].iter()) {
+        let file = run.join(format!("{name}.pid"));
+        let Ok(text) = std::fs::read_to_string(&file) else { continue };
+        if let Ok(pid) = text.trim().parse::<i32>() {
+            if terminate(pid) {
+                stopped.push(format!("{name} (pid {pid})"));
+            }
+        }
+        let _ = std::fs::remove_file(file);
+    }
+    if dir.join("pg").join("postmaster.pid").exists() {
+        postgres_stop(dir)?;
+        stopped.push("postgres".into());
+    }
+    Ok(stopped)
+}
+
+/// SIGTERM, a wait for the exit, SIGKILL after 20 s; false when it was gone.
+fn terminate(pid: i32) -> bool {
+    // A pid whose process is gone may have been reused: only our binaries are stopped.
+    let exe = std::fs::read_link(format!("/proc/{pid}/exe")).unwrap_or_default();
+    let name = exe.file_name().and_then(|n| n.to_str()).unwrap_or_default().to_owned();
+    if !(name.starts_with("lattice") || name.starts_with("nats-server")) {
+        return false;
+    }
+    unsafe {
+        libc::kill(pid, libc::SIGTERM);
+    }
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while alive(pid) {
+        if Instant::now() > deadline {
+            unsafe {
+                libc::kill(pid, libc::SIGKILL);
+            }
+        }
+        std::thread::sleep(Duration::from_millis(25));
+    }
+    true
+}
+
+/// Whether `pid` runs (a zombie, exited but not reaped, does not).
+fn alive(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => !stat.rsplit(')').next().is_some_and(|rest| rest.trim_start().starts_with('Z')),
+        Err(_) => false,
+    }
+}
+
+fn wait_ready(url: &str, what: &str) -> Result<(), String> {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        if answers_200(url) {
+            return Ok(());
+        }
+        if Instant::now() > deadline {
+            return Err(format!("{what} did not become ready at {url}"));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// One plain HTTP/1.0 GET of `http://host:port/path`: whether it answered 200.
+fn answers_200(url: &str) -> bool {
+    use std::io::{Read, Write};
+    let Some(rest) = url.strip_prefix("http://") else { return false };
+    let (host, path) = rest.split_once('/').map_or((rest, "/".to_owned()), |(h, p)| (h, format!("/{p}")));
+    let Ok(mut stream) = std::net::TcpStream::connect(host) else { return false };
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(5)));
+    if stream.write_all(format!("GET {path} HTTP/1.0\r\nHost: {host}\r\n\r\n").as_bytes()).is_err() {
+        return false;
+    }
+    let mut head = [0u8; 12];
+    stream.read_exact(&mut head).is_ok() && head.ends_with(b" 200")
+}
+
+fn nats_server() -> Result<PathBuf, String> {
+    if let Some(path) = std::env::var_os("LATTICE_NATS_SERVER") {
+        return Ok(path.into());
+    }
+    ["/usr/sbin/nats-server", "/usr/bin/nats-server", "/usr/local/bin/nats-server"]
+        .iter()
+        .map(PathBuf::from)
+        .find(|p| p.exists())
+        .ok_or_else(|| "nats-server is not installed: `cargo xtask stack up` installs it (Debian's nats-server)".into())
+}
+
+fn postgres_bin() -> Result<PathBuf, String> {
+    let mut versions: Vec<PathBuf> = std::fs::read_dir("/usr/lib/postgresql")
+        .map_err(|_| "PostgreSQL is not installed: `cargo xtask stack up` installs it (Debian's postgresql)".to_owned())?
+        .filter_map(|e| e.ok().map(|e| e.path().join("bin")))
+        .filter(|p| p.join("pg_ctl").exists())
+        .collect();
+    versions.sort();
+    versions.pop().ok_or_else(|| "no PostgreSQL under /usr/lib/postgresql".into())
+}
+
+fn is_root() -> bool {
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// A PostgreSQL tool, as the `postgres` user when we are root (the server
+/// refuses to run as root).
+fn pg_tool(tool: &str) -> Result<Command, String> {
+    let bin = postgres_bin()?.join(tool);
+    Ok(if is_root() {
+        let mut cmd = Command::new("runuser");
+        cmd.args(["-u", "postgres", "--"]).arg(bin);
+        cmd
+    } else {
+        Command::new(bin)
+    })
+}
+
+fn checked(cmd: &mut Command, what: &str) -> Result<(), String> {
+    let out = cmd.output().map_err(|e| format!("{what}: {e}"))?;
+    if out.status.success() { Ok(()) } else { Err(format!("{what} failed: {}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))) }
+}
+
+fn postgres_start(dir: &Path, port: u16) -> Result<(), String> {
+    let data = dir.join("pg");
+    if is_root() {
+        if Command::new("id").arg("postgres").output().map(|o| !o.status.success()).unwrap_or(true) {
+            checked(Command::new("useradd").args(["--system", "--no-create-home", "postgres"]), "useradd postgres")?;
+        }
+    }
+    if !data.join("PG_VERSION").exists() {
+        std::fs::create_dir_all(&data).map_err(|e| e.to_string())?;
+        if is_root() {
+            checked(Command::new("chown").args(["-R", "postgres"]).arg(&data), "chown")?;
+        }
+        let mut init = pg_tool("initdb")?;
+        init.arg("-D").arg(&data).args(["-U", "postgres", "--auth=trust", "--no-sync", "-E", "UTF8"]);
+        checked(&mut init, "initdb")?;
+    }
+    let log = dir.join("logs").join("postgres.log");
+    if is_root() {
+        std::fs::write(&log, "").map_err(|e| e.to_string())?;
+        checked(Command::new("chown").arg("postgres").arg(&log), "chown")?;
+    }
+    let options = format!("-c listen_addresses=127.0.0.1 -p {port} -k {} -c max_connections=200", data.display());
+    let mut start = pg_tool("pg_ctl")?;
+    start.arg("-D").arg(&data).arg("-l").arg(&log).args(["-w", "-t", "60", "-o", &options, "start"]);
+    checked(&mut start, "starting PostgreSQL").map_err(|e| format!("{e}\n{}", std::fs::read_to_string(&log).unwrap_or_default()))
+}
+
+fn postgres_stop(dir: &Path) -> Result<(), String> {
+    let mut stop = pg_tool("pg_ctl")?;
+    stop.arg("-D").arg(dir.join("pg")).args(["-m", "fast", "-w", "-t", "60", "stop"]);
+    checked(&mut stop, "stopping PostgreSQL")
+}
+
+/// The ports of `ports` that something still listens on.
+pub fn taken(ports: &Ports) -> Vec<(&'static str, u16)> {
+    ports.all().into_iter().filter(|(_, port)| TcpListener::bind(("127.0.0.1", *port)).is_err()).collect()
+}
+
+/// How the harness runs the services, for the suites' reports: native
+/// processes on loopback ports (no container engine answers here).
+pub fn engine() -> &'static str {
+    "native processes on loopback ports (PostgreSQL, NATS, lattice serve log, bridge, mcp, edge)"
+}

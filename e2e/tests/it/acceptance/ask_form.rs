@@ -1,0 +1,40 @@
+//! The ask_form round trip on the multi-process stack (SPEC X2): the demo's
+//! paused form, answered by a person in Chromium through the edge; the run
+//! resumes in `lattice serve log`; `lattice serve bridge` publishes
+//! `ui.form_submitted` with the answer, which a consumer on NATS receives.
+
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use lattice_e2e::Client;
+use lattice_e2e::browser::Chrome;
+use serde_json::{Value, json};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_person_answers_the_demo_form_and_nats_hears_it() {
+    let stack = super::stack().await;
+    let demo = Client::sign_in_as(&stack.portal, json!({"tenant": "demo", "user": "demo", "role": "tenant_admin"})).await;
+    let ws = demo.ok("GET", "/v1/workspaces", Value::Null).await[0]["id"].as_str().expect("the demo workspace").to_owned();
+    let th = demo.ok("GET", &format!("/v1/workspaces/{ws}/threads"), Value::Null).await[0]["id"].as_str().unwrap().to_owned();
+    let nats = async_nats::connect(&stack.nats_url).await.unwrap();
+    let mut heard = nats.subscribe(format!("lattice.demo.{ws}.ui.form_submitted")).await.unwrap();
+
+    let chrome = Chrome::launch().await;
+    let w = chrome.window(&stack.portal, &demo.token, "light", &format!("/t/{th}")).await;
+    let prefix = "req-call_ask_form_1";
+    w.until(&format!("() => !!document.getElementById('{prefix}-date')"), "the paused form").await;
+    w.page.locator(format!("#{prefix}-date")).fill("2026-11-29", None).await.unwrap();
+    w.page.locator(format!("#{prefix}-severity-2")).check(None).await.unwrap();
+    w.page.locator(format!("#{prefix}-affected-0")).check(None).await.unwrap();
+    w.page.locator(format!("#{prefix}-note")).fill("Down since ten.", None).await.unwrap();
+    w.page.get_by_text("Send report", true).click(None).await.unwrap();
+
+    w.until("() => [...document.querySelectorAll('.message.agent .text')].some(m => m.textContent.includes('Thanks, I have the report'))", "the resumed run's reply").await;
+    let message = tokio::time::timeout(Duration::from_secs(10), heard.next()).await.expect("ui.form_submitted within 10 s").unwrap();
+    let body: Value = serde_json::from_slice(&message.payload).unwrap();
+    assert_eq!(body["values"]["severity"], "high", "{body}");
+    assert_eq!(body["values"]["note"], "Down since ten.");
+    assert!(message.headers.as_ref().and_then(|h| h.get("Nats-Msg-Id")).is_some(), "deduplicated by the envelope id");
+    println!("ui.form_submitted on {}: {body}", message.subject);
+    drop(stack);
+}

@@ -1,0 +1,46 @@
+//! The acceptance suite (SPEC X1, X2) against the multi-process stack:
+//! PostgreSQL, NATS, and `lattice serve log | bridge | mcp | edge` each its
+//! own process (`lattice_e2e::stack`), driven in headless Chromium, over
+//! MCP and from a NATS consumer.
+
+mod ask_form;
+mod just;
+mod killswitch;
+
+use lattice_e2e::stack::Stack;
+use serde_json::{Value, json};
+
+/// A stack on free ports in a folder of its own; stopped when dropped.
+pub async fn stack() -> Stack {
+    let stack = tokio::task::spawn_blocking(Stack::temporary).await.unwrap().unwrap_or_else(|e| panic!("the stack did not start: {e}"));
+    println!("acceptance: {}", lattice_e2e::stack::engine());
+    stack
+}
+
+/// A tools/list over `/mcp` of `base` as `token`, by hand: initialize, then
+/// the list; the tool names.
+pub async fn mcp_tool_names(base: &str, token: &str) -> Vec<String> {
+    let http = reqwest::Client::new();
+    let post = |body: Value, session: Option<String>| {
+        let mut r = http
+            .post(format!("{base}/mcp"))
+            .bearer_auth(token)
+            .header("accept", "application/json, text/event-stream")
+            .json(&body);
+        if let Some(s) = session {
+            r = r.header("mcp-session-id", s).header("mcp-protocol-version", "2025-06-18");
+        }
+        r.send()
+    };
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "acceptance", "version": "1"}}});
+    let r = post(init, None).await.unwrap();
+    let session = r.headers().get("mcp-session-id").and_then(|v| v.to_str().ok()).map(str::to_owned);
+    let _ = r.text().await;
+    let _ = post(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}), session.clone()).await.unwrap().text().await;
+    let body = post(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}), session).await.unwrap().text().await.unwrap();
+    // One JSON-RPC answer, as JSON or as a `data:` line of an event stream.
+    let json = body.lines().find_map(|l| l.strip_prefix("data: ").filter(|d| d.contains("\"id\":2"))).unwrap_or(body.as_str());
+    let answer: Value = serde_json::from_str(json).unwrap_or_else(|e| panic!("tools/list answered {body:?}: {e}"));
+    answer["result"]["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap().to_owned()).collect()
+}
