@@ -268,6 +268,8 @@ impl BridgeProcess {
             .env("LATTICE_NATS_URL", nats_url)
             .env("LATTICE_AUTH_SECRET", SECRET)
             .env("LATTICE_LOG", "warn")
+            // Its health and readiness listen here.
+            .env("LATTICE_HTTP_ADDR", format!("127.0.0.1:{}", free_port()))
             .stdout(Stdio::null())
             .stderr(Stdio::inherit())
             .spawn()

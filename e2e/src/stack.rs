@@ -20,29 +20,44 @@ pub struct Ports {
     pub apps: u16,
     pub log: u16,
     pub mcp: u16,
+    /// The bridge's health and readiness.
+    pub bridge: u16,
     pub postgres: u16,
     pub nats: u16,
 }
 
 impl Ports {
     /// `just up`'s: the portal and apps origin where `cargo up` has them.
-    pub const STANDARD: Ports = Ports { portal: 8080, apps: 8081, log: 8090, mcp: 8091, postgres: 5433, nats: 4223 };
+    pub const STANDARD: Ports = Ports { portal: 8080, apps: 8081, log: 8090, mcp: 8091, bridge: 8092, postgres: 5433, nats: 4223 };
 
     pub fn free() -> Self {
-        Self { portal: free_port(), apps: free_port(), log: free_port(), mcp: free_port(), postgres: free_port(), nats: free_port() }
+        Self { portal: free_port(), apps: free_port(), log: free_port(), mcp: free_port(), bridge: free_port(), postgres: free_port(), nats: free_port() }
     }
 
-    /// `portal,apps,log,mcp,postgres,nats`, as LATTICE_STACK_PORTS gives them.
+    /// `portal,apps,log,mcp,bridge,postgres,nats`, as LATTICE_STACK_PORTS gives them.
     pub fn parse(text: &str) -> Result<Self, String> {
         let n: Vec<u16> = text.split(',').map(|p| p.trim().parse::<u16>()).collect::<Result<_, _>>().map_err(|e| format!("LATTICE_STACK_PORTS: {e}"))?;
         match n[..] {
-            [portal, apps, log, mcp, postgres, nats] => Ok(Self { portal, apps, log, mcp, postgres, nats }),
-            _ => Err("LATTICE_STACK_PORTS: six ports: portal,apps,log,mcp,postgres,nats".into()),
+            [portal, apps, log, mcp, bridge, postgres, nats] => Ok(Self { portal, apps, log, mcp, bridge, postgres, nats }),
+            _ => Err("LATTICE_STACK_PORTS: seven ports: portal,apps,log,mcp,bridge,postgres,nats".into()),
         }
     }
 
-    fn all(&self) -> [(&'static str, u16); 6] {
-        [("portal", self.portal), ("apps", self.apps), ("log", self.log), ("mcp", self.mcp), ("postgres", self.postgres), ("nats", self.nats)]
+    /// Every port with its name, as a list LATTICE_STACK_PORTS takes.
+    pub fn list(&self) -> String {
+        self.all().iter().map(|(_, p)| p.to_string()).collect::<Vec<_>>().join(",")
+    }
+
+    fn all(&self) -> [(&'static str, u16); 7] {
+        [
+            ("portal", self.portal),
+            ("apps", self.apps),
+            ("log", self.log),
+            ("mcp", self.mcp),
+            ("bridge", self.bridge),
+            ("postgres", self.postgres),
+            ("nats", self.nats),
+        ]
     }
 }
 
@@ -65,6 +80,10 @@ pub struct Stack {
     /// A temporary folder, removed once everything in it has stopped.
     remove_dir: bool,
 }
+
+/// The local stack's NATS users (infra/nats/nats.conf) and passwords: a
+/// loopback-only development stack, so fixed ones.
+pub const NATS_USERS: [(&str, &str); 3] = [("bridge", "local-bridge"), ("rules", "local-rules"), ("service", "local-service")];
 
 /// The lattice services, in the order they start.
 const SERVICES: [&str; 4] = ["log", "bridge", "mcp", "edge"];
@@ -119,8 +138,14 @@ impl Stack {
 
     fn start_all(&mut self, detached: bool) -> Result<(), String> {
         postgres_start(&self.dir, self.ports.postgres)?;
+        // The shipped configuration: users whose permissions reserve the ui
+        // namespace to the bridge, with the local stack's passwords.
+        let conf = Path::new(env!("CARGO_MANIFEST_DIR")).join("../infra/nats/nats.conf");
         let mut nats = Command::new(nats_server()?);
-        nats.args(["-js", "-a", "127.0.0.1", "-p", &self.ports.nats.to_string(), "-sd"]).arg(self.dir.join("nats"));
+        nats.arg("-c").arg(conf).args(["-a", "127.0.0.1", "-p", &self.ports.nats.to_string(), "-sd"]).arg(self.dir.join("nats"));
+        for (user, password) in NATS_USERS {
+            nats.env(format!("LATTICE_NATS_{}_PASSWORD", user.to_uppercase()), password);
+        }
         self.spawn("nats", nats, detached)?;
         let migrate = self.lattice(&["migrate"]).output().map_err(|e| format!("lattice migrate: {e}"))?;
         if !migrate.status.success() {
@@ -132,6 +157,7 @@ impl Stack {
             match service {
                 "log" => wait_ready(&format!("{}/readyz", self.log), "the log service")?,
                 "mcp" => wait_ready(&format!("http://127.0.0.1:{}/readyz", self.ports.mcp), "the MCP exporter")?,
+                "bridge" => wait_ready(&format!("http://127.0.0.1:{}/readyz", self.ports.bridge), "the bridge")?,
                 "edge" => wait_ready(&format!("{}/readyz", self.portal), "the edge")?,
                 _ => {}
             }
@@ -145,6 +171,7 @@ impl Stack {
         let http = match args {
             [_, "mcp"] => p.mcp,
             [_, "edge"] => p.portal,
+            [_, "bridge"] => p.bridge,
             _ => p.log,
         };
         let mut cmd = Command::new(binary());
@@ -162,7 +189,7 @@ impl Stack {
             .env("LATTICE_MCP_URL", format!("http://127.0.0.1:{}", p.mcp))
             .env("LATTICE_LOG", std::env::var("LATTICE_STACK_LOG").unwrap_or_else(|_| "info".into()));
         if args == ["serve", "bridge"] {
-            cmd.env("LATTICE_NATS_URL", &self.nats_url);
+            cmd.env("LATTICE_NATS_URL", &self.nats_url).env("LATTICE_NATS_USER", "bridge").env("LATTICE_NATS_PASSWORD", NATS_USERS[0].1);
         } else {
             cmd.env_remove("LATTICE_NATS_URL");
         }
@@ -190,12 +217,13 @@ impl Stack {
     /// What to print when it is up.
     pub fn urls(&self) -> String {
         format!(
-            "the chat   {portal}/\nadmin      {portal}/admin\nMCP        {portal}/mcp\napps       {apps}\nlog API    {log}/v1\nPostgreSQL {db}\nNATS       {nats}\nlogs       {dir}/logs",
+            "the chat   {portal}/\nadmin      {portal}/admin\nMCP        {portal}/mcp\napps       {apps}\nlog API    {log}/v1\nPostgreSQL {db}\nNATS       {nats} (user rules, password {rules}, to consume)\nlogs       {dir}/logs",
             portal = self.portal,
             apps = self.apps,
             log = self.log,
             db = self.database_url,
             nats = self.nats_url,
+            rules = NATS_USERS[1].1,
             dir = self.dir.display()
         )
     }

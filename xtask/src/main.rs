@@ -11,6 +11,7 @@
 //!   running single tests by hand).
 
 mod bench;
+mod infra;
 mod postgres;
 mod shell;
 mod web;
@@ -23,6 +24,7 @@ fn main() -> ExitCode {
         Some("test") => test(&args[1..]),
         Some("up") => up(&args[1..]),
         Some("stack") => stack(&args[1..]),
+        Some("infra") => infra::validate(),
         Some("bench") => bench::run(&args[1..]),
         Some("postgres") => postgres::hold(),
         Some("schema") => schema(),
@@ -35,6 +37,7 @@ fn main() -> ExitCode {
                  test [ARGS]      run every test, starting PostgreSQL itself (ARGS go to cargo test)\n  \
                  up               build and start the embedded default on http://127.0.0.1:8080\n  \
                  stack up|down    start (detached) or stop the local stack: PostgreSQL, NATS, each service a process\n  \
+                 infra            validate compose.yaml, the kustomize overlays and the YAML, offline\n  \
                  bench NAME       run a benchmark: write-path, validator, or all\n  \
                  web              build the chat host into <target>/web\n  \
                  screenshots      take the docs' pictures of the chat host (docs/screenshots)\n  \
@@ -61,6 +64,8 @@ fn test(extra: &[String]) -> Result {
     // The bridge's tests and the stack start nats-server themselves; it must be installed.
     stack_tools()?;
     just()?;
+    // What cannot run here is checked offline first: it takes seconds.
+    infra::validate()?;
     // The chat host (with the UI model compiled in) is served by the binary;
     // the browser suites drive it in Chromium.
     web::build()?;

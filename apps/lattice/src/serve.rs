@@ -95,9 +95,16 @@ pub async fn bridge(config: Config) -> anyhow::Result<()> {
     let url = config.nats_url.clone().context("lattice serve bridge needs LATTICE_NATS_URL")?;
     let db = Db::connect(&config.database_url, 4).await?;
     db.migrate().await?;
+    // Health and readiness for orchestrators (the bridge serves nothing else).
+    let probes = health_routes(db.clone());
+    let listener = TcpListener::bind(config.http_addr).await.with_context(|| format!("listening on {}", config.http_addr))?;
     // Another process commits: look often while the log moves, every 50 ms when idle.
     let reader = LogReader::open(db, Duration::from_millis(50));
     let (stop_tx, stop) = tokio::sync::watch::channel(false);
+    let mut stopped = stop.clone();
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, probes).with_graceful_shutdown(async move { let _ = stopped.changed().await; }).await;
+    });
     tokio::spawn(async move {
         shutdown_signal(Duration::from_secs(10)).await;
         let _ = stop_tx.send(true);
@@ -288,6 +295,23 @@ fn exporter(config: &Config, log: &LogService) -> anyhow::Result<lattice_mcp::Ex
     Ok(lattice_mcp::Exporter::over_http(log.clone(), config.app_tools()?).with_sdk(sdk))
 }
 
+/// `/healthz` (alive) and `/readyz` (the database answers), for a service
+/// whose own routes have neither.
+fn health_routes(db: Db) -> axum::Router {
+    axum::Router::new().route("/healthz", axum::routing::get(|| async { "ok" })).route(
+        "/readyz",
+        axum::routing::get(move || {
+            let db = db.clone();
+            async move {
+                match db.ping().await {
+                    Ok(()) => (axum::http::StatusCode::OK, "ready"),
+                    Err(_) => (axum::http::StatusCode::SERVICE_UNAVAILABLE, "the database does not answer"),
+                }
+            }
+        }),
+    )
+}
+
 /// `lattice mcp --stdio`: the exporter over stdin and stdout, as one caller.
 pub async fn mcp_stdio(config: Config, token: &str) -> anyhow::Result<()> {
     use rmcp::ServiceExt;
@@ -309,21 +333,7 @@ pub async fn mcp(config: Config) -> anyhow::Result<()> {
     tracing::info!(config = %config.printable(), "lattice serve mcp");
     let log = start_log(&config).await?;
     let (stop, _shutdown) = tokio::sync::watch::channel(false);
-    let ready = log.clone();
-    let app = mcp_routes(&config, &log)?
-        .route("/healthz", axum::routing::get(|| async { "ok" }))
-        .route(
-            "/readyz",
-            axum::routing::get(move || {
-                let log = ready.clone();
-                async move {
-                    match log.db().ping().await {
-                        Ok(()) => (axum::http::StatusCode::OK, "ready"),
-                        Err(_) => (axum::http::StatusCode::SERVICE_UNAVAILABLE, "the database does not answer"),
-                    }
-                }
-            }),
-        );
+    let app = mcp_routes(&config, &log)?.merge(health_routes(log.db().clone()));
     serve_until_signal(&config, app, stop, "MCP at /mcp").await?;
     log.db().close().await;
     Ok(())

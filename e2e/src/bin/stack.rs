@@ -1,8 +1,8 @@
 //! `just up` / `just down` (through `cargo xtask stack`): the local stack
 //! with real PostgreSQL and NATS, each lattice service its own process.
 //! Data under LATTICE_STACK_DIR (default `data/stack`), ports from
-//! LATTICE_STACK_PORTS (default `8080,8081,8090,8091,5433,4223`: portal,
-//! apps, log, mcp, postgres, nats).
+//! LATTICE_STACK_PORTS (default `8080,8081,8090,8091,8092,5433,4223`:
+//! portal, apps, log, mcp, bridge, postgres, nats).
 
 use std::path::PathBuf;
 use std::process::ExitCode;

@@ -16,7 +16,9 @@ async fn a_person_answers_the_demo_form_and_nats_hears_it() {
     let demo = Client::sign_in_as(&stack.portal, json!({"tenant": "demo", "user": "demo", "role": "tenant_admin"})).await;
     let ws = demo.ok("GET", "/v1/workspaces", Value::Null).await[0]["id"].as_str().expect("the demo workspace").to_owned();
     let th = demo.ok("GET", &format!("/v1/workspaces/{ws}/threads"), Value::Null).await[0]["id"].as_str().unwrap().to_owned();
-    let nats = async_nats::connect(&stack.nats_url).await.unwrap();
+    // A rule's consumer: it may read everything, and publish nothing under ui.
+    let rules = async_nats::ConnectOptions::with_user_and_password("rules".into(), lattice_e2e::stack::NATS_USERS[1].1.into());
+    let nats = rules.connect(&stack.nats_url).await.unwrap();
     let mut heard = nats.subscribe(format!("lattice.demo.{ws}.ui.form_submitted")).await.unwrap();
 
     let chrome = Chrome::launch().await;

@@ -11,7 +11,7 @@ async fn just_up_then_just_down_leaves_nothing_behind() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_owned();
     let dir = std::env::temp_dir().join(format!("lattice-just-{}", lattice_e2e::free_port()));
     let ports = Ports::free();
-    let list = format!("{},{},{},{},{},{}", ports.portal, ports.apps, ports.log, ports.mcp, ports.postgres, ports.nats);
+    let list = ports.list();
     let just = {
         let dir = dir.clone();
         move |verb: &str| {

