@@ -79,6 +79,8 @@ pub struct Stack {
     stop_on_drop: bool,
     /// A temporary folder, removed once everything in it has stopped.
     remove_dir: bool,
+    /// More environment for every lattice process (a test's OTLP endpoint).
+    env: Vec<(String, String)>,
 }
 
 /// The local stack's NATS users (infra/nats/nats.conf) and passwords: a
@@ -91,6 +93,11 @@ const SERVICES: [&str; 4] = ["log", "bridge", "mcp", "edge"];
 impl Stack {
     /// Starts everything under `dir`; `detached` processes outlive this one.
     pub fn start(dir: &Path, ports: Ports, detached: bool) -> Result<Self, String> {
+        Self::start_with(dir, ports, detached, &[])
+    }
+
+    /// With more environment for every lattice process.
+    pub fn start_with(dir: &Path, ports: Ports, detached: bool, env: &[(&str, &str)]) -> Result<Self, String> {
         for (name, port) in ports.all() {
             if TcpListener::bind(("127.0.0.1", port)).is_err() {
                 return Err(format!("port {port} ({name}) is taken: is a stack already up? (`just down` stops it)"));
@@ -113,6 +120,7 @@ impl Stack {
             children: Vec::new(),
             stop_on_drop: !detached,
             remove_dir: false,
+            env: env.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect(),
         };
         let started = stack.start_all(detached);
         if let Err(e) = started {
@@ -126,8 +134,13 @@ impl Stack {
     /// A stack on free ports in a temporary folder, for one test: stopped
     /// and removed when dropped.
     pub fn temporary() -> Result<Self, String> {
+        Self::temporary_with(&[])
+    }
+
+    /// The same, with more environment for every lattice process.
+    pub fn temporary_with(env: &[(&str, &str)]) -> Result<Self, String> {
         let dir = std::env::temp_dir().join(format!("lattice-stack-{}", free_port()));
-        let mut stack = Self::start(&dir, Ports::free(), false);
+        let mut stack = Self::start_with(&dir, Ports::free(), false, env);
         if let Ok(s) = &mut stack {
             s.remove_dir = true;
         } else {
@@ -188,6 +201,9 @@ impl Stack {
             .env("LATTICE_LOG_URL", &self.log)
             .env("LATTICE_MCP_URL", format!("http://127.0.0.1:{}", p.mcp))
             .env("LATTICE_LOG", std::env::var("LATTICE_STACK_LOG").unwrap_or_else(|_| "info".into()));
+        for (k, v) in &self.env {
+            cmd.env(k, v);
+        }
         if args == ["serve", "bridge"] {
             cmd.env("LATTICE_NATS_URL", &self.nats_url).env("LATTICE_NATS_USER", "bridge").env("LATTICE_NATS_PASSWORD", NATS_USERS[0].1);
         } else {

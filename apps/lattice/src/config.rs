@@ -105,6 +105,10 @@ pub struct Config {
     /// (LATTICE_MCP_ALLOWED_ORIGINS, e.g. `https://host.example`); unset:
     /// none, and a request from any browser origin is refused.
     pub mcp_allowed_origins: Option<String>,
+    /// Where OpenTelemetry traces and metrics go over OTLP/HTTP
+    /// (LATTICE_OTLP_ENDPOINT, e.g. `http://otel-collector:4318`); unset:
+    /// none are recorded.
+    pub otlp_endpoint: Option<String>,
 }
 
 impl Default for Config {
@@ -139,6 +143,7 @@ impl Default for Config {
             app_tool_policy: "get_state=allow,set_state=allow,submit=ask".into(),
             mcp_allowed_hosts: None,
             mcp_allowed_origins: None,
+            otlp_endpoint: None,
         }
     }
 }

@@ -73,6 +73,17 @@ enum Service {
     Mcp,
 }
 
+impl Service {
+    fn name(self) -> &'static str {
+        match self {
+            Self::Log => "log",
+            Self::Bridge => "bridge",
+            Self::Edge => "edge",
+            Self::Mcp => "mcp",
+        }
+    }
+}
+
 #[derive(Clone, Copy, ValueEnum)]
 enum RoleArg {
     Member,
@@ -105,8 +116,15 @@ fn main() -> anyhow::Result<()> {
             Ok(())
         }
         command => {
-            telemetry::init(&config, matches!(command, Command::Mcp { .. }));
+            let service = match &command {
+                Command::Serve { service } => format!("lattice-{}", service.name()),
+                Command::Up => "lattice-up".into(),
+                Command::Mcp { .. } => "lattice-mcp-stdio".into(),
+                _ => "lattice".into(),
+            };
             let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
+            // Kept until the command ends: dropping it flushes the last spans and metrics.
+            let _telemetry = telemetry::init(&config, matches!(command, Command::Mcp { .. }), &service)?;
             runtime.block_on(async move {
                 match command {
                     Command::Migrate => serve::migrate(&config).await,

@@ -220,7 +220,7 @@ pub async fn edge(config: Config) -> anyhow::Result<()> {
 /// Serves `app` on LATTICE_HTTP_ADDR until SIGINT or SIGTERM, then tells
 /// `stop` (live streams end) and lets in-flight requests finish.
 async fn serve_until_signal(config: &Config, app: axum::Router, stop: tokio::sync::watch::Sender<bool>, what: &str) -> anyhow::Result<()> {
-    let app = app.layer(tower_http::trace::TraceLayer::new_for_http());
+    let app = app.layer(tower_http::trace::TraceLayer::new_for_http().make_span_with(request_span));
     let listener = TcpListener::bind(config.http_addr)
         .await
         .with_context(|| format!("listening on {}", config.http_addr))?;
@@ -233,6 +233,17 @@ async fn serve_until_signal(config: &Config, app: axum::Router, stop: tokio::syn
         })
         .await
         .context("serving HTTP")
+}
+
+/// A server span per request, a child of the caller's span when the request
+/// carries a W3C `traceparent`, so a trace crosses the edge into the log.
+fn request_span<B>(req: &axum::http::Request<B>) -> tracing::Span {
+    let (method, path) = (req.method(), req.uri().path());
+    let span = tracing::info_span!("http.request", otel.name = %format!("{method} {path}"), otel.kind = "server", http.request.method = %method, url.path = %path);
+    if let Some(parent) = req.headers().get("traceparent").and_then(|v| v.to_str().ok()) {
+        lattice_telemetry::set_parent(&span, parent);
+    }
+    span
 }
 
 /// `/mcp`: the MCP exporter over streamable HTTP, behind a bearer token.

@@ -1,17 +1,33 @@
-//! Structured logs (SPEC O4's basics): text for people, JSON for machines.
+//! Logs (SPEC O4's basics: text for people, JSON for machines) and, when
+//! LATTICE_OTLP_ENDPOINT is set, OpenTelemetry traces and metrics over OTLP
+//! named after the service (`lattice-log`, `lattice-edge`, …).
 
 use tracing_subscriber::EnvFilter;
+use tracing_subscriber::Layer;
+use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::util::SubscriberInitExt;
 
 use crate::config::{Config, LogFormat};
 
 /// Logs go to standard output, or to standard error when standard output
-/// carries a protocol (`lattice mcp --stdio`).
-pub fn init(config: &Config, to_stderr: bool) {
+/// carries a protocol (`lattice mcp --stdio`). The returned guard flushes
+/// the telemetry when dropped.
+pub fn init(config: &Config, to_stderr: bool, service: &str) -> anyhow::Result<Option<lattice_telemetry::Telemetry>> {
     let filter = EnvFilter::try_new(&config.log).unwrap_or_else(|_| EnvFilter::new("info"));
-    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_target(true);
     let writer = move || -> Box<dyn std::io::Write> { if to_stderr { Box::new(std::io::stderr()) } else { Box::new(std::io::stdout()) } };
+    let (otel, guard) = match &config.otlp_endpoint {
+        Some(endpoint) => {
+            let (layer, guard) = lattice_telemetry::layer(service, endpoint).map_err(anyhow::Error::msg)?;
+            (Some(layer), Some(guard))
+        }
+        None => (None, None),
+    };
+    // Spans reach the exporter whatever the log filter lets through.
+    let otel = otel.map(|l| l.with_filter(EnvFilter::new("info")));
+    let registry = tracing_subscriber::registry().with(otel);
     match config.log_format {
-        LogFormat::Json => builder.json().flatten_event(true).with_writer(writer).init(),
-        LogFormat::Text => builder.with_writer(writer).init(),
+        LogFormat::Json => registry.with(tracing_subscriber::fmt::layer().json().flatten_event(true).with_target(true).with_writer(writer).with_filter(filter)).init(),
+        LogFormat::Text => registry.with(tracing_subscriber::fmt::layer().with_target(true).with_writer(writer).with_filter(filter)).init(),
     }
+    Ok(guard)
 }

@@ -222,9 +222,17 @@ impl Bridge {
         let Some(out) = project_stored(e, &self.reader).await? else { return Ok(None) };
         let mut headers = async_nats::HeaderMap::new();
         headers.insert("Nats-Msg-Id", out.msg_id.as_str());
-        if let Some(traceparent) = &e.traceparent {
+        // The publish is a span of the command's trace, and the message
+        // carries it on: a rule's work joins the same trace.
+        let span = tracing::info_span!("bridge.publish", otel.kind = "producer", messaging.destination.name = %out.subject, seq = e.seq);
+        if let Some(parent) = &e.traceparent {
+            lattice_telemetry::set_parent(&span, parent);
+        }
+        let traceparent = span.in_scope(lattice_telemetry::traceparent).or_else(|| e.traceparent.clone());
+        if let Some(traceparent) = &traceparent {
             headers.insert("traceparent", traceparent.as_str());
         }
+        lattice_telemetry::count("lattice.bridge.published", &[("event", out.subject.splitn(4, '.').nth(3).unwrap_or_default().to_owned())]);
         js.publish_with_headers(out.subject, headers, out.payload.into())
             .await
             .map(Some)

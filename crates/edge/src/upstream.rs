@@ -72,6 +72,10 @@ async fn forward(State(up): State<Upstream>, req: Request) -> Response {
     for name in HOP_BY_HOP {
         parts.headers.remove(name);
     }
+    // The upstream's span is a child of this request's.
+    if let Some(traceparent) = lattice_telemetry::traceparent().and_then(|t| t.parse().ok()) {
+        parts.headers.insert("traceparent", traceparent);
+    }
     match up.client.request(Request::from_parts(parts, body)).await {
         Ok(answer) => {
             let (mut parts, body) = answer.into_parts();

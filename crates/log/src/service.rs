@@ -143,6 +143,7 @@ impl LogService {
     #[tracing::instrument(name = "log.execute", skip_all, fields(command = ?command.command_type(), user = %who.principal().user))]
     pub async fn execute(&self, who: &Authenticated, command: Command) -> Result<Committed, Error> {
         let principal = who.principal();
+        let command_type = command.command_type();
         limits::check_command(&command)?;
         let scope = self.authorize(principal, &command).await?;
         self.gate(principal, &scope, &command).await?;
@@ -152,6 +153,7 @@ impl LogService {
         let effect = self.prepare(&scope, &command)?;
         let committed = self.commit(principal, &scope, effect).await?;
         self.inner.horizon.committed(committed.seq);
+        lattice_telemetry::count("lattice.commands", &[("command", format!("{:?}", command_type))]);
         Ok(committed)
     }
 

@@ -10,8 +10,11 @@ pub async fn with_traceparent<F: std::future::Future>(traceparent: Option<String
     TRACEPARENT.scope(traceparent.filter(|t| is_traceparent(t)), f).await
 }
 
+/// The context a command's envelope keeps: the current span's when a trace
+/// is recorded (the commit's own span, a child of the request's), else the
+/// request's header as it came.
 pub(crate) fn current() -> Option<String> {
-    TRACEPARENT.try_with(Clone::clone).ok().flatten()
+    lattice_telemetry::traceparent().or_else(|| TRACEPARENT.try_with(Clone::clone).ok().flatten())
 }
 
 /// `00-<32 hex>-<16 hex>-<2 hex>`, neither id all zeros.

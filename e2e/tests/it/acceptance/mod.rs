@@ -6,6 +6,7 @@
 mod ask_form;
 mod just;
 mod killswitch;
+mod telemetry;
 
 use lattice_e2e::stack::Stack;
 use serde_json::{Value, json};

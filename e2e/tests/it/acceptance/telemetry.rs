@@ -1,0 +1,180 @@
+//! OpenTelemetry across the processes (SPEC O4): with LATTICE_OTLP_ENDPOINT
+//! set, one request through the edge is one trace: the edge's server span
+//! (named `POST /v1/threads/…/messages`),
+//! the log service's (its child, through the forwarded `traceparent`), the
+//! commit, the bridge's publish (the commit's child, through the envelope),
+//! and the NATS message's `traceparent` names the publish. A local OTLP
+//! receiver (protobuf over HTTP) collects what each service exports, and
+//! their metrics.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use futures_util::StreamExt;
+use lattice_e2e::Client;
+use lattice_e2e::stack::Stack;
+use opentelemetry_proto::tonic::collector::metrics::v1::ExportMetricsServiceRequest;
+use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
+use prost::Message;
+use serde_json::json;
+
+#[derive(Debug, Clone)]
+struct Span {
+    service: String,
+    name: String,
+    trace: String,
+    id: String,
+    parent: String,
+}
+
+#[derive(Default)]
+struct Received {
+    spans: Vec<Span>,
+    /// Metric names, by service.
+    metrics: HashMap<String, Vec<String>>,
+}
+
+fn service_of(resource: Option<&opentelemetry_proto::tonic::resource::v1::Resource>) -> String {
+    let attrs = resource.map(|r| r.attributes.clone()).unwrap_or_default();
+    attrs
+        .iter()
+        .find(|a| a.key == "service.name")
+        .and_then(|a| a.value.as_ref())
+        .and_then(|v| match &v.value {
+            Some(opentelemetry_proto::tonic::common::v1::any_value::Value::StringValue(s)) => Some(s.clone()),
+            _ => None,
+        })
+        .unwrap_or_default()
+}
+
+/// An OTLP/HTTP receiver on a loopback port; returns its endpoint.
+async fn receiver(into: Arc<Mutex<Received>>) -> String {
+    let traces = into.clone();
+    let app = axum::Router::new()
+        .route(
+            "/v1/traces",
+            axum::routing::post(move |body: axum::body::Bytes| {
+                let into = traces.clone();
+                async move {
+                    let request = ExportTraceServiceRequest::decode(body).expect("OTLP traces in protobuf");
+                    let mut got = into.lock().unwrap();
+                    for rs in request.resource_spans {
+                        let service = service_of(rs.resource.as_ref());
+                        for ss in rs.scope_spans {
+                            for s in ss.spans {
+                                got.spans.push(Span {
+                                    service: service.clone(),
+                                    name: s.name,
+                                    trace: hex(&s.trace_id),
+                                    id: hex(&s.span_id),
+                                    parent: hex(&s.parent_span_id),
+                                });
+                            }
+                        }
+                    }
+                    ([("content-type", "application/x-protobuf")], Vec::<u8>::new())
+                }
+            }),
+        )
+        .route(
+            "/v1/metrics",
+            axum::routing::post(move |body: axum::body::Bytes| {
+                let into = into.clone();
+                async move {
+                    let request = ExportMetricsServiceRequest::decode(body).expect("OTLP metrics in protobuf");
+                    let mut got = into.lock().unwrap();
+                    for rm in request.resource_metrics {
+                        let service = service_of(rm.resource.as_ref());
+                        let names = got.metrics.entry(service).or_default();
+                        names.extend(rm.scope_metrics.into_iter().flat_map(|sm| sm.metrics.into_iter().map(|m| m.name)));
+                    }
+                    ([("content-type", "application/x-protobuf")], Vec::<u8>::new())
+                }
+            }),
+        );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let endpoint = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    endpoint
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_trace_from_the_request_to_the_nats_message() {
+    let received = Arc::new(Mutex::new(Received::default()));
+    let endpoint = receiver(received.clone()).await;
+    let stack = tokio::task::spawn_blocking(move || {
+        Stack::temporary_with(&[("LATTICE_OTLP_ENDPOINT", endpoint.as_str()), ("OTEL_BSP_SCHEDULE_DELAY", "100"), ("OTEL_METRIC_EXPORT_INTERVAL", "500")])
+    })
+    .await
+    .unwrap()
+    .expect("the stack");
+    let ana = Client::sign_in(&stack.portal, "acme", "ana").await;
+    let ws = ana.ok("POST", "/v1/workspaces", json!({"name": "Traced"})).await["id"].as_str().unwrap().to_owned();
+    let th = ana.ok("POST", &format!("/v1/workspaces/{ws}/threads"), json!({"title": "Traced"})).await["id"].as_str().unwrap().to_owned();
+    let rules = async_nats::ConnectOptions::with_user_and_password("rules".into(), lattice_e2e::stack::NATS_USERS[1].1.into());
+    let nats = rules.connect(&stack.nats_url).await.unwrap();
+    let mut messages = nats.subscribe(format!("lattice.acme.{ws}.log.message_posted")).await.unwrap();
+
+    // The caller's own span starts the trace.
+    let (trace, caller) = ("4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7");
+    let r = ana
+        .http
+        .post(format!("{}/v1/threads/{th}/messages", stack.portal))
+        .bearer_auth(&ana.token)
+        .header("traceparent", format!("00-{trace}-{caller}-01"))
+        .json(&json!({"text": "traced"}))
+        .send()
+        .await
+        .unwrap();
+    assert!(r.status().is_success(), "{}", r.status());
+    let message = tokio::time::timeout(Duration::from_secs(10), messages.next()).await.expect("the message on NATS").unwrap();
+    let header = message.headers.as_ref().and_then(|h| h.get("traceparent")).map(|v| v.as_str().to_owned()).expect("a traceparent on the message");
+    let parts: Vec<&str> = header.split('-').collect();
+    assert_eq!(parts[1], trace, "the message is in the request's trace: {header}");
+
+    // Every service's spans arrive; then the chain is checked link by link.
+    let deadline = Instant::now() + Duration::from_secs(15);
+    let spans = loop {
+        let spans: Vec<Span> = received.lock().unwrap().spans.iter().filter(|s| s.trace == trace).cloned().collect();
+        if spans.iter().any(|s| s.name == "bridge.publish") && spans.iter().filter(|s| s.name.starts_with("POST /v1/threads/")).count() >= 2 || Instant::now() > deadline {
+            break spans;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    let find = |service: &str, name: &str| {
+        spans.iter().find(|s| s.service == service && s.name == name).unwrap_or_else(|| panic!("no {name} span from {service} in the trace: {spans:#?}")).clone()
+    };
+    // A server span is named by its method and path.
+    let request = format!("POST /v1/threads/{th}/messages");
+    let edge = find("lattice-edge", &request);
+    let log = find("lattice-log", &request);
+    let commit = find("lattice-log", "log.execute");
+    let publish = find("lattice-bridge", "bridge.publish");
+    assert_eq!(edge.parent, caller, "the edge's span is the caller's child");
+    assert_eq!(log.parent, edge.id, "the log service's span is the edge's child");
+    assert_eq!(commit.parent, log.id, "the commit is the request's child");
+    assert_eq!(publish.parent, commit.id, "the publish is the commit's child, across processes");
+    assert_eq!(parts[2], publish.id, "the NATS message names the publish");
+    println!(
+        "one trace {trace}: caller {caller} -> edge {request} {} -> log {request} {} -> log.execute {} -> bridge.publish {} -> NATS {}",
+        edge.id, log.id, commit.id, publish.id, message.subject
+    );
+
+    // Metrics from the services that count.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let got = received.lock().unwrap().metrics.clone();
+        let has = |service: &str, name: &str| got.get(service).is_some_and(|m| m.iter().any(|n| n == name));
+        if has("lattice-log", "lattice.commands") && has("lattice-bridge", "lattice.bridge.published") {
+            break;
+        }
+        assert!(Instant::now() < deadline, "metrics over OTLP: {got:?}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    drop(stack);
+}
