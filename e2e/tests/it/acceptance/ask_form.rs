@@ -1,7 +1,8 @@
 //! The ask_form round trip on the multi-process stack (SPEC X2): the demo's
 //! paused form, answered by a person in Chromium through the edge; the run
 //! resumes in `lattice serve log`; `lattice serve bridge` publishes
-//! `ui.form_submitted` with the answer, which a consumer on NATS receives.
+//! `ui.form_submitted` with the answer, which a consumer on NATS receives;
+//! and the message is in the trace of the click's request (OTLP on).
 
 use std::time::Duration;
 
@@ -12,7 +13,14 @@ use serde_json::{Value, json};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_person_answers_the_demo_form_and_nats_hears_it() {
-    let stack = super::stack().await;
+    let received = std::sync::Arc::new(std::sync::Mutex::new(super::telemetry::Received::default()));
+    let endpoint = super::telemetry::receiver(received.clone()).await;
+    let stack = tokio::task::spawn_blocking(move || {
+        lattice_e2e::stack::Stack::temporary_with(&[("LATTICE_OTLP_ENDPOINT", endpoint.as_str()), ("OTEL_BSP_SCHEDULE_DELAY", "100")])
+    })
+    .await
+    .unwrap()
+    .expect("the stack");
     let demo = Client::sign_in_as(&stack.portal, json!({"tenant": "demo", "user": "demo", "role": "tenant_admin"})).await;
     let ws = demo.ok("GET", "/v1/workspaces", Value::Null).await[0]["id"].as_str().expect("the demo workspace").to_owned();
     let th = demo.ok("GET", &format!("/v1/workspaces/{ws}/threads"), Value::Null).await[0]["id"].as_str().unwrap().to_owned();
@@ -38,5 +46,21 @@ async fn a_person_answers_the_demo_form_and_nats_hears_it() {
     assert_eq!(body["values"]["note"], "Down since ten.");
     assert!(message.headers.as_ref().and_then(|h| h.get("Nats-Msg-Id")).is_some(), "deduplicated by the envelope id");
     println!("ui.form_submitted on {}: {body}", message.subject);
+
+    // One trace from the click's request (the answer, through the edge) to the message.
+    let traceparent = message.headers.as_ref().and_then(|h| h.get("traceparent")).map(|v| v.as_str().to_owned()).expect("the message's traceparent");
+    let trace = traceparent.split('-').nth(1).unwrap().to_owned();
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let spans: Vec<super::telemetry::Span> = received.lock().unwrap().spans.iter().filter(|s| s.trace == trace).cloned().collect();
+        let edge = spans.iter().find(|s| s.service == "lattice-edge" && s.name.starts_with("POST /v1/runs/"));
+        if let Some(edge) = edge.filter(|_| spans.iter().any(|s| s.service == "lattice-bridge")) {
+            assert!(edge.name.ends_with("/answers"), "{edge:?}");
+            println!("the click's trace {trace}: {}", spans.iter().map(|s| format!("{} {}", s.service, s.name)).collect::<Vec<_>>().join(" -> "));
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "the answer's request and the publish in one trace: {spans:#?}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
     drop(stack);
 }

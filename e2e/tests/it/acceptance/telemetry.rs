@@ -20,19 +20,19 @@ use prost::Message;
 use serde_json::json;
 
 #[derive(Debug, Clone)]
-struct Span {
-    service: String,
-    name: String,
-    trace: String,
-    id: String,
-    parent: String,
+pub struct Span {
+    pub service: String,
+    pub name: String,
+    pub trace: String,
+    pub id: String,
+    pub parent: String,
 }
 
 #[derive(Default)]
-struct Received {
-    spans: Vec<Span>,
+pub struct Received {
+    pub spans: Vec<Span>,
     /// Metric names, by service.
-    metrics: HashMap<String, Vec<String>>,
+    pub metrics: HashMap<String, Vec<String>>,
 }
 
 fn service_of(resource: Option<&opentelemetry_proto::tonic::resource::v1::Resource>) -> String {
@@ -49,7 +49,7 @@ fn service_of(resource: Option<&opentelemetry_proto::tonic::resource::v1::Resour
 }
 
 /// An OTLP/HTTP receiver on a loopback port; returns its endpoint.
-async fn receiver(into: Arc<Mutex<Received>>) -> String {
+pub async fn receiver(into: Arc<Mutex<Received>>) -> String {
     let traces = into.clone();
     let app = axum::Router::new()
         .route(
