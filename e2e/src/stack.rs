@@ -81,6 +81,10 @@ pub struct Stack {
     remove_dir: bool,
     /// More environment for every lattice process (a test's OTLP endpoint).
     env: Vec<(String, String)>,
+    /// NATS, when it runs under testcontainers; dropped, it stops.
+    nats_container: Option<testcontainers::Container<testcontainers::GenericImage>>,
+    /// How NATS runs: natively or under testcontainers, and why.
+    pub nats_engine: String,
 }
 
 /// The local stack's NATS users (infra/nats/nats.conf) and passwords: a
@@ -121,6 +125,8 @@ impl Stack {
             stop_on_drop: !detached,
             remove_dir: false,
             env: env.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect(),
+            nats_container: None,
+            nats_engine: String::new(),
         };
         let started = stack.start_all(detached);
         if let Err(e) = started {
@@ -152,14 +158,26 @@ impl Stack {
     fn start_all(&mut self, detached: bool) -> Result<(), String> {
         postgres_start(&self.dir, self.ports.postgres)?;
         // The shipped configuration: users whose permissions reserve the ui
-        // namespace to the bridge, with the local stack's passwords.
-        let conf = Path::new(env!("CARGO_MANIFEST_DIR")).join("../infra/nats/nats.conf");
-        let mut nats = Command::new(nats_server()?);
-        nats.arg("-c").arg(conf).args(["-a", "127.0.0.1", "-p", &self.ports.nats.to_string(), "-sd"]).arg(self.dir.join("nats"));
-        for (user, password) in NATS_USERS {
-            nats.env(format!("LATTICE_NATS_{}_PASSWORD", user.to_uppercase()), password);
+        // namespace to the bridge, with the local stack's passwords. Under
+        // testcontainers when an engine answers (and the stack is the
+        // suite's), else a native process.
+        let conf = Path::new(env!("CARGO_MANIFEST_DIR")).join("../infra/nats/nats.conf").canonicalize().map_err(|e| e.to_string())?;
+        let engine = if detached { Err("a detached stack (just up) runs natively".to_owned()) } else { container_engine() };
+        match engine.and_then(|host| self.nats_in_container(&conf, &host).map(|c| (c, host))) {
+            Ok((container, host)) => {
+                self.nats_engine = format!("testcontainers ({NATS_IMAGE} at {host}, container {})", &container.id()[..12]);
+                self.nats_container = Some(container);
+            }
+            Err(why) => {
+                let mut nats = Command::new(nats_server()?);
+                nats.arg("-c").arg(&conf).args(["-a", "127.0.0.1", "-p", &self.ports.nats.to_string(), "-sd"]).arg(self.dir.join("nats"));
+                for (user, password) in NATS_USERS {
+                    nats.env(format!("LATTICE_NATS_{}_PASSWORD", user.to_uppercase()), password);
+                }
+                self.spawn("nats", nats, detached)?;
+                self.nats_engine = format!("a native process ({why})");
+            }
         }
-        self.spawn("nats", nats, detached)?;
         let migrate = self.lattice(&["migrate"]).output().map_err(|e| format!("lattice migrate: {e}"))?;
         if !migrate.status.success() {
             return Err(format!("lattice migrate failed: {}", String::from_utf8_lossy(&migrate.stderr)));
@@ -230,6 +248,26 @@ impl Stack {
         Ok(())
     }
 
+    /// NATS in a container of the image the test command builds, on the
+    /// host's network (the project's engine has no bridge).
+    fn nats_in_container(&self, conf: &Path, host: &str) -> Result<testcontainers::Container<testcontainers::GenericImage>, String> {
+        use testcontainers::core::{Mount, WaitFor};
+        use testcontainers::runners::SyncRunner;
+        use testcontainers::{GenericImage, ImageExt};
+        // SAFETY: set before the runner reads it, from the one thread starting this stack.
+        unsafe { std::env::set_var("DOCKER_HOST", host) };
+        let (name, tag) = NATS_IMAGE.split_once(':').unwrap_or((NATS_IMAGE, "latest"));
+        let mut request = GenericImage::new(name, tag)
+            .with_wait_for(WaitFor::message_on_stderr("Server is ready"))
+            .with_network("host")
+            .with_mount(Mount::bind_mount(conf.display().to_string(), "/etc/nats/nats.conf"))
+            .with_cmd(["-c", "/etc/nats/nats.conf", "-a", "127.0.0.1", "-p", &self.ports.nats.to_string(), "-sd", "/data"]);
+        for (user, password) in NATS_USERS {
+            request = request.with_env_var(format!("LATTICE_NATS_{}_PASSWORD", user.to_uppercase()), password);
+        }
+        request.start().map_err(|e| format!("testcontainers could not start {NATS_IMAGE}: {e}"))
+    }
+
     /// What to print when it is up.
     pub fn urls(&self) -> String {
         format!(
@@ -252,6 +290,11 @@ impl Drop for Stack {
             for (_, child) in &mut self.children {
                 let _ = child.wait();
             }
+        }
+        // NATS' container stops before its folder goes; on a thread of its
+        // own, since the blocking runner may not run inside a test's runtime.
+        if let Some(container) = self.nats_container.take() {
+            let _ = std::thread::spawn(move || drop(container)).join();
         }
         if self.remove_dir {
             let _ = std::fs::remove_dir_all(&self.dir);
@@ -420,8 +463,26 @@ pub fn taken(ports: &Ports) -> Vec<(&'static str, u16)> {
     ports.all().into_iter().filter(|(_, port)| TcpListener::bind(("127.0.0.1", *port)).is_err()).collect()
 }
 
-/// How the harness runs the services, for the suites' reports: native
-/// processes on loopback ports (no container engine answers here).
-pub fn engine() -> &'static str {
-    "native processes on loopback ports (PostgreSQL, NATS, lattice serve log, bridge, mcp, edge)"
+/// The image the test command builds for the harness (`xtask/src/containers.rs`).
+pub const NATS_IMAGE: &str = "lattice-nats:local";
+
+/// A container engine that answers `/_ping` at DOCKER_HOST (a unix
+/// socket), or why there is none.
+pub fn container_engine() -> Result<String, String> {
+    use std::io::{Read, Write};
+    let host = std::env::var("DOCKER_HOST").map_err(|_| "no container engine: DOCKER_HOST is not set".to_owned())?;
+    let path = host.strip_prefix("unix://").ok_or_else(|| format!("DOCKER_HOST {host} is not a unix socket"))?;
+    let mut stream = std::os::unix::net::UnixStream::connect(path).map_err(|e| format!("no container engine at {host}: {e}"))?;
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(2)));
+    let mut head = [0u8; 12];
+    stream.write_all(b"GET /_ping HTTP/1.0\r\n\r\n").map_err(|e| e.to_string())?;
+    stream.read_exact(&mut head).map_err(|e| e.to_string())?;
+    if head.ends_with(b" 200") { Ok(host) } else { Err(format!("the engine at {host} does not answer /_ping")) }
+}
+
+impl Stack {
+    /// How the harness runs the parts, for the suites' reports.
+    pub fn engine(&self) -> String {
+        format!("PostgreSQL and lattice serve log, bridge, mcp, edge as native processes on loopback ports; NATS as {}", self.nats_engine)
+    }
 }

@@ -11,6 +11,7 @@
 //!   running single tests by hand).
 
 mod bench;
+mod containers;
 mod infra;
 mod postgres;
 mod shell;
@@ -73,9 +74,25 @@ fn test(extra: &[String]) -> Result {
     // The binary is built first: the end-to-end tests start it as a process.
     build_binaries()?;
     // Libraries, binaries and integration tests; the benchmarks have none.
+    // A container engine for the harness's testcontainers path, or why not.
+    let engine = match containers::start() {
+        Ok(engine) => {
+            println!("xtask: container engine at {} with {}: the harness starts NATS under testcontainers", engine.host, containers::NATS_IMAGE);
+            Some(engine)
+        }
+        Err(why) => {
+            println!("xtask: no container engine ({why}): the harness runs everything natively");
+            None
+        }
+    };
     let mut args = vec!["test", "--workspace", "--exclude", "lattice-bench", "--exclude", "lattice-web", "--lib", "--bins", "--tests", "--no-fail-fast"];
     args.extend(extra.iter().map(String::as_str));
-    let outcome = shell::cargo_test(&args, &[("LATTICE_TEST_POSTGRES_URL", pg.url.as_str())]);
+    let mut env = vec![("LATTICE_TEST_POSTGRES_URL", pg.url.as_str())];
+    if let Some(engine) = &engine {
+        env.push(("DOCKER_HOST", engine.host.as_str()));
+    }
+    let outcome = shell::cargo_test(&args, &env);
+    drop(engine);
     drop(pg);
     let (passed, failed) = outcome?;
     println!("lattice: {passed} passed, {failed} failed");

@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 /// A stack on free ports in a folder of its own; stopped when dropped.
 pub async fn stack() -> Stack {
     let stack = tokio::task::spawn_blocking(Stack::temporary).await.unwrap().unwrap_or_else(|e| panic!("the stack did not start: {e}"));
-    println!("acceptance: {}", lattice_e2e::stack::engine());
+    println!("acceptance: {}", stack.engine());
     stack
 }
 
@@ -44,4 +44,27 @@ pub async fn mcp_tool_names(base: &str, token: &str) -> Vec<String> {
     let json = body.lines().find_map(|l| l.strip_prefix("data: ").filter(|d| d.contains("\"id\":2"))).unwrap_or(body.as_str());
     let answer: Value = serde_json::from_str(json).unwrap_or_else(|e| panic!("tools/list answered {body:?}: {e}"));
     answer["result"]["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap().to_owned()).collect()
+}
+
+/// X1: the harness picks testcontainers for NATS when a container engine
+/// answers (`cargo xtask test` starts one and builds the image), native
+/// processes otherwise, and says which; either way the bridge publishes
+/// into that NATS.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_harness_says_how_it_runs_nats_and_the_bridge_reaches_it() {
+    use futures_util::StreamExt;
+    let engine = lattice_e2e::stack::container_engine();
+    let stack = stack().await;
+    match &engine {
+        Ok(host) => assert!(stack.nats_engine.starts_with("testcontainers") && stack.nats_engine.contains(host.as_str()), "an engine answers at {host}, yet: {}", stack.nats_engine),
+        Err(why) => assert!(stack.nats_engine.starts_with("a native process"), "no engine ({why}), yet: {}", stack.nats_engine),
+    }
+    let rules = async_nats::ConnectOptions::with_user_and_password("rules".into(), lattice_e2e::stack::NATS_USERS[1].1.into());
+    let nats = rules.connect(&stack.nats_url).await.unwrap();
+    let mut heard = nats.subscribe("lattice.acme.>").await.unwrap();
+    let ana = lattice_e2e::Client::sign_in(&stack.portal, "acme", "ana").await;
+    ana.ok("POST", "/v1/workspaces", json!({"name": "Heard"})).await;
+    let message = tokio::time::timeout(std::time::Duration::from_secs(10), heard.next()).await.expect("the bridge published").unwrap();
+    assert!(message.subject.ends_with(".log.workspace_created"), "{}", message.subject);
+    println!("harness: {}; heard {}", stack.engine(), message.subject);
 }
