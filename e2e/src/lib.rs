@@ -291,3 +291,38 @@ impl Drop for BridgeProcess {
         let _ = self.child.wait();
     }
 }
+
+/// What serves a suite: `lattice up` (one process), or the multi-process
+/// stack (the acceptance suite's).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum On {
+    Up,
+    Stack,
+}
+
+/// A running deployment of either shape; dropping it stops it.
+pub enum Deployment {
+    Up(UpProcess),
+    Stack(stack::Stack),
+}
+
+impl Deployment {
+    pub async fn start(on: On) -> Self {
+        match on {
+            On::Up => Self::Up(UpProcess::start().await),
+            On::Stack => {
+                let stack = tokio::task::spawn_blocking(stack::Stack::temporary).await.unwrap().unwrap_or_else(|e| panic!("the stack: {e}"));
+                println!("acceptance: {}", stack.engine());
+                Self::Stack(stack)
+            }
+        }
+    }
+
+    /// The portal's origin.
+    pub fn base(&self) -> &str {
+        match self {
+            Self::Up(up) => &up.base,
+            Self::Stack(stack) => &stack.portal,
+        }
+    }
+}

@@ -5,7 +5,7 @@
 use lattice_e2e::browser::Chrome;
 use serde_json::json;
 
-use super::{Apps, by_hand, until_logged};
+use super::{Apps, On, by_hand, until_logged};
 
 const APP: &str = r#"
 window.onhost = (m) => {
@@ -28,7 +28,17 @@ window.onhost = (m) => {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_app_by_hand_completes_the_lifecycle_and_calls_its_tools() {
-    let apps = Apps::start().await;
+    lifecycle_and_tools(On::Up).await;
+}
+
+/// The same against the multi-process stack (SPEC X2), through the edge.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_app_by_hand_completes_the_lifecycle_and_calls_its_tools_on_the_stack() {
+    lifecycle_and_tools(On::Stack).await;
+}
+
+async fn lifecycle_and_tools(on: On) {
+    let apps = Apps::start_on(on).await;
     let id = apps.app("Counter", &by_hand(APP)).await;
     let chrome = Chrome::launch().await;
     let w = apps.window(&chrome).await;

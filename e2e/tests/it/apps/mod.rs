@@ -11,8 +11,8 @@ mod switch;
 use std::time::Duration;
 
 use lattice_e2e::browser::{Chrome, Window};
-use lattice_e2e::stack::Stack;
-use lattice_e2e::{Client, UpProcess};
+pub use lattice_e2e::On;
+use lattice_e2e::{Client, Deployment};
 use serde_json::{Value, json};
 
 /// A deployment with mini apps on, a workspace and thread of `ana`'s with
@@ -27,36 +27,14 @@ pub struct Apps {
     pub th: String,
 }
 
-/// What serves the suite: `lattice up`, or the multi-process stack.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum On {
-    Up,
-    Stack,
-}
-
-/// Held until the suite ends: dropping it stops the processes.
-#[expect(dead_code, reason = "held for its Drop only")]
-enum Deployment {
-    Up(UpProcess),
-    Stack(Stack),
-}
-
 impl Apps {
     pub async fn start() -> Self {
         Self::start_on(On::Up).await
     }
 
     pub async fn start_on(on: On) -> Self {
-        let (base, deployment) = match on {
-            On::Up => {
-                let up = UpProcess::start().await;
-                (up.base.clone(), Deployment::Up(up))
-            }
-            On::Stack => {
-                let stack = tokio::task::spawn_blocking(Stack::temporary).await.unwrap().unwrap_or_else(|e| panic!("the stack: {e}"));
-                (stack.portal.clone(), Deployment::Stack(stack))
-            }
-        };
+        let deployment = Deployment::start(on).await;
+        let base = deployment.base().to_owned();
         let up = &base;
         let root = Client::sign_in_as(up, json!({"tenant": "ops", "user": "root", "role": "deployment_admin"})).await;
         root.ok("PUT", "/v1/integrations/deployment/ui:mini-apps", json!({"state": "on", "reason": "the app suites"})).await;

@@ -3,13 +3,23 @@
 //! button that submits to its form.
 
 use lattice_e2e::browser::Chrome;
-use lattice_e2e::{Client, UpProcess};
+use lattice_e2e::{Client, Deployment, On};
 use serde_json::json;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_panel_renders_with_its_figures() {
-    let up = UpProcess::start().await;
-    let ana = Client::sign_in(&up.base, "acme", "ana").await;
+    every_panel_renders_with_its_figures_on(On::Up).await;
+}
+
+/// The same against the multi-process stack (SPEC X2), through the edge.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_panel_renders_with_its_figures_on_the_stack() {
+    every_panel_renders_with_its_figures_on(On::Stack).await;
+}
+
+async fn every_panel_renders_with_its_figures_on(on: On) {
+    let up = Deployment::start(on).await;
+    let ana = Client::sign_in(up.base(), "acme", "ana").await;
     let (_, th) = super::workspace_with_thread(&ana, "Ops").await;
     let ack = ana
         .ok(
@@ -24,7 +34,7 @@ async fn every_panel_renders_with_its_figures() {
     ana.ok("POST", &format!("/v1/threads/{th}/artifacts"), json!({"kind": "dashboard", "data": super::every_panel(&ack)})).await;
 
     let chrome = Chrome::launch().await;
-    let w = chrome.window(&up.base, &ana.token, "light", &format!("/t/{th}")).await;
+    let w = chrome.window(up.base(), &ana.token, "light", &format!("/t/{th}")).await;
     w.until("() => !!document.querySelector('.dashboard .panels')", "the dashboard").await;
 
     assert_eq!(w.eval::<String>("() => document.querySelector('.metric-value').textContent").await, "1.5 %");

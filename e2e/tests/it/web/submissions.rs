@@ -2,14 +2,24 @@
 //! own page, and each sees both in the form's list.
 
 use lattice_e2e::browser::Chrome;
-use lattice_e2e::{Client, UpProcess};
+use lattice_e2e::{Client, Deployment, On, UpProcess};
 use serde_json::json;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_people_submit_and_each_sees_the_list() {
-    let up = UpProcess::start().await;
-    let ana = Client::sign_in(&up.base, "acme", "ana").await;
-    let bob = Client::sign_in(&up.base, "acme", "bob").await;
+    two_people_submit_and_each_sees_the_list_on(On::Up).await;
+}
+
+/// The same against the multi-process stack (SPEC X2), through the edge.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_people_submit_and_each_sees_the_list_on_the_stack() {
+    two_people_submit_and_each_sees_the_list_on(On::Stack).await;
+}
+
+async fn two_people_submit_and_each_sees_the_list_on(on: On) {
+    let up = Deployment::start(on).await;
+    let ana = Client::sign_in(up.base(), "acme", "ana").await;
+    let bob = Client::sign_in(up.base(), "acme", "bob").await;
     let (ws, th) = super::workspace_with_thread(&ana, "Retro").await;
     ana.ok("POST", &format!("/v1/workspaces/{ws}/members"), json!({"user": "bob", "role": "editor"})).await;
     let form = ana
@@ -31,8 +41,8 @@ async fn two_people_submit_and_each_sees_the_list() {
 
     let chrome = Chrome::launch().await;
     let pages = [
-        (chrome.window(&up.base, &ana.token, "light", &format!("/t/{th}")).await, "Ana wants shorter standups"),
-        (chrome.window(&up.base, &bob.token, "dark", &format!("/t/{th}")).await, "Bob wants fewer meetings"),
+        (chrome.window(up.base(), &ana.token, "light", &format!("/t/{th}")).await, "Ana wants shorter standups"),
+        (chrome.window(up.base(), &bob.token, "dark", &format!("/t/{th}")).await, "Bob wants fewer meetings"),
     ];
     let field = format!("form-{form_id}-idea");
     for (w, idea) in &pages {
