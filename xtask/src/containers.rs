@@ -19,6 +19,8 @@ pub struct Engine {
     /// `unix://…`, for DOCKER_HOST.
     pub host: String,
     daemon: Option<Child>,
+    /// The daemon's socket and run folder, removed when it stops.
+    run_dir: Option<PathBuf>,
 }
 
 impl Drop for Engine {
@@ -29,13 +31,16 @@ impl Drop for Engine {
             }
             let _ = daemon.wait();
         }
+        if let Some(dir) = &self.run_dir {
+            let _ = std::fs::remove_dir_all(dir);
+        }
     }
 }
 
 /// An engine that answers, with the NATS image built; or why not.
 pub fn start() -> std::result::Result<Engine, String> {
     let engine = match std::env::var("DOCKER_HOST").ok().filter(|h| answers(h)) {
-        Some(host) => Engine { host, daemon: None },
+        Some(host) => Engine { host, daemon: None, run_dir: None },
         None => daemon()?,
     };
     nats_image(&engine.host)?;
@@ -80,7 +85,7 @@ fn daemon() -> std::result::Result<Engine, String> {
         .stderr(log)
         .spawn()
         .map_err(|e| format!("starting dockerd: {e}"))?;
-    let engine = Engine { host: format!("unix://{}", socket.display()), daemon: Some(daemon) };
+    let engine = Engine { host: format!("unix://{}", socket.display()), daemon: Some(daemon), run_dir: Some(run_dir) };
     let deadline = Instant::now() + Duration::from_secs(30);
     while !answers(&engine.host) {
         if Instant::now() > deadline {

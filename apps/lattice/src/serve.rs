@@ -243,6 +243,7 @@ fn request_span<B>(req: &axum::http::Request<B>) -> tracing::Span {
     if let Some(parent) = req.headers().get("traceparent").and_then(|v| v.to_str().ok()) {
         lattice_telemetry::set_parent(&span, parent);
     }
+    lattice_telemetry::count("lattice.http.requests", &[("http.request.method", method.to_string())]);
     span
 }
 

@@ -165,12 +165,13 @@ async fn one_trace_from_the_request_to_the_nats_message() {
         edge.id, log.id, commit.id, publish.id, message.subject
     );
 
-    // Metrics from the services that count.
+    // Metrics from every service: requests served, commands, publishes.
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
         let got = received.lock().unwrap().metrics.clone();
         let has = |service: &str, name: &str| got.get(service).is_some_and(|m| m.iter().any(|n| n == name));
-        if has("lattice-log", "lattice.commands") && has("lattice-bridge", "lattice.bridge.published") {
+        let http = ["lattice-edge", "lattice-log", "lattice-mcp"].iter().all(|s| has(s, "lattice.http.requests"));
+        if http && has("lattice-log", "lattice.commands") && has("lattice-bridge", "lattice.bridge.published") {
             break;
         }
         assert!(Instant::now() < deadline, "metrics over OTLP: {got:?}");
