@@ -32,6 +32,11 @@ impl Drop for Engine {
             let _ = daemon.wait();
         }
         if let Some(dir) = &self.run_dir {
+            // dockerd leaves its network namespace mounted under its run folder.
+            let mounts = std::fs::read_to_string("/proc/mounts").unwrap_or_default();
+            for point in mounts.lines().filter_map(|l| l.split_whitespace().nth(1)).filter(|p| p.starts_with(&*dir.to_string_lossy())) {
+                let _ = Command::new("umount").arg(point).status();
+            }
             let _ = std::fs::remove_dir_all(dir);
         }
     }
