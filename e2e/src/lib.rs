@@ -71,17 +71,7 @@ impl LogProcess {
     }
 
     async fn wait_ready(&self) {
-        let client = reqwest::Client::new();
-        let deadline = Instant::now() + Duration::from_secs(30);
-        loop {
-            if let Ok(r) = client.get(format!("{}/readyz", self.base)).send().await
-                && r.status().is_success()
-            {
-                return;
-            }
-            assert!(Instant::now() < deadline, "lattice did not become ready at {}", self.base);
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        wait_ready(&self.base).await;
     }
 
     /// SIGKILL: no chance to finish anything.
@@ -113,6 +103,16 @@ impl Drop for LogProcess {
         let _ = self.child.kill();
         let _ = self.child.wait();
         let _ = std::fs::remove_dir_all(&self.data_dir);
+    }
+}
+
+/// Waits until `{base}/readyz` answers 200, for 30 s at most.
+pub async fn wait_ready(base: &str) {
+    let http = reqwest::Client::new();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !http.get(format!("{base}/readyz")).send().await.is_ok_and(|r| r.status().is_success()) {
+        assert!(Instant::now() < deadline, "lattice did not become ready at {base}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
 
@@ -156,12 +156,7 @@ impl UpProcess {
         }
         let child = cmd.spawn().expect("starting lattice up");
         let process = Self { child, base: format!("http://127.0.0.1:{port}"), apps: format!("http://127.0.0.1:{apps_port}"), dir };
-        let http = reqwest::Client::new();
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while !http.get(format!("{}/readyz", process.base)).send().await.is_ok_and(|r| r.status().is_success()) {
-            assert!(Instant::now() < deadline, "lattice up did not become ready at {}", process.base);
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        wait_ready(&process.base).await;
         process
     }
 

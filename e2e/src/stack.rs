@@ -163,7 +163,7 @@ impl Stack {
         // suite's), else a native process.
         let conf = Path::new(env!("CARGO_MANIFEST_DIR")).join("../infra/nats/nats.conf").canonicalize().map_err(|e| e.to_string())?;
         let engine = if detached { Err("a detached stack (just up) runs natively".to_owned()) } else { container_engine() };
-        match engine.and_then(|host| self.nats_in_container(&conf, &host).map(|c| (c, host))) {
+        match engine.and_then(|host| self.nats_in_container(&conf).map(|c| (c, host))) {
             Ok((container, host)) => {
                 self.nats_engine = format!("testcontainers ({NATS_IMAGE} at {host}, container {})", &container.id()[..12]);
                 self.nats_container = Some(container);
@@ -250,12 +250,11 @@ impl Stack {
 
     /// NATS in a container of the image the test command builds, on the
     /// host's network (the project's engine has no bridge).
-    fn nats_in_container(&self, conf: &Path, host: &str) -> Result<testcontainers::Container<testcontainers::GenericImage>, String> {
+    /// The runner finds the engine where `container_engine` did: DOCKER_HOST.
+    fn nats_in_container(&self, conf: &Path) -> Result<testcontainers::Container<testcontainers::GenericImage>, String> {
         use testcontainers::core::{Mount, WaitFor};
         use testcontainers::runners::SyncRunner;
         use testcontainers::{GenericImage, ImageExt};
-        // SAFETY: set before the runner reads it, from the one thread starting this stack.
-        unsafe { std::env::set_var("DOCKER_HOST", host) };
         let (name, tag) = NATS_IMAGE.split_once(':').unwrap_or((NATS_IMAGE, "latest"));
         let mut request = GenericImage::new(name, tag)
             .with_wait_for(WaitFor::message_on_stderr("Server is ready"))
@@ -348,7 +347,7 @@ fn terminate(pid: i32) -> bool {
 }
 
 /// Whether `pid` runs (a zombie, exited but not reaped, does not).
-fn alive(pid: i32) -> bool {
+pub fn alive(pid: i32) -> bool {
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
         Ok(stat) => !stat.rsplit(')').next().is_some_and(|rest| rest.trim_start().starts_with('Z')),
         Err(_) => false,

@@ -243,7 +243,8 @@ fn request_span<B>(req: &axum::http::Request<B>) -> tracing::Span {
     if let Some(parent) = req.headers().get("traceparent").and_then(|v| v.to_str().ok()) {
         lattice_telemetry::set_parent(&span, parent);
     }
-    lattice_telemetry::count("lattice.http.requests", &[("http.request.method", method.to_string())]);
+    static REQUESTS: lattice_telemetry::Counter = lattice_telemetry::Counter::new("lattice.http.requests");
+    REQUESTS.add(&[lattice_telemetry::KeyValue::new("http.request.method", method.to_string())]);
     span
 }
 
@@ -263,19 +264,25 @@ fn mcp_routes(config: &Config, log: &LogService) -> anyhow::Result<axum::Router>
             .enforce_origin_validation(),
     );
     let auth = log.authenticator().clone();
-    let router = axum::Router::new().nest_service("/mcp", service).layer(axum::middleware::from_fn(move |req: axum::extract::Request, next: axum::middleware::Next| {
+    let router = axum::Router::new().nest_service("/mcp", service).layer(axum::middleware::from_fn(move |mut req: axum::extract::Request, next: axum::middleware::Next| {
         let auth = auth.clone();
         async move {
             let token = req.headers().get(axum::http::header::AUTHORIZATION).and_then(|v| v.to_str().ok()).and_then(|v| v.strip_prefix("Bearer "));
-            if token.is_none_or(|t| auth.verify(t).is_err()) {
-                use axum::response::IntoResponse;
-                return (
-                    axum::http::StatusCode::UNAUTHORIZED,
-                    axum::Json(serde_json::json!({"error": {"type": "Unauthorized", "reason": "MCP needs a bearer token"}})),
-                )
-                    .into_response();
+            match token.map(|t| auth.verify(t)) {
+                // The exporter reads the caller from here: the token is verified once.
+                Some(Ok(who)) => {
+                    req.extensions_mut().insert(who);
+                    next.run(req).await
+                }
+                _ => {
+                    use axum::response::IntoResponse;
+                    (
+                        axum::http::StatusCode::UNAUTHORIZED,
+                        axum::Json(serde_json::json!({"error": {"type": "Unauthorized", "reason": "MCP needs a bearer token"}})),
+                    )
+                        .into_response()
+                }
             }
-            next.run(req).await
         }
     }));
     if origins.is_empty() {

@@ -232,7 +232,8 @@ impl Bridge {
         if let Some(traceparent) = &traceparent {
             headers.insert("traceparent", traceparent.as_str());
         }
-        lattice_telemetry::count("lattice.bridge.published", &[("event", out.subject.splitn(4, '.').nth(3).unwrap_or_default().to_owned())]);
+        static PUBLISHED: lattice_telemetry::Counter = lattice_telemetry::Counter::new("lattice.bridge.published");
+        PUBLISHED.add(&[lattice_telemetry::KeyValue::new("event", out.subject.splitn(4, '.').nth(3).unwrap_or_default().to_owned())]);
         js.publish_with_headers(out.subject, headers, out.payload.into())
             .await
             .map(Some)

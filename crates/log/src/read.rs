@@ -104,6 +104,35 @@ impl LogService {
             .collect()
     }
 
+    /// The newest thread the caller can read, and its workspace: one query,
+    /// with the visibility rule of [`LogService::workspaces`].
+    pub async fn latest_thread(&self, who: &Authenticated) -> Result<Option<(ThreadId, String)>, Error> {
+        let p = who.principal();
+        let db = &self.inner.db;
+        let row = if p.role == TenantRole::TenantAdmin {
+            sqlx::query(
+                "SELECT t.id, t.workspace FROM threads t JOIN workspaces w ON w.id = t.workspace \
+                 WHERE w.tenant = $1 ORDER BY t.created_at DESC, t.id DESC LIMIT 1",
+            )
+            .bind(p.tenant.as_str())
+            .fetch_optional(&db.pool)
+            .await
+        } else {
+            sqlx::query(
+                "SELECT t.id, t.workspace FROM threads t JOIN workspaces w ON w.id = t.workspace \
+                 JOIN members m ON m.workspace = w.id WHERE w.tenant = $1 AND m.user_id = $2 \
+                 ORDER BY t.created_at DESC, t.id DESC LIMIT 1",
+            )
+            .bind(p.tenant.as_str())
+            .bind(p.user.as_str())
+            .fetch_optional(&db.pool)
+            .await
+        }
+        .map_err(db_error)?;
+        row.map(|row| Ok((ThreadId::from_trusted(row.try_get::<String, _>(0).map_err(db_error)?), row.try_get(1).map_err(db_error)?)))
+            .transpose()
+    }
+
     pub async fn threads(&self, who: &Authenticated, workspace: &str) -> Result<Vec<ThreadSummary>, Error> {
         let access = workspace_access(&self.inner.db, who.principal(), workspace).await?;
         let rows = sqlx::query(

@@ -153,7 +153,8 @@ impl LogService {
         let effect = self.prepare(&scope, &command)?;
         let committed = self.commit(principal, &scope, effect).await?;
         self.inner.horizon.committed(committed.seq);
-        lattice_telemetry::count("lattice.commands", &[("command", format!("{:?}", command_type))]);
+        static COMMANDS: lattice_telemetry::Counter = lattice_telemetry::Counter::new("lattice.commands");
+        COMMANDS.add(&[lattice_telemetry::KeyValue::new("command", format!("{command_type:?}"))]);
         Ok(committed)
     }
 

@@ -67,6 +67,10 @@ impl Exporter {
             return Ok((**who).clone());
         }
         let parts = context.extensions.get::<axum::http::request::Parts>();
+        // Verified by the bearer check in front of `/mcp`.
+        if let Some(who) = parts.and_then(|p| p.extensions.get::<Authenticated>()) {
+            return Ok(who.clone());
+        }
         let token = parts
             .and_then(|p| p.headers.get(axum::http::header::AUTHORIZATION))
             .and_then(|v| v.to_str().ok())

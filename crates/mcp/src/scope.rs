@@ -26,15 +26,7 @@ impl Scope {
             let ws = log.thread_workspace(who, &id).await?;
             return Ok(Self { here: Some((id, ws)) });
         }
-        let mut latest: Option<(String, String, String)> = None;
-        for ws in log.workspaces(who).await? {
-            for t in log.threads(who, &ws.id).await? {
-                if latest.as_ref().is_none_or(|(at, ..)| t.created_at > *at) {
-                    latest = Some((t.created_at.clone(), t.id, ws.id.clone()));
-                }
-            }
-        }
-        Ok(Self { here: latest.map(|(_, t, ws)| (ThreadId::from_trusted(t), ws)) })
+        Ok(Self { here: log.latest_thread(who).await? })
     }
 
     /// The thread to write in, made when the caller has none.

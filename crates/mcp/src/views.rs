@@ -18,12 +18,21 @@ pub const DASHBOARD_VIEW: &str = "ui://lattice/views/dashboard";
 /// An app's resource is this and its artifact id.
 pub const APP_VIEWS: &str = "ui://lattice/apps/";
 
-fn page(template: &str) -> String {
-    template.replace("/*VIEW_CSS*/", include_str!("views/view.css")).replace("/*VIEW_JS*/", include_str!("views/view.js"))
+/// A view's page: one shell (its policy closes the network), the shared
+/// lifecycle (`view.js`) and styles, and the view's own script.
+fn page(title: &str, waiting: &str, script: &str) -> String {
+    format!(
+        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{title}</title>\n\
+         <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; \
+         connect-src 'none'; frame-src 'none'; base-uri 'none'; form-action 'none'\">\n<style>{css}</style>\n</head><body>\
+         <main id=\"root\"><p role=\"status\">{waiting}</p></main>\n<script>\n{lifecycle}\n{script}</script></body></html>",
+        css = include_str!("views/view.css"),
+        lifecycle = include_str!("views/view.js"),
+    )
 }
 
-static FORM_PAGE: LazyLock<String> = LazyLock::new(|| page(include_str!("views/form.html")));
-static DASHBOARD_PAGE: LazyLock<String> = LazyLock::new(|| page(include_str!("views/dashboard.html")));
+static FORM_PAGE: LazyLock<String> = LazyLock::new(|| page("lattice form", "Waiting for the form…", include_str!("views/form.js")));
+static DASHBOARD_PAGE: LazyLock<String> = LazyLock::new(|| page("lattice dashboard", "Waiting for the dashboard…", include_str!("views/dashboard.js")));
 
 /// No network, no frames, no base URL: what every lattice view and app gets.
 fn closed() -> Value {

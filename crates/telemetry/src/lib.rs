@@ -20,9 +20,12 @@ pub use export::{Telemetry, layer};
 /// The current span's W3C trace context, when a trace is being recorded.
 pub fn traceparent() -> Option<String> {
     let cx = tracing::Span::current().context();
-    let span = cx.span();
-    let sc = span.span_context();
-    sc.is_valid().then(|| format!("00-{}-{}-{:02x}", sc.trace_id(), sc.span_id(), sc.trace_flags().to_u8()))
+    if !cx.span().span_context().is_valid() {
+        return None;
+    }
+    let mut carrier = HashMap::new();
+    TraceContextPropagator::new().inject_context(&cx, &mut carrier);
+    carrier.remove("traceparent")
 }
 
 /// Makes the span whose context `traceparent` names the parent of `span`.
@@ -34,15 +37,22 @@ pub fn set_parent(span: &tracing::Span, traceparent: &str) {
     }
 }
 
-/// Adds one to the counter `name` (e.g. `lattice.commands`) with
-/// `attributes`; nothing is kept when no meter provider is installed.
-pub fn count(name: &'static str, attributes: &[(&'static str, String)]) {
-    use std::sync::{LazyLock, Mutex};
-    static COUNTERS: LazyLock<Mutex<HashMap<&'static str, opentelemetry::metrics::Counter<u64>>>> = LazyLock::new(Default::default);
-    let counter = {
-        let mut all = COUNTERS.lock().unwrap_or_else(|e| e.into_inner());
-        all.entry(name).or_insert_with(|| opentelemetry::global::meter("lattice").u64_counter(name).build()).clone()
-    };
-    let attributes: Vec<opentelemetry::KeyValue> = attributes.iter().map(|(k, v)| opentelemetry::KeyValue::new(*k, v.clone())).collect();
-    counter.add(1, &attributes);
+pub use opentelemetry::KeyValue;
+
+/// A counter of the global meter provider, made on first use (after
+/// `layer` installed the provider; without one it counts nothing), so a
+/// call site keeps it in a `static`.
+pub struct Counter {
+    name: &'static str,
+    counter: std::sync::OnceLock<opentelemetry::metrics::Counter<u64>>,
+}
+
+impl Counter {
+    pub const fn new(name: &'static str) -> Self {
+        Self { name, counter: std::sync::OnceLock::new() }
+    }
+
+    pub fn add(&self, attributes: &[KeyValue]) {
+        self.counter.get_or_init(|| opentelemetry::global::meter("lattice").u64_counter(self.name).build()).add(1, attributes);
+    }
 }

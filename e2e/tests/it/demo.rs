@@ -3,7 +3,7 @@
 //! agent waiting on a form.
 
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use lattice_e2e::{Client, binary, free_port};
 use serde_json::Value;
@@ -25,12 +25,7 @@ async fn lattice_up_serves_the_seeded_demo() {
         .spawn()
         .unwrap();
     let base = format!("http://127.0.0.1:{port}");
-    let http = reqwest::Client::new();
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while !http.get(format!("{base}/readyz")).send().await.is_ok_and(|r| r.status().is_success()) {
-        assert!(Instant::now() < deadline, "lattice up did not become ready");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    lattice_e2e::wait_ready(&base).await;
     assert!(dir.join("data/lattice.db").exists(), "the embedded database lives under ./data");
 
     let demo = Client::sign_in(&base, "demo", "demo").await;

@@ -4,7 +4,7 @@
 
 use std::process::Command;
 
-use lattice_e2e::stack::{Ports, taken};
+use lattice_e2e::stack::{Ports, alive as running, taken};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn just_up_then_just_down_leaves_nothing_behind() {
@@ -55,9 +55,4 @@ async fn just_up_then_just_down_leaves_nothing_behind() {
     assert!(!running(postmaster), "PostgreSQL still runs after just down");
     assert_eq!(taken(&ports), vec![], "ports still listening after just down");
     let _ = std::fs::remove_dir_all(&dir);
-}
-
-/// Whether `pid` runs (an exited child nobody has reaped yet does not).
-fn running(pid: i32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| !stat.rsplit(')').next().is_some_and(|r| r.trim_start().starts_with('Z')))
 }

@@ -9,7 +9,6 @@ mod view;
 
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
@@ -77,12 +76,7 @@ impl ServeMcp {
         }
         let child = cmd.spawn().unwrap();
         let base = format!("http://127.0.0.1:{port}");
-        let http = reqwest::Client::new();
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while !http.get(format!("{base}/readyz")).send().await.is_ok_and(|r| r.status().is_success()) {
-            assert!(Instant::now() < deadline, "lattice serve mcp did not become ready");
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        lattice_e2e::wait_ready(&base).await;
         Self { child, base }
     }
 }

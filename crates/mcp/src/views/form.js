@@ -1,10 +1,3 @@
-<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>lattice form</title>
-<meta http-equiv="Content-Security-Policy" content="default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'none'; frame-src 'none'; base-uri 'none'; form-action 'none'">
-<style>/*VIEW_CSS*/</style>
-</head><body><main id="root"><p role="status">Waiting for the form…</p></main>
-<script>
-/*VIEW_JS*/
 // A lattice form for MCP Apps hosts, drawn from the schema subset with
 // native labelled controls. Sending calls lattice's submit_form through the
 // host, so the values land as a submission by the MCP caller; lattice checks
@@ -125,4 +118,3 @@ const draw = (f, r) => {
   };
   root.replaceChildren(node);
 };
-</script></body></html>

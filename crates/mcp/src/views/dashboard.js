@@ -1,10 +1,3 @@
-<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>lattice dashboard</title>
-<meta http-equiv="Content-Security-Policy" content="default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'none'; frame-src 'none'; base-uri 'none'; form-action 'none'">
-<style>/*VIEW_CSS*/</style>
-</head><body><main id="root"><p role="status">Waiting for the dashboard…</p></main>
-<script>
-/*VIEW_JS*/
 // A lattice dashboard for MCP Apps hosts: the figures as tables, every value
 // inserted with DOM text APIs, never as HTML.
 const render = (d) => {
@@ -29,4 +22,3 @@ const render = (d) => {
 view("lattice-dashboard", {
   result: (r) => r.structuredContent && r.structuredContent.dashboard && render(r.structuredContent.dashboard),
 });
-</script></body></html>
