@@ -298,7 +298,7 @@ pub enum On {
 /// A running deployment of either shape; dropping it stops it.
 pub enum Deployment {
     Up(UpProcess),
-    Stack(stack::Stack),
+    Stack(Box<stack::Stack>),
 }
 
 impl Deployment {
@@ -308,7 +308,7 @@ impl Deployment {
             On::Stack => {
                 let stack = tokio::task::spawn_blocking(stack::Stack::temporary).await.unwrap().unwrap_or_else(|e| panic!("the stack: {e}"));
                 println!("acceptance: {}", stack.engine());
-                Self::Stack(stack)
+                Self::Stack(Box::new(stack))
             }
         }
     }

@@ -1,12 +1,11 @@
 //! The local stack (SPEC O2, X1): real PostgreSQL and NATS started natively,
 //! migrations run, and each lattice service as its own process (`serve log`,
 //! `serve bridge`, `serve mcp`, `serve edge`), on loopback ports. `just up`
-//! starts it detached under `./data/stack` and `just down` stops exactly what
-//! it started (the pid files under `run/`); the acceptance suite starts one
-//! on free ports and stops it when dropped.
+//! runs one in the foreground under `./data/stack` until Ctrl-C, and `just
+//! down` stops exactly what it started (the pid files under `run/`); the
+//! acceptance suite starts one on free ports. Dropped, a stack stops.
 
 use std::net::TcpListener;
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -61,6 +60,14 @@ impl Ports {
     }
 }
 
+/// Whose stack: the suite's (NATS under testcontainers when an engine
+/// answers) or `just up`'s (all native).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    Suite,
+    Local,
+}
+
 /// A running stack.
 pub struct Stack {
     pub dir: PathBuf,
@@ -73,10 +80,9 @@ pub struct Stack {
     pub log: String,
     pub database_url: String,
     pub nats_url: String,
-    /// Children this process waits for when it stops them (the suite's);
-    /// empty when detached (`just up`), whose pids are in `run/`.
+    /// The processes it started, reaped when it stops (their pids are also
+    /// in `run/`, for `just down` from another terminal).
     children: Vec<(String, Child)>,
-    stop_on_drop: bool,
     /// A temporary folder, removed once everything in it has stopped.
     remove_dir: bool,
     /// More environment for every lattice process (a test's OTLP endpoint).
@@ -95,13 +101,13 @@ pub const NATS_USERS: [(&str, &str); 3] = [("bridge", "local-bridge"), ("rules",
 const SERVICES: [&str; 4] = ["log", "bridge", "mcp", "edge"];
 
 impl Stack {
-    /// Starts everything under `dir`; `detached` processes outlive this one.
-    pub fn start(dir: &Path, ports: Ports, detached: bool) -> Result<Self, String> {
-        Self::start_with(dir, ports, detached, &[])
+    /// Starts everything under `dir`.
+    pub fn start(dir: &Path, ports: Ports, mode: Mode) -> Result<Self, String> {
+        Self::start_with(dir, ports, mode, &[])
     }
 
     /// With more environment for every lattice process.
-    pub fn start_with(dir: &Path, ports: Ports, detached: bool, env: &[(&str, &str)]) -> Result<Self, String> {
+    pub fn start_with(dir: &Path, ports: Ports, mode: Mode, env: &[(&str, &str)]) -> Result<Self, String> {
         for (name, port) in ports.all() {
             if TcpListener::bind(("127.0.0.1", port)).is_err() {
                 return Err(format!("port {port} ({name}) is taken: is a stack already up? (`just down` stops it)"));
@@ -122,13 +128,12 @@ impl Stack {
             database_url,
             nats_url,
             children: Vec::new(),
-            stop_on_drop: !detached,
             remove_dir: false,
             env: env.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect(),
             nats_container: None,
             nats_engine: String::new(),
         };
-        let started = stack.start_all(detached);
+        let started = stack.start_all(mode);
         if let Err(e) = started {
             let _ = stop(&stack.dir);
             stack.children.clear();
@@ -146,7 +151,7 @@ impl Stack {
     /// The same, with more environment for every lattice process.
     pub fn temporary_with(env: &[(&str, &str)]) -> Result<Self, String> {
         let dir = std::env::temp_dir().join(format!("lattice-stack-{}", free_port()));
-        let mut stack = Self::start_with(&dir, Ports::free(), false, env);
+        let mut stack = Self::start_with(&dir, Ports::free(), Mode::Suite, env);
         if let Ok(s) = &mut stack {
             s.remove_dir = true;
         } else {
@@ -155,14 +160,17 @@ impl Stack {
         stack
     }
 
-    fn start_all(&mut self, detached: bool) -> Result<(), String> {
+    fn start_all(&mut self, mode: Mode) -> Result<(), String> {
         postgres_start(&self.dir, self.ports.postgres)?;
         // The shipped configuration: users whose permissions reserve the ui
         // namespace to the bridge, with the local stack's passwords. Under
         // testcontainers when an engine answers (and the stack is the
         // suite's), else a native process.
         let conf = Path::new(env!("CARGO_MANIFEST_DIR")).join("../infra/nats/nats.conf").canonicalize().map_err(|e| e.to_string())?;
-        let engine = if detached { Err("a detached stack (just up) runs natively".to_owned()) } else { container_engine() };
+        let engine = match mode {
+            Mode::Local => Err("the local stack (just up) runs natively".to_owned()),
+            Mode::Suite => container_engine(),
+        };
         match engine.and_then(|host| self.nats_in_container(&conf).map(|c| (c, host))) {
             Ok((container, host)) => {
                 self.nats_engine = format!("testcontainers ({NATS_IMAGE} at {host}, container {})", &container.id()[..12]);
@@ -174,7 +182,7 @@ impl Stack {
                 for (user, password) in NATS_USERS {
                     nats.env(format!("LATTICE_NATS_{}_PASSWORD", user.to_uppercase()), password);
                 }
-                self.spawn("nats", nats, detached)?;
+                self.spawn("nats", nats)?;
                 self.nats_engine = format!("a native process ({why})");
             }
         }
@@ -184,7 +192,7 @@ impl Stack {
         }
         for service in SERVICES {
             let cmd = self.lattice(&["serve", service]);
-            self.spawn(service, cmd, detached)?;
+            self.spawn(service, cmd)?;
             match service {
                 "log" => wait_ready(&format!("{}/readyz", self.log), "the log service")?,
                 "mcp" => wait_ready(&format!("http://127.0.0.1:{}/readyz", self.ports.mcp), "the MCP exporter")?,
@@ -231,21 +239,19 @@ impl Stack {
     }
 
     /// Starts `cmd` as `name`: output to `logs/NAME.log`, pid to `run/NAME.pid`.
-    fn spawn(&mut self, name: &str, mut cmd: Command, detached: bool) -> Result<(), String> {
+    fn spawn(&mut self, name: &str, mut cmd: Command) -> Result<(), String> {
         let log = std::fs::File::create(self.dir.join("logs").join(format!("{name}.log"))).map_err(|e| e.to_string())?;
         let err = log.try_clone().map_err(|e| e.to_string())?;
         cmd.stdin(Stdio::null()).stdout(log).stderr(err);
-        if detached {
-            // Its own process group: a Ctrl-C at the terminal that ran `just up` is not for it.
-            cmd.process_group(0);
-        }
         let child = cmd.spawn().map_err(|e| format!("starting {name}: {e}"))?;
         std::fs::write(self.dir.join("run").join(format!("{name}.pid")), child.id().to_string()).map_err(|e| e.to_string())?;
-        std::thread::sleep(Duration::from_millis(100));
-        if !detached {
-            self.children.push((name.to_owned(), child));
-        }
+        self.children.push((name.to_owned(), child));
         Ok(())
+    }
+
+    /// The first of its processes that has exited, if one has.
+    pub fn exited(&mut self) -> Option<String> {
+        self.children.iter_mut().find_map(|(name, child)| child.try_wait().ok().flatten().map(|_| name.clone()))
     }
 
     /// NATS in a container of the image the test command builds, on the
@@ -284,11 +290,9 @@ impl Stack {
 
 impl Drop for Stack {
     fn drop(&mut self) {
-        if self.stop_on_drop {
-            let _ = stop(&self.dir);
-            for (_, child) in &mut self.children {
-                let _ = child.wait();
-            }
+        let _ = stop(&self.dir);
+        for (_, child) in &mut self.children {
+            let _ = child.wait();
         }
         // NATS' container stops before its folder goes; on a thread of its
         // own, since the blocking runner may not run inside a test's runtime.
@@ -309,10 +313,10 @@ pub fn stop(dir: &Path) -> Result<Vec<String>, String> {
     for name in SERVICES.iter().rev().chain(["nats"].iter()) {
         let file = run.join(format!("{name}.pid"));
         let Ok(text) = std::fs::read_to_string(&file) else { continue };
-        if let Ok(pid) = text.trim().parse::<i32>() {
-            if terminate(pid) {
-                stopped.push(format!("{name} (pid {pid})"));
-            }
+        if let Ok(pid) = text.trim().parse::<i32>()
+            && terminate(pid)
+        {
+            stopped.push(format!("{name} (pid {pid})"));
         }
         let _ = std::fs::remove_file(file);
     }
@@ -321,6 +325,22 @@ pub fn stop(dir: &Path) -> Result<Vec<String>, String> {
         stopped.push("postgres".into());
     }
     Ok(stopped)
+}
+
+/// What a stack under `dir` has running, by name and pid.
+pub fn started(dir: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    for name in SERVICES.iter().rev().chain(["nats"].iter()) {
+        if let Some(pid) = std::fs::read_to_string(dir.join("run").join(format!("{name}.pid"))).ok().and_then(|t| t.trim().parse::<i32>().ok())
+            && alive(pid)
+        {
+            out.push(format!("{name} (pid {pid})"));
+        }
+    }
+    if dir.join("pg").join("postmaster.pid").exists() {
+        out.push("postgres".into());
+    }
+    out
 }
 
 /// SIGTERM, a wait for the exit, SIGKILL after 20 s; false when it was gone.
@@ -426,10 +446,8 @@ fn checked(cmd: &mut Command, what: &str) -> Result<(), String> {
 
 fn postgres_start(dir: &Path, port: u16) -> Result<(), String> {
     let data = dir.join("pg");
-    if is_root() {
-        if Command::new("id").arg("postgres").output().map(|o| !o.status.success()).unwrap_or(true) {
-            checked(Command::new("useradd").args(["--system", "--no-create-home", "postgres"]), "useradd postgres")?;
-        }
+    if is_root() && Command::new("id").arg("postgres").output().map(|o| !o.status.success()).unwrap_or(true) {
+        checked(Command::new("useradd").args(["--system", "--no-create-home", "postgres"]), "useradd postgres")?;
     }
     if !data.join("PG_VERSION").exists() {
         std::fs::create_dir_all(&data).map_err(|e| e.to_string())?;

