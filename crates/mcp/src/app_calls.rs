@@ -85,7 +85,8 @@ pub(crate) async fn call(
             Ok(match ex.state_writes.write(&ex.log, who, &app.id, ops).await {
                 Ok(receipt) => {
                     let mut result = CallToolResult::success(vec![ContentBlock::text(format!("state saved as version {}", receipt["version"]))]);
-                    result.structured_content = Some(json!({"receipt": receipt}));
+                    // The contract's shape ({"version"}), as in lattice's chat, and the receipt.
+                    result.structured_content = Some(json!({"version": receipt["version"], "receipt": receipt}));
                     result
                 }
                 Err(why) => tool_error(why),
@@ -185,7 +186,8 @@ async fn submit(log: &LogService, who: &Authenticated, thread: &str, id: String,
         Ok(done) => {
             let receipt = json!({"id": done.id, "version": done.version, "digest": done.digest});
             let mut result = CallToolResult::success(vec![ContentBlock::text(format!("Sent as {}.", done.id.unwrap_or_default()))]);
-            result.structured_content = Some(json!({"submission": receipt}));
+            // The contract's shape ({"id": "sub_…"}), as in lattice's chat, and the receipt.
+            result.structured_content = Some(json!({"id": receipt["id"], "submission": receipt}));
             Ok(result)
         }
         Err(lattice_core::Error::Unavailable { reason }) => Err(McpError::internal_error(reason, None)),

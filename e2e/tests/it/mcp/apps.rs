@@ -75,6 +75,7 @@ async fn apps_over_mcp_pass_the_policy_and_leave_an_audit_row() {
     assert!(!doc.contains("data-lattice-sdk"), "the marker was replaced by the SDK");
     assert_eq!(s["steps"][1]["structuredContent"]["state"], json!({}), "{}", s["steps"][1]);
     assert_eq!(s["steps"][2]["structuredContent"]["receipt"]["version"], 2, "{}", s["steps"][2]);
+    assert_eq!(s["steps"][2]["structuredContent"]["version"], 2, "the contract's {{version}}");
     let merged = s["steps"][3].as_array().unwrap();
     assert_eq!(merged[0]["structuredContent"]["receipt"]["version"], 3, "{merged:?}");
     assert_eq!(merged[1]["structuredContent"]["receipt"]["version"], 3, "two writes, one version");
@@ -92,6 +93,7 @@ async fn apps_over_mcp_pass_the_policy_and_leave_an_audit_row() {
     let s = steps(&up.base, &bot.token, json!({"elicit": "accept", "steps": [submit]})).await;
     assert!(s["elicited"][0].as_str().unwrap().contains("\"count\": 2"), "the person saw the exact values: {s}");
     let sub = s["steps"][0]["structuredContent"]["submission"]["id"].as_str().expect("sent").to_owned();
+    assert_eq!(s["steps"][0]["structuredContent"]["id"], sub.as_str(), "the contract's {{id}}");
     let row = ana.ok("GET", &format!("/v1/artifacts/{sub}"), Value::Null).await;
     assert_eq!((row["author"].as_str(), row["data"]["form_id"].as_str()), (Some("bot"), Some(app.as_str())), "the MCP caller's submission");
 
