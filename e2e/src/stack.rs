@@ -149,15 +149,26 @@ impl Stack {
     }
 
     /// The same, with more environment for every lattice process.
+    /// Free ports are chosen before the processes bind them, and another
+    /// test's process may take one in between: a start that fails is tried
+    /// again on new ports, three times in all.
     pub fn temporary_with(env: &[(&str, &str)]) -> Result<Self, String> {
-        let dir = std::env::temp_dir().join(format!("lattice-stack-{}", free_port()));
-        let mut stack = Self::start_with(&dir, Ports::free(), Mode::Suite, env);
-        if let Ok(s) = &mut stack {
-            s.remove_dir = true;
-        } else {
-            let _ = std::fs::remove_dir_all(&dir);
+        let mut failures = Vec::new();
+        for _ in 0..3 {
+            let dir = std::env::temp_dir().join(format!("lattice-stack-{}", free_port()));
+            match Self::start_with(&dir, Ports::free(), Mode::Suite, env) {
+                Ok(mut stack) => {
+                    stack.remove_dir = true;
+                    return Ok(stack);
+                }
+                Err(e) => {
+                    let _ = std::fs::remove_dir_all(&dir);
+                    eprintln!("the stack did not start ({e}); again on other ports");
+                    failures.push(e);
+                }
+            }
         }
-        stack
+        Err(failures.join("\n"))
     }
 
     fn start_all(&mut self, mode: Mode) -> Result<(), String> {
@@ -194,10 +205,10 @@ impl Stack {
             let cmd = self.lattice(&["serve", service]);
             self.spawn(service, cmd)?;
             match service {
-                "log" => wait_ready(&format!("{}/readyz", self.log), "the log service")?,
-                "mcp" => wait_ready(&format!("http://127.0.0.1:{}/readyz", self.ports.mcp), "the MCP exporter")?,
-                "bridge" => wait_ready(&format!("http://127.0.0.1:{}/readyz", self.ports.bridge), "the bridge")?,
-                "edge" => wait_ready(&format!("{}/readyz", self.portal), "the edge")?,
+                "log" => self.wait_ready(&format!("{}/readyz", self.log), service)?,
+                "mcp" => self.wait_ready(&format!("http://127.0.0.1:{}/readyz", self.ports.mcp), service)?,
+                "bridge" => self.wait_ready(&format!("http://127.0.0.1:{}/readyz", self.ports.bridge), service)?,
+                "edge" => self.wait_ready(&format!("{}/readyz", self.portal), service)?,
                 _ => {}
             }
         }
@@ -247,6 +258,25 @@ impl Stack {
         std::fs::write(self.dir.join("run").join(format!("{name}.pid")), child.id().to_string()).map_err(|e| e.to_string())?;
         self.children.push((name.to_owned(), child));
         Ok(())
+    }
+
+    /// Waits until `service` answers at `url`; an early exit (a port taken
+    /// since it was chosen, say) is an error at once, with its log's end.
+    fn wait_ready(&mut self, url: &str, service: &str) -> Result<(), String> {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            if answers_200(url) {
+                return Ok(());
+            }
+            let exited = self.exited().is_some_and(|name| name == service);
+            if exited || Instant::now() > deadline {
+                let log = std::fs::read_to_string(self.dir.join("logs").join(format!("{service}.log"))).unwrap_or_default();
+                let tail: Vec<&str> = log.lines().rev().take(5).collect::<Vec<_>>().into_iter().rev().collect();
+                let how = if exited { "exited" } else { "did not become ready" };
+                return Err(format!("{service} {how} at {url}; its log ends:\n{}", tail.join("\n")));
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
     }
 
     /// The first of its processes that has exited, if one has.
@@ -374,18 +404,6 @@ pub fn alive(pid: i32) -> bool {
     }
 }
 
-fn wait_ready(url: &str, what: &str) -> Result<(), String> {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        if answers_200(url) {
-            return Ok(());
-        }
-        if Instant::now() > deadline {
-            return Err(format!("{what} did not become ready at {url}"));
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
 
 /// One plain HTTP/1.0 GET of `http://host:port/path`: whether it answered 200.
 fn answers_200(url: &str) -> bool {
