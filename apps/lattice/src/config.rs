@@ -97,10 +97,29 @@ pub struct Config {
     /// `ask`, and per app (LATTICE_APP_TOOL_POLICY, e.g.
     /// `get_state=allow,submit=ask,art_01…:submit=deny`).
     pub app_tool_policy: String,
-    /// Host headers `/mcp` accepts, comma-separated
-    /// (LATTICE_MCP_ALLOWED_HOSTS); unset: the listen address, 127.0.0.1 and
-    /// localhost. A guard against DNS rebinding.
+    /// The Host names the portal, `/v1` and `/mcp` answer for,
+    /// comma-separated, ports ignored (LATTICE_ALLOWED_HOSTS); others get
+    /// 421, a guard against DNS rebinding. Unset: the listen address,
+    /// `localhost`, `127.0.0.1` and `::1`.
+    pub allowed_hosts: Option<String>,
+    /// Older name for more allowed hosts, kept working: its names are
+    /// allowed as well (LATTICE_MCP_ALLOWED_HOSTS).
     pub mcp_allowed_hosts: Option<String>,
+    /// Lets dev sign-in (`POST /v1/dev/token`, outside production) answer
+    /// on a listener that is not loopback (LATTICE_DEV_SIGN_IN_REMOTE).
+    pub dev_sign_in_remote: bool,
+    /// Writes one caller (a token's tenant and user) may make per second,
+    /// sustained; 0: no limit (LATTICE_RATE_WRITES_PER_SEC).
+    pub rate_writes_per_sec: u32,
+    /// Writes one caller may make at once before that rate applies
+    /// (LATTICE_RATE_WRITE_BURST).
+    pub rate_write_burst: u32,
+    /// Live streams one caller may hold open at once
+    /// (LATTICE_MAX_STREAMS_PER_CALLER).
+    pub max_streams_per_caller: usize,
+    /// Seconds a request may take to answer; a live stream's start counts,
+    /// not its life (LATTICE_REQUEST_TIMEOUT_SECS).
+    pub request_timeout_secs: u64,
     /// Browser origins whose pages may call `/mcp` (CORS), comma-separated
     /// (LATTICE_MCP_ALLOWED_ORIGINS, e.g. `https://host.example`); unset:
     /// none, and a request from any browser origin is refused.
@@ -141,7 +160,13 @@ impl Default for Config {
             log_url: None,
             mcp_url: None,
             app_tool_policy: "get_state=allow,set_state=allow,submit=ask".into(),
+            allowed_hosts: None,
             mcp_allowed_hosts: None,
+            dev_sign_in_remote: false,
+            rate_writes_per_sec: 20,
+            rate_write_burst: 100,
+            max_streams_per_caller: 32,
+            request_timeout_secs: 30,
             mcp_allowed_origins: None,
             otlp_endpoint: None,
         }
@@ -200,10 +225,29 @@ impl Config {
         beside.unwrap_or_else(|| PathBuf::from("target/web"))
     }
 
-    pub fn mcp_allowed_hosts(&self) -> Vec<String> {
-        match &self.mcp_allowed_hosts {
-            Some(list) => list.split(',').map(str::trim).filter(|h| !h.is_empty()).map(str::to_owned).collect(),
-            None => vec![self.http_addr.to_string(), "127.0.0.1".into(), "localhost".into()],
+    /// The Host names every HTTP service answers for.
+    pub fn allowed_hosts(&self) -> lattice_api::guard::AllowedHosts {
+        let listed = |list: &Option<String>| -> Vec<String> {
+            list.as_deref().unwrap_or_default().split(',').map(str::trim).filter(|h| !h.is_empty()).map(str::to_owned).collect()
+        };
+        let mut names = listed(&self.allowed_hosts);
+        if self.allowed_hosts.is_none() {
+            names.extend(["localhost".to_owned(), "127.0.0.1".to_owned(), "[::1]".to_owned()]);
+            if !self.http_addr.ip().is_unspecified() {
+                names.push(self.http_addr.to_string());
+            }
+        }
+        names.extend(listed(&self.mcp_allowed_hosts));
+        lattice_api::guard::AllowedHosts::new(names)
+    }
+
+    /// The per-caller limits.
+    pub fn limits(&self) -> lattice_api::guard::Limits {
+        lattice_api::guard::Limits {
+            writes_per_sec: self.rate_writes_per_sec,
+            write_burst: self.rate_write_burst,
+            streams_per_caller: self.max_streams_per_caller,
+            request_timeout: std::time::Duration::from_secs(self.request_timeout_secs),
         }
     }
 
@@ -221,9 +265,10 @@ impl Config {
         lattice_ui::app_policy::AppToolPolicy::parse(&self.app_tool_policy).map_err(|e| anyhow::anyhow!("LATTICE_APP_TOOL_POLICY: {e}"))
     }
 
-    /// Whether `POST /v1/dev/token` answers.
+    /// Whether `POST /v1/dev/token` answers: outside production, on a
+    /// loopback listener (or where LATTICE_DEV_SIGN_IN_REMOTE says so).
     pub fn dev_sign_in(&self) -> bool {
-        self.profile != Profile::Production
+        self.profile != Profile::Production && (self.http_addr.ip().is_loopback() || self.dev_sign_in_remote)
     }
 
     /// The configured secret, or the data folder's (made on first use).

@@ -66,16 +66,18 @@ fn bridge_config(config: &Config, url: &str) -> BridgeConfig {
     }
 }
 
-/// The bridge in this process, when NATS is configured, until `stop`.
-fn spawn_bridge(config: &Config, log: &LogService, stop: tokio::sync::watch::Receiver<bool>) {
-    if let Some(url) = &config.nats_url {
-        let bridge = Bridge::new(LogReader::of(log), bridge_config(config, url));
-        tokio::spawn(async move {
-            if let Err(e) = bridge.run(stop).await {
-                tracing::error!(error = %e, "the bridge stopped");
-            }
-        });
-    }
+/// The bridge in this process, when NATS is configured, until `stop`;
+/// its readiness joins the service's.
+fn spawn_bridge(config: &Config, log: &LogService, stop: tokio::sync::watch::Receiver<bool>) -> Option<lattice_api::state::Readiness> {
+    let url = config.nats_url.as_ref()?;
+    let bridge = Bridge::new(LogReader::of(log), bridge_config(config, url));
+    let readiness = bridge_readiness(bridge.status());
+    tokio::spawn(async move {
+        if let Err(e) = bridge.run(stop).await {
+            tracing::error!(error = %e, "the bridge stopped");
+        }
+    });
+    Some(readiness)
 }
 
 pub async fn log(config: Config) -> anyhow::Result<()> {
@@ -95,11 +97,13 @@ pub async fn bridge(config: Config) -> anyhow::Result<()> {
     let url = config.nats_url.clone().context("lattice serve bridge needs LATTICE_NATS_URL")?;
     let db = Db::connect(&config.database_url, 4).await?;
     db.migrate().await?;
-    // Health and readiness for orchestrators (the bridge serves nothing else).
-    let probes = health_routes(db.clone());
     let listener = TcpListener::bind(config.http_addr).await.with_context(|| format!("listening on {}", config.http_addr))?;
     // Another process commits: look often while the log moves, every 50 ms when idle.
-    let reader = LogReader::open(db, Duration::from_millis(50));
+    let reader = LogReader::open(db.clone(), Duration::from_millis(50));
+    let bridge = Bridge::new(reader, bridge_config(&config, &url));
+    // Health and readiness for orchestrators (the bridge serves nothing
+    // else): ready while it publishes, and says why not otherwise.
+    let probes = health_routes(db, Some(bridge_readiness(bridge.status())));
     let (stop_tx, stop) = tokio::sync::watch::channel(false);
     let mut stopped = stop.clone();
     tokio::spawn(async move {
@@ -110,8 +114,13 @@ pub async fn bridge(config: Config) -> anyhow::Result<()> {
         let _ = stop_tx.send(true);
     });
     println!("lattice bridge is following the log into {url}");
-    Bridge::new(reader, bridge_config(&config, &url)).run(stop).await?;
+    bridge.run(stop).await?;
     Ok(())
+}
+
+/// Readiness as the bridge's status says.
+fn bridge_readiness(status: Arc<lattice_bridge::BridgeStatus>) -> lattice_api::state::Readiness {
+    Arc::new(move || status.ready().map_err(|why| format!("the bridge is not publishing: {why}")))
 }
 
 pub async fn up(config: Config) -> anyhow::Result<()> {
@@ -127,18 +136,19 @@ pub async fn up(config: Config) -> anyhow::Result<()> {
 async fn serve_http(config: &Config, log: LogService, runner: Runner, with_index: bool) -> anyhow::Result<()> {
     let (stop, shutdown) = tokio::sync::watch::channel(false);
     let stop_signal = shutdown.clone();
-    if with_index {
-        // `lattice up` runs the bridge in-process whenever NATS is configured.
-        spawn_bridge(config, &log, shutdown.clone());
-    }
+    // `lattice up` runs the bridge in-process whenever NATS is configured.
+    let readiness = if with_index { spawn_bridge(config, &log, shutdown.clone()) } else { None };
+    let guard = Arc::new(lattice_api::guard::Guard::new(config.limits()));
     let state = AppState {
         log: log.clone(),
         runner,
         dev_sign_in: config.dev_sign_in(),
         max_body_bytes: config.max_body_bytes,
+        guard: guard.clone(),
+        readiness,
         shutdown,
     };
-    let mut app = lattice_api::router(state).merge(mcp_routes(config, &log)?);
+    let mut app = lattice_api::router(state).merge(mcp_routes(config, &log, guard)?);
     if with_index {
         app = app.merge(portal(config)?);
         spawn_apps_origin(config, stop_signal.clone()).await?;
@@ -220,7 +230,11 @@ pub async fn edge(config: Config) -> anyhow::Result<()> {
 /// Serves `app` on LATTICE_HTTP_ADDR until SIGINT or SIGTERM, then tells
 /// `stop` (live streams end) and lets in-flight requests finish.
 async fn serve_until_signal(config: &Config, app: axum::Router, stop: tokio::sync::watch::Sender<bool>, what: &str) -> anyhow::Result<()> {
-    let app = app.layer(tower_http::trace::TraceLayer::new_for_http().make_span_with(request_span));
+    // Every service answers only for its configured Host names.
+    let hosts = config.allowed_hosts();
+    let app = app
+        .layer(axum::middleware::from_fn(move |req, next| hosts.clone().check(req, next)))
+        .layer(tower_http::trace::TraceLayer::new_for_http().make_span_with(request_span));
     let listener = TcpListener::bind(config.http_addr)
         .await
         .with_context(|| format!("listening on {}", config.http_addr))?;
@@ -249,7 +263,7 @@ fn request_span<B>(req: &axum::http::Request<B>) -> tracing::Span {
 }
 
 /// `/mcp`: the MCP exporter over streamable HTTP, behind a bearer token.
-fn mcp_routes(config: &Config, log: &LogService) -> anyhow::Result<axum::Router> {
+fn mcp_routes(config: &Config, log: &LogService, guard: Arc<lattice_api::guard::Guard>) -> anyhow::Result<axum::Router> {
     use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager};
     // One exporter shared by every session: the app state writes it merges
     // are per app, whichever session they come from.
@@ -258,24 +272,31 @@ fn mcp_routes(config: &Config, log: &LogService) -> anyhow::Result<axum::Router>
     let service = StreamableHttpService::new(
         move || Ok(exporter.clone()),
         Arc::new(LocalSessionManager::default()),
+        // The Host check is every service's (`serve_until_signal`), in one place.
         StreamableHttpServerConfig::default()
-            .with_allowed_hosts(config.mcp_allowed_hosts())
+            .disable_allowed_hosts()
             .with_allowed_origins(origins.clone())
             .enforce_origin_validation(),
     );
     let auth = log.authenticator().clone();
     let router = axum::Router::new().nest_service("/mcp", service).layer(axum::middleware::from_fn(move |mut req: axum::extract::Request, next: axum::middleware::Next| {
-        let auth = auth.clone();
+        let (auth, guard) = (auth.clone(), guard.clone());
         async move {
+            use axum::response::IntoResponse;
             let token = req.headers().get(axum::http::header::AUTHORIZATION).and_then(|v| v.to_str().ok()).and_then(|v| v.strip_prefix("Bearer "));
             match token.map(|t| auth.verify(t)) {
                 // The exporter reads the caller from here: the token is verified once.
                 Some(Ok(who)) => {
+                    // Every message a client posts counts as a write.
+                    if req.method() == axum::http::Method::POST
+                        && let Err(e) = guard.admit_write(who.principal())
+                    {
+                        return lattice_api::ApiError(e).into_response();
+                    }
                     req.extensions_mut().insert(who);
                     next.run(req).await
                 }
                 _ => {
-                    use axum::response::IntoResponse;
                     (
                         axum::http::StatusCode::UNAUTHORIZED,
                         axum::Json(serde_json::json!({"error": {"type": "Unauthorized", "reason": "MCP needs a bearer token"}})),
@@ -314,17 +335,20 @@ fn exporter(config: &Config, log: &LogService) -> anyhow::Result<lattice_mcp::Ex
     Ok(lattice_mcp::Exporter::over_http(log.clone(), config.app_tools()?).with_sdk(sdk))
 }
 
-/// `/healthz` (alive) and `/readyz` (the database answers), for a service
-/// whose own routes have neither.
-fn health_routes(db: Db) -> axum::Router {
+/// `/healthz` (alive) and `/readyz` (the database answers, and whatever
+/// else `readiness` checks), for a service whose own routes have neither.
+fn health_routes(db: Db, readiness: Option<lattice_api::state::Readiness>) -> axum::Router {
     axum::Router::new().route("/healthz", axum::routing::get(|| async { "ok" })).route(
         "/readyz",
         axum::routing::get(move || {
-            let db = db.clone();
+            let (db, readiness) = (db.clone(), readiness.clone());
             async move {
-                match db.ping().await {
-                    Ok(()) => (axum::http::StatusCode::OK, "ready"),
-                    Err(_) => (axum::http::StatusCode::SERVICE_UNAVAILABLE, "the database does not answer"),
+                if db.ping().await.is_err() {
+                    return (axum::http::StatusCode::SERVICE_UNAVAILABLE, "the database does not answer".to_owned());
+                }
+                match readiness.map_or(Ok(()), |ready| ready()) {
+                    Ok(()) => (axum::http::StatusCode::OK, "ready".to_owned()),
+                    Err(why) => (axum::http::StatusCode::SERVICE_UNAVAILABLE, why),
                 }
             }
         }),
@@ -352,7 +376,8 @@ pub async fn mcp(config: Config) -> anyhow::Result<()> {
     tracing::info!(config = %config.printable(), "lattice serve mcp");
     let log = start_log(&config).await?;
     let (stop, _shutdown) = tokio::sync::watch::channel(false);
-    let app = mcp_routes(&config, &log)?.merge(health_routes(log.db().clone()));
+    let guard = Arc::new(lattice_api::guard::Guard::new(config.limits()));
+    let app = mcp_routes(&config, &log, guard)?.merge(health_routes(log.db().clone(), None));
     serve_until_signal(&config, app, stop, "MCP at /mcp").await?;
     log.db().close().await;
     Ok(())

@@ -138,9 +138,16 @@ impl Thread {
                     let version = p.get("version").and_then(Value::as_u64).unwrap_or(a.version);
                     let patch = p.get("patch").cloned().and_then(|v| serde_json::from_value::<json_patch::Patch>(v).ok());
                     // Versions arrive in order: the patch makes the next from this one.
-                    match patch {
-                        Some(patch) if version == a.version + 1 && json_patch::patch(&mut a.data, &patch).is_ok() => a.version = version,
-                        _ => self.stale.push(id),
+                    // The server's own patcher: what it applied applies here alike.
+                    let next = patch
+                        .filter(|_| version == a.version + 1)
+                        .and_then(|patch| lattice_core::patch::apply(&a.data, &patch, lattice_core::document::MAX_BYTES).ok());
+                    match next {
+                        Some(data) => {
+                            a.data = data;
+                            a.version = version;
+                        }
+                        None => self.stale.push(id),
                     }
                 }
             }

@@ -25,19 +25,29 @@ pub fn status_of(e: &Error) -> StatusCode {
         Error::TooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
         Error::ValidationFailed { .. } => StatusCode::UNPROCESSABLE_ENTITY,
         Error::NotEnabled { .. } => StatusCode::LOCKED,
-        Error::RateLimited => StatusCode::TOO_MANY_REQUESTS,
+        Error::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
+        Error::MisdirectedRequest { .. } => StatusCode::MISDIRECTED_REQUEST,
         Error::Unavailable { .. } => StatusCode::SERVICE_UNAVAILABLE,
     }
 }
 
 impl IntoResponse for ApiError {
+    /// Every text in the body is cut to its bound (`Error::bounded`): a
+    /// refusal stays under 16 KB whatever the request held.
     fn into_response(self) -> Response {
-        let status = status_of(&self.0);
-        let mut response = (status, axum::Json(serde_json::json!({ "error": self.0 }))).into_response();
+        let error = self.0.bounded();
+        let status = status_of(&error);
+        let retry_after = match &error {
+            Error::RateLimited { retry_after_secs } => Some(*retry_after_secs),
+            _ => None,
+        };
+        let mut response = (status, axum::Json(serde_json::json!({ "error": error }))).into_response();
+        let headers = response.headers_mut();
         if status == StatusCode::UNAUTHORIZED {
-            response
-                .headers_mut()
-                .insert(axum::http::header::WWW_AUTHENTICATE, axum::http::HeaderValue::from_static("Bearer"));
+            headers.insert(axum::http::header::WWW_AUTHENTICATE, axum::http::HeaderValue::from_static("Bearer"));
+        }
+        if let Some(secs) = retry_after {
+            headers.insert(axum::http::header::RETRY_AFTER, axum::http::HeaderValue::from(secs.max(1)));
         }
         response
     }

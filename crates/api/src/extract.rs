@@ -4,7 +4,7 @@
 
 use axum::extract::{FromRequest, FromRequestParts, Request};
 use axum::http::request::Parts;
-use lattice_core::{Error, FieldError};
+use lattice_core::Error;
 use lattice_log::Authenticated;
 use serde::de::DeserializeOwned;
 
@@ -27,7 +27,12 @@ impl FromRequestParts<AppState> for Caller {
             .ok()
             .and_then(|h| h.strip_prefix("Bearer ").or_else(|| h.strip_prefix("bearer ")))
             .ok_or_else(|| Error::Unauthorized { reason: "the Authorization header is not `Bearer <token>`".into() })?;
-        Ok(Caller(state.log.authenticator().verify(token.trim())?))
+        let who = state.log.authenticator().verify(token.trim())?;
+        // Writes count against the caller's rate; reads do not.
+        if !parts.method.is_safe() {
+            state.guard.admit_write(who.principal())?;
+        }
+        Ok(Caller(who))
     }
 }
 
@@ -67,7 +72,7 @@ pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, Error> {
     serde_path_to_error::deserialize(value).map_err(|e| {
         let path = e.path().to_string();
         let path = if path == "." { String::new() } else { path };
-        Error::ValidationFailed { errors: vec![FieldError::new(path, "type", strip_position(&e.into_inner().to_string()))] }
+        Error::field(path, "type", strip_position(&e.into_inner().to_string()))
     })
 }
 

@@ -6,6 +6,7 @@
 pub mod dto;
 pub mod error;
 pub mod extract;
+pub mod guard;
 pub mod openapi;
 pub mod routes;
 pub mod state;
@@ -21,6 +22,7 @@ use routes::{artifacts, events, integrations, runs, system, workspaces};
 
 /// The whole API, with its state.
 pub fn router(state: AppState) -> Router {
+    let timeout = state.guard.limits().request_timeout;
     let v1 = Router::new()
         .route("/dev/token", post(system::dev_token))
         .route("/me", get(system::me))
@@ -42,7 +44,8 @@ pub fn router(state: AppState) -> Router {
         .route("/integrations/levels", get(integrations::levels))
         .route("/integrations/{level}/{key}", put(integrations::set))
         .fallback(system::not_found)
-        .method_not_allowed_fallback(system::method_not_allowed);
+        .method_not_allowed_fallback(system::method_not_allowed)
+        .layer(axum::middleware::from_fn(move |req, next| guard::deadline(timeout, req, next)));
     Router::new()
         .route("/healthz", get(system::healthz))
         .route("/readyz", get(system::readyz))

@@ -9,7 +9,15 @@ pub struct AppState {
     /// `POST /v1/dev/token` answers only in the embedded and local profiles.
     pub dev_sign_in: bool,
     pub max_body_bytes: usize,
+    /// Per-caller limits: writes per second, open live streams, deadlines.
+    pub guard: std::sync::Arc<crate::guard::Guard>,
+    /// What else `/readyz` waits for besides the database (the in-process
+    /// bridge, when there is one).
+    pub readiness: Option<Readiness>,
     /// Turns true when the server begins to shut down, so that live streams
     /// end and graceful shutdown does not wait on them.
     pub shutdown: tokio::sync::watch::Receiver<bool>,
 }
+
+/// A readiness check: `Err` says why the service is not ready.
+pub type Readiness = std::sync::Arc<dyn Fn() -> Result<(), String> + Send + Sync>;

@@ -16,4 +16,4 @@ mod publisher;
 
 pub use payloads::{AppSubmitted, FormRef, FormSubmitted, Origin, bridge_schema};
 pub use projections::{BRIDGED, Outgoing, project, subject};
-pub use publisher::{Bridge, BridgeConfig, DUPLICATE_WINDOW, STREAM, ensure_stream};
+pub use publisher::{Bridge, BridgeConfig, BridgeStatus, DUPLICATE_WINDOW, STREAM, ensure_stream};

@@ -1,8 +1,11 @@
 //! Publishing to JetStream from a checkpoint.
 
-use std::time::Duration;
-
 use std::collections::VecDeque;
+
+use backon::BackoffBuilder;
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use async_nats::jetstream::context::PublishAckFuture;
 use async_nats::jetstream::{self, stream};
@@ -56,11 +59,80 @@ pub async fn ensure_stream(js: &jetstream::Context) -> Result<(), Error> {
 pub struct Bridge {
     reader: LogReader,
     config: BridgeConfig,
+    status: Arc<BridgeStatus>,
+}
+
+/// How the bridge is doing, for `/readyz` and the lag gauges: whether it is
+/// publishing, and how far behind the log it is.
+#[derive(Debug, Default)]
+pub struct BridgeStatus {
+    publishing: AtomicBool,
+    /// Envelopes committed and not yet acknowledged by JetStream.
+    behind: AtomicI64,
+    /// The age of the oldest of them, in milliseconds.
+    behind_ms: AtomicI64,
+    /// Why it is not publishing, when it is not.
+    failure: Mutex<Option<String>>,
+}
+
+impl BridgeStatus {
+    /// `Ok` while the bridge publishes; why not, otherwise.
+    pub fn ready(&self) -> Result<(), String> {
+        if self.publishing.load(Ordering::SeqCst) {
+            return Ok(());
+        }
+        let failure = self.failure.lock().expect("never poisoned").clone();
+        Err(failure.unwrap_or_else(|| "the bridge has not connected yet".into()))
+    }
+
+    /// Envelopes behind the log, and the oldest one's age in seconds.
+    pub fn lag(&self) -> (i64, f64) {
+        (self.behind.load(Ordering::Relaxed), self.behind_ms.load(Ordering::Relaxed) as f64 / 1000.0)
+    }
+
+    fn publishing(&self) {
+        self.publishing.store(true, Ordering::SeqCst);
+        *self.failure.lock().expect("never poisoned") = None;
+    }
+
+    fn failing(&self, why: &Error) {
+        self.publishing.store(false, Ordering::SeqCst);
+        *self.failure.lock().expect("never poisoned") = Some(why.to_string());
+    }
+
+    fn record_lag(&self, horizon: i64, acked: i64, oldest_at_ms: Option<i64>) {
+        static ENVELOPES: lattice_telemetry::Gauge = lattice_telemetry::Gauge::new("lattice.bridge.lag", "{envelope}");
+        static SECONDS: lattice_telemetry::Gauge = lattice_telemetry::Gauge::new("lattice.bridge.lag.duration", "s");
+        let behind = (horizon - acked).max(0);
+        let age = match oldest_at_ms {
+            Some(at) if behind > 0 => (lattice_log::now_ms() - at).max(0),
+            _ => 0,
+        };
+        self.behind.store(behind, Ordering::Relaxed);
+        self.behind_ms.store(age, Ordering::Relaxed);
+        ENVELOPES.record(behind as f64, &[]);
+        SECONDS.record(age as f64 / 1000.0, &[]);
+    }
+}
+
+/// What a publishing session keeps: the checkpoint and the publishes
+/// awaiting their acknowledgement.
+struct Progress {
+    read_to: i64,
+    acked: i64,
+    saved: i64,
+    saved_at: std::time::Instant,
+    inflight: VecDeque<(i64, i64, Option<PublishAckFuture>)>,
 }
 
 impl Bridge {
     pub fn new(reader: LogReader, config: BridgeConfig) -> Self {
-        Self { reader, config }
+        Self { reader, config, status: Arc::default() }
+    }
+
+    /// Its status, shared: `/readyz` and the lag gauges read it.
+    pub fn status(&self) -> Arc<BridgeStatus> {
+        self.status.clone()
     }
 
     /// A fresh connection that never reconnects by itself: a client that
@@ -107,114 +179,144 @@ impl Bridge {
         Ok((js, lost))
     }
 
-    /// Runs until `stop` turns true; reconnects and resumes from the
-    /// checkpoint after any failure.
+    /// Runs until `stop` turns true. Any failure, of NATS or of the
+    /// database, ends only the session: the bridge waits (exponentially
+    /// longer, with jitter, up to 5 s) and publishes again from its
+    /// checkpoint, for as long as it takes.
     pub async fn run(self, mut stop: tokio::sync::watch::Receiver<bool>) -> Result<(), Error> {
-        let mut horizon = self.reader.horizon();
-        let mut backoff = Duration::from_millis(100);
+        let backoff = || {
+            backon::ExponentialBuilder::default()
+                .with_min_delay(Duration::from_millis(100))
+                .with_max_delay(Duration::from_secs(5))
+                .with_jitter()
+                .without_max_times()
+                .build()
+        };
+        let mut delays = backoff();
         loop {
             if *stop.borrow() {
                 return Ok(());
             }
-            let (js, mut lost) = match self.connect().await {
-                Ok(connected) => connected,
+            let mut progressed = false;
+            match self.session(&mut stop, &mut progressed).await {
+                Ok(()) => return Ok(()),
                 Err(e) => {
-                    tracing::warn!(error = %e, "the bridge cannot reach NATS; retrying");
-                    tokio::select! { _ = tokio::time::sleep(backoff) => {}, _ = stop.changed() => return Ok(()) }
-                    backoff = (backoff * 2).min(Duration::from_secs(5));
-                    continue;
+                    self.status.failing(&e);
+                    tracing::warn!(error = %e, "the bridge cannot publish; trying again from its checkpoint");
                 }
-            };
-            tracing::info!(url = %self.config.nats_url, "the bridge is publishing to JetStream");
-            // Publishes are pipelined: up to WINDOW await their
-            // acknowledgement while later envelopes are read and sent. The
-            // checkpoint follows the acknowledgements, in log order.
-            let saved_checkpoint = self.reader.checkpoint(&self.config.name).await?;
-            let mut read_to = saved_checkpoint;
-            let mut acked = saved_checkpoint;
-            let mut saved = saved_checkpoint;
-            let mut saved_at = std::time::Instant::now();
-            let mut inflight: VecDeque<(i64, Option<PublishAckFuture>)> = VecDeque::new();
-            let mut prefetch: Option<tokio::task::JoinHandle<Result<Vec<lattice_log::StoredEnvelope>, Error>>> = None;
-            let failure: Error = loop {
-                if *stop.borrow() {
-                    match drain(&mut inflight, &mut acked, &mut lost).await {
-                        Ok(()) if acked > saved => self.reader.save_checkpoint(&self.config.name, acked).await?,
-                        _ => {}
-                    }
-                    return Ok(());
-                }
-                // The next batch is read while this one is published.
-                let batch = match prefetch.take() {
-                    Some(read) => read.await.map_err(|e| Error::unavailable(e.to_string()))??,
-                    None => self.reader.read_stored(read_to, BATCH).await?,
-                };
-                if let Some(last) = batch.last() {
-                    let (reader, from) = (self.reader.clone(), last.seq);
-                    prefetch = Some(tokio::spawn(async move { reader.read_stored(from, BATCH).await }));
-                }
-                if batch.is_empty() {
-                    if *lost.borrow() {
-                        break Error::unavailable("the connection to NATS was lost");
-                    }
-                    // Caught up: wait for the log to move. The checkpoint is
-                    // brought up to date when the log rests, or every
-                    // CHECKPOINT_EVERY, not after each catch-up: its write
-                    // must not delay the next envelope.
-                    let rested = tokio::select! {
-                        _ = horizon.changed() => false,
-                        _ = tokio::time::sleep(Duration::from_millis(50)) => true,
-                        _ = lost.changed() => false,
-                        _ = stop.changed() => false,
-                    };
-                    if rested || saved_at.elapsed() >= CHECKPOINT_EVERY {
-                        if let Err(e) = drain(&mut inflight, &mut acked, &mut lost).await {
-                            break e;
-                        }
-                        if acked > saved {
-                            self.reader.save_checkpoint(&self.config.name, acked).await?;
-                            (saved, saved_at) = (acked, std::time::Instant::now());
-                        }
-                        backoff = Duration::from_millis(100);
-                    }
-                    continue;
-                }
-                let mut failed = None;
-                for e in &batch {
-                    let ack = match self.send(&js, e).await {
-                        Ok(ack) => ack,
-                        Err(err) => {
-                            failed = Some(err);
-                            break;
-                        }
-                    };
-                    inflight.push_back((e.seq, ack));
-                    read_to = e.seq;
-                    while inflight.len() > WINDOW {
-                        if let Err(err) = settle_front(&mut inflight, &mut acked, &mut lost).await {
-                            failed = Some(err);
-                            break;
-                        }
-                    }
-                    if failed.is_some() {
-                        break;
-                    }
-                }
-                if let Some(err) = failed {
-                    break err;
-                }
-                if saved_at.elapsed() >= CHECKPOINT_EVERY && acked > saved {
-                    self.reader.save_checkpoint(&self.config.name, acked).await?;
-                    (saved, saved_at) = (acked, std::time::Instant::now());
-                }
-            };
-            tracing::warn!(error = %failure, from = saved, "publishing failed; reconnecting and publishing again from the checkpoint");
-            if acked > saved {
-                self.reader.save_checkpoint(&self.config.name, acked).await?;
             }
-            tokio::select! { _ = tokio::time::sleep(backoff) => {}, _ = stop.changed() => return Ok(()) }
-            backoff = (backoff * 2).min(Duration::from_secs(5));
+            if progressed {
+                delays = backoff();
+            }
+            let delay = delays.next().unwrap_or(Duration::from_secs(5));
+            tokio::select! { _ = tokio::time::sleep(delay) => {}, _ = stop.changed() => return Ok(()) }
         }
+    }
+
+    /// One connection's worth of publishing, from the checkpoint; `Ok` when
+    /// stopped, the failure otherwise. `progressed` turns true once
+    /// something was acknowledged.
+    async fn session(&self, stop: &mut tokio::sync::watch::Receiver<bool>, progressed: &mut bool) -> Result<(), Error> {
+        let mut horizon = self.reader.horizon();
+        let (js, mut lost) = self.connect().await?;
+        let checkpoint = self.reader.checkpoint(&self.config.name).await?;
+        tracing::info!(url = %self.config.nats_url, from = checkpoint, "the bridge is publishing to JetStream");
+        self.status.publishing();
+        let mut p = Progress {
+            read_to: checkpoint,
+            acked: checkpoint,
+            saved: checkpoint,
+            saved_at: std::time::Instant::now(),
+            inflight: VecDeque::new(),
+        };
+        let failure = match self.publish_from(&js, &mut p, &mut horizon, &mut lost, stop, progressed).await {
+            Ok(()) => None,
+            Err(e) => Some(e),
+        };
+        // What was acknowledged is kept, whatever ended the session (if
+        // the database answers: otherwise it is published again, and
+        // JetStream drops the repeats by id).
+        if failure.is_none() {
+            let _ = drain(&mut p.inflight, &mut p.acked, &mut lost).await;
+        }
+        if p.acked > p.saved
+            && let Err(e) = self.reader.save_checkpoint(&self.config.name, p.acked).await
+        {
+            tracing::warn!(error = %e, "the bridge could not keep its checkpoint");
+        }
+        failure.map_or(Ok(()), Err)
+    }
+
+    async fn publish_from(
+        &self,
+        js: &jetstream::Context,
+        p: &mut Progress,
+        horizon: &mut tokio::sync::watch::Receiver<i64>,
+        lost: &mut tokio::sync::watch::Receiver<bool>,
+        stop: &mut tokio::sync::watch::Receiver<bool>,
+        progressed: &mut bool,
+    ) -> Result<(), Error> {
+        // Publishes are pipelined: up to WINDOW await their acknowledgement
+        // while later envelopes are read and sent. The checkpoint follows
+        // the acknowledgements, in log order.
+        let mut prefetch: Option<tokio::task::JoinHandle<Result<Vec<lattice_log::StoredEnvelope>, Error>>> = None;
+        loop {
+            if *stop.borrow() {
+                return Ok(());
+            }
+            // The next batch is read while this one is published.
+            let batch = match prefetch.take() {
+                Some(read) => read.await.map_err(|e| Error::unavailable(e.to_string()))??,
+                None => self.reader.read_stored(p.read_to, BATCH).await?,
+            };
+            if let Some(last) = batch.last() {
+                let (reader, from) = (self.reader.clone(), last.seq);
+                prefetch = Some(tokio::spawn(async move { reader.read_stored(from, BATCH).await }));
+            }
+            self.status.record_lag(*horizon.borrow(), p.acked, p.inflight.front().map(|f| f.1).or(batch.first().map(|e| e.at_ms)));
+            if batch.is_empty() {
+                if *lost.borrow() {
+                    return Err(Error::unavailable("the connection to NATS was lost"));
+                }
+                // Caught up: wait for the log to move. The checkpoint is
+                // brought up to date when the log rests, or every
+                // CHECKPOINT_EVERY, not after each catch-up: its write
+                // must not delay the next envelope.
+                let rested = tokio::select! {
+                    _ = horizon.changed() => false,
+                    _ = tokio::time::sleep(Duration::from_millis(50)) => true,
+                    _ = lost.changed() => false,
+                    _ = stop.changed() => false,
+                };
+                if rested || p.saved_at.elapsed() >= CHECKPOINT_EVERY {
+                    drain(&mut p.inflight, &mut p.acked, lost).await?;
+                    *progressed |= p.acked > p.saved;
+                    self.keep_checkpoint(p).await?;
+                    self.status.record_lag(*horizon.borrow(), p.acked, None);
+                }
+                continue;
+            }
+            for e in &batch {
+                let ack = self.send(js, e).await?;
+                p.inflight.push_back((e.seq, e.at_ms, ack));
+                p.read_to = e.seq;
+                while p.inflight.len() > WINDOW {
+                    settle_front(&mut p.inflight, &mut p.acked, lost).await?;
+                    *progressed = true;
+                }
+            }
+            if p.saved_at.elapsed() >= CHECKPOINT_EVERY {
+                self.keep_checkpoint(p).await?;
+            }
+        }
+    }
+
+    async fn keep_checkpoint(&self, p: &mut Progress) -> Result<(), Error> {
+        if p.acked > p.saved {
+            self.reader.save_checkpoint(&self.config.name, p.acked).await?;
+            (p.saved, p.saved_at) = (p.acked, std::time::Instant::now());
+        }
+        Ok(())
     }
 
     /// Sends one envelope (if it is bridged); the acknowledgement comes later.
@@ -243,11 +345,11 @@ impl Bridge {
 
 /// Awaits the oldest publish's acknowledgement; `acked` moves to its seq.
 async fn settle_front(
-    inflight: &mut VecDeque<(i64, Option<PublishAckFuture>)>,
+    inflight: &mut VecDeque<(i64, i64, Option<PublishAckFuture>)>,
     acked: &mut i64,
     lost: &mut tokio::sync::watch::Receiver<bool>,
 ) -> Result<(), Error> {
-    let Some((seq, ack)) = inflight.pop_front() else { return Ok(()) };
+    let Some((seq, _, ack)) = inflight.pop_front() else { return Ok(()) };
     if let Some(ack) = ack {
         if *lost.borrow() {
             return Err(Error::unavailable("the connection to NATS was lost"));
@@ -265,7 +367,7 @@ async fn settle_front(
 }
 
 async fn drain(
-    inflight: &mut VecDeque<(i64, Option<PublishAckFuture>)>,
+    inflight: &mut VecDeque<(i64, i64, Option<PublishAckFuture>)>,
     acked: &mut i64,
     lost: &mut tokio::sync::watch::Receiver<bool>,
 ) -> Result<(), Error> {

@@ -48,8 +48,13 @@ pub enum Error {
     Forbidden { reason: String },
     #[error("{key} is not enabled here")]
     NotEnabled { key: String },
-    #[error("validation failed: {}", display_errors(errors))]
-    ValidationFailed { errors: Vec<FieldError> },
+    /// At most [`MAX_ERRORS`] errors, and how many more there were.
+    #[error("validation failed: {}", display_errors(errors, *more))]
+    ValidationFailed {
+        errors: Vec<FieldError>,
+        #[serde(default, skip_serializing_if = "is_zero")]
+        more: u64,
+    },
     #[error("invalid state: {reason}")]
     InvalidState {
         reason: String,
@@ -68,16 +73,97 @@ pub enum Error {
     },
     #[error("too large: {size} bytes exceeds the limit {limit}")]
     TooLarge { limit: u64, size: u64 },
-    #[error("rate limited")]
-    RateLimited,
+    /// Too many requests from one caller; `retry_after_secs` says when to
+    /// try again (also sent as `Retry-After`).
+    #[error("rate limited: try again in {retry_after_secs} s")]
+    RateLimited { retry_after_secs: u64 },
+    /// The request named a host this deployment does not answer for (a
+    /// guard against DNS rebinding).
+    #[error("misdirected request: this server does not answer for host {host:?}")]
+    MisdirectedRequest { host: String },
     /// A dependency (the database, NATS) did not answer. Never the client's
     /// fault, so the only error that maps to a 5xx.
     #[error("unavailable: {reason}")]
     Unavailable { reason: String },
 }
 
-fn display_errors(errors: &[FieldError]) -> String {
-    errors.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ")
+fn display_errors(errors: &[FieldError], more: u64) -> String {
+    let listed = errors.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ");
+    if more == 0 { listed } else { format!("{listed}; and {more} more") }
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// A refusal names at most this many field errors; the rest are counted.
+pub const MAX_ERRORS: usize = 16;
+/// The longest message, path or reason a refusal carries, in bytes: with
+/// [`MAX_ERRORS`] errors a refusal's body stays under 16 KB whatever was
+/// sent.
+pub const MAX_MESSAGE_BYTES: usize = 400;
+pub const MAX_PATH_BYTES: usize = 200;
+pub const MAX_KEYWORD_BYTES: usize = 40;
+
+/// Field errors as a check finds them: the first [`MAX_ERRORS`] are kept,
+/// the rest only counted, so a refusal costs no more to build than it may
+/// say.
+#[derive(Debug, Default)]
+pub struct FieldErrors {
+    errors: Vec<FieldError>,
+    more: u64,
+}
+
+impl FieldErrors {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn push(&mut self, error: FieldError) {
+        self.push_with(|| error);
+    }
+
+    /// Adds the error `make` builds, building it only if it will be named.
+    pub fn push_with(&mut self, make: impl FnOnce() -> FieldError) {
+        if self.errors.len() < MAX_ERRORS {
+            self.errors.push(make().bounded());
+        } else {
+            self.more += 1;
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.errors.is_empty()
+    }
+
+    pub fn into_result(self) -> Result<(), Error> {
+        if self.errors.is_empty() { Ok(()) } else { Err(Error::ValidationFailed { errors: self.errors, more: self.more }) }
+    }
+}
+
+impl FieldError {
+    /// The same error with its path, keyword and message cut to their
+    /// bounds.
+    pub fn bounded(self) -> Self {
+        Self {
+            path: truncate(self.path, MAX_PATH_BYTES),
+            keyword: truncate(self.keyword, MAX_KEYWORD_BYTES),
+            message: truncate(self.message, MAX_MESSAGE_BYTES),
+        }
+    }
+}
+
+/// `s` cut to at most `max` bytes on a character boundary, ending in `…`
+/// when it was cut.
+pub fn truncate(s: String, max: usize) -> String {
+    if s.len() <= max {
+        return s;
+    }
+    let mut end = max.saturating_sub('…'.len_utf8());
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &s[..end])
 }
 
 impl Error {
@@ -90,7 +176,43 @@ impl Error {
     }
 
     pub fn field(path: impl Into<String>, keyword: impl Into<String>, message: impl Into<String>) -> Self {
-        Self::ValidationFailed { errors: vec![FieldError::new(path, keyword, message)] }
+        Self::ValidationFailed { errors: vec![FieldError::new(path, keyword, message).bounded()], more: 0 }
+    }
+
+    /// A validation failure naming the first [`MAX_ERRORS`] of `errors`
+    /// (`Ok` when there are none).
+    pub fn invalid(errors: Vec<FieldError>) -> Result<(), Self> {
+        let mut list = FieldErrors::new();
+        for e in errors {
+            list.push(e);
+        }
+        list.into_result()
+    }
+
+    /// The same error with every text in it cut to its bound: what goes on
+    /// the wire.
+    pub fn bounded(self) -> Self {
+        let cut = |s: String| truncate(s, MAX_MESSAGE_BYTES);
+        match self {
+            Self::Malformed { reason } => Self::Malformed { reason: cut(reason) },
+            Self::Unauthorized { reason } => Self::Unauthorized { reason: cut(reason) },
+            Self::Forbidden { reason } => Self::Forbidden { reason: cut(reason) },
+            Self::NotEnabled { key } => Self::NotEnabled { key: cut(key) },
+            Self::ValidationFailed { errors, more } => {
+                let extra = errors.len().saturating_sub(MAX_ERRORS) as u64;
+                Self::ValidationFailed {
+                    errors: errors.into_iter().take(MAX_ERRORS).map(FieldError::bounded).collect(),
+                    more: more + extra,
+                }
+            }
+            Self::InvalidState { reason, answered_by } => {
+                Self::InvalidState { reason: cut(reason), answered_by: answered_by.map(cut) }
+            }
+            Self::Conflict { reason, expected, actual } => Self::Conflict { reason: cut(reason), expected, actual },
+            Self::Unavailable { reason } => Self::Unavailable { reason: cut(reason) },
+            Self::MisdirectedRequest { host } => Self::MisdirectedRequest { host: truncate(host, MAX_PATH_BYTES) },
+            other @ (Self::NotFound | Self::TooLarge { .. } | Self::RateLimited { .. }) => other,
+        }
     }
 
     pub fn exists(what: impl Into<String>) -> Self {
@@ -121,7 +243,8 @@ impl Error {
             Self::InvalidState { .. } => "InvalidState",
             Self::Conflict { .. } => "Conflict",
             Self::TooLarge { .. } => "TooLarge",
-            Self::RateLimited => "RateLimited",
+            Self::RateLimited { .. } => "RateLimited",
+            Self::MisdirectedRequest { .. } => "MisdirectedRequest",
             Self::Unavailable { .. } => "Unavailable",
         }
     }

@@ -6,7 +6,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::{Error, FieldError};
+use crate::error::Error;
 
 macro_rules! id_type {
     ($(#[$doc:meta])* $name:ident, $prefix:literal, $max:literal, $extra:literal) => {
@@ -91,9 +91,7 @@ fn check_token(field: &str, value: &str, max: usize, extra: &str) -> Result<(), 
     };
     match message {
         None => Ok(()),
-        Some(message) => Err(Error::ValidationFailed {
-            errors: vec![FieldError::new(field, "id", message)],
-        }),
+        Some(message) => Err(Error::field(field, "id", message)),
     }
 }
 

@@ -6,19 +6,21 @@
 
 pub mod actor;
 pub mod command;
+pub mod document;
 pub mod envelope;
 pub mod error;
 pub mod event;
 pub mod ids;
 pub mod integrations;
 pub mod kind;
+pub mod patch;
 pub mod role;
 pub mod run;
 
 pub use actor::{Actor, Principal};
 pub use command::{Command, CommandType};
 pub use envelope::Envelope;
-pub use error::{Error, FieldError};
+pub use error::{Error, FieldError, FieldErrors};
 pub use ids::{ArtifactId, RunId, TenantId, ThreadId, UserId, WorkspaceId};
 pub use integrations::{Effective, Integrations, Level, SwitchKey, SwitchState};
 pub use role::{Role, TenantRole};

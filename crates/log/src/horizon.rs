@@ -5,11 +5,14 @@
 //!
 //! On SQLite writers take turns, so the horizon is simply the last sequence
 //! number. On PostgreSQL numbers come from a sequence and commit in any
-//! order: when a gap shows (seq N+2 visible, N+1 not), the tracker takes a
-//! snapshot of the transactions in progress and waits until all of them have
-//! ended. The writer of N+1 took its transaction id before its number (see
-//! `commit`), so it is among them; once they have all ended, N+1 is either
-//! visible or was rolled back and never will be. No timeout decides it.
+//! order: when a gap shows (seq N+2 visible, N+1 not), the tracker notes
+//! which transactions hold the writers' shared advisory lock and waits until
+//! all of them have ended. Every writer takes that lock before its number
+//! (`store::insert_envelope`) and keeps it to its end, so the writer of N+1
+//! is among them; once they have all ended, N+1 is either visible or was
+//! rolled back and never will be. No timeout decides it, and no transaction
+//! that is not a lattice writer (a psql session, another database on the
+//! server) is waited for.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
@@ -121,10 +124,20 @@ impl Horizon {
     }
 }
 
+/// The advisory lock every writer holds in shared mode from just before it
+/// takes a sequence number until its transaction ends ("lattice1").
+pub const WRITER_LOCK: i64 = 0x6c61_7474_6963_6531;
+
+/// How `pg_locks` names [`WRITER_LOCK`]: a bigint key is split into its
+/// high and low halves.
+const WRITER_LOCK_ROWS: &str = "locktype = 'advisory' AND classid = 1818326132 AND objid = 1768121649 AND objsubid = 1 \
+     AND database = (SELECT oid FROM pg_database WHERE datname = current_database())";
+
 struct Tracker {
     db: Db,
     horizon: i64,
-    /// A missing sequence number and the snapshot taken when it was seen missing.
+    /// A missing sequence number and the writers that held the lock when it
+    /// was seen missing (their virtual transaction ids, comma-separated).
     gap: Option<(i64, String)>,
 }
 
@@ -185,23 +198,41 @@ impl Tracker {
         }
     }
 
+    /// The writers in progress now: the holders of the writers' lock.
+    /// Virtual transaction ids are not reused while the server runs.
     async fn snapshot(&self) -> Result<String, lattice_core::Error> {
-        let row = sqlx::query("SELECT pg_current_snapshot()::text")
-            .fetch_one(&self.db.pool)
-            .await
-            .map_err(db_error)?;
+        let row = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "SELECT COALESCE(string_agg(virtualtransaction, ','), '') FROM pg_locks WHERE {WRITER_LOCK_ROWS} AND granted"
+        )))
+        .fetch_one(&self.db.pool)
+        .await
+        .map_err(db_error)?;
         row.try_get(0).map_err(db_error)
     }
 
     async fn all_ended(&self, snapshot: &str) -> Result<bool, lattice_core::Error> {
-        let row = sqlx::query(
-            "SELECT NOT EXISTS (SELECT 1 FROM pg_snapshot_xip($1::pg_snapshot) AS x(xid) \
-             WHERE pg_xact_status(x.xid) = 'in progress')",
-        )
+        if snapshot.is_empty() {
+            return Ok(true);
+        }
+        let row = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "SELECT NOT EXISTS (SELECT 1 FROM pg_locks WHERE {WRITER_LOCK_ROWS} \
+             AND virtualtransaction = ANY(string_to_array($1, ',')))"
+        )))
         .bind(snapshot)
         .fetch_one(&self.db.pool)
         .await
         .map_err(db_error)?;
         row.try_get(0).map_err(db_error)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_lock_writers_take_is_the_one_the_tracker_looks_for() {
+        let key = super::WRITER_LOCK;
+        let (high, low) = ((key as u64) >> 32, (key as u64) & 0xffff_ffff);
+        assert!(super::WRITER_LOCK_ROWS.contains(&format!("classid = {high} AND objid = {low}")));
+        assert!(crate::store::INSERT_ENVELOPE_POSTGRES.contains(&format!("pg_advisory_xact_lock_shared({key})")));
     }
 }

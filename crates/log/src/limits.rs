@@ -1,7 +1,12 @@
-//! Limits on the free text a command carries. Payload limits of artifact
-//! kinds are the kinds' own (`ArtifactKind::max_bytes`).
+//! Limits on what a command carries: its free text, and the nesting and
+//! size of every JSON document in it (`lattice_core::document`), checked
+//! before anything else so that nothing is stored that cannot be read
+//! back. Payload limits of artifact kinds are the kinds' own
+//! (`ArtifactKind::max_bytes`).
 
-use lattice_core::{Command, Error, FieldError};
+use json_patch::PatchOperation;
+use lattice_core::document::{self, MAX_BYTES};
+use lattice_core::{Command, Error, FieldError, RunStep};
 
 pub const NAME_MAX: usize = 200;
 pub const MESSAGE_MAX: usize = 16 * 1024;
@@ -23,6 +28,20 @@ pub(crate) fn check_command(command: &Command) -> Result<(), Error> {
             "maxItems",
             format!("{} operations exceed the limit {PATCH_OPS_MAX}", patch.0.len()),
         )),
+        Command::EditArtifact { patch, .. } => {
+            for (i, op) in patch.0.iter().enumerate() {
+                let value = match op {
+                    PatchOperation::Add(op) => &op.value,
+                    PatchOperation::Replace(op) => &op.value,
+                    PatchOperation::Test(op) => &op.value,
+                    _ => continue,
+                };
+                document::check(value, &format!("patch.{i}.value"), MAX_BYTES)?;
+            }
+        }
+        Command::CreateArtifact { data, .. } => document::check(data, "data", MAX_BYTES)?,
+        Command::AnswerDeferred { answer, .. } => document::check(answer, "answer", MAX_BYTES)?,
+        Command::RecordRun { step, .. } => check_step(step)?,
         Command::AppEvent { namespace, name, data, .. } => {
             for (field, value) in [("namespace", namespace), ("name", name)] {
                 let ok = !value.is_empty()
@@ -32,14 +51,11 @@ pub(crate) fn check_command(command: &Command) -> Result<(), Error> {
                     errors.push(FieldError::new(field, "pattern", "1 to 64 of a-z, 0-9, _ and -: it becomes a NATS subject token"));
                 }
             }
-            let size = serde_json::to_vec(data).map(|v| v.len()).unwrap_or(usize::MAX);
-            if size > APP_EVENT_MAX {
-                return Err(Error::TooLarge { limit: APP_EVENT_MAX as u64, size: size as u64 });
-            }
+            document::check(data, "data", APP_EVENT_MAX)?;
         }
         _ => {}
     }
-    if errors.is_empty() { Ok(()) } else { Err(Error::ValidationFailed { errors }) }
+    Error::invalid(errors)
 }
 
 fn text(errors: &mut Vec<FieldError>, field: &str, value: &str, min: usize, max: usize) {
@@ -49,4 +65,11 @@ fn text(errors: &mut Vec<FieldError>, field: &str, value: &str, min: usize, max:
     } else if value.len() > max {
         errors.push(FieldError::new(field, "maxLength", format!("{} bytes exceeds the limit {max}", value.len())));
     }
+}
+
+/// A run's step carries what a model wrote: its tool calls' arguments and
+/// what the tools returned obey the same bounds as any stored document.
+fn check_step(step: &RunStep) -> Result<(), Error> {
+    let value = serde_json::to_value(step).map_err(|e| Error::field("step", "type", e.to_string()))?;
+    document::check(&value, "step", MAX_BYTES)
 }

@@ -14,7 +14,7 @@ use crate::auth::Authenticated;
 use crate::clock::rfc3339;
 use crate::db::db_error;
 use crate::service::LogService;
-use crate::store::{ArtifactRow, ENVELOPE_COLUMNS, envelope_from_row, list_artifacts, load_artifact};
+use crate::store::{ArtifactRow, ENVELOPE_COLUMNS, StoredEnvelope, envelope_from_row, list_artifacts, load_artifact};
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct WorkspaceSummary {
@@ -179,6 +179,17 @@ impl LogService {
 
     /// Up to `limit` envelopes after `after`, never past the horizon.
     pub async fn events(&self, who: &Authenticated, follow: &Follow, after: i64, limit: i64) -> Result<Vec<Envelope>, Error> {
+        self.events_stored(who, follow, after, limit).await?.iter().map(StoredEnvelope::decode).collect()
+    }
+
+    /// As `events`, with payloads left as their stored JSON text.
+    pub(crate) async fn events_stored(
+        &self,
+        who: &Authenticated,
+        follow: &Follow,
+        after: i64,
+        limit: i64,
+    ) -> Result<Vec<StoredEnvelope>, Error> {
         let p = who.principal();
         let db = &self.inner.db;
         let (column, key) = match follow {
@@ -202,7 +213,7 @@ impl LogService {
         .fetch_all(&db.pool)
         .await
         .map_err(db_error)?;
-        rows.iter().map(envelope_from_row).collect()
+        rows.iter().map(StoredEnvelope::from_row).collect()
     }
 
     /// Each key's effective value in a workspace the caller can see.
@@ -275,16 +286,11 @@ impl LogService {
         Ok(out)
     }
 
-    /// The sequence number of the last `switch_set` below the horizon (0 if
-    /// none): a switch stream recomputes effective values when it moves.
-    pub async fn last_switch_change(&self) -> Result<i64, Error> {
-        let horizon = self.inner.horizon.current();
-        let row = sqlx::query("SELECT COALESCE(MAX(seq), 0) FROM envelopes WHERE type = 'switch_set' AND seq <= $1")
-            .bind(horizon)
-            .fetch_one(&self.inner.db.pool)
-            .await
-            .map_err(db_error)?;
-        row.try_get(0).map_err(db_error)
+    /// Follows the sequence number of the latest switch change the live
+    /// streams have been handed: a switch stream recomputes effective
+    /// values when it moves, and only then.
+    pub fn switch_changes(&self) -> tokio::sync::watch::Receiver<i64> {
+        self.inner.fanout.switches()
     }
 
     /// The switch changes the caller administers: the deployment's for a

@@ -51,6 +51,7 @@ pub(crate) struct Inner {
     pub(crate) checks: BTreeMap<CommandType, Vec<SharedCheck>>,
     pub(crate) switches: SwitchStore,
     pub(crate) horizon: Horizon,
+    pub(crate) fanout: crate::fanout::Fanout,
 }
 
 /// Registers kinds and checks, then starts the service.
@@ -77,8 +78,10 @@ impl Builder {
     /// Starts the service and its horizon tracker (which needs a Tokio runtime).
     pub fn start(self) -> LogService {
         let horizon = Horizon::start(self.db.clone());
+        let fanout = crate::fanout::Fanout::start(self.db.clone(), horizon.subscribe());
         LogService {
             inner: Arc::new(Inner {
+                fanout,
                 switches: SwitchStore::new(self.db.clone()),
                 db: self.db,
                 auth: self.auth,
@@ -295,9 +298,10 @@ impl LogService {
                     return Err(Error::version_conflict(*expected_version, head.version));
                 }
                 let spec = self.kind(&head.kind)?;
-                let mut data = head.data.clone();
-                json_patch::patch(&mut data, patch)
-                    .map_err(|e| Error::field(patch_path(&e), "patch", format!("the patch does not apply: {e}")))?;
+                // Applied within the kind's size and the nesting limit,
+                // operation by operation: a patch that would grow the
+                // document past either stops there.
+                let data = lattice_core::patch::apply(&head.data, patch, spec.max_bytes())?;
                 check_payload(spec.as_ref(), &data)?;
                 Effect::Changed {
                     digest: digest(&data),
@@ -694,17 +698,11 @@ impl LogService {
     }
 }
 
+/// A payload within the kind's size and the nesting limit every stored
+/// document keeps, and of the kind's shape.
 fn check_payload(spec: &dyn lattice_core::ArtifactKind, data: &Value) -> Result<(), Error> {
-    let size = serde_json::to_vec(data).map(|v| v.len()).unwrap_or(usize::MAX);
-    if size > spec.max_bytes() {
-        return Err(Error::TooLarge { limit: spec.max_bytes() as u64, size: size as u64 });
-    }
+    lattice_core::document::check(data, "data", spec.max_bytes().min(lattice_core::document::MAX_BYTES))?;
     spec.check(data)
-}
-
-/// Where in the patch a failed operation stands (`patch.2`).
-fn patch_path(e: &json_patch::PatchError) -> String {
-    format!("patch.{}", e.operation)
 }
 
 async fn upsert_member(conn: &mut AnyConnection, workspace: &str, user: &str, role: Role) -> Result<(), Error> {

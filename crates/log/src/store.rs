@@ -135,15 +135,12 @@ pub(crate) async fn insert_envelope(conn: &mut AnyConnection, backend: Backend, 
     let actor = serde_json::to_string(e.actor).expect("an actor serializes");
     let payload = serde_json::to_string(e.payload).expect("a JSON value serializes");
     let sql = match backend {
-        // The transaction takes its id before the envelope takes its
-        // sequence number (the CTE is scanned before the row is built), so a
-        // reader that sees a gap can tell from a snapshot whether the
-        // transaction holding it is still running (src/horizon.rs).
-        Backend::Postgres => {
-            "WITH xact AS MATERIALIZED (SELECT pg_current_xact_id()) \
-             INSERT INTO envelopes (id, tenant, workspace, thread, actor, at, type, payload, traceparent, run) \
-             SELECT $1, $2, $3, $4, $5, $6::bigint, $7, $8, $9, $10 FROM xact RETURNING seq"
-        }
+        // The transaction takes the writers' shared lock before the
+        // envelope takes its sequence number (the CTE is scanned before the
+        // row is built) and holds it until it ends, so a reader that sees a
+        // gap knows which transactions may still fill it: the lock's
+        // holders, and no one else (src/horizon.rs).
+        Backend::Postgres => INSERT_ENVELOPE_POSTGRES,
         Backend::Sqlite => {
             "INSERT INTO envelopes (id, tenant, workspace, thread, actor, at, type, payload, traceparent, run) \
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING seq"
@@ -165,6 +162,10 @@ pub(crate) async fn insert_envelope(conn: &mut AnyConnection, backend: Backend, 
         .map_err(db_error)?;
     row.try_get(0).map_err(db_error)
 }
+
+pub(crate) const INSERT_ENVELOPE_POSTGRES: &str = "WITH writer AS MATERIALIZED (SELECT pg_advisory_xact_lock_shared(7809651272170300721)) \
+     INSERT INTO envelopes (id, tenant, workspace, thread, actor, at, type, payload, traceparent, run) \
+     SELECT $1, $2, $3, $4, $5, $6::bigint, $7, $8, $9, $10 FROM writer RETURNING seq";
 
 pub(crate) const ENVELOPE_COLUMNS: &str = "seq, id, tenant, workspace, thread, actor, at, type, payload, traceparent";
 

@@ -56,3 +56,23 @@ impl Counter {
         self.counter.get_or_init(|| opentelemetry::global::meter("lattice").u64_counter(self.name).build()).add(1, attributes);
     }
 }
+
+/// A gauge of the global meter provider, made on first use, like
+/// [`Counter`]: the last value recorded is what is exported.
+pub struct Gauge {
+    name: &'static str,
+    unit: &'static str,
+    gauge: std::sync::OnceLock<opentelemetry::metrics::Gauge<f64>>,
+}
+
+impl Gauge {
+    pub const fn new(name: &'static str, unit: &'static str) -> Self {
+        Self { name, unit, gauge: std::sync::OnceLock::new() }
+    }
+
+    pub fn record(&self, value: f64, attributes: &[KeyValue]) {
+        self.gauge
+            .get_or_init(|| opentelemetry::global::meter("lattice").f64_gauge(self.name).with_unit(self.unit).build())
+            .record(value, attributes);
+    }
+}

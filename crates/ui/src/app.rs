@@ -56,7 +56,7 @@ impl App {
                 format!("the HTML names an external address ({found}); an app is one self-contained file with no network"),
             ));
         }
-        if errors.is_empty() { Ok(()) } else { Err(Error::ValidationFailed { errors }) }
+        Error::invalid(errors)
     }
 }
 

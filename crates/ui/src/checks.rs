@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use lattice_core::kind::SharedCheck;
-use lattice_core::{Actor, Check, Command, CommandType, Error, FieldError, Role, WorkspaceView};
+use lattice_core::{Actor, Check, Command, CommandType, Error, Role, WorkspaceView};
 use serde_json::Value;
 
 use crate::form::{Form, Submissions};
@@ -90,9 +90,7 @@ impl Check for SubmissionCheck {
         }
         let expected = submission_id(&submission.form_id, policy, view.principal().user.as_str(), submission.nonce.as_deref());
         if id.as_ref().map(|i| i.as_str()) != Some(expected.as_str()) {
-            return Err(Error::ValidationFailed {
-                errors: vec![FieldError::new("id", "derived", format!("a submission's id is derived from its form: it must be {expected}"))],
-            });
+            return Err(Error::field("id", "derived", format!("a submission's id is derived from its form: it must be {expected}")));
         }
         Ok(())
     }
@@ -126,8 +124,7 @@ impl Check for EditRules {
         match head.kind.as_str() {
             "submission" => Err(Error::forbidden("nobody edits a submission")),
             "form" => {
-                let mut after = head.data.clone();
-                json_patch::patch(&mut after, patch).map_err(|e| Error::field("patch", "patch", e.to_string()))?;
+                let after = lattice_core::patch::apply(&head.data, patch, crate::form::FORM_MAX_BYTES)?;
                 let changes = |key: &str| head.data.get(key) != after.get(key);
                 let governed = changes("closed") || changes("schema") || changes("submissions");
                 if governed && head.author != actor.name() && view.role() < Role::Admin {

@@ -111,7 +111,7 @@ impl UiHints {
                 errors.push(FieldError::new(format!("{path}.widget"), "widget", why));
             }
         }
-        if errors.is_empty() { Ok(()) } else { Err(Error::ValidationFailed { errors }) }
+        Error::invalid(errors)
     }
 }
 

@@ -102,7 +102,7 @@ impl ArtifactKind for DashboardKind {
                 _ => {}
             }
         }
-        if errors.is_empty() { Ok(()) } else { Err(Error::ValidationFailed { errors }) }
+        Error::invalid(errors)
     }
 }
 
@@ -174,14 +174,15 @@ pub(crate) fn shape<T: DeserializeOwned>(data: &Value) -> Result<T, Error> {
 /// Puts field errors under `prefix` (`schema.properties.x…`).
 pub(crate) fn prefixed(prefix: &str, e: Error) -> Error {
     match e {
-        Error::ValidationFailed { errors } => Error::ValidationFailed {
+        Error::ValidationFailed { errors, more } => Error::ValidationFailed {
             errors: errors
                 .into_iter()
                 .map(|mut f| {
                     f.path = if f.path.is_empty() { prefix.to_owned() } else { format!("{prefix}.{}", f.path) };
-                    f
+                    f.bounded()
                 })
                 .collect(),
+            more,
         },
         other => other,
     }

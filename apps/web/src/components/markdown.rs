@@ -10,11 +10,20 @@ enum Node {
     Text(String),
 }
 
+/// Elements nest at most this deep; what a source nests deeper is drawn
+/// flat inside the deepest, so no source exhausts the page's stack (the
+/// tree is drawn and dropped recursively).
+const MAX_DEPTH: usize = 16;
+
 pub fn render(source: &str) -> AnyView {
     let mut stack: Vec<(&'static str, Vec<Node>)> = vec![("div", Vec::new())];
+    // Elements opened past MAX_DEPTH, whose ends are to be skipped.
+    let mut flattened = 0usize;
     for event in Parser::new(source) {
         match event {
+            Event::Start(_) if stack.len() > MAX_DEPTH => flattened += 1,
             Event::Start(tag) => stack.push((element_of(&tag), Vec::new())),
+            Event::End(_) if flattened > 0 => flattened -= 1,
             Event::End(_) => {
                 if stack.len() > 1 {
                     let (name, children) = stack.pop().expect("an open element");

@@ -388,7 +388,7 @@ fn refusals(e: &Error, fields: &[Field]) -> (Vec<(String, String)>, Vec<String>)
     let mut per_field = Vec::new();
     let mut general = Vec::new();
     match e {
-        Error::ValidationFailed { errors } => {
+        Error::ValidationFailed { errors, .. } => {
             for fe in errors {
                 match field_of(&fe.path, fields) {
                     Some(name) if !per_field.iter().any(|(n, _): &(String, String)| n == name) => {

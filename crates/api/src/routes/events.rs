@@ -11,14 +11,15 @@ use axum::http::HeaderMap;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use futures_util::stream::{self, Stream};
-use lattice_core::{Envelope, Error, ThreadId};
-use lattice_log::{Authenticated, Follow, LogService};
+use lattice_core::{Error, ThreadId};
+use lattice_log::{Authenticated, Follow, LiveEvents};
 use serde::Deserialize;
 
 use super::path_id;
 use crate::dto::{ErrorBody, EventPage};
 use crate::error::ApiResult;
 use crate::extract::{Caller, Query};
+use crate::guard::StreamPermit;
 use crate::state::AppState;
 
 const PAGE: i64 = 500;
@@ -67,73 +68,43 @@ async fn respond(state: AppState, who: Authenticated, follow: Follow, headers: &
         .map(|v| v.ok_or_else(|| Error::Malformed { reason: "Last-Event-ID is not a sequence number".into() }))
         .transpose()?;
     let after = last_event_id.or(q.after).unwrap_or(0).max(0);
-    // Reading once up front refuses what the caller may not see with a
-    // status, before a stream starts.
-    let log = state.log.clone();
-    let first = log.events(&who, &follow, after, PAGE).await?;
     match q.format.as_deref() {
         Some("json") => {
-            let next_after = first.last().map_or(after, |e| e.seq);
-            let events = first.into_iter().map(|e| serde_json::to_value(e).expect("an envelope serializes")).collect();
+            let page = state.log.events(&who, &follow, after, PAGE).await?;
+            let next_after = page.last().map_or(after, |e| e.seq);
+            let events = page.into_iter().map(|e| serde_json::to_value(e).expect("an envelope serializes")).collect();
             Ok(Json(EventPage { events, next_after }).into_response())
         }
-        None | Some("sse") => Ok(Sse::new(follow_stream(log, who, follow, after, first, state.shutdown.clone()))
-            .keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
-            .into_response()),
+        None | Some("sse") => {
+            // Refused with a status before a stream starts: what the caller
+            // may not see, and a caller with too many streams open.
+            let live = state.log.follow(&who, follow, after).await?;
+            let permit = state.guard.open_stream(who.principal())?;
+            Ok(Sse::new(follow_stream(live, permit, state.shutdown.clone()))
+                .keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
+                .into_response())
+        }
         Some(other) => Err(Error::field("format", "enum", format!("{other:?} is not json or sse")).into()),
     }
 }
 
-struct Cursor {
-    log: LogService,
-    who: Authenticated,
-    follow: Follow,
-    after: i64,
-    buffered: std::collections::VecDeque<Envelope>,
-    horizon: tokio::sync::watch::Receiver<i64>,
-    shutdown: tokio::sync::watch::Receiver<bool>,
-}
-
-/// Sends what is buffered, then reads the next page, then waits for the
-/// horizon to move. Ends when access is lost or the database fails.
+/// The live stream's events, each with its sequence number as its id.
+/// Ends when access is lost, the database fails, or the server stops.
 fn follow_stream(
-    log: LogService,
-    who: Authenticated,
-    follow: Follow,
-    after: i64,
-    first: Vec<Envelope>,
+    live: LiveEvents,
+    permit: StreamPermit,
     shutdown: tokio::sync::watch::Receiver<bool>,
 ) -> impl Stream<Item = Result<Event, Infallible>> {
-    let horizon = log.horizon().subscribe();
-    let cursor = Cursor { log, who, follow, after, buffered: first.into(), horizon, shutdown };
-    stream::unfold(cursor, |mut c| async move {
-        loop {
-            if *c.shutdown.borrow() {
-                return None;
-            }
-            if let Some(envelope) = c.buffered.pop_front() {
-                c.after = envelope.seq;
-                let event = Event::default()
-                    .id(envelope.seq.to_string())
-                    .event(envelope.event_type.clone())
-                    .json_data(&envelope)
-                    .expect("an envelope serializes");
-                return Some((Ok(event), c));
-            }
-            match c.log.events(&c.who, &c.follow, c.after, PAGE).await {
-                Ok(page) if !page.is_empty() => c.buffered = page.into(),
-                Ok(_) => {
-                    tokio::select! {
-                        changed = c.horizon.changed() => if changed.is_err() { return None },
-                        _ = c.shutdown.changed() => return None,
-                    }
-                }
-                Err(e) => {
-                    tracing::debug!(error = %e, "live stream ends");
-                    return None;
-                }
-            }
+    stream::unfold((live, permit, shutdown), |(mut live, permit, mut shutdown)| async move {
+        if *shutdown.borrow() {
+            return None;
         }
+        let delivered = tokio::select! {
+            next = live.next() => next?,
+            _ = shutdown.changed() => return None,
+        };
+        let event = Event::default().id(delivered.seq.to_string()).event(&delivered.event_type).data(&delivered.json);
+        Some((Ok(event), (live, permit, shutdown)))
     })
 }
 

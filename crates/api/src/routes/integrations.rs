@@ -49,31 +49,30 @@ pub async fn effective_stream(
     Caller(who): Caller,
     Query(q): Query<WorkspaceQuery>,
 ) -> ApiResult<Sse<impl Stream<Item = Result<Event, Infallible>>>> {
+    // Woken by switch changes only, never by the log's other commits; it
+    // listens before it reads, so no change falls between the two.
+    let mut changes = state.log.switch_changes();
+    changes.mark_unchanged();
     let first = state.log.effective(&who, &q.workspace).await?;
-    let seen = state.log.last_switch_change().await?;
-    let horizon = state.log.horizon().subscribe();
-    let context = (state, who, q.workspace, horizon, seen, Some(first.clone()), first);
-    let events = stream::unfold(context, |(state, who, ws, mut horizon, mut seen, mut pending, mut last)| async move {
+    let permit = state.guard.open_stream(who.principal())?;
+    let context = (state, who, q.workspace, changes, Some(first.clone()), first, permit);
+    let events = stream::unfold(context, |(state, who, ws, mut changes, mut pending, mut last, permit)| async move {
         loop {
             if let Some(map) = pending.take() {
                 let body = serde_json::to_string(&as_wire(&map)).expect("effective values serialize");
                 let event = Event::default().event("effective").data(body);
-                return Some((Ok(event), (state, who, ws, horizon, seen, None, last)));
+                return Some((Ok(event), (state, who, ws, changes, None, last, permit)));
             }
             let mut shutdown = state.shutdown.clone();
             tokio::select! {
-                changed = horizon.changed() => if changed.is_err() { return None },
+                changed = changes.changed() => if changed.is_err() { return None },
                 _ = shutdown.changed() => return None,
             }
-            let Ok(latest) = state.log.last_switch_change().await else { return None };
-            if latest > seen {
-                seen = latest;
-                // Access may be gone (removed from the workspace): the stream ends.
-                let Ok(now) = state.log.effective(&who, &ws).await else { return None };
-                if now != last {
-                    last = now.clone();
-                    pending = Some(now);
-                }
+            // Access may be gone (removed from the workspace): the stream ends.
+            let Ok(now) = state.log.effective(&who, &ws).await else { return None };
+            if now != last {
+                last = now.clone();
+                pending = Some(now);
             }
         }
     });

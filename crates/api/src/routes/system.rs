@@ -20,6 +20,9 @@ pub async fn healthz() -> &'static str {
 #[utoipa::path(get, path = "/readyz", responses((status = 200, description = "ready"), (status = 503, body = ErrorBody)))]
 pub async fn readyz(State(state): State<AppState>) -> ApiResult<&'static str> {
     state.log.db().ping().await?;
+    if let Some(ready) = &state.readiness {
+        ready().map_err(Error::unavailable)?;
+    }
     Ok("ready")
 }
 

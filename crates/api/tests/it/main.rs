@@ -38,7 +38,7 @@ impl App {
         let log = lattice_testkit::service(backend).await;
         let (stop, shutdown) = tokio::sync::watch::channel(false);
         let runner = lattice_agent::Runner::new(log.clone(), lattice_agent::Models::scripted());
-        let router = lattice_api::router(AppState { log: log.clone(), runner, dev_sign_in, max_body_bytes: 1024 * 1024, shutdown });
+        let router = lattice_api::router(AppState { log: log.clone(), runner, dev_sign_in, max_body_bytes: 1024 * 1024, guard: std::sync::Arc::new(lattice_api::guard::Guard::new(lattice_api::guard::Limits::default())), readiness: None, shutdown });
         Self { router, log, _stop: stop }
     }
 

@@ -38,7 +38,8 @@ async fn a_slow_writer_holds_the_horizon_back_on_postgres() {
 
     let mut slow = sqlx::PgConnection::connect(&url).await.unwrap();
     let mut tx = slow.begin().await.unwrap();
-    sqlx::query("SELECT pg_current_xact_id()").execute(&mut *tx).await.unwrap();
+    // As lattice's writers do: the writers' lock, then a number.
+    writer_lock(&mut tx).await;
     let slow_seq: i64 = sqlx::query(
         "INSERT INTO envelopes (id, tenant, workspace, thread, actor, at, type, payload) \
          VALUES ('slow', 't1', $1, $2, '{\"kind\":\"system\",\"name\":\"test\"}', 0, 'message_posted', '{\"text\":\"slow\"}') RETURNING seq",
@@ -70,7 +71,7 @@ async fn a_slow_writer_holds_the_horizon_back_on_postgres() {
 
     // A rolled-back number leaves a gap that is skipped once it is settled.
     let mut tx = slow.begin().await.unwrap();
-    sqlx::query("SELECT pg_current_xact_id()").execute(&mut *tx).await.unwrap();
+    writer_lock(&mut tx).await;
     sqlx::query(
         "INSERT INTO envelopes (id, tenant, workspace, thread, actor, at, type, payload) \
          VALUES ('gone', 't1', $1, $2, '{\"kind\":\"system\",\"name\":\"test\"}', 0, 'message_posted', '{}')",
@@ -83,4 +84,41 @@ async fn a_slow_writer_holds_the_horizon_back_on_postgres() {
     let after = log.execute(&alice, Command::PostMessage { thread: th.clone(), text: "after".into() }).await.unwrap();
     tx.rollback().await.unwrap();
     assert!(log.horizon().wait_for(after.seq, Duration::from_secs(5)).await >= after.seq);
+}
+
+async fn writer_lock(conn: &mut sqlx::PgConnection) {
+    sqlx::query("SELECT pg_advisory_xact_lock_shared($1)").bind(lattice_log::WRITER_LOCK).execute(conn).await.unwrap();
+}
+
+/// A transaction that is not a lattice writer (a psql session, say) holds
+/// nothing back: with one open and a gap in the numbers, a new message
+/// reaches a live stream at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unrelated_transaction_holds_nothing_back_on_postgres() {
+    let url = fresh_url(Backend::Postgres).await;
+    let db = lattice_log::Db::connect(&url, 8).await.unwrap();
+    db.migrate().await.unwrap();
+    let log = service_on(db);
+    let alice = who("t1", "alice", TenantRole::Member);
+    let (_, th) = workspace_with_thread(&log, &alice).await;
+    let mut live = log.follow(&alice, Follow::Thread(th.clone()), 0).await.unwrap();
+    while live.next().await.is_some_and(|d| d.event_type != "thread_created") {}
+
+    // psql: BEGIN; SELECT pg_current_xact_id(); and left open.
+    let mut idle = sqlx::PgConnection::connect(&url).await.unwrap();
+    let mut open = idle.begin().await.unwrap();
+    sqlx::query("SELECT pg_current_xact_id()").execute(&mut *open).await.unwrap();
+    // A number taken and never committed, as a rolled-back write leaves.
+    let mut other = sqlx::PgConnection::connect(&url).await.unwrap();
+    let mut gap = other.begin().await.unwrap();
+    sqlx::query("SELECT nextval(pg_get_serial_sequence('envelopes', 'seq'))").execute(&mut *gap).await.unwrap();
+    gap.rollback().await.unwrap();
+
+    let started = std::time::Instant::now();
+    let sent = log.execute(&alice, Command::PostMessage { thread: th.clone(), text: "now".into() }).await.unwrap();
+    let got = tokio::time::timeout(Duration::from_secs(1), live.next()).await.expect("the message within a second").unwrap();
+    assert_eq!(got.seq, sent.seq);
+    assert!(got.json.contains("\"now\""), "{}", got.json);
+    eprintln!("delivered past an open unrelated transaction and a gap in {:?}", started.elapsed());
+    open.rollback().await.unwrap();
 }

@@ -49,7 +49,7 @@ pub fn compile(schema: &Value) -> Result<CompiledForm, Error> {
     }
     let mut c = Compiler::default();
     let form = c.root(schema);
-    if c.errors.is_empty() { Ok(form) } else { Err(Error::ValidationFailed { errors: c.errors }) }
+    Error::invalid(c.errors).map(|()| form)
 }
 
 #[derive(Default)]

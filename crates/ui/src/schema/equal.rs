@@ -20,3 +20,75 @@ pub fn json_equal(a: &Value, b: &Value) -> bool {
         _ => a == b,
     }
 }
+
+/// The index of the first item equal (as [`json_equal`] says) to an
+/// earlier one. Items are grouped by a key that equal values share, so the
+/// search is linear in the items rather than quadratic.
+pub fn first_duplicate(items: &[Value]) -> Option<usize> {
+    let mut seen: std::collections::HashMap<String, Vec<usize>> = std::collections::HashMap::with_capacity(items.len());
+    let mut key = String::new();
+    for (i, item) in items.iter().enumerate() {
+        key.clear();
+        bucket_key(item, &mut key);
+        let earlier = seen.entry(key.clone()).or_default();
+        if earlier.iter().any(|&j| json_equal(&items[j], item)) {
+            return Some(i);
+        }
+        earlier.push(i);
+    }
+    None
+}
+
+/// A key that values [`json_equal`] calls equal always share: numbers by
+/// their value as a double, objects with their members sorted.
+fn bucket_key(value: &Value, out: &mut String) {
+    use std::fmt::Write;
+    match value {
+        Value::Number(n) => {
+            let _ = write!(out, "n{}", n.as_f64().unwrap_or(f64::NAN));
+        }
+        Value::String(s) => {
+            let _ = write!(out, "s{}:{s}", s.len());
+        }
+        Value::Array(items) => {
+            out.push('[');
+            for item in items {
+                bucket_key(item, out);
+                out.push(',');
+            }
+            out.push(']');
+        }
+        Value::Object(map) => {
+            let mut members: Vec<_> = map.iter().collect();
+            members.sort_by(|a, b| a.0.cmp(b.0));
+            out.push('{');
+            for (k, v) in members {
+                let _ = write!(out, "{}:{k}=", k.len());
+                bucket_key(v, out);
+                out.push(',');
+            }
+            out.push('}');
+        }
+        other => {
+            let _ = write!(out, "{other}");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::first_duplicate;
+
+    #[test]
+    fn duplicates_are_found_by_json_equality() {
+        let dup = |v: serde_json::Value| first_duplicate(v.as_array().unwrap());
+        assert_eq!(dup(json!([1, 2, 3])), None);
+        assert_eq!(dup(json!([1, 2, 1.0])), Some(2));
+        assert_eq!(dup(json!([{"a": 1, "b": [2]}, {"b": [2.0], "a": 1}])), Some(1));
+        assert_eq!(dup(json!(["1", 1, [1], {"1": 1}])), None);
+        assert_eq!(dup(json!([9007199254740993u64, 9007199254740992u64])), None);
+        assert_eq!(dup(json!([null, false, null])), Some(2));
+    }
+}

@@ -197,9 +197,7 @@ impl Rule {
                     fresh
                 })
             }
-            (Rule::UniqueItems, Value::Array(items)) => {
-                (1..items.len()).all(|i| !items[..i].iter().any(|x| json_equal(x, &items[i])))
-            }
+            (Rule::UniqueItems, Value::Array(items)) => super::equal::first_duplicate(items).is_none(),
             _ => true,
         }
     }

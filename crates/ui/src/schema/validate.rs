@@ -1,9 +1,9 @@
 //! Checking values against a compiled form, with an error per field.
 
-use lattice_core::{Error, FieldError};
+use lattice_core::{Error, FieldError, FieldErrors};
 use serde_json::Value;
 
-use super::equal::json_equal;
+use super::equal::{first_duplicate, json_equal};
 use super::{CompiledForm, Property, limits};
 
 impl CompiledForm {
@@ -19,9 +19,9 @@ impl CompiledForm {
         if self.is_valid(values) {
             return Ok(());
         }
-        let mut errors = Vec::new();
+        let mut errors = FieldErrors::new();
         self.check(values, &mut errors);
-        if errors.is_empty() { Ok(()) } else { Err(Error::ValidationFailed { errors }) }
+        errors.into_result()
     }
 
     /// Whether the values are valid, without building errors: the hot
@@ -51,14 +51,14 @@ impl CompiledForm {
         required_seen == self.required_count
     }
 
-    fn check(&self, values: &Value, errors: &mut Vec<FieldError>) {
+    fn check(&self, values: &Value, errors: &mut FieldErrors) {
         let Some(map) = values.as_object() else {
             errors.push(FieldError::new("", "type", "the values must be an object of the form's fields"));
             return;
         };
         for key in map.keys() {
             if self.index_of(key).is_none() {
-                errors.push(FieldError::new(key, "additionalProperties", "is not a field of this form"));
+                errors.push_with(|| FieldError::new(key, "additionalProperties", "is not a field of this form"));
             }
         }
         for p in &self.properties {
@@ -80,7 +80,9 @@ impl Property {
 
     /// JSON Schema's meaning: each keyword constrains only the values of the
     /// type it is about.
-    pub fn check(&self, path: &str, value: &Value, errors: &mut Vec<FieldError>) {
+    /// Names at most what `errors` keeps: a refusal is built only as far
+    /// as it will be read.
+    pub fn check(&self, path: &str, value: &Value, errors: &mut FieldErrors) {
         let mut fail = |keyword: &str, message: String| errors.push(FieldError::new(path, keyword, message));
         if let Some(types) = self.types
             && !types.admits(value)
@@ -98,7 +100,7 @@ impl Property {
         if let Some(c) = &self.constant
             && !json_equal(c, value)
         {
-            fail("const", format!("must be {c}"));
+            fail("const", format!("must be {}", as_json(c)));
         }
         match value {
             Value::String(s) => {
@@ -160,18 +162,14 @@ impl Property {
                     fail("maxItems", format!("choose at most {max}"));
                 }
                 if self.unique_items
-                    && let Some(i) = (1..items.len()).find(|&i| items[..i].iter().any(|x| json_equal(x, &items[i])))
+                    && let Some(i) = first_duplicate(items)
                 {
-                    fail("uniqueItems", format!("{} is chosen twice", items[i]));
+                    fail("uniqueItems", format!("{} is chosen twice", as_json(&items[i])));
                 }
                 if let Some(choices) = &self.item_choices {
                     for (i, item) in items.iter().enumerate() {
                         if !choices.iter().any(|c| json_equal(c, item)) {
-                            errors.push(FieldError::new(
-                                format!("{path}.{i}"),
-                                "enum",
-                                format!("must be one of: {}", list(choices)),
-                            ));
+                            errors.push_with(|| FieldError::new(format!("{path}.{i}"), "enum", format!("must be one of: {}", list(choices))));
                         }
                     }
                 }
@@ -192,15 +190,50 @@ fn describe(names: &[&str]) -> &'static str {
     }
 }
 
+/// The choices a message names: the first few, each cut short, so that a
+/// message never grows with the form.
 fn list(choices: &[Value]) -> String {
-    choices
-        .iter()
-        .map(|c| match c {
-            Value::String(s) => s.clone(),
-            other => other.to_string(),
-        })
-        .collect::<Vec<_>>()
-        .join(", ")
+    const NAMED: usize = 8;
+    let mut named = choices.iter().take(NAMED).map(shown).collect::<Vec<_>>().join(", ");
+    if choices.len() > NAMED {
+        named.push_str(&format!(" (and {} more)", choices.len() - NAMED));
+    }
+    named
+}
+
+/// A choice as a message names it: text as itself, anything else as JSON,
+/// at most 40 bytes of it.
+fn shown(value: &Value) -> String {
+    match value {
+        Value::String(s) => lattice_core::error::truncate(s.clone(), 40),
+        other => as_json(other),
+    }
+}
+
+/// A value as JSON, at most 40 bytes of it (built no further than that).
+fn as_json(value: &Value) -> String {
+    let mut out = Vec::new();
+    let mut bounded = Bounded { out: &mut out, room: 41 };
+    let _ = serde_json::to_writer(&mut bounded, value);
+    lattice_core::error::truncate(String::from_utf8_lossy(&out).into_owned(), 40)
+}
+
+struct Bounded<'a> {
+    out: &'a mut Vec<u8>,
+    room: usize,
+}
+
+impl std::io::Write for Bounded<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = buf.len().min(self.room);
+        self.out.extend_from_slice(&buf[..n]);
+        self.room -= n;
+        if n < buf.len() { Err(std::io::Error::other("enough")) } else { Ok(n) }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 /// Whether `n` is a multiple of `m`: exact for integers, and for decimals
@@ -220,19 +253,5 @@ pub(crate) fn is_multiple(n: &serde_json::Number, m: f64) -> bool {
 
 /// The length of `value` serialized as compact JSON, without building it.
 pub fn json_size(value: &Value) -> usize {
-    struct Count(usize);
-    impl std::io::Write for Count {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0 += buf.len();
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let mut count = Count(0);
-    match serde_json::to_writer(&mut count, value) {
-        Ok(()) => count.0,
-        Err(_) => usize::MAX,
-    }
+    lattice_core::document::size(value)
 }

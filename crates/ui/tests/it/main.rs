@@ -13,7 +13,7 @@ use lattice_core::Error;
 pub fn render(result: Result<(), Error>) -> String {
     match result {
         Ok(()) => "ok".into(),
-        Err(Error::ValidationFailed { errors }) => {
+        Err(Error::ValidationFailed { errors, .. }) => {
             errors.iter().map(|e| format!("{}: {} [{}]", e.path, e.message, e.keyword)).collect::<Vec<_>>().join("\n")
         }
         Err(other) => serde_json::to_string(&other).unwrap(),

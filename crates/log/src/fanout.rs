@@ -1,0 +1,328 @@
+//! The live stream's fan-out: one reader of the log hands each envelope to
+//! the streams that follow its thread or its workspace, from memory. A
+//! commit costs one read however many streams are open, and wakes only
+//! the streams it concerns; a stream never queries for another thread's
+//! commits.
+//!
+//! A stream first reads what it missed from the database (after its last
+//! sequence number, up to the horizon), then takes envelopes as the
+//! fan-out hands them on. It subscribes before it reads, so nothing falls
+//! between the two; what arrives twice is dropped by sequence number. A
+//! stream that falls behind (its queue full) is dropped from the fan-out
+//! and catches up from the database again: a slow reader never holds back
+//! the others, and never loses an envelope.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
+
+use lattice_core::event::{MEMBER_ADDED, SWITCH_SET};
+use lattice_core::{Error, ThreadId};
+use tokio::sync::{mpsc, watch};
+
+use crate::auth::Authenticated;
+use crate::db::{Db, db_error};
+use crate::read::Follow;
+use crate::service::LogService;
+use crate::store::{ENVELOPE_COLUMNS, StoredEnvelope};
+
+/// Envelopes a stream may have waiting before it is dropped to catch up
+/// from the database.
+const QUEUE: usize = 1024;
+/// Envelopes read from the log at a time.
+const BATCH: i64 = 1000;
+/// Envelopes a stream reads from the database at a time while catching up.
+const PAGE: i64 = 500;
+/// Events after which a stream checks again that its caller may still read
+/// what it follows.
+const RECHECK_EVENTS: [&str; 1] = [MEMBER_ADDED];
+
+/// One envelope on its way to the streams: serialized once for all of them.
+#[derive(Debug)]
+pub struct Delivered {
+    pub seq: i64,
+    pub event_type: String,
+    /// The envelope as JSON (the live stream's event data).
+    pub json: String,
+}
+
+enum Delivery {
+    Envelope(Arc<Delivered>),
+    /// The caller's access may have changed: check it again.
+    Recheck,
+}
+
+struct Subscriber {
+    id: u64,
+    tx: mpsc::Sender<Delivery>,
+}
+
+#[derive(Default)]
+struct Subscribers {
+    next_id: u64,
+    threads: HashMap<String, Vec<Subscriber>>,
+    /// Streams of a whole workspace.
+    workspaces: HashMap<String, Vec<Subscriber>>,
+    /// Thread streams by their workspace, told to recheck access.
+    rechecks: HashMap<String, Vec<Subscriber>>,
+}
+
+impl Subscribers {
+    fn is_empty(&self) -> bool {
+        self.threads.is_empty() && self.workspaces.is_empty()
+    }
+
+    /// Hands a delivery to each of `list`; answers those whose queue is
+    /// full or whose stream is gone, to be dropped from every list.
+    fn send(list: &[Subscriber], make: impl Fn() -> Delivery, failed: &mut Vec<u64>) {
+        failed.extend(list.iter().filter(|s| s.tx.try_send(make()).is_err()).map(|s| s.id));
+    }
+
+    fn remove(&mut self, id: u64) {
+        for map in [&mut self.threads, &mut self.workspaces, &mut self.rechecks] {
+            map.retain(|_, list| {
+                list.retain(|s| s.id != id);
+                !list.is_empty()
+            });
+        }
+    }
+}
+
+/// The fan-out: started with the log service, it follows the horizon.
+#[derive(Clone)]
+pub(crate) struct Fanout {
+    subscribers: Arc<Mutex<Subscribers>>,
+    /// The sequence number of the last `switch_set` handed on.
+    switches: Arc<watch::Sender<i64>>,
+}
+
+impl Fanout {
+    pub(crate) fn start(db: Db, mut horizon: watch::Receiver<i64>) -> Self {
+        let fanout = Self { subscribers: Arc::default(), switches: Arc::new(watch::channel(0).0) };
+        let subscribers = Arc::downgrade(&fanout.subscribers);
+        let switches = Arc::downgrade(&fanout.switches);
+        tokio::spawn(async move {
+            let mut handed = *horizon.borrow_and_update();
+            loop {
+                if horizon.changed().await.is_err() {
+                    return;
+                }
+                let to = *horizon.borrow_and_update();
+                while handed < to {
+                    match hand_on(&db, &subscribers, &switches, handed, to).await {
+                        Ok(Some(last)) => handed = last,
+                        Ok(None) => return,
+                        Err(e) => {
+                            tracing::warn!(error = %e, "the live stream's fan-out cannot read the log; retrying");
+                            tokio::time::sleep(Duration::from_secs(1)).await;
+                        }
+                    }
+                }
+            }
+        });
+        fanout
+    }
+
+    /// Follows the sequence number of the latest switch change.
+    pub(crate) fn switches(&self) -> watch::Receiver<i64> {
+        self.switches.subscribe()
+    }
+
+    fn subscribe(&self, thread: Option<&str>, workspace: &str) -> Subscription {
+        let (tx, rx) = mpsc::channel(QUEUE);
+        let mut subs = self.subscribers.lock().expect("the fan-out's lock is never poisoned");
+        subs.next_id += 1;
+        let id = subs.next_id;
+        match thread {
+            Some(thread) => {
+                subs.threads.entry(thread.to_owned()).or_default().push(Subscriber { id, tx: tx.clone() });
+                subs.rechecks.entry(workspace.to_owned()).or_default().push(Subscriber { id, tx });
+            }
+            None => subs.workspaces.entry(workspace.to_owned()).or_default().push(Subscriber { id, tx }),
+        }
+        Subscription { id, rx, subscribers: Arc::downgrade(&self.subscribers) }
+    }
+}
+
+/// Reads the log after `from` up to `to` (one batch) and hands each
+/// envelope on; answers the last sequence number handed on, or `None` once
+/// the service is gone.
+async fn hand_on(
+    db: &Db,
+    subscribers: &Weak<Mutex<Subscribers>>,
+    switches: &Weak<watch::Sender<i64>>,
+    from: i64,
+    to: i64,
+) -> Result<Option<i64>, Error> {
+    let (Some(subs), Some(switches)) = (subscribers.upgrade(), switches.upgrade()) else { return Ok(None) };
+    let idle = subs.lock().expect("the fan-out's lock is never poisoned").is_empty() && switches.receiver_count() == 0;
+    if idle {
+        // Nobody listens: nothing to read.
+        return Ok(Some(to));
+    }
+    let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+        "SELECT {ENVELOPE_COLUMNS} FROM envelopes WHERE seq > $1 AND seq <= $2 ORDER BY seq LIMIT $3"
+    )))
+    .bind(from)
+    .bind(to)
+    .bind(BATCH)
+    .fetch_all(&db.pool)
+    .await
+    .map_err(db_error)?;
+    let full = rows.len() as i64 == BATCH;
+    let mut last = from;
+    let mut subs = subs.lock().expect("the fan-out's lock is never poisoned");
+    let mut failed = Vec::new();
+    for row in &rows {
+        let e = StoredEnvelope::from_row(row)?;
+        last = e.seq;
+        if e.event_type == SWITCH_SET {
+            switches.send_replace(e.seq);
+        }
+        let Some(workspace) = e.workspace.as_deref() else { continue };
+        let recheck = RECHECK_EVENTS.contains(&e.event_type.as_str());
+        let followed = e.thread.as_deref().is_some_and(|t| subs.threads.contains_key(t)) || subs.workspaces.contains_key(workspace);
+        if followed {
+            let delivered = Arc::new(Delivered { seq: e.seq, event_type: e.event_type.clone(), json: String::from_utf8(e.to_json()).expect("JSON is UTF-8") });
+            if let Some(thread) = e.thread.as_deref()
+                && let Some(list) = subs.threads.get(thread)
+            {
+                Subscribers::send(list, || Delivery::Envelope(delivered.clone()), &mut failed);
+            }
+            if let Some(list) = subs.workspaces.get(workspace) {
+                Subscribers::send(list, || Delivery::Envelope(delivered.clone()), &mut failed);
+            }
+        }
+        if recheck && let Some(list) = subs.rechecks.get(workspace) {
+            Subscribers::send(list, || Delivery::Recheck, &mut failed);
+        }
+        // A stream that fell behind leaves every list at once, so that its
+        // queue closes and it catches up from the log.
+        for id in failed.drain(..) {
+            subs.remove(id);
+        }
+    }
+    Ok(Some(if full { last } else { to }))
+}
+
+/// A stream's place in the fan-out; leaving it (dropping this) removes it.
+struct Subscription {
+    id: u64,
+    rx: mpsc::Receiver<Delivery>,
+    subscribers: Weak<Mutex<Subscribers>>,
+}
+
+impl Drop for Subscription {
+    fn drop(&mut self) {
+        if let Some(subs) = self.subscribers.upgrade() {
+            subs.lock().expect("the fan-out's lock is never poisoned").remove(self.id);
+        }
+    }
+}
+
+/// One live stream: what the caller missed, then what is committed, in
+/// order, each envelope once.
+pub struct LiveEvents {
+    log: LogService,
+    who: Authenticated,
+    follow: Follow,
+    workspace: String,
+    after: i64,
+    backlog: VecDeque<Arc<Delivered>>,
+    catching_up: bool,
+    subscription: Option<Subscription>,
+}
+
+impl LogService {
+    /// Follows a thread or a workspace the caller can read, from `after`.
+    /// Refuses at once what the caller may not see.
+    pub async fn follow(&self, who: &Authenticated, follow: Follow, after: i64) -> Result<LiveEvents, Error> {
+        let workspace = self.followed_workspace(who, &follow).await?;
+        let mut live = LiveEvents {
+            log: self.clone(),
+            who: who.clone(),
+            follow,
+            workspace,
+            after,
+            backlog: VecDeque::new(),
+            catching_up: true,
+            subscription: None,
+        };
+        live.subscribe();
+        Ok(live)
+    }
+
+    async fn followed_workspace(&self, who: &Authenticated, follow: &Follow) -> Result<String, Error> {
+        match follow {
+            Follow::Thread(thread) => self.thread_workspace(who, thread).await,
+            Follow::Workspace(ws) => {
+                let access = crate::access::workspace_access(&self.inner.db, who.principal(), ws).await?;
+                Ok(access.workspace.to_string())
+            }
+        }
+    }
+}
+
+impl LiveEvents {
+    fn subscribe(&mut self) {
+        let thread = match &self.follow {
+            Follow::Thread(t) => Some(ThreadId::as_str(t)),
+            Follow::Workspace(_) => None,
+        };
+        self.subscription = Some(self.log.inner.fanout.subscribe(thread, &self.workspace));
+    }
+
+    /// The next envelope; `None` when the caller may no longer read what it
+    /// follows, or the database fails while catching up.
+    pub async fn next(&mut self) -> Option<Arc<Delivered>> {
+        loop {
+            if let Some(d) = self.backlog.pop_front() {
+                if d.seq > self.after {
+                    self.after = d.seq;
+                    return Some(d);
+                }
+                continue;
+            }
+            if self.catching_up {
+                if self.subscription.is_none() {
+                    self.subscribe();
+                }
+                match self.log.events_stored(&self.who, &self.follow, self.after, PAGE).await {
+                    Ok(page) if !page.is_empty() => {
+                        self.backlog = page
+                            .into_iter()
+                            .map(|e| {
+                                Arc::new(Delivered { seq: e.seq, event_type: e.event_type.clone(), json: String::from_utf8(e.to_json()).expect("JSON is UTF-8") })
+                            })
+                            .collect();
+                    }
+                    Ok(_) => self.catching_up = false,
+                    Err(e) => {
+                        tracing::debug!(error = %e, "live stream ends");
+                        return None;
+                    }
+                }
+                continue;
+            }
+            let subscription = self.subscription.as_mut().expect("a live stream past its catch-up is subscribed");
+            match subscription.rx.recv().await {
+                Some(Delivery::Envelope(d)) => {
+                    if d.seq > self.after {
+                        self.after = d.seq;
+                        return Some(d);
+                    }
+                }
+                Some(Delivery::Recheck) => {
+                    if self.log.followed_workspace(&self.who, &self.follow).await.is_err() {
+                        return None;
+                    }
+                }
+                None => {
+                    // Dropped for falling behind: catch up from the log.
+                    self.subscription = None;
+                    self.catching_up = true;
+                }
+            }
+        }
+    }
+}
