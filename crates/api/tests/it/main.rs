@@ -4,6 +4,7 @@
 mod authorization;
 mod agent_runs;
 mod contract;
+mod hostile;
 mod input;
 mod stream;
 mod ui_model;
