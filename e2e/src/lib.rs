@@ -42,19 +42,37 @@ pub struct LogProcess {
     pub database_url: String,
     port: u16,
     data_dir: PathBuf,
+    env: Vec<(String, String)>,
 }
 
 impl LogProcess {
     /// Starts on `database_url` and waits until `/readyz` answers.
     pub async fn start(database_url: &str) -> Self {
-        let data_dir = std::env::temp_dir().join(format!("lattice-e2e-{}", free_port()));
-        std::fs::create_dir_all(&data_dir).unwrap();
-        Self::spawn(database_url.to_owned(), free_port(), data_dir).await
+        Self::start_with(database_url, &[]).await
     }
 
-    async fn spawn(database_url: String, port: u16, data_dir: PathBuf) -> Self {
+    /// With extra environment (`LATTICE_…`).
+    pub async fn start_with(database_url: &str, env: &[(&str, &str)]) -> Self {
+        let data_dir = std::env::temp_dir().join(format!("lattice-e2e-{}", free_port()));
+        std::fs::create_dir_all(&data_dir).unwrap();
+        let env = env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        Self::spawn(database_url.to_owned(), free_port(), data_dir, env).await
+    }
+
+    /// The process's id (to read its memory from /proc).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Whether the process is still running.
+    pub fn alive(&mut self) -> bool {
+        self.child.try_wait().is_ok_and(|status| status.is_none())
+    }
+
+    async fn spawn(database_url: String, port: u16, data_dir: PathBuf, env: Vec<(String, String)>) -> Self {
         let child = Command::new(binary())
             .args(["serve", "log"])
+            .envs(env.iter().map(|(k, v)| (k, v)))
             .env("LATTICE_PROFILE", "local")
             .env("LATTICE_DATABASE_URL", &database_url)
             .env("LATTICE_HTTP_ADDR", format!("127.0.0.1:{port}"))
@@ -65,7 +83,7 @@ impl LogProcess {
             .stderr(Stdio::inherit())
             .spawn()
             .expect("starting lattice");
-        let process = Self { child, base: format!("http://127.0.0.1:{port}"), database_url, port, data_dir };
+        let process = Self { child, base: format!("http://127.0.0.1:{port}"), database_url, port, data_dir, env };
         process.wait_ready().await;
         process
     }
@@ -92,9 +110,9 @@ impl LogProcess {
     pub async fn restart(mut self) -> Self {
         let _ = self.child.kill();
         let _ = self.child.wait();
-        let (url, port, dir) = (self.database_url.clone(), self.port, self.data_dir.clone());
+        let (url, port, dir, env) = (self.database_url.clone(), self.port, self.data_dir.clone(), std::mem::take(&mut self.env));
         std::mem::forget(self);
-        Self::spawn(url, port, dir).await
+        Self::spawn(url, port, dir, env).await
     }
 }
 
@@ -155,9 +173,25 @@ impl UpProcess {
             cmd.env(k, v);
         }
         let child = cmd.spawn().expect("starting lattice up");
+        // A listen address of the caller's own is reached on loopback.
+        let port = env
+            .iter()
+            .find(|(k, _)| *k == "LATTICE_HTTP_ADDR")
+            .and_then(|(_, addr)| addr.rsplit(':').next()?.parse().ok())
+            .unwrap_or(port);
         let process = Self { child, base: format!("http://127.0.0.1:{port}"), apps: format!("http://127.0.0.1:{apps_port}"), dir };
         wait_ready(&process.base).await;
         process
+    }
+
+    /// The process's id (to read its memory from /proc).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Whether the process is still running.
+    pub fn alive(&mut self) -> bool {
+        self.child.try_wait().is_ok_and(|status| status.is_none())
     }
 
     /// Its database (SQLite), for another process to share.

@@ -5,6 +5,7 @@ mod bridge;
 mod crash;
 mod demo;
 mod edge;
+mod hostile;
 mod mcp;
 mod apps;
 mod web;
