@@ -86,3 +86,29 @@ async fn every_panel_renders_with_its_figures_on(on: On) {
     }
     assert!(found, "pressing the action submitted to its form");
 }
+
+/// Markdown nested thousands of levels deep is drawn flat past a depth,
+/// and the page goes on answering: the renderer's stack is bounded.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deeply_nested_markdown_is_drawn_within_a_depth() {
+    let up = Deployment::start(On::Up).await;
+    let ana = Client::sign_in(up.base(), "acme", "ana").await;
+    let (_, th) = super::workspace_with_thread(&ana, "Ops").await;
+    let quotes = format!("{}deep inside", "> ".repeat(20_000));
+    let lists = format!("{}item", (0..250).map(|i| format!("{}- ", "  ".repeat(i))).collect::<Vec<_>>().join("\n"));
+    let data = json!({"title": "Nested", "as_of": "2026-11-29T12:00:00Z", "panels": [
+        {"type": "text", "markdown": quotes}, {"type": "text", "markdown": lists}]});
+    ana.ok("POST", &format!("/v1/threads/{th}/artifacts"), json!({"kind": "dashboard", "data": data})).await;
+
+    let chrome = Chrome::launch().await;
+    let w = chrome.window(up.base(), &ana.token, "light", &format!("/t/{th}")).await;
+    w.until("() => document.querySelectorAll('.panel.text').length === 2", "both text panels").await;
+    let depth: usize = w
+        .eval("() => { let max = 0; for (const el of document.querySelectorAll('.markdown *')) { let d = 0; for (let n = el; n && !n.classList?.contains('markdown'); n = n.parentElement) d++; max = Math.max(max, d); } return max; }")
+        .await;
+    assert!(depth <= 17, "markdown nested {depth} elements deep");
+    let text: String = w.eval("() => document.querySelector('.panel.text').textContent").await;
+    assert!(text.contains("deep inside"), "{:.100}", text);
+    // The page still answers.
+    assert!(w.eval::<bool>("() => !!document.querySelector('textarea, [contenteditable], input')").await);
+}
