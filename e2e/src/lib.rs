@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 pub mod browser;
+pub mod postgres;
 pub mod stack;
 
 pub const SECRET: &str = "lattice-e2e-secret-lattice-e2e-secret-0123";
@@ -286,10 +287,12 @@ pub struct BridgeProcess {
     child: Child,
     database_url: String,
     nats_url: String,
+    probes: String,
 }
 
 impl BridgeProcess {
     pub fn start(database_url: &str, nats_url: &str) -> Self {
+        let port = free_port();
         let child = Command::new(binary())
             .args(["serve", "bridge"])
             .env("LATTICE_PROFILE", "local")
@@ -298,12 +301,17 @@ impl BridgeProcess {
             .env("LATTICE_AUTH_SECRET", SECRET)
             .env("LATTICE_LOG", "warn")
             // Its health and readiness listen here.
-            .env("LATTICE_HTTP_ADDR", format!("127.0.0.1:{}", free_port()))
+            .env("LATTICE_HTTP_ADDR", format!("127.0.0.1:{port}"))
             .stdout(Stdio::null())
             .stderr(Stdio::inherit())
             .spawn()
             .expect("starting lattice serve bridge");
-        Self { child, database_url: database_url.to_owned(), nats_url: nats_url.to_owned() }
+        Self { child, database_url: database_url.to_owned(), nats_url: nats_url.to_owned(), probes: format!("http://127.0.0.1:{port}") }
+    }
+
+    /// Where its `/healthz` and `/readyz` answer.
+    pub fn probes(&self) -> String {
+        self.probes.clone()
     }
 
     /// SIGKILL, then a new bridge on the same database and NATS.

@@ -462,7 +462,7 @@ fn checked(cmd: &mut Command, what: &str) -> Result<(), String> {
     if out.status.success() { Ok(()) } else { Err(format!("{what} failed: {}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))) }
 }
 
-fn postgres_start(dir: &Path, port: u16) -> Result<(), String> {
+pub(crate) fn postgres_start(dir: &Path, port: u16) -> Result<(), String> {
     let data = dir.join("pg");
     if is_root() && Command::new("id").arg("postgres").output().map(|o| !o.status.success()).unwrap_or(true) {
         checked(Command::new("useradd").args(["--system", "--no-create-home", "postgres"]), "useradd postgres")?;
@@ -487,7 +487,7 @@ fn postgres_start(dir: &Path, port: u16) -> Result<(), String> {
     checked(&mut start, "starting PostgreSQL").map_err(|e| format!("{e}\n{}", std::fs::read_to_string(&log).unwrap_or_default()))
 }
 
-fn postgres_stop(dir: &Path) -> Result<(), String> {
+pub(crate) fn postgres_stop(dir: &Path) -> Result<(), String> {
     let mut stop = pg_tool("pg_ctl")?;
     stop.arg("-D").arg(dir.join("pg")).args(["-m", "fast", "-w", "-t", "60", "stop"]);
     checked(&mut stop, "stopping PostgreSQL")

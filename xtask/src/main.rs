@@ -6,7 +6,8 @@
 //! - `stack up|down`: the local stack (native PostgreSQL and NATS, each
 //!   service its own process) under `data/stack`: `just up` / `just down`.
 //! - `web`: builds the chat host into `<target>/web/`.
-//! - `bench NAME`: a benchmark (`write-path`, or `all`).
+//! - `bench NAME`: a benchmark (`write-path`, `validator`, `bridge`, `web`,
+//!   `edge`, `fanout`, or `all`).
 //! - `postgres`: starts a throwaway PostgreSQL and prints its URL (for
 //!   running single tests by hand).
 
@@ -39,7 +40,7 @@ fn main() -> ExitCode {
                  up               build and start the embedded default on http://127.0.0.1:8080\n  \
                  stack up|down    run (until Ctrl-C) or stop the local stack: PostgreSQL, NATS, each service a process\n  \
                  infra            validate compose.yaml, the kustomize overlays and the YAML, offline\n  \
-                 bench NAME       run a benchmark: write-path, validator, or all\n  \
+                 bench NAME       run a benchmark: write-path, validator, bridge, web, edge, fanout, or all\n  \
                  web              build the chat host into <target>/web\n  \
                  screenshots      take the docs' pictures of the chat host (docs/screenshots)\n  \
                  schema           regenerate the committed wire schemas under schemas/\n  \

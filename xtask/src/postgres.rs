@@ -63,7 +63,8 @@ impl Server {
         )?;
         let port = free_port();
         let options = format!(
-            "-c listen_addresses=127.0.0.1 -p {port} -k {} -c max_connections=300 -c fsync=on",
+            "-c listen_addresses=127.0.0.1 -p {port} -k {} -c max_connections=300 -c fsync=on \
+             -c shared_preload_libraries=pg_stat_statements",
             data.display()
         );
         output(

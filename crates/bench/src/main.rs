@@ -3,6 +3,7 @@
 
 mod bridge;
 mod edge;
+mod fanout;
 mod setup;
 mod validator;
 mod write_path;
@@ -15,8 +16,9 @@ async fn main() {
         "validator" => validator::run(),
         "bridge" => bridge::run().await,
         "edge" => edge::run().await,
+        "fanout" => fanout::run().await,
         other => {
-            eprintln!("unknown benchmark {other:?}; known: write-path, validator, bridge, edge");
+            eprintln!("unknown benchmark {other:?}; known: write-path, validator, bridge, edge, fanout");
             std::process::exit(2);
         }
     }

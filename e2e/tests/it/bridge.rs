@@ -14,6 +14,8 @@ use lattice_ui::submission::submission_id;
 use serde_json::{Value, json};
 
 const SUBMISSIONS: usize = 1000;
+/// The suite writes as fast as it can: it raises the limit explicitly.
+const NO_RATE_LIMIT: (&str, &str) = ("LATTICE_RATE_WRITES_PER_SEC", "0");
 
 async fn form_submitted(js: &jetstream::Context) -> Vec<(String, Value)> {
     let Ok(mut stream) = js.get_stream("LATTICE").await else { return Vec::new() };
@@ -36,7 +38,7 @@ async fn form_submitted(js: &jetstream::Context) -> Vec<(String, Value)> {
 async fn a_thousand_submissions_through_bridge_and_nats_restarts_arrive_exactly_once_in_order() {
     let url = lattice_testkit::fresh_url(lattice_log::Backend::Postgres).await;
     let mut nats = NatsServer::start();
-    let log = LogProcess::start(&url).await;
+    let log = LogProcess::start_with(&url, &[NO_RATE_LIMIT]).await;
     let mut bridge = BridgeProcess::start(&url, &nats.url);
     let alice = Client::sign_in(&log.base, "t1", "alice").await;
     let (_, ws) = alice.post("/v1/workspaces", json!({"name": "bridge"})).await.unwrap();
@@ -105,4 +107,97 @@ async fn a_thousand_submissions_through_bridge_and_nats_restarts_arrive_exactly_
     values.sort();
     assert_eq!(values, (0..SUBMISSIONS as i64).collect::<Vec<_>>());
     drop(bridge);
+}
+
+/// PostgreSQL's postmaster is killed (SIGKILL) and started again in the
+/// middle of 1,000 submissions. A submission refused while it is down is
+/// sent again until the log has it; every submission the log holds reaches
+/// NATS exactly once, and the bridge says in `/readyz` that it stopped
+/// publishing, then that it goes on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_postgres_restart_in_the_middle_of_a_burst_loses_nothing() {
+    let pg = lattice_e2e::postgres::OwnPostgres::start();
+    let url = pg.database("burst").await;
+    let nats = NatsServer::start();
+    let log = LogProcess::start_with(&url, &[NO_RATE_LIMIT]).await;
+    let bridge = BridgeProcess::start(&url, &nats.url);
+    let alice = Client::sign_in(&log.base, "t1", "alice").await;
+    let ws = alice.ok("POST", "/v1/workspaces", json!({"name": "burst"})).await["id"].as_str().unwrap().to_owned();
+    let th = alice.ok("POST", &format!("/v1/workspaces/{ws}/threads"), json!({"title": "poll"})).await["id"].as_str().unwrap().to_owned();
+    let form = json!({"title": "Poll", "submissions": "many",
+        "schema": {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}});
+    let form_id = alice.ok("POST", &format!("/v1/threads/{th}/artifacts"), json!({"kind": "form", "data": form})).await["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let bridge_ready = format!("{}/readyz", bridge.probes());
+    lattice_e2e::wait_ready(&bridge.probes()).await;
+
+    let acked = Arc::new(AtomicUsize::new(0));
+    let refused = Arc::new(AtomicUsize::new(0));
+    let mut writers = Vec::new();
+    for w in 0..8 {
+        let (client, th, form_id, acked, refused) = (alice.clone(), th.clone(), form_id.clone(), acked.clone(), refused.clone());
+        writers.push(tokio::spawn(async move {
+            for i in (w..SUBMISSIONS).step_by(8) {
+                let nonce = format!("nonce-{i:06}");
+                let id = submission_id(&form_id, Submissions::Many, "alice", Some(&nonce));
+                let body = json!({"id": id, "kind": "submission",
+                    "data": {"form_id": form_id, "form_version": 1, "values": {"n": i}, "nonce": nonce}});
+                // Sent until the log has it: 200, or 409 when an earlier try
+                // committed though its answer was lost.
+                loop {
+                    match client.post(&format!("/v1/threads/{th}/artifacts"), body.clone()).await {
+                        Ok((200, _)) | Ok((409, _)) => break,
+                        Ok((status, reply)) => {
+                            assert!(status == 503, "only the database's absence may refuse a submission: {status} {reply}");
+                            refused.fetch_add(1, Ordering::Relaxed);
+                        }
+                        Err(_) => {
+                            refused.fetch_add(1, Ordering::Relaxed);
+                        }
+                    }
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+                acked.fetch_add(1, Ordering::Relaxed);
+            }
+        }));
+    }
+    while acked.load(Ordering::Relaxed) < 300 {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    pg.kill_postmaster();
+    let down_at = Instant::now();
+    let http = reqwest::Client::new();
+    let mut said_not_ready = false;
+    while down_at.elapsed() < Duration::from_secs(3) {
+        let status = http.get(&bridge_ready).send().await.map(|r| r.status().as_u16()).unwrap_or(0);
+        said_not_ready |= status == 503;
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    pg.restart();
+    for w in writers {
+        w.await.unwrap();
+    }
+    assert!(said_not_ready, "the bridge's /readyz says it is not publishing while the database is down");
+    assert!(refused.load(Ordering::Relaxed) > 0, "the outage refused something");
+
+    let client = async_nats::connect(&nats.url).await.unwrap();
+    let js = jetstream::new(client);
+    let deadline = Instant::now() + Duration::from_secs(90);
+    let mut messages = form_submitted(&js).await;
+    while messages.len() < SUBMISSIONS && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(250)).await;
+        messages = form_submitted(&js).await;
+    }
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let messages = form_submitted(&js).await;
+    assert_eq!(messages.len(), SUBMISSIONS, "exactly one ui.form_submitted per submission");
+    let mut values: Vec<i64> = messages.iter().map(|(_, p)| p["values"]["n"].as_i64().unwrap()).collect();
+    values.sort();
+    assert_eq!(values, (0..SUBMISSIONS as i64).collect::<Vec<_>>());
+    let seqs: Vec<i64> = messages.iter().map(|(_, p)| p["seq"].as_i64().unwrap()).collect();
+    assert!(seqs.windows(2).all(|w| w[0] < w[1]), "out of log order");
+    assert_eq!(http.get(&bridge_ready).send().await.unwrap().status().as_u16(), 200, "publishing again");
+    println!("postgres restart mid-burst: {} tries refused while it was down; {SUBMISSIONS} on NATS, each once", refused.load(Ordering::Relaxed));
 }
