@@ -95,7 +95,7 @@ pub struct Config {
     pub mcp_url: Option<String>,
     /// What an app may call without asking, per tool: `allow`, `deny` or
     /// `ask`, and per app (LATTICE_APP_TOOL_POLICY, e.g.
-    /// `get_state=allow,submit=ask,art_01…:submit=deny`).
+    /// `get_state=allow,submit=ask,acme:art_01…:submit=deny`).
     pub app_tool_policy: String,
     /// The Host names the portal, `/v1` and `/mcp` answer for,
     /// comma-separated, ports ignored (LATTICE_ALLOWED_HOSTS); others get

@@ -139,16 +139,19 @@ async fn serve_http(config: &Config, log: LogService, runner: Runner, with_index
     // `lattice up` runs the bridge in-process whenever NATS is configured.
     let readiness = if with_index { spawn_bridge(config, &log, shutdown.clone()) } else { None };
     let guard = Arc::new(lattice_api::guard::Guard::new(config.limits()));
+    // One place decides apps' calls, for the chat host and MCP alike.
+    let apps = lattice_apps::AppCalls::new(log.clone(), config.app_tools()?);
     let state = AppState {
         log: log.clone(),
         runner,
+        apps: apps.clone(),
         dev_sign_in: config.dev_sign_in(),
         max_body_bytes: config.max_body_bytes,
         guard: guard.clone(),
         readiness,
         shutdown,
     };
-    let mut app = lattice_api::router(state).merge(mcp_routes(config, &log, guard)?);
+    let mut app = lattice_api::router(state).merge(mcp_routes(config, &log, apps, guard)?);
     if with_index {
         app = app.merge(portal(config)?);
         spawn_apps_origin(config, stop_signal.clone()).await?;
@@ -186,7 +189,7 @@ async fn shutdown_signal(grace: Duration) {
 
 /// The portal's own routes: the chat host's files and `/config.json`.
 fn portal(config: &Config) -> anyhow::Result<axum::Router> {
-    let portal = lattice_edge::PortalConfig { apps_origin: config.apps_origin.clone(), app_tools: serde_json::to_value(config.app_tools()?)? };
+    let portal = lattice_edge::PortalConfig { apps_origin: config.apps_origin.clone() };
     Ok(lattice_edge::portal_router(&config.web_dir(), portal))
 }
 
@@ -263,11 +266,11 @@ fn request_span<B>(req: &axum::http::Request<B>) -> tracing::Span {
 }
 
 /// `/mcp`: the MCP exporter over streamable HTTP, behind a bearer token.
-fn mcp_routes(config: &Config, log: &LogService, guard: Arc<lattice_api::guard::Guard>) -> anyhow::Result<axum::Router> {
+fn mcp_routes(config: &Config, log: &LogService, apps: lattice_apps::AppCalls, guard: Arc<lattice_api::guard::Guard>) -> anyhow::Result<axum::Router> {
     use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager};
     // One exporter shared by every session: the app state writes it merges
     // are per app, whichever session they come from.
-    let exporter = exporter(config, log)?;
+    let exporter = exporter(config, log, apps);
     let origins = config.mcp_allowed_origins();
     let service = StreamableHttpService::new(
         move || Ok(exporter.clone()),
@@ -330,9 +333,9 @@ fn mcp_routes(config: &Config, log: &LogService, guard: Arc<lattice_api::guard::
 
 /// The exporter as configured: the app tool policy, and the vendored SDK
 /// for apps that ask for it, when the chat host is built.
-fn exporter(config: &Config, log: &LogService) -> anyhow::Result<lattice_mcp::Exporter> {
+fn exporter(config: &Config, log: &LogService, apps: lattice_apps::AppCalls) -> lattice_mcp::Exporter {
     let sdk = std::fs::read_to_string(lattice_edge::sdk_dir_of(&config.web_dir()).join("ext-apps.js")).ok().map(Arc::<str>::from);
-    Ok(lattice_mcp::Exporter::over_http(log.clone(), config.app_tools()?).with_sdk(sdk))
+    lattice_mcp::Exporter::over_http(log.clone(), apps).with_sdk(sdk)
 }
 
 /// `/healthz` (alive) and `/readyz` (the database answers, and whatever
@@ -360,7 +363,7 @@ pub async fn mcp_stdio(config: Config, token: &str) -> anyhow::Result<()> {
     use rmcp::ServiceExt;
     let log = start_log(&config).await?;
     let who = log.authenticator().verify(token).map_err(|e| anyhow::anyhow!("LATTICE_TOKEN: {e}"))?;
-    let running = exporter(&config, &log)?
+    let running = exporter(&config, &log, lattice_apps::AppCalls::new(log.clone(), config.app_tools()?))
         .acting_as(who)
         .serve(rmcp::transport::stdio())
         .await
@@ -377,7 +380,8 @@ pub async fn mcp(config: Config) -> anyhow::Result<()> {
     let log = start_log(&config).await?;
     let (stop, _shutdown) = tokio::sync::watch::channel(false);
     let guard = Arc::new(lattice_api::guard::Guard::new(config.limits()));
-    let app = mcp_routes(&config, &log, guard)?.merge(health_routes(log.db().clone(), None));
+    let apps = lattice_apps::AppCalls::new(log.clone(), config.app_tools()?);
+    let app = mcp_routes(&config, &log, apps, guard)?.merge(health_routes(log.db().clone(), None));
     serve_until_signal(&config, app, stop, "MCP at /mcp").await?;
     log.db().close().await;
     Ok(())

@@ -46,10 +46,6 @@ pub async fn post<T: DeserializeOwned>(path: &str, body: &impl Serialize) -> Res
     call("POST", path, Some(serde_json::to_value(body).expect("a request serializes"))).await
 }
 
-pub async fn patch<T: DeserializeOwned>(path: &str, body: &impl Serialize) -> Result<T> {
-    call("PATCH", path, Some(serde_json::to_value(body).expect("a request serializes"))).await
-}
-
 pub async fn put<T: DeserializeOwned>(path: &str, body: &impl Serialize) -> Result<T> {
     call("PUT", path, Some(serde_json::to_value(body).expect("a request serializes"))).await
 }

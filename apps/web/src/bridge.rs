@@ -5,16 +5,17 @@
 //! (`event.source`) on the apps origin; it is dropped when it is larger
 //! than 64 KB, and a frame's requests beyond 60 a minute get no answer.
 //! Nothing is sent to an app before it says `ui/notifications/initialized`.
-//! `tools/call` reaches get_state, set_state and submit only, each through
-//! the deployment's policy (allow, deny, or ask the person), and every
-//! decision is written to the log.
+//! `tools/call` reaches get_state, set_state and submit only, and each is
+//! handed to the server (`POST /v1/artifacts/{app}/calls`), which decides
+//! with the deployment's policy, records the decision with the call's
+//! effect, and says when the person must confirm; the person's answer goes
+//! back as its own request. Nothing is decided here.
 
 use std::cell::RefCell;
 use std::collections::VecDeque;
 
 use serde::Deserialize;
 use serde_json::{Value, json};
-use lattice_ui::app_policy::{AppToolPolicy, Decision};
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::Closure;
 use web_sys::{HtmlIFrameElement, MessageEvent};
@@ -24,7 +25,6 @@ use crate::components::confirm;
 
 pub const MAX_MESSAGE_BYTES: usize = 64 * 1024;
 pub const CALLS_PER_MINUTE: usize = 60;
-const SET_STATE_EVERY_MS: f64 = 5000.0;
 pub const PROTOCOL: &str = "2026-01-26";
 
 /// What `/config.json` says.
@@ -34,22 +34,17 @@ pub struct PageConfig {
     pub sandbox: String,
     #[serde(default)]
     pub sdk: Option<String>,
-    #[serde(default)]
-    pub app_tools: AppToolPolicy,
 }
 
 /// The app a frame runs.
 #[derive(Debug, Clone)]
 pub struct AppInfo {
     pub id: String,
-    pub thread: String,
-    pub workspace: String,
     pub version: u64,
     pub title: String,
     pub summary: String,
     pub html: String,
     pub state: Value,
-    pub viewer: String,
 }
 
 struct Frame {
@@ -58,10 +53,6 @@ struct Frame {
     app: AppInfo,
     initialized: bool,
     calls: VecDeque<f64>,
-    pending_ops: Vec<Value>,
-    waiting: Vec<Value>,
-    flush_scheduled: bool,
-    last_write: f64,
     teardown: Option<(Value, Box<dyn FnOnce()>)>,
     next_id: u64,
 }
@@ -106,10 +97,6 @@ pub fn register(iframe: HtmlIFrameElement, app: AppInfo) -> u64 {
             app,
             initialized: false,
             calls: VecDeque::new(),
-            pending_ops: Vec::new(),
-            waiting: Vec::new(),
-            flush_scheduled: false,
-            last_write: 0.0,
             teardown: None,
             next_id: 1,
         })
@@ -342,117 +329,45 @@ async fn open_link(id: u64, rid: Value, url: String) {
     }
 }
 
-/// The policy's word for an app's tool: allow, deny or ask.
-fn decision_for(app: &str, tool: &str) -> String {
-    let decision = CONFIG.with(|c| c.borrow().as_ref().map(|c| c.app_tools.decide(app, tool)));
-    decision.unwrap_or(Decision::Ask).as_str().to_owned()
-}
-
+/// Hands an app's call to the server and answers the app with what it
+/// says; when the person must confirm, asks them with the exact arguments
+/// the server recorded, and sends their answer back.
 async fn call_tool(id: u64, rid: Value, name: String, arguments: Value) {
     let Some(app) = with_frame(id, |f| f.app.clone()) else { return };
-    let mut decision = decision_for(&app.id, &name);
-    let shown = match name.as_str() {
-        "submit" => serde_json::to_string_pretty(arguments.get("values").unwrap_or(&Value::Null)).unwrap_or_default(),
-        _ => serde_json::to_string_pretty(&arguments).unwrap_or_default(),
+    let body = json!({"tool": name, "arguments": arguments});
+    let mut outcome = match api::post::<Value>(&format!("/v1/artifacts/{}/calls", app.id), &body).await {
+        Ok(outcome) => outcome,
+        Err(e) => return answer(id, &rid, tool_error(&e.message())),
     };
-    if decision == "ask" {
-        let (title, lead, button) = match name.as_str() {
-            "submit" => (format!("Send from {}?", app.title), "The app will send exactly this, as you:".to_owned(), "Send"),
-            _ => (format!("Allow {} to call {name}?", app.title), "With these arguments:".to_owned(), "Allow"),
+    if outcome["status"] == "confirm" {
+        let confirmation = outcome["confirmation"].as_str().unwrap_or_default().to_owned();
+        let asked = &outcome["arguments"];
+        let (title, lead, button, shown) = match name.as_str() {
+            "submit" => (
+                format!("Send from {}?", app.title),
+                "The app will send exactly this, as you:".to_owned(),
+                "Send",
+                serde_json::to_string_pretty(asked.get("values").unwrap_or(&Value::Null)).unwrap_or_default(),
+            ),
+            _ => (format!("Allow {} to call {name}?", app.title), "With these arguments:".to_owned(), "Allow", serde_json::to_string_pretty(asked).unwrap_or_default()),
         };
-        decision = if confirm::ask(&title, &lead, &shown, button).await { "confirmed".into() } else { "declined".into() };
+        let accept = confirm::ask(&title, &lead, &shown, button).await;
+        outcome = match api::post::<Value>(&format!("/v1/app-calls/{confirmation}"), &json!({"accept": accept})).await {
+            Ok(outcome) => outcome,
+            Err(e) => return answer(id, &rid, tool_error(&e.message())),
+        };
     }
-    audit(&app, &name, &decision).await;
-    if decision == "deny" || decision == "declined" {
-        let why = if decision == "deny" { "the deployment's policy denies this tool to apps" } else { "the person declined" };
-        answer(id, &rid, tool_error(why));
-        return;
-    }
-    match name.as_str() {
-        "get_state" => {
-            let state = match api::get::<Value>(&format!("/v1/artifacts/{}", app.id)).await {
-                Ok(a) => a.get("data").and_then(|d| d.get("state")).cloned().unwrap_or(Value::Null),
-                Err(e) => return answer(id, &rid, tool_error(&e.message())),
-            };
-            answer(id, &rid, json!({"content": [{"type": "text", "text": state.to_string()}], "structuredContent": {"state": state}}));
+    match outcome["status"].as_str() {
+        Some("done") => {
+            let text = outcome["text"].as_str().unwrap_or_default();
+            answer(id, &rid, json!({"content": [{"type": "text", "text": text}], "structuredContent": outcome["result"]}));
         }
-        "set_state" => set_state(id, rid, arguments),
-        "submit" => {
-            let values = arguments.get("values").cloned().unwrap_or_else(|| json!({}));
-            let nonce = crate::pages::nonce();
-            let sub_id = lattice_ui::submission::submission_id(&app.id, lattice_ui::form::Submissions::Many, &app.viewer, Some(&nonce));
-            let body = json!({"id": sub_id, "kind": "submission", "data": {"form_id": app.id, "form_version": app.version, "values": values, "nonce": nonce}});
-            match api::post::<Value>(&format!("/v1/threads/{}/artifacts", app.thread), &body).await {
-                Ok(_) => answer(id, &rid, json!({"content": [{"type": "text", "text": format!("sent as {sub_id}")}], "structuredContent": {"id": sub_id}})),
-                Err(e) => answer(id, &rid, tool_error(&e.message())),
-            }
-        }
-        _ => {}
+        _ => answer(id, &rid, tool_error(outcome["reason"].as_str().unwrap_or("the call was refused"))),
     }
 }
 
 fn tool_error(why: &str) -> Value {
     json!({"content": [{"type": "text", "text": why}], "isError": true})
-}
-
-/// Writes the decision to the log, in the viewer's name.
-async fn audit(app: &AppInfo, tool: &str, decision: &str) {
-    let body = json!({"namespace": "audit", "name": "app_tool_call", "data": {"app": app.id, "version": app.version, "tool": tool, "decision": decision}});
-    if let Err(e) = api::post::<Value>(&format!("/v1/workspaces/{}/events", app.workspace), &body).await {
-        web_sys::console::warn_1(&format!("the app call's audit was refused: {}", e.message()).into());
-    }
-}
-
-/// A JSON Patch on the app's state, coalesced to one version per 5 s.
-fn set_state(id: u64, rid: Value, arguments: Value) {
-    let rewritten = match lattice_ui::app::state_patch(&arguments) {
-        Ok(ops) => ops,
-        Err(why) => return answer(id, &rid, tool_error(&why)),
-    };
-    let delay = with_frame(id, |f| {
-        f.pending_ops.extend(rewritten);
-        f.waiting.push(rid.clone());
-        if f.flush_scheduled {
-            return None;
-        }
-        f.flush_scheduled = true;
-        Some((f.last_write + SET_STATE_EVERY_MS - now()).max(0.0))
-    })
-    .flatten();
-    if let Some(delay) = delay {
-        leptos::task::spawn_local(async move {
-            crate::stream::sleep(delay as i32).await;
-            flush(id).await;
-        });
-    }
-}
-
-async fn flush(id: u64) {
-    let Some((app, ops, waiting)) = with_frame(id, |f| {
-        f.flush_scheduled = false;
-        (f.app.clone(), std::mem::take(&mut f.pending_ops), std::mem::take(&mut f.waiting))
-    }) else {
-        return;
-    };
-    let result = write_state(&app, ops).await;
-    with_frame(id, |f| f.last_write = now());
-    for rid in waiting {
-        match &result {
-            Ok(version) => answer(id, &rid, json!({"content": [{"type": "text", "text": format!("version {version}")}], "structuredContent": {"version": version}})),
-            Err(why) => answer(id, &rid, tool_error(why)),
-        }
-    }
-}
-
-async fn write_state(app: &AppInfo, mut ops: Vec<Value>) -> Result<u64, String> {
-    let head: Value = api::get(&format!("/v1/artifacts/{}", app.id)).await.map_err(|e| e.message())?;
-    let version = head.get("version").and_then(Value::as_u64).unwrap_or(app.version);
-    if head.get("data").and_then(|d| d.get("state")).is_none_or(Value::is_null) {
-        ops.insert(0, json!({"op": "add", "path": "/state", "value": {}}));
-    }
-    let body = json!({"expected_version": version, "patch": ops});
-    let done: Value = api::patch(&format!("/v1/artifacts/{}", app.id), &body).await.map_err(|e| e.message())?;
-    Ok(done.get("version").and_then(Value::as_u64).unwrap_or(version + 1))
 }
 
 /// The host's context: theme, modes, size, locale, and the tokens under

@@ -18,7 +18,7 @@ use utoipa::OpenApi;
 pub use error::{ApiError, status_of};
 pub use state::AppState;
 
-use routes::{artifacts, events, integrations, runs, system, workspaces};
+use routes::{app_calls, artifacts, events, integrations, runs, system, workspaces};
 
 /// The whole API, with its state.
 pub fn router(state: AppState) -> Router {
@@ -38,6 +38,8 @@ pub fn router(state: AppState) -> Router {
         .route("/runs/{run}/answers", post(runs::answer))
         .route("/artifacts/{id}", get(artifacts::get).patch(artifacts::edit))
         .route("/artifacts/{id}/archive", post(artifacts::archive))
+        .route("/artifacts/{id}/calls", get(app_calls::list).post(app_calls::call))
+        .route("/app-calls/{confirmation}", post(app_calls::confirm))
         .route("/integrations/effective", get(integrations::effective))
         .route("/integrations/effective/stream", get(integrations::effective_stream))
         .route("/integrations/audit", get(integrations::audit))

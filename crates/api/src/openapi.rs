@@ -3,7 +3,7 @@
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 
-use crate::routes::{artifacts, events, integrations, runs, system, workspaces};
+use crate::routes::{app_calls, artifacts, events, integrations, runs, system, workspaces};
 
 #[derive(OpenApi)]
 #[openapi(
@@ -16,6 +16,7 @@ use crate::routes::{artifacts, events, integrations, runs, system, workspaces};
         events::thread, events::workspace, events::append,
         integrations::effective, integrations::effective_stream, integrations::set, integrations::audit, integrations::levels,
         runs::start, runs::get, runs::answer,
+        app_calls::call, app_calls::confirm, app_calls::list,
     ),
     modifiers(&BearerAuth)
 )]

@@ -6,6 +6,8 @@ use lattice_log::LogService;
 pub struct AppState {
     pub log: LogService,
     pub runner: lattice_agent::Runner,
+    /// Apps' tool calls, decided and audited here for the chat host.
+    pub apps: lattice_apps::AppCalls,
     /// `POST /v1/dev/token` answers only in the embedded and local profiles.
     pub dev_sign_in: bool,
     pub max_body_bytes: usize,

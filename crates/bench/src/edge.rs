@@ -65,7 +65,8 @@ pub async fn run() {
     let (log, _thread) = crate::setup::service(16).await;
     let runner = lattice_agent::Runner::new(log.clone(), lattice_agent::Models::scripted());
     let (_stop, shutdown) = tokio::sync::watch::channel(false);
-    let state = lattice_api::AppState { log, runner, dev_sign_in: false, max_body_bytes: 1 << 20, guard: std::sync::Arc::new(lattice_api::guard::Guard::new(lattice_api::guard::Limits::default())), readiness: None, shutdown };
+    let apps = lattice_apps::AppCalls::new(log.clone(), Default::default());
+    let state = lattice_api::AppState { log, runner, apps, dev_sign_in: false, max_body_bytes: 1 << 20, guard: std::sync::Arc::new(lattice_api::guard::Guard::new(lattice_api::guard::Limits::default())), readiness: None, shutdown };
     let direct = serve(lattice_api::router(state)).await;
     let edge = serve(lattice_edge::upstream_router(&direct)).await;
     let portal = "http://127.0.0.1:1".to_owned();

@@ -16,11 +16,27 @@ pub enum FormRef {
     AskForm { run_id: String, tool_call_id: String, title: String },
 }
 
+/// Who acted: a person by hand, an agent, or lattice itself (a deadline
+/// that passed).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum AuthorKind {
+    Person,
+    Agent,
+    System,
+}
+
 /// Where a `ui` event comes from: its place and its envelope.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Origin {
     /// Who submitted (a user id of the tenant).
     pub author: String,
+    /// Whether a person or an agent acted: a rule that must act on people's
+    /// answers only checks this.
+    pub author_kind: AuthorKind,
+    /// The run the agent acted in, when an agent acted inside one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_id: Option<String>,
     pub tenant: String,
     pub workspace: String,
     pub thread: String,
@@ -64,8 +80,13 @@ pub fn bridge_schema() -> Value {
         json!({"$ref": "#/$defs/Envelope"}),
     );
     subjects.insert(
+        "lattice.<tenant>.<workspace>.audit.<name>".into(),
+        json!({"description": "lattice's audit rows (an app's tool call and its decision: app_tool_call): an envelope of type audit_recorded, its payload {name, data}. Only the bridge publishes here.",
+               "$ref": "#/$defs/Envelope"}),
+    );
+    subjects.insert(
         "lattice.<tenant>.<workspace>.<namespace>.<name>".into(),
-        json!({"description": "An application's own event (POST /v1/workspaces/{ws}/events): an envelope of type app_event, its payload {namespace, name, data}. Never in the ui or log namespaces.",
+        json!({"description": "An application's own event (POST /v1/workspaces/{ws}/events): an envelope of type app_event, its payload {namespace, name, data}. Never in the ui, log or audit namespaces.",
                "$ref": "#/$defs/Envelope"}),
     );
     let mut defs: Map<String, Value> = generator.take_definitions(true).into_iter().collect();

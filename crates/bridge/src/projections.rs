@@ -6,11 +6,11 @@
 //! to nothing.
 
 use lattice_core::event;
-use lattice_core::{Envelope, Error};
+use lattice_core::{Actor, Envelope, Error};
 use lattice_log::LogReader;
 use serde_json::Value;
 
-use crate::payloads::{AppSubmitted, FormRef, FormSubmitted, Origin};
+use crate::payloads::{AppSubmitted, AuthorKind, FormRef, FormSubmitted, Origin};
 
 /// The types the bridge publishes. `run_paused`, `run_resumed`,
 /// `model_replied` and `tool_returned` are not bridged: rules react to what
@@ -29,6 +29,7 @@ pub const BRIDGED: &[&str] = &[
     event::RUN_FAILED,
     event::DEFERRED_ANSWERED,
     event::APP_EVENT,
+    event::AUDIT_RECORDED,
 ];
 
 /// A message for JetStream.
@@ -52,8 +53,15 @@ fn text(v: &Value, key: &str) -> String {
 }
 
 fn origin(e: &Envelope, author: String) -> Origin {
+    let (author_kind, run_id) = match &e.actor {
+        Actor::Person { .. } => (AuthorKind::Person, None),
+        Actor::Agent { run, .. } => (AuthorKind::Agent, run.as_ref().map(ToString::to_string)),
+        Actor::System { .. } => (AuthorKind::System, None),
+    };
     Origin {
         author,
+        author_kind,
+        run_id,
         tenant: e.tenant.clone(),
         workspace: e.workspace.clone().unwrap_or_default(),
         thread: e.thread.clone().unwrap_or_default(),
@@ -70,7 +78,12 @@ pub async fn project_stored(e: &lattice_log::StoredEnvelope, reader: &LogReader)
         return Ok(None);
     }
     match e.event_type.as_str() {
-        event::DEFERRED_ANSWERED | event::ARTIFACT_CREATED | event::ARTIFACT_CHANGED | event::ARTIFACT_ARCHIVED | event::APP_EVENT => {
+        event::DEFERRED_ANSWERED
+        | event::ARTIFACT_CREATED
+        | event::ARTIFACT_CHANGED
+        | event::ARTIFACT_ARCHIVED
+        | event::APP_EVENT
+        | event::AUDIT_RECORDED => {
             project(&e.decode()?, reader).await
         }
         _ => Ok(Some(Outgoing {
@@ -142,6 +155,20 @@ pub async fn project(e: &Envelope, reader: &LogReader) -> Result<Option<Outgoing
             return Ok(Some(Outgoing {
                 seq: e.seq,
                 subject: subject(e, &namespace, &name),
+                msg_id: e.id.clone(),
+                payload: serde_json::to_vec(e).expect("an envelope serializes"),
+            }));
+        }
+        // lattice's own audit rows, under the namespace only the bridge
+        // publishes in.
+        event::AUDIT_RECORDED => {
+            let name = text(p, "name");
+            if name.is_empty() {
+                return Ok(None);
+            }
+            return Ok(Some(Outgoing {
+                seq: e.seq,
+                subject: subject(e, "audit", &name),
                 msg_id: e.id.clone(),
                 payload: serde_json::to_vec(e).expect("an envelope serializes"),
             }));

@@ -76,6 +76,24 @@ pub enum Command {
         name: String,
         data: Value,
     },
+    /// An audit row alone: a decision that changed nothing else (a call
+    /// refused, a state read). A row with an effect goes with its command
+    /// (`LogService::execute_audited`), in one transaction.
+    RecordAudit {
+        thread: ThreadId,
+        audit: Audit,
+    },
+}
+
+/// An audit row: lattice's record of a decision, in the reserved `audit`
+/// namespace. `once` makes it a key that can be used once: a second row
+/// with the same key is refused, and whatever it came with is not written.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Audit {
+    pub name: String,
+    pub data: Value,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub once: Option<String>,
 }
 
 /// A command's type, without its data: the key of the checks hook (L5).
@@ -93,6 +111,7 @@ pub enum CommandType {
     AnswerDeferred,
     RecordRun,
     AppEvent,
+    RecordAudit,
 }
 
 impl Command {
@@ -110,6 +129,7 @@ impl Command {
             Self::AnswerDeferred { .. } => CommandType::AnswerDeferred,
             Self::RecordRun { .. } => CommandType::RecordRun,
             Self::AppEvent { .. } => CommandType::AppEvent,
+            Self::RecordAudit { .. } => CommandType::RecordAudit,
         }
     }
 }

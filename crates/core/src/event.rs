@@ -20,6 +20,18 @@ pub const RUN_RESUMED: &str = "run_resumed";
 pub const RUN_FINISHED: &str = "run_finished";
 pub const RUN_FAILED: &str = "run_failed";
 pub const APP_EVENT: &str = "app_event";
+/// A decision lattice records about something it did or refused (an app's
+/// tool call, allowed or not): bridged under the reserved `audit`
+/// namespace.
+pub const AUDIT_RECORDED: &str = "audit_recorded";
+
+/// The payload of an `audit_recorded` envelope: what was decided, under a
+/// name of lattice's (`app_tool_call`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AuditRecorded {
+    pub name: String,
+    pub data: Value,
+}
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct WorkspaceCreated {

@@ -18,7 +18,7 @@ pub mod role;
 pub mod run;
 
 pub use actor::{Actor, Principal};
-pub use command::{Command, CommandType};
+pub use command::{Audit, Command, CommandType};
 pub use envelope::Envelope;
 pub use error::{Error, FieldError, FieldErrors};
 pub use ids::{ArtifactId, RunId, TenantId, ThreadId, UserId, WorkspaceId};

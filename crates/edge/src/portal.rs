@@ -16,8 +16,6 @@ use tower_http::set_header::SetResponseHeaderLayer;
 pub struct PortalConfig {
     /// The apps origin as browsers reach it, e.g. `http://127.0.0.1:8081`.
     pub apps_origin: String,
-    /// Per app-visible tool: `allow`, `deny` or `ask`.
-    pub app_tools: serde_json::Value,
 }
 
 /// The portal's policy (SPEC E2): its own scripts and WebAssembly, frames
@@ -43,7 +41,6 @@ pub fn portal_router(dir: &Path, config: PortalConfig) -> Router {
         "apps_origin": config.apps_origin,
         "sdk": sdk,
         "sandbox": format!("{}/sandbox", config.apps_origin),
-        "app_tools": config.app_tools,
     });
     Router::new()
         .route(

@@ -14,3 +14,8 @@ pub fn rfc3339(ms: i64) -> String {
         .and_then(|t| t.format(&Rfc3339).ok())
         .unwrap_or_default()
 }
+
+/// Milliseconds since the epoch of an RFC 3339 time (`rfc3339`'s inverse).
+pub fn parse_rfc3339(at: &str) -> Option<i64> {
+    OffsetDateTime::parse(at, &Rfc3339).ok().map(|t| (t.unix_timestamp_nanos() / 1_000_000) as i64)
+}

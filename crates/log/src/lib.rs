@@ -25,7 +25,7 @@ mod view;
 
 pub use access::Access;
 pub use auth::{Authenticated, Authenticator};
-pub use clock::{now_ms, rfc3339};
+pub use clock::{now_ms, parse_rfc3339, rfc3339};
 pub use db::{Backend, Db};
 pub use digest::digest;
 pub use fanout::{Delivered, LiveEvents};

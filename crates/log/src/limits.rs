@@ -6,7 +6,7 @@
 
 use json_patch::PatchOperation;
 use lattice_core::document::{self, MAX_BYTES};
-use lattice_core::{Command, Error, FieldError, RunStep};
+use lattice_core::{Audit, Command, Error, FieldError, RunStep};
 
 pub const NAME_MAX: usize = 200;
 pub const MESSAGE_MAX: usize = 16 * 1024;
@@ -14,7 +14,7 @@ pub const REASON_MAX: usize = 500;
 pub const PATCH_OPS_MAX: usize = 1000;
 pub const APP_EVENT_MAX: usize = 64 * 1024;
 /// Namespaces that only lattice itself publishes in.
-pub const RESERVED_NAMESPACES: [&str; 2] = ["ui", "log"];
+pub const RESERVED_NAMESPACES: [&str; 3] = ["ui", "log", "audit"];
 
 pub(crate) fn check_command(command: &Command) -> Result<(), Error> {
     let mut errors = Vec::new();
@@ -42,12 +42,10 @@ pub(crate) fn check_command(command: &Command) -> Result<(), Error> {
         Command::CreateArtifact { data, .. } => document::check(data, "data", MAX_BYTES)?,
         Command::AnswerDeferred { answer, .. } => document::check(answer, "answer", MAX_BYTES)?,
         Command::RecordRun { step, .. } => check_step(step)?,
+        Command::RecordAudit { audit, .. } => check_audit(audit)?,
         Command::AppEvent { namespace, name, data, .. } => {
             for (field, value) in [("namespace", namespace), ("name", name)] {
-                let ok = !value.is_empty()
-                    && value.len() <= 64
-                    && value.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'-');
-                if !ok {
+                if !subject_token(value) {
                     errors.push(FieldError::new(field, "pattern", "1 to 64 of a-z, 0-9, _ and -: it becomes a NATS subject token"));
                 }
             }
@@ -72,4 +70,20 @@ fn text(errors: &mut Vec<FieldError>, field: &str, value: &str, min: usize, max:
 fn check_step(step: &RunStep) -> Result<(), Error> {
     let value = serde_json::to_value(step).map_err(|e| Error::field("step", "type", e.to_string()))?;
     document::check(&value, "step", MAX_BYTES)
+}
+
+/// An audit row: a name that becomes a NATS subject token, bounded data, a
+/// bounded once key.
+pub(crate) fn check_audit(audit: &Audit) -> Result<(), Error> {
+    if !subject_token(&audit.name) {
+        return Err(Error::field("audit.name", "pattern", "1 to 64 of a-z, 0-9, _ and -: it becomes a NATS subject token"));
+    }
+    if audit.once.as_ref().is_some_and(|k| k.is_empty() || k.len() > 128) {
+        return Err(Error::field("audit.once", "maxLength", "a once key has 1 to 128 bytes"));
+    }
+    document::check(&audit.data, "audit.data", APP_EVENT_MAX)
+}
+
+fn subject_token(value: &str) -> bool {
+    !value.is_empty() && value.len() <= 64 && value.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'-')
 }

@@ -216,6 +216,49 @@ impl LogService {
         rows.iter().map(StoredEnvelope::from_row).collect()
     }
 
+    /// One audit row by its envelope id, if the caller can read its thread.
+    pub async fn audit_record(&self, who: &Authenticated, id: &str) -> Result<Envelope, Error> {
+        let p = who.principal();
+        let row = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "SELECT {ENVELOPE_COLUMNS} FROM envelopes WHERE id = $1 AND tenant = $2 AND type = $3"
+        )))
+        .bind(id)
+        .bind(p.tenant.as_str())
+        .bind(lattice_core::event::AUDIT_RECORDED)
+        .fetch_optional(&self.inner.db.pool)
+        .await
+        .map_err(db_error)?
+        .ok_or(Error::NotFound)?;
+        let envelope = envelope_from_row(&row)?;
+        let thread = envelope.thread.clone().ok_or(Error::NotFound)?;
+        thread_access(&self.inner.db, p, &ThreadId::from_trusted(thread)).await?;
+        Ok(envelope)
+    }
+
+    /// A workspace's audit rows named `name`, newest first, at most
+    /// `limit`: for the workspace's admins.
+    pub async fn audit_records(&self, who: &Authenticated, workspace: &str, name: &str, limit: i64) -> Result<Vec<Envelope>, Error> {
+        let access = workspace_access(&self.inner.db, who.principal(), workspace).await?;
+        access.require(Role::Admin, "reading the workspace's audit")?;
+        let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "SELECT {ENVELOPE_COLUMNS} FROM envelopes WHERE workspace = $1 AND type = $2 ORDER BY seq DESC LIMIT $3"
+        )))
+        .bind(access.workspace.as_str())
+        .bind(lattice_core::event::AUDIT_RECORDED)
+        .bind(limit)
+        .fetch_all(&self.inner.db.pool)
+        .await
+        .map_err(db_error)?;
+        let mut out = Vec::new();
+        for row in &rows {
+            let e = envelope_from_row(row)?;
+            if e.payload.get("name").and_then(serde_json::Value::as_str) == Some(name) {
+                out.push(e);
+            }
+        }
+        Ok(out)
+    }
+
     /// Each key's effective value in a workspace the caller can see.
     pub async fn effective(&self, who: &Authenticated, workspace: &str) -> Result<BTreeMap<SwitchKey, Effective>, Error> {
         let p = who.principal();

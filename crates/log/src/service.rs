@@ -9,7 +9,7 @@ use lattice_core::envelope::DEPLOYMENT_TENANT;
 use lattice_core::event::{self, ArtifactArchived, ArtifactChanged, ArtifactCreated};
 use lattice_core::kind::{SharedCheck, SharedKind};
 use lattice_core::{
-    ArtifactId, Command, CommandType, Error, Integrations, Level, Principal, Role, RunId, RunStatus, RunStep, SwitchKey,
+    ArtifactId, Audit, Command, CommandType, Error, Integrations, Level, Principal, Role, RunId, RunStatus, RunStep, SwitchKey,
     SwitchState, TenantRole, ThreadId, WorkspaceId,
 };
 use serde_json::{Value, json};
@@ -118,6 +118,7 @@ enum Effect {
     Answered { run: String, tool_call_id: String, tool_name: String, answer: Value, approved: bool },
     Step { run: String, step: RunStep },
     AppEvent { namespace: String, name: String, data: Value },
+    Audit(Audit),
 }
 
 impl LogService {
@@ -145,6 +146,19 @@ impl LogService {
     /// Runs one command through the write path, as `who`.
     #[tracing::instrument(name = "log.execute", skip_all, fields(command = ?command.command_type(), user = %who.principal().user))]
     pub async fn execute(&self, who: &Authenticated, command: Command) -> Result<Committed, Error> {
+        self.write(who, command, None).await
+    }
+
+    /// Runs one command with its audit row: both are written in one
+    /// transaction, or neither is (no row, no effect; a row whose `once`
+    /// key was used refuses the command with `Conflict`).
+    #[tracing::instrument(name = "log.execute", skip_all, fields(command = ?command.command_type(), user = %who.principal().user))]
+    pub async fn execute_audited(&self, who: &Authenticated, command: Command, audit: Audit) -> Result<Committed, Error> {
+        limits::check_audit(&audit)?;
+        self.write(who, command, Some(audit)).await
+    }
+
+    async fn write(&self, who: &Authenticated, command: Command, audit: Option<Audit>) -> Result<Committed, Error> {
         let principal = who.principal();
         let command_type = command.command_type();
         limits::check_command(&command)?;
@@ -154,7 +168,7 @@ impl LogService {
         // checks, so a refusal says Forbidden before it says ValidationFailed.
         self.run_checks(principal, &scope, &command).await?;
         let effect = self.prepare(&scope, &command)?;
-        let committed = self.commit(principal, &scope, effect).await?;
+        let committed = self.commit(principal, &scope, effect, audit.as_ref()).await?;
         self.inner.horizon.committed(committed.seq);
         static COMMANDS: lattice_telemetry::Counter = lattice_telemetry::Counter::new("lattice.commands");
         COMMANDS.add(&[lattice_telemetry::KeyValue::new("command", format!("{command_type:?}"))]);
@@ -206,6 +220,12 @@ impl LogService {
                 }
                 Ok(Scope { access: Some(access), ..none })
             }
+            Command::RecordAudit { thread, .. } => {
+                // Whoever may read the thread may have a decision about it
+                // recorded (a viewer's app reading its state).
+                let access = thread_access(db, p, thread).await?;
+                Ok(Scope { access: Some(access), thread: Some(thread.clone()), ..none })
+            }
             Command::StartRun { thread, .. } => {
                 let access = thread_access(db, p, thread).await?;
                 access.require(Role::Editor, "starting an agent turn")?;
@@ -256,20 +276,39 @@ impl LogService {
             Command::EditArtifact { .. } => scope.artifact.as_ref().map(|a| a.kind.as_str()),
             _ => None,
         };
-        let key = match (command, kind) {
-            (_, Some(kind)) => self.inner.kinds.get(kind).and_then(|spec| spec.switch()),
+        let mut keys = Vec::new();
+        match (command, kind) {
+            (_, Some(kind)) => keys.extend(self.inner.kinds.get(kind).and_then(|spec| spec.switch())),
             // Answering an ask_form is using a form (I3).
-            (Command::AnswerDeferred { tool_call_id, .. }, None) => scope
-                .run
-                .as_ref()
-                .and_then(|(_, requests)| requests.iter().find(|r| &r.tool_call_id == tool_call_id))
-                .filter(|r| r.tool_name == "ask_form")
-                .map(|_| SwitchKey::Forms),
-            _ => None,
-        };
-        let (Some(key), Some(access)) = (key, scope.access.as_ref()) else { return Ok(()) };
-        let effective = self.inner.switches.effective(&p.tenant, &access.workspace, key).await?;
-        if effective.enabled { Ok(()) } else { Err(Error::NotEnabled { key: key.as_str().to_owned() }) }
+            (Command::AnswerDeferred { tool_call_id, .. }, None) => keys.extend(
+                scope
+                    .run
+                    .as_ref()
+                    .and_then(|(_, requests)| requests.iter().find(|r| &r.tool_call_id == tool_call_id))
+                    .filter(|r| r.tool_name == "ask_form")
+                    .map(|_| SwitchKey::Forms),
+            ),
+            _ => {}
+        }
+        // What belongs to another artifact (a submission to an app) is
+        // governed by that artifact's switch as well: sending to an app is
+        // using the app.
+        if let Command::CreateArtifact { kind, data, .. } = command
+            && let Some(parent) = self.inner.kinds.get(kind).and_then(|spec| spec.parent(data))
+            && let Ok(parent) = ArtifactId::parse("parent", &parent)
+            && let Some(row) = crate::store::load_artifact(&self.inner.db, &p.tenant, &parent, None).await?
+        {
+            keys.extend(self.inner.kinds.get(&row.kind).and_then(|spec| spec.switch()));
+        }
+        let Some(access) = scope.access.as_ref() else { return Ok(()) };
+        keys.dedup();
+        for key in keys {
+            let effective = self.inner.switches.effective(&p.tenant, &access.workspace, key).await?;
+            if !effective.enabled {
+                return Err(Error::NotEnabled { key: key.as_str().to_owned() });
+            }
+        }
+        Ok(())
     }
 
     /// Works out what the command will write, refusing what cannot be
@@ -319,6 +358,7 @@ impl LogService {
             Command::AppEvent { namespace, name, data, .. } => {
                 Effect::AppEvent { namespace: namespace.clone(), name: name.clone(), data: data.clone() }
             }
+            Command::RecordAudit { audit, .. } => Effect::Audit(audit.clone()),
             Command::StartRun { prompt, model, .. } => {
                 Effect::RunStarted { id: RunId::generate(), prompt: prompt.clone(), model: model.clone() }
             }
@@ -379,7 +419,7 @@ impl LogService {
     }
 
     /// Appends the envelope and updates the read models in one transaction.
-    async fn commit(&self, p: &Principal, scope: &Scope, effect: Effect) -> Result<Committed, Error> {
+    async fn commit(&self, p: &Principal, scope: &Scope, effect: Effect, attached: Option<&Audit>) -> Result<Committed, Error> {
         let db = &self.inner.db;
         let _writer = match db.backend {
             Backend::Sqlite => Some(db.write_lock.lock().await),
@@ -387,12 +427,14 @@ impl LogService {
         };
         // A message is one row: it commits as one statement, without a
         // transaction around it. Everything else writes read models too.
-        let single_statement = matches!(
-            effect,
-            Effect::Message { .. }
-                | Effect::AppEvent { .. }
-                | Effect::Step { step: RunStep::ModelReplied { .. } | RunStep::ToolReturned { .. }, .. }
-        );
+        let single_statement = attached.is_none()
+            && matches!(
+                effect,
+                Effect::Message { .. }
+                    | Effect::AppEvent { .. }
+                    | Effect::Audit(Audit { once: None, .. })
+                    | Effect::Step { step: RunStep::ModelReplied { .. } | RunStep::ToolReturned { .. }, .. }
+            );
         let mut tx = if single_statement { None } else { Some(db.pool.begin().await.map_err(db_error)?) };
         let mut pooled = if single_statement { Some(db.pool.acquire().await.map_err(db_error)?) } else { None };
         let actor = p.actor();
@@ -410,6 +452,23 @@ impl LogService {
 
         let mut env_run = p.run.as_ref().map(|r| r.to_string());
         let traceparent = crate::trace::current();
+        // The audit row first: its once key, taken here, refuses a second
+        // use before anything else is written.
+        if let Some(audit) = attached {
+            let env = NewEnvelope {
+                id: &ulid::Ulid::generate().to_string(),
+                tenant,
+                workspace,
+                thread,
+                run: env_run.as_deref(),
+                actor: &actor,
+                at,
+                event_type: event::AUDIT_RECORDED,
+                payload: &audit_payload(conn, tenant, audit, at).await?,
+                traceparent: traceparent.as_deref(),
+            };
+            insert_envelope(conn, db.backend, &env).await?;
+        }
         let (event_type, payload, env_tenant, env_workspace, env_thread) = match effect {
             Effect::Workspace { id, name } => {
                 sqlx::query("INSERT INTO workspaces (id, tenant, name, created_by, created_at) VALUES ($1, $2, $3, $4, $5)")
@@ -549,6 +608,10 @@ impl LogService {
                     Level::Workspace(w) => (tenant.to_owned(), Some(w.to_string())),
                 };
                 (event::SWITCH_SET, payload, env_tenant, env_workspace, None)
+            }
+            Effect::Audit(audit) => {
+                let payload = audit_payload(conn, tenant, &audit, at).await?;
+                (event::AUDIT_RECORDED, payload, tenant.to_owned(), workspace.map(str::to_owned), thread.map(str::to_owned))
             }
             Effect::AppEvent { namespace, name, data } => {
                 let payload = json!({"namespace": namespace, "name": name, "data": data});
@@ -696,6 +759,23 @@ impl LogService {
         }
         Ok(committed)
     }
+}
+
+/// An audit row's payload, its once key taken (refused if it was used).
+async fn audit_payload(conn: &mut AnyConnection, tenant: &str, audit: &Audit, at: i64) -> Result<Value, Error> {
+    if let Some(key) = &audit.once {
+        let taken = sqlx::query("INSERT INTO once_keys (tenant, key, at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING")
+            .bind(tenant)
+            .bind(key)
+            .bind(at)
+            .execute(&mut *conn)
+            .await
+            .map_err(db_error)?;
+        if taken.rows_affected() == 0 {
+            return Err(Error::Conflict { reason: format!("{key} was already used"), expected: None, actual: None });
+        }
+    }
+    Ok(serde_json::to_value(event::AuditRecorded { name: audit.name.clone(), data: audit.data.clone() }).expect("an event serializes"))
 }
 
 /// A payload within the kind's size and the nesting limit every stored

@@ -19,7 +19,6 @@ mod views;
 use std::sync::Arc;
 
 use lattice_log::{Authenticated, LogService};
-use lattice_ui::app_policy::AppToolPolicy;
 use rmcp::ErrorData as McpError;
 use rmcp::handler::server::ServerHandler;
 use rmcp::model::{
@@ -39,15 +38,18 @@ pub struct Exporter {
     /// The caller over stdio (one token for the process); over HTTP each
     /// request carries its own.
     fixed: Option<Arc<Authenticated>>,
-    policy: Arc<AppToolPolicy>,
-    state_writes: app_calls::StateWrites,
+    /// Apps' tool calls: the same decisions, audit rows and state writes
+    /// as lattice's chat host.
+    apps: lattice_apps::AppCalls,
     /// The vendored MCP Apps SDK, inlined into apps that ask for it.
     sdk: Option<Arc<str>>,
 }
 
 impl Exporter {
-    pub fn over_http(log: LogService, policy: AppToolPolicy) -> Self {
-        Self { log, fixed: None, policy: Arc::new(policy), state_writes: Default::default(), sdk: None }
+    /// `apps` decides and carries out apps' tool calls: the one the chat
+    /// host's API uses, where both run in one process.
+    pub fn over_http(log: LogService, apps: lattice_apps::AppCalls) -> Self {
+        Self { apps, log, fixed: None, sdk: None }
     }
 
     /// The exporter for one caller, whatever the requests carry (stdio).

@@ -29,10 +29,13 @@ impl Decision {
 }
 
 /// The deployment's decisions per tool, and per app where an operator set
-/// one for that app (`art_…:submit=deny`). A tool left out is asked about.
+/// one for that app (`acme:art_…:submit=deny`). Artifact ids are unique per
+/// tenant only, so an app's overlay names its tenant: another tenant's app
+/// that took the same id is not touched. A tool left out is asked about.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AppToolPolicy {
     pub tools: BTreeMap<String, Decision>,
+    /// Overlays by `tenant:artifact`.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub apps: BTreeMap<String, BTreeMap<String, Decision>>,
 }
@@ -49,7 +52,7 @@ impl fmt::Display for PolicyError {
 impl std::error::Error for PolicyError {}
 
 impl AppToolPolicy {
-    /// Reads `get_state=allow,set_state=allow,submit=ask,art_01…:submit=deny`.
+    /// Reads `get_state=allow,set_state=allow,submit=ask,acme:art_01…:submit=deny`.
     pub fn parse(text: &str) -> Result<Self, PolicyError> {
         let mut policy = Self::default();
         for entry in text.split(',').map(str::trim).filter(|e| !e.is_empty()) {
@@ -60,19 +63,26 @@ impl AppToolPolicy {
                 "ask" => Decision::Ask,
                 other => return Err(PolicyError(format!("{other:?} is not allow, deny or ask"))),
             };
-            let (app, tool) = match target.trim().split_once(':') {
+            // TENANT:ARTIFACT:TOOL (tenant ids hold no colon, tools none
+            // either; an artifact id may).
+            let target = target.trim();
+            let (app, tool) = match target.rsplit_once(':') {
                 Some((app, tool)) => (Some(app.trim()), tool.trim()),
-                None => (None, target.trim()),
+                None => (None, target),
             };
             if !APP_TOOLS.contains(&tool) {
                 return Err(PolicyError(format!("{tool:?} is not an app tool ({})", APP_TOOLS.join(", "))));
             }
             match app {
-                Some(app) if !app.starts_with("art_") || lattice_core::ArtifactId::parse("app", app).is_err() => {
-                    return Err(PolicyError(format!("{app:?} is not an artifact id")));
-                }
                 Some(app) => {
-                    policy.apps.entry(app.to_owned()).or_default().insert(tool.to_owned(), decision);
+                    let Some((tenant, artifact)) = app.split_once(':') else {
+                        return Err(PolicyError(format!("{app:?}: an app's overlay names its tenant, as TENANT:{app}:{tool}={}", decision.as_str())));
+                    };
+                    lattice_core::TenantId::parse("tenant", tenant).map_err(|_| PolicyError(format!("{tenant:?} is not a tenant id")))?;
+                    if !artifact.starts_with("art_") || lattice_core::ArtifactId::parse("app", artifact).is_err() {
+                        return Err(PolicyError(format!("{artifact:?} is not an artifact id")));
+                    }
+                    policy.apps.entry(format!("{tenant}:{artifact}")).or_default().insert(tool.to_owned(), decision);
                 }
                 None => {
                     policy.tools.insert(tool.to_owned(), decision);
@@ -82,11 +92,11 @@ impl AppToolPolicy {
         Ok(policy)
     }
 
-    /// The decision for `tool` called by the app `app`: the app's overlay,
-    /// else the deployment's, else ask.
-    pub fn decide(&self, app: &str, tool: &str) -> Decision {
+    /// The decision for `tool` called by the app `app` of `tenant`: the
+    /// app's overlay, else the deployment's, else ask.
+    pub fn decide(&self, tenant: &str, app: &str, tool: &str) -> Decision {
         self.apps
-            .get(app)
+            .get(&format!("{tenant}:{app}"))
             .and_then(|o| o.get(tool))
             .or_else(|| self.tools.get(tool))
             .copied()
@@ -99,12 +109,16 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_overlay_wins_for_its_app_only() {
-        let p = AppToolPolicy::parse("get_state=allow, submit=allow, art_01j0000000000000000000000a:submit=deny").unwrap();
-        assert_eq!(p.decide("art_01j0000000000000000000000a", "submit"), Decision::Deny);
-        assert_eq!(p.decide("art_01j0000000000000000000000b", "submit"), Decision::Allow);
-        assert_eq!(p.decide("art_01j0000000000000000000000a", "get_state"), Decision::Allow);
-        assert_eq!(p.decide("art_01j0000000000000000000000a", "set_state"), Decision::Ask);
+    fn the_overlay_wins_for_its_tenants_app_only() {
+        let p = AppToolPolicy::parse("get_state=allow, submit=allow, acme:art_01j0000000000000000000000a:submit=deny").unwrap();
+        assert_eq!(p.decide("acme", "art_01j0000000000000000000000a", "submit"), Decision::Deny);
+        assert_eq!(p.decide("other", "art_01j0000000000000000000000a", "submit"), Decision::Allow, "another tenant's app of the same id");
+        assert_eq!(p.decide("acme", "art_01j0000000000000000000000b", "submit"), Decision::Allow);
+        assert_eq!(p.decide("acme", "art_01j0000000000000000000000a", "get_state"), Decision::Allow);
+        assert_eq!(p.decide("acme", "art_01j0000000000000000000000a", "set_state"), Decision::Ask);
+        // An artifact id may hold a colon.
+        let p = AppToolPolicy::parse("acme:art_a:b:submit=deny").unwrap();
+        assert_eq!(p.decide("acme", "art_a:b", "submit"), Decision::Deny);
     }
 
     #[test]
@@ -113,7 +127,9 @@ mod tests {
             ("submit", "is not tool=decision"),
             ("submit=maybe", "is not allow, deny or ask"),
             ("delete=allow", "is not an app tool"),
-            ("nope:submit=deny", "is not an artifact id"),
+            ("acme:nope:submit=deny", "is not an artifact id"),
+            ("art_01j0000000000000000000000a:submit=deny", "names its tenant"),
+            ("no tenant:art_01j0000000000000000000000a:submit=deny", "is not a tenant id"),
         ] {
             let e = AppToolPolicy::parse(text).unwrap_err().to_string();
             assert!(e.contains(said), "{text}: {e}");
@@ -123,9 +139,9 @@ mod tests {
 
     #[test]
     fn it_travels_as_json() {
-        let p = AppToolPolicy::parse("get_state=allow,art_01j0000000000000000000000a:submit=deny").unwrap();
+        let p = AppToolPolicy::parse("get_state=allow,acme:art_01j0000000000000000000000a:submit=deny").unwrap();
         let json = serde_json::to_value(&p).unwrap();
-        assert_eq!(json, serde_json::json!({"tools": {"get_state": "allow"}, "apps": {"art_01j0000000000000000000000a": {"submit": "deny"}}}));
+        assert_eq!(json, serde_json::json!({"tools": {"get_state": "allow"}, "apps": {"acme:art_01j0000000000000000000000a": {"submit": "deny"}}}));
         assert_eq!(serde_json::from_value::<AppToolPolicy>(json).unwrap(), p);
     }
 }

@@ -10,7 +10,7 @@ use serde_json::Value;
 use crate::form::{Form, Submissions};
 use crate::kinds::{prefixed, shape};
 use crate::schema;
-use crate::submission::{Submission, nonce_ok, submission_id};
+use crate::submission::{SUBMISSION_PREFIX, Submission, nonce_ok, submission_id};
 
 /// Every check this crate registers, with the command type it guards.
 pub fn checks() -> Vec<(CommandType, SharedCheck)> {
@@ -40,15 +40,19 @@ impl Check for AskFormAnswer {
     }
 }
 
-/// A submission: to a form (or app) that exists here, is open, at its head
-/// version; values valid; the id its derivation.
+/// A submission: to a form (or app) that exists here, in the same thread,
+/// is open, at its head version; values valid; the id its derivation. The
+/// `sub_` ids are submissions' alone.
 pub struct SubmissionCheck;
 
 #[async_trait::async_trait]
 impl Check for SubmissionCheck {
     async fn check(&self, view: &dyn WorkspaceView, _actor: &Actor, command: &Command) -> Result<(), Error> {
-        let Command::CreateArtifact { id, kind, data, .. } = command else { return Ok(()) };
+        let Command::CreateArtifact { thread, id, kind, data } = command else { return Ok(()) };
         if kind != "submission" {
+            if id.as_ref().is_some_and(|id| id.as_str().starts_with(SUBMISSION_PREFIX)) {
+                return Err(Error::field("id", "reserved", format!("{SUBMISSION_PREFIX} ids are submissions' alone")));
+            }
             return Ok(());
         }
         let submission: Submission = shape(data)?;
@@ -58,6 +62,9 @@ impl Check for SubmissionCheck {
         };
         if target.archived {
             return Err(Error::invalid_state("the form is archived"));
+        }
+        if &target.thread != thread {
+            return Err(Error::field("form_id", "thread", "a submission is sent in its form's thread"));
         }
         let policy = match target.kind.as_str() {
             "form" => {

@@ -23,6 +23,9 @@ pub struct Submission {
     pub nonce: Option<String>,
 }
 
+/// What every submission's id starts with, and no other artifact's.
+pub const SUBMISSION_PREFIX: &str = "sub_";
+
 /// The id a submission must have: `sub_` and 32 hex digits of SHA-256 over
 /// the form id (`once`), with the submitter (`per_person`) or the nonce
 /// (`many`).
@@ -41,7 +44,7 @@ pub fn submission_id(form_id: &str, policy: Submissions, submitter: &str, nonce:
             h.update(nonce.unwrap_or_default().as_bytes());
         }
     }
-    format!("sub_{}", &hex::encode(h.finalize())[..32])
+    format!("{SUBMISSION_PREFIX}{}", &hex::encode(h.finalize())[..32])
 }
 
 /// A nonce: 8 to 64 letters, digits, `-` or `_`.

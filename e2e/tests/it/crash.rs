@@ -11,7 +11,8 @@ use serde_json::json;
 lattice_testkit::both_backends! {
     async fn acknowledged_commands_survive_sigkill(backend: Backend) {
         let url = lattice_testkit::fresh_url(backend).await;
-        let mut process = LogProcess::start(&url).await;
+        // The burst writes as fast as it can: the rate limit is raised.
+        let mut process = LogProcess::start_with(&url, &[("LATTICE_RATE_WRITES_PER_SEC", "0")]).await;
         let alice = Client::sign_in(&process.base, "t1", "alice").await;
         let (_, ws) = alice.post("/v1/workspaces", json!({"name": "crash"})).await.unwrap();
         let ws = ws["id"].as_str().unwrap().to_owned();

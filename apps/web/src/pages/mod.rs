@@ -9,5 +9,5 @@ mod workspace;
 pub use console::Console;
 pub use home::Home;
 pub use sign_in::SignIn;
-pub use thread::{ThreadPage, nonce};
+pub use thread::ThreadPage;
 pub use workspace::WorkspacePage;

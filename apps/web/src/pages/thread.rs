@@ -323,7 +323,6 @@ fn artifact_view(ctx: Ctx, a: ArtifactView, first_version: u64) -> AnyView {
 /// A mini app: its frame lives as long as its HTML does; new versions of
 /// its state reach the running app without a reload.
 fn app_view(ctx: Ctx, artifact: Memo<Option<ArtifactView>>) -> AnyView {
-    let session = expect_context::<Session>();
     let off = ctx.apps_off_because();
     let field = move |key: &'static str| Memo::new(move |_| artifact.with(|a| a.as_ref().map(|a| text_of(&a.data, key)).unwrap_or_default()));
     let (title, summary, html) = (field("title"), field("summary"), field("html"));
@@ -335,20 +334,16 @@ fn app_view(ctx: Ctx, artifact: Memo<Option<ArtifactView>>) -> AnyView {
         None if archived.get() => Some("This app is archived: it no longer runs.".into()),
         None => None,
     });
-    let viewer = session.me.get_untracked().map(|m| m.user).unwrap_or_default();
     let app = Signal::derive(move || {
         let a = artifact.get()?;
         let _ = html.get();
         Some(AppInfo {
             id: a.id.clone(),
-            thread: ctx.thread.get_value(),
-            workspace: ctx.state.with_untracked(|t| t.workspace.clone()).unwrap_or_default(),
             version: a.version,
             title: text_of(&a.data, "title"),
             summary: text_of(&a.data, "summary"),
             html: text_of(&a.data, "html"),
             state: a.data.get("state").cloned().unwrap_or(Value::Null),
-            viewer: viewer.clone(),
         })
     });
     view! {

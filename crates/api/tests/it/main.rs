@@ -3,6 +3,7 @@
 
 mod authorization;
 mod agent_runs;
+mod app_calls;
 mod contract;
 mod hostile;
 mod input;
@@ -39,7 +40,8 @@ impl App {
         let log = lattice_testkit::service(backend).await;
         let (stop, shutdown) = tokio::sync::watch::channel(false);
         let runner = lattice_agent::Runner::new(log.clone(), lattice_agent::Models::scripted());
-        let router = lattice_api::router(AppState { log: log.clone(), runner, dev_sign_in, max_body_bytes: 1024 * 1024, guard: std::sync::Arc::new(lattice_api::guard::Guard::new(lattice_api::guard::Limits::default())), readiness: None, shutdown });
+        let apps = lattice_apps::AppCalls::new(log.clone(), lattice_ui::app_policy::AppToolPolicy::parse("get_state=allow,set_state=allow,submit=ask").unwrap());
+        let router = lattice_api::router(AppState { log: log.clone(), runner, apps, dev_sign_in, max_body_bytes: 1024 * 1024, guard: std::sync::Arc::new(lattice_api::guard::Guard::new(lattice_api::guard::Limits::default())), readiness: None, shutdown });
         Self { router, log, _stop: stop }
     }
 

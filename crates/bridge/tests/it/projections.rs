@@ -60,6 +60,19 @@ lattice_testkit::both_backends! {
             }
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
+        // An agent answering a form inside a run says so.
+        log.execute(&alice, Command::AddMember { workspace: WorkspaceId::parse("w", &ws).unwrap(),
+            user: lattice_core::UserId::parse("u", "bot").unwrap(), role: lattice_core::Role::Editor }).await.unwrap();
+        let mut bot = lattice_testkit::principal("t1", "bot", TenantRole::Member, true);
+        bot.run = Some(run.clone());
+        let bot = lattice_testkit::authenticator().vouch(bot);
+        let sub = submission_id(&form_id, Submissions::Many, "bot", Some("nonce-0002"));
+        log.execute(&bot, Command::CreateArtifact {
+            thread: th.clone(),
+            id: Some(lattice_core::ArtifactId::parse("id", &sub).unwrap()),
+            kind: "submission".into(),
+            data: json!({"form_id": form_id, "form_version": 1, "values": {"choice": "a"}, "nonce": "nonce-0002"}),
+        }).await.unwrap();
 
         let client = async_nats::connect(&nats.url).await.unwrap();
         let js = jetstream::new(client);
@@ -73,9 +86,15 @@ lattice_testkit::both_backends! {
         }
         let rule: Vec<&(String, String, serde_json::Value)> =
             messages.iter().filter(|(s, _, _)| s.starts_with("lattice.t1.") && s.ends_with(".ui.form_submitted")).collect();
-        assert_eq!(rule.len(), 2, "{:#?}", messages.iter().map(|m| &m.0).collect::<Vec<_>>());
+        assert_eq!(rule.len(), 3, "{:#?}", messages.iter().map(|m| &m.0).collect::<Vec<_>>());
         let sources: Vec<&str> = rule.iter().map(|(_, _, p)| p["form"]["source"].as_str().unwrap()).collect();
-        assert_eq!(sources, ["form", "ask_form"]);
+        assert_eq!(sources, ["form", "ask_form", "form"]);
+        // Who acted: people by hand, the agent in its run.
+        let who: Vec<(&str, &str, Option<&str>)> = rule
+            .iter()
+            .map(|(_, _, p)| (p["author"].as_str().unwrap(), p["author_kind"].as_str().unwrap(), p["run_id"].as_str()))
+            .collect();
+        assert_eq!(who, [("alice", "person", None), ("alice", "person", None), ("bot", "agent", Some(run.as_str()))]);
         assert_eq!(rule[0].2["values"], json!({"choice": "b"}));
         assert_eq!(rule[0].2["form"]["title"], "Poll");
         assert_eq!(rule[1].2["form"]["title"], "Report an incident");

@@ -30,7 +30,8 @@ async fn a_slow_writer_is_published_before_the_later_fast_one() {
 
     let mut slow = sqlx::PgConnection::connect(&url).await.unwrap();
     let mut tx = slow.begin().await.unwrap();
-    sqlx::query("SELECT pg_current_xact_id()").execute(&mut *tx).await.unwrap();
+    // As lattice's writers do: the writers' lock before a number.
+    sqlx::query("SELECT pg_advisory_xact_lock_shared($1)").bind(lattice_log::WRITER_LOCK).execute(&mut *tx).await.unwrap();
     let slow_seq: i64 = sqlx::query(
         "INSERT INTO envelopes (id, tenant, workspace, thread, actor, at, type, payload) \
          VALUES ('01SLOWSLOWSLOWSLOWSLOWSLOW', 't1', $1, $2, '{\"kind\":\"system\",\"name\":\"test\"}', 0, 'message_posted', '{\"text\":\"slow\"}') RETURNING seq",

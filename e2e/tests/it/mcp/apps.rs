@@ -98,7 +98,7 @@ async fn apps_over_mcp_pass_the_policy_and_leave_an_audit_row() {
     assert_eq!((row["author"].as_str(), row["data"]["form_id"].as_str()), (Some("bot"), Some(app.as_str())), "the MCP caller's submission");
 
     // An operator's overlay for this app denies what the rest may do.
-    let policy = format!("get_state=allow,set_state=allow,submit=ask,{app}:get_state=deny");
+    let policy = format!("get_state=allow,set_state=allow,submit=ask,acme:{app}:get_state=deny");
     let overlaid = ServeMcp::start(&up.database_url(), &[("LATTICE_APP_TOOL_POLICY", policy.as_str())]).await;
     let s = steps(&overlaid.base, &bot.token, json!({"steps": [{"call": "get_state", "arguments": {"app": app}}]})).await;
     assert!(text(&s["steps"][0]).contains("policy denies"), "{s}");

@@ -1,0 +1,67 @@
+//! An app's tool calls, made by lattice's chat host for the app it runs:
+//! decided, audited and carried out here (`lattice-apps`), never in the
+//! browser.
+
+use axum::Json;
+use axum::extract::{Path, State};
+use lattice_apps::{CallRecord, Outcome, Via};
+use lattice_core::ArtifactId;
+use serde::Deserialize;
+
+use super::path_id;
+use crate::dto::ErrorBody;
+use crate::error::ApiResult;
+use crate::extract::{Body, Caller};
+use crate::state::AppState;
+
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AppCall {
+    /// `get_state`, `set_state` or `submit`.
+    pub tool: String,
+    #[serde(default)]
+    #[schema(value_type = Object)]
+    pub arguments: serde_json::Value,
+}
+
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Confirmation {
+    /// Whether the person lets the call go ahead.
+    pub accept: bool,
+}
+
+/// An app's call of one of its tools, as the person viewing it. Answers
+/// `{"status": "done", "result"}`, `{"status": "refused", "reason"}`, or
+/// `{"status": "confirm", "confirmation", "tool", "arguments"}` when the
+/// person must confirm first (`POST /v1/app-calls/{confirmation}`).
+#[utoipa::path(post, path = "/v1/artifacts/{id}/calls", request_body = AppCall,
+    responses((status = 200, description = "done, refused, or to confirm"), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody),
+        (status = 423, body = ErrorBody)),
+    params(("id" = String, Path)), security(("bearer" = [])))]
+pub async fn call(State(state): State<AppState>, Caller(who): Caller, Path(id): Path<String>, Body(req): Body<AppCall>) -> ApiResult<Json<Outcome>> {
+    let app = path_id(ArtifactId::parse, &id)?;
+    let arguments = if req.arguments.is_null() { serde_json::json!({}) } else { req.arguments };
+    Ok(Json(state.apps.call(&who, &app, &req.tool, &arguments, Via::Chat).await?))
+}
+
+/// The person's answer to a call that asked: the recorded arguments, once.
+#[utoipa::path(post, path = "/v1/app-calls/{confirmation}", request_body = Confirmation,
+    responses((status = 200, description = "done or refused"), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody)),
+    params(("confirmation" = String, Path)), security(("bearer" = [])))]
+pub async fn confirm(
+    State(state): State<AppState>,
+    Caller(who): Caller,
+    Path(confirmation): Path<String>,
+    Body(req): Body<Confirmation>,
+) -> ApiResult<Json<Outcome>> {
+    Ok(Json(state.apps.confirm(&who, &confirmation, req.accept, Via::Chat).await?))
+}
+
+/// An app's calls and their decisions, newest first (the workspace's admins).
+#[utoipa::path(get, path = "/v1/artifacts/{id}/calls", responses((status = 200, description = "the audit rows"), (status = 403, body = ErrorBody),
+    (status = 404, body = ErrorBody)), params(("id" = String, Path)), security(("bearer" = [])))]
+pub async fn list(State(state): State<AppState>, Caller(who): Caller, Path(id): Path<String>) -> ApiResult<Json<Vec<CallRecord>>> {
+    let app = path_id(ArtifactId::parse, &id)?;
+    Ok(Json(state.apps.calls_of(&who, &app).await?))
+}
