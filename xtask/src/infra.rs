@@ -59,10 +59,24 @@ pub fn validate() -> Result {
     }
 
     // The NATS configuration kustomize reads is the one everything else uses.
-    let (shipped, k8s) = (root.join("infra/nats/nats.conf"), root.join("infra/k8s/base/nats.conf"));
-    if std::fs::read(&shipped).ok() != std::fs::read(&k8s).ok() {
-        return Err(format!("{} differs from {}: copy it over", k8s.display(), shipped.display()));
+    for file in ["nats.conf", "nats-durable.conf"] {
+        let (shipped, k8s) = (root.join("infra/nats").join(file), root.join("infra/k8s/base").join(file));
+        if std::fs::read(&shipped).ok() != std::fs::read(&k8s).ok() {
+            return Err(format!("{} differs from {}: copy it over", k8s.display(), shipped.display()));
+        }
     }
+
+    // Both NATS configurations load (the durable one needs nats-server 2.10+).
+    let nats = crate::bench::durable_nats()?;
+    for file in ["nats.conf", "nats-durable.conf"] {
+        run(std::process::Command::new(&nats)
+            .args(["-t", "-c"])
+            .arg(root.join("infra/nats").join(file))
+            .env("LATTICE_NATS_BRIDGE_PASSWORD", "x")
+            .env("LATTICE_NATS_RULES_PASSWORD", "x")
+            .env("LATTICE_NATS_SERVICE_PASSWORD", "x"))?;
+    }
+    println!("xtask: infra/nats/nats.conf and nats-durable.conf load in nats-server 2.15");
 
     // YAML style.
     let lint = scratch.join("broken.yaml");

@@ -203,14 +203,28 @@ impl Config {
         Ok(config)
     }
 
+    /// What every service needs. Each service's own needs (the signing
+    /// secret, the database) are checked where it starts: the edge uses
+    /// neither and starts without them.
     fn validate(&self) -> anyhow::Result<()> {
-        if self.profile == Profile::Production && self.auth_secret.is_none() {
-            bail!("the production profile needs LATTICE_AUTH_SECRET (at least 32 bytes)");
-        }
         if let Some(secret) = &self.auth_secret
             && secret.len() < 32
         {
             bail!("LATTICE_AUTH_SECRET must be at least 32 bytes, it has {}", secret.len());
+        }
+        if self.profile == Profile::Production {
+            let placeholder = |what: &str, value: &str| {
+                is_placeholder(value).then(|| anyhow::anyhow!("{what} is a placeholder shipped with lattice: the production profile refuses it; make one (`openssl rand -hex 32`)"))
+            };
+            if let Some(e) = self.auth_secret.as_deref().and_then(|s| placeholder("LATTICE_AUTH_SECRET", s)) {
+                return Err(e);
+            }
+            if let Some(e) = self.nats_password.as_deref().and_then(|s| placeholder("LATTICE_NATS_PASSWORD", s)) {
+                return Err(e);
+            }
+            if let Some(e) = database_password(&self.database_url).and_then(|s| placeholder("the password in LATTICE_DATABASE_URL", s)) {
+                return Err(e);
+            }
         }
         Ok(())
     }
@@ -271,10 +285,14 @@ impl Config {
         self.profile != Profile::Production && (self.http_addr.ip().is_loopback() || self.dev_sign_in_remote)
     }
 
-    /// The configured secret, or the data folder's (made on first use).
+    /// The configured secret, or the data folder's (made on first use);
+    /// production takes only a configured one.
     pub fn secret(&self) -> anyhow::Result<Vec<u8>> {
         if let Some(secret) = &self.auth_secret {
             return Ok(secret.as_bytes().to_vec());
+        }
+        if self.profile == Profile::Production {
+            bail!("the production profile needs LATTICE_AUTH_SECRET (at least 32 bytes; `openssl rand -hex 32`)");
         }
         let path = self.data_dir.join("auth-secret");
         if let Ok(existing) = std::fs::read_to_string(&path) {
@@ -316,6 +334,36 @@ fn write_private(path: &Path, contents: &str) -> std::io::Result<()> {
     std::fs::write(path, contents)
 }
 
+/// The values of the secrets that ship in this repository's examples
+/// (`.env.example`, `infra/k8s/overlays/dev/secrets.env.example`): known to
+/// everyone, so never a production secret. A test keeps the list in step
+/// with the files.
+pub const PLACEHOLDERS: &[&str] = &[
+    "change-me",
+    "change-me-change-me-change-me-change-me",
+    "change-me-bridge",
+    "change-me-rules",
+    "change-me-service",
+    "dev-only",
+    "dev-only-dev-only-dev-only-dev-only-32",
+    "dev-only-bridge",
+    "dev-only-rules",
+    "dev-only-service",
+];
+
+/// Whether `value` is one of the shipped placeholders, or made like one.
+pub fn is_placeholder(value: &str) -> bool {
+    let lower = value.trim().to_ascii_lowercase();
+    PLACEHOLDERS.contains(&lower.as_str()) || lower.starts_with("change-me") || lower.starts_with("dev-only")
+}
+
+/// The password in `postgres://user:password@host/db`.
+fn database_password(url: &str) -> Option<&str> {
+    let (_, rest) = url.split_once("://")?;
+    let (userinfo, _) = rest.split_once('@')?;
+    userinfo.split_once(':').map(|(_, password)| password)
+}
+
 /// `postgres://user:secret@host/db` → `postgres://user:********@host/db`.
 fn mask_password(url: &str) -> String {
     let Some((scheme, rest)) = url.split_once("://") else { return url.to_owned() };
@@ -329,6 +377,46 @@ fn mask_password(url: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every secret the repository's examples ship is refused in
+    /// production, so copying an example into production fails at once.
+    #[test]
+    fn production_refuses_every_shipped_placeholder() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let mut seen = 0;
+        for file in [".env.example", "infra/k8s/overlays/dev/secrets.env.example"] {
+            let text = std::fs::read_to_string(root.join(file)).unwrap();
+            for line in text.lines().filter(|l| !l.trim_start().starts_with('#')) {
+                let Some((key, value)) = line.split_once('=') else { continue };
+                let value = if key.contains("url") { database_password(value).unwrap_or(value) } else { value };
+                assert!(is_placeholder(value), "{file}: {key}={value} is not known as a placeholder");
+                // Refused wherever it is given: as the signing secret (when
+                // long enough to be one) and as a password.
+                if value.len() >= 32 {
+                    let as_secret = Config { profile: Profile::Production, auth_secret: Some(value.to_owned()), ..Config::default() };
+                    assert!(as_secret.validate().unwrap_err().to_string().contains("placeholder"), "{file}: {key}");
+                }
+                let as_password = Config { profile: Profile::Production, nats_password: Some(value.to_owned()), ..Config::default() };
+                assert!(as_password.validate().unwrap_err().to_string().contains("placeholder"), "{file}: {key}");
+                seen += 1;
+            }
+        }
+        assert!(seen >= 10, "{seen} secrets read");
+        // A real one passes; a short one does not; production needs one.
+        let good = Config { profile: Profile::Production, auth_secret: Some("9f2c".repeat(16)), ..Config::default() };
+        good.validate().unwrap();
+        let short = Config { profile: Profile::Production, auth_secret: Some("short".into()), ..Config::default() };
+        assert!(short.validate().unwrap_err().to_string().contains("at least 32 bytes"));
+        let none = Config { profile: Profile::Production, ..Config::default() };
+        none.validate().expect("a service that signs nothing (the edge) starts without a secret");
+        assert!(none.secret().unwrap_err().to_string().contains("needs LATTICE_AUTH_SECRET"));
+        let db = Config {
+            profile: Profile::Production,
+            database_url: "postgres://lattice:dev-only@postgres:5432/lattice".into(),
+            ..Config::default()
+        };
+        assert!(db.validate().unwrap_err().to_string().contains("LATTICE_DATABASE_URL"));
+    }
 
     #[test]
     fn passwords_are_masked() {

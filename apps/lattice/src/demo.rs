@@ -16,6 +16,7 @@ pub async fn seed(log: &LogService, runner: &Runner) -> anyhow::Result<()> {
         role: TenantRole::TenantAdmin,
         agent: false,
         run: None,
+        within: None,
     });
     if !log.workspaces(&who).await?.is_empty() {
         return Ok(());

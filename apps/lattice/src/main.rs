@@ -111,6 +111,7 @@ fn main() -> anyhow::Result<()> {
                 },
                 agent,
                 run: None,
+                within: None,
             };
             println!("{}", auth.mint(&principal));
             Ok(())

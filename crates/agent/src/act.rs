@@ -65,6 +65,15 @@ async fn command_for(log: &LogService, who: &Authenticated, thread: &ThreadId, n
                 .and_then(|id| ArtifactId::parse("id", id).ok())
                 .ok_or("an id of an artifact in this thread is needed")?;
             let head = log.artifact(who, &id, None).await.map_err(|e| e.to_string())?;
+            // A tool acts in its thread only: another thread's artifact is
+            // not there, whatever the caller may reach elsewhere.
+            let wanted = if name == tools::UPDATE_DASHBOARD { "dashboard" } else { "app" };
+            if head.thread != thread.as_str() {
+                return Err(format!("{id} is not an artifact of this thread"));
+            }
+            if head.kind != wanted {
+                return Err(format!("{id} is a {}, not a {wanted}", head.kind));
+            }
             let mut ops = Vec::new();
             if name == tools::UPDATE_DASHBOARD {
                 ops.push(json!({"op": "replace", "path": "/panels", "value": args.get("panels")}));

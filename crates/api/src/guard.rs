@@ -194,6 +194,7 @@ mod tests {
             role: TenantRole::Member,
             agent: false,
             run: None,
+            within: None,
         }
     }
 

@@ -43,6 +43,46 @@ async fn fill(log: &LogService, thread: &ThreadId) {
 pub async fn run() {
     crate::setup::postgres_from_xtask();
     let nats = NatsServer::start();
+    let (ours, raw) = throughput(&nats).await;
+    println!("bridge {N} events: ours {ours:.0} events/s");
+    println!("bridge {N} events: raw JetStream publish {raw:.0} events/s");
+    println!("ratio {:.3} bridge log-to-JetStream vs raw async JetStream publish", ours / raw);
+    durable().await;
+
+    latency(&nats, Writers::Overlapping).await;
+    latency(&nats, Writers::One).await;
+}
+
+/// What durable acknowledgements cost: the same throughput against a
+/// nats-server (2.10 or later, `LATTICE_NATS_SERVER_DURABLE`) that syncs
+/// every write to disk before it acknowledges (`sync_interval: always`, as
+/// `infra/nats/nats-durable.conf` ships), and against the same server with
+/// its default (a sync every two minutes).
+async fn durable() {
+    let Some(binary) = std::env::var_os("LATTICE_NATS_SERVER_DURABLE") else {
+        println!("bridge durable: skipped (LATTICE_NATS_SERVER_DURABLE names no nats-server 2.10+; cargo xtask bench bridge installs one)");
+        return;
+    };
+    let dir = std::env::temp_dir().join(format!("lattice-bench-nats-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let durable_conf = dir.join("durable.conf");
+    std::fs::write(&durable_conf, "jetstream {\n  sync_interval: always\n}\n").unwrap();
+    let default = NatsServer::start_binary(binary.clone().into(), None, Vec::new());
+    let (default_ours, default_raw) = throughput(&default).await;
+    drop(default);
+    let synced = NatsServer::start_binary(binary.into(), Some(&durable_conf), Vec::new());
+    let (durable_ours, durable_raw) = throughput(&synced).await;
+    drop(synced);
+    let _ = std::fs::remove_dir_all(&dir);
+    println!("bridge durable: default sync ours {default_ours:.0} events/s, raw {default_raw:.0} events/s");
+    println!("bridge durable: sync_interval always ours {durable_ours:.0} events/s, raw {durable_raw:.0} events/s");
+    println!("ratio {:.3} bridge with durable acknowledgements vs raw publish to the same durable server", durable_ours / durable_raw);
+    println!("ratio {:.3} bridge with durable acknowledgements vs the bridge with the default sync (the durability's cost)", durable_ours / default_ours);
+}
+
+/// The bridge's events per second catching up on N committed messages,
+/// and a raw publisher's of the same payloads, against `nats`.
+async fn throughput(nats: &NatsServer) -> (f64, f64) {
     let js = jetstream::new(async_nats::connect(&nats.url).await.unwrap());
     ensure_stream(&js).await.unwrap();
 
@@ -84,12 +124,7 @@ pub async fn run() {
         }
     }
     let raw = payloads.len() as f64 / started.elapsed().as_secs_f64();
-    println!("bridge {N} events: ours {ours:.0} events/s");
-    println!("bridge {} events: raw JetStream publish {raw:.0} events/s", payloads.len());
-    println!("ratio {:.3} bridge log-to-JetStream vs raw async JetStream publish", ours / raw);
-
-    latency(&nats, Writers::Overlapping).await;
-    latency(&nats, Writers::One).await;
+    (ours, raw)
 }
 
 /// How the 1,000 commits a second are made.

@@ -41,18 +41,26 @@ pub struct BridgeConfig {
     pub name: String,
 }
 
-/// Creates or updates the `LATTICE` stream over `lattice.>`.
+/// Creates the `LATTICE` stream over `lattice.>` when it is missing. A
+/// stream that exists is the operator's: its replicas, limits and storage
+/// are left as they are (the bridge's user may not change them anyway).
 pub async fn ensure_stream(js: &jetstream::Context) -> Result<(), Error> {
-    let config = stream::Config {
-        name: STREAM.into(),
-        subjects: vec!["lattice.>".into()],
-        duplicate_window: DUPLICATE_WINDOW,
-        storage: stream::StorageType::File,
-        ..Default::default()
-    };
     match js.get_stream(STREAM).await {
-        Ok(_) => js.update_stream(config).await.map(|_| ()).map_err(|e| Error::unavailable(format!("updating the stream: {e}"))),
-        Err(_) => js.create_stream(config).await.map(|_| ()).map_err(|e| Error::unavailable(format!("creating the stream: {e}"))),
+        Ok(_) => Ok(()),
+        Err(e)
+            if matches!(e.kind(), jetstream::context::GetStreamErrorKind::JetStream(ref js)
+                if js.error_code() == jetstream::ErrorCode::STREAM_NOT_FOUND) =>
+        {
+            let config = stream::Config {
+                name: STREAM.into(),
+                subjects: vec!["lattice.>".into()],
+                duplicate_window: DUPLICATE_WINDOW,
+                storage: stream::StorageType::File,
+                ..Default::default()
+            };
+            js.create_stream(config).await.map(|_| ()).map_err(|e| Error::unavailable(format!("creating the stream: {e}")))
+        }
+        Err(e) => Err(Error::unavailable(format!("reading the stream: {e}"))),
     }
 }
 

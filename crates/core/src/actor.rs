@@ -17,6 +17,17 @@ pub struct Principal {
     /// The run an agent acts in, when lattice's runner acts for it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run: Option<RunId>,
+    /// Whose rights bound this principal's: a run resumed by someone else's
+    /// answer acts for the answerer, within what its starter may do.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub within: Option<Within>,
+}
+
+/// The person whose rights bound a principal's (a run's starter).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Within {
+    pub user: UserId,
+    pub role: TenantRole,
 }
 
 impl Principal {

@@ -17,7 +17,7 @@ pub mod patch;
 pub mod role;
 pub mod run;
 
-pub use actor::{Actor, Principal};
+pub use actor::{Actor, Principal, Within};
 pub use command::{Audit, Command, CommandType};
 pub use envelope::Envelope;
 pub use error::{Error, FieldError, FieldErrors};

@@ -60,7 +60,30 @@ async fn access_in(db: &Db, p: &Principal, tenant: String, workspace: String) ->
             .transpose()
             .map_err(db_error)?
     };
-    resolve(p, tenant, workspace, member)
+    let access = resolve(p, tenant, workspace, member)?;
+    bounded(db, p, access).await
+}
+
+/// Access bounded by the principal's `within` (a resumed run's starter):
+/// the lower of the two roles, and nothing where the starter has nothing.
+async fn bounded(db: &Db, p: &Principal, access: Access) -> Result<Access, Error> {
+    let Some(within) = &p.within else { return Ok(access) };
+    let starter = Principal { user: within.user.clone(), role: within.role, within: None, ..p.clone() };
+    let member = if within.role == TenantRole::TenantAdmin {
+        None
+    } else {
+        sqlx::query("SELECT role FROM members WHERE workspace = $1 AND user_id = $2")
+            .bind(access.workspace.as_str())
+            .bind(within.user.as_str())
+            .fetch_optional(&db.pool)
+            .await
+            .map_err(db_error)?
+            .map(|row| row.try_get::<String, _>(0))
+            .transpose()
+            .map_err(db_error)?
+    };
+    let theirs = resolve(&starter, access.tenant.to_string(), access.workspace.to_string(), member)?;
+    Ok(Access { role: access.role.min(theirs.role), ..access })
 }
 
 /// The caller's role from its token and the workspace's members list.
@@ -100,7 +123,8 @@ pub(crate) async fn thread_access(db: &Db, p: &Principal, thread: &ThreadId) -> 
     let tenant: String = row.try_get(0).map_err(db_error)?;
     let workspace: String = row.try_get(1).map_err(db_error)?;
     let member: Option<String> = row.try_get(2).map_err(db_error)?;
-    resolve(p, tenant, workspace, member)
+    let access = resolve(p, tenant, workspace, member)?;
+    bounded(db, p, access).await
 }
 
 pub(crate) async fn artifact_access(db: &Db, p: &Principal, id: &ArtifactId) -> Result<(Access, ArtifactRow), Error> {

@@ -83,7 +83,7 @@ impl Authenticator {
         let claims = data.claims;
         let tenant = TenantId::parse("tenant", &claims.tenant).map_err(|_| unauthorized("bad tenant claim"))?;
         let user = UserId::parse("sub", &claims.sub).map_err(|_| unauthorized("bad subject claim"))?;
-        Ok(Authenticated(Principal { tenant, user, role: claims.role, agent: claims.agent, run: None }))
+        Ok(Authenticated(Principal { tenant, user, role: claims.role, agent: claims.agent, run: None, within: None }))
     }
 
     /// Vouches for a principal without a token. For lattice's own in-process
@@ -109,6 +109,7 @@ mod tests {
             role: TenantRole::TenantAdmin,
             agent: false,
             run: None,
+            within: None,
         };
         let token = auth().mint(&p);
         assert_eq!(auth().verify(&token).unwrap().principal(), &p);
@@ -122,6 +123,7 @@ mod tests {
             role: TenantRole::Member,
             agent: false,
             run: None,
+            within: None,
         };
         let token = auth().mint(&p);
         let other = Authenticator::new(&[8u8; 32], Duration::from_secs(60)).unwrap();

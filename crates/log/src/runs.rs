@@ -22,6 +22,9 @@ pub struct RunRow {
     pub status: RunStatus,
     pub model: String,
     pub started_by: String,
+    /// The starter's tenant role: what bounds the run's rights.
+    #[serde(skip)]
+    pub started_role: TenantRole,
     /// Whom the current segment acts for, and that person's tenant role.
     pub acting_for: String,
     pub acting_role: TenantRole,
@@ -58,6 +61,7 @@ fn role_from(s: &str) -> TenantRole {
 fn run_from_row(row: &AnyRow) -> Result<RunRow, Error> {
     let status: String = row.try_get(3).map_err(db_error)?;
     let role: String = row.try_get(7).map_err(db_error)?;
+    let started_role: String = row.try_get(8).map_err(db_error)?;
     Ok(RunRow {
         id: row.try_get(0).map_err(db_error)?,
         workspace: row.try_get(1).map_err(db_error)?,
@@ -67,10 +71,11 @@ fn run_from_row(row: &AnyRow) -> Result<RunRow, Error> {
         started_by: row.try_get(5).map_err(db_error)?,
         acting_for: row.try_get(6).map_err(db_error)?,
         acting_role: role_from(&role),
+        started_role: role_from(&started_role),
     })
 }
 
-const RUN_COLUMNS: &str = "id, workspace, thread, status, model, started_by, acting_for, acting_role";
+const RUN_COLUMNS: &str = "id, workspace, thread, status, model, started_by, acting_for, acting_role, started_role";
 
 pub(crate) async fn load_run(db: &Db, tenant: &TenantId, run: &RunId) -> Result<Option<RunRow>, Error> {
     let row = sqlx::query(sqlx::AssertSqlSafe(format!("SELECT {RUN_COLUMNS} FROM runs WHERE tenant = $1 AND id = $2")))
@@ -171,14 +176,19 @@ impl LogService {
     }
 
     /// The principal a run's current segment acts as: the agent, for the
-    /// person it acts for, in that run. For lattice's runner.
+    /// person it acts for, in that run, within what the run's starter may
+    /// do (an admin's answer lends the run no admin's rights). For
+    /// lattice's runner.
     pub fn principal_for(&self, tenant: &TenantId, run: &RunRow) -> Principal {
+        let within = (run.acting_for != run.started_by)
+            .then(|| lattice_core::Within { user: lattice_core::UserId::from_trusted(run.started_by.clone()), role: run.started_role });
         Principal {
             tenant: tenant.clone(),
             user: lattice_core::UserId::from_trusted(run.acting_for.clone()),
             role: run.acting_role,
             agent: true,
             run: Some(RunId::from_trusted(run.id.clone())),
+            within,
         }
     }
 }

@@ -620,7 +620,7 @@ impl LogService {
             Effect::RunStarted { id, prompt, model } => {
                 sqlx::query(
                     "INSERT INTO runs (tenant, id, workspace, thread, status, model, started_by, acting_for, acting_role, \
-                     created_at, updated_at) VALUES ($1, $2, $3, $4, 'running', $5, $6, $6, $7, $8, $8)",
+                     started_role, created_at, updated_at) VALUES ($1, $2, $3, $4, 'running', $5, $6, $6, $7, $7, $8, $8)",
                 )
                 .bind(tenant)
                 .bind(id.as_str())

@@ -101,6 +101,7 @@ pub fn principal(tenant: &str, user: &str, role: TenantRole, agent: bool) -> Pri
         role,
         agent,
         run: None,
+        within: None,
     }
 }
 

@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 pub struct NatsServer {
     child: Option<Child>,
+    binary: PathBuf,
     pub port: u16,
     pub url: String,
     store: PathBuf,
@@ -38,12 +39,18 @@ impl NatsServer {
 
     /// With a configuration file (and the environment it reads).
     pub fn start_with(config: Option<&Path>, env: Vec<(String, String)>) -> Self {
+        Self::start_binary(binary(), config, env)
+    }
+
+    /// A given nats-server binary (another version than the machine's).
+    pub fn start_binary(binary: PathBuf, config: Option<&Path>, env: Vec<(String, String)>) -> Self {
         let port = free_port();
         let store = std::env::temp_dir().join(format!("lattice-nats-{port}"));
         let _ = std::fs::remove_dir_all(&store);
         std::fs::create_dir_all(&store).unwrap();
         let mut server = Self {
             child: None,
+            binary,
             port,
             url: format!("nats://127.0.0.1:{port}"),
             store,
@@ -55,7 +62,7 @@ impl NatsServer {
     }
 
     fn spawn(&mut self) {
-        let mut cmd = Command::new(binary());
+        let mut cmd = Command::new(&self.binary);
         cmd.args(["-a", "127.0.0.1", "-p", &self.port.to_string(), "-js", "-sd"]).arg(&self.store);
         if let Some(config) = &self.config {
             cmd.arg("-c").arg(config);

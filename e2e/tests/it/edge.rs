@@ -6,7 +6,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use futures_util::StreamExt;
-use lattice_e2e::{Client, LogProcess, SECRET, binary, free_port};
+use lattice_e2e::{Client, LogProcess, binary, free_port};
 use serde_json::json;
 
 struct Edge {
@@ -30,8 +30,11 @@ async fn the_edge_serves_two_origins_and_passes_v1_through() {
     let _edge = Edge {
         child: Command::new(binary())
             .args(["serve", "edge"])
-            .env("LATTICE_PROFILE", "local")
-            .env("LATTICE_AUTH_SECRET", SECRET)
+            // The edge signs nothing and stores nothing: it starts in the
+            // production profile without the signing secret or a database.
+            .env("LATTICE_PROFILE", "production")
+            .env_remove("LATTICE_AUTH_SECRET")
+            .env_remove("LATTICE_DATABASE_URL")
             .env("LATTICE_LOG_URL", &log.base)
             .env("LATTICE_HTTP_ADDR", format!("127.0.0.1:{port}"))
             .env("LATTICE_APPS_ADDR", format!("127.0.0.1:{apps_port}"))

@@ -162,3 +162,55 @@ lattice_testkit::both_backends! {
         assert!(events.iter().any(|e| e.event_type == "message_posted" && e.actor.name() == "bob" && e.actor.is_agent()));
     }
 }
+
+lattice_testkit::both_backends! {
+    async fn a_resumed_run_acts_in_its_thread_within_its_starters_rights(backend: Backend) {
+        let log = lattice_testkit::service(backend).await;
+        let (ws, th) = workspace(&log).await;
+        let alice = who("t1", "alice", TenantRole::Member);
+        // A dashboard in another thread of the same workspace, and a
+        // workspace bob is not in.
+        let other = log.execute(&alice, Command::CreateThread { workspace: ws.clone(), title: "Other".into() }).await.unwrap().id.unwrap();
+        let other = ThreadId::parse("th", &other).unwrap();
+        let dashboard = json!({"title": "D", "as_of": "2026-11-29T12:00:00Z", "panels": []});
+        let elsewhere = log.execute(&alice, Command::CreateArtifact { thread: other, id: None, kind: "dashboard".into(), data: dashboard })
+            .await.unwrap().id.unwrap();
+        let private = log.execute(&alice, Command::CreateWorkspace { name: "Private".into() }).await.unwrap().id.unwrap();
+        let private = WorkspaceId::parse("ws", &private).unwrap();
+
+        // bob (an editor) starts the run; a tenant admin answers its form;
+        // then the model reaches for the other thread's dashboard.
+        let script = Script::new(vec![
+            tools_reply(vec![call("f1", "ask_form", form_args())]),
+            tools_reply(vec![call("u1", "update_dashboard", json!({"id": elsewhere, "panels": []}))]),
+            text_reply("done"),
+        ]);
+        let runner = Runner::new(log.clone(), Models::default().with("script", std::sync::Arc::new(script.clone()), true));
+        let bob = who("t1", "bob", TenantRole::Member);
+        let run = runner.start(&bob, th.clone(), "go".into(), None).await.unwrap();
+        wait_for(&log, &bob, &run, RunStatus::Paused).await;
+        let boss = who("t1", "boss", TenantRole::TenantAdmin);
+        runner.answer(&boss, &run, "f1".into(), json!({"ok": true})).await.unwrap();
+        wait_for(&log, &bob, &run, RunStatus::Finished).await;
+        let events = log.events(&bob, &lattice_log::Follow::Thread(th.clone()), 0, 500).await.unwrap();
+        let refused = events.iter().find(|e| e.event_type == "tool_returned" && e.payload["tool_call_id"] == "u1").expect("the call returned");
+        assert_eq!(refused.payload["is_error"], true);
+        assert!(refused.payload["result"].as_str().unwrap().contains("is not an artifact of this thread"), "{}", refused.payload);
+        let head = log.artifact(&alice, &lattice_core::ArtifactId::parse("id", &elsewhere).unwrap(), None).await.unwrap();
+        assert_eq!(head.version, 1, "the other thread's dashboard is untouched");
+
+        // The run acts for boss now, within what bob may do: an editor's
+        // rights in this workspace, none in a workspace bob is not in.
+        let row = log.run_state(&bob.principal().tenant, &run).await.unwrap().unwrap();
+        assert_eq!(row.acting_for, "boss");
+        let acting = log.authenticator().vouch(log.principal_for(&bob.principal().tenant, &row));
+        let admin_only = Command::SetSwitch {
+            level: Level::Workspace(ws.clone()), key: SwitchKey::Forms, state: SwitchState::Off, reason: "no".into() };
+        assert!(matches!(log.execute(&acting, admin_only.clone()).await, Err(Error::Forbidden { .. })), "the run took the answerer's admin rights");
+        let outside = Command::CreateThread { workspace: private, title: "x".into() };
+        assert!(matches!(log.execute(&acting, outside).await, Err(Error::NotFound)), "the run reached a workspace its starter cannot");
+        log.execute(&acting, Command::PostMessage { thread: th.clone(), text: "still mine".into() }).await.expect("an editor's write");
+        // boss himself keeps his rights.
+        log.execute(&boss, admin_only).await.expect("the admin's own switch");
+    }
+}

@@ -52,6 +52,7 @@ pub async fn dev_token(State(state): State<AppState>, Body(req): Body<DevTokenRe
         role,
         agent: req.agent,
         run: None,
+        within: None,
     };
     Ok(Json(TokenResponse { token: state.log.authenticator().mint(&principal) }))
 }
