@@ -30,6 +30,19 @@ struct Claims {
     exp: u64,
 }
 
+/// A view's capability: the right to call one artifact's app-only tools
+/// as one caller.
+#[derive(Debug, Serialize, Deserialize)]
+struct CapabilityClaims {
+    sub: String,
+    tenant: String,
+    art: String,
+    exp: u64,
+}
+
+/// How long a view's capability lasts.
+pub const CAPABILITY_TTL: Duration = Duration::from_secs(3600);
+
 /// Mints and verifies HS256 tokens with one deployment secret.
 #[derive(Clone)]
 pub struct Authenticator {
@@ -37,6 +50,10 @@ pub struct Authenticator {
     decoding: DecodingKey,
     validation: Validation,
     ttl: Duration,
+    /// Capabilities are signed with a key of their own (derived from the
+    /// secret), so that one is never a bearer token, nor a bearer token one.
+    capability_encoding: EncodingKey,
+    capability_decoding: DecodingKey,
 }
 
 impl Authenticator {
@@ -49,11 +66,20 @@ impl Authenticator {
         validation.leeway = 5;
         validation.set_required_spec_claims(&["exp", "sub"]);
         let bad_key = |e: jsonwebtoken::errors::Error| Error::unavailable(format!("the token secret is unusable: {e}"));
+        let derived = {
+            use sha2::Digest;
+            let mut h = sha2::Sha256::new();
+            h.update(b"lattice.capability.v1\0");
+            h.update(secret);
+            h.finalize().to_vec()
+        };
         Ok(Self {
             encoding: EncodingKey::from_secret(secret).map_err(bad_key)?,
             decoding: DecodingKey::from_secret(secret).map_err(bad_key)?,
             validation,
             ttl,
+            capability_encoding: EncodingKey::from_secret(&derived).map_err(bad_key)?,
+            capability_decoding: DecodingKey::from_secret(&derived).map_err(bad_key)?,
         })
     }
 
@@ -86,6 +112,37 @@ impl Authenticator {
         Ok(Authenticated(Principal { tenant, user, role: claims.role, agent: claims.agent, run: None, within: None }))
     }
 
+    /// The capability to call `artifact`'s app-only tools as `principal`:
+    /// given to the artifact's view only (in a tool result's `_meta`, which
+    /// hosts do not show to models), so a model holding the same token
+    /// cannot make those calls.
+    pub fn capability(&self, principal: &Principal, artifact: &str) -> String {
+        let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default().as_secs();
+        let claims = CapabilityClaims {
+            sub: principal.user.to_string(),
+            tenant: principal.tenant.to_string(),
+            art: artifact.to_owned(),
+            exp: now + CAPABILITY_TTL.as_secs(),
+        };
+        jsonwebtoken::encode(&Header::new(Algorithm::HS256), &claims, &self.capability_encoding)
+            .expect("HS256 signing with a valid key cannot fail")
+    }
+
+    /// The artifact a capability was given for, if it verifies and is
+    /// `who`'s.
+    pub fn capability_artifact(&self, token: &str, who: &Authenticated) -> Result<String, Error> {
+        let refused = |reason: &str| Error::forbidden(format!("an app-only tool needs its view's capability: {reason}"));
+        let data = jsonwebtoken::decode::<CapabilityClaims>(token, &self.capability_decoding, &self.validation).map_err(|e| match e.kind() {
+            jsonwebtoken::errors::ErrorKind::ExpiredSignature => refused("it has expired"),
+            _ => refused("it does not verify"),
+        })?;
+        let p = who.principal();
+        if data.claims.sub != p.user.as_str() || data.claims.tenant != p.tenant.as_str() {
+            return Err(refused("it was given to someone else"));
+        }
+        Ok(data.claims.art)
+    }
+
     /// Vouches for a principal without a token. For lattice's own in-process
     /// parts (an agent's run acting as its agent), never for a request.
     pub fn vouch(&self, principal: Principal) -> Authenticated {
@@ -96,6 +153,26 @@ impl Authenticator {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_capability_is_its_callers_for_its_artifact_and_never_a_bearer_token() {
+        let auth = Authenticator::new(&[7u8; 32], Duration::from_secs(60)).unwrap();
+        let ana = Principal {
+            tenant: TenantId::parse("t", "acme").unwrap(),
+            user: UserId::parse("u", "ana").unwrap(),
+            role: TenantRole::Member,
+            agent: false,
+            run: None,
+            within: None,
+        };
+        let bob = Principal { user: UserId::parse("u", "bob").unwrap(), ..ana.clone() };
+        let cap = auth.capability(&ana, "art_1");
+        assert_eq!(auth.capability_artifact(&cap, &auth.vouch(ana.clone())).unwrap(), "art_1");
+        assert!(auth.capability_artifact(&cap, &auth.vouch(bob)).unwrap_err().to_string().contains("someone else"));
+        assert!(auth.verify(&cap).is_err(), "a capability is no bearer token");
+        let bearer = auth.mint(&ana);
+        assert!(auth.capability_artifact(&bearer, &auth.vouch(ana)).is_err(), "a bearer token is no capability");
+    }
 
     fn auth() -> Authenticator {
         Authenticator::new(&[7u8; 32], Duration::from_secs(60)).unwrap()

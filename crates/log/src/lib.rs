@@ -24,7 +24,7 @@ mod trace;
 mod view;
 
 pub use access::Access;
-pub use auth::{Authenticated, Authenticator};
+pub use auth::{Authenticated, Authenticator, CAPABILITY_TTL};
 pub use clock::{now_ms, parse_rfc3339, rfc3339};
 pub use db::{Backend, Db};
 pub use digest::digest;

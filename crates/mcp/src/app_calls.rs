@@ -33,15 +33,42 @@ pub(crate) async fn call(
     args: &Value,
     context: &RequestContext<RoleServer>,
 ) -> Result<CallToolResult, McpError> {
+    // App-only: the caller must hold its view's capability for the
+    // artifact it acts on.
+    let granted = match args.get("capability").and_then(Value::as_str) {
+        Some(token) => match ex.log.authenticator().capability_artifact(token, who) {
+            Ok(artifact) => artifact,
+            Err(e) => return Ok(tool_error(e.to_string())),
+        },
+        None => return Ok(tool_error(format!("{name} is app-only: it is called by a view with the capability its tool result gave it"))),
+    };
     if name == SUBMIT_FORM {
+        if args.get("form").and_then(Value::as_str) != Some(granted.as_str()) {
+            return Ok(tool_error("the capability was given for another artifact"));
+        }
         return submit_form(&ex.log, who, args).await;
     }
+    let mut args = args.clone();
+    match args.get("app").and_then(Value::as_str) {
+        Some(app) if app != granted => return Ok(tool_error("the capability was given for another artifact")),
+        Some(_) => {}
+        None => args["app"] = json!(granted),
+    }
+    let args = &args;
     let app = match find_app(&ex.log, who, args).await {
         Ok(app) => app,
         Err(why) => return Ok(tool_error(why)),
     };
     let id = ArtifactId::from_trusted(app.id.clone());
-    let mut outcome = ex.apps.call(who, &id, name, args, Via::Mcp).await;
+    // The tool's own arguments: what names the app and the capability are
+    // this exporter's.
+    let mut tool_args = args.clone();
+    if let Some(map) = tool_args.as_object_mut() {
+        for key in ["app", "thread", "capability"] {
+            map.remove(key);
+        }
+    }
+    let mut outcome = ex.apps.call(who, &id, name, &tool_args, Via::Mcp).await;
     if let Ok(Outcome::Confirm { confirmation, title, tool, arguments, .. }) = &outcome {
         outcome = match ask(title, tool, arguments, context).await {
             Some(accept) => ex.apps.confirm(who, confirmation, accept, Via::Mcp).await,

@@ -91,7 +91,10 @@ pub(crate) async fn call(
     }
     let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
     result.structured_content = Some(structured);
-    result.meta = Some(meta(json!({"ui": {"resourceUri": view}, "ui/resourceUri": view, "lattice": {"receipt": receipt}})));
+    // The view's capability for its artifact's app-only tools: in `_meta`,
+    // which hosts give the view and not the model.
+    let capability = ex.log.authenticator().capability(who.principal(), &artifact.id);
+    result.meta = Some(meta(json!({"ui": {"resourceUri": view}, "ui/resourceUri": view, "lattice": {"receipt": receipt, "capability": capability}})));
     Ok(result)
 }
 

@@ -26,7 +26,7 @@ use rmcp::model::{
     ListResourcesResult, ListToolsResult, MetaObject, PaginatedRequestParams, ReadResourceRequestParams,
     ReadResourceResponse, ServerCapabilities, ServerConfig,
 };
-use rmcp::service::{RequestContext, RoleServer};
+use rmcp::service::{NotificationContext, RequestContext, RoleServer};
 use serde_json::{Value, json};
 
 pub use views::{APP_VIEWS, DASHBOARD_VIEW, FORM_VIEW, UI_MIME};
@@ -65,10 +65,14 @@ impl Exporter {
     }
 
     fn caller(&self, context: &RequestContext<RoleServer>) -> Result<Authenticated, McpError> {
+        self.caller_in(&context.extensions)
+    }
+
+    fn caller_in(&self, extensions: &rmcp::model::Extensions) -> Result<Authenticated, McpError> {
         if let Some(who) = &self.fixed {
             return Ok((**who).clone());
         }
-        let parts = context.extensions.get::<axum::http::request::Parts>();
+        let parts = extensions.get::<axum::http::request::Parts>();
         // Verified by the bearer check in front of `/mcp`.
         if let Some(who) = parts.and_then(|p| p.extensions.get::<Authenticated>()) {
             return Ok(who.clone());
@@ -104,13 +108,23 @@ impl ServerHandler for Exporter {
         let mut extensions = ExtensionCapabilities::new();
         let ui = json!({"mimeTypes": [UI_MIME]});
         extensions.insert("io.modelcontextprotocol/ui".into(), ui.as_object().cloned().unwrap_or_default());
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().enable_resources().enable_extensions_with(extensions).build())
+        ServerConfig::new(
+            ServerCapabilities::builder().enable_tools().enable_tool_list_changed().enable_resources().enable_extensions_with(extensions).build(),
+        )
             .with_server_info(Implementation::new("lattice", env!("CARGO_PKG_VERSION")))
             .with_instructions(
                 "lattice puts forms, dashboards and sandboxed mini apps into a lattice chat thread. Tools act in the \
                  caller's most recent thread unless given `thread`. ask_form returns at once with the form's id; \
                  form_submissions waits for the answer.",
             )
+    }
+
+    /// Once a session is open, its toolset is watched: when a switch flip
+    /// changes what the caller is offered, the session hears
+    /// `notifications/tools/list_changed`.
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        let Ok(who) = self.caller_in(&context.extensions) else { return };
+        tokio::spawn(listing::watch(self.log.clone(), who, context.peer));
     }
 
     async fn list_tools(&self, _request: Option<PaginatedRequestParams>, context: RequestContext<RoleServer>) -> Result<ListToolsResult, McpError> {

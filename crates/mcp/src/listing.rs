@@ -44,7 +44,9 @@ pub fn offered(name: &str, enabled: &BTreeMap<SwitchKey, bool>) -> bool {
 }
 
 const THREAD: &str = "A thread id; the caller's most recent thread when left out.";
-const APP: &str = "The app's artifact id (the receipt's id); the thread's most recent app when left out.";
+const APP: &str = "The app's artifact id (the receipt's id); the app the capability was given for when left out.";
+const CAPABILITY: &str = "The capability the view was given in its tool result's _meta.lattice.capability: app-only \
+     tools are refused without it, so only the view, never a model, makes these calls.";
 
 /// The MCP-only tools: name, description, parameters, app-only.
 fn extra() -> Vec<(&'static str, &'static str, Value, bool)> {
@@ -66,30 +68,32 @@ fn extra() -> Vec<(&'static str, &'static str, Value, bool)> {
             "Send values to a form, as the caller (called by the form's view).",
             json!({"type": "object", "properties": {
                 "form": {"type": "string"}, "form_version": {"type": "integer", "minimum": 1},
-                "values": {"type": "object"}},
-                "required": ["form", "form_version", "values"], "additionalProperties": false}),
+                "values": {"type": "object"}, "capability": {"type": "string", "description": CAPABILITY}},
+                "required": ["form", "form_version", "values", "capability"], "additionalProperties": false}),
             true,
         ),
         (
             GET_STATE,
             "An app reads its own state.",
-            json!({"type": "object", "properties": {"app": {"type": "string", "description": APP}, "thread": {"type": "string", "description": THREAD}}, "additionalProperties": false}),
+            json!({"type": "object", "properties": {"app": {"type": "string", "description": APP}, "thread": {"type": "string", "description": THREAD},
+                "capability": {"type": "string", "description": CAPABILITY}},
+                "required": ["capability"], "additionalProperties": false}),
             true,
         ),
         (
             SET_STATE,
             "An app changes its own state with a JSON Patch (RFC 6902) whose paths are inside the state.",
             json!({"type": "object", "properties": {"app": {"type": "string", "description": APP}, "thread": {"type": "string", "description": THREAD},
-                "patch": {"type": "array", "items": {"type": "object"}}},
-                "required": ["patch"], "additionalProperties": false}),
+                "patch": {"type": "array", "items": {"type": "object"}}, "capability": {"type": "string", "description": CAPABILITY}},
+                "required": ["patch", "capability"], "additionalProperties": false}),
             true,
         ),
         (
             SUBMIT,
             "An app sends values as a submission, after the policy (and perhaps the person) allows it.",
             json!({"type": "object", "properties": {"app": {"type": "string", "description": APP}, "thread": {"type": "string", "description": THREAD},
-                "values": {"type": "object"}},
-                "required": ["values"], "additionalProperties": false}),
+                "values": {"type": "object"}, "capability": {"type": "string", "description": CAPABILITY}},
+                "required": ["values", "capability"], "additionalProperties": false}),
             true,
         ),
     ]
@@ -126,4 +130,37 @@ pub fn tools(enabled: &BTreeMap<SwitchKey, bool>) -> Vec<Tool> {
         out.push(if app_only { tool.with_meta(meta(json!({"ui": {"visibility": ["app"]}}))) } else { tool });
     }
     out
+}
+
+/// Tells `peer` whenever the toolset `who` is offered changes, until the
+/// session ends. Woken by switch changes only.
+pub(crate) async fn watch(log: lattice_log::LogService, who: lattice_log::Authenticated, peer: rmcp::service::Peer<rmcp::service::RoleServer>) {
+    let names = |enabled: &BTreeMap<SwitchKey, bool>| tools(enabled).into_iter().map(|t| t.name.to_string()).collect::<Vec<_>>();
+    let offered = || async {
+        let scope = crate::scope::Scope::find(&log, &who, None).await.ok()?;
+        scope.switches(&log, &who).await.ok().map(|enabled| names(&enabled))
+    };
+    let mut changes = log.switch_changes();
+    changes.mark_unchanged();
+    let mut last = offered().await;
+    loop {
+        tokio::select! {
+            changed = changes.changed() => if changed.is_err() { return },
+            // A session that went away is noticed even when nothing flips.
+            _ = tokio::time::sleep(std::time::Duration::from_secs(30)) => {
+                if peer.is_transport_closed() { return }
+                continue;
+            }
+        }
+        if peer.is_transport_closed() {
+            return;
+        }
+        let now = offered().await;
+        if now.is_some() && now != last {
+            last = now;
+            if peer.notify_tool_list_changed().await.is_err() {
+                return;
+            }
+        }
+    }
 }

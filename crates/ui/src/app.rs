@@ -152,15 +152,27 @@ pub const INNER_POLICY: &str = "default-src 'none'; script-src 'unsafe-inline'; 
 
 /// What an app's document starts with, wherever it runs (lattice's sandbox
 /// proxy, another MCP host): its policy, then a script that takes WebRTC
-/// away, which no policy directive governs.
+/// away, which no policy directive governs, and keeps the capability its
+/// host's tool result carries (`_meta.lattice.capability`, which an MCP
+/// host gives the view and never the model) as `window.lattice.capability`:
+/// app-only tools called over MCP need it.
 pub fn prelude() -> String {
     format!(
         "<meta http-equiv=\"Content-Security-Policy\" content=\"{INNER_POLICY}\">\
          <script>(()=>{{for(const n of ['RTCPeerConnection','webkitRTCPeerConnection','RTCDataChannel',\
          'RTCIceCandidate','RTCSessionDescription','RTCRtpSender','RTCRtpReceiver','RTCRtpTransceiver']){{\
-         try{{Object.defineProperty(window,n,{{value:undefined,writable:false,configurable:false}})}}catch(e){{}}}}}})()</script>"
+         try{{Object.defineProperty(window,n,{{value:undefined,writable:false,configurable:false}})}}catch(e){{}}}}\
+         const l={{capability:null}};try{{Object.defineProperty(window,'lattice',{{value:l,writable:false,configurable:false}})}}catch(e){{}}\
+         addEventListener('message',e=>{{const m=e.data,c=m&&m.method==='ui/notifications/tool-result'&&m.params&&\
+         m.params._meta&&m.params._meta.lattice&&m.params._meta.lattice.capability;if(typeof c==='string')l.capability=c}})}})()</script>"
     )
 }
+
+/// Follows the inlined SDK: its `callServerTool` passes the capability the
+/// prelude kept, so an app written against the SDK needs nothing of its own.
+const SDK_CAPABILITY: &str = "<script>(()=>{const A=window.ExtApps&&window.ExtApps.App;if(!A)return;\
+     const call=A.prototype.callServerTool;A.prototype.callServerTool=function(p,...r){const c=window.lattice&&window.lattice.capability;\
+     if(c&&p)p={...p,arguments:{...(p.arguments||{}),capability:c}};return call.call(this,p,...r)}})()</script>";
 
 /// The element an app puts where it wants the MCP Apps SDK inlined.
 pub const SDK_MARKER: &str = "<script data-lattice-sdk=\"ext-apps\"></script>";
@@ -171,7 +183,7 @@ pub fn document(html: &str, sdk: Option<&str>) -> String {
     let body = match sdk {
         Some(sdk) if html.contains(SDK_MARKER) => {
             let safe = sdk.replace("</script", "<\\/script").replace("</SCRIPT", "<\\/SCRIPT");
-            html.replacen(SDK_MARKER, &format!("<script>{safe}</script>"), 1)
+            html.replacen(SDK_MARKER, &format!("<script>{safe}</script>{SDK_CAPABILITY}"), 1)
         }
         _ => html.to_owned(),
     };
@@ -226,7 +238,7 @@ mod tests {
     fn a_document_starts_with_its_policy_and_gets_the_sdk_where_asked() {
         let doc = document("<!DOCTYPE html><p>hi</p><script data-lattice-sdk=\"ext-apps\"></script>", Some("var a='</script>';"));
         assert!(doc.starts_with("<!DOCTYPE html><meta http-equiv=\"Content-Security-Policy\""), "{doc}");
-        assert!(doc.contains("<script>var a='<\\/script>';</script>"), "{doc}");
+        assert!(doc.contains("<script>var a='<\\/script>';</script><script>(()=>{const A=window.ExtApps"), "{doc}");
         let bare = document("<p>hi</p>", None);
         assert!(bare.starts_with("<meta http-equiv") && bare.ends_with("<p>hi</p>"));
         for directive in ["default-src 'none'", "connect-src 'none'", "form-action 'none'", "base-uri 'none'", "frame-src 'none'"] {

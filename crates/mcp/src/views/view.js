@@ -3,7 +3,7 @@
 // to the page; size-changed whenever the body's size changes; the host's
 // theme applied; teardown acknowledged. No SDK, no network.
 const view = (name, handlers) => {
-  let next = 1;
+  let next = 1, capability = null;
   const pending = new Map();
   const send = (m) => window.parent.postMessage(Object.assign({ jsonrpc: "2.0" }, m), "*");
   const request = (method, params) =>
@@ -29,7 +29,12 @@ const view = (name, handlers) => {
     }
     switch (m.method) {
       case "ui/notifications/tool-input": handlers.input && handlers.input((m.params && m.params.arguments) || {}); break;
-      case "ui/notifications/tool-result": handlers.result && handlers.result(m.params || {}); break;
+      case "ui/notifications/tool-result":
+        // The capability for this view's artifact, which the host gives the
+        // view and not the model: app-only tools need it.
+        if (m.params && m.params._meta && m.params._meta.lattice && typeof m.params._meta.lattice.capability === "string") capability = m.params._meta.lattice.capability;
+        handlers.result && handlers.result(m.params || {});
+        break;
       case "ui/notifications/tool-cancelled": handlers.cancelled && handlers.cancelled(m.params || {}); break;
       case "ui/notifications/host-context-changed": applyContext(m.params); break;
       case "ui/resource-teardown": send({ id: m.id, result: {} }); break;
@@ -50,7 +55,7 @@ const view = (name, handlers) => {
   });
   return {
     // A tool on lattice's server, called through the host as its caller.
-    call: (tool, args) => request("tools/call", { name: tool, arguments: args }),
+    call: (tool, args) => request("tools/call", { name: tool, arguments: capability ? { ...args, capability } : args }),
   };
 };
 const el = (tag, text, attrs) => {

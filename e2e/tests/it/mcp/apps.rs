@@ -18,7 +18,7 @@ async fn decisions(ana: &Client, ws: &str) -> Vec<(String, String)> {
         .as_array()
         .unwrap()
         .iter()
-        .filter(|e| e["payload"]["namespace"] == "audit")
+        .filter(|e| e["type"] == "audit_recorded" && e["payload"]["name"] == "app_tool_call")
         .map(|e| {
             let d = &e["payload"]["data"];
             assert_eq!(d["via"], "mcp", "{e}");
@@ -49,19 +49,45 @@ async fn apps_over_mcp_pass_the_policy_and_leave_an_audit_row() {
     let uri = format!("ui://lattice/apps/{app}");
     assert_eq!(created["_meta"]["ui"]["resourceUri"], uri.as_str(), "{created}");
     assert!(text(created).starts_with("## Counter\n\nCounts."), "{}", text(created));
+    // The view's capability rides in _meta, which hosts keep from models.
+    let cap = created["_meta"]["lattice"]["capability"].as_str().expect("the view's capability").to_owned();
+    assert!(!created["structuredContent"].to_string().contains(&cap) && !text(created).contains(&cap), "the capability is for the view only");
+
+    // App-only means app-only: a caller without the view's capability (a
+    // model with the same token) is refused, and so is a capability given
+    // for another artifact or to another person.
+    let form = steps(&up.base, &bot.token, json!({"steps": [{"call": "create_form", "arguments": {"title": "F", "thread": th,
+        "schema": {"type": "object", "properties": {"x": {"type": "string"}}}}}]})).await;
+    let form_cap = form["steps"][0]["_meta"]["lattice"]["capability"].as_str().unwrap().to_owned();
+    let form_id = form["steps"][0]["structuredContent"]["receipt"]["id"].as_str().unwrap().to_owned();
+    let ana_cap = {
+        let s = steps(&up.base, &ana.token, json!({"steps": [{"call": "show_dashboard", "arguments": {"title": "D", "panels": [], "thread": th}}]})).await;
+        s["steps"][0]["_meta"]["lattice"]["capability"].as_str().unwrap().to_owned()
+    };
+    let s = steps(&up.base, &bot.token, json!({"steps": [
+        {"call": "get_state", "arguments": {"app": app}},
+        {"call": "get_state", "arguments": {"app": app, "capability": form_cap}},
+        {"call": "get_state", "arguments": {"app": app, "capability": ana_cap}},
+        {"call": "get_state", "arguments": {"app": app, "capability": "not-a-capability"}},
+        {"call": "submit_form", "arguments": {"form": form_id, "form_version": 1, "values": {}, "capability": cap}},
+    ]})).await;
+    for (i, why) in ["app-only", "another artifact", "someone else", "does not verify", "another artifact"].iter().enumerate() {
+        assert_eq!(s["steps"][i]["isError"], true, "{i}: {s}");
+        assert!(text(&s["steps"][i]).contains(why), "{i}: {}", text(&s["steps"][i]));
+    }
 
     // Read, state, a merged write, a refused path; submit without a way to ask.
     let plan = json!({"steps": [
         {"read": uri},
-        {"call": "get_state", "arguments": {"thread": th}},
-        {"call": "set_state", "arguments": {"app": app, "patch": [{"op": "add", "path": "/count", "value": 1}]}},
+        {"call": "get_state", "arguments": {"capability": cap}},
+        {"call": "set_state", "arguments": {"app": app, "capability": cap, "patch": [{"op": "add", "path": "/count", "value": 1}]}},
         {"parallel": [
-            {"call": "set_state", "arguments": {"app": app, "patch": [{"op": "replace", "path": "/count", "value": 2}]}},
-            {"call": "set_state", "arguments": {"app": app, "patch": [{"op": "add", "path": "/by", "value": "bot"}]}},
+            {"call": "set_state", "arguments": {"app": app, "capability": cap, "patch": [{"op": "replace", "path": "/count", "value": 2}]}},
+            {"call": "set_state", "arguments": {"app": app, "capability": cap, "patch": [{"op": "add", "path": "/by", "value": "bot"}]}},
         ]},
-        {"call": "get_state", "arguments": {"app": app}},
-        {"call": "set_state", "arguments": {"app": app, "patch": [{"op": "replace", "path": "html", "value": "x"}]}},
-        {"call": "submit", "arguments": {"app": app, "values": {"count": 2}}},
+        {"call": "get_state", "arguments": {"app": app, "capability": cap}},
+        {"call": "set_state", "arguments": {"app": app, "capability": cap, "patch": [{"op": "replace", "path": "html", "value": "x"}]}},
+        {"call": "submit", "arguments": {"app": app, "capability": cap, "values": {"count": 2}}},
     ]});
     let started = std::time::Instant::now();
     let s = steps(&up.base, &bot.token, plan).await;
@@ -71,6 +97,7 @@ async fn apps_over_mcp_pass_the_policy_and_leave_an_audit_row() {
     let doc = content["text"].as_str().unwrap();
     assert!(doc.starts_with("<!doctype html><meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none';"), "{}", &doc[..200]);
     assert!(doc.contains("RTCPeerConnection"), "the prelude takes WebRTC away");
+    assert!(doc.contains("_meta.lattice.capability") && doc.contains("A.prototype.callServerTool"), "the prelude keeps the capability and the SDK passes it");
     assert!(doc.len() > HTML.len() + 100_000 && doc.contains("ExtApps"), "the vendored SDK is inlined");
     assert!(!doc.contains("data-lattice-sdk"), "the marker was replaced by the SDK");
     assert_eq!(s["steps"][1]["structuredContent"]["state"], json!({}), "{}", s["steps"][1]);
@@ -87,7 +114,7 @@ async fn apps_over_mcp_pass_the_policy_and_leave_an_audit_row() {
     assert!(text(&s["steps"][6]).contains("no way to ask"), "{}", s["steps"][6]);
 
     // The person is asked through the host: declined, then confirmed.
-    let submit = json!({"call": "submit", "arguments": {"app": app, "values": {"count": 2}}});
+    let submit = json!({"call": "submit", "arguments": {"app": app, "capability": cap, "values": {"count": 2}}});
     let s = steps(&up.base, &bot.token, json!({"elicit": "decline", "steps": [submit]})).await;
     assert!(text(&s["steps"][0]).contains("declined"), "{s}");
     let s = steps(&up.base, &bot.token, json!({"elicit": "accept", "steps": [submit]})).await;
@@ -100,19 +127,21 @@ async fn apps_over_mcp_pass_the_policy_and_leave_an_audit_row() {
     // An operator's overlay for this app denies what the rest may do.
     let policy = format!("get_state=allow,set_state=allow,submit=ask,acme:{app}:get_state=deny");
     let overlaid = ServeMcp::start(&up.database_url(), &[("LATTICE_APP_TOOL_POLICY", policy.as_str())]).await;
-    let s = steps(&overlaid.base, &bot.token, json!({"steps": [{"call": "get_state", "arguments": {"app": app}}]})).await;
+    let s = steps(&overlaid.base, &bot.token, json!({"steps": [{"call": "get_state", "arguments": {"app": app, "capability": cap}}]})).await;
     assert!(text(&s["steps"][0]).contains("policy denies"), "{s}");
     drop(overlaid);
 
+    // A write that merged two calls is one row; a call refused for its
+    // arguments made no decision; an ask nobody could answer stays asked.
     let expected = [
         ("get_state", "allow"),
         ("set_state", "allow"),
         ("set_state", "allow"),
-        ("set_state", "allow"),
         ("get_state", "allow"),
-        ("set_state", "allow"),
-        ("submit", "unconfirmed"),
+        ("submit", "ask"),
+        ("submit", "ask"),
         ("submit", "declined"),
+        ("submit", "ask"),
         ("submit", "confirmed"),
         ("get_state", "deny"),
     ];
@@ -131,11 +160,11 @@ async fn apps_over_mcp_pass_the_policy_and_leave_an_audit_row() {
 
     // Another tenant reads nothing; with apps off, nothing runs.
     let eve = Client::sign_in(&up.base, "globex", "eve").await;
-    let s = steps(&up.base, &eve.token, json!({"steps": [{"read": uri}, {"call": "get_state", "arguments": {"app": app}}]})).await;
+    let s = steps(&up.base, &eve.token, json!({"steps": [{"read": uri}, {"call": "get_state", "arguments": {"app": app, "capability": cap}}]})).await;
     assert!(s["steps"][0]["error"].as_str().is_some_and(|e| e.contains("no app")), "{s}");
     assert_eq!(s["steps"][1]["isError"], true, "{s}");
     root.ok("PUT", "/v1/integrations/deployment/ui:mini-apps", json!({"state": "off", "reason": "the MCP apps suite"})).await;
-    let s = steps(&up.base, &bot.token, json!({"steps": [{"list": true}, {"read": uri}, {"call": "get_state", "arguments": {"app": app}}]})).await;
+    let s = steps(&up.base, &bot.token, json!({"steps": [{"list": true}, {"read": uri}, {"call": "get_state", "arguments": {"app": app, "capability": cap}}]})).await;
     let names: Vec<&str> = s["steps"][0].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
     assert!(!names.iter().any(|n| ["create_app", "update_app", "get_state", "set_state", "submit"].contains(n)), "{names:?}");
     assert!(s["steps"][1]["error"].as_str().is_some_and(|e| e.contains("mini apps are off")), "{s}");

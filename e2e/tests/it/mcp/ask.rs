@@ -80,3 +80,48 @@ async fn ask_form_returns_a_handle_and_form_submissions_waits_for_the_answer() {
     let arts = ana.ok("GET", &format!("/v1/threads/{th}/artifacts"), Value::Null).await;
     assert!(arts.as_array().unwrap().iter().all(|a| a["author"] != "eve"), "{arts}");
 }
+
+/// A call that names a thread acts on that thread's artifacts only: a
+/// dashboard of another workspace is not reached through it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_naming_a_thread_touches_only_that_threads_artifacts() {
+    let up = UpProcess::start().await;
+    let ana = Client::sign_in_as(&up.base, json!({"tenant": "acme", "user": "ana", "role": "tenant_admin"})).await;
+    let mut threads = Vec::new();
+    for name in ["One", "Two"] {
+        let ws = ana.ok("POST", "/v1/workspaces", json!({"name": name})).await["id"].as_str().unwrap().to_owned();
+        threads.push(ana.ok("POST", &format!("/v1/workspaces/{ws}/threads"), json!({"title": name})).await["id"].as_str().unwrap().to_owned());
+    }
+    let made = steps(&up.base, &ana.token, json!({"steps": [{"call": "show_dashboard", "arguments": {"title": "D", "panels": [], "thread": threads[0]}}]})).await;
+    let id = made["steps"][0]["structuredContent"]["receipt"]["id"].as_str().unwrap().to_owned();
+    let s = steps(&up.base, &ana.token, json!({"steps": [
+        {"call": "update_dashboard", "arguments": {"id": id, "panels": [{"type": "text", "markdown": "x"}], "thread": threads[1]}},
+        {"call": "update_dashboard", "arguments": {"id": id, "panels": [{"type": "text", "markdown": "y"}], "thread": threads[0]}},
+    ]})).await;
+    assert_eq!(s["steps"][0]["isError"], true, "{s}");
+    assert!(text(&s["steps"][0]).contains("is not an artifact of this thread"), "{}", text(&s["steps"][0]));
+    assert_eq!(s["steps"][1]["structuredContent"]["receipt"]["version"], 2, "{s}");
+}
+
+/// The toolset follows the switches: a session hears
+/// notifications/tools/list_changed when a flip changes what it is offered.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_switch_flip_tells_open_sessions_their_tools_changed() {
+    let up = UpProcess::start().await;
+    let root = Client::sign_in_as(&up.base, json!({"tenant": "ops", "user": "root", "role": "deployment_admin"})).await;
+    let bot = Client::sign_in_as(&up.base, json!({"tenant": "acme", "user": "bot", "agent": true})).await;
+    let flip = |state: &str| json!({"fetch": {"method": "PUT", "path": "/v1/integrations/deployment/ui:mini-apps", "token": root.token,
+        "body": {"state": state, "reason": "the MCP suite"}}});
+    let s = steps(&up.base, &bot.token, json!({"steps": [
+        {"list": true}, flip("on"), {"wait_list_changed": 5000}, {"list": true},
+        {"wait_list_changed": 1000}, flip("on"), {"wait_list_changed": 1500},
+    ]})).await;
+    let names = |i: usize| s["steps"][i].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap().to_owned()).collect::<Vec<_>>();
+    assert!(!names(0).contains(&"create_app".to_owned()), "{s}");
+    assert_eq!(s["steps"][1]["status"], 200);
+    assert_eq!(s["steps"][2]["list_changed"], 1, "the flip was told: {s}");
+    println!("notifications/tools/list_changed {} ms after the flip", s["steps"][2]["ms"]);
+    assert!(names(3).contains(&"create_app".to_owned()), "{s}");
+    // A flip that changes nothing is not told.
+    assert_eq!(s["steps"][6]["list_changed"], 0, "{s}");
+}
