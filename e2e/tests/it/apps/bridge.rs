@@ -86,8 +86,14 @@ async fn lifecycle_and_tools(on: On) {
         .collect();
     assert_eq!(
         decisions,
-        vec![("get_state".into(), "allow".into()), ("set_state".into(), "allow".into()), ("submit".into(), "confirmed".into())]
+        vec![
+            ("get_state".into(), "allow".into()),
+            ("set_state".into(), "allow".into()),
+            ("submit".into(), "ask".into()),
+            ("submit".into(), "confirmed".into())
+        ]
     );
+    assert!(apps.audit().await.iter().all(|d| d["via"] == "chat"), "decided on the server for the chat host");
 }
 
 const LINKS: &str = r#"

@@ -71,7 +71,7 @@ impl Apps {
             .as_array()
             .unwrap()
             .iter()
-            .filter(|e| e["type"] == "app_event" && e["payload"]["namespace"] == "audit")
+            .filter(|e| e["type"] == "audit_recorded" && e["payload"]["name"] == "app_tool_call")
             .map(|e| e["payload"]["data"].clone())
             .collect()
     }
