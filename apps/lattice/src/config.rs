@@ -117,6 +117,10 @@ pub struct Config {
     /// Live streams one caller may hold open at once
     /// (LATTICE_MAX_STREAMS_PER_CALLER).
     pub max_streams_per_caller: usize,
+    /// Milliseconds between the switch stream's heartbeats; a chat that
+    /// hears none for three of them turns apps off and forms read-only
+    /// until it hears again (LATTICE_SWITCH_HEARTBEAT_MS).
+    pub switch_heartbeat_ms: u64,
     /// Seconds a request may take to answer; a live stream's start counts,
     /// not its life (LATTICE_REQUEST_TIMEOUT_SECS).
     pub request_timeout_secs: u64,
@@ -167,6 +171,7 @@ impl Default for Config {
             rate_write_burst: 100,
             max_streams_per_caller: 32,
             request_timeout_secs: 30,
+            switch_heartbeat_ms: 5000,
             mcp_allowed_origins: None,
             otlp_endpoint: None,
         }

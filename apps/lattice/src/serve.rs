@@ -149,6 +149,7 @@ async fn serve_http(config: &Config, log: LogService, runner: Runner, with_index
         max_body_bytes: config.max_body_bytes,
         guard: guard.clone(),
         readiness,
+        switch_heartbeat: Duration::from_millis(config.switch_heartbeat_ms),
         shutdown,
     };
     let mut app = lattice_api::router(state).merge(mcp_routes(config, &log, apps, guard)?);
@@ -189,7 +190,10 @@ async fn shutdown_signal(grace: Duration) {
 
 /// The portal's own routes: the chat host's files and `/config.json`.
 fn portal(config: &Config) -> anyhow::Result<axum::Router> {
-    let portal = lattice_edge::PortalConfig { apps_origin: config.apps_origin.clone() };
+    let portal = lattice_edge::PortalConfig {
+        apps_origin: config.apps_origin.clone(),
+        link_sign_in: config.profile != crate::config::Profile::Production,
+    };
     Ok(lattice_edge::portal_router(&config.web_dir(), portal))
 }
 

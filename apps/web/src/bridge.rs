@@ -34,6 +34,10 @@ pub struct PageConfig {
     pub sandbox: String,
     #[serde(default)]
     pub sdk: Option<String>,
+    /// Whether `/#token=` sign-in links are taken (embedded and local
+    /// profiles only).
+    #[serde(default)]
+    pub link_sign_in: bool,
 }
 
 /// The app a frame runs.

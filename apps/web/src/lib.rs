@@ -17,7 +17,14 @@ use wasm_bindgen::prelude::wasm_bindgen;
 
 #[wasm_bindgen(start)]
 pub fn start() {
-    session::take_token_from_url();
+    let link = session::take_token_from_url();
     theme::apply_saved();
-    leptos::mount::mount_to_body(app::App);
+    match link {
+        None => leptos::mount::mount_to_body(app::App),
+        // Before anything is mounted, so on wasm-bindgen's executor.
+        Some(token) => wasm_bindgen_futures::spawn_local(async move {
+            session::sign_in_with_link(token).await;
+            leptos::mount::mount_to_body(app::App);
+        }),
+    }
 }

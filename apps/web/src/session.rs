@@ -29,19 +29,59 @@ pub fn forget() {
     }
 }
 
-/// Takes `#token=…` from the address, keeps it, and drops it from the
-/// address so it is not left in the history.
-pub fn take_token_from_url() {
-    let Some(window) = web_sys::window() else { return };
+/// Takes `#token=…` from the address and drops it from there at once, so
+/// it is not left in the history; what to do with it is decided by
+/// [`sign_in_with_link`].
+pub fn take_token_from_url() -> Option<String> {
+    let window = web_sys::window()?;
     let location = window.location();
     let hash = location.hash().unwrap_or_default();
-    if let Some(token) = hash.strip_prefix("#token=") {
-        keep(token);
-        let path = location.pathname().unwrap_or_else(|_| "/".into());
-        if let Ok(history) = window.history() {
-            let _ = history.replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(&path));
-        }
+    let token = hash.strip_prefix("#token=")?.to_owned();
+    let path = location.pathname().unwrap_or_else(|_| "/".into());
+    if let Ok(history) = window.history() {
+        let _ = history.replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(&path));
     }
+    Some(token)
+}
+
+/// A sign-in link's token: kept only where the deployment takes sign-in
+/// links (the embedded and local profiles), and never in place of a
+/// signed-in session without the person saying so. Decided before the page
+/// mounts, so the page starts as whoever it ends up signed in as.
+pub async fn sign_in_with_link(token: String) {
+    let takes_links = crate::bridge::config().await.is_some_and(|c| c.link_sign_in);
+    if !takes_links {
+        web_sys::console::warn_1(&"sign-in links are off in this deployment: the link was ignored".into());
+        return;
+    }
+    let current = self::token();
+    if current.as_deref().is_some_and(|c| c != token) {
+        let (new, now) = (who_in(&token), current.as_deref().map(who_in).unwrap_or_default());
+        let switch = crate::components::confirm::ask(
+            "Sign in as someone else?",
+            &format!("You are signed in as {now}. This link signs in as:"),
+            &new,
+            "Switch",
+        )
+        .await;
+        if !switch {
+            return;
+        }
+    } else if current.is_some() {
+        return;
+    }
+    keep(&token);
+}
+
+/// "user (tenant)", as a token's claims say (unverified: for showing only).
+fn who_in(token: &str) -> String {
+    let claims = token.split('.').nth(1).and_then(|payload| {
+        let b64 = payload.replace('-', "+").replace('_', "/");
+        let padded = format!("{b64}{}", "=".repeat((4 - b64.len() % 4) % 4));
+        web_sys::window()?.atob(&padded).ok()
+    });
+    let claims: serde_json::Value = claims.and_then(|c| serde_json::from_str(&c).ok()).unwrap_or_default();
+    format!("{} ({})", claims["sub"].as_str().unwrap_or("someone"), claims["tenant"].as_str().unwrap_or("an unknown tenant"))
 }
 
 /// Who the token says the viewer is.

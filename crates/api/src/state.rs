@@ -13,6 +13,9 @@ pub struct AppState {
     pub max_body_bytes: usize,
     /// Per-caller limits: writes per second, open live streams, deadlines.
     pub guard: std::sync::Arc<crate::guard::Guard>,
+    /// How often the switch stream says it is alive: a chat that stops
+    /// hearing it for three of these turns governed UI off (fails closed).
+    pub switch_heartbeat: std::time::Duration,
     /// What else `/readyz` waits for besides the database (the in-process
     /// bridge, when there is one).
     pub readiness: Option<Readiness>,

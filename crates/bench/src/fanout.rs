@@ -159,6 +159,7 @@ async fn lattice_side(count: usize, epoch: Instant) -> (Figures, f64, u64) {
         max_body_bytes: 1 << 20,
         guard: Arc::new(lattice_api::guard::Guard::new(limits)),
         readiness: None,
+        switch_heartbeat: Duration::from_secs(5),
         shutdown,
     };
     let base = serve(lattice_api::router(state)).await;

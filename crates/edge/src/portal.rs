@@ -14,8 +14,11 @@ use tower_http::set_header::SetResponseHeaderLayer;
 /// What the page needs to know of the deployment.
 #[derive(Debug, Clone)]
 pub struct PortalConfig {
-    /// The apps origin as browsers reach it, e.g. `http://127.0.0.1:8081`.
+    /// The apps origin as browsers reach it, e.g. `http://localhost:8081`.
     pub apps_origin: String,
+    /// Whether the page takes `/#token=` sign-in links: the embedded and
+    /// local profiles only.
+    pub link_sign_in: bool,
 }
 
 /// The portal's policy (SPEC E2): its own scripts and WebAssembly, frames
@@ -41,6 +44,7 @@ pub fn portal_router(dir: &Path, config: PortalConfig) -> Router {
         "apps_origin": config.apps_origin,
         "sdk": sdk,
         "sandbox": format!("{}/sandbox", config.apps_origin),
+        "link_sign_in": config.link_sign_in,
     });
     Router::new()
         .route(

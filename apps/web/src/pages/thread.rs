@@ -44,13 +44,23 @@ struct Ctx {
     thread: StoredValue<String>,
     state: RwSignal<Thread>,
     switches: RwSignal<Option<Switches>>,
+    /// Set while the switch stream has gone quiet for longer than three of
+    /// its heartbeats: what the switches govern is off until it speaks.
+    deaf: RwSignal<bool>,
 }
+
+/// Why governed UI is off while the switch cannot be heard.
+const DEAF: &str = "lattice cannot hear the kill switch right now: this is paused until it can";
 
 impl Ctx {
     /// Whether a key is on; unknown until the first answer, taken as on
-    /// (the server refuses what is off either way).
+    /// (the server refuses what is off either way). Off while the switch
+    /// cannot be heard.
     fn off_because(self, key: &'static str) -> Memo<Option<String>> {
         Memo::new(move |_| {
+            if self.deaf.get() {
+                return Some(DEAF.to_owned());
+            }
             self.switches.with(|s| s.as_ref().and_then(|m| m.get(key)).filter(|e| !e.enabled).map(|e| e.because.clone()))
         })
     }
@@ -59,6 +69,9 @@ impl Ctx {
     /// said they are on, and nothing while it can't be heard.
     fn apps_off_because(self) -> Memo<Option<String>> {
         Memo::new(move |_| {
+            if self.deaf.get() {
+                return Some(DEAF.to_owned());
+            }
             self.switches.with(|s| match s.as_ref().and_then(|m| m.get("ui:mini-apps")) {
                 None => Some("the switch has not answered yet".to_owned()),
                 Some(e) if !e.enabled => Some(e.because.clone()),
@@ -82,8 +95,9 @@ pub fn ThreadPage() -> impl IntoView {
 fn ThreadView(id: String) -> impl IntoView {
     let state = RwSignal::new(Thread::default());
     let switches = RwSignal::new(None::<Switches>);
+    let deaf = RwSignal::new(false);
     let refused = RwSignal::new(None::<String>);
-    let ctx = Ctx { thread: StoredValue::new(id.clone()), state, switches };
+    let ctx = Ctx { thread: StoredValue::new(id.clone()), state, switches, deaf };
 
     let th = id.clone();
     let events = stream::follow(
@@ -119,9 +133,12 @@ fn ThreadView(id: String) -> impl IntoView {
         }
     });
 
-    // The switches, pushed: a flip shows here without a reload.
+    // The switches, pushed: a flip shows here without a reload. The stream
+    // beats while it lives; three beats unheard and what it governs is off
+    // (a stream that broke unseen fails closed), on again once it speaks.
     let workspace = Memo::new(move |_| state.with(|t| t.workspace.clone()));
     let switch_stream = StoredValue::new(None::<stream::Handle>);
+    let heard = StoredValue::new((js_sys::Date::now(), 5000.0_f64));
     Effect::new(move |_| {
         if let Some(h) = switch_stream.get_value() {
             h.close();
@@ -131,15 +148,40 @@ fn ThreadView(id: String) -> impl IntoView {
         let handle = stream::follow(
             move |_| url.clone(),
             move |event| {
-                if let Ok(map) = serde_json::from_str::<Switches>(&event.data) {
-                    switches.set(Some(map));
+                let every = match event.name.as_str() {
+                    "heartbeat" => serde_json::from_str::<Value>(&event.data).ok().and_then(|v| v.get("every_ms").and_then(Value::as_f64)),
+                    _ => {
+                        if let Ok(map) = serde_json::from_str::<Switches>(&event.data) {
+                            switches.set(Some(map));
+                        }
+                        None
+                    }
+                };
+                heard.update_value(|(at, beat)| {
+                    *at = js_sys::Date::now();
+                    *beat = every.unwrap_or(*beat);
+                });
+                if deaf.get_untracked() {
+                    deaf.set(false);
                 }
             },
             move |_| switches.set(None),
         );
         switch_stream.set_value(Some(handle));
     });
+    let watching = StoredValue::new(true);
+    leptos::task::spawn_local(async move {
+        while watching.try_get_value().unwrap_or(false) {
+            stream::sleep(250).await;
+            let Some((at, beat)) = heard.try_get_value() else { break };
+            let quiet = js_sys::Date::now() - at > 3.0 * beat;
+            if deaf.try_get_untracked() != Some(quiet) {
+                deaf.try_set(quiet);
+            }
+        }
+    });
     on_cleanup(move || {
+        watching.try_set_value(false);
         if let Some(h) = switch_stream.try_get_value().flatten() {
             h.close();
         }

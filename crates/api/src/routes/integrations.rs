@@ -55,17 +55,27 @@ pub async fn effective_stream(
     changes.mark_unchanged();
     let first = state.log.effective(&who, &q.workspace).await?;
     let permit = state.guard.open_stream(who.principal())?;
-    let context = (state, who, q.workspace, changes, Some(first.clone()), first, permit);
-    let events = stream::unfold(context, |(state, who, ws, mut changes, mut pending, mut last, permit)| async move {
+    // A heartbeat, which a chat that stops hearing turns governed UI off
+    // by: a stream that broke unseen fails closed. The first goes right
+    // after the values, so the chat knows the beat at once.
+    let every = state.switch_heartbeat;
+    let mut beat = tokio::time::interval(every);
+    beat.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let context = (state, who, q.workspace, changes, Some(first.clone()), first, permit, beat);
+    let events = stream::unfold(context, move |(state, who, ws, mut changes, mut pending, mut last, permit, mut beat)| async move {
         loop {
             if let Some(map) = pending.take() {
                 let body = serde_json::to_string(&as_wire(&map)).expect("effective values serialize");
                 let event = Event::default().event("effective").data(body);
-                return Some((Ok(event), (state, who, ws, changes, None, last, permit)));
+                return Some((Ok(event), (state, who, ws, changes, None, last, permit, beat)));
             }
             let mut shutdown = state.shutdown.clone();
             tokio::select! {
                 changed = changes.changed() => if changed.is_err() { return None },
+                _ = beat.tick() => {
+                    let event = Event::default().event("heartbeat").data(format!("{{\"every_ms\":{}}}", every.as_millis()));
+                    return Some((Ok(event), (state, who, ws, changes, None, last, permit, beat)));
+                }
                 _ = shutdown.changed() => return None,
             }
             // Access may be gone (removed from the workspace): the stream ends.

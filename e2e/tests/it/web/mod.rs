@@ -5,6 +5,7 @@ mod a11y;
 mod ask_form;
 mod console;
 mod dashboard;
+mod governance;
 mod submissions;
 
 use lattice_e2e::{Client, UpProcess};
