@@ -39,13 +39,56 @@ struct AuditEntry {
     reason: String,
 }
 
+/// One decision about an app's tool call, as `GET /v1/artifacts/{app}/calls` lists it.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+struct CallRow {
+    at: String,
+    actor: String,
+    tool: String,
+    decision: String,
+    via: String,
+}
+
+/// An app and its calls, newest first.
+#[derive(Debug, Clone, PartialEq)]
+struct AppCalls {
+    id: String,
+    title: String,
+    workspace: String,
+    calls: Vec<CallRow>,
+}
+
+/// The apps of the workspaces the viewer administers, with their calls.
+async fn app_calls(levels: &[LevelView]) -> Vec<AppCalls> {
+    let mut out = Vec::new();
+    for level in levels {
+        let Some(ws) = level.level.strip_prefix("workspace:") else { continue };
+        let threads: Vec<Value> = api::get(&format!("/v1/workspaces/{ws}/threads")).await.unwrap_or_default();
+        for th in threads.iter().filter_map(|t| t["id"].as_str()) {
+            let apps: Vec<Value> = api::get(&format!("/v1/threads/{th}/artifacts?kind=app")).await.unwrap_or_default();
+            for app in apps {
+                let id = app["id"].as_str().unwrap_or_default().to_owned();
+                let calls: Vec<CallRow> = api::get(&format!("/v1/artifacts/{id}/calls")).await.unwrap_or_default();
+                let title = app["data"]["title"].as_str().unwrap_or("An app").to_owned();
+                out.push(AppCalls { id, title, workspace: level.name.clone(), calls });
+            }
+        }
+    }
+    out
+}
+
 #[component]
 pub fn Console() -> impl IntoView {
     let levels = RwSignal::new(None::<Result<Vec<LevelView>, String>>);
     let audit = RwSignal::new(Vec::<AuditEntry>::new());
+    let apps = RwSignal::new(Vec::<AppCalls>::new());
     let reload = move || {
         leptos::task::spawn_local(async move {
-            levels.set(Some(api::get("/v1/integrations/levels").await.map_err(|e| e.message())));
+            let got: Result<Vec<LevelView>, String> = api::get("/v1/integrations/levels").await.map_err(|e| e.message());
+            if let Ok(list) = &got {
+                apps.set(app_calls(list).await);
+            }
+            levels.set(Some(got));
             if let Ok(mut rows) = api::get::<Vec<AuditEntry>>("/v1/integrations/audit").await {
                 rows.reverse();
                 audit.set(rows);
@@ -79,6 +122,32 @@ pub fn Console() -> impl IntoView {
                         </tbody>
                     </table>
                 }.into_any()
+            }}
+        </section>
+        <section aria-labelledby="app-calls-title">
+            <h2 id="app-calls-title">"Mini apps' calls"</h2>
+            <p>"Every call an app made of its tools, and what was decided: by the deployment's policy (allow, deny) or by the person asked (confirmed, declined)."</p>
+            {move || {
+                let list = apps.get();
+                if list.is_empty() {
+                    return view! { <p>"No app in the workspaces you administer."</p> }.into_any();
+                }
+                list.into_iter().map(|a| {
+                    let summary = format!("{} ({}, {}): {} calls", a.title, a.workspace, a.id, a.calls.len());
+                    view! {
+                        <details class="app-calls">
+                            <summary>{summary}</summary>
+                            <table class="audit">
+                                <thead><tr><th scope="col">"When"</th><th scope="col">"Who"</th><th scope="col">"Tool"</th><th scope="col">"Decision"</th><th scope="col">"Through"</th></tr></thead>
+                                <tbody>
+                                    {a.calls.into_iter().map(|c| view! {
+                                        <tr><td>{c.at}</td><td>{c.actor}</td><td>{c.tool}</td><td>{c.decision}</td><td>{c.via}</td></tr>
+                                    }).collect_view()}
+                                </tbody>
+                            </table>
+                        </details>
+                    }
+                }).collect_view().into_any()
             }}
         </section>
     }

@@ -58,3 +58,32 @@ async fn a_flip_reaches_an_open_chat_within_a_second() {
     let (status, body) = ana.post(&format!("/v1/threads/{th}/artifacts"), json!({"kind": "dashboard", "data": super::every_panel("art_none")})).await.unwrap();
     assert_eq!(status, 423, "{body}");
 }
+
+/// The console lists each app's calls with their decisions, for the
+/// workspaces the viewer administers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_console_shows_each_apps_calls() {
+    let up = UpProcess::start().await;
+    let root = Client::sign_in_as(&up.base, json!({"tenant": "ops", "user": "root", "role": "deployment_admin"})).await;
+    root.ok("PUT", "/v1/integrations/deployment/ui:mini-apps", json!({"state": "on", "reason": "the console suite"})).await;
+    let ana = Client::sign_in(&up.base, "acme", "ana").await;
+    let (ws, th) = super::workspace_with_thread(&ana, "Apps").await;
+    ana.ok("POST", &format!("/v1/workspaces/{ws}/members"), json!({"user": "bot", "role": "editor"})).await;
+    let bot = Client::sign_in_as(&up.base, json!({"tenant": "acme", "user": "bot", "agent": true})).await;
+    let app = bot.ok("POST", &format!("/v1/threads/{th}/artifacts"), json!({"kind": "app", "data": {"title": "Counter", "summary": "s", "html": "<p>c</p>"}}))
+        .await["id"].as_str().unwrap().to_owned();
+    ana.ok("POST", &format!("/v1/artifacts/{app}/calls"), json!({"tool": "get_state", "arguments": {}})).await;
+    let asked = ana.ok("POST", &format!("/v1/artifacts/{app}/calls"), json!({"tool": "submit", "arguments": {"values": {"n": 1}}})).await;
+    ana.ok("POST", &format!("/v1/app-calls/{}", asked["confirmation"].as_str().unwrap()), json!({"accept": false})).await;
+
+    let chrome = Chrome::launch().await;
+    let console = chrome.window(&up.base, &ana.token, "light", "/admin").await;
+    console.until("() => !!document.querySelector('details.app-calls summary')", "the app's calls").await;
+    let summary: String = console.eval("() => document.querySelector('details.app-calls summary').textContent").await;
+    assert!(summary.starts_with("Counter (Apps, ") && summary.ends_with(": 3 calls"), "{summary}");
+    console.page.locator("details.app-calls summary").click(None).await.unwrap();
+    let rows: Vec<String> = console
+        .eval("() => [...document.querySelectorAll('details.app-calls tbody tr')].map(r => [...r.children].slice(1).map(c => c.textContent).join(' '))")
+        .await;
+    assert_eq!(rows, vec!["ana submit declined chat", "ana submit ask chat", "ana get_state allow chat"]);
+}
