@@ -22,6 +22,11 @@ pub struct Window {
 
 impl Chrome {
     pub async fn launch() -> Self {
+        Self::launch_with(&[]).await
+    }
+
+    /// With more command-line switches (a host resolver of the test's).
+    pub async fn launch_with(extra: &[String]) -> Self {
         let exe = std::env::var("LATTICE_CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into());
         assert!(
             Path::new(&exe).exists(),
@@ -30,7 +35,7 @@ impl Chrome {
         let playwright = Playwright::launch().await.expect(
             "Playwright's driver: `cargo xtask test` installs it (npm ci in e2e/); PLAYWRIGHT_CLI_JS points at it",
         );
-        let args = [
+        let mut args: Vec<String> = [
             "--no-sandbox",
             "--disable-gpu",
             "--disable-quic",
@@ -38,12 +43,14 @@ impl Chrome {
             "--disable-background-networking",
             "--disable-component-update",
             "--disable-sync",
-        ];
+        ]
+        .iter()
+        .map(|a| (*a).to_owned())
+        .collect();
+        args.extend(extra.iter().cloned());
         let browser = playwright
             .chromium()
-            .launch_with_options(
-                LaunchOptions::new().headless(true).executable_path(exe).args(args.iter().map(|a| (*a).to_owned()).collect()),
-            )
+            .launch_with_options(LaunchOptions::new().headless(true).executable_path(exe).args(args))
             .await
             .expect("launching Chromium");
         Self { _playwright: playwright, browser }

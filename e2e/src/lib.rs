@@ -162,7 +162,7 @@ impl UpProcess {
             .env("LATTICE_PROFILE", "local")
             .env("LATTICE_HTTP_ADDR", format!("127.0.0.1:{port}"))
             .env("LATTICE_APPS_ADDR", format!("127.0.0.1:{apps_port}"))
-            .env("LATTICE_APPS_ORIGIN", format!("http://127.0.0.1:{apps_port}"))
+            .env("LATTICE_APPS_ORIGIN", format!("http://localhost:{apps_port}"))
             .env("LATTICE_PORTAL_ORIGIN", format!("http://127.0.0.1:{port}"))
             .env("LATTICE_AUTH_SECRET", SECRET)
             .env("LATTICE_LOG", "warn")
@@ -180,7 +180,7 @@ impl UpProcess {
             .find(|(k, _)| *k == "LATTICE_HTTP_ADDR")
             .and_then(|(_, addr)| addr.rsplit(':').next()?.parse().ok())
             .unwrap_or(port);
-        let process = Self { child, base: format!("http://127.0.0.1:{port}"), apps: format!("http://127.0.0.1:{apps_port}"), dir };
+        let process = Self { child, base: format!("http://127.0.0.1:{port}"), apps: format!("http://localhost:{apps_port}"), dir };
         wait_ready(&process.base).await;
         process
     }

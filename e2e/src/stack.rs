@@ -121,7 +121,8 @@ impl Stack {
         let nats_url = format!("nats://127.0.0.1:{}", ports.nats);
         let mut stack = Stack {
             portal: format!("http://127.0.0.1:{}", ports.portal),
-            apps: format!("http://127.0.0.1:{}", ports.apps),
+            // Another site than the portal's (127.0.0.1).
+            apps: format!("http://localhost:{}", ports.apps),
             log: format!("http://127.0.0.1:{}", ports.log),
             dir,
             ports,

@@ -142,7 +142,10 @@ impl Default for Config {
             db_max_connections: 16,
             http_addr: "127.0.0.1:8080".parse().expect("a literal address"),
             apps_addr: "127.0.0.1:8081".parse().expect("a literal address"),
-            apps_origin: "http://127.0.0.1:8081".into(),
+            // Another site than the portal's (127.0.0.1): the browser keeps
+            // a busy app out of the chat's process, and no cookie of the
+            // portal's site reaches the apps origin.
+            apps_origin: "http://localhost:8081".into(),
             nats_url: None,
             auth_secret: None,
             token_ttl_secs: 7 * 24 * 3600,

@@ -1,12 +1,13 @@
 //! The apps origin (SPEC E1, E2, W4, W5b): `/sandbox`, the proxy document,
-//! and `/sdk/<file>`, the vendored MCP Apps SDK. Nothing else; no cookie is
-//! set, and a request's cookies are dropped before anything reads them.
+//! `/sandbox/frame`, the inner frame an app's document is written into, and
+//! `/sdk/<file>`, the vendored MCP Apps SDK. Nothing else; no cookie is set,
+//! and a request's cookies are dropped before anything reads them.
 //!
-//! The proxy document's policy allows inline script: an inner `srcdoc`
-//! document inherits its embedder's policy in Chromium, so a proxy limited
-//! to its own script's hash would stop every app's inline script too (seen,
-//! and kept as a test). What the inner document may reach is closed by the
-//! policy the proxy puts first in it, which the app can only narrow.
+//! The proxy runs its one script by hash under `default-src 'none'`. An
+//! app's inline scripts run in the inner frame, which is a document of its
+//! own (not a `srcdoc`, which would inherit the proxy's policy): served with
+//! the app policy (no network at all), sandboxed to an opaque origin, it
+//! writes the app's document, whose first element repeats that policy.
 
 use std::path::{Path, PathBuf};
 
@@ -38,11 +39,15 @@ pub fn apps_router(origin: AppsOrigin) -> Router {
     let document = format!(
         "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>lattice sandbox</title></head><body><script>{script}</script></body></html>"
     );
+    // The proxy's own script, by its hash, and nothing else: frames of this
+    // origin (the inner frame) and the SDK fetched from it.
     let policy = format!(
-        "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:; font-src data:; \
-         connect-src 'self'; form-action 'none'; base-uri 'none'; frame-ancestors {}",
+        "default-src 'none'; script-src '{}'; frame-src 'self'; connect-src 'self'; form-action 'none'; base-uri 'none'; \
+         frame-ancestors {}",
+        script_hash(&script),
         origin.portal_origin
     );
+    let frame_policy = format!("{INNER_POLICY}; frame-ancestors 'self' {}", origin.portal_origin);
     let sandbox = move || {
         let (document, policy) = (document.clone(), policy.clone());
         async move {
@@ -56,7 +61,20 @@ pub fn apps_router(origin: AppsOrigin) -> Router {
             )
         }
     };
-    let mut router = Router::new().route("/sandbox", axum::routing::get(sandbox));
+    let frame = move || {
+        let policy = frame_policy.clone();
+        async move {
+            (
+                [
+                    (header::CONTENT_TYPE, "text/html; charset=utf-8".to_owned()),
+                    (header::CONTENT_SECURITY_POLICY, policy),
+                    (header::CACHE_CONTROL, "no-cache".to_owned()),
+                ],
+                INNER_FRAME,
+            )
+        }
+    };
+    let mut router = Router::new().route("/sandbox", axum::routing::get(sandbox)).route("/sandbox/frame", axum::routing::get(frame));
     if let Some(file) = sdk_file {
         router = router.route_service("/sdk/ext-apps.js", tower_http::services::ServeFile::new(file));
     } else {
@@ -78,6 +96,20 @@ async fn holds_nothing(mut req: Request, next: Next) -> Response {
     response
 }
 
+/// The inner frame: it asks its parent (the proxy) for the app's document,
+/// once, and writes it in its own place. Its policy is the app policy.
+const INNER_FRAME: &str = "<!doctype html><html><head><meta charset=\"utf-8\"></head><body><script>\
+     (()=>{const take=(e)=>{if(e.source!==window.parent||!e.data||e.data.lattice!=='document')return;\
+     removeEventListener('message',take);document.open();document.write(String(e.data.html));document.close()};\
+     addEventListener('message',take);window.parent.postMessage({lattice:'frame-ready'},'*')})()</script></body></html>";
+
+/// A script's CSP source: `sha256-` and its digest in base64.
+fn script_hash(script: &str) -> String {
+    use base64::Engine;
+    use sha2::Digest;
+    format!("sha256-{}", base64::engine::general_purpose::STANDARD.encode(sha2::Sha256::digest(script.as_bytes())))
+}
+
 fn js_string(s: &str) -> String {
     serde_json::to_string(s).expect("a string serializes")
 }
@@ -93,5 +125,40 @@ mod tests {
     fn the_proxy_script_can_be_inlined() {
         // An end tag inside would end the script element early.
         assert!(!include_str!("sandbox.js").to_ascii_lowercase().contains("</script"));
+    }
+}
+
+#[cfg(test)]
+mod policy_tests {
+    use http_body_util::BodyExt;
+    use tower::ServiceExt;
+
+    use super::*;
+
+    async fn get(router: &Router, path: &str) -> (String, String) {
+        let res = router.clone().oneshot(axum::http::Request::get(path).body(axum::body::Body::empty()).unwrap()).await.unwrap();
+        let policy = res.headers().get(header::CONTENT_SECURITY_POLICY).map(|v| v.to_str().unwrap().to_owned()).unwrap_or_default();
+        let body = String::from_utf8(res.into_body().collect().await.unwrap().to_bytes().to_vec()).unwrap();
+        (policy, body)
+    }
+
+    /// The proxy runs its own script alone, by hash; the inner frame runs
+    /// under the app policy, framed only by the proxy and the portal.
+    #[tokio::test]
+    async fn the_proxy_runs_its_script_by_hash_and_the_frame_reaches_nothing() {
+        let router = apps_router(AppsOrigin { portal_origin: "http://127.0.0.1:8080".into(), sdk_dir: None });
+        let (policy, document) = get(&router, "/sandbox").await;
+        // The one script element: from its start tag to the last end tag (the
+        // prelude it carries holds a start tag in a string).
+        let start = document.find("<script>").unwrap() + "<script>".len();
+        let script = &document[start..document.rfind("</script>").unwrap()];
+        assert!(policy.starts_with("default-src 'none'; script-src 'sha256-"), "{policy}");
+        assert!(policy.contains(&format!("'{}'", script_hash(script))), "the hash is the script's: {policy}");
+        assert!(!policy.contains("unsafe-inline"), "{policy}");
+        assert!(policy.ends_with("frame-ancestors http://127.0.0.1:8080"), "{policy}");
+        let (policy, frame) = get(&router, "/sandbox/frame").await;
+        assert!(policy.starts_with(INNER_POLICY), "{policy}");
+        assert!(policy.contains("connect-src 'none'") && policy.ends_with("frame-ancestors 'self' http://127.0.0.1:8080"), "{policy}");
+        assert!(frame.contains("frame-ready") && frame.contains("document.write"), "{frame}");
     }
 }

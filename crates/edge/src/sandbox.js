@@ -1,12 +1,14 @@
 // The sandbox proxy (SPEC W4, E2), served by the apps origin. It runs in
 // the outer frame (sandbox="allow-scripts allow-same-origin", safe because
-// this origin holds nothing), loads the app into an inner srcdoc frame with
-// sandbox="allow-scripts" only, and relays JSON-RPC between the host and
-// the app. The inner document starts with its policy and a prelude that
-// takes WebRTC away (no CSP directive governs it); an app that asks for the
-// MCP Apps SDK (a script element with data-lattice-sdk="ext-apps") gets the
-// release's vendored copy inlined there. This file is inlined in the proxy
-// document: it must never hold the characters that end a script element.
+// this origin holds nothing), under a policy that runs this script alone
+// (by its hash). It loads an inner frame from this origin (/sandbox/frame,
+// sandbox="allow-scripts" only, so its origin is opaque), hands it the app's
+// document to write, and relays JSON-RPC between the host and the app. The
+// document starts with its policy and a prelude that takes WebRTC away (no
+// CSP directive governs it); an app that asks for the MCP Apps SDK (a
+// script element with data-lattice-sdk="ext-apps") gets the release's
+// vendored copy inlined there. This file is inlined in the proxy document:
+// it must never hold the characters that end a script element.
 (() => {
   const HOST = __HOST__;
   const SDK = __SDK__;
@@ -22,10 +24,12 @@
   inner.style.cssText = "border:0;width:100%;height:100%;display:block";
   document.documentElement.style.cssText = "margin:0;height:100%";
   document.body.style.cssText = "margin:0;height:100%";
-  document.body.appendChild(inner);
 
   const MARKER = /<script\s+data-lattice-sdk\s*=\s*["']?ext-apps["']?\s*>\s*<\/script>/i;
   let sdk = null;
+  // The app's document once composed, and whether the inner frame wrote it.
+  let pending = null;
+  let written = false;
 
   async function compose(html) {
     let body = html;
@@ -41,18 +45,33 @@
     return doctype ? doctype[0] + PRELUDE + body.slice(doctype[0].length) : PRELUDE + body;
   }
 
+  function load(html) {
+    pending = html;
+    written = false;
+    // A fresh frame for every document: what an app left behind goes with it.
+    inner.src = "/sandbox/frame";
+    if (!inner.isConnected) document.body.appendChild(inner);
+  }
+
   window.addEventListener("message", async (event) => {
     if (event.source === window.parent) {
       if (event.origin !== HOST) return;
       const data = event.data;
       if (data && data.method === "ui/notifications/sandbox-resource-ready") {
         const html = data.params && typeof data.params.html === "string" ? data.params.html : "";
-        inner.srcdoc = await compose(html);
+        load(await compose(html));
         window.parent.postMessage({ jsonrpc: "2.0", method: "ui/notifications/sandbox-resource-loaded", params: {} }, HOST);
       } else if (inner.contentWindow) {
         inner.contentWindow.postMessage(data, "*");
       }
     } else if (event.source === inner.contentWindow) {
+      // The inner frame's loader asks for its document once; everything
+      // after is the app's, for the host.
+      if (!written && event.data && event.data.lattice === "frame-ready") {
+        written = true;
+        inner.contentWindow.postMessage({ lattice: "document", html: pending }, "*");
+        return;
+      }
       window.parent.postMessage(event.data, HOST);
     }
   });

@@ -8,6 +8,7 @@ pub mod app;
 pub mod app_policy;
 pub mod checks;
 pub mod dashboard;
+mod external;
 pub mod form;
 pub mod hints;
 mod kinds;
