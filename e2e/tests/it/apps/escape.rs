@@ -170,7 +170,7 @@ async fn prefetch_and_preconnect(on: On) {
 async fn webrtc_data_channel(on: On) {
     let verdict = escape(
         on,
-        "const pc = new RTCPeerConnection({iceServers: [{urls: 'stun:' + HOST}, {urls: 'turn:' + HOST, username: 'u', credential: 'p'}]}); \
+        "const pc = new RTCPeerConnection({iceServers: [{urls: 'st' + 'un:' + HOST}, {urls: 'tu' + 'rn:' + HOST, username: 'u', credential: 'p'}]}); \
          pc.createDataChannel('out'); pc.createOffer().then((o) => pc.setLocalDescription(o)); setTimeout(() => log('result reached (a peer connection was made)'), 800);",
     )
     .await;
@@ -237,7 +237,7 @@ async fn webrtc_by_name_from_a_child_frame(on: On) {
         on,
         "const f = document.createElement('iframe'); document.body.append(f); \
          let R; try { R = f.contentWindow.RTCPeerConnection || window[0].RTCPeerConnection; } catch (e) { log('result blocked ' + e.name); throw e; } \
-         const pc = new R({iceServers: [{urls: 'stun:' + NAMED}]}); pc.createDataChannel('out'); pc.createOffer().then((o) => pc.setLocalDescription(o)); \
+         const pc = new R({iceServers: [{urls: 'st' + 'un:' + NAMED}]}); pc.createDataChannel('out'); pc.createOffer().then((o) => pc.setLocalDescription(o)); \
          setTimeout(() => log('result reached (a peer connection was made)'), 1200);",
     )
     .await;
