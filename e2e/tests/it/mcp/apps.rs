@@ -129,6 +129,18 @@ async fn apps_over_mcp_pass_the_policy_and_leave_an_audit_row() {
     let overlaid = ServeMcp::start(&up.database_url(), &[("LATTICE_APP_TOOL_POLICY", policy.as_str())]).await;
     let s = steps(&overlaid.base, &bot.token, json!({"steps": [{"call": "get_state", "arguments": {"app": app, "capability": cap}}]})).await;
     assert!(text(&s["steps"][0]).contains("policy denies"), "{s}");
+    // The overlay names acme's app: another tenant's app that took the same
+    // id (ids are unique per tenant) is not touched by it.
+    let root_globex = Client::sign_in_as(&up.base, json!({"tenant": "globex", "user": "gil", "role": "tenant_admin"})).await;
+    let gws = root_globex.ok("POST", "/v1/workspaces", json!({"name": "Theirs"})).await["id"].as_str().unwrap().to_owned();
+    let gth = root_globex.ok("POST", &format!("/v1/workspaces/{gws}/threads"), json!({"title": "Theirs"})).await["id"].as_str().unwrap().to_owned();
+    root_globex.ok("POST", &format!("/v1/workspaces/{gws}/members"), json!({"user": "gbot", "role": "editor"})).await;
+    let gbot = Client::sign_in_as(&up.base, json!({"tenant": "globex", "user": "gbot", "agent": true})).await;
+    gbot.ok("POST", &format!("/v1/threads/{gth}/artifacts"), json!({"id": app, "kind": "app", "data": {"title": "Same id", "summary": "s", "html": "<p>x</p>"}})).await;
+    let made = steps(&up.base, &gbot.token, json!({"steps": [{"call": "update_app", "arguments": {"id": app, "html": "<p>y</p>", "thread": gth}}]})).await;
+    let gcap = made["steps"][0]["_meta"]["lattice"]["capability"].as_str().expect("their view's capability").to_owned();
+    let s = steps(&overlaid.base, &gbot.token, json!({"steps": [{"call": "get_state", "arguments": {"app": app, "capability": gcap}}]})).await;
+    assert_eq!(s["steps"][0]["isError"], false, "globex's app is not acme's: {s}");
     drop(overlaid);
 
     // A write that merged two calls is one row; a call refused for its
