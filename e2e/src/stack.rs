@@ -1,4 +1,4 @@
-//! The local stack (SPEC O2, X1): real PostgreSQL and NATS started natively,
+//! The local stack (REQUIREMENTS.md O2, X1): real PostgreSQL and NATS started natively,
 //! migrations run, and each lattice service as its own process (`serve log`,
 //! `serve bridge`, `serve mcp`, `serve edge`), on loopback ports. `just up`
 //! runs one in the foreground under `./data/stack` until Ctrl-C, and `just

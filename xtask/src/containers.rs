@@ -1,4 +1,4 @@
-//! A container engine for the acceptance harness (SPEC X1): Docker's
+//! A container engine for the acceptance harness (REQUIREMENTS.md X1): Docker's
 //! daemon started by the project (Debian's docker.io, data under the target
 //! folder, no iptables, no bridge: containers use the host's network), and
 //! the images it runs built here `FROM scratch`, since no registry is

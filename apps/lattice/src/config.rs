@@ -1,4 +1,4 @@
-//! Configuration (SPEC O3): defaults < `lattice.toml` (or `--config FILE`)
+//! Configuration (REQUIREMENTS.md O3): defaults < `lattice.toml` (or `--config FILE`)
 //! < environment (`LATTICE_…`). Every key is documented here and in
 //! docs/CONFIGURATION.md; `lattice config` prints the values in force.
 

@@ -1,4 +1,4 @@
-//! Logs (SPEC O4's basics: text for people, JSON for machines) and, when
+//! Logs (REQUIREMENTS.md O4's basics: text for people, JSON for machines) and, when
 //! LATTICE_OTLP_ENDPOINT is set, OpenTelemetry traces and metrics over OTLP
 //! named after the service (`lattice-log`, `lattice-edge`, …).
 

@@ -1,5 +1,5 @@
 //! `/v1` over `fetch`, with the session's bearer token. Refusals come back
-//! as the server's typed error (SPEC L8), so a view can put each one where
+//! as the server's typed error (REQUIREMENTS.md L8), so a view can put each one where
 //! it belongs.
 
 use lattice_core::Error;

@@ -1,4 +1,4 @@
-//! The host side of MCP Apps (SPEC W5, W6): JSON-RPC over postMessage with
+//! The host side of MCP Apps (REQUIREMENTS.md W5, W6): JSON-RPC over postMessage with
 //! the sandbox proxy of each running app.
 //!
 //! A message counts only when it comes from a frame this page made

@@ -1,4 +1,4 @@
-//! The chat host and the admin console (SPEC W1–W3, W7, W8): a Leptos
+//! The chat host and the admin console (REQUIREMENTS.md W1–W3, W7, W8): a Leptos
 //! client-side app. It talks only to `/v1` of its own origin, with the
 //! bearer token it keeps in `localStorage`; forms are validated here with the
 //! same `lattice-ui` code the server runs, and the server's verdict counts.

@@ -1,4 +1,4 @@
-//! The session token (SPEC T4): in `localStorage` of this origin only, never
+//! The session token (REQUIREMENTS.md T4): in `localStorage` of this origin only, never
 //! a cookie. `/#token=<jwt>` signs in with a token and leaves the URL.
 
 use leptos::prelude::*;

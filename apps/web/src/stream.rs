@@ -1,6 +1,6 @@
 //! Server-Sent Events over `fetch`, so the bearer token travels in a header
 //! (an `EventSource` can't send one). A dropped stream reconnects from the
-//! last event id it saw, so nothing is lost or repeated (SPEC L7).
+//! last event id it saw, so nothing is lost or repeated (REQUIREMENTS.md L7).
 
 use std::cell::RefCell;
 use std::collections::HashMap;

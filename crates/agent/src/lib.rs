@@ -1,4 +1,4 @@
-//! Agent runs (SPEC A, L6): how UI gets into the chat.
+//! Agent runs (REQUIREMENTS.md A, L6): how UI gets into the chat.
 //!
 //! The [`Runner`] drives a run as a state machine whose every step is a
 //! command through the log's write path (`RecordRun`), so a paused run

@@ -1,4 +1,4 @@
-//! The agent's toolset (SPEC A1–A5), defined once: name, description, and
+//! The agent's toolset (REQUIREMENTS.md A1–A5), defined once: name, description, and
 //! the JSON Schema of the arguments. The runner offers them to its models
 //! and the MCP exporter to outside agents, each time only those whose
 //! switch is on in the workspace.

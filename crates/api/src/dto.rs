@@ -175,7 +175,7 @@ pub struct Me {
     pub agent: bool,
 }
 
-/// `{"error": {"type": …}}`, as SPEC L8 lists the types.
+/// `{"error": {"type": …}}`, as REQUIREMENTS.md L8 lists the types.
 #[derive(Debug, Serialize, Deserialize, ToSchema)]
 pub struct ErrorBody {
     #[schema(value_type = Object)]

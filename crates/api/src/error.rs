@@ -1,4 +1,4 @@
-//! The one place lattice's typed errors (SPEC L8) become HTTP responses:
+//! The one place lattice's typed errors (REQUIREMENTS.md L8) become HTTP responses:
 //! `{"error": {"type": "ValidationFailed", …}}` with the status CONTRACT gives.
 
 use axum::http::StatusCode;

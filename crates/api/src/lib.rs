@@ -1,4 +1,4 @@
-//! The log service's HTTP API (SPEC L9): `/v1` as JSON, typed errors (L8),
+//! The log service's HTTP API (REQUIREMENTS.md L9): `/v1` as JSON, typed errors (L8),
 //! the live stream (L7), health and readiness, and an OpenAPI document
 //! generated from the code. Handlers translate HTTP to commands and reads of
 //! `lattice-log`; they decide nothing themselves.

@@ -1,4 +1,4 @@
-//! A mini app's tool calls (SPEC M5), decided and carried out on the server,
+//! A mini app's tool calls (REQUIREMENTS.md M5), decided and carried out on the server,
 //! once, for every host: lattice's chat host hands an app's `tools/call` to
 //! `POST /v1/artifacts/{app}/calls`, and the MCP exporter calls the same
 //! [`AppCalls`].

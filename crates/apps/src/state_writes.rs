@@ -1,4 +1,4 @@
-//! `set_state` writes, coalesced (SPEC M5): a busy app makes at most one
+//! `set_state` writes, coalesced (REQUIREMENTS.md M5): a busy app makes at most one
 //! version per five seconds per caller. Calls that arrive inside the window
 //! wait for the one write that carries all their operations, and its one
 //! audit row, which says how many calls it carries.

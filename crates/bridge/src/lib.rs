@@ -1,4 +1,4 @@
-//! The projection bridge (SPEC B): follows the log in order from a durable
+//! The projection bridge (REQUIREMENTS.md B): follows the log in order from a durable
 //! checkpoint and publishes each bridged envelope to NATS JetStream, with
 //! `Nats-Msg-Id` = the envelope id, moving the checkpoint only once
 //! JetStream has acknowledged.

@@ -1,4 +1,4 @@
-//! The payloads of the reserved `ui` namespace (SPEC B3, B5), generated
+//! The payloads of the reserved `ui` namespace (REQUIREMENTS.md B3, B5), generated
 //! into `schemas/bridge.v1.json` and drift-tested.
 
 use schemars::JsonSchema;

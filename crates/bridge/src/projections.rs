@@ -1,4 +1,4 @@
-//! Projections (SPEC B2, B3): which envelopes are bridged, on which
+//! Projections (REQUIREMENTS.md B2, B3): which envelopes are bridged, on which
 //! subject, with which payload. Per artifact kind and per deferred tool
 //! name: an ask_form's answer and a form's submission both become
 //! `ui.form_submitted`, a submission to an app `ui.app_submitted`; a mapped

@@ -1,4 +1,4 @@
-//! Who acts (SPEC T2). Every command carries its actor, and the envelope it
+//! Who acts (REQUIREMENTS.md T2). Every command carries its actor, and the envelope it
 //! commits records it.
 
 use serde::{Deserialize, Serialize};

@@ -1,5 +1,5 @@
 //! Commands: every state change a client can ask for, as plain data. The
-//! log service runs each through its one write path (SPEC L1).
+//! log service runs each through its one write path (REQUIREMENTS.md L1).
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -69,7 +69,7 @@ pub enum Command {
     },
     /// An application's own event, bridged to
     /// `lattice.<tenant>.<workspace>.<namespace>.<name>`. The `ui` and `log`
-    /// namespaces are lattice's own and refused (SPEC B4).
+    /// namespaces are lattice's own and refused (REQUIREMENTS.md B4).
     AppEvent {
         workspace: WorkspaceId,
         namespace: String,

@@ -1,4 +1,4 @@
-//! The envelope (SPEC L2): what one commit appends to the log.
+//! The envelope (REQUIREMENTS.md L2): what one commit appends to the log.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;

@@ -1,4 +1,4 @@
-//! The typed errors of SPEC L8. Every refusal a client can see is one of
+//! The typed errors of REQUIREMENTS.md L8. Every refusal a client can see is one of
 //! these; the HTTP layer maps them to status codes in one place.
 
 use serde::{Deserialize, Serialize};

@@ -1,4 +1,4 @@
-//! The Integrations port (SPEC I1): which kinds of UI are switched on, per
+//! The Integrations port (REQUIREMENTS.md I1): which kinds of UI are switched on, per
 //! deployment, tenant and workspace.
 //!
 //! The rule is a pure function, [`resolve`]; where the three states are kept
@@ -122,7 +122,7 @@ pub struct Effective {
     pub because: String,
 }
 
-/// The rule of SPEC I1: effective = deployment AND tenant AND workspace,
+/// The rule of REQUIREMENTS.md I1: effective = deployment AND tenant AND workspace,
 /// where unset means the key's default at the deployment level and on below
 /// it. The first level (from the top) that turns the key off is the reason.
 pub fn resolve(key: SwitchKey, deployment: SwitchState, tenant: SwitchState, workspace: SwitchState) -> Effective {

@@ -1,5 +1,5 @@
 //! Extension points of the write path: artifact kinds and the checks hook
-//! (SPEC L4, L5). The log service runs them; crates such as the UI model
+//! (REQUIREMENTS.md L4, L5). The log service runs them; crates such as the UI model
 //! implement them without knowing anything of storage.
 
 use std::sync::Arc;

@@ -1,4 +1,4 @@
-//! Roles (SPEC T3). A token carries a tenant-wide role; workspace roles come
+//! Roles (REQUIREMENTS.md T3). A token carries a tenant-wide role; workspace roles come
 //! from the workspace's members list.
 
 use serde::{Deserialize, Serialize};

@@ -1,4 +1,4 @@
-//! Runs (SPEC L6): an agent's turn as a state machine whose every step is
+//! Runs (REQUIREMENTS.md L6): an agent's turn as a state machine whose every step is
 //! an envelope in the log, so a paused run survives a restart.
 
 use serde::{Deserialize, Serialize};

@@ -1,4 +1,4 @@
-//! The apps origin (SPEC E1, E2, W4, W5b): `/sandbox`, the proxy document,
+//! The apps origin (REQUIREMENTS.md E1, E2, W4, W5b): `/sandbox`, the proxy document,
 //! `/sandbox/frame`, the inner frame an app's document is written into, and
 //! `/sdk/<file>`, the vendored MCP Apps SDK. Nothing else; no cookie is set,
 //! and a request's cookies are dropped before anything reads them.

@@ -1,4 +1,4 @@
-//! The edge (SPEC E1, E2): two origins.
+//! The edge (REQUIREMENTS.md E1, E2): two origins.
 //!
 //! - The portal host serves the chat host's files and, in `lattice serve
 //!   edge`, proxies `/v1` (the live streams included) to the log service.

@@ -21,7 +21,7 @@ pub struct PortalConfig {
     pub link_sign_in: bool,
 }
 
-/// The portal's policy (SPEC E2): its own scripts and WebAssembly, frames
+/// The portal's policy (REQUIREMENTS.md E2): its own scripts and WebAssembly, frames
 /// from the apps origin only, and never framed itself.
 fn policy(apps_origin: &str) -> HeaderValue {
     let csp = format!(

@@ -1,4 +1,4 @@
-// The sandbox proxy (SPEC W4, E2), served by the apps origin. It runs in
+// The sandbox proxy (REQUIREMENTS.md W4, E2), served by the apps origin. It runs in
 // the outer frame (sandbox="allow-scripts allow-same-origin", safe because
 // this origin holds nothing), under a policy that runs this script alone
 // (by its hash). It loads an inner frame from this origin (/sandbox/frame,

@@ -1,4 +1,4 @@
-//! Access (SPEC T1–T3): who may see and do what in a workspace. Anything the
+//! Access (REQUIREMENTS.md T1–T3): who may see and do what in a workspace. Anything the
 //! caller may not see answers `NotFound`, so another tenant learns nothing,
 //! not even whether an id exists; what they may see but not do answers
 //! `Forbidden`.

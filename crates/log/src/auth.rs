@@ -1,4 +1,4 @@
-//! Authentication (SPEC T4): signed bearer tokens. A verified token is the
+//! Authentication (REQUIREMENTS.md T4): signed bearer tokens. A verified token is the
 //! only way to get an [`Authenticated`], and the write path takes nothing
 //! else, so no command runs for an identity nobody vouched for.
 

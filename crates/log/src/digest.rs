@@ -1,4 +1,4 @@
-//! Content digests (SPEC L4): SHA-256 over a canonical JSON form, so the same
+//! Content digests (REQUIREMENTS.md L4): SHA-256 over a canonical JSON form, so the same
 //! data has the same receipt whatever order its keys were written in.
 
 use serde_json::Value;

@@ -289,7 +289,7 @@ impl LogService {
         Ok(access.workspace.to_string())
     }
 
-    /// Every level the caller administers (SPEC W7): the deployment for a
+    /// Every level the caller administers (REQUIREMENTS.md W7): the deployment for a
     /// deployment admin, the tenant for a tenant admin, and each workspace
     /// the caller is an admin of (a tenant admin's: all of the tenant's).
     pub async fn switch_levels(&self, who: &Authenticated) -> Result<Vec<LevelStates>, Error> {

@@ -1,4 +1,4 @@
-//! The one write path (SPEC L1, L2): authenticate → authorize → integration
+//! The one write path (REQUIREMENTS.md L1, L2): authenticate → authorize → integration
 //! gate → checks → commit. Every state change in lattice is a [`Command`]
 //! run through [`LogService::execute`]; nothing else writes.
 

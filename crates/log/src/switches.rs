@@ -1,4 +1,4 @@
-//! The switch store (SPEC I1, I2): what each level holds for each key. A
+//! The switch store (REQUIREMENTS.md I1, I2): what each level holds for each key. A
 //! missing row is `unset`. Changes are commands (`SetSwitch`) and so leave
 //! their audit trail in the log as `switch_set` envelopes.
 

@@ -1,5 +1,5 @@
 //! The W3C trace context of the request a command runs for, kept with its
-//! envelope so that the bridge carries it on to NATS (SPEC O4).
+//! envelope so that the bridge carries it on to NATS (REQUIREMENTS.md O4).
 
 tokio::task_local! {
     static TRACEPARENT: Option<String>;

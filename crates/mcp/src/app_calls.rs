@@ -1,4 +1,4 @@
-//! Calls a view or an app makes through its host (SPEC M4, M5). A form's
+//! Calls a view or an app makes through its host (REQUIREMENTS.md M4, M5). A form's
 //! view sends its values with `submit_form`, a submission as the caller. An
 //! app's `get_state`, `set_state` and `submit` are `lattice-apps`' calls,
 //! the same as in lattice's chat: decided by the app tool policy, audited

@@ -1,4 +1,4 @@
-//! The agent toolset over MCP (SPEC M2): the runner's own tool code, as the
+//! The agent toolset over MCP (REQUIREMENTS.md M2): the runner's own tool code, as the
 //! caller, in the thread the call names or the caller's most recent.
 //! `ask_form` does not hold the call open: it puts the form in the thread
 //! and returns its id at once, and `form_submissions` reads the answers or

@@ -1,4 +1,4 @@
-//! The text every result carries for hosts without UI (SPEC M3): the whole
+//! The text every result carries for hosts without UI (REQUIREMENTS.md M3): the whole
 //! artifact in Markdown, and its receipt.
 
 use serde_json::Value;

@@ -1,4 +1,4 @@
-//! The MCP exporter (SPEC M): lattice's agent toolset and its forms,
+//! The MCP exporter (REQUIREMENTS.md M): lattice's agent toolset and its forms,
 //! dashboards and apps for outside agents and MCP hosts, over rmcp.
 //!
 //! Every call acts as the caller's principal through the log's one write

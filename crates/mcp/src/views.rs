@@ -1,4 +1,4 @@
-//! The `ui://` resources (SPEC M3): lattice's generated views for forms and
+//! The `ui://` resources (REQUIREMENTS.md M3): lattice's generated views for forms and
 //! dashboards, fed by the tool's input and result, and each app's own HTML
 //! with its policy, read as the caller.
 

@@ -1,4 +1,4 @@
-//! OpenTelemetry for lattice (SPEC O4). Spans are `tracing` spans; with the
+//! OpenTelemetry for lattice (REQUIREMENTS.md O4). Spans are `tracing` spans; with the
 //! `export` feature and an OTLP endpoint they leave as OTLP traces, with
 //! metrics beside them. The W3C trace context travels between processes as
 //! a `traceparent` string: an HTTP header from the edge to the log service,

@@ -1,4 +1,4 @@
-//! Fresh databases for tests, on both backends (SPEC L3: one suite, two
+//! Fresh databases for tests, on both backends (REQUIREMENTS.md L3: one suite, two
 //! stores). PostgreSQL comes from `LATTICE_TEST_POSTGRES_URL`, which
 //! `cargo xtask test` sets after starting a throwaway server; without it a
 //! PostgreSQL test fails and says so, never passes silently.

@@ -1,4 +1,4 @@
-//! A mini app (SPEC U7): one HTML file written by an agent, run sandboxed.
+//! A mini app (REQUIREMENTS.md U7): one HTML file written by an agent, run sandboxed.
 //! HTML naming an external URL is refused here, as a first filter; the
 //! sandbox and its policy are the guard.
 

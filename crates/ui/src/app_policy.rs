@@ -1,4 +1,4 @@
-//! What a mini app may call without a person (SPEC M5): allow, deny or ask,
+//! What a mini app may call without a person (REQUIREMENTS.md M5): allow, deny or ask,
 //! per app tool, with an overlay for single apps. The chat host and the MCP
 //! exporter both decide with it, so an app gets the same answer in either.
 

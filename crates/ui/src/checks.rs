@@ -1,4 +1,4 @@
-//! The UI model's checks on the write path (SPEC L5, U8, U9): what a
+//! The UI model's checks on the write path (REQUIREMENTS.md L5, U8, U9): what a
 //! submission must be, and who may change what.
 
 use std::sync::Arc;

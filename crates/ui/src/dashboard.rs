@@ -1,4 +1,4 @@
-//! A dashboard artifact (SPEC U6): a snapshot of figures, `as_of` a time.
+//! A dashboard artifact (REQUIREMENTS.md U6): a snapshot of figures, `as_of` a time.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

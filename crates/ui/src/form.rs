@@ -1,5 +1,5 @@
 //! A form artifact: a FormSchema that takes submissions without a run
-//! waiting (SPEC A2, U8).
+//! waiting (REQUIREMENTS.md A2, U8).
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use crate::hints::UiHints;
 
-/// How many submissions a form takes, and from whom (SPEC U8).
+/// How many submissions a form takes, and from whom (REQUIREMENTS.md U8).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Submissions {
@@ -25,7 +25,7 @@ pub enum Submissions {
 #[serde(deny_unknown_fields)]
 pub struct Form {
     pub title: String,
-    /// A JSON Schema 2020-12 object of the allowed subset (SPEC U1).
+    /// A JSON Schema 2020-12 object of the allowed subset (REQUIREMENTS.md U1).
     pub schema: Value,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ui: Option<UiHints>,

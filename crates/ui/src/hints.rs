@@ -1,4 +1,4 @@
-//! UI hints (SPEC U3): how a property is shown, and nothing else. A hint
+//! UI hints (REQUIREMENTS.md U3): how a property is shown, and nothing else. A hint
 //! names a component of the kit; it never carries a colour, a class, HTML or
 //! a URL.
 

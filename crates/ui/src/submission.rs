@@ -1,4 +1,4 @@
-//! Submissions (SPEC U8): a person's values for a form (or an app), kept as
+//! Submissions (REQUIREMENTS.md U8): a person's values for a form (or an app), kept as
 //! an artifact whose id is derived from the form, the policy and the
 //! submitter, so a retried submit is one artifact and the log's refusal of
 //! an existing id holds the policy.

@@ -1,4 +1,4 @@
-//! The wire schema of every payload (SPEC U10), generated from the Rust
+//! The wire schema of every payload (REQUIREMENTS.md U10), generated from the Rust
 //! types and committed as `schemas/ui.v1.json`.
 
 use schemars::generate::SchemaSettings;

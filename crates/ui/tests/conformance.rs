@@ -1,8 +1,9 @@
-//! SPEC U5: the validator agrees with the official JSON Schema Test Suite
+//! REQUIREMENTS.md U5: the validator agrees with the official JSON Schema Test Suite
 //! (draft 2020-12) on every case whose schema uses only allowed keywords,
 //! and refuses at compilation every case that uses a refused one.
 //!
-//! One test per case, read as data from `../shared/data/`. A case whose
+//! One test per case, read as data from the vendored copy in
+//! `tests/data/json-schema-test-suite` (its LICENSE and SOURCE beside it). A case whose
 //! root is not a form is wrapped as the single required property `v`
 //! (`{"v": data}`); a form-shaped case whose data is not an object is not a
 //! form's values and is not run. Deliberate differences are listed, each
@@ -16,7 +17,8 @@ use lattice_ui::schema::{compile, property_keywords, root_keywords};
 use libtest_mimic::{Arguments, Failed, Trial};
 use serde_json::{Value, json};
 
-const REQUIRED: &str = "../../../shared/data/json-schema-test-suite/tests/draft2020-12";
+/// The suite, vendored (its LICENSE and SOURCE beside it).
+const REQUIRED: &str = "tests/data/json-schema-test-suite/tests/draft2020-12";
 const FORMATS: &[&str] = &["date", "time", "date-time", "email", "uri"];
 
 fn suite_dir() -> PathBuf {

@@ -1,4 +1,4 @@
-//! SPEC B1 against the real processes: 1,000 submissions while the bridge
+//! REQUIREMENTS.md B1 against the real processes: 1,000 submissions while the bridge
 //! is killed (SIGKILL) and restarted twice and NATS restarted once: exactly
 //! 1,000 `ui.form_submitted` in the stream, each id once, in log order.
 

@@ -1,4 +1,4 @@
-//! `lattice serve edge` in front of `lattice serve log` (SPEC E1, E2): the
+//! `lattice serve edge` in front of `lattice serve log` (REQUIREMENTS.md E1, E2): the
 //! chat host and `/v1` (the live stream too) on the portal, the sandbox
 //! proxy alone on the apps origin, no cookie either way, and the policies.
 

@@ -1,4 +1,4 @@
-//! AppFrame (SPEC W4, I3): a mini app running in the two frames, with the
+//! AppFrame (REQUIREMENTS.md W4, I3): a mini app running in the two frames, with the
 //! host's label, run, version and summary outside them and a border the app
 //! can't cover. Off (the switch) or archived, the label and summary stay and
 //! nothing runs; before the frame goes, the app is told

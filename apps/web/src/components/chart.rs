@@ -1,4 +1,4 @@
-//! Line and bar charts as SVG (SPEC W3). Colours come from the theme's
+//! Line and bar charts as SVG (REQUIREMENTS.md W3). Colours come from the theme's
 //! tokens through classes (`series-1`…); the SVG writes no colour of its
 //! own, so the scheme and colour-blind mode (`data-cvd`) restyle it. Every
 //! chart has its figures under "Show the figures", a real table, and lines

@@ -1,4 +1,4 @@
-//! The host's own confirmation (SPEC W6): a modal dialog outside every
+//! The host's own confirmation (REQUIREMENTS.md W6): a modal dialog outside every
 //! frame, showing as text exactly what an app asks to send or open.
 
 use wasm_bindgen::JsCast;

@@ -1,4 +1,4 @@
-//! DashboardView (SPEC W3): a snapshot's panels, with its `as_of`.
+//! DashboardView (REQUIREMENTS.md W3): a snapshot's panels, with its `as_of`.
 
 use lattice_ui::dashboard::{Dashboard, Panel};
 use leptos::prelude::*;

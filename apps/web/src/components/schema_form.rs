@@ -1,4 +1,4 @@
-//! SchemaForm (SPEC W2): a FormSchema drawn with native, labelled controls.
+//! SchemaForm (REQUIREMENTS.md W2): a FormSchema drawn with native, labelled controls.
 //!
 //! Values are checked here with the same compiled validator the server
 //! runs; the server's verdict still counts, and its refusals are put under

@@ -1,4 +1,4 @@
-//! The admin console (SPEC W7): every level the viewer administers, each
+//! The admin console (REQUIREMENTS.md W7): every level the viewer administers, each
 //! key's state there and its effective value with why, a flip that needs a
 //! reason, and the audit trail.
 

@@ -1,4 +1,4 @@
-//! A thread (SPEC W1): its timeline live from the event stream, forms the
+//! A thread (REQUIREMENTS.md W1): its timeline live from the event stream, forms the
 //! agent asked for, artifacts, runs and their status, and the composer.
 //! The effective switches arrive pushed (I4): what is off stops being
 //! offered and shows why.
@@ -65,7 +65,7 @@ impl Ctx {
         })
     }
 
-    /// Mini apps fail closed (SPEC I4): nothing runs until the switch has
+    /// Mini apps fail closed (REQUIREMENTS.md I4): nothing runs until the switch has
     /// said they are on, and nothing while it can't be heard.
     fn apps_off_because(self) -> Memo<Option<String>> {
         Memo::new(move |_| {

@@ -1,4 +1,4 @@
-//! The live stream (SPEC L7): a thread's or a workspace's envelopes from a
+//! The live stream (REQUIREMENTS.md L7): a thread's or a workspace's envelopes from a
 //! sequence number, as Server-Sent Events (each event's id is its sequence
 //! number, so `Last-Event-ID` resumes exactly) or as one JSON page.
 

@@ -118,7 +118,7 @@ pub async fn set(
 }
 
 /// Every level the caller administers, each key's state there and its
-/// effective value: what the admin console lists (SPEC W7).
+/// effective value: what the admin console lists (REQUIREMENTS.md W7).
 #[utoipa::path(get, path = "/v1/integrations/levels", responses((status = 200, body = Vec<LevelView>)),
     security(("bearer" = [])))]
 pub async fn levels(State(state): State<AppState>, Caller(who): Caller) -> ApiResult<Json<Vec<LevelView>>> {

@@ -1,4 +1,4 @@
-//! Agent runs over HTTP (SPEC A1, L6): ask_form pauses a run, the answer
+//! Agent runs over HTTP (REQUIREMENTS.md A1, L6): ask_form pauses a run, the answer
 //! resumes it as the answerer.
 
 use std::time::Duration;

@@ -1,4 +1,4 @@
-//! The UI model's kinds and checks, over HTTP (SPEC U1–U9 through L5).
+//! The UI model's kinds and checks, over HTTP (REQUIREMENTS.md U1–U9 through L5).
 
 use axum::http::StatusCode;
 use lattice_core::TenantRole;

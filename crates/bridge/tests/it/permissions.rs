@@ -1,4 +1,4 @@
-//! SPEC B4: with the shipped configuration, only the bridge publishes in
+//! REQUIREMENTS.md B4: with the shipped configuration, only the bridge publishes in
 //! the ui namespace.
 
 use std::path::Path;

@@ -1,4 +1,4 @@
-//! SPEC B5: `schemas/bridge.v1.json` is what the payload types generate.
+//! REQUIREMENTS.md B5: `schemas/bridge.v1.json` is what the payload types generate.
 //! `cargo xtask schema` (or LATTICE_UPDATE_SCHEMAS=1) regenerates it.
 
 use std::path::Path;

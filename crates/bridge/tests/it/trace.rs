@@ -1,5 +1,5 @@
 //! The W3C trace context of the request that committed an envelope rides
-//! to NATS in the `traceparent` header (SPEC O4).
+//! to NATS in the `traceparent` header (REQUIREMENTS.md O4).
 
 use std::time::Duration;
 

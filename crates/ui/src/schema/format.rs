@@ -1,4 +1,4 @@
-//! The formats a form may assert (SPEC U1, U4): `date`, `time`,
+//! The formats a form may assert (REQUIREMENTS.md U1, U4): `date`, `time`,
 //! `date-time` (RFC 3339), `email` (RFC 5321 mailbox) and `uri` (RFC 3986,
 //! absolute). Asserted, not merely annotated: a value that does not match is
 //! refused.

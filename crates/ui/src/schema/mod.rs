@@ -1,4 +1,4 @@
-//! FormSchema (SPEC U1–U4): a JSON Schema 2020-12 object of an allowed
+//! FormSchema (REQUIREMENTS.md U1–U4): a JSON Schema 2020-12 object of an allowed
 //! subset, compiled once into a validator.
 //!
 //! The table of keywords is an allow-list: a keyword not in it is refused,
@@ -17,7 +17,7 @@ pub use compile::{compile, root_keywords, property_keywords};
 pub use equal::json_equal;
 pub use format::Format;
 
-/// The limits of SPEC U2 that concern forms.
+/// The limits of REQUIREMENTS.md U2 that concern forms.
 pub mod limits {
     /// Properties a form may have.
     pub const PROPERTIES: usize = 50;

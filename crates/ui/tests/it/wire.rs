@@ -1,4 +1,4 @@
-//! SPEC U10: `schemas/ui.v1.json` is what the types generate. Run
+//! REQUIREMENTS.md U10: `schemas/ui.v1.json` is what the types generate. Run
 //! `cargo xtask schema` (or set LATTICE_UPDATE_SCHEMAS=1) after changing a
 //! payload type, and commit the file.
 

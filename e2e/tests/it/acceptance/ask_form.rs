@@ -1,4 +1,4 @@
-//! The ask_form round trip on the multi-process stack (SPEC X2): the demo's
+//! The ask_form round trip on the multi-process stack (REQUIREMENTS.md X2): the demo's
 //! paused form, answered by a person in Chromium through the edge; the run
 //! resumes in `lattice serve log`; `lattice serve bridge` publishes
 //! `ui.form_submitted` with the answer, which a consumer on NATS receives;

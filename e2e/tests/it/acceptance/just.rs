@@ -1,7 +1,7 @@
 //! `just up` starts the local stack, prints its URLs and stays in the
 //! foreground; `just down` from another terminal stops exactly what it
 //! started: `just up` returns, no process of it runs and no port of it
-//! listens afterwards (SPEC O2).
+//! listens afterwards (REQUIREMENTS.md O2).
 
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};

@@ -1,4 +1,4 @@
-//! The kill-switch propagation figure (SPEC I3, I4, X2) on the multi-process
+//! The kill-switch propagation figure (REQUIREMENTS.md I3, I4, X2) on the multi-process
 //! stack: a tenant admin turns ui:mini-apps off for the tenant in the
 //! console; the open app's frame goes, the MCP tool list (through the edge,
 //! from `lattice serve mcp`) loses create_app, and the log service refuses

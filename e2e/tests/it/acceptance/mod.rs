@@ -1,4 +1,4 @@
-//! The acceptance suite (SPEC X1, X2) against the multi-process stack:
+//! The acceptance suite (REQUIREMENTS.md X1, X2) against the multi-process stack:
 //! PostgreSQL, NATS, and `lattice serve log | bridge | mcp | edge` each its
 //! own process (`lattice_e2e::stack`), driven in headless Chromium, over
 //! MCP and from a NATS consumer.

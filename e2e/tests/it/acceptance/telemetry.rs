@@ -1,4 +1,4 @@
-//! OpenTelemetry across the processes (SPEC O4): with LATTICE_OTLP_ENDPOINT
+//! OpenTelemetry across the processes (REQUIREMENTS.md O4): with LATTICE_OTLP_ENDPOINT
 //! set, one request through the edge is one trace: the edge's server span
 //! (named `POST /v1/threads/…/messages`),
 //! the log service's (its child, through the forwarded `traceparent`), the

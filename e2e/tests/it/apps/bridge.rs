@@ -31,7 +31,7 @@ async fn an_app_by_hand_completes_the_lifecycle_and_calls_its_tools() {
     lifecycle_and_tools(On::Up).await;
 }
 
-/// The same against the multi-process stack (SPEC X2), through the edge.
+/// The same against the multi-process stack (REQUIREMENTS.md X2), through the edge.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_app_by_hand_completes_the_lifecycle_and_calls_its_tools_on_the_stack() {
     lifecycle_and_tools(On::Stack).await;

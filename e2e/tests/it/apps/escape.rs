@@ -1,4 +1,4 @@
-//! The escape suite (SPEC E3): from inside an app, each way out fails, and
+//! The escape suite (REQUIREMENTS.md E3): from inside an app, each way out fails, and
 //! a listener on a loopback port the test opened (TCP and UDP) hears
 //! nothing: no connection, no byte, no datagram. One test a path. The apps
 //! build their addresses at run time, as a hostile app would, past the UI

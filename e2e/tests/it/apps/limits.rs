@@ -1,4 +1,4 @@
-//! The bridge's limits at their edges (SPEC W5, U2): 60 calls a minute per
+//! The bridge's limits at their edges (REQUIREMENTS.md W5, U2): 60 calls a minute per
 //! frame, then silence; a message of 64 KB passes and one byte more is
 //! dropped; 256 KB of HTML and 64 KB of state pass, one byte more is refused.
 

@@ -1,4 +1,4 @@
-//! Mini apps in real headless Chromium (SPEC W4–W6, E1–E3, I3): the two
+//! Mini apps in real headless Chromium (REQUIREMENTS.md W4–W6, E1–E3, I3): the two
 //! frames, the host bridge, the official SDK, the limits, and the escape
 //! suite.
 

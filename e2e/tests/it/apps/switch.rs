@@ -1,4 +1,4 @@
-//! Turning ui:mini-apps off while an app runs (SPEC I3, I4): the running
+//! Turning ui:mini-apps off while an app runs (REQUIREMENTS.md I3, I4): the running
 //! frame goes within a second, the label and summary stay. Archiving an app
 //! does the same for that app.
 

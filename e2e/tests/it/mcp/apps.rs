@@ -1,4 +1,4 @@
-//! Mini apps over MCP (SPEC M3, M5): an agent's app as a `ui://` resource
+//! Mini apps over MCP (REQUIREMENTS.md M3, M5): an agent's app as a `ui://` resource
 //! with its policy; the app's calls through its host pass the app tool
 //! policy (allow, ask through elicitation, deny by a per-app overlay), each
 //! decision an audit row; set_state merged to one version per five seconds;

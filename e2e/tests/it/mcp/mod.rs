@@ -1,4 +1,4 @@
-//! The MCP exporter (SPEC M), driven by the official TypeScript SDK's client
+//! The MCP exporter (REQUIREMENTS.md M), driven by the official TypeScript SDK's client
 //! (`@modelcontextprotocol/sdk` from npm, run with Node) and, for views, by
 //! ext-apps' `AppBridge` in headless Chromium.
 

@@ -1,4 +1,4 @@
-//! lattice's generated form view in another MCP Apps host (SPEC M3, M4): a
+//! lattice's generated form view in another MCP Apps host (REQUIREMENTS.md M3, M4): a
 //! page with the official MCP client and ext-apps' `AppBridge`
 //! (`e2e/mcp/host.mjs`, bundled here with esbuild), on its own origin, calls
 //! ask_form on lattice's `/mcp` and shows the view in a sandboxed frame; a

@@ -1,6 +1,6 @@
 //! axe-core (from npm, injected into the page) finds no violation on a
 //! thread with a form and a dashboard, nor on the console, in light and in
-//! dark (SPEC W8).
+//! dark (REQUIREMENTS.md W8).
 
 use lattice_e2e::UpProcess;
 use lattice_e2e::browser::Chrome;

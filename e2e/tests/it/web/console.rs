@@ -1,4 +1,4 @@
-//! The kill-switch console (SPEC W7, I4): a workspace admin turns
+//! The kill-switch console (REQUIREMENTS.md W7, I4): a workspace admin turns
 //! ui:dashboards off; an open chat in another window stops offering
 //! dashboards and shows why, pushed, within a second of the click.
 

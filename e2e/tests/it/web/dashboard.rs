@@ -11,7 +11,7 @@ async fn every_panel_renders_with_its_figures() {
     every_panel_renders_with_its_figures_on(On::Up).await;
 }
 
-/// The same against the multi-process stack (SPEC X2), through the edge.
+/// The same against the multi-process stack (REQUIREMENTS.md X2), through the edge.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_panel_renders_with_its_figures_on_the_stack() {
     every_panel_renders_with_its_figures_on(On::Stack).await;

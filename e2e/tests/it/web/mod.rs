@@ -1,4 +1,4 @@
-//! The chat host in real headless Chromium (SPEC W1–W3, W7, W8): what a
+//! The chat host in real headless Chromium (REQUIREMENTS.md W1–W3, W7, W8): what a
 //! person sees and does, through the page.
 
 mod a11y;

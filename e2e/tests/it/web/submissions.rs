@@ -10,7 +10,7 @@ async fn two_people_submit_and_each_sees_the_list() {
     two_people_submit_and_each_sees_the_list_on(On::Up).await;
 }
 
-/// The same against the multi-process stack (SPEC X2), through the edge.
+/// The same against the multi-process stack (REQUIREMENTS.md X2), through the edge.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_people_submit_and_each_sees_the_list_on_the_stack() {
     two_people_submit_and_each_sees_the_list_on(On::Stack).await;
