@@ -3,7 +3,9 @@
 
 use std::collections::BTreeMap;
 
+use lattice_core::event::Event;
 use lattice_core::{Actor, Envelope};
+use lattice_ui::SUBMISSION;
 use serde_json::Value;
 
 /// One entry of the timeline, in log order.
@@ -54,10 +56,6 @@ pub struct Thread {
     pub last_seq: i64,
 }
 
-fn text(v: &Value, key: &str) -> String {
-    v.get(key).and_then(Value::as_str).unwrap_or_default().to_owned()
-}
-
 impl Thread {
     /// Takes one envelope; one already seen is ignored.
     pub fn apply(&mut self, e: &Envelope) {
@@ -68,91 +66,89 @@ impl Thread {
         if self.workspace.is_none() {
             self.workspace.clone_from(&e.workspace);
         }
-        let p = &e.payload;
-        let run = || text(p, "run_id");
-        match e.event_type.as_str() {
-            "thread_created" => self.title = text(p, "title"),
-            "message_posted" => self.items.push(Item::Message {
+        match &e.event {
+            Event::ThreadCreated(created) => self.title.clone_from(&created.title),
+            Event::MessagePosted(posted) => self.items.push(Item::Message {
                 seq: e.seq,
                 author: e.actor.name().to_owned(),
                 agent: e.actor.is_agent(),
-                text: text(p, "text"),
+                text: posted.text.clone(),
                 at: e.at.clone(),
             }),
-            "run_started" => {
-                self.runs.insert(run(), "running".into());
-                self.items.push(Item::RunStarted { seq: e.seq, run: run(), prompt: text(p, "prompt"), started_by: text(p, "started_by") });
+            Event::RunStarted(started) => {
+                self.runs.insert(started.run_id.clone(), "running".into());
+                self.items.push(Item::RunStarted {
+                    seq: e.seq,
+                    run: started.run_id.clone(),
+                    prompt: started.prompt.clone(),
+                    started_by: started.started_by.clone(),
+                });
             }
-            "run_paused" => {
-                let run = run_of(e);
-                self.runs.insert(run.clone(), "paused".into());
-                for r in p.get("requests").and_then(Value::as_array).into_iter().flatten() {
+            Event::RunPaused(paused) => {
+                self.runs.insert(paused.run_id.clone(), "paused".into());
+                for r in &paused.requests {
                     self.items.push(Item::Request {
                         seq: e.seq,
-                        run: run.clone(),
-                        tool_call_id: text(r, "tool_call_id"),
-                        tool_name: text(r, "tool_name"),
-                        args: r.get("args").cloned().unwrap_or(Value::Null),
+                        run: paused.run_id.clone(),
+                        tool_call_id: r.tool_call_id.clone(),
+                        tool_name: r.tool_name.clone(),
+                        args: r.args.clone(),
                     });
                 }
             }
-            "deferred_answered" => {
-                self.answered.insert(text(p, "tool_call_id"), text(p, "author"));
+            Event::DeferredAnswered(answered) => {
+                self.answered.insert(answered.tool_call_id.clone(), answered.author.clone());
             }
-            "run_resumed" => {
-                self.runs.insert(run(), "running".into());
+            Event::RunResumed(resumed) => {
+                self.runs.insert(resumed.run_id.clone(), "running".into());
             }
-            "run_finished" => {
-                self.runs.insert(run(), "finished".into());
+            Event::RunFinished(finished) => {
+                self.runs.insert(finished.run_id.clone(), "finished".into());
             }
-            "run_failed" => {
-                self.runs.insert(run(), format!("failed: {}", text(p, "reason")));
+            Event::RunFailed(failed) => {
+                self.runs.insert(failed.run_id.clone(), format!("failed: {}", failed.reason));
             }
-            "artifact_created" => {
-                let id = text(p, "id");
-                let kind = text(p, "kind");
-                if kind != "submission" {
-                    self.items.push(Item::Artifact { seq: e.seq, id: id.clone() });
+            Event::ArtifactCreated(created) => {
+                if created.kind != SUBMISSION {
+                    self.items.push(Item::Artifact { seq: e.seq, id: created.id.clone() });
                 }
                 let run = match &e.actor {
                     Actor::Agent { run, .. } => run.as_ref().map(ToString::to_string),
                     _ => None,
                 };
                 self.artifacts.insert(
-                    id.clone(),
+                    created.id.clone(),
                     ArtifactView {
-                        id,
+                        id: created.id.clone(),
                         seq: e.seq,
-                        kind,
-                        version: p.get("version").and_then(Value::as_u64).unwrap_or(1),
-                        data: p.get("data").cloned().unwrap_or(Value::Null),
+                        kind: created.kind.clone(),
+                        version: created.version,
+                        data: created.data.clone(),
                         author: e.actor.name().to_owned(),
                         archived: false,
                         run,
                     },
                 );
             }
-            "artifact_changed" => {
-                let id = text(p, "id");
-                if let Some(a) = self.artifacts.get_mut(&id) {
-                    let version = p.get("version").and_then(Value::as_u64).unwrap_or(a.version);
-                    let patch = p.get("patch").cloned().and_then(|v| serde_json::from_value::<json_patch::Patch>(v).ok());
-                    // Versions arrive in order: the patch makes the next from this one.
-                    // The server's own patcher: what it applied applies here alike.
-                    let next = patch
-                        .filter(|_| version == a.version + 1)
-                        .and_then(|patch| lattice_core::patch::apply(&a.data, &patch, lattice_core::document::MAX_BYTES).ok());
+            Event::ArtifactChanged(changed) => {
+                if let Some(a) = self.artifacts.get_mut(&changed.id) {
+                    // Versions arrive in order: the patch makes the next from
+                    // this one. The server's own patcher: what it applied
+                    // applies here alike.
+                    let next = Some(&changed.patch)
+                        .filter(|_| changed.version == a.version + 1)
+                        .and_then(|patch| lattice_core::patch::apply(&a.data, patch, lattice_core::document::MAX_BYTES).ok());
                     match next {
                         Some(data) => {
                             a.data = data;
-                            a.version = version;
+                            a.version = changed.version;
                         }
-                        None => self.stale.push(id),
+                        None => self.stale.push(changed.id.clone()),
                     }
                 }
             }
-            "artifact_archived" => {
-                if let Some(a) = self.artifacts.get_mut(&text(p, "id")) {
+            Event::ArtifactArchived(archived) => {
+                if let Some(a) = self.artifacts.get_mut(&archived.id) {
                     a.archived = true;
                 }
             }
@@ -165,7 +161,7 @@ impl Thread {
         let mut subs: Vec<&ArtifactView> = self
             .artifacts
             .values()
-            .filter(|a| a.kind == "submission" && a.data.get("form_id").and_then(Value::as_str) == Some(form_id))
+            .filter(|a| a.kind == SUBMISSION && a.data.get("form_id").and_then(Value::as_str) == Some(form_id))
             .collect();
         subs.sort_by_key(|a| a.seq);
         subs
@@ -173,9 +169,3 @@ impl Thread {
 
 }
 
-fn run_of(e: &Envelope) -> String {
-    match &e.actor {
-        Actor::Agent { run: Some(run), .. } => run.to_string(),
-        _ => text(&e.payload, "run_id"),
-    }
-}

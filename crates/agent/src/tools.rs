@@ -21,13 +21,12 @@ pub struct ToolDefinition {
     pub parameters: Value,
 }
 
-pub const ASK_FORM: &str = "ask_form";
+pub use lattice_ui::asks::{ASK_FORM, ASK_USER};
 pub const CREATE_FORM: &str = "create_form";
 pub const SHOW_DASHBOARD: &str = "show_dashboard";
 pub const UPDATE_DASHBOARD: &str = "update_dashboard";
 pub const CREATE_APP: &str = "create_app";
 pub const UPDATE_APP: &str = "update_app";
-pub const ASK_USER: &str = "ask_user";
 
 /// The switch a tool needs, if any.
 pub fn switch_of(tool: &str) -> Option<SwitchKey> {

@@ -20,7 +20,8 @@ use lattice_log::{ArtifactRow, Authenticated, LogService};
 use lattice_ui::app_policy::{APP_TOOLS, AppToolPolicy, Decision};
 use lattice_ui::form::Submissions;
 use lattice_ui::submission::submission_id;
-use serde::Serialize;
+use lattice_core::event::Event;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::state_writes::StateWrites;
@@ -31,22 +32,13 @@ pub const AUDIT_NAME: &str = "app_tool_call";
 pub const CONFIRM_WITHIN: Duration = Duration::from_secs(600);
 
 /// What a call came through: recorded with each decision.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Via {
     /// lattice's chat host.
     Chat,
     /// An MCP host, through the exporter.
     Mcp,
-}
-
-impl Via {
-    fn as_str(self) -> &'static str {
-        match self {
-            Self::Chat => "chat",
-            Self::Mcp => "mcp",
-        }
-    }
 }
 
 /// What a call comes to.
@@ -62,6 +54,37 @@ pub enum Outcome {
     Confirm { confirmation: String, app: String, title: String, tool: String, arguments: Value },
 }
 
+/// What an `app_tool_call` audit row holds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+struct CallAudit {
+    app: String,
+    version: u64,
+    tool: String,
+    via: Via,
+    decision: String,
+    /// The row of the `ask` a `confirmed` or `declined` answers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    confirmation: Option<String>,
+    /// What an `ask` asked the person to confirm.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    arguments: Option<Value>,
+}
+
+impl CallAudit {
+    /// The call decided `decision`.
+    fn decided(&self, decision: &str) -> Value {
+        serde_json::to_value(Self { decision: decision.into(), ..self.clone() }).expect("an audit row serializes")
+    }
+
+    /// An audit row of app calls, if `event` is one.
+    fn of(event: &Event) -> Option<Self> {
+        match event {
+            Event::AuditRecorded(audit) if audit.name == AUDIT_NAME => serde_json::from_value(audit.data.clone()).ok(),
+            _ => None,
+        }
+    }
+}
+
 /// One audit row of an app's calls, as the console lists it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CallRecord {
@@ -70,7 +93,7 @@ pub struct CallRecord {
     pub actor: String,
     pub tool: String,
     pub decision: String,
-    pub via: String,
+    pub via: Via,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub confirmation: Option<String>,
 }
@@ -99,16 +122,17 @@ impl AppCalls {
         }
         let head = self.app(who, app).await?;
         let decision = self.policy.decide(who.principal().tenant.as_str(), &head.id, tool);
-        let base = json!({"app": head.id, "version": head.version, "tool": tool, "via": via.as_str()});
+        let base = CallAudit { app: head.id.clone(), version: head.version, tool: tool.into(), via, decision: String::new(), confirmation: None, arguments: None };
         match decision {
             Decision::Deny => {
-                self.record(who, &head, with(&base, json!({"decision": "deny"})), None).await?;
+                self.record(who, &head, base.decided("deny"), None).await?;
                 Ok(Outcome::Refused { reason: "the deployment's policy denies this tool to apps".into() })
             }
-            Decision::Allow => self.act(who, &head, tool, arguments, with(&base, json!({"decision": "allow"})), None).await,
+            Decision::Allow => self.act(who, &head, tool, arguments, base.decided("allow"), None).await,
             Decision::Ask => {
                 let arguments = bounded_arguments(tool, arguments)?;
-                let row = self.record(who, &head, with(&base, json!({"decision": "ask", "arguments": arguments})), None).await?;
+                let asked = CallAudit { arguments: Some(arguments.clone()), ..base };
+                let row = self.record(who, &head, asked.decided("ask"), None).await?;
                 Ok(Outcome::Confirm {
                     confirmation: row,
                     app: head.id.clone(),
@@ -124,12 +148,8 @@ impl AppCalls {
     /// the arguments recorded then; either answer is usable once.
     pub async fn confirm(&self, who: &Authenticated, confirmation: &str, accept: bool, via: Via) -> Result<Outcome, Error> {
         let asked = self.log.audit_record(who, confirmation).await?;
-        let data = asked.payload.get("data").cloned().unwrap_or(Value::Null);
-        let field = |k: &str| data.get(k).and_then(Value::as_str).unwrap_or_default().to_owned();
         let p = who.principal();
-        if asked.payload.get("name").and_then(Value::as_str) != Some(AUDIT_NAME) || field("decision") != "ask" {
-            return Err(Error::NotFound);
-        }
+        let Some(call) = CallAudit::of(&asked.event).filter(|call| call.decision == "ask") else { return Err(Error::NotFound) };
         // Only the person who was asked answers.
         if asked.actor.name() != p.user.as_str() || asked.actor.is_agent() != p.agent {
             return Err(Error::NotFound);
@@ -138,15 +158,15 @@ impl AppCalls {
         if lattice_log::now_ms() - asked_at > CONFIRM_WITHIN.as_millis() as i64 {
             return Err(Error::invalid_state("the confirmation has expired: the app must call again"));
         }
-        let (tool, app) = (field("tool"), ArtifactId::from_trusted(field("app")));
-        let head = self.app(who, &app).await?;
-        let base = json!({"app": head.id, "version": head.version, "tool": tool, "via": via.as_str(), "confirmation": confirmation});
+        let head = self.app(who, &ArtifactId::from_trusted(call.app.clone())).await?;
+        let arguments = call.arguments.clone().unwrap_or_else(|| json!({}));
+        let answer = CallAudit { version: head.version, via, confirmation: Some(confirmation.to_owned()), arguments: None, ..call };
         if !accept {
-            self.record(who, &head, with(&base, json!({"decision": "declined"})), Some(confirmation)).await?;
+            self.record(who, &head, answer.decided("declined"), Some(confirmation)).await?;
             return Ok(Outcome::Refused { reason: "the person declined".into() });
         }
-        let arguments = data.get("arguments").cloned().unwrap_or_else(|| json!({}));
-        self.act(who, &head, &tool, &arguments, with(&base, json!({"decision": "confirmed"})), Some(confirmation)).await
+        let tool = answer.tool.clone();
+        self.act(who, &head, &tool, &arguments, answer.decided("confirmed"), Some(confirmation)).await
     }
 
     /// The app's calls, newest first, for its workspace's admins.
@@ -155,19 +175,9 @@ impl AppCalls {
         let rows = self.log.audit_records(who, &head.workspace, AUDIT_NAME, 2000).await?;
         Ok(rows
             .into_iter()
-            .filter(|e| e.payload["data"]["app"] == head.id.as_str())
-            .map(|e| {
-                let data = &e.payload["data"];
-                let text = |k: &str| data.get(k).and_then(Value::as_str).map(str::to_owned);
-                CallRecord {
-                    seq: e.seq,
-                    at: e.at.clone(),
-                    actor: e.actor.name().to_owned(),
-                    tool: text("tool").unwrap_or_default(),
-                    decision: text("decision").unwrap_or_default(),
-                    via: text("via").unwrap_or_default(),
-                    confirmation: text("confirmation"),
-                }
+            .filter_map(|e| {
+                let call = CallAudit::of(&e.event).filter(|call| call.app == head.id)?;
+                Some(CallRecord { seq: e.seq, at: e.at, actor: e.actor.name().to_owned(), tool: call.tool, decision: call.decision, via: call.via, confirmation: call.confirmation })
             })
             .collect())
     }
@@ -254,15 +264,6 @@ fn bounded_arguments(tool: &str, arguments: &Value) -> Result<Value, Error> {
 
 fn title(head: &ArtifactRow) -> String {
     head.data.get("title").and_then(Value::as_str).unwrap_or("An app").to_owned()
-}
-
-/// `base` with `extra`'s members added.
-fn with(base: &Value, extra: Value) -> Value {
-    let mut out = base.clone();
-    if let (Some(out), Value::Object(extra)) = (out.as_object_mut(), extra) {
-        out.extend(extra);
-    }
-    out
 }
 
 /// Milliseconds since the epoch of an envelope's RFC 3339 time.

@@ -108,7 +108,7 @@ async fn throughput(nats: &NatsServer) -> (f64, f64) {
     let envelopes = reader.read(0, i64::MAX).await.unwrap();
     let payloads: Vec<(String, Vec<u8>)> = envelopes
         .iter()
-        .filter(|e| e.event_type == "message_posted")
+        .filter(|e| e.event_type() == lattice_core::event::MessagePosted::NAME)
         .map(|e| (format!("raw-{}", e.id), serde_json::to_vec(e).unwrap()))
         .collect();
     let started = Instant::now();

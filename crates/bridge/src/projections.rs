@@ -5,8 +5,11 @@
 //! event replaces the generic one; a submission's changes and archiving map
 //! to nothing.
 
-use lattice_core::event;
+use lattice_core::event::{self, Event};
 use lattice_core::{Actor, Envelope, Error};
+use lattice_ui::asks::ASK_FORM;
+use lattice_ui::submission::Submission;
+use lattice_ui::{APP, SUBMISSION};
 use lattice_log::LogReader;
 use serde_json::Value;
 
@@ -16,20 +19,30 @@ use crate::payloads::{AppSubmitted, AuthorKind, FormRef, FormSubmitted, Origin};
 /// `model_replied` and `tool_returned` are not bridged: rules react to what
 /// people did, not to a run's inner steps.
 pub const BRIDGED: &[&str] = &[
-    event::WORKSPACE_CREATED,
-    event::MEMBER_ADDED,
-    event::THREAD_CREATED,
-    event::MESSAGE_POSTED,
-    event::ARTIFACT_CREATED,
-    event::ARTIFACT_CHANGED,
-    event::ARTIFACT_ARCHIVED,
-    event::SWITCH_SET,
-    event::RUN_STARTED,
-    event::RUN_FINISHED,
-    event::RUN_FAILED,
-    event::DEFERRED_ANSWERED,
-    event::APP_EVENT,
-    event::AUDIT_RECORDED,
+    event::WorkspaceCreated::NAME,
+    event::MemberAdded::NAME,
+    event::ThreadCreated::NAME,
+    event::MessagePosted::NAME,
+    event::ArtifactCreated::NAME,
+    event::ArtifactChanged::NAME,
+    event::ArtifactArchived::NAME,
+    event::SwitchSet::NAME,
+    event::RunStarted::NAME,
+    event::RunFinished::NAME,
+    event::RunFailed::NAME,
+    event::DeferredAnswered::NAME,
+    event::AppEvent::NAME,
+    event::AuditRecorded::NAME,
+];
+
+/// The types a projection may map: decoded before they are bridged.
+const PROJECTED: &[&str] = &[
+    event::DeferredAnswered::NAME,
+    event::ArtifactCreated::NAME,
+    event::ArtifactChanged::NAME,
+    event::ArtifactArchived::NAME,
+    event::AppEvent::NAME,
+    event::AuditRecorded::NAME,
 ];
 
 /// A message for JetStream.
@@ -48,8 +61,9 @@ pub fn subject(e: &Envelope, namespace: &str, name: &str) -> String {
     format!("lattice.{}.{}.{namespace}.{name}", e.tenant, e.workspace.as_deref().unwrap_or("_"))
 }
 
-fn text(v: &Value, key: &str) -> String {
-    v.get(key).and_then(Value::as_str).unwrap_or_default().to_owned()
+/// A title in an artifact's data or a request's arguments.
+fn title(v: &Value) -> String {
+    v.get("title").and_then(Value::as_str).unwrap_or_default().to_owned()
 }
 
 fn origin(e: &Envelope, author: String) -> Origin {
@@ -78,14 +92,7 @@ pub async fn project_stored(e: &lattice_log::StoredEnvelope, reader: &LogReader)
         return Ok(None);
     }
     match e.event_type.as_str() {
-        event::DEFERRED_ANSWERED
-        | event::ARTIFACT_CREATED
-        | event::ARTIFACT_CHANGED
-        | event::ARTIFACT_ARCHIVED
-        | event::APP_EVENT
-        | event::AUDIT_RECORDED => {
-            project(&e.decode()?, reader).await
-        }
+        projected if PROJECTED.contains(&projected) => project(&e.decode()?, reader).await,
         _ => Ok(Some(Outgoing {
             seq: e.seq,
             subject: format!("lattice.{}.{}.log.{}", e.tenant, e.workspace.as_deref().unwrap_or("_"), e.event_type),
@@ -97,93 +104,66 @@ pub async fn project_stored(e: &lattice_log::StoredEnvelope, reader: &LogReader)
 
 /// Maps one envelope; `None` when it is not bridged.
 pub async fn project(e: &Envelope, reader: &LogReader) -> Result<Option<Outgoing>, Error> {
-    if !BRIDGED.contains(&e.event_type.as_str()) {
+    if !BRIDGED.contains(&e.event_type()) {
         return Ok(None);
     }
-    let p = &e.payload;
-    let kind = text(p, "kind");
-    let projected: Option<(&str, Vec<u8>)> = match e.event_type.as_str() {
-        event::DEFERRED_ANSWERED if text(p, "tool_name") == "ask_form" => {
-            let (run, call) = (text(p, "run_id"), text(p, "tool_call_id"));
-            let args = reader.request_args(&e.tenant, &run, &call).await?.unwrap_or(Value::Null);
+    let projected: Option<(&str, Vec<u8>)> = match &e.event {
+        Event::DeferredAnswered(answered) if answered.tool_name == ASK_FORM => {
+            let args = reader.request_args(&e.tenant, &answered.run_id, &answered.tool_call_id).await?.unwrap_or(Value::Null);
             let body = FormSubmitted {
-                form: FormRef::AskForm { run_id: run, tool_call_id: call, title: text(&args, "title") },
-                values: p.get("answer").cloned().unwrap_or(Value::Null),
-                origin: origin(e, text(p, "author")),
+                form: FormRef::AskForm { run_id: answered.run_id.clone(), tool_call_id: answered.tool_call_id.clone(), title: title(&args) },
+                values: answered.answer.clone(),
+                origin: origin(e, answered.author.clone()),
             };
             Some(("form_submitted", serde_json::to_vec(&body).expect("a payload serializes")))
         }
-        event::ARTIFACT_CREATED if kind == "submission" => {
-            let data = p.get("data").cloned().unwrap_or(Value::Null);
-            let form_id = text(&data, "form_id");
-            let version = data.get("form_version").and_then(Value::as_u64);
-            let target = reader.artifact_data(&e.tenant, &form_id, version).await?;
+        Event::ArtifactCreated(created) if created.kind == SUBMISSION => {
+            // The log checked the shape when it committed the submission.
+            let Ok(submission) = serde_json::from_value::<Submission>(created.data.clone()) else { return Ok(None) };
+            let target = reader.artifact_data(&e.tenant, &submission.form_id, Some(submission.form_version)).await?;
             let (target_kind, target_data) = target.unwrap_or_default();
-            let values = data.get("values").cloned().unwrap_or(Value::Null);
-            let submission_id = text(p, "id");
-            let author = e.actor.name().to_owned();
-            if target_kind == "app" {
-                let body = AppSubmitted {
-                    app_id: form_id,
-                    title: text(&target_data, "title"),
-                    submission_id,
-                    values,
-                    origin: origin(e, author),
-                };
+            let origin = origin(e, e.actor.name().to_owned());
+            let submission_id = created.id.clone();
+            if target_kind == APP {
+                let body = AppSubmitted { app_id: submission.form_id, title: title(&target_data), submission_id, values: submission.values, origin };
                 Some(("app_submitted", serde_json::to_vec(&body).expect("a payload serializes")))
             } else {
-                let body = FormSubmitted {
-                    form: FormRef::Form {
-                        form_id,
-                        form_version: version.unwrap_or_default(),
-                        title: text(&target_data, "title"),
-                        submission_id,
-                    },
-                    values,
-                    origin: origin(e, author),
-                };
+                let form = FormRef::Form { form_id: submission.form_id, form_version: submission.form_version, title: title(&target_data), submission_id };
+                let body = FormSubmitted { form, values: submission.values, origin };
                 Some(("form_submitted", serde_json::to_vec(&body).expect("a payload serializes")))
             }
         }
         // An application's event goes out under its own namespace and name
         // (never ui or log: the log service refuses those).
-        event::APP_EVENT => {
-            let (namespace, name) = (text(p, "namespace"), text(p, "name"));
-            if namespace.is_empty() || name.is_empty() || lattice_log::limits::RESERVED_NAMESPACES.contains(&namespace.as_str()) {
+        Event::AppEvent(app) => {
+            if app.namespace.is_empty() || app.name.is_empty() || lattice_log::limits::RESERVED_NAMESPACES.contains(&app.namespace.as_str()) {
                 return Ok(None);
             }
-            return Ok(Some(Outgoing {
-                seq: e.seq,
-                subject: subject(e, &namespace, &name),
-                msg_id: e.id.clone(),
-                payload: serde_json::to_vec(e).expect("an envelope serializes"),
-            }));
+            return Ok(Some(as_is(e, subject(e, &app.namespace, &app.name))));
         }
         // lattice's own audit rows, under the namespace only the bridge
         // publishes in.
-        event::AUDIT_RECORDED => {
-            let name = text(p, "name");
-            if name.is_empty() {
+        Event::AuditRecorded(audit) => {
+            if audit.name.is_empty() {
                 return Ok(None);
             }
-            return Ok(Some(Outgoing {
-                seq: e.seq,
-                subject: subject(e, "audit", &name),
-                msg_id: e.id.clone(),
-                payload: serde_json::to_vec(e).expect("an envelope serializes"),
-            }));
+            return Ok(Some(as_is(e, subject(e, "audit", &audit.name))));
         }
         // A submission never changes; its archiving is nobody's event.
-        event::ARTIFACT_CHANGED | event::ARTIFACT_ARCHIVED if kind == "submission" => return Ok(None),
+        Event::ArtifactChanged(event::ArtifactChanged { kind, .. }) | Event::ArtifactArchived(event::ArtifactArchived { kind, .. })
+            if kind == SUBMISSION =>
+        {
+            return Ok(None);
+        }
         _ => None,
     };
     Ok(Some(match projected {
         Some((name, payload)) => Outgoing { seq: e.seq, subject: subject(e, "ui", name), msg_id: e.id.clone(), payload },
-        None => Outgoing {
-            seq: e.seq,
-            subject: subject(e, "log", &e.event_type),
-            msg_id: e.id.clone(),
-            payload: serde_json::to_vec(e).expect("an envelope serializes"),
-        },
+        None => as_is(e, subject(e, "log", e.event_type())),
     }))
+}
+
+/// The envelope itself, on `subject`.
+fn as_is(e: &Envelope, subject: String) -> Outgoing {
+    Outgoing { seq: e.seq, subject, msg_id: e.id.clone(), payload: serde_json::to_vec(e).expect("an envelope serializes") }
 }

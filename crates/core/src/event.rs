@@ -1,49 +1,123 @@
-//! Event types and their payloads: what an envelope says happened.
+//! What an envelope says happened: one [`Event`] variant per envelope type,
+//! one struct per payload. Writers build them, readers match on them; the
+//! wire keeps `type` and `payload` side by side in the envelope.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-pub const WORKSPACE_CREATED: &str = "workspace_created";
-pub const MEMBER_ADDED: &str = "member_added";
-pub const THREAD_CREATED: &str = "thread_created";
-pub const MESSAGE_POSTED: &str = "message_posted";
-pub const ARTIFACT_CREATED: &str = "artifact_created";
-pub const ARTIFACT_CHANGED: &str = "artifact_changed";
-pub const ARTIFACT_ARCHIVED: &str = "artifact_archived";
-pub const SWITCH_SET: &str = "switch_set";
-pub const RUN_STARTED: &str = "run_started";
-pub const MODEL_REPLIED: &str = "model_replied";
-pub const TOOL_RETURNED: &str = "tool_returned";
-pub const RUN_PAUSED: &str = "run_paused";
-pub const DEFERRED_ANSWERED: &str = "deferred_answered";
-pub const RUN_RESUMED: &str = "run_resumed";
-pub const RUN_FINISHED: &str = "run_finished";
-pub const RUN_FAILED: &str = "run_failed";
-pub const APP_EVENT: &str = "app_event";
-/// A decision lattice records about something it did or refused (an app's
-/// tool call, allowed or not): bridged under the reserved `audit`
-/// namespace.
-pub const AUDIT_RECORDED: &str = "audit_recorded";
+use crate::role::{Role, TenantRole};
+use crate::run::{DeferredRequest, ToolCall};
 
-/// The payload of an `audit_recorded` envelope: what was decided, under a
-/// name of lattice's (`app_tool_call`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct AuditRecorded {
-    pub name: String,
-    pub data: Value,
+macro_rules! events {
+    ($($(#[$doc:meta])* $variant:ident => $name:literal,)*) => {
+        /// One event: its variant is the envelope's `type`, its struct the
+        /// envelope's `payload`.
+        #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+        #[serde(tag = "type", content = "payload", rename_all = "snake_case")]
+        pub enum Event {
+            $($(#[$doc])* $variant($variant),)*
+        }
+
+        impl Event {
+            /// The envelope's `type`.
+            pub fn name(&self) -> &'static str {
+                match self {
+                    $(Self::$variant(_) => $name,)*
+                }
+            }
+
+            /// An event as stored: its type beside its payload's JSON text.
+            pub fn decode(name: &str, payload: &str) -> Result<Self, serde_json::Error> {
+                match name {
+                    $($name => serde_json::from_str(payload).map(Self::$variant),)*
+                    other => Err(serde::de::Error::custom(format!("unknown event type {other:?}"))),
+                }
+            }
+
+            /// The payload's JSON text, as stored.
+            pub fn payload_json(&self) -> String {
+                match self {
+                    $(Self::$variant(p) => serde_json::to_string(p),)*
+                }
+                .expect("an event payload serializes")
+            }
+
+            /// The payload as a JSON value.
+            pub fn payload(&self) -> Value {
+                match self {
+                    $(Self::$variant(p) => serde_json::to_value(p),)*
+                }
+                .expect("an event payload serializes")
+            }
+        }
+
+        $(impl $variant {
+            /// The `type` of an envelope with this payload.
+            pub const NAME: &'static str = $name;
+        }
+
+        impl From<$variant> for Event {
+            fn from(payload: $variant) -> Self {
+                Self::$variant(payload)
+            }
+        })*
+    };
+}
+
+events! {
+    WorkspaceCreated => "workspace_created",
+    MemberAdded => "member_added",
+    ThreadCreated => "thread_created",
+    MessagePosted => "message_posted",
+    ArtifactCreated => "artifact_created",
+    ArtifactChanged => "artifact_changed",
+    ArtifactArchived => "artifact_archived",
+    SwitchSet => "switch_set",
+    RunStarted => "run_started",
+    ModelReplied => "model_replied",
+    ToolReturned => "tool_returned",
+    RunPaused => "run_paused",
+    DeferredAnswered => "deferred_answered",
+    RunResumed => "run_resumed",
+    RunFinished => "run_finished",
+    RunFailed => "run_failed",
+    AppEvent => "app_event",
+    /// A decision lattice records about something it did or refused (an
+    /// app's tool call, allowed or not): bridged under the reserved `audit`
+    /// namespace.
+    AuditRecorded => "audit_recorded",
+}
+
+impl Event {
+    /// The run an event of a run belongs to.
+    pub fn run_id(&self) -> Option<&str> {
+        match self {
+            Self::RunStarted(e) => Some(&e.run_id),
+            Self::ModelReplied(e) => Some(&e.run_id),
+            Self::ToolReturned(e) => Some(&e.run_id),
+            Self::RunPaused(e) => Some(&e.run_id),
+            Self::DeferredAnswered(e) => Some(&e.run_id),
+            Self::RunResumed(e) => Some(&e.run_id),
+            Self::RunFinished(e) => Some(&e.run_id),
+            Self::RunFailed(e) => Some(&e.run_id),
+            _ => None,
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct WorkspaceCreated {
     pub workspace: String,
     pub name: String,
+    /// Who created it, its first admin.
+    pub admin: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MemberAdded {
     pub workspace: String,
     pub user: String,
-    pub role: String,
+    pub role: Role,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -73,7 +147,7 @@ pub struct ArtifactChanged {
     pub kind: String,
     pub version: u64,
     /// The RFC 6902 patch that made this version from the one before.
-    pub patch: Value,
+    pub patch: json_patch::Patch,
     pub digest: String,
 }
 
@@ -86,9 +160,114 @@ pub struct ArtifactArchived {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SwitchSet {
+    /// `deployment`, `tenant:<id>` or `workspace:<id>`.
     pub level: String,
     pub key: String,
     pub old: String,
     pub new: String,
     pub reason: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunStarted {
+    pub run_id: String,
+    pub prompt: String,
+    pub model: String,
+    pub started_by: String,
+}
+
+/// What the model answered: text, tool calls, or both.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ModelReplied {
+    pub run_id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    #[serde(default)]
+    pub tool_calls: Vec<ToolCall>,
+}
+
+/// A tool's result, as the model will read it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolReturned {
+    pub run_id: String,
+    pub tool_call_id: String,
+    pub tool_name: String,
+    pub result: Value,
+    pub is_error: bool,
+}
+
+/// The run waits for these requests to be answered by people.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunPaused {
+    pub run_id: String,
+    pub requests: Vec<DeferredRequest>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DeferredAnswered {
+    pub run_id: String,
+    /// The run again, under the name AG-UI clients know it by.
+    pub turn_id: String,
+    pub tool_call_id: String,
+    pub tool_name: String,
+    pub answer: Value,
+    pub approved: bool,
+    pub author: String,
+}
+
+/// The run goes on, acting for whoever answered.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunResumed {
+    pub run_id: String,
+    pub actor: String,
+    pub role: TenantRole,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunFinished {
+    pub run_id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunFailed {
+    pub run_id: String,
+    pub reason: String,
+}
+
+/// An application's own event, bridged under its namespace.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AppEvent {
+    pub namespace: String,
+    pub name: String,
+    pub data: Value,
+}
+
+/// What was decided, under a name of lattice's (`app_tool_call`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AuditRecorded {
+    pub name: String,
+    pub data: Value,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_wire_keeps_type_beside_payload() {
+        let event = Event::from(RunFailed { run_id: "run_1".into(), reason: "no model".into() });
+        let wire = serde_json::to_value(&event).unwrap();
+        assert_eq!(wire, serde_json::json!({"type": "run_failed", "payload": {"run_id": "run_1", "reason": "no model"}}));
+        assert_eq!(serde_json::from_value::<Event>(wire).unwrap(), event);
+        assert_eq!(Event::decode(event.name(), &event.payload_json()).unwrap(), event);
+    }
+
+    #[test]
+    fn a_renamed_field_fails_to_decode_instead_of_reading_empty() {
+        let err = Event::decode("run_failed", r#"{"run":"run_1","reason":"x"}"#).unwrap_err();
+        assert!(err.to_string().contains("run_id"), "{err}");
+        assert!(Event::decode("run_exploded", "{}").is_err());
+    }
 }

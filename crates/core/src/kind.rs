@@ -70,6 +70,13 @@ pub trait WorkspaceView: Send + Sync {
 #[async_trait::async_trait]
 pub trait Check: Send + Sync {
     async fn check(&self, view: &dyn WorkspaceView, actor: &Actor, command: &Command) -> Result<(), Error>;
+
+    /// The switches that govern the command besides its artifact kind's
+    /// (answering an ask_form is using a form). The gate asks every check
+    /// before any check runs, and refuses the command while one is off.
+    async fn switches(&self, _view: &dyn WorkspaceView, _command: &Command) -> Result<Vec<SwitchKey>, Error> {
+        Ok(Vec::new())
+    }
 }
 
 pub type SharedKind = Arc<dyn ArtifactKind>;

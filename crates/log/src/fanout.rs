@@ -16,7 +16,7 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
-use lattice_core::event::{MEMBER_ADDED, SWITCH_SET};
+use lattice_core::event::{MemberAdded, SwitchSet};
 use lattice_core::{Error, ThreadId};
 use tokio::sync::{mpsc, watch};
 
@@ -35,7 +35,7 @@ const BATCH: i64 = 1000;
 const PAGE: i64 = 500;
 /// Events after which a stream checks again that its caller may still read
 /// what it follows.
-const RECHECK_EVENTS: [&str; 1] = [MEMBER_ADDED];
+const RECHECK_EVENTS: [&str; 1] = [MemberAdded::NAME];
 
 /// One envelope on its way to the streams: serialized once for all of them.
 #[derive(Debug)]
@@ -176,7 +176,7 @@ async fn hand_on(
     for row in &rows {
         let e = StoredEnvelope::from_row(row)?;
         last = e.seq;
-        if e.event_type == SWITCH_SET {
+        if e.event_type == SwitchSet::NAME {
             switches.send_replace(e.seq);
         }
         let Some(workspace) = e.workspace.as_deref() else { continue };

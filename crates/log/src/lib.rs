@@ -8,13 +8,18 @@
 
 mod access;
 mod auth;
+mod authorize;
 mod clock;
+mod commit;
 mod db;
 mod digest;
+mod effect;
 mod fanout;
 mod follow;
+mod gate;
 mod horizon;
 pub mod limits;
+mod prepare;
 mod read;
 mod runs;
 mod service;

@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 
 use lattice_core::envelope::DEPLOYMENT_TENANT;
+use lattice_core::event::{Event, SwitchSet};
 use lattice_core::integrations::resolve;
 use lattice_core::{ArtifactId, Effective, Envelope, Error, Integrations, Level, Role, SwitchKey, SwitchState, TenantRole, ThreadId, WorkspaceId};
 use serde::Serialize;
@@ -224,7 +225,7 @@ impl LogService {
         )))
         .bind(id)
         .bind(p.tenant.as_str())
-        .bind(lattice_core::event::AUDIT_RECORDED)
+        .bind(lattice_core::event::AuditRecorded::NAME)
         .fetch_optional(&self.inner.db.pool)
         .await
         .map_err(db_error)?
@@ -244,7 +245,7 @@ impl LogService {
             "SELECT {ENVELOPE_COLUMNS} FROM envelopes WHERE workspace = $1 AND type = $2 ORDER BY seq DESC LIMIT $3"
         )))
         .bind(access.workspace.as_str())
-        .bind(lattice_core::event::AUDIT_RECORDED)
+        .bind(lattice_core::event::AuditRecorded::NAME)
         .bind(limit)
         .fetch_all(&self.inner.db.pool)
         .await
@@ -252,7 +253,7 @@ impl LogService {
         let mut out = Vec::new();
         for row in &rows {
             let e = envelope_from_row(row)?;
-            if e.payload.get("name").and_then(serde_json::Value::as_str) == Some(name) {
+            if matches!(&e.event, Event::AuditRecorded(audit) if audit.name == name) {
                 out.push(e);
             }
         }
@@ -389,7 +390,7 @@ impl LogService {
     }
 
     async fn switch_events(&self, filter: &str, binds: &[&str]) -> Result<Vec<AuditRow>, Error> {
-        let sql = format!("SELECT {ENVELOPE_COLUMNS} FROM envelopes WHERE type = 'switch_set' AND {filter} ORDER BY seq");
+        let sql = format!("SELECT {ENVELOPE_COLUMNS} FROM envelopes WHERE type = '{}' AND {filter} ORDER BY seq", SwitchSet::NAME);
         let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
         for b in binds {
             query = query.bind(*b);
@@ -398,17 +399,10 @@ impl LogService {
         rows.iter()
             .map(|row| {
                 let e = envelope_from_row(row)?;
-                let field = |name: &str| e.payload.get(name).and_then(|v| v.as_str()).unwrap_or_default().to_owned();
-                Ok(AuditRow {
-                    seq: e.seq,
-                    at: e.at.clone(),
-                    actor: e.actor.name().to_owned(),
-                    level: field("level"),
-                    key: field("key"),
-                    old: field("old"),
-                    new: field("new"),
-                    reason: field("reason"),
-                })
+                let Event::SwitchSet(set) = e.event else {
+                    return Err(Error::unavailable(format!("envelope {} is not a switch_set", e.id)));
+                };
+                Ok(AuditRow { seq: e.seq, at: e.at, actor: e.actor.name().to_owned(), level: set.level, key: set.key, old: set.old, new: set.new, reason: set.reason })
             })
             .collect()
     }

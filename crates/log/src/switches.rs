@@ -2,6 +2,7 @@
 //! missing row is `unset`. Changes are commands (`SetSwitch`) and so leave
 //! their audit trail in the log as `switch_set` envelopes.
 
+use lattice_core::event::{Event, SwitchSet};
 use lattice_core::integrations::resolve;
 use lattice_core::{Effective, Error, Integrations, Level, SwitchKey, SwitchState, TenantId, WorkspaceId};
 use sqlx::{AnyConnection, Row};
@@ -72,13 +73,15 @@ impl Integrations for SwitchStore {
     }
 }
 
-/// Sets one level's state inside the commit's transaction; returns the old.
-pub(crate) async fn set_in(
+/// The writer of a switch: one level's state set inside the commit's
+/// transaction, the event recording the old state and the new.
+pub(crate) async fn set_switch(
     conn: &mut AnyConnection,
     level: &Level,
     key: SwitchKey,
     state: SwitchState,
-) -> Result<SwitchState, Error> {
+    reason: &str,
+) -> Result<Event, Error> {
     let level = level.to_string();
     let old = sqlx::query("SELECT state FROM switches WHERE level = $1 AND key = $2")
         .bind(&level)
@@ -110,5 +113,5 @@ pub(crate) async fn set_in(
         .await
         .map_err(db_error)?;
     }
-    Ok(old)
+    Ok(SwitchSet { level, key: key.as_str().into(), old: old.as_str().into(), new: state.as_str().into(), reason: reason.into() }.into())
 }

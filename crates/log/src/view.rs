@@ -1,8 +1,11 @@
 //! The workspace as the acting principal sees it: what checks (L5) read.
 
+use std::sync::Arc;
+
 use lattice_core::{ArtifactId, ArtifactView, DeferredRequest, Error, Principal, Role, RunId, TenantId, WorkspaceId, WorkspaceView};
 
 use crate::access::Access;
+use crate::authorize::LoadedRun;
 use crate::service::LogService;
 use crate::store::load_artifact;
 
@@ -10,11 +13,13 @@ pub(crate) struct ScopedView {
     service: LogService,
     principal: Principal,
     access: Access,
+    /// The run the command names, as authorization read it.
+    run: Option<Arc<LoadedRun>>,
 }
 
 impl ScopedView {
-    pub(crate) fn new(service: LogService, principal: Principal, access: Access) -> Self {
-        Self { service, principal, access }
+    pub(crate) fn new(service: LogService, principal: Principal, access: Access, run: Option<Arc<LoadedRun>>) -> Self {
+        Self { service, principal, access, run }
     }
 }
 
@@ -43,16 +48,22 @@ impl WorkspaceView for ScopedView {
     }
 
     async fn deferred_request(&self, run: &RunId, tool_call_id: &str) -> Result<Option<DeferredRequest>, Error> {
+        let request = |loaded: &LoadedRun| {
+            loaded.request(tool_call_id).map(|r| DeferredRequest {
+                tool_call_id: r.tool_call_id.clone(),
+                tool_name: r.tool_name.clone(),
+                args: r.args.clone(),
+            })
+        };
+        if let Some(loaded) = self.run.as_ref().filter(|l| l.run.id == run.as_str()) {
+            return Ok(request(loaded));
+        }
         let db = &self.service.inner.db;
         let Some(row) = crate::runs::load_run(db, &self.access.tenant, run).await? else { return Ok(None) };
         if row.workspace != self.access.workspace.as_str() {
             return Ok(None);
         }
         let requests = crate::runs::load_requests(db, &self.access.tenant, &row.id).await?;
-        Ok(requests.into_iter().find(|r| r.tool_call_id == tool_call_id).map(|r| DeferredRequest {
-            tool_call_id: r.tool_call_id,
-            tool_name: r.tool_name,
-            args: r.args,
-        }))
+        Ok(request(&LoadedRun { run: row, requests }))
     }
 }

@@ -7,6 +7,7 @@ use lattice_core::kind::SharedCheck;
 use lattice_core::{Actor, Check, Command, CommandType, Error, Role, WorkspaceView};
 use serde_json::Value;
 
+use crate::asks::{AskFormAnswer, AskUserAnswer};
 use crate::form::{Form, Submissions};
 use crate::kinds::{prefixed, shape};
 use crate::schema;
@@ -19,25 +20,8 @@ pub fn checks() -> Vec<(CommandType, SharedCheck)> {
         (CommandType::CreateArtifact, Arc::new(AppsAreAgents)),
         (CommandType::EditArtifact, Arc::new(EditRules)),
         (CommandType::AnswerDeferred, Arc::new(AskFormAnswer)),
+        (CommandType::AnswerDeferred, Arc::new(AskUserAnswer)),
     ]
-}
-
-/// The answer to an ask_form: valid values for the schema its request
-/// carries (the same check a form artifact's submission gets).
-pub struct AskFormAnswer;
-
-#[async_trait::async_trait]
-impl Check for AskFormAnswer {
-    async fn check(&self, view: &dyn WorkspaceView, _actor: &Actor, command: &Command) -> Result<(), Error> {
-        let Command::AnswerDeferred { run, tool_call_id, answer, .. } = command else { return Ok(()) };
-        let Some(request) = view.deferred_request(run, tool_call_id).await? else { return Ok(()) };
-        if request.tool_name != "ask_form" {
-            return Ok(());
-        }
-        let schema = request.args.get("schema").cloned().unwrap_or(Value::Null);
-        let compiled = schema::compile(&schema).map_err(|e| prefixed("args.schema", e))?;
-        compiled.validate(answer).map_err(|e| prefixed("answer", e))
-    }
 }
 
 /// A submission: to a form (or app) that exists here, in the same thread,

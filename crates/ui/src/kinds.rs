@@ -13,6 +13,12 @@ use crate::form::{FORM_MAX_BYTES, Form};
 use crate::schema::{self, format::is_date_time, limits};
 use crate::submission::Submission;
 
+/// The kinds' names, as clients and envelopes give them.
+pub const FORM: &str = "form";
+pub const DASHBOARD: &str = "dashboard";
+pub const SUBMISSION: &str = "submission";
+pub const APP: &str = "app";
+
 pub struct FormKind;
 pub struct DashboardKind;
 pub struct SubmissionKind;
@@ -27,7 +33,7 @@ const TITLE_CHARS: usize = 200;
 
 impl ArtifactKind for FormKind {
     fn name(&self) -> &str {
-        "form"
+        FORM
     }
 
     fn switch(&self) -> Option<SwitchKey> {
@@ -51,7 +57,7 @@ impl ArtifactKind for FormKind {
 
 impl ArtifactKind for DashboardKind {
     fn name(&self) -> &str {
-        "dashboard"
+        DASHBOARD
     }
 
     fn switch(&self) -> Option<SwitchKey> {
@@ -108,7 +114,7 @@ impl ArtifactKind for DashboardKind {
 
 impl ArtifactKind for SubmissionKind {
     fn name(&self) -> &str {
-        "submission"
+        SUBMISSION
     }
 
     fn switch(&self) -> Option<SwitchKey> {
@@ -134,7 +140,7 @@ impl ArtifactKind for SubmissionKind {
 
 impl ArtifactKind for AppKind {
     fn name(&self) -> &str {
-        "app"
+        APP
     }
 
     fn switch(&self) -> Option<SwitchKey> {

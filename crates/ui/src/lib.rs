@@ -6,6 +6,7 @@
 
 pub mod app;
 pub mod app_policy;
+pub mod asks;
 pub mod checks;
 pub mod dashboard;
 mod external;
@@ -17,5 +18,5 @@ pub mod submission;
 pub mod wire;
 
 pub use checks::checks;
-pub use kinds::{AppKind, DashboardKind, FormKind, SubmissionKind, kinds};
+pub use kinds::{APP, AppKind, DASHBOARD, DashboardKind, FORM, FormKind, SUBMISSION, SubmissionKind, kinds};
 pub use schema::{CompiledForm, compile};

@@ -103,9 +103,9 @@ lattice_testkit::both_backends! {
         assert!(!offered.contains(&"ask_form".to_owned()) && !offered.contains(&"create_form".to_owned()), "{offered:?}");
         // The model called ask_form anyway: it got an error back, not a pause on a form.
         let events = log.run_log(&alice.principal().tenant, &second).await.unwrap();
-        let refused = events.iter().find(|e| e.event_type == "tool_returned").expect("a tool result");
-        assert_eq!(refused.payload["is_error"], true);
-        assert!(refused.payload["result"].as_str().unwrap().contains("ui:forms is switched off"));
+        let refused = events.iter().find(|e| e.event_type() == "tool_returned").expect("a tool result");
+        assert_eq!(refused.event.payload()["is_error"], true);
+        assert!(refused.event.payload()["result"].as_str().unwrap().contains("ui:forms is switched off"));
     }
 }
 
@@ -126,8 +126,8 @@ lattice_testkit::both_backends! {
         assert_eq!(view.requests.len(), 1);
         assert_eq!(view.requests[0].tool_call_id, "f2");
         let events = log.run_log(&alice.principal().tenant, &run).await.unwrap();
-        let retry = events.iter().find(|e| e.event_type == "tool_returned").unwrap();
-        assert!(retry.payload["result"].as_str().unwrap().contains("properties.zip.pattern"), "{}", retry.payload);
+        let retry = events.iter().find(|e| e.event_type() == "tool_returned").unwrap();
+        assert!(retry.event.payload()["result"].as_str().unwrap().contains("properties.zip.pattern"), "{}", retry.event.payload());
     }
 }
 
@@ -159,7 +159,7 @@ lattice_testkit::both_backends! {
         let done = wait_for(&log, &alice, &run, RunStatus::Finished).await;
         assert_eq!(done.run.acting_for, "bob");
         let events = log.events(&alice, &lattice_log::Follow::Thread(th), 0, 100).await.unwrap();
-        assert!(events.iter().any(|e| e.event_type == "message_posted" && e.actor.name() == "bob" && e.actor.is_agent()));
+        assert!(events.iter().any(|e| e.event_type() == "message_posted" && e.actor.name() == "bob" && e.actor.is_agent()));
     }
 }
 
@@ -193,9 +193,9 @@ lattice_testkit::both_backends! {
         runner.answer(&boss, &run, "f1".into(), json!({"ok": true})).await.unwrap();
         wait_for(&log, &bob, &run, RunStatus::Finished).await;
         let events = log.events(&bob, &lattice_log::Follow::Thread(th.clone()), 0, 500).await.unwrap();
-        let refused = events.iter().find(|e| e.event_type == "tool_returned" && e.payload["tool_call_id"] == "u1").expect("the call returned");
-        assert_eq!(refused.payload["is_error"], true);
-        assert!(refused.payload["result"].as_str().unwrap().contains("is not an artifact of this thread"), "{}", refused.payload);
+        let refused = events.iter().find(|e| e.event_type() == "tool_returned" && e.event.payload()["tool_call_id"] == "u1").expect("the call returned");
+        assert_eq!(refused.event.payload()["is_error"], true);
+        assert!(refused.event.payload()["result"].as_str().unwrap().contains("is not an artifact of this thread"), "{}", refused.event.payload());
         let head = log.artifact(&alice, &lattice_core::ArtifactId::parse("id", &elsewhere).unwrap(), None).await.unwrap();
         assert_eq!(head.version, 1, "the other thread's dashboard is untouched");
 

@@ -101,6 +101,10 @@ async fn next_data(body: &mut axum::body::Body, buffer: &mut String, timeout: Du
     loop {
         if let Some(end) = buffer.find("\n\n") {
             let block: String = buffer.drain(..end + 2).collect();
+            // The heartbeat says the stream is alive, not what changed.
+            if block.lines().any(|l| l == "event: heartbeat") {
+                continue;
+            }
             if let Some(data) = block.lines().find_map(|l| l.strip_prefix("data: ")) {
                 return Some(serde_json::from_str(data).unwrap());
             }

@@ -79,7 +79,8 @@ lattice_testkit::both_backends! {
         let mut messages = Vec::new();
         for _ in 0..200 {
             messages = stream_messages(&js).await;
-            if messages.iter().any(|(s, _, _)| s.ends_with("log.run_finished")) {
+            // The bot's submission is the last thing committed.
+            if messages.iter().filter(|(s, _, _)| s.ends_with(".ui.form_submitted")).count() >= 3 {
                 break;
             }
             tokio::time::sleep(Duration::from_millis(25)).await;

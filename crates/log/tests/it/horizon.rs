@@ -42,10 +42,11 @@ async fn a_slow_writer_holds_the_horizon_back_on_postgres() {
     writer_lock(&mut tx).await;
     let slow_seq: i64 = sqlx::query(
         "INSERT INTO envelopes (id, tenant, workspace, thread, actor, at, type, payload) \
-         VALUES ('slow', 't1', $1, $2, '{\"kind\":\"system\",\"name\":\"test\"}', 0, 'message_posted', '{\"text\":\"slow\"}') RETURNING seq",
+         VALUES ('slow', 't1', $1, $2, '{\"kind\":\"system\",\"name\":\"test\"}', 0, 'message_posted', $3) RETURNING seq",
     )
     .bind(ws.as_str())
     .bind(th.as_str())
+    .bind(serde_json::json!({"thread": th, "text": "slow"}).to_string())
     .fetch_one(&mut *tx)
     .await
     .unwrap()
@@ -65,7 +66,7 @@ async fn a_slow_writer_holds_the_horizon_back_on_postgres() {
         .await
         .unwrap()
         .iter()
-        .map(|e| e.payload["text"].as_str().unwrap_or_default().to_owned())
+        .map(|e| e.event.payload()["text"].as_str().unwrap_or_default().to_owned())
         .collect();
     assert_eq!(texts, ["slow", "fast"]);
 

@@ -13,13 +13,13 @@ both_backends! {
         let posted = log.execute(&alice, Command::PostMessage { thread: th.clone(), text: "hello".into() }).await.unwrap();
         log.horizon().wait_for(posted.seq, std::time::Duration::from_secs(5)).await;
         let events = log.events(&alice, &Follow::Workspace(ws.to_string()), 0, 100).await.unwrap();
-        let types: Vec<&str> = events.iter().map(|e| e.event_type.as_str()).collect();
+        let types: Vec<&str> = events.iter().map(|e| e.event_type()).collect();
         assert_eq!(types, ["workspace_created", "thread_created", "message_posted"]);
         let last = events.last().unwrap();
         assert_eq!(last.seq, posted.seq);
         assert_eq!(last.id, posted.envelope_id);
         assert_eq!(last.actor.name(), "alice");
-        assert_eq!(last.payload["text"], "hello");
+        assert_eq!(last.event.payload()["text"], "hello");
         assert_eq!(last.thread.as_deref(), Some(th.as_str()));
         let seqs: Vec<i64> = events.iter().map(|e| e.seq).collect();
         assert!(seqs.windows(2).all(|w| w[0] < w[1]), "{seqs:?}");

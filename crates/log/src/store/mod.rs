@@ -1,6 +1,18 @@
-//! Rows and the SQL that reads and writes them. Writes are called only from
-//! the write path's commit (src/service.rs), inside its transaction.
+//! Rows and the SQL that reads and writes them. The writers, one per
+//! effect, each return the event their envelope records; only the write
+//! path's commit (src/commit.rs) calls them, inside its transaction.
 
+mod artifacts;
+mod audit;
+mod runs;
+mod workspaces;
+
+pub(crate) use artifacts::{archive_artifact, change_artifact, create_artifact};
+pub(crate) use audit::record_audit;
+pub(crate) use runs::{answer_request, record_step, start_run};
+pub(crate) use workspaces::{add_member, create_thread, create_workspace};
+
+use lattice_core::event::Event;
 use lattice_core::{Actor, ArtifactId, ArtifactView, Envelope, Error, TenantId, ThreadId};
 use serde_json::Value;
 use sqlx::any::AnyRow;
@@ -126,14 +138,13 @@ pub(crate) struct NewEnvelope<'a> {
     pub run: Option<&'a str>,
     pub actor: &'a Actor,
     pub at: i64,
-    pub event_type: &'a str,
-    pub payload: &'a Value,
+    pub event: &'a Event,
     pub traceparent: Option<&'a str>,
 }
 
 pub(crate) async fn insert_envelope(conn: &mut AnyConnection, backend: Backend, e: &NewEnvelope<'_>) -> Result<i64, Error> {
     let actor = serde_json::to_string(e.actor).expect("an actor serializes");
-    let payload = serde_json::to_string(e.payload).expect("a JSON value serializes");
+    let payload = e.event.payload_json();
     let sql = match backend {
         // The transaction takes the writers' shared lock before the
         // envelope takes its sequence number (the CTE is scanned before the
@@ -153,7 +164,7 @@ pub(crate) async fn insert_envelope(conn: &mut AnyConnection, backend: Backend, 
         .bind(e.thread)
         .bind(actor)
         .bind(e.at)
-        .bind(e.event_type)
+        .bind(e.event.name())
         .bind(payload)
         .bind(e.traceparent)
         .bind(e.run)
@@ -170,21 +181,7 @@ pub(crate) const INSERT_ENVELOPE_POSTGRES: &str = "WITH writer AS MATERIALIZED (
 pub(crate) const ENVELOPE_COLUMNS: &str = "seq, id, tenant, workspace, thread, actor, at, type, payload, traceparent";
 
 pub(crate) fn envelope_from_row(row: &AnyRow) -> Result<Envelope, Error> {
-    let actor: String = row.try_get(5).map_err(db_error)?;
-    let payload: String = row.try_get(8).map_err(db_error)?;
-    let corrupt = |e: serde_json::Error| Error::unavailable(format!("stored envelope is not readable: {e}"));
-    Ok(Envelope {
-        seq: row.try_get(0).map_err(db_error)?,
-        id: row.try_get(1).map_err(db_error)?,
-        tenant: row.try_get(2).map_err(db_error)?,
-        workspace: row.try_get(3).map_err(db_error)?,
-        thread: row.try_get(4).map_err(db_error)?,
-        actor: serde_json::from_str(&actor).map_err(corrupt)?,
-        at: rfc3339(row.try_get(6).map_err(db_error)?),
-        event_type: row.try_get(7).map_err(db_error)?,
-        payload: serde_json::from_str(&payload).map_err(corrupt)?,
-        traceparent: row.try_get(9).map_err(db_error)?,
-    })
+    StoredEnvelope::from_row(row)?.decode()
 }
 
 /// An envelope with its actor and payload left as the JSON text they are
@@ -230,8 +227,7 @@ impl StoredEnvelope {
             thread: self.thread.clone(),
             actor: serde_json::from_str(&self.actor_json).map_err(corrupt)?,
             at: rfc3339(self.at_ms),
-            event_type: self.event_type.clone(),
-            payload: serde_json::from_str(&self.payload_json).map_err(corrupt)?,
+            event: Event::decode(&self.event_type, &self.payload_json).map_err(corrupt)?,
             traceparent: self.traceparent.clone(),
         })
     }
@@ -268,4 +264,17 @@ impl StoredEnvelope {
         out.push(b'}');
         out
     }
+}
+
+/// Who writes, where and when: what every writer stamps on its rows.
+pub(crate) struct Writing<'a> {
+    pub tenant: &'a str,
+    pub workspace: Option<&'a str>,
+    pub thread: Option<&'a str>,
+    /// The principal's user: who starts, creates, answers.
+    pub user: &'a str,
+    /// The actor's name: an artifact version's author.
+    pub author: &'a str,
+    pub role: lattice_core::TenantRole,
+    pub at: i64,
 }

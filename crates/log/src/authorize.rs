@@ -1,0 +1,122 @@
+//! Authorization: who may run a command against what it names (T3, I4),
+//! and what the write path learns on the way (the access, the artifact's
+//! head, the run and its requests), read once for every later step.
+
+use std::sync::Arc;
+
+use lattice_core::{Command, Error, Level, Principal, Role, TenantRole, ThreadId};
+
+use crate::access::{Access, artifact_access, thread_access, workspace_access};
+use crate::runs::{RequestRow, RunRow, load_requests, load_run};
+use crate::service::LogService;
+use crate::store::ArtifactRow;
+
+/// What authorization found out about a command's target.
+#[derive(Default)]
+pub(crate) struct Scope {
+    pub access: Option<Access>,
+    /// The thread the command acts in, when it acts in one.
+    pub thread: Option<ThreadId>,
+    /// The artifact's head, for edits and archiving.
+    pub artifact: Option<ArtifactRow>,
+    /// The run and its requests, for answers and recorded steps.
+    pub run: Option<Arc<LoadedRun>>,
+}
+
+/// A run with its requests, as one command reads them.
+pub(crate) struct LoadedRun {
+    pub run: RunRow,
+    pub requests: Vec<RequestRow>,
+}
+
+impl LoadedRun {
+    pub fn request(&self, tool_call_id: &str) -> Option<&RequestRow> {
+        self.requests.iter().find(|r| r.tool_call_id == tool_call_id)
+    }
+}
+
+impl LogService {
+    pub(crate) async fn authorize(&self, p: &Principal, command: &Command) -> Result<Scope, Error> {
+        let db = &self.inner.db;
+        let in_workspace = |access: Access| Scope { access: Some(access), ..Scope::default() };
+        let in_thread = |access: Access, thread: ThreadId| Scope { access: Some(access), thread: Some(thread), ..Scope::default() };
+        match command {
+            Command::CreateWorkspace { .. } => Ok(Scope::default()),
+            Command::AddMember { workspace, .. } => {
+                let access = workspace_access(db, p, workspace.as_str()).await?;
+                access.require(Role::Admin, "adding a member")?;
+                Ok(in_workspace(access))
+            }
+            Command::CreateThread { workspace, .. } => {
+                let access = workspace_access(db, p, workspace.as_str()).await?;
+                access.require(Role::Editor, "starting a thread")?;
+                Ok(in_workspace(access))
+            }
+            Command::PostMessage { thread, .. } | Command::CreateArtifact { thread, .. } => {
+                let access = thread_access(db, p, thread).await?;
+                access.require(Role::Editor, "writing in a thread")?;
+                Ok(in_thread(access, thread.clone()))
+            }
+            Command::EditArtifact { id, .. } | Command::ArchiveArtifact { id } => {
+                let (access, head) = artifact_access(db, p, id).await?;
+                access.require(Role::Editor, "changing an artifact")?;
+                if matches!(command, Command::ArchiveArtifact { .. })
+                    && access.role < Role::Admin
+                    && head.author != p.user.as_str()
+                {
+                    return Err(Error::forbidden("only the artifact's author or a workspace admin archives it"));
+                }
+                if head.archived {
+                    return Err(Error::invalid_state("the artifact is archived"));
+                }
+                let thread = ThreadId::from_trusted(head.thread.clone());
+                Ok(Scope { artifact: Some(head), ..in_thread(access, thread) })
+            }
+            Command::AppEvent { workspace, namespace, .. } => {
+                let access = workspace_access(db, p, workspace.as_str()).await?;
+                access.require(Role::Editor, "publishing an application event")?;
+                if crate::limits::RESERVED_NAMESPACES.contains(&namespace.as_str()) {
+                    return Err(Error::forbidden(format!(
+                        "the {namespace} namespace is lattice's own: only the bridge publishes there"
+                    )));
+                }
+                Ok(in_workspace(access))
+            }
+            // Whoever may read the thread may have a decision about it
+            // recorded (a viewer's app reading its state).
+            Command::RecordAudit { thread, .. } => Ok(in_thread(thread_access(db, p, thread).await?, thread.clone())),
+            Command::StartRun { thread, .. } => {
+                let access = thread_access(db, p, thread).await?;
+                access.require(Role::Editor, "starting an agent turn")?;
+                Ok(in_thread(access, thread.clone()))
+            }
+            Command::AnswerDeferred { run, .. } | Command::RecordRun { run, .. } => {
+                if matches!(command, Command::RecordRun { .. }) && !(p.agent && p.run.as_ref() == Some(run)) {
+                    return Err(Error::forbidden("only the runner records a run's steps, inside that run"));
+                }
+                let Some(row) = load_run(db, &p.tenant, run).await? else { return Err(Error::NotFound) };
+                let thread = ThreadId::from_trusted(row.thread.clone());
+                let access = thread_access(db, p, &thread).await?;
+                access.require(Role::Editor, "answering or acting in an agent turn")?;
+                let requests = load_requests(db, &p.tenant, &row.id).await?;
+                Ok(Scope { run: Some(Arc::new(LoadedRun { run: row, requests })), ..in_thread(access, thread) })
+            }
+            Command::SetSwitch { level, .. } => match level {
+                Level::Deployment if p.role != TenantRole::DeploymentAdmin => {
+                    Err(Error::forbidden("only a deployment admin sets the deployment's switch"))
+                }
+                Level::Deployment => Ok(Scope::default()),
+                Level::Tenant(tenant) if tenant != &p.tenant => Err(Error::NotFound),
+                Level::Tenant(_) if p.role != TenantRole::TenantAdmin => {
+                    Err(Error::forbidden("only a tenant admin sets the tenant's switch"))
+                }
+                Level::Tenant(_) => Ok(Scope::default()),
+                Level::Workspace(workspace) => {
+                    let access = workspace_access(db, p, workspace.as_str()).await?;
+                    access.require(Role::Admin, "setting the workspace's switch")?;
+                    Ok(in_workspace(access))
+                }
+            },
+        }
+    }
+}

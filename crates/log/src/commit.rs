@@ -1,0 +1,79 @@
+//! The commit: the envelope appended and the read models updated in one
+//! transaction (L2), by the effect's own writer in the store.
+
+use lattice_core::event::Event;
+use lattice_core::{Audit, Error, Principal};
+
+use crate::authorize::Scope;
+use crate::clock::now_ms;
+use crate::db::{Backend, db_error};
+use crate::effect::{Effect, Place};
+use crate::service::{Committed, LogService};
+use crate::store::{Writing, insert_envelope, record_audit};
+
+impl LogService {
+    pub(crate) async fn commit(&self, p: &Principal, scope: &Scope, effect: Effect, attached: Option<&Audit>) -> Result<Committed, Error> {
+        let db = &self.inner.db;
+        // SQLite has one writer; waiting here beats waiting on its busy lock.
+        let _writer = match db.backend {
+            Backend::Sqlite => Some(db.write_lock.lock().await),
+            Backend::Postgres => None,
+        };
+        // An effect that is one row commits as one statement, without a
+        // transaction around it; everything else writes read models too.
+        let one_statement = attached.is_none() && effect.is_one_row();
+        let mut tx = if one_statement { None } else { Some(db.pool.begin().await.map_err(db_error)?) };
+        let mut pooled = if one_statement { Some(db.pool.acquire().await.map_err(db_error)?) } else { None };
+        let conn: &mut sqlx::AnyConnection = match (&mut tx, &mut pooled) {
+            (Some(tx), _) => tx,
+            (_, Some(conn)) => conn,
+            (None, None) => unreachable!("one of the two is taken"),
+        };
+
+        let actor = p.actor();
+        let workspace = scope.access.as_ref().map(|a| a.workspace.to_string());
+        let thread = scope.thread.as_ref().map(ToString::to_string);
+        let writing = Writing {
+            tenant: p.tenant.as_str(),
+            workspace: workspace.as_deref(),
+            thread: thread.as_deref(),
+            user: p.user.as_str(),
+            author: actor.name(),
+            role: p.role,
+            at: now_ms(),
+        };
+        let acting = Place { tenant: p.tenant.to_string(), workspace: workspace.clone(), thread: thread.clone(), run: p.run.as_ref().map(ToString::to_string) };
+        let traceparent = crate::trace::current();
+        // The audit row first: its once key, taken here, refuses a second
+        // use before anything else is written.
+        if let Some(audit) = attached {
+            let event = record_audit(conn, &writing, audit).await?;
+            let id = ulid::Ulid::generate().to_string();
+            insert_envelope(conn, db.backend, &acting.envelope(&id, &event, &actor, writing.at, traceparent.as_deref())).await?;
+        }
+        let place = effect.place(&acting);
+        let event = effect.write(conn, &writing).await?;
+        let envelope_id = ulid::Ulid::generate().to_string();
+        let seq = insert_envelope(conn, db.backend, &place.envelope(&envelope_id, &event, &actor, writing.at, traceparent.as_deref())).await?;
+        if let Some(tx) = tx {
+            tx.commit().await.map_err(db_error)?;
+        }
+        Ok(Committed::of(seq, envelope_id, &event))
+    }
+}
+
+impl Committed {
+    /// What the caller learns of a commit: the id of what it made or
+    /// changed, and an artifact's version and digest.
+    fn of(seq: i64, envelope_id: String, event: &Event) -> Self {
+        let (id, version, digest) = match event {
+            Event::WorkspaceCreated(e) => (Some(e.workspace.clone()), None, None),
+            Event::ThreadCreated(e) => (Some(e.thread.clone()), None, None),
+            Event::ArtifactCreated(e) => (Some(e.id.clone()), Some(e.version), Some(e.digest.clone())),
+            Event::ArtifactChanged(e) => (Some(e.id.clone()), Some(e.version), Some(e.digest.clone())),
+            Event::ArtifactArchived(e) => (Some(e.id.clone()), Some(e.version), None),
+            other => (other.run_id().map(str::to_owned), None, None),
+        };
+        Self { seq, envelope_id, id, version, digest }
+    }
+}

@@ -1,0 +1,113 @@
+//! A command's effect, worked out before the transaction opens: where its
+//! envelope goes, and the store writer that makes it (one per effect).
+
+use lattice_core::event::{AppEvent, Event, MessagePosted};
+use lattice_core::envelope::DEPLOYMENT_TENANT;
+use lattice_core::{Actor, ArtifactId, Audit, Error, Level, Role, RunId, RunStep, SwitchKey, SwitchState, ThreadId, WorkspaceId};
+use serde_json::Value;
+use sqlx::AnyConnection;
+
+use crate::store::{self, ArtifactRow, NewEnvelope, Writing};
+
+pub(crate) enum Effect {
+    Workspace { id: WorkspaceId, name: String },
+    Member { user: String, role: Role },
+    Thread { id: ThreadId, title: String },
+    Message { text: String },
+    Created { id: ArtifactId, kind: String, data: Value, digest: String, parent: Option<String> },
+    Changed { head: ArtifactRow, data: Value, digest: String, patch: json_patch::Patch },
+    Archived { head: ArtifactRow },
+    Switch { level: Level, key: SwitchKey, state: SwitchState, reason: String },
+    RunStarted { id: RunId, prompt: String, model: String },
+    Answered { run: String, tool_call_id: String, tool_name: String, answer: Value, approved: bool },
+    Step { run: String, step: RunStep },
+    AppEvent { namespace: String, name: String, data: Value },
+    Audit(Audit),
+}
+
+/// Where an envelope goes: its tenant, workspace, thread and run columns.
+#[derive(Clone)]
+pub(crate) struct Place {
+    pub tenant: String,
+    pub workspace: Option<String>,
+    pub thread: Option<String>,
+    pub run: Option<String>,
+}
+
+impl Place {
+    /// The envelope of `event`, placed here.
+    pub fn envelope<'a>(&'a self, id: &'a str, event: &'a Event, actor: &'a Actor, at: i64, traceparent: Option<&'a str>) -> NewEnvelope<'a> {
+        NewEnvelope {
+            id,
+            tenant: &self.tenant,
+            workspace: self.workspace.as_deref(),
+            thread: self.thread.as_deref(),
+            run: self.run.as_deref(),
+            actor,
+            at,
+            event,
+            traceparent,
+        }
+    }
+}
+
+impl Effect {
+    /// An effect that is one row (the envelope) commits as one statement,
+    /// without a transaction around it.
+    pub fn is_one_row(&self) -> bool {
+        matches!(
+            self,
+            Self::Message { .. }
+                | Self::AppEvent { .. }
+                | Self::Audit(Audit { once: None, .. })
+                | Self::Step { step: RunStep::ModelReplied { .. } | RunStep::ToolReturned { .. }, .. }
+        )
+    }
+
+    /// Where this effect's envelope goes, from where the command acts.
+    pub fn place(&self, acting: &Place) -> Place {
+        let mut place = acting.clone();
+        match self {
+            Self::Workspace { id, .. } => place.workspace = Some(id.to_string()),
+            Self::Thread { id, .. } => place.thread = Some(id.to_string()),
+            Self::AppEvent { .. } => place.thread = None,
+            Self::Switch { level, .. } => {
+                (place.tenant, place.workspace) = match level {
+                    Level::Deployment => (DEPLOYMENT_TENANT.to_owned(), None),
+                    Level::Tenant(t) => (t.to_string(), None),
+                    Level::Workspace(w) => (acting.tenant.clone(), Some(w.to_string())),
+                };
+                place.thread = None;
+            }
+            Self::RunStarted { id, .. } => place.run = Some(id.to_string()),
+            Self::Answered { run, .. } | Self::Step { run, .. } => place.run = Some(run.clone()),
+            _ => {}
+        }
+        place
+    }
+
+    /// Writes the read models this effect changes; returns its event.
+    pub async fn write(self, conn: &mut AnyConnection, w: &Writing<'_>) -> Result<Event, Error> {
+        match self {
+            Self::Workspace { id, name } => store::create_workspace(conn, w, &id, &name).await,
+            Self::Member { user, role } => store::add_member(conn, w, &user, role).await,
+            Self::Thread { id, title } => store::create_thread(conn, w, &id, &title).await,
+            Self::Message { text } => {
+                Ok(MessagePosted { thread: w.thread.expect("a message is posted in a thread").to_owned(), text }.into())
+            }
+            Self::Created { id, kind, data, digest, parent } => {
+                store::create_artifact(conn, w, &id, &kind, data, digest, parent.as_deref()).await
+            }
+            Self::Changed { head, data, digest, patch } => store::change_artifact(conn, w, &head, &data, digest, patch).await,
+            Self::Archived { head } => store::archive_artifact(conn, w, &head).await,
+            Self::Switch { level, key, state, reason } => crate::switches::set_switch(conn, &level, key, state, &reason).await,
+            Self::Audit(audit) => store::record_audit(conn, w, &audit).await,
+            Self::AppEvent { namespace, name, data } => Ok(AppEvent { namespace, name, data }.into()),
+            Self::RunStarted { id, prompt, model } => store::start_run(conn, w, &id, &prompt, &model).await,
+            Self::Answered { run, tool_call_id, tool_name, answer, approved } => {
+                store::answer_request(conn, w, &run, &tool_call_id, &tool_name, &answer, approved).await
+            }
+            Self::Step { run, step } => store::record_step(conn, w, &run, step).await,
+        }
+    }
+}

@@ -1,0 +1,98 @@
+//! Works out what a command will write, refusing what cannot be written:
+//! unknown kinds, payloads of the wrong shape or size, patches that do not
+//! apply, stale versions, steps a run's state does not allow.
+
+use lattice_core::{ArtifactId, ArtifactKind, Command, Error, RunId, RunStatus, RunStep, ThreadId, WorkspaceId};
+use serde_json::Value;
+
+use crate::authorize::Scope;
+use crate::digest::digest;
+use crate::effect::Effect;
+use crate::service::LogService;
+
+impl LogService {
+    pub(crate) fn prepare(&self, scope: &Scope, command: &Command) -> Result<Effect, Error> {
+        Ok(match command {
+            Command::CreateWorkspace { name } => Effect::Workspace { id: WorkspaceId::generate(), name: name.clone() },
+            Command::AddMember { user, role, .. } => Effect::Member { user: user.to_string(), role: *role },
+            Command::CreateThread { title, .. } => Effect::Thread { id: ThreadId::generate(), title: title.clone() },
+            Command::PostMessage { text, .. } => Effect::Message { text: text.clone() },
+            Command::CreateArtifact { id, kind, data, .. } => {
+                let spec = self.kind(kind)?;
+                check_payload(spec.as_ref(), data)?;
+                Effect::Created {
+                    id: id.clone().unwrap_or_else(ArtifactId::generate),
+                    kind: kind.clone(),
+                    digest: digest(data),
+                    parent: spec.parent(data),
+                    data: data.clone(),
+                }
+            }
+            Command::EditArtifact { expected_version, patch, .. } => {
+                let head = scope.artifact.clone().expect("authorize loads the head of an edited artifact");
+                if *expected_version != head.version {
+                    return Err(Error::version_conflict(*expected_version, head.version));
+                }
+                let spec = self.kind(&head.kind)?;
+                // Applied within the kind's size and the nesting limit,
+                // operation by operation: a patch that would grow the
+                // document past either stops there.
+                let data = lattice_core::patch::apply(&head.data, patch, spec.max_bytes())?;
+                check_payload(spec.as_ref(), &data)?;
+                Effect::Changed { digest: digest(&data), data, patch: patch.clone(), head }
+            }
+            Command::ArchiveArtifact { .. } => {
+                Effect::Archived { head: scope.artifact.clone().expect("authorize loads the head of an archived artifact") }
+            }
+            Command::SetSwitch { level, key, state, reason } => {
+                Effect::Switch { level: level.clone(), key: *key, state: *state, reason: reason.clone() }
+            }
+            Command::AppEvent { namespace, name, data, .. } => {
+                Effect::AppEvent { namespace: namespace.clone(), name: name.clone(), data: data.clone() }
+            }
+            Command::RecordAudit { audit, .. } => Effect::Audit(audit.clone()),
+            Command::StartRun { prompt, model, .. } => {
+                Effect::RunStarted { id: RunId::generate(), prompt: prompt.clone(), model: model.clone() }
+            }
+            Command::AnswerDeferred { tool_call_id, answer, approved, .. } => {
+                let loaded = scope.run.as_ref().expect("authorize loads the run");
+                let Some(request) = loaded.request(tool_call_id) else {
+                    return Err(Error::field("tool_call_id", "exists", "this run has no such request"));
+                };
+                if let Some(by) = &request.answered_by {
+                    return Err(Error::InvalidState { reason: format!("already answered by {by}"), answered_by: Some(by.clone()) });
+                }
+                if loaded.run.status != RunStatus::Paused {
+                    return Err(Error::invalid_state(format!("the run is {}, not waiting for an answer", loaded.run.status.as_str())));
+                }
+                Effect::Answered {
+                    run: loaded.run.id.clone(),
+                    tool_call_id: tool_call_id.clone(),
+                    tool_name: request.tool_name.clone(),
+                    answer: answer.clone(),
+                    approved: *approved,
+                }
+            }
+            Command::RecordRun { step, .. } => {
+                let loaded = scope.run.as_ref().expect("authorize loads the run");
+                let status = loaded.run.status;
+                let allowed = match step {
+                    RunStep::Resumed { .. } => status == RunStatus::Paused && loaded.requests.iter().all(|r| r.answered_by.is_some()),
+                    RunStep::Failed { .. } => matches!(status, RunStatus::Running | RunStatus::Paused),
+                    _ => status == RunStatus::Running,
+                };
+                if !allowed {
+                    return Err(Error::invalid_state(format!("a {} run cannot record this step", status.as_str())));
+                }
+                Effect::Step { run: loaded.run.id.clone(), step: step.clone() }
+            }
+        })
+    }
+}
+
+/// A payload within the kind's size and the nesting limit every stored
+/// document keeps, and of the kind's shape.
+fn check_payload(spec: &dyn ArtifactKind, data: &Value) -> Result<(), Error> {
+    lattice_core::document::check(data, "data", spec.max_bytes().min(lattice_core::document::MAX_BYTES))?;
+    spec.check(data)
+}

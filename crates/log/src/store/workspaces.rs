@@ -1,0 +1,59 @@
+//! Writers of workspaces, their members and their threads.
+
+use lattice_core::event::{Event, MemberAdded, ThreadCreated, WorkspaceCreated};
+use lattice_core::{Error, Role, ThreadId, WorkspaceId};
+use sqlx::AnyConnection;
+
+use super::Writing;
+use crate::db::db_error;
+
+/// A workspace, its creator its first admin.
+pub(crate) async fn create_workspace(conn: &mut AnyConnection, w: &Writing<'_>, id: &WorkspaceId, name: &str) -> Result<Event, Error> {
+    sqlx::query("INSERT INTO workspaces (id, tenant, name, created_by, created_at) VALUES ($1, $2, $3, $4, $5)")
+        .bind(id.as_str())
+        .bind(w.tenant)
+        .bind(name)
+        .bind(w.user)
+        .bind(w.at)
+        .execute(&mut *conn)
+        .await
+        .map_err(db_error)?;
+    upsert_member(conn, id.as_str(), w.user, Role::Admin).await?;
+    Ok(WorkspaceCreated { workspace: id.to_string(), name: name.to_owned(), admin: w.user.to_owned() }.into())
+}
+
+/// A member of the writing's workspace, or a new role for one.
+pub(crate) async fn add_member(conn: &mut AnyConnection, w: &Writing<'_>, user: &str, role: Role) -> Result<Event, Error> {
+    let workspace = w.workspace.expect("a member is added to a workspace");
+    upsert_member(conn, workspace, user, role).await?;
+    Ok(MemberAdded { workspace: workspace.to_owned(), user: user.to_owned(), role }.into())
+}
+
+/// A thread in the writing's workspace.
+pub(crate) async fn create_thread(conn: &mut AnyConnection, w: &Writing<'_>, id: &ThreadId, title: &str) -> Result<Event, Error> {
+    let workspace = w.workspace.expect("a thread is started in a workspace");
+    sqlx::query("INSERT INTO threads (id, workspace, title, created_by, created_at) VALUES ($1, $2, $3, $4, $5)")
+        .bind(id.as_str())
+        .bind(workspace)
+        .bind(title)
+        .bind(w.user)
+        .bind(w.at)
+        .execute(&mut *conn)
+        .await
+        .map_err(db_error)?;
+    Ok(ThreadCreated { thread: id.to_string(), title: title.to_owned() }.into())
+}
+
+async fn upsert_member(conn: &mut AnyConnection, workspace: &str, user: &str, role: Role) -> Result<(), Error> {
+    sqlx::query(
+        "INSERT INTO members (workspace, user_id, role) VALUES ($1, $2, $3) \
+         ON CONFLICT (workspace, user_id) DO UPDATE SET role = excluded.role",
+    )
+    .bind(workspace)
+    .bind(user)
+    .bind(role.as_str())
+    .execute(&mut *conn)
+    .await
+    .map_err(db_error)?;
+    Ok(())
+}

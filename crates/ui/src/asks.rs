@@ -1,0 +1,53 @@
+//! The questions a run asks a person and waits on: an `ask_form` is
+//! answered with values valid for the schema it carries, and only while
+//! forms are on (answering one is using a form); an `ask_user` with text.
+
+use lattice_core::{Actor, Check, Command, Error, SwitchKey, WorkspaceView};
+use serde_json::Value;
+
+use crate::kinds::prefixed;
+use crate::schema;
+
+/// The tool that asks for a form's values.
+pub const ASK_FORM: &str = "ask_form";
+/// The tool that asks a question in chat.
+pub const ASK_USER: &str = "ask_user";
+
+/// The answer to an ask_form: governed by the forms switch, valid values
+/// for the schema its request carries (the check a form's submission gets).
+pub struct AskFormAnswer;
+
+#[async_trait::async_trait]
+impl Check for AskFormAnswer {
+    async fn switches(&self, view: &dyn WorkspaceView, command: &Command) -> Result<Vec<SwitchKey>, Error> {
+        let Command::AnswerDeferred { run, tool_call_id, .. } = command else { return Ok(Vec::new()) };
+        let request = view.deferred_request(run, tool_call_id).await?;
+        Ok(request.filter(|r| r.tool_name == ASK_FORM).map(|_| SwitchKey::Forms).into_iter().collect())
+    }
+
+    async fn check(&self, view: &dyn WorkspaceView, _actor: &Actor, command: &Command) -> Result<(), Error> {
+        let Command::AnswerDeferred { run, tool_call_id, answer, .. } = command else { return Ok(()) };
+        let Some(request) = view.deferred_request(run, tool_call_id).await? else { return Ok(()) };
+        if request.tool_name != ASK_FORM {
+            return Ok(());
+        }
+        let schema = request.args.get("schema").cloned().unwrap_or(Value::Null);
+        let compiled = schema::compile(&schema).map_err(|e| prefixed("args.schema", e))?;
+        compiled.validate(answer).map_err(|e| prefixed("answer", e))
+    }
+}
+
+/// The answer to an ask_user: text.
+pub struct AskUserAnswer;
+
+#[async_trait::async_trait]
+impl Check for AskUserAnswer {
+    async fn check(&self, view: &dyn WorkspaceView, _actor: &Actor, command: &Command) -> Result<(), Error> {
+        let Command::AnswerDeferred { run, tool_call_id, answer, .. } = command else { return Ok(()) };
+        let Some(request) = view.deferred_request(run, tool_call_id).await? else { return Ok(()) };
+        if request.tool_name == ASK_USER && !answer.is_string() {
+            return Err(Error::field("answer", "type", "an ask_user request is answered with text"));
+        }
+        Ok(())
+    }
+}
