@@ -3,14 +3,15 @@
 
 use lattice_agent::Runner;
 use lattice_core::{Command, Principal, TenantId, TenantRole, ThreadId, UserId, WorkspaceId};
-use lattice_log::LogService;
+use lattice_log::Trusted;
 
 pub const TENANT: &str = "demo";
 pub const USER: &str = "demo";
 
 /// Seeds once: a person with a workspace already has their demo.
-pub async fn seed(log: &LogService, runner: &Runner) -> anyhow::Result<()> {
-    let who = log.authenticator().vouch(Principal {
+pub async fn seed(trusted: &Trusted, runner: &Runner) -> anyhow::Result<()> {
+    let log = trusted.log();
+    let who = trusted.vouch(Principal {
         tenant: TenantId::parse("tenant", TENANT)?,
         user: UserId::parse("user", USER)?,
         role: TenantRole::TenantAdmin,

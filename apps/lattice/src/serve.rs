@@ -9,7 +9,7 @@ use lattice_agent::openai::OpenAiModel;
 use lattice_agent::{Models, Runner};
 use lattice_api::AppState;
 use lattice_bridge::{Bridge, BridgeConfig};
-use lattice_log::{Authenticator, Db, LogReader, LogService};
+use lattice_log::{Authenticator, Db, LogReader, LogService, Trusted};
 use tokio::net::TcpListener;
 
 use crate::config::Config;
@@ -22,8 +22,9 @@ pub async fn migrate(config: &Config) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The log service with the UI model's kinds and checks registered.
-async fn start_log(config: &Config) -> anyhow::Result<LogService> {
+/// The log service with the UI model's kinds and checks registered, and
+/// the trust its in-process parts (the runner, the demo's seed) act with.
+async fn start_log_trusted(config: &Config) -> anyhow::Result<(LogService, Trusted)> {
     let db = Db::connect(&config.database_url, config.db_max_connections).await?;
     db.migrate().await?;
     let auth = Authenticator::new(&config.secret()?, Duration::from_secs(config.token_ttl_secs))?;
@@ -34,7 +35,12 @@ async fn start_log(config: &Config) -> anyhow::Result<LogService> {
     for (command, check) in lattice_ui::checks() {
         builder = builder.check(command, check);
     }
-    Ok(builder.start())
+    Ok(builder.start_trusted())
+}
+
+/// The log service alone, for the services that run no agent.
+async fn start_log(config: &Config) -> anyhow::Result<LogService> {
+    Ok(start_log_trusted(config).await?.0)
 }
 
 /// The models: the scripted ones, and the configured OpenAI-compatible one.
@@ -48,8 +54,8 @@ fn models(config: &Config) -> anyhow::Result<Models> {
     Ok(models)
 }
 
-async fn start_runner(config: &Config, log: &LogService) -> anyhow::Result<Runner> {
-    let runner = Runner::new(log.clone(), models(config)?);
+async fn start_runner(config: &Config, trusted: &Trusted) -> anyhow::Result<Runner> {
+    let runner = Runner::new(trusted.clone(), models(config)?);
     let resumed = runner.recover().await?;
     if resumed > 0 {
         tracing::info!(runs = resumed, "driving runs that a stop interrupted");
@@ -82,11 +88,11 @@ fn spawn_bridge(config: &Config, log: &LogService, stop: tokio::sync::watch::Rec
 
 pub async fn log(config: Config) -> anyhow::Result<()> {
     tracing::info!(config = %config.printable(), "lattice serve log");
-    let log = start_log(&config).await?;
-    let runner = start_runner(&config, &log).await?;
+    let (log, trusted) = start_log_trusted(&config).await?;
+    let runner = start_runner(&config, &trusted).await?;
     // The local stack (`just up`, compose) has the demo too; production never.
     if config.seed_demo && config.profile != crate::config::Profile::Production {
-        crate::demo::seed(&log, &runner).await?;
+        crate::demo::seed(&trusted, &runner).await?;
     }
     serve_http(&config, log, runner, false).await
 }
@@ -125,10 +131,10 @@ fn bridge_readiness(status: Arc<lattice_bridge::BridgeStatus>) -> lattice_api::s
 
 pub async fn up(config: Config) -> anyhow::Result<()> {
     tracing::info!(config = %config.printable(), "lattice up");
-    let log = start_log(&config).await?;
-    let runner = start_runner(&config, &log).await?;
+    let (log, trusted) = start_log_trusted(&config).await?;
+    let runner = start_runner(&config, &trusted).await?;
     if config.seed_demo {
-        crate::demo::seed(&log, &runner).await?;
+        crate::demo::seed(&trusted, &runner).await?;
     }
     serve_http(&config, log, runner, true).await
 }
@@ -269,70 +275,9 @@ fn request_span<B>(req: &axum::http::Request<B>) -> tracing::Span {
     span
 }
 
-/// `/mcp`: the MCP exporter over streamable HTTP, behind a bearer token.
+/// `/mcp`: the MCP exporter, as configured, over streamable HTTP.
 fn mcp_routes(config: &Config, log: &LogService, apps: lattice_apps::AppCalls, guard: Arc<lattice_api::guard::Guard>) -> anyhow::Result<axum::Router> {
-    use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager};
-    // One exporter shared by every session: the app state writes it merges
-    // are per app, whichever session they come from.
-    let exporter = exporter(config, log, apps);
-    let origins = config.mcp_allowed_origins();
-    let service = StreamableHttpService::new(
-        move || Ok(exporter.clone()),
-        Arc::new(LocalSessionManager::default()),
-        // The Host check is every service's (`serve_until_signal`), in one place.
-        StreamableHttpServerConfig::default()
-            .disable_allowed_hosts()
-            .with_allowed_origins(origins.clone())
-            .enforce_origin_validation(),
-    );
-    let auth = log.authenticator().clone();
-    let router = axum::Router::new().nest_service("/mcp", service).layer(axum::middleware::from_fn(move |mut req: axum::extract::Request, next: axum::middleware::Next| {
-        let (auth, guard) = (auth.clone(), guard.clone());
-        async move {
-            use axum::response::IntoResponse;
-            let token = req.headers().get(axum::http::header::AUTHORIZATION).and_then(|v| v.to_str().ok()).and_then(|v| v.strip_prefix("Bearer "));
-            match token.map(|t| auth.verify(t)) {
-                // The exporter reads the caller from here: the token is verified once.
-                Some(Ok(who)) => {
-                    // Every message a client posts counts as a write.
-                    if req.method() == axum::http::Method::POST
-                        && let Err(e) = guard.admit_write(who.principal())
-                    {
-                        return lattice_api::ApiError(e).into_response();
-                    }
-                    req.extensions_mut().insert(who);
-                    next.run(req).await
-                }
-                _ => {
-                    (
-                        axum::http::StatusCode::UNAUTHORIZED,
-                        axum::Json(serde_json::json!({"error": {"type": "Unauthorized", "reason": "MCP needs a bearer token"}})),
-                    )
-                        .into_response()
-                }
-            }
-        }
-    }));
-    if origins.is_empty() {
-        return Ok(router);
-    }
-    // Browser-based MCP hosts on the listed origins; the preflight is
-    // answered before the token check, which it carries no token for.
-    use axum::http::{HeaderName, Method, header};
-    let allowed: Vec<axum::http::HeaderValue> = origins.iter().filter_map(|o| o.parse().ok()).collect();
-    let cors = tower_http::cors::CorsLayer::new()
-        .allow_origin(allowed)
-        .allow_methods([Method::GET, Method::POST, Method::DELETE])
-        .allow_headers([
-            header::AUTHORIZATION,
-            header::CONTENT_TYPE,
-            header::ACCEPT,
-            HeaderName::from_static("mcp-session-id"),
-            HeaderName::from_static("mcp-protocol-version"),
-            HeaderName::from_static("last-event-id"),
-        ])
-        .expose_headers([HeaderName::from_static("mcp-session-id")]);
-    Ok(router.layer(cors))
+    Ok(lattice_mcp::http::router(exporter(config, log, apps), log.authenticator().clone(), guard, config.mcp_allowed_origins()))
 }
 
 /// The exporter as configured: the app tool policy, and the vendored SDK
@@ -364,15 +309,10 @@ fn health_routes(db: Db, readiness: Option<lattice_api::state::Readiness>) -> ax
 
 /// `lattice mcp --stdio`: the exporter over stdin and stdout, as one caller.
 pub async fn mcp_stdio(config: Config, token: &str) -> anyhow::Result<()> {
-    use rmcp::ServiceExt;
     let log = start_log(&config).await?;
     let who = log.authenticator().verify(token).map_err(|e| anyhow::anyhow!("LATTICE_TOKEN: {e}"))?;
-    let running = exporter(&config, &log, lattice_apps::AppCalls::new(log.clone(), config.app_tools()?))
-        .acting_as(who)
-        .serve(rmcp::transport::stdio())
-        .await
-        .context("starting MCP over stdio")?;
-    running.waiting().await.context("serving MCP over stdio")?;
+    let exporter = exporter(&config, &log, lattice_apps::AppCalls::new(log.clone(), config.app_tools()?));
+    lattice_mcp::stdio::serve(exporter, who).await.map_err(|e| anyhow::anyhow!("serving MCP over stdio: {e}"))?;
     log.db().close().await;
     Ok(())
 }

@@ -7,7 +7,7 @@ use lattice_core::{
     Command, DeferredRequest, Error, Principal, RunId, RunStatus, RunStep, SwitchKey, TenantId, ThreadId,
     ToolCall,
 };
-use lattice_log::{Authenticated, LogService, RunRow};
+use lattice_log::{Authenticated, LogService, RunRow, Trusted};
 use serde_json::Value;
 
 use crate::act::{Acted, act, check_form};
@@ -25,6 +25,8 @@ pub struct Runner {
 
 struct Inner {
     log: LogService,
+    /// Acting as a run's agent, reading runs to drive them.
+    trusted: Trusted,
     models: Models,
 }
 
@@ -36,8 +38,8 @@ enum Outcome {
 }
 
 impl Runner {
-    pub fn new(log: LogService, models: Models) -> Self {
-        Self { inner: Arc::new(Inner { log, models }) }
+    pub fn new(trusted: Trusted, models: Models) -> Self {
+        Self { inner: Arc::new(Inner { log: trusted.log().clone(), trusted, models }) }
     }
 
     pub fn models(&self) -> &Models {
@@ -96,7 +98,7 @@ impl Runner {
 
     /// Drives the runs a stop interrupted (status running); paused runs wait.
     pub async fn recover(&self) -> Result<usize, Error> {
-        let runs = self.inner.log.interrupted_runs().await?;
+        let runs = self.inner.trusted.interrupted_runs().await?;
         let count = runs.len();
         for (tenant, run) in runs {
             self.spawn(tenant, RunId::from_trusted(run.id));
@@ -129,7 +131,7 @@ impl Runner {
             if let Err(e) = runner.drive(&tenant, &run).await {
                 tracing::warn!(run = %run, error = %e, "the run failed");
                 if let Ok(Some(row)) = runner.row(&tenant, &run).await {
-                    let acting = runner.inner.log.principal_for(&tenant, &row);
+                    let acting = runner.inner.trusted.principal_for(&tenant, &row);
                     let _ = runner.record_as(&acting, &run, RunStep::Failed { reason: e.to_string() }).await;
                 }
             }
@@ -137,11 +139,11 @@ impl Runner {
     }
 
     async fn row(&self, tenant: &TenantId, run: &RunId) -> Result<Option<RunRow>, Error> {
-        self.inner.log.run_state(tenant, run).await
+        self.inner.trusted.run_state(tenant, run).await
     }
 
     async fn record_as(&self, acting: &Principal, run: &RunId, step: RunStep) -> Result<(), Error> {
-        let who = self.inner.log.authenticator().vouch(acting.clone());
+        let who = self.inner.trusted.vouch(acting.clone());
         self.inner.log.execute(&who, Command::RecordRun { run: run.clone(), step }).await.map(|_| ())
     }
 
@@ -149,9 +151,9 @@ impl Runner {
     async fn drive(&self, tenant: &TenantId, run: &RunId) -> Result<(), Error> {
         loop {
             let Some(row) = self.row(tenant, run).await?.filter(|r| r.status == RunStatus::Running) else { return Ok(()) };
-            let acting = self.inner.log.principal_for(tenant, &row);
-            let who = self.inner.log.authenticator().vouch(acting.clone());
-            let Transcript { messages, unanswered, model_calls } = rebuild(&self.inner.log.run_log(tenant, run).await?);
+            let acting = self.inner.trusted.principal_for(tenant, &row);
+            let who = self.inner.trusted.vouch(acting.clone());
+            let Transcript { messages, unanswered, model_calls } = rebuild(&self.inner.trusted.run_log(tenant, run).await?);
             let offered = self.offered(&who, &row).await?;
             let calls = if unanswered.is_empty() {
                 if model_calls >= MAX_MODEL_CALLS {

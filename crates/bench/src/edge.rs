@@ -63,7 +63,7 @@ async fn rate(url: &str, token: Option<&str>) -> f64 {
 pub async fn run() {
     crate::setup::postgres_from_xtask();
     let (log, _thread) = crate::setup::service(16).await;
-    let runner = lattice_agent::Runner::new(log.clone(), lattice_agent::Models::scripted());
+    let runner = lattice_agent::Runner::new(lattice_testkit::trusted(&log), lattice_agent::Models::scripted());
     let (_stop, shutdown) = tokio::sync::watch::channel(false);
     let apps = lattice_apps::AppCalls::new(log.clone(), Default::default());
     let state = lattice_api::AppState { log, runner, apps, dev_sign_in: false, max_body_bytes: 1 << 20, guard: std::sync::Arc::new(lattice_api::guard::Guard::new(lattice_api::guard::Limits::default())), readiness: None, switch_heartbeat: std::time::Duration::from_secs(5), shutdown };

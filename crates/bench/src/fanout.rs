@@ -148,7 +148,7 @@ async fn lattice_side(count: usize, epoch: Instant) -> (Figures, f64, u64) {
         last = made.seq;
         threads.push(ThreadId::parse("th", &made.id.unwrap()).unwrap());
     }
-    let runner = lattice_agent::Runner::new(log.clone(), lattice_agent::Models::scripted());
+    let runner = lattice_agent::Runner::new(lattice_testkit::trusted(&log), lattice_agent::Models::scripted());
     let (stop_server, shutdown) = tokio::sync::watch::channel(false);
     let limits = lattice_api::guard::Limits { streams_per_caller: count, ..lattice_api::guard::Limits::default() };
     let state = lattice_api::AppState {

@@ -16,6 +16,11 @@ impl Authenticated {
     pub fn principal(&self) -> &Principal {
         &self.0
     }
+
+    /// A principal no token vouched for: only through [`crate::Trusted`].
+    pub(crate) fn trusted(principal: Principal) -> Self {
+        Self(principal)
+    }
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -97,6 +102,16 @@ impl Authenticator {
             .expect("HS256 signing with a valid key cannot fail")
     }
 
+    /// Verifies the token of an `Authorization` header's value: the one
+    /// place a bearer header is read (the API, MCP and the edge's checks
+    /// call it). The scheme is matched in any case, as RFC 9110 has it.
+    pub fn verify_header(&self, header: Option<&[u8]>) -> Result<Authenticated, Error> {
+        let header = header.ok_or_else(|| Error::Unauthorized { reason: "no bearer token".into() })?;
+        let token = bearer_token(header)
+            .ok_or_else(|| Error::Unauthorized { reason: "the Authorization header is not `Bearer <token>`".into() })?;
+        self.verify(token)
+    }
+
     /// Verifies a bearer token's signature, expiry and claims.
     pub fn verify(&self, token: &str) -> Result<Authenticated, Error> {
         let unauthorized = |reason: &str| Error::Unauthorized { reason: reason.to_owned() };
@@ -143,16 +158,41 @@ impl Authenticator {
         Ok(data.claims.art)
     }
 
-    /// Vouches for a principal without a token. For lattice's own in-process
-    /// parts (an agent's run acting as its agent), never for a request.
+    /// Vouches for a principal without a token, in lattice's own tests
+    /// (in-process parts get [`crate::Trusted`] from the log's builder).
+    #[cfg(any(test, feature = "testing"))]
     pub fn vouch(&self, principal: Principal) -> Authenticated {
         Authenticated(principal)
     }
 }
 
+/// The token of `Bearer <token>`, the scheme in any case.
+fn bearer_token(header: &[u8]) -> Option<&str> {
+    let header = std::str::from_utf8(header).ok()?.trim();
+    let (scheme, token) = header.split_once(' ')?;
+    let token = token.trim();
+    (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then_some(token)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_bearer_header_is_read_one_way() {
+        assert_eq!(bearer_token(b"Bearer abc"), Some("abc"));
+        assert_eq!(bearer_token(b"bearer  abc "), Some("abc"));
+        assert_eq!(bearer_token(b"BEARER abc"), Some("abc"));
+        assert_eq!(bearer_token(b"Basic abc"), None);
+        assert_eq!(bearer_token(b"Bearer "), None);
+        assert_eq!(bearer_token(b"Bearerabc"), None);
+        assert_eq!(bearer_token(&[0xff, b' ', b'a']), None);
+        let auth = Authenticator::new(&[7; 32], Duration::from_secs(60)).unwrap();
+        let no_header = auth.verify_header(None).unwrap_err();
+        assert!(matches!(no_header, Error::Unauthorized { ref reason } if reason == "no bearer token"), "{no_header:?}");
+        let basic = auth.verify_header(Some(b"Basic abc")).unwrap_err();
+        assert!(matches!(basic, Error::Unauthorized { ref reason } if reason.contains("not `Bearer")), "{basic:?}");
+    }
 
     #[test]
     fn a_capability_is_its_callers_for_its_artifact_and_never_a_bearer_token() {

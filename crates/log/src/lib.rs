@@ -26,6 +26,7 @@ mod service;
 mod store;
 mod switches;
 mod trace;
+mod trusted;
 mod view;
 
 pub use access::Access;
@@ -42,3 +43,4 @@ pub use service::{Builder, Committed, LogService};
 pub use store::{ArtifactRow, StoredEnvelope};
 pub use switches::SwitchStore;
 pub use trace::{is_traceparent, with_traceparent};
+pub use trusted::Trusted;

@@ -1,7 +1,7 @@
 //! Runs and their deferred requests as stored (L6), and the reads the
-//! runner and the API make of them.
+//! API makes of them (the runner's own are in src/trusted.rs).
 
-use lattice_core::{Error, Principal, RunId, RunStatus, TenantId, TenantRole, ThreadId};
+use lattice_core::{Error, RunId, RunStatus, TenantId, TenantRole, ThreadId};
 use serde::Serialize;
 use serde_json::Value;
 use sqlx::Row;
@@ -11,7 +11,6 @@ use crate::access::thread_access;
 use crate::auth::Authenticated;
 use crate::db::{Db, db_error};
 use crate::service::LogService;
-use crate::store::{ENVELOPE_COLUMNS, envelope_from_row};
 
 /// A run's read model.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -58,7 +57,7 @@ fn role_from(s: &str) -> TenantRole {
     }
 }
 
-fn run_from_row(row: &AnyRow) -> Result<RunRow, Error> {
+pub(crate) fn run_from_row(row: &AnyRow) -> Result<RunRow, Error> {
     let status: String = row.try_get(3).map_err(db_error)?;
     let role: String = row.try_get(7).map_err(db_error)?;
     let started_role: String = row.try_get(8).map_err(db_error)?;
@@ -75,7 +74,7 @@ fn run_from_row(row: &AnyRow) -> Result<RunRow, Error> {
     })
 }
 
-const RUN_COLUMNS: &str = "id, workspace, thread, status, model, started_by, acting_for, acting_role, started_role";
+pub(crate) const RUN_COLUMNS: &str = "id, workspace, thread, status, model, started_by, acting_for, acting_role, started_role";
 
 pub(crate) async fn load_run(db: &Db, tenant: &TenantId, run: &RunId) -> Result<Option<RunRow>, Error> {
     let row = sqlx::query(sqlx::AssertSqlSafe(format!("SELECT {RUN_COLUMNS} FROM runs WHERE tenant = $1 AND id = $2")))
@@ -140,55 +139,5 @@ impl LogService {
             out.push(RunView { run, requests });
         }
         Ok(out)
-    }
-
-    /// Every envelope of a run, in order: what the runner rebuilds a
-    /// conversation from. For lattice's runner, not for clients.
-    pub async fn run_log(&self, tenant: &TenantId, run: &RunId) -> Result<Vec<lattice_core::Envelope>, Error> {
-        let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
-            "SELECT {ENVELOPE_COLUMNS} FROM envelopes WHERE tenant = $1 AND run = $2 ORDER BY seq"
-        )))
-        .bind(tenant.as_str())
-        .bind(run.as_str())
-        .fetch_all(&self.inner.db.pool)
-        .await
-        .map_err(db_error)?;
-        rows.iter().map(envelope_from_row).collect()
-    }
-
-    /// A run's read model, without an access check. For lattice's runner.
-    pub async fn run_state(&self, tenant: &TenantId, run: &RunId) -> Result<Option<RunRow>, Error> {
-        load_run(&self.inner.db, tenant, run).await
-    }
-
-    /// Runs that were running when the service stopped, to drive again.
-    /// For lattice's runner at start-up.
-    pub async fn interrupted_runs(&self) -> Result<Vec<(TenantId, RunRow)>, Error> {
-        let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
-            "SELECT {RUN_COLUMNS}, tenant FROM runs WHERE status = 'running' ORDER BY created_at"
-        )))
-        .fetch_all(&self.inner.db.pool)
-        .await
-        .map_err(db_error)?;
-        rows.iter()
-            .map(|row| Ok((TenantId::from_trusted(row.try_get::<String, _>(8).map_err(db_error)?), run_from_row(row)?)))
-            .collect()
-    }
-
-    /// The principal a run's current segment acts as: the agent, for the
-    /// person it acts for, in that run, within what the run's starter may
-    /// do (an admin's answer lends the run no admin's rights). For
-    /// lattice's runner.
-    pub fn principal_for(&self, tenant: &TenantId, run: &RunRow) -> Principal {
-        let within = (run.acting_for != run.started_by)
-            .then(|| lattice_core::Within { user: lattice_core::UserId::from_trusted(run.started_by.clone()), role: run.started_role });
-        Principal {
-            tenant: tenant.clone(),
-            user: lattice_core::UserId::from_trusted(run.acting_for.clone()),
-            role: run.acting_role,
-            agent: true,
-            run: Some(RunId::from_trusted(run.id.clone())),
-            within,
-        }
     }
 }

@@ -13,6 +13,7 @@ use crate::db::Db;
 use crate::horizon::Horizon;
 use crate::limits;
 use crate::switches::SwitchStore;
+use crate::trusted::Trusted;
 use crate::view::ScopedView;
 
 /// What a committed command produced.
@@ -61,6 +62,13 @@ impl Builder {
     pub fn check(mut self, command: CommandType, check: SharedCheck) -> Self {
         self.checks.entry(command).or_default().push(check);
         self
+    }
+
+    /// Starts the service, with the trust lattice's own in-process parts
+    /// act with (the runner, the demo's seed): see [`Trusted`].
+    pub fn start_trusted(self) -> (LogService, Trusted) {
+        let log = self.start();
+        (log.clone(), Trusted::new(log))
     }
 
     /// Starts the service and its horizon tracker (which needs a Tokio runtime).

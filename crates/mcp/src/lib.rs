@@ -12,6 +12,8 @@
 mod app_calls;
 mod calls;
 mod fallback;
+pub mod http;
+pub mod stdio;
 mod listing;
 mod scope;
 mod views;
@@ -72,17 +74,12 @@ impl Exporter {
         if let Some(who) = &self.fixed {
             return Ok((**who).clone());
         }
-        let parts = extensions.get::<axum::http::request::Parts>();
-        // Verified by the bearer check in front of `/mcp`.
-        if let Some(who) = parts.and_then(|p| p.extensions.get::<Authenticated>()) {
-            return Ok(who.clone());
-        }
-        let token = parts
-            .and_then(|p| p.headers.get(axum::http::header::AUTHORIZATION))
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "))
-            .ok_or_else(|| McpError::invalid_request("a bearer token is needed", None))?;
-        self.log.authenticator().verify(token).map_err(|e| McpError::invalid_request(e.to_string(), None))
+        // Verified once, in front of `/mcp` (src/http.rs).
+        extensions
+            .get::<axum::http::request::Parts>()
+            .and_then(|p| p.extensions.get::<Authenticated>())
+            .cloned()
+            .ok_or_else(|| McpError::invalid_request("a bearer token is needed", None))
     }
 }
 

@@ -134,3 +134,8 @@ macro_rules! both_backends {
         }
     };
 }
+
+/// The trust lattice's in-process parts act with, over `log` (a runner's).
+pub fn trusted(log: &LogService) -> lattice_log::Trusted {
+    lattice_log::Trusted::for_tests(log)
+}

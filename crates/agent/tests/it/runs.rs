@@ -43,7 +43,7 @@ lattice_testkit::both_backends! {
             tools_reply(vec![call("q1", "ask_user", json!({"question": "Which region?"})), call("f1", "ask_form", form_args())]),
             text_reply("done"),
         ]);
-        let runner = Runner::new(log.clone(), Models::default().with("script", std::sync::Arc::new(script.clone()), true));
+        let runner = Runner::new(lattice_testkit::trusted(&log), Models::default().with("script", std::sync::Arc::new(script.clone()), true));
         let alice = who("t1", "alice", TenantRole::Member);
         let run = runner.start(&alice, th.clone(), "go".into(), None).await.unwrap();
         wait_for(&log, &alice, &run, RunStatus::Paused).await;
@@ -83,7 +83,7 @@ lattice_testkit::both_backends! {
             tools_reply(vec![call("f2", "ask_form", form_args())]),
             text_reply("done"),
         ]);
-        let runner = Runner::new(log.clone(), Models::default().with("script", std::sync::Arc::new(script.clone()), true));
+        let runner = Runner::new(lattice_testkit::trusted(&log), Models::default().with("script", std::sync::Arc::new(script.clone()), true));
         // Mini apps are off by default: create_app is not offered.
         let run = runner.start(&alice, th.clone(), "go".into(), None).await.unwrap();
         wait_for(&log, &alice, &run, RunStatus::Paused).await;
@@ -102,7 +102,7 @@ lattice_testkit::both_backends! {
         let offered = script.offered.lock().unwrap()[1].clone();
         assert!(!offered.contains(&"ask_form".to_owned()) && !offered.contains(&"create_form".to_owned()), "{offered:?}");
         // The model called ask_form anyway: it got an error back, not a pause on a form.
-        let events = log.run_log(&alice.principal().tenant, &second).await.unwrap();
+        let events = lattice_testkit::trusted(&log).run_log(&alice.principal().tenant, &second).await.unwrap();
         let refused = events.iter().find(|e| e.event_type() == "tool_returned").expect("a tool result");
         assert_eq!(refused.event.payload()["is_error"], true);
         assert!(refused.event.payload()["result"].as_str().unwrap().contains("ui:forms is switched off"));
@@ -120,12 +120,12 @@ lattice_testkit::both_backends! {
             tools_reply(vec![call("f2", "ask_form", form_args())]),
             text_reply("done"),
         ]);
-        let runner = Runner::new(log.clone(), Models::default().with("script", std::sync::Arc::new(script.clone()), true));
+        let runner = Runner::new(lattice_testkit::trusted(&log), Models::default().with("script", std::sync::Arc::new(script.clone()), true));
         let run = runner.start(&alice, th, "go".into(), None).await.unwrap();
         let view = wait_for(&log, &alice, &run, RunStatus::Paused).await;
         assert_eq!(view.requests.len(), 1);
         assert_eq!(view.requests[0].tool_call_id, "f2");
-        let events = log.run_log(&alice.principal().tenant, &run).await.unwrap();
+        let events = lattice_testkit::trusted(&log).run_log(&alice.principal().tenant, &run).await.unwrap();
         let retry = events.iter().find(|e| e.event_type() == "tool_returned").unwrap();
         assert!(retry.event.payload()["result"].as_str().unwrap().contains("properties.zip.pattern"), "{}", retry.event.payload());
     }
@@ -140,7 +140,7 @@ lattice_testkit::both_backends! {
             db.migrate().await.unwrap();
             let log = service_on(db);
             let (_, th) = workspace(&log).await;
-            let runner = Runner::new(log.clone(), Models::scripted());
+            let runner = Runner::new(lattice_testkit::trusted(&log), Models::scripted());
             let run = runner.start(&alice, th.clone(), "Report".into(), Some("scripted:ask_form".into())).await.unwrap();
             wait_for(&log, &alice, &run, RunStatus::Paused).await;
             log.db().close().await;
@@ -150,7 +150,7 @@ lattice_testkit::both_backends! {
         let db = lattice_log::Db::connect(&url, 4).await.unwrap();
         db.migrate().await.unwrap();
         let log = service_on(db);
-        let runner = Runner::new(log.clone(), Models::scripted());
+        let runner = Runner::new(lattice_testkit::trusted(&log), Models::scripted());
         assert_eq!(runner.recover().await.unwrap(), 0, "a paused run is not driven until answered");
         let view = log.run(&alice, &run).await.unwrap();
         let call = view.requests[0].tool_call_id.clone();
@@ -185,7 +185,7 @@ lattice_testkit::both_backends! {
             tools_reply(vec![call("u1", "update_dashboard", json!({"id": elsewhere, "panels": []}))]),
             text_reply("done"),
         ]);
-        let runner = Runner::new(log.clone(), Models::default().with("script", std::sync::Arc::new(script.clone()), true));
+        let runner = Runner::new(lattice_testkit::trusted(&log), Models::default().with("script", std::sync::Arc::new(script.clone()), true));
         let bob = who("t1", "bob", TenantRole::Member);
         let run = runner.start(&bob, th.clone(), "go".into(), None).await.unwrap();
         wait_for(&log, &bob, &run, RunStatus::Paused).await;
@@ -201,9 +201,9 @@ lattice_testkit::both_backends! {
 
         // The run acts for boss now, within what bob may do: an editor's
         // rights in this workspace, none in a workspace bob is not in.
-        let row = log.run_state(&bob.principal().tenant, &run).await.unwrap().unwrap();
+        let row = lattice_testkit::trusted(&log).run_state(&bob.principal().tenant, &run).await.unwrap().unwrap();
         assert_eq!(row.acting_for, "boss");
-        let acting = log.authenticator().vouch(log.principal_for(&bob.principal().tenant, &row));
+        let acting = lattice_testkit::trusted(&log).vouch(lattice_testkit::trusted(&log).principal_for(&bob.principal().tenant, &row));
         let admin_only = Command::SetSwitch {
             level: Level::Workspace(ws.clone()), key: SwitchKey::Forms, state: SwitchState::Off, reason: "no".into() };
         assert!(matches!(log.execute(&acting, admin_only.clone()).await, Err(Error::Forbidden { .. })), "the run took the answerer's admin rights");

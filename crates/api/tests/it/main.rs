@@ -39,7 +39,7 @@ impl App {
     pub async fn with(backend: Backend, dev_sign_in: bool) -> Self {
         let log = lattice_testkit::service(backend).await;
         let (stop, shutdown) = tokio::sync::watch::channel(false);
-        let runner = lattice_agent::Runner::new(log.clone(), lattice_agent::Models::scripted());
+        let runner = lattice_agent::Runner::new(lattice_testkit::trusted(&log), lattice_agent::Models::scripted());
         let apps = lattice_apps::AppCalls::new(log.clone(), lattice_ui::app_policy::AppToolPolicy::parse("get_state=allow,set_state=allow,submit=ask").unwrap());
         let router = lattice_api::router(AppState { log: log.clone(), runner, apps, dev_sign_in, max_body_bytes: 1024 * 1024, guard: std::sync::Arc::new(lattice_api::guard::Guard::new(lattice_api::guard::Limits::default())), readiness: None, switch_heartbeat: std::time::Duration::from_secs(5), shutdown });
         Self { router, log, _stop: stop }

@@ -42,7 +42,7 @@ lattice_testkit::both_backends! {
             data: json!({"form_id": form_id, "form_version": 1, "values": {"choice": "b"}, "nonce": "nonce-0001"}),
         }).await.unwrap();
         // An ask_form, answered.
-        let runner = Runner::new(log.clone(), Models::scripted());
+        let runner = Runner::new(lattice_testkit::trusted(&log), Models::scripted());
         let run = runner.start(&alice, th.clone(), "report".into(), Some("scripted:ask_form".into())).await.unwrap();
         let mut call = None;
         for _ in 0..200 {
