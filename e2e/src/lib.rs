@@ -9,32 +9,9 @@ use serde_json::{Value, json};
 
 pub mod browser;
 pub mod postgres;
-pub mod stack;
+pub use lattice_stack as stack;
 
-pub const SECRET: &str = "lattice-e2e-secret-lattice-e2e-secret-0123";
-
-/// The `lattice` binary of this build (`cargo xtask test` builds it first).
-pub fn binary() -> PathBuf {
-    if let Some(path) = std::env::var_os("LATTICE_BIN") {
-        return path.into();
-    }
-    // Test executables live in target/<profile>/deps, the harness's own
-    // binaries in target/<profile>; `lattice` is in target/<profile>.
-    let exe = std::env::current_exe().expect("the test's own path");
-    let dir = exe.parent().expect("the executable's folder");
-    let profile_dir = if dir.ends_with("deps") { dir.parent().expect("target/<profile>") } else { dir };
-    let bin = profile_dir.join("lattice");
-    assert!(
-        bin.exists(),
-        "{} is missing: build it with `cargo build -p lattice` (cargo xtask test does), or set LATTICE_BIN",
-        bin.display()
-    );
-    bin
-}
-
-pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
+pub use lattice_stack::{SECRET, binary, free_port};
 
 /// One `lattice serve log` process.
 pub struct LogProcess {

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use crate::Result;
 use crate::shell::{apt_install, is_root, output, run};
 
-/// The image of nats-server the harness starts (`e2e/src/stack.rs`).
+/// The image of nats-server the harness starts (`apps/stack/src/lib.rs`).
 pub const NATS_IMAGE: &str = "lattice-nats:local";
 
 pub struct Engine {

@@ -117,7 +117,7 @@ fn up(extra: &[String]) -> Result {
 }
 
 /// The local stack: what it needs installed and built, then the stack
-/// binary of the acceptance harness (`e2e/src/stack.rs`), which starts it
+/// binary (`apps/stack`), which starts it
 /// in the foreground or stops what it started.
 fn stack(args: &[String]) -> Result {
     let verb = args.first().map(String::as_str).ok_or("usage: cargo xtask stack up|down")?;
@@ -133,7 +133,7 @@ fn stack(args: &[String]) -> Result {
 /// `lattice` and the stack binary, always in one invocation: the same
 /// feature set each time, so nothing is built twice.
 fn build_binaries() -> Result {
-    shell::cargo(&["build", "--package", "lattice", "--package", "lattice-e2e", "--bin", "lattice", "--bin", "stack"], &[])
+    shell::cargo(&["build", "--package", "lattice", "--package", "lattice-stack", "--package", "lattice-e2e", "--bin", "lattice", "--bin", "stack"], &[])
 }
 
 /// PostgreSQL and nats-server, from Debian's packages when missing.

@@ -2,6 +2,7 @@
 //! PostgreSQL (`name::sqlite`, `name::postgres`).
 
 mod horizon;
+mod migrations;
 mod queries;
 mod reads;
 mod switches;

@@ -272,11 +272,12 @@ on_both!(fetch, xhr, websocket, event_source, image_beacon, css_beacon, anchor_p
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_busy_app_leaves_the_chat_answering() {
     let apps = Apps::start_on(On::Up).await;
-    apps.app("Busy", &by_hand("(async () => { await handshake(); log('spinning'); setTimeout(() => { while (true) {} }, 100); })();")).await;
+    apps.app("Busy", &by_hand("(async () => { await handshake(); log('spinning'); setTimeout(() => { while (true) {} }, 1500); })();")).await;
     let chrome = Chrome::launch().await;
     let w = apps.window(&chrome).await;
+    // Read before it spins: a spinning frame answers no read.
     super::until_logged(&w, "spinning").await;
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    tokio::time::sleep(Duration::from_millis(2000)).await;
     // The chat takes a click and a keystroke at once.
     let started = std::time::Instant::now();
     w.page.locator("#scheme").select_option("dark", None).await.unwrap();

@@ -80,10 +80,15 @@ impl Apps {
 /// The text of `#log` inside the running app (the inner frame).
 pub async fn app_log(w: &Window) -> String {
     let log = w.page.frame_locator(".app-frame iframe").frame_locator("iframe").locator("#log");
-    if log.count().await.unwrap_or(0) == 0 {
-        return String::new();
-    }
-    log.text_content().await.ok().flatten().unwrap_or_default()
+    // Reading runs script in the app's frame: a frame that no longer
+    // answers (an app that spins) fails the read instead of hanging it.
+    let read = async {
+        if log.count().await.unwrap_or(0) == 0 {
+            return String::new();
+        }
+        log.text_content().await.ok().flatten().unwrap_or_default()
+    };
+    tokio::time::timeout(Duration::from_secs(10), read).await.expect("the app's frame answers a read of its log within 10 s")
 }
 
 /// Waits until the app's log has a line starting with `prefix`.

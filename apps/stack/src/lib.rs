@@ -10,7 +10,31 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::{SECRET, binary, free_port};
+/// The token secret of every stack and harness process: local only.
+pub const SECRET: &str = "lattice-e2e-secret-lattice-e2e-secret-0123";
+
+/// The `lattice` binary of this build (`cargo xtask test` builds it first).
+pub fn binary() -> PathBuf {
+    if let Some(path) = std::env::var_os("LATTICE_BIN") {
+        return path.into();
+    }
+    // Test executables live in target/<profile>/deps, the harness's own
+    // binaries in target/<profile>; `lattice` is in target/<profile>.
+    let exe = std::env::current_exe().expect("the test's own path");
+    let dir = exe.parent().expect("the executable's folder");
+    let profile_dir = if dir.ends_with("deps") { dir.parent().expect("target/<profile>") } else { dir };
+    let bin = profile_dir.join("lattice");
+    assert!(
+        bin.exists(),
+        "{} is missing: build it with `cargo build -p lattice` (cargo xtask test does), or set LATTICE_BIN",
+        bin.display()
+    );
+    bin
+}
+
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
 
 /// Where each part listens.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -463,7 +487,7 @@ fn checked(cmd: &mut Command, what: &str) -> Result<(), String> {
     if out.status.success() { Ok(()) } else { Err(format!("{what} failed: {}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))) }
 }
 
-pub(crate) fn postgres_start(dir: &Path, port: u16) -> Result<(), String> {
+pub fn postgres_start(dir: &Path, port: u16) -> Result<(), String> {
     let data = dir.join("pg");
     if is_root() && Command::new("id").arg("postgres").output().map(|o| !o.status.success()).unwrap_or(true) {
         checked(Command::new("useradd").args(["--system", "--no-create-home", "postgres"]), "useradd postgres")?;
@@ -488,7 +512,7 @@ pub(crate) fn postgres_start(dir: &Path, port: u16) -> Result<(), String> {
     checked(&mut start, "starting PostgreSQL").map_err(|e| format!("{e}\n{}", std::fs::read_to_string(&log).unwrap_or_default()))
 }
 
-pub(crate) fn postgres_stop(dir: &Path) -> Result<(), String> {
+pub fn postgres_stop(dir: &Path) -> Result<(), String> {
     let mut stop = pg_tool("pg_ctl")?;
     stop.arg("-D").arg(dir.join("pg")).args(["-m", "fast", "-w", "-t", "60", "stop"]);
     checked(&mut stop, "stopping PostgreSQL")

@@ -11,7 +11,7 @@ use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use lattice_e2e::stack::{self, Mode, Ports, Stack};
+use lattice_stack::{self as stack, Mode, Ports, Stack};
 
 static STOP: AtomicBool = AtomicBool::new(false);
 
