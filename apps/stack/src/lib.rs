@@ -202,7 +202,7 @@ impl Stack {
         // namespace to the bridge, with the local stack's passwords. Under
         // testcontainers when an engine answers (and the stack is the
         // suite's), else a native process.
-        let conf = Path::new(env!("CARGO_MANIFEST_DIR")).join("../infra/nats/nats.conf").canonicalize().map_err(|e| e.to_string())?;
+        let conf = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../infra/nats/nats.conf").canonicalize().map_err(|e| e.to_string())?;
         let engine = match mode {
             Mode::Local => Err("the local stack (just up) runs natively".to_owned()),
             Mode::Suite => container_engine(),

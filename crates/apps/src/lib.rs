@@ -19,7 +19,8 @@ use lattice_core::{ArtifactId, Audit, Command, Error, SwitchKey, ThreadId};
 use lattice_log::{ArtifactRow, Authenticated, LogService};
 use lattice_ui::app_policy::{APP_TOOLS, AppToolPolicy, Decision};
 use lattice_ui::form::Submissions;
-use lattice_ui::submission::submission_id;
+use lattice_ui::SUBMISSION;
+use lattice_ui::submission::Submission;
 use lattice_core::event::Event;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -187,7 +188,7 @@ impl AppCalls {
     /// that cannot be read refuses).
     async fn app(&self, who: &Authenticated, app: &ArtifactId) -> Result<ArtifactRow, Error> {
         let head = self.log.artifact(who, app, None).await?;
-        if head.kind != "app" {
+        if head.kind != lattice_ui::APP {
             return Err(Error::field("app", "kind", format!("{} is a {}, not an app", head.id, head.kind)));
         }
         if head.archived {
@@ -233,14 +234,13 @@ impl AppCalls {
             }
             "submit" => {
                 let values = arguments.get("values").cloned().unwrap_or_else(|| json!({}));
-                let nonce = ArtifactId::generate().as_str().trim_start_matches(ArtifactId::PREFIX).to_owned();
-                let id = submission_id(&head.id, Submissions::Many, who.principal().user.as_str(), Some(&nonce));
-                let data = json!({"form_id": head.id, "form_version": head.version, "values": values, "nonce": nonce});
+                // An app takes many submissions.
+                let (id, submission) = Submission::to_form(&head.id, head.version, Submissions::Many, who.principal().user.as_str(), values, server_nonce);
                 let command = Command::CreateArtifact {
                     thread: ThreadId::from_trusted(head.thread.clone()),
                     id: Some(ArtifactId::from_trusted(id)),
-                    kind: "submission".into(),
-                    data,
+                    kind: SUBMISSION.into(),
+                    data: submission.data(),
                 };
                 let done = self.log.execute_audited(who, command, audit).await?;
                 let receipt = json!({"id": done.id, "version": done.version, "digest": done.digest});
@@ -264,6 +264,12 @@ fn bounded_arguments(tool: &str, arguments: &Value) -> Result<Value, Error> {
 
 fn title(head: &ArtifactRow) -> String {
     head.data.get("title").and_then(Value::as_str).unwrap_or("An app").to_owned()
+}
+
+/// A submission's nonce made on the server (an app's or a view's submit
+/// through a host): the random part of a new artifact id.
+pub fn server_nonce() -> String {
+    ArtifactId::generate().as_str().trim_start_matches(ArtifactId::PREFIX).to_owned()
 }
 
 /// Milliseconds since the epoch of an envelope's RFC 3339 time.

@@ -11,8 +11,10 @@ use std::time::Duration;
 use lattice_apps::{Outcome, Via};
 use lattice_core::{ArtifactId, Command, Error, SwitchKey, ThreadId};
 use lattice_log::{Authenticated, LogService};
-use lattice_ui::form::Submissions;
-use lattice_ui::submission::submission_id;
+use lattice_apps::server_nonce;
+use lattice_ui::form::Form;
+use lattice_ui::submission::Submission;
+use lattice_ui::{FORM, SUBMISSION};
 use rmcp::ErrorData as McpError;
 use rmcp::model::{CallToolResult, ContentBlock, ElicitRequestParams, ElicitationAction, ElicitationSchema};
 use rmcp::service::{RequestContext, RoleServer};
@@ -142,7 +144,7 @@ async fn submit_form(log: &LogService, who: &Authenticated, args: &Value) -> Res
         return Ok(tool_error("form: the form's artifact id is needed"));
     };
     let form = match log.artifact(who, &form_id, None).await {
-        Ok(form) if form.kind == "form" => form,
+        Ok(form) if form.kind == FORM => form,
         Ok(other) => return Ok(tool_error(format!("form: {} is a {}, not a form", other.id, other.kind))),
         Err(e) => return Ok(tool_error(format!("form: {e}"))),
     };
@@ -150,14 +152,13 @@ async fn submit_form(log: &LogService, who: &Authenticated, args: &Value) -> Res
     if effective.get(&SwitchKey::Forms).is_none_or(|e| !e.enabled) {
         return Ok(tool_error(not_offered(SUBMIT_FORM)));
     }
-    let policy: Submissions = serde_json::from_value(form.data.get("submissions").cloned().unwrap_or(json!("once"))).unwrap_or(Submissions::Once);
-    let nonce = (policy == Submissions::Many).then(|| ArtifactId::generate().as_str().trim_start_matches(ArtifactId::PREFIX).to_owned());
-    let id = submission_id(&form.id, policy, who.principal().user.as_str(), nonce.as_deref());
-    let mut data = json!({"form_id": form.id, "form_version": args.get("form_version").cloned().unwrap_or(Value::Null),
-        "values": args.get("values").cloned().unwrap_or_else(|| json!({}))});
-    if let Some(nonce) = nonce {
-        data["nonce"] = json!(nonce);
-    }
+    let policy = serde_json::from_value::<Form>(form.data.clone()).map(|f| f.submissions).unwrap_or_default();
+    let Some(version) = args.get("form_version").and_then(Value::as_u64) else {
+        return Ok(tool_error("form_version: the version the values were filled against is needed"));
+    };
+    let values = args.get("values").cloned().unwrap_or_else(|| json!({}));
+    let (id, submission) = Submission::to_form(&form.id, version, policy, who.principal().user.as_str(), values, server_nonce);
+    let data = submission.data();
     submit(log, who, &form.thread, id, data).await
 }
 
@@ -165,7 +166,7 @@ async fn submit(log: &LogService, who: &Authenticated, thread: &str, id: String,
     let command = Command::CreateArtifact {
         thread: ThreadId::from_trusted(thread),
         id: Some(ArtifactId::from_trusted(id)),
-        kind: "submission".into(),
+        kind: SUBMISSION.into(),
         data,
     };
     match log.execute(who, command).await {

@@ -76,7 +76,7 @@ pub(crate) async fn call(
     let id = ArtifactId::from_trusted(receipt["id"].as_str().unwrap_or_default());
     let artifact = ex.log.artifact(who, &id, None).await.map_err(crate::scope::refused)?;
     let (key, view, shown) = match artifact.kind.as_str() {
-        "form" => ("form", FORM_VIEW.to_owned(), artifact.data.clone()),
+        lattice_ui::FORM => ("form", FORM_VIEW.to_owned(), with_widgets(&artifact.data)),
         "dashboard" => ("dashboard", DASHBOARD_VIEW.to_owned(), artifact.data.clone()),
         _ => ("app", format!("{APP_VIEWS}{}", artifact.id), json!({"title": artifact.data["title"], "summary": artifact.data["summary"]})),
     };
@@ -96,6 +96,18 @@ pub(crate) async fn call(
     let capability = ex.log.authenticator().capability(who.principal(), &artifact.id);
     result.meta = Some(meta(json!({"ui": {"resourceUri": view}, "ui/resourceUri": view, "lattice": {"receipt": receipt, "capability": capability}})));
     Ok(result)
+}
+
+/// A form as its view is sent it: with every property's widget as the UI
+/// model resolves it, which the view draws as told.
+fn with_widgets(form: &Value) -> Value {
+    let mut shown = form.clone();
+    if let Ok(parsed) = serde_json::from_value::<lattice_ui::form::Form>(form.clone())
+        && let Ok(compiled) = lattice_ui::schema::compile(&parsed.schema)
+    {
+        shown["widgets"] = json!(lattice_ui::hints::widgets(&compiled, parsed.ui.as_ref()));
+    }
+    shown
 }
 
 /// `form_submissions`: the form's submissions once there are more than

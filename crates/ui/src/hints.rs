@@ -115,6 +115,46 @@ impl UiHints {
     }
 }
 
+/// Choices up to this many show as radios; more, as a select.
+pub const RADIO_CHOICES: usize = 5;
+/// Text that may run longer than this many characters gets a textarea.
+pub const LINE_CHARS: u64 = 200;
+
+/// The widget a property is drawn with: its hint's, or the kit's choice
+/// from the schema. Every renderer draws what this says (the chat's
+/// SchemaForm, and the MCP form view, which is sent the result).
+pub fn widget_of(p: &crate::schema::Property, hint: Option<Widget>) -> Widget {
+    if let Some(widget) = hint {
+        return widget;
+    }
+    let types = p.types.unwrap_or_default();
+    if p.item_choices.is_some() {
+        Widget::Checkboxes
+    } else if let Some(choices) = &p.choices {
+        if choices.len() <= RADIO_CHOICES { Widget::Radio } else { Widget::Select }
+    } else if types.contains(Types::BOOLEAN) {
+        Widget::Checkbox
+    } else if types.contains(Types::NUMBER) || types.contains(Types::INTEGER) {
+        Widget::Number
+    } else {
+        match p.format {
+            Some(Format::Date) => Widget::Date,
+            Some(Format::Time) => Widget::Time,
+            Some(Format::DateTime) => Widget::Datetime,
+            Some(Format::Email) => Widget::Email,
+            Some(Format::Uri) => Widget::Url,
+            None if p.max_length.is_none_or(|m| m > LINE_CHARS) => Widget::Textarea,
+            None => Widget::Text,
+        }
+    }
+}
+
+/// Every property's widget, by name: what a form's view is sent.
+pub fn widgets(form: &CompiledForm, ui: Option<&UiHints>) -> BTreeMap<String, Widget> {
+    let hint = |name: &str| ui.and_then(|ui| ui.fields.get(name)).and_then(|f| f.widget);
+    form.properties.iter().map(|p| (p.name.clone(), widget_of(p, hint(&p.name)))).collect()
+}
+
 /// Whether a widget can show and edit the property's values.
 fn fits(widget: Widget, p: &crate::schema::Property) -> Result<(), String> {
     let types = p.types.unwrap_or_default();
@@ -148,5 +188,34 @@ fn plain_text(errors: &mut Vec<FieldError>, path: &str, text: &str, max: usize) 
         errors.push(FieldError::new(path, "plainText", "a hint is plain text: no HTML"));
     } else if lower.contains("://") || lower.contains("www.") || lower.contains("javascript:") || lower.contains("data:") {
         errors.push(FieldError::new(path, "plainText", "a hint carries no URL"));
+    }
+}
+
+#[cfg(test)]
+mod widget_tests {
+    use super::*;
+    use serde_json::json;
+
+    fn widget(schema: serde_json::Value, hint: Option<Widget>) -> Widget {
+        let form = crate::schema::compile(&json!({"type": "object", "properties": {"x": schema}})).unwrap();
+        widget_of(form.property("x").unwrap(), hint)
+    }
+
+    #[test]
+    fn choices_show_as_radios_up_to_five_then_a_select() {
+        assert_eq!(widget(json!({"type": "string", "enum": ["a", "b", "c", "d", "e"]}), None), Widget::Radio);
+        assert_eq!(widget(json!({"type": "string", "enum": ["a", "b", "c", "d", "e", "f"]}), None), Widget::Select);
+        assert_eq!(widget(json!({"type": "array", "items": {"enum": ["a"]}, "uniqueItems": true}), None), Widget::Checkboxes);
+        assert_eq!(widget(json!({"type": "string", "enum": ["a"]}), Some(Widget::Select)), Widget::Select);
+    }
+
+    #[test]
+    fn text_gets_a_line_up_to_200_characters() {
+        assert_eq!(widget(json!({"type": "string", "maxLength": 200}), None), Widget::Text);
+        assert_eq!(widget(json!({"type": "string", "maxLength": 201}), None), Widget::Textarea);
+        assert_eq!(widget(json!({"type": "string"}), None), Widget::Textarea);
+        assert_eq!(widget(json!({"type": "string", "format": "date-time"}), None), Widget::Datetime);
+        assert_eq!(widget(json!({"type": "integer"}), None), Widget::Number);
+        assert_eq!(widget(json!({"type": "boolean"}), None), Widget::Checkbox);
     }
 }

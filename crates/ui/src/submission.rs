@@ -47,6 +47,30 @@ pub fn submission_id(form_id: &str, policy: Submissions, submitter: &str, nonce:
     format!("{SUBMISSION_PREFIX}{}", &hex::encode(h.finalize())[..32])
 }
 
+impl Submission {
+    /// A person's values for a form (or an app), as every client sends
+    /// them: with the id the form's policy derives for `submitter`, and a
+    /// nonce from `nonce` when the policy takes many (the write path checks
+    /// the same derivation).
+    pub fn to_form(
+        form_id: &str,
+        form_version: u64,
+        policy: Submissions,
+        submitter: &str,
+        values: Value,
+        nonce: impl FnOnce() -> String,
+    ) -> (String, Self) {
+        let nonce = (policy == Submissions::Many).then(nonce);
+        let id = submission_id(form_id, policy, submitter, nonce.as_deref());
+        (id, Self { form_id: form_id.to_owned(), form_version, values, nonce })
+    }
+
+    /// The artifact's data.
+    pub fn data(&self) -> Value {
+        serde_json::to_value(self).expect("a submission serializes")
+    }
+}
+
 /// A nonce: 8 to 64 letters, digits, `-` or `_`.
 pub fn nonce_ok(nonce: &str) -> bool {
     (8..=64).contains(&nonce.len()) && nonce.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
@@ -55,6 +79,16 @@ pub fn nonce_ok(nonce: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_submission_to_a_form_carries_the_id_its_policy_derives() {
+        let (id, sub) = Submission::to_form("art_f", 3, Submissions::Many, "alice", serde_json::json!({"a": 1}), || "nonce-0001".into());
+        assert_eq!(id, submission_id("art_f", Submissions::Many, "bob", Some("nonce-0001")));
+        assert_eq!(sub.data(), serde_json::json!({"form_id": "art_f", "form_version": 3, "values": {"a": 1}, "nonce": "nonce-0001"}));
+        let (id, sub) = Submission::to_form("art_f", 3, Submissions::PerPerson, "alice", serde_json::json!({}), || unreachable!());
+        assert_eq!(id, submission_id("art_f", Submissions::PerPerson, "alice", None));
+        assert_eq!(sub.nonce, None);
+    }
 
     #[test]
     fn the_policy_decides_what_the_id_depends_on() {

@@ -8,8 +8,8 @@
 use std::future::Future;
 
 use lattice_core::Error;
-use lattice_ui::hints::{FieldHints, UiHints, Widget};
-use lattice_ui::schema::{CompiledForm, Format, Property, Types};
+use lattice_ui::hints::{FieldHints, UiHints, Widget, widget_of};
+use lattice_ui::schema::{CompiledForm, Property, Types};
 use leptos::prelude::*;
 use serde_json::{Value, json};
 use wasm_bindgen::JsCast;
@@ -33,42 +33,21 @@ enum Control {
     Url,
 }
 
+/// The control for the widget the UI model resolves (`widget_of`).
 fn control_of(p: &Property, hint: Option<Widget>) -> Control {
-    if let Some(w) = hint {
-        return match w {
-            Widget::Text => Control::Text,
-            Widget::Textarea => Control::Textarea,
-            Widget::Number => Control::Number { integer: is_integer(p) },
-            Widget::Select => Control::Select,
-            Widget::Radio => Control::Radio,
-            Widget::Checkbox => Control::Checkbox,
-            Widget::Checkboxes => Control::Checkboxes,
-            Widget::Date => Control::Date,
-            Widget::Time => Control::Time,
-            Widget::Datetime => Control::DateTime,
-            Widget::Email => Control::Email,
-            Widget::Url => Control::Url,
-        };
-    }
-    let types = p.types.unwrap_or_default();
-    if p.item_choices.is_some() {
-        Control::Checkboxes
-    } else if let Some(choices) = &p.choices {
-        if choices.len() <= 5 { Control::Radio } else { Control::Select }
-    } else if types.contains(Types::BOOLEAN) {
-        Control::Checkbox
-    } else if types.contains(Types::NUMBER) || types.contains(Types::INTEGER) {
-        Control::Number { integer: is_integer(p) }
-    } else {
-        match p.format {
-            Some(Format::Date) => Control::Date,
-            Some(Format::Time) => Control::Time,
-            Some(Format::DateTime) => Control::DateTime,
-            Some(Format::Email) => Control::Email,
-            Some(Format::Uri) => Control::Url,
-            None if p.max_length.is_none_or(|m| m > 200) => Control::Textarea,
-            None => Control::Text,
-        }
+    match widget_of(p, hint) {
+        Widget::Text => Control::Text,
+        Widget::Textarea => Control::Textarea,
+        Widget::Number => Control::Number { integer: is_integer(p) },
+        Widget::Select => Control::Select,
+        Widget::Radio => Control::Radio,
+        Widget::Checkbox => Control::Checkbox,
+        Widget::Checkboxes => Control::Checkboxes,
+        Widget::Date => Control::Date,
+        Widget::Time => Control::Time,
+        Widget::Datetime => Control::DateTime,
+        Widget::Email => Control::Email,
+        Widget::Url => Control::Url,
     }
 }
 

@@ -500,13 +500,8 @@ fn describe(values: &Value) -> String {
 /// A submission: its id derived as the server derives it, so a retry is
 /// the same artifact.
 async fn submit(thread: String, form_id: String, version: u64, policy: Submissions, me: String, values: Value) -> Result<(), Failure> {
-    let nonce = (policy == Submissions::Many).then(nonce);
-    let id = lattice_ui::submission::submission_id(&form_id, policy, &me, nonce.as_deref());
-    let mut data = json!({"form_id": form_id, "form_version": version, "values": values});
-    if let Some(n) = nonce {
-        data["nonce"] = json!(n);
-    }
-    let body = json!({"id": id, "kind": "submission", "data": data});
+    let (id, submission) = lattice_ui::submission::Submission::to_form(&form_id, version, policy, &me, values, nonce);
+    let body = json!({"id": id, "kind": lattice_ui::SUBMISSION, "data": submission.data()});
     api::post::<Value>(&format!("/v1/threads/{thread}/artifacts"), &body).await.map(|_| ())
 }
 

@@ -4,7 +4,8 @@
 // them again and a refusal is shown here.
 let form = null, receipt = null, drawn = "";
 const host = view("lattice-form", {
-  input: (args) => { if (!receipt && args.schema) draw({ title: args.title, schema: args.schema, ui: args.ui }, null); },
+  // The form is drawn once lattice has made it: its widgets come with it.
+  input: () => { const waiting = !receipt && document.querySelector("#root > p[role=status]"); if (waiting) waiting.textContent = "Preparing the form…"; },
   result: (r) => {
     const s = r.structuredContent;
     if (r.isError || !s || !s.form || !s.receipt) { status("The form was not created: " + text(r), true); return; }
@@ -16,16 +17,10 @@ const status = (message, alarm) => {
   const s = document.getElementById("status");
   if (s) { s.setAttribute("role", alarm ? "alert" : "status"); s.textContent = message; }
 };
-const kindOf = (p, hint) => {
-  if (hint && hint.widget) return hint.widget;
-  if (p.type === "array") return "checkboxes";
-  if (p.enum) return p.enum.length <= 4 ? "radio" : "select";
-  if (p.type === "boolean") return "checkbox";
-  if (p.type === "number" || p.type === "integer") return "number";
-  return { date: "date", time: "time", "date-time": "datetime", email: "email", uri: "url" }[p.format] || "text";
-};
+// The widget lattice resolved for each property (lattice_ui::hints::widgets).
+const kindOf = (name) => (form.widgets || {})[name] || "text";
 const control = (name, p, hint, required) => {
-  const id = "f-" + name, kind = kindOf(p, hint);
+  const id = "f-" + name, kind = kindOf(name);
   const label = (p.title || name) + (required ? " (required)" : "");
   const help = (hint && hint.help) || p.description;
   const choices = p.type === "array" ? (p.items && p.items.enum) || [] : p.enum || [];
@@ -71,14 +66,15 @@ const control = (name, p, hint, required) => {
 const read = (root) => {
   const values = {};
   for (const [name, p] of Object.entries(form.schema.properties || {})) {
-    const kind = kindOf(p, ((form.ui || {}).fields || {})[name]);
+    const kind = kindOf(name);
     if (kind === "checkboxes") { values[name] = [...root.querySelectorAll("input[name='" + CSS.escape(name) + "']:checked")].map((i) => i.value); continue; }
     if (kind === "radio") { const c = root.querySelector("input[name='" + CSS.escape(name) + "']:checked"); if (c) values[name] = c.value; continue; }
     const input = root.querySelector("#" + CSS.escape("f-" + name));
     if (kind === "checkbox") { values[name] = input.checked; continue; }
     if (input.value === "") continue;
     if (p.type === "number" || p.type === "integer") values[name] = Number(input.value);
-    else if (kind === "datetime") values[name] = input.value.length === 16 ? input.value + ":00Z" : input.value + "Z";
+    // The control gives local time, as the chat reads it; the form wants RFC 3339.
+    else if (kind === "datetime") { const d = new Date(input.value); values[name] = isNaN(d) ? input.value : d.toISOString(); }
     else values[name] = input.value;
   }
   return values;

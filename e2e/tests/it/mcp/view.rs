@@ -53,7 +53,9 @@ async fn the_form_view_in_an_app_bridge_host_sends_as_the_caller() {
     let th = ana.ok("POST", &format!("/v1/workspaces/{ws}/threads"), json!({"title": "Outage"})).await["id"].as_str().unwrap().to_owned();
 
     let chrome = Chrome::launch().await;
-    let context = chrome.browser.new_context().await.unwrap();
+    // A person two hours ahead of UTC: a date and time they pick is theirs.
+    let options = playwright_rs::protocol::BrowserContextOptions::builder().timezone_id("Africa/Cairo".into()).build();
+    let context = chrome.browser.new_context_with_options(options).await.unwrap();
     if std::env::var_os("LATTICE_E2E_CONSOLE").is_some() {
         context.on_console(|m| async move { eprintln!("[console] {}", m.text()); Ok(()) }).await.unwrap();
     }
@@ -61,7 +63,9 @@ async fn the_form_view_in_an_app_bridge_host_sends_as_the_caller() {
     page.goto(&format!("{host}/"), None).await.unwrap();
     let w = Window { page, base: host.clone() };
     let args = json!({"title": "Report the outage", "thread": th, "schema": {"type": "object",
-        "properties": {"severity": {"title": "Severity", "enum": ["low", "high"]}, "note": {"title": "Note", "type": "string", "maxLength": 200}},
+        "properties": {"severity": {"title": "Severity", "enum": ["low", "high"]}, "note": {"title": "Note", "type": "string", "maxLength": 200},
+            "region": {"title": "Region", "enum": ["eu", "us", "ap", "sa", "af"]},
+            "since": {"title": "Since", "type": "string", "format": "date-time"}},
         "required": ["severity"]}});
     let call = json!({"mcp": format!("{}/mcp", up.base), "token": ana.token, "tool": "ask_form", "args": args});
     let shown: Value = w.eval(&format!("async () => await window.showTool({call})")).await;
@@ -88,8 +92,13 @@ async fn the_form_view_in_an_app_bridge_host_sends_as_the_caller() {
     let refused = wait_text(&status, |t| t.contains("severity")).await;
     assert!(refused.contains("Is required") || refused.contains("required"), "{refused}");
     assert_eq!(view.locator("#status").get_attribute("role").await.unwrap().as_deref(), Some("alert"));
+    // Drawn as lattice resolved them, as the chat draws them: five choices
+    // as radios, a short text as one line.
+    assert_eq!(view.locator("input[type=radio][name=region]").count().await.unwrap(), 5);
+    assert_eq!(view.locator("input#f-note").count().await.unwrap(), 1);
     view.get_by_label("high", true).check(None).await.unwrap();
     view.get_by_label("Note", false).fill("The API is down <b>since</b> 10:00", None).await.unwrap();
+    view.locator("input#f-since").fill("2026-11-30T10:00", None).await.unwrap();
     send.click(None).await.unwrap();
     let sent = wait_text(&status, |t| t.starts_with("Sent.")).await;
     assert!(sent.contains("sub_"), "{sent}");
@@ -98,7 +107,8 @@ async fn the_form_view_in_an_app_bridge_host_sends_as_the_caller() {
     let subs = ana.ok("GET", &format!("/v1/threads/{th}/artifacts?kind=submission"), Value::Null).await;
     let sub = subs.as_array().unwrap().iter().find(|s| s["data"]["form_id"] == form_id.as_str()).expect("a submission to the form");
     assert_eq!(sub["author"], "ana");
-    assert_eq!(sub["data"]["values"], json!({"severity": "high", "note": "The API is down <b>since</b> 10:00"}));
+    // 10:00 in Cairo (UTC+2) is 08:00 UTC: local time, as the chat reads it.
+    assert_eq!(sub["data"]["values"], json!({"severity": "high", "note": "The API is down <b>since</b> 10:00", "since": "2026-11-30T08:00:00.000Z"}));
 
     // The view drew every value as text, never as markup, and told the host its size.
     let markup: bool = w.eval("() => document.querySelector('iframe').contentDocument === null").await;
