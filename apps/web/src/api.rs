@@ -102,11 +102,7 @@ async fn fetch(path: &str, init: &RequestInit) -> Result<Response> {
 
 /// The body of a refusal: `{"error": {...}}`, or words when a proxy answered.
 pub fn refusal(status: u16, text: &str) -> Failure {
-    #[derive(serde::Deserialize)]
-    struct Body {
-        error: Error,
-    }
-    match serde_json::from_str::<Body>(text) {
+    match serde_json::from_str::<lattice_wire::ErrorBody>(text) {
         Ok(body) => Failure::Refused { status, error: body.error },
         Err(_) => Failure::Unreachable(format!("status {status}")),
     }

@@ -18,6 +18,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::Closure;
+use lattice_wire::{AppCall, Confirmation, Outcome};
 use web_sys::{HtmlIFrameElement, MessageEvent};
 
 use crate::api;
@@ -338,14 +339,12 @@ async fn open_link(id: u64, rid: Value, url: String) {
 /// the server recorded, and sends their answer back.
 async fn call_tool(id: u64, rid: Value, name: String, arguments: Value) {
     let Some(app) = with_frame(id, |f| f.app.clone()) else { return };
-    let body = json!({"tool": name, "arguments": arguments});
-    let mut outcome = match api::post::<Value>(&format!("/v1/artifacts/{}/calls", app.id), &body).await {
+    let body = AppCall { tool: name.clone(), arguments };
+    let mut outcome = match api::post::<Outcome>(&format!("/v1/artifacts/{}/calls", app.id), &body).await {
         Ok(outcome) => outcome,
         Err(e) => return answer(id, &rid, tool_error(&e.message())),
     };
-    if outcome["status"] == "confirm" {
-        let confirmation = outcome["confirmation"].as_str().unwrap_or_default().to_owned();
-        let asked = &outcome["arguments"];
+    if let Outcome::Confirm { confirmation, arguments: asked, .. } = &outcome {
         let (title, lead, button, shown) = match name.as_str() {
             "submit" => (
                 format!("Send from {}?", app.title),
@@ -356,17 +355,15 @@ async fn call_tool(id: u64, rid: Value, name: String, arguments: Value) {
             _ => (format!("Allow {} to call {name}?", app.title), "With these arguments:".to_owned(), "Allow", serde_json::to_string_pretty(asked).unwrap_or_default()),
         };
         let accept = confirm::ask(&title, &lead, &shown, button).await;
-        outcome = match api::post::<Value>(&format!("/v1/app-calls/{confirmation}"), &json!({"accept": accept})).await {
+        outcome = match api::post::<Outcome>(&format!("/v1/app-calls/{confirmation}"), &Confirmation { accept }).await {
             Ok(outcome) => outcome,
             Err(e) => return answer(id, &rid, tool_error(&e.message())),
         };
     }
-    match outcome["status"].as_str() {
-        Some("done") => {
-            let text = outcome["text"].as_str().unwrap_or_default();
-            answer(id, &rid, json!({"content": [{"type": "text", "text": text}], "structuredContent": outcome["result"]}));
-        }
-        _ => answer(id, &rid, tool_error(outcome["reason"].as_str().unwrap_or("the call was refused"))),
+    match outcome {
+        Outcome::Done { text, result } => answer(id, &rid, json!({"content": [{"type": "text", "text": text}], "structuredContent": result})),
+        Outcome::Refused { reason } => answer(id, &rid, tool_error(&reason)),
+        Outcome::Confirm { .. } => answer(id, &rid, tool_error("the call was not confirmed")),
     }
 }
 

@@ -2,7 +2,6 @@
 //! a cookie. `/#token=<jwt>` signs in with a token and leaves the URL.
 
 use leptos::prelude::*;
-use serde::Deserialize;
 
 const KEY: &str = "lattice.token";
 
@@ -85,12 +84,7 @@ fn who_in(token: &str) -> String {
 }
 
 /// Who the token says the viewer is.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-pub struct Me {
-    pub tenant: String,
-    pub user: String,
-    pub role: String,
-}
+pub use lattice_wire::Me;
 
 /// The signed-in viewer, shared with every view.
 #[derive(Clone, Copy)]

@@ -3,7 +3,6 @@
 //! generated from the code. Handlers translate HTTP to commands and reads of
 //! `lattice-log`; they decide nothing themselves.
 
-pub mod dto;
 pub mod error;
 pub mod extract;
 pub mod guard;

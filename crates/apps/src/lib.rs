@@ -22,6 +22,7 @@ use lattice_ui::form::Submissions;
 use lattice_ui::SUBMISSION;
 use lattice_ui::submission::Submission;
 use lattice_core::event::Event;
+pub use lattice_wire::{CallRecord, Outcome, Via};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
@@ -31,29 +32,6 @@ use crate::state_writes::StateWrites;
 pub const AUDIT_NAME: &str = "app_tool_call";
 /// How long a person has to confirm an `ask`.
 pub const CONFIRM_WITHIN: Duration = Duration::from_secs(600);
-
-/// What a call came through: recorded with each decision.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Via {
-    /// lattice's chat host.
-    Chat,
-    /// An MCP host, through the exporter.
-    Mcp,
-}
-
-/// What a call comes to.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "status", rename_all = "snake_case")]
-pub enum Outcome {
-    /// Done: `result` in the contract's shape (`{"state"}`, `{"version"}`,
-    /// `{"id"}`) and a line of text for the app.
-    Done { result: Value, text: String },
-    /// Refused by the policy or by the person.
-    Refused { reason: String },
-    /// The person must confirm exactly these arguments first.
-    Confirm { confirmation: String, app: String, title: String, tool: String, arguments: Value },
-}
 
 /// What an `app_tool_call` audit row holds.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -84,19 +62,6 @@ impl CallAudit {
             _ => None,
         }
     }
-}
-
-/// One audit row of an app's calls, as the console lists it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct CallRecord {
-    pub seq: i64,
-    pub at: String,
-    pub actor: String,
-    pub tool: String,
-    pub decision: String,
-    pub via: Via,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub confirmation: Option<String>,
 }
 
 /// App tool calls, for one deployment's policy.

@@ -3,51 +3,10 @@
 //! reason, and the audit trail.
 
 use leptos::prelude::*;
-use serde::Deserialize;
-use serde_json::{Value, json};
+use lattice_wire::{Artifact, AuditEntry, CallRecord, KeyView, LevelView, Posted, SetSwitch, Thread, Via};
+use serde_json::Value;
 
 use crate::api;
-
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-struct LevelView {
-    level: String,
-    name: String,
-    keys: Vec<KeyView>,
-}
-
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-struct KeyView {
-    key: String,
-    state: String,
-    effective: Effective,
-}
-
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-struct Effective {
-    enabled: bool,
-    because: String,
-}
-
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-struct AuditEntry {
-    at: String,
-    actor: String,
-    level: String,
-    key: String,
-    old: String,
-    new: String,
-    reason: String,
-}
-
-/// One decision about an app's tool call, as `GET /v1/artifacts/{app}/calls` lists it.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-struct CallRow {
-    at: String,
-    actor: String,
-    tool: String,
-    decision: String,
-    via: String,
-}
 
 /// An app and its calls, newest first.
 #[derive(Debug, Clone, PartialEq)]
@@ -55,7 +14,7 @@ struct AppCalls {
     id: String,
     title: String,
     workspace: String,
-    calls: Vec<CallRow>,
+    calls: Vec<CallRecord>,
 }
 
 /// The apps of the workspaces the viewer administers, with their calls.
@@ -63,14 +22,13 @@ async fn app_calls(levels: &[LevelView]) -> Vec<AppCalls> {
     let mut out = Vec::new();
     for level in levels {
         let Some(ws) = level.level.strip_prefix("workspace:") else { continue };
-        let threads: Vec<Value> = api::get(&format!("/v1/workspaces/{ws}/threads")).await.unwrap_or_default();
-        for th in threads.iter().filter_map(|t| t["id"].as_str()) {
-            let apps: Vec<Value> = api::get(&format!("/v1/threads/{th}/artifacts?kind=app")).await.unwrap_or_default();
+        let threads: Vec<Thread> = api::get(&format!("/v1/workspaces/{ws}/threads")).await.unwrap_or_default();
+        for th in &threads {
+            let apps: Vec<Artifact> = api::get(&format!("/v1/threads/{}/artifacts?kind={}", th.id, lattice_ui::APP)).await.unwrap_or_default();
             for app in apps {
-                let id = app["id"].as_str().unwrap_or_default().to_owned();
-                let calls: Vec<CallRow> = api::get(&format!("/v1/artifacts/{id}/calls")).await.unwrap_or_default();
-                let title = app["data"]["title"].as_str().unwrap_or("An app").to_owned();
-                out.push(AppCalls { id, title, workspace: level.name.clone(), calls });
+                let calls: Vec<CallRecord> = api::get(&format!("/v1/artifacts/{}/calls", app.id)).await.unwrap_or_default();
+                let title = app.data.get("title").and_then(Value::as_str).unwrap_or("An app").to_owned();
+                out.push(AppCalls { id: app.id, title, workspace: level.name.clone(), calls });
             }
         }
     }
@@ -141,7 +99,7 @@ pub fn Console() -> impl IntoView {
                                 <thead><tr><th scope="col">"When"</th><th scope="col">"Who"</th><th scope="col">"Tool"</th><th scope="col">"Decision"</th><th scope="col">"Through"</th></tr></thead>
                                 <tbody>
                                     {a.calls.into_iter().map(|c| view! {
-                                        <tr><td>{c.at}</td><td>{c.actor}</td><td>{c.tool}</td><td>{c.decision}</td><td>{c.via}</td></tr>
+                                        <tr><td>{c.at}</td><td>{c.actor}</td><td>{c.tool}</td><td>{c.decision}</td><td>{match c.via { Via::Chat => "chat", Via::Mcp => "mcp" }}</td></tr>
                                     }).collect_view()}
                                 </tbody>
                             </table>
@@ -193,10 +151,10 @@ fn KeyRow<F: Fn() + Send + Sync + 'static>(level: String, level_title: String, k
             return;
         }
         let path = format!("/v1/integrations/{}/{}", level, key);
-        let body = json!({"state": state.get_untracked(), "reason": reason.get_untracked()});
+        let body = SetSwitch { state: state.get_untracked(), reason: reason.get_untracked() };
         let on_change = on_change.clone();
         leptos::task::spawn_local(async move {
-            match api::put::<Value>(&path, &body).await {
+            match api::put::<Posted>(&path, &body).await {
                 Ok(_) => {
                     message.set("Changed.".into());
                     on_change();

@@ -3,24 +3,12 @@
 use leptos::prelude::*;
 use leptos_router::components::A;
 use leptos_router::hooks::use_navigate;
-use serde::Deserialize;
-use serde_json::json;
+use lattice_wire::{CreateWorkspace, Created, Workspace};
 
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-pub struct WorkspaceSummary {
-    pub id: String,
-    pub name: String,
-    pub role: String,
-}
-
-#[derive(Deserialize)]
-struct Created {
-    id: String,
-}
 
 #[component]
 pub fn Home() -> impl IntoView {
-    let workspaces = RwSignal::new(None::<Result<Vec<WorkspaceSummary>, String>>);
+    let workspaces = RwSignal::new(None::<Result<Vec<Workspace>, String>>);
     leptos::task::spawn_local(async move {
         workspaces.set(Some(crate::api::get("/v1/workspaces").await.map_err(|e| e.message())));
     });
@@ -30,7 +18,7 @@ pub fn Home() -> impl IntoView {
     let create = move |ev: leptos::ev::SubmitEvent| {
         ev.prevent_default();
         let navigate = navigate.clone();
-        let body = json!({"name": name.get_untracked()});
+        let body = CreateWorkspace { name: name.get_untracked() };
         leptos::task::spawn_local(async move {
             match crate::api::post::<Created>("/v1/workspaces", &body).await {
                 Ok(c) => navigate(&format!("/w/{}", c.id), Default::default()),

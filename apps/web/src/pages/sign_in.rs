@@ -2,15 +2,10 @@
 //! mint a token. Elsewhere a sign-in link (`/#token=…`) is the way in.
 
 use leptos::prelude::*;
-use serde::Deserialize;
-use serde_json::json;
+use lattice_wire::{DevTokenRequest, TokenResponse};
 
 use crate::session::{self, Session};
 
-#[derive(Deserialize)]
-struct Token {
-    token: String,
-}
 
 #[component]
 pub fn SignIn() -> impl IntoView {
@@ -21,9 +16,9 @@ pub fn SignIn() -> impl IntoView {
     let message = RwSignal::new(String::new());
     let submit = move |ev: leptos::ev::SubmitEvent| {
         ev.prevent_default();
-        let body = json!({"tenant": tenant.get_untracked(), "user": user.get_untracked(), "role": role.get_untracked()});
+        let body = DevTokenRequest { tenant: tenant.get_untracked(), user: user.get_untracked(), role: Some(role.get_untracked()), agent: false };
         leptos::task::spawn_local(async move {
-            match crate::api::post::<Token>("/v1/dev/token", &body).await {
+            match crate::api::post::<TokenResponse>("/v1/dev/token", &body).await {
                 Ok(t) => {
                     session::keep(&t.token);
                     session.refresh();

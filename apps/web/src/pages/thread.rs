@@ -4,12 +4,13 @@
 //! offered and shows why.
 
 use std::cell::RefCell;
-use std::collections::{BTreeMap, HashSet};
+use std::collections::HashSet;
 
 use lattice_core::Envelope;
 use lattice_ui::dashboard::Dashboard;
 use lattice_ui::form::{Form, Submissions};
 use lattice_ui::hints::UiHints;
+use lattice_wire::{Answer, Answered, Artifact, CreateArtifact, PostMessage, Posted, RunStarted, StartRun, Versioned};
 use leptos::prelude::*;
 use leptos_router::components::A;
 use leptos_router::hooks::use_params_map;
@@ -26,13 +27,7 @@ use crate::session::Session;
 use crate::stream;
 
 /// Each key's effective value: enabled, and why.
-pub type Switches = BTreeMap<String, Effective>;
-
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-pub struct Effective {
-    pub enabled: bool,
-    pub because: String,
-}
+pub type Switches = lattice_wire::Effective;
 
 thread_local! {
     /// Requests that already took the focus once in this page's life.
@@ -120,12 +115,12 @@ fn ThreadView(id: String) -> impl IntoView {
         state.update_untracked(|t| t.stale.clear());
         for id in stale {
             leptos::task::spawn_local(async move {
-                if let Ok(a) = api::get::<Value>(&format!("/v1/artifacts/{id}")).await {
+                if let Ok(a) = api::get::<Artifact>(&format!("/v1/artifacts/{id}")).await {
                     state.update(|t| {
                         if let Some(view) = t.artifacts.get_mut(&id) {
-                            view.version = a.get("version").and_then(Value::as_u64).unwrap_or(view.version);
-                            view.data = a.get("data").cloned().unwrap_or(Value::Null);
-                            view.archived = a.get("archived").and_then(Value::as_bool).unwrap_or(view.archived);
+                            view.version = a.version;
+                            view.data = a.data;
+                            view.archived = a.archived;
                         }
                     });
                 }
@@ -320,8 +315,8 @@ fn ask_form_view(ctx: Ctx, run: String, tool_call_id: String, args: Value) -> An
         let tool_call_id = tool_call_id.clone();
         let send = move |values: Value| {
             let path = format!("/v1/runs/{run}/answers");
-            let body = json!({"tool_call_id": tool_call_id, "answer": values});
-            async move { api::post::<Value>(&path, &body).await.map(|_| ()) }
+            let body = Answer { tool_call_id: tool_call_id.clone(), answer: values };
+            async move { api::post::<Answered>(&path, &body).await.map(|_| ()) }
         };
         view! {
             <SchemaForm id=format!("req-{}", heading_id.trim_end_matches("-title").trim_start_matches("req-"))
@@ -501,8 +496,8 @@ fn describe(values: &Value) -> String {
 /// the same artifact.
 async fn submit(thread: String, form_id: String, version: u64, policy: Submissions, me: String, values: Value) -> Result<(), Failure> {
     let (id, submission) = lattice_ui::submission::Submission::to_form(&form_id, version, policy, &me, values, nonce);
-    let body = json!({"id": id, "kind": lattice_ui::SUBMISSION, "data": submission.data()});
-    api::post::<Value>(&format!("/v1/threads/{thread}/artifacts"), &body).await.map(|_| ())
+    let body = CreateArtifact { id: Some(id), kind: lattice_ui::SUBMISSION.into(), data: submission.data() };
+    api::post::<Versioned>(&format!("/v1/threads/{thread}/artifacts"), &body).await.map(|_| ())
 }
 
 pub fn nonce() -> String {
@@ -519,13 +514,9 @@ fn press_action(ctx: Ctx, form_id: String) {
     let me = session.me.get_untracked().map(|m| m.user).unwrap_or_default();
     let thread = ctx.thread.get_value();
     leptos::task::spawn_local(async move {
-        let Ok(form) = api::get::<Value>(&format!("/v1/artifacts/{form_id}")).await else { return };
-        let version = form.get("version").and_then(Value::as_u64).unwrap_or(1);
-        let policy = form
-            .get("data")
-            .and_then(|d| d.get("submissions"))
-            .and_then(|p| serde_json::from_value(p.clone()).ok())
-            .unwrap_or_default();
+        let Ok(form) = api::get::<Artifact>(&format!("/v1/artifacts/{form_id}")).await else { return };
+        let policy = serde_json::from_value::<Form>(form.data).map(|f| f.submissions).unwrap_or_default();
+        let version = form.version;
         let _ = submit(thread, form_id, version, policy, me, json!({})).await;
     });
 }
@@ -548,10 +539,10 @@ fn Composer(ctx: Ctx) -> impl IntoView {
     };
     let post = move |ev: leptos::ev::SubmitEvent| {
         ev.prevent_default();
-        let body = json!({"text": text.get_untracked()});
+        let body = PostMessage { text: text.get_untracked() };
         let thread = ctx.thread.get_value();
         leptos::task::spawn_local(async move {
-            match api::post::<Value>(&format!("/v1/threads/{thread}/messages"), &body).await {
+            match api::post::<Posted>(&format!("/v1/threads/{thread}/messages"), &body).await {
                 Ok(_) => {
                     text.set(String::new());
                     message.set(String::new());
@@ -564,13 +555,10 @@ fn Composer(ctx: Ctx) -> impl IntoView {
         let prompt = text.get_untracked();
         let prompt = if prompt.trim().is_empty() { "Go ahead.".to_owned() } else { prompt };
         let chosen = model.get_untracked();
-        let mut body = json!({"prompt": prompt});
-        if !chosen.is_empty() {
-            body["model"] = json!(chosen);
-        }
+        let body = StartRun { prompt, model: (!chosen.is_empty()).then_some(chosen) };
         let thread = ctx.thread.get_value();
         leptos::task::spawn_local(async move {
-            match api::post::<Value>(&format!("/v1/threads/{thread}/runs"), &body).await {
+            match api::post::<RunStarted>(&format!("/v1/threads/{thread}/runs"), &body).await {
                 Ok(_) => {
                     text.set(String::new());
                     message.set(String::new());

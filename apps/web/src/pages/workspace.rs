@@ -3,26 +3,14 @@
 use leptos::prelude::*;
 use leptos_router::components::A;
 use leptos_router::hooks::{use_navigate, use_params_map};
-use serde::Deserialize;
-use serde_json::json;
+use lattice_wire::{CreateThread, Created, Thread};
 
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-struct ThreadSummary {
-    id: String,
-    title: String,
-    created_by: String,
-}
-
-#[derive(Deserialize)]
-struct Created {
-    id: String,
-}
 
 #[component]
 pub fn WorkspacePage() -> impl IntoView {
     let params = use_params_map();
     let ws = move || params.read().get("ws").unwrap_or_default();
-    let threads = RwSignal::new(None::<Result<Vec<ThreadSummary>, String>>);
+    let threads = RwSignal::new(None::<Result<Vec<Thread>, String>>);
     Effect::new(move |_| {
         let ws = ws();
         leptos::task::spawn_local(async move {
@@ -35,7 +23,7 @@ pub fn WorkspacePage() -> impl IntoView {
     let create = move |ev: leptos::ev::SubmitEvent| {
         ev.prevent_default();
         let navigate = navigate.clone();
-        let body = json!({"title": title.get_untracked()});
+        let body = CreateThread { title: title.get_untracked() };
         let ws = ws();
         leptos::task::spawn_local(async move {
             match crate::api::post::<Created>(&format!("/v1/workspaces/{ws}/threads"), &body).await {

@@ -4,32 +4,13 @@
 
 use axum::Json;
 use axum::extract::{Path, State};
-use lattice_apps::{CallRecord, Outcome, Via};
 use lattice_core::ArtifactId;
-use serde::Deserialize;
 
 use super::path_id;
-use crate::dto::ErrorBody;
+use lattice_wire::{AppCall, CallRecord, Confirmation, ErrorBody, Outcome, Via};
 use crate::error::ApiResult;
 use crate::extract::{Body, Caller};
 use crate::state::AppState;
-
-#[derive(Debug, Deserialize, utoipa::ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct AppCall {
-    /// `get_state`, `set_state` or `submit`.
-    pub tool: String,
-    #[serde(default)]
-    #[schema(value_type = Object)]
-    pub arguments: serde_json::Value,
-}
-
-#[derive(Debug, Deserialize, utoipa::ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct Confirmation {
-    /// Whether the person lets the call go ahead.
-    pub accept: bool,
-}
 
 /// An app's call of one of its tools, as the person viewing it. Answers
 /// `{"status": "done", "result"}`, `{"status": "refused", "reason"}`, or

@@ -6,7 +6,7 @@ use lattice_core::{ArtifactId, Command, Error, ThreadId};
 use serde::Deserialize;
 
 use super::path_id;
-use crate::dto::{Artifact, CreateArtifact, EditArtifact, ErrorBody, Versioned};
+use lattice_wire::{Archived, Artifact, CreateArtifact, EditArtifact, ErrorBody, Versioned};
 use crate::error::ApiResult;
 use crate::extract::{Body, Caller, Query};
 use crate::state::AppState;
@@ -47,7 +47,7 @@ pub async fn get(
     Query(q): Query<VersionQuery>,
 ) -> ApiResult<Json<Artifact>> {
     let id = path_id(ArtifactId::parse, &id)?;
-    Ok(Json(state.log.artifact(&who, &id, q.version).await?.into()))
+    Ok(Json(artifact_of(state.log.artifact(&who, &id, q.version).await?)))
 }
 
 /// Edits an artifact with a JSON Patch against `expected_version`.
@@ -73,12 +73,12 @@ pub async fn edit(
 }
 
 /// Archives an artifact (its author or a workspace admin).
-#[utoipa::path(post, path = "/v1/artifacts/{id}/archive", responses((status = 200, description = "archived"), (status = 403, body = ErrorBody)),
+#[utoipa::path(post, path = "/v1/artifacts/{id}/archive", responses((status = 200, body = Archived), (status = 403, body = ErrorBody)),
     params(("id" = String, Path)), security(("bearer" = [])))]
-pub async fn archive(State(state): State<AppState>, Caller(who): Caller, Path(id): Path<String>) -> ApiResult<Json<serde_json::Value>> {
+pub async fn archive(State(state): State<AppState>, Caller(who): Caller, Path(id): Path<String>) -> ApiResult<Json<Archived>> {
     let id = path_id(ArtifactId::parse, &id)?;
     let done = state.log.execute(&who, Command::ArchiveArtifact { id }).await?;
-    Ok(Json(serde_json::json!({"id": done.id, "version": done.version, "archived": true})))
+    Ok(Json(Archived { id: done.id.unwrap_or_default(), version: done.version.unwrap_or_default(), archived: true }))
 }
 
 #[derive(Debug, Deserialize)]
@@ -99,5 +99,20 @@ pub async fn list(
 ) -> ApiResult<Json<Vec<Artifact>>> {
     let thread = path_id(ThreadId::parse, &th)?;
     let rows = state.log.artifacts(&who, &thread, q.kind.as_deref(), q.form_id.as_deref()).await?;
-    Ok(Json(rows.into_iter().map(Artifact::from).collect()))
+    Ok(Json(rows.into_iter().map(artifact_of).collect()))
+}
+
+fn artifact_of(r: lattice_log::ArtifactRow) -> Artifact {
+    Artifact {
+        id: r.id,
+        kind: r.kind,
+        thread: r.thread,
+        version: r.version,
+        data: r.data,
+        author: r.author,
+        archived: r.archived,
+        digest: r.digest,
+        created_at: lattice_log::rfc3339(r.created_at),
+        updated_at: lattice_log::rfc3339(r.updated_at),
+    }
 }

@@ -16,7 +16,7 @@ use lattice_log::{Authenticated, Follow, LiveEvents};
 use serde::Deserialize;
 
 use super::path_id;
-use crate::dto::{ErrorBody, EventPage};
+use lattice_wire::{AppEventBody, Appended, ErrorBody, EventPage};
 use crate::error::ApiResult;
 use crate::extract::{Caller, Query};
 use crate::guard::StreamPermit;
@@ -70,9 +70,8 @@ async fn respond(state: AppState, who: Authenticated, follow: Follow, headers: &
     let after = last_event_id.or(q.after).unwrap_or(0).max(0);
     match q.format.as_deref() {
         Some("json") => {
-            let page = state.log.events(&who, &follow, after, PAGE).await?;
-            let next_after = page.last().map_or(after, |e| e.seq);
-            let events = page.into_iter().map(|e| serde_json::to_value(e).expect("an envelope serializes")).collect();
+            let events = state.log.events(&who, &follow, after, PAGE).await?;
+            let next_after = events.last().map_or(after, |e| e.seq);
             Ok(Json(EventPage { events, next_after }).into_response())
         }
         None | Some("sse") => {
@@ -108,31 +107,21 @@ fn follow_stream(
     })
 }
 
-#[derive(Debug, Deserialize, utoipa::ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct AppEventBody {
-    /// Your application's namespace; `ui` and `log` are lattice's own.
-    pub namespace: String,
-    pub name: String,
-    #[schema(value_type = Object)]
-    pub data: serde_json::Value,
-}
-
 /// Appends an application's event to the workspace's log; the bridge
 /// publishes it as `lattice.<tenant>.<ws>.<namespace>.<name>`.
 #[utoipa::path(post, path = "/v1/workspaces/{ws}/events", request_body = AppEventBody,
-    responses((status = 200, description = "appended"), (status = 403, body = ErrorBody), (status = 422, body = ErrorBody)),
+    responses((status = 200, body = Appended), (status = 403, body = ErrorBody), (status = 422, body = ErrorBody)),
     params(("ws" = String, Path)), security(("bearer" = [])))]
 pub async fn append(
     State(state): State<AppState>,
     Caller(who): Caller,
     Path(ws): Path<String>,
     crate::extract::Body(req): crate::extract::Body<AppEventBody>,
-) -> ApiResult<Json<serde_json::Value>> {
+) -> ApiResult<Json<Appended>> {
     let workspace = path_id(lattice_core::WorkspaceId::parse, &ws)?;
     let done = state
         .log
         .execute(&who, lattice_core::Command::AppEvent { workspace, namespace: req.namespace, name: req.name, data: req.data })
         .await?;
-    Ok(Json(serde_json::json!({"seq": done.seq, "id": done.envelope_id})))
+    Ok(Json(Appended { seq: done.seq, id: done.envelope_id }))
 }

@@ -12,7 +12,7 @@ use axum::extract::{Path, State};
 use lattice_core::{Command, Error, Level, SwitchKey, SwitchState};
 use serde::Deserialize;
 
-use crate::dto::{AuditEntry, EffectiveValue, ErrorBody, KeyView, LevelView, SetSwitch};
+use lattice_wire::{AuditEntry, EffectiveValue, ErrorBody, KeyView, LevelView, Posted, SetSwitch};
 use crate::error::ApiResult;
 use crate::extract::{Body, Caller, Query};
 use crate::state::AppState;
@@ -97,7 +97,7 @@ fn as_wire(map: &std::collections::BTreeMap<SwitchKey, lattice_core::Effective>)
 
 /// Sets one level's state for one key, with a reason (an admin of that level).
 #[utoipa::path(put, path = "/v1/integrations/{level}/{key}", request_body = SetSwitch,
-    responses((status = 200, description = "set"), (status = 403, body = ErrorBody), (status = 422, body = ErrorBody)),
+    responses((status = 200, body = Posted), (status = 403, body = ErrorBody), (status = 422, body = ErrorBody)),
     params(("level" = String, Path, description = "deployment | tenant:{id} | workspace:{id}"), ("key" = String, Path)),
     security(("bearer" = [])))]
 pub async fn set(
@@ -105,7 +105,7 @@ pub async fn set(
     Caller(who): Caller,
     Path((level, key)): Path<(String, String)>,
     Body(req): Body<SetSwitch>,
-) -> ApiResult<Json<serde_json::Value>> {
+) -> ApiResult<Json<Posted>> {
     let level = Level::parse(&level).map_err(|_| Error::NotFound)?;
     let key = SwitchKey::parse(&key).ok_or(Error::NotFound)?;
     let state_value = SwitchState::parse(&req.state)
@@ -114,7 +114,7 @@ pub async fn set(
         .log
         .execute(&who, Command::SetSwitch { level, key, state: state_value, reason: req.reason })
         .await?;
-    Ok(Json(serde_json::json!({"seq": done.seq})))
+    Ok(Json(Posted { seq: done.seq }))
 }
 
 /// Every level the caller administers, each key's state there and its

@@ -2,39 +2,14 @@
 
 use axum::Json;
 use axum::extract::{Path, State};
-use lattice_core::{Error, RunId, ThreadId};
-use serde::{Deserialize, Serialize};
-use serde_json::Value;
-use utoipa::ToSchema;
+use lattice_core::{RunId, ThreadId};
+use lattice_log::RunView;
+use lattice_wire::{Answer, Answered, ErrorBody, Run, RunRequest, RunStarted, StartRun};
 
 use super::path_id;
-use crate::dto::ErrorBody;
 use crate::error::ApiResult;
 use crate::extract::{Body, Caller};
 use crate::state::AppState;
-
-#[derive(Debug, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct StartRun {
-    pub prompt: String,
-    /// `scripted:<name>` or a configured model; the default when absent.
-    #[serde(default)]
-    pub model: Option<String>,
-}
-
-#[derive(Debug, Serialize, Deserialize, ToSchema)]
-pub struct RunStarted {
-    pub run_id: String,
-}
-
-#[derive(Debug, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct Answer {
-    pub tool_call_id: String,
-    /// The form's values for an ask_form; text for an ask_user.
-    #[schema(value_type = Object)]
-    pub answer: Value,
-}
 
 /// Starts an agent turn in a thread.
 #[utoipa::path(post, path = "/v1/threads/{th}/runs", request_body = StartRun,
@@ -52,17 +27,34 @@ pub async fn start(
 }
 
 /// A run's status and its requests (answered ones say by whom).
-#[utoipa::path(get, path = "/v1/runs/{run}", responses((status = 200, description = "the run"), (status = 404, body = ErrorBody)),
+#[utoipa::path(get, path = "/v1/runs/{run}", responses((status = 200, body = Run), (status = 404, body = ErrorBody)),
     params(("run" = String, Path)), security(("bearer" = [])))]
-pub async fn get(State(state): State<AppState>, Caller(who): Caller, Path(run): Path<String>) -> ApiResult<Json<Value>> {
+pub async fn get(State(state): State<AppState>, Caller(who): Caller, Path(run): Path<String>) -> ApiResult<Json<Run>> {
     let run = path_id(RunId::parse, &run)?;
-    let view = state.log.run(&who, &run).await?;
-    Ok(Json(serde_json::to_value(view).map_err(|e| Error::unavailable(e.to_string()))?))
+    Ok(Json(run_of(state.log.run(&who, &run).await?)))
+}
+
+fn run_of(view: RunView) -> Run {
+    let RunView { run, requests } = view;
+    Run {
+        id: run.id,
+        workspace: run.workspace,
+        thread: run.thread,
+        status: run.status.as_str().to_owned(),
+        model: run.model,
+        started_by: run.started_by,
+        acting_for: run.acting_for,
+        acting_role: run.acting_role.as_str().to_owned(),
+        requests: requests
+            .into_iter()
+            .map(|r| RunRequest { tool_call_id: r.tool_call_id, tool_name: r.tool_name, args: r.args, answered_by: r.answered_by, answer: r.answer })
+            .collect(),
+    }
 }
 
 /// Answers a paused run's request; the run resumes acting for the answerer.
 #[utoipa::path(post, path = "/v1/runs/{run}/answers", request_body = Answer,
-    responses((status = 200, description = "answered"), (status = 409, body = ErrorBody), (status = 422, body = ErrorBody),
+    responses((status = 200, body = Answered), (status = 409, body = ErrorBody), (status = 422, body = ErrorBody),
         (status = 423, body = ErrorBody)),
     params(("run" = String, Path)), security(("bearer" = [])))]
 pub async fn answer(
@@ -70,8 +62,8 @@ pub async fn answer(
     Caller(who): Caller,
     Path(run): Path<String>,
     Body(req): Body<Answer>,
-) -> ApiResult<Json<Value>> {
+) -> ApiResult<Json<Answered>> {
     let run = path_id(RunId::parse, &run)?;
     state.runner.answer(&who, &run, req.tool_call_id, req.answer).await?;
-    Ok(Json(serde_json::json!({"answered": true})))
+    Ok(Json(Answered { answered: true }))
 }

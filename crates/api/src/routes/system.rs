@@ -5,7 +5,7 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use lattice_core::{Error, Principal, TenantId, TenantRole, UserId};
 
-use crate::dto::{DevTokenRequest, ErrorBody, Me, TokenResponse};
+use lattice_wire::{DevTokenRequest, ErrorBody, Me, TokenResponse};
 use crate::error::ApiResult;
 use crate::extract::{Body, Caller};
 use crate::state::AppState;
@@ -70,9 +70,6 @@ pub async fn not_found() -> crate::error::ApiError {
     Error::NotFound.into()
 }
 
-pub async fn method_not_allowed() -> (StatusCode, Json<serde_json::Value>) {
-    (
-        StatusCode::METHOD_NOT_ALLOWED,
-        Json(serde_json::json!({"error": {"type": "Malformed", "reason": "this method is not allowed here"}})),
-    )
+pub async fn method_not_allowed() -> (StatusCode, Json<ErrorBody>) {
+    (StatusCode::METHOD_NOT_ALLOWED, Json(ErrorBody { error: Error::Malformed { reason: "this method is not allowed here".into() } }))
 }

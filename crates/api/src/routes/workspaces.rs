@@ -5,7 +5,7 @@ use axum::extract::{Path, State};
 use lattice_core::{Command, Error, Role, ThreadId, UserId, WorkspaceId};
 
 use super::path_id;
-use crate::dto::{AddMember, CreateThread, CreateWorkspace, Created, ErrorBody, PostMessage, Posted, Thread, Workspace};
+use lattice_wire::{AddMember, CreateThread, CreateWorkspace, Created, ErrorBody, PostMessage, Posted, Thread, Workspace};
 use crate::error::ApiResult;
 use crate::extract::{Body, Caller};
 use crate::state::AppState;
@@ -33,20 +33,20 @@ pub async fn create(
 
 /// Adds a member, or changes a member's role.
 #[utoipa::path(post, path = "/v1/workspaces/{ws}/members", request_body = AddMember,
-    responses((status = 200, description = "added"), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)),
+    responses((status = 200, body = Posted), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)),
     params(("ws" = String, Path)), security(("bearer" = [])))]
 pub async fn add_member(
     State(state): State<AppState>,
     Caller(who): Caller,
     Path(ws): Path<String>,
     Body(req): Body<AddMember>,
-) -> ApiResult<Json<serde_json::Value>> {
+) -> ApiResult<Json<Posted>> {
     let workspace = path_id(WorkspaceId::parse, &ws)?;
     let user = UserId::parse("user", &req.user)?;
     let role = Role::parse(&req.role)
         .ok_or_else(|| Error::field("role", "enum", format!("{:?} is not viewer, editor or admin", req.role)))?;
     let done = state.log.execute(&who, Command::AddMember { workspace, user, role }).await?;
-    Ok(Json(serde_json::json!({"seq": done.seq})))
+    Ok(Json(Posted { seq: done.seq }))
 }
 
 /// The workspace's threads, newest first.

@@ -1,0 +1,13 @@
+//! The `/v1` API's bodies, written once: `lattice-api` answers with these
+//! types and `apps/web` reads them, so a renamed field fails to compile
+//! instead of reading empty. Requests refuse unknown fields. Errors are
+//! lattice-core's typed [`lattice_core::Error`] under `error`
+//! ([`ErrorBody`]).
+//!
+//! With the `openapi` feature every type derives its OpenAPI schema.
+
+mod requests;
+mod responses;
+
+pub use requests::*;
+pub use responses::*;

@@ -1,0 +1,259 @@
+//! What the server answers.
+
+use std::collections::BTreeMap;
+
+use lattice_core::Error;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// `{"error": {"type": …}}`: every refusal, as REQUIREMENTS.md L8 lists
+/// the types.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct ErrorBody {
+    #[cfg_attr(feature = "openapi", schema(value_type = Object))]
+    pub error: Error,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct TokenResponse {
+    pub token: String,
+}
+
+/// Who the token says the caller is.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct Me {
+    pub tenant: String,
+    pub user: String,
+    /// `member`, `tenant_admin` or `deployment_admin`.
+    pub role: String,
+    pub agent: bool,
+}
+
+/// What was made: a workspace, a thread.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct Created {
+    pub id: String,
+}
+
+/// Where a command landed in the log.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct Posted {
+    pub seq: i64,
+}
+
+/// An application's event, appended: its place in the log and its id
+/// (the `Nats-Msg-Id` it is bridged with).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct Appended {
+    pub seq: i64,
+    pub id: String,
+}
+
+/// An artifact's version, as a create or an edit committed it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct Versioned {
+    pub id: String,
+    pub version: u64,
+    pub digest: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct Archived {
+    pub id: String,
+    pub version: u64,
+    pub archived: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct Artifact {
+    pub id: String,
+    pub kind: String,
+    pub thread: String,
+    pub version: u64,
+    #[cfg_attr(feature = "openapi", schema(value_type = Object))]
+    pub data: Value,
+    pub author: String,
+    pub archived: bool,
+    pub digest: String,
+    pub created_at: String,
+    pub updated_at: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct Workspace {
+    pub id: String,
+    pub name: String,
+    /// The caller's role in it.
+    pub role: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct Thread {
+    pub id: String,
+    pub workspace: String,
+    pub title: String,
+    pub created_by: String,
+    pub created_at: String,
+}
+
+/// One page of a thread's or a workspace's envelopes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct EventPage {
+    #[cfg_attr(feature = "openapi", schema(value_type = Vec<Object>))]
+    pub events: Vec<lattice_core::Envelope>,
+    /// Pass as `after` to read on.
+    pub next_after: i64,
+}
+
+/// A key's value where the caller looks, and why.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct EffectiveValue {
+    pub enabled: bool,
+    pub because: String,
+}
+
+/// Every key's effective value in a workspace (also each message of its
+/// live stream).
+pub type Effective = BTreeMap<String, EffectiveValue>;
+
+/// One level the caller administers, as the admin console shows it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct LevelView {
+    /// `deployment`, `tenant:{id}` or `workspace:{id}`: the path segment of
+    /// `PUT /v1/integrations/{level}/{key}`.
+    pub level: String,
+    pub name: String,
+    pub keys: Vec<KeyView>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct KeyView {
+    pub key: String,
+    /// What this level holds: `on`, `off` or `unset`.
+    pub state: String,
+    /// The value here, the levels below taken as unset.
+    pub effective: EffectiveValue,
+}
+
+/// A switch's change, as the audit trail lists it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct AuditEntry {
+    pub seq: i64,
+    pub at: String,
+    pub actor: String,
+    pub level: String,
+    pub key: String,
+    pub old: String,
+    pub new: String,
+    pub reason: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct RunStarted {
+    pub run_id: String,
+}
+
+/// A run: where it stands, whom it acts for, and what it waits on.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct Run {
+    pub id: String,
+    pub workspace: String,
+    pub thread: String,
+    /// `running`, `paused`, `finished` or `failed`.
+    pub status: String,
+    pub model: String,
+    pub started_by: String,
+    pub acting_for: String,
+    pub acting_role: String,
+    pub requests: Vec<RunRequest>,
+}
+
+/// A request a run waits on (an ask_form, an ask_user).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct RunRequest {
+    pub tool_call_id: String,
+    pub tool_name: String,
+    #[cfg_attr(feature = "openapi", schema(value_type = Object))]
+    pub args: Value,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answered_by: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
+    pub answer: Option<Value>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct Answered {
+    pub answered: bool,
+}
+
+/// What an app's tool call came through: recorded with each decision.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum Via {
+    /// lattice's chat host.
+    Chat,
+    /// An MCP host, through the exporter.
+    Mcp,
+}
+
+/// What an app's tool call comes to.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(tag = "status", rename_all = "snake_case")]
+pub enum Outcome {
+    /// Done: `result` in the contract's shape (`{"state"}`, `{"version"}`,
+    /// `{"id"}`) and a line of text for the app.
+    Done {
+        #[cfg_attr(feature = "openapi", schema(value_type = Object))]
+        result: Value,
+        text: String,
+    },
+    /// Refused by the policy or by the person.
+    Refused { reason: String },
+    /// The person must confirm exactly these arguments first.
+    Confirm {
+        confirmation: String,
+        app: String,
+        title: String,
+        tool: String,
+        #[cfg_attr(feature = "openapi", schema(value_type = Object))]
+        arguments: Value,
+    },
+}
+
+/// One decision about an app's tool call, as the console lists it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct CallRecord {
+    pub seq: i64,
+    pub at: String,
+    pub actor: String,
+    pub tool: String,
+    /// `allow`, `deny`, `ask`, `confirmed` or `declined`.
+    pub decision: String,
+    pub via: Via,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confirmation: Option<String>,
+}
