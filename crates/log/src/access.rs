@@ -47,19 +47,7 @@ async fn access_in(db: &Db, p: &Principal, tenant: String, workspace: String) ->
     if tenant != p.tenant.as_str() {
         return Err(Error::NotFound);
     }
-    let member = if p.role == TenantRole::TenantAdmin {
-        None
-    } else {
-        sqlx::query("SELECT role FROM members WHERE workspace = $1 AND user_id = $2")
-            .bind(&workspace)
-            .bind(p.user.as_str())
-            .fetch_optional(&db.pool)
-            .await
-            .map_err(db_error)?
-            .map(|row| row.try_get::<String, _>(0))
-            .transpose()
-            .map_err(db_error)?
-    };
+    let member = membership(db, &workspace, p.user.as_str(), p.role).await?;
     let access = resolve(p, tenant, workspace, member)?;
     bounded(db, p, access).await
 }
@@ -69,21 +57,26 @@ async fn access_in(db: &Db, p: &Principal, tenant: String, workspace: String) ->
 async fn bounded(db: &Db, p: &Principal, access: Access) -> Result<Access, Error> {
     let Some(within) = &p.within else { return Ok(access) };
     let starter = Principal { user: within.user.clone(), role: within.role, within: None, ..p.clone() };
-    let member = if within.role == TenantRole::TenantAdmin {
-        None
-    } else {
-        sqlx::query("SELECT role FROM members WHERE workspace = $1 AND user_id = $2")
-            .bind(access.workspace.as_str())
-            .bind(within.user.as_str())
-            .fetch_optional(&db.pool)
-            .await
-            .map_err(db_error)?
-            .map(|row| row.try_get::<String, _>(0))
-            .transpose()
-            .map_err(db_error)?
-    };
+    let member = membership(db, access.workspace.as_str(), within.user.as_str(), within.role).await?;
     let theirs = resolve(&starter, access.tenant.to_string(), access.workspace.to_string(), member)?;
     Ok(Access { role: access.role.min(theirs.role), ..access })
+}
+
+/// A user's role in the workspace's members list; a tenant admin's is not
+/// looked up (it is admin of every workspace of the tenant).
+async fn membership(db: &Db, workspace: &str, user: &str, role: TenantRole) -> Result<Option<String>, Error> {
+    if role == TenantRole::TenantAdmin {
+        return Ok(None);
+    }
+    sqlx::query("SELECT role FROM members WHERE workspace = $1 AND user_id = $2")
+        .bind(workspace)
+        .bind(user)
+        .fetch_optional(&db.pool)
+        .await
+        .map_err(db_error)?
+        .map(|row| row.try_get::<String, _>(0))
+        .transpose()
+        .map_err(db_error)
 }
 
 /// The caller's role from its token and the workspace's members list.

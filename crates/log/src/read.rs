@@ -40,17 +40,13 @@ pub enum Follow {
     Workspace(String),
 }
 
-/// One row of the switch audit trail (I2).
+/// One row of the switch audit trail (I2): who changed what, and when.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct AuditRow {
     pub seq: i64,
     pub at: String,
     pub actor: String,
-    pub level: String,
-    pub key: String,
-    pub old: String,
-    pub new: String,
-    pub reason: String,
+    pub change: SwitchSet,
 }
 
 /// One level the caller administers: what it holds for each key, and the
@@ -402,7 +398,7 @@ impl LogService {
                 let Event::SwitchSet(set) = e.event else {
                     return Err(Error::unavailable(format!("envelope {} is not a switch_set", e.id)));
                 };
-                Ok(AuditRow { seq: e.seq, at: e.at, actor: e.actor.name().to_owned(), level: set.level, key: set.key, old: set.old, new: set.new, reason: set.reason })
+                Ok(AuditRow { seq: e.seq, actor: e.actor.name().to_owned(), at: e.at, change: set })
             })
             .collect()
     }

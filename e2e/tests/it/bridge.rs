@@ -17,6 +17,18 @@ const SUBMISSIONS: usize = 1000;
 /// The suite writes as fast as it can: it raises the limit explicitly.
 const NO_RATE_LIMIT: (&str, &str) = ("LATTICE_RATE_WRITES_PER_SEC", "0");
 
+/// The stream's `ui.form_submitted` messages once there are `expected`
+/// (or 90 s have passed), and a second more for a duplicate to land.
+async fn all_form_submitted(url: &str, expected: usize) -> Vec<(String, Value)> {
+    let js = jetstream::new(async_nats::connect(url).await.unwrap());
+    let deadline = Instant::now() + Duration::from_secs(90);
+    while form_submitted(&js).await.len() < expected && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    form_submitted(&js).await
+}
+
 async fn form_submitted(js: &jetstream::Context) -> Vec<(String, Value)> {
     let Ok(mut stream) = js.get_stream("LATTICE").await else { return Vec::new() };
     let Ok(info) = stream.info().await.map(|i| i.clone()) else { return Vec::new() };
@@ -85,17 +97,7 @@ async fn a_thousand_submissions_through_bridge_and_nats_restarts_arrive_exactly_
         w.await.unwrap();
     }
 
-    let client = async_nats::connect(&nats.url).await.unwrap();
-    let js = jetstream::new(client);
-    let deadline = Instant::now() + Duration::from_secs(90);
-    let mut messages = form_submitted(&js).await;
-    while messages.len() < SUBMISSIONS && Instant::now() < deadline {
-        tokio::time::sleep(Duration::from_millis(250)).await;
-        messages = form_submitted(&js).await;
-    }
-    // Give a duplicate, if there were one, the time to land.
-    tokio::time::sleep(Duration::from_secs(1)).await;
-    let messages = form_submitted(&js).await;
+    let messages = all_form_submitted(&nats.url, SUBMISSIONS).await;
     assert_eq!(messages.len(), SUBMISSIONS, "exactly one ui.form_submitted per submission");
     let mut ids: Vec<&String> = messages.iter().map(|(id, _)| id).collect();
     ids.sort();
@@ -182,16 +184,7 @@ async fn a_postgres_restart_in_the_middle_of_a_burst_loses_nothing() {
     assert!(said_not_ready, "the bridge's /readyz says it is not publishing while the database is down");
     assert!(refused.load(Ordering::Relaxed) > 0, "the outage refused something");
 
-    let client = async_nats::connect(&nats.url).await.unwrap();
-    let js = jetstream::new(client);
-    let deadline = Instant::now() + Duration::from_secs(90);
-    let mut messages = form_submitted(&js).await;
-    while messages.len() < SUBMISSIONS && Instant::now() < deadline {
-        tokio::time::sleep(Duration::from_millis(250)).await;
-        messages = form_submitted(&js).await;
-    }
-    tokio::time::sleep(Duration::from_secs(1)).await;
-    let messages = form_submitted(&js).await;
+    let messages = all_form_submitted(&nats.url, SUBMISSIONS).await;
     assert_eq!(messages.len(), SUBMISSIONS, "exactly one ui.form_submitted per submission");
     let mut values: Vec<i64> = messages.iter().map(|(_, p)| p["values"]["n"].as_i64().unwrap()).collect();
     values.sort();

@@ -16,41 +16,6 @@ use wasm_bindgen::JsCast;
 
 use crate::api::Failure;
 
-/// The control a property is drawn with.
-#[derive(Debug, Clone, Copy, PartialEq)]
-enum Control {
-    Text,
-    Textarea,
-    Number { integer: bool },
-    Select,
-    Radio,
-    Checkbox,
-    Checkboxes,
-    Date,
-    Time,
-    DateTime,
-    Email,
-    Url,
-}
-
-/// The control for the widget the UI model resolves (`widget_of`).
-fn control_of(p: &Property, hint: Option<Widget>) -> Control {
-    match widget_of(p, hint) {
-        Widget::Text => Control::Text,
-        Widget::Textarea => Control::Textarea,
-        Widget::Number => Control::Number { integer: is_integer(p) },
-        Widget::Select => Control::Select,
-        Widget::Radio => Control::Radio,
-        Widget::Checkbox => Control::Checkbox,
-        Widget::Checkboxes => Control::Checkboxes,
-        Widget::Date => Control::Date,
-        Widget::Time => Control::Time,
-        Widget::Datetime => Control::DateTime,
-        Widget::Email => Control::Email,
-        Widget::Url => Control::Url,
-    }
-}
-
 fn is_integer(p: &Property) -> bool {
     p.types.is_some_and(|t| t.contains(Types::INTEGER) && !t.contains(Types::NUMBER))
 }
@@ -63,7 +28,7 @@ struct Field {
     help: Option<String>,
     placeholder: Option<String>,
     required: bool,
-    control: Control,
+    control: Widget,
     choices: Vec<Value>,
     property: Property,
     /// What the control holds: a string as typed, a bool, or the chosen
@@ -80,7 +45,7 @@ impl Field {
     /// The element the focus goes to when this field is refused.
     fn focus_id(&self, form: &str) -> String {
         match self.control {
-            Control::Radio | Control::Checkboxes => format!("{}-0", self.dom_id(form)),
+            Widget::Radio | Widget::Checkboxes => format!("{}-0", self.dom_id(form)),
             _ => self.dom_id(form),
         }
     }
@@ -89,8 +54,8 @@ impl Field {
     fn value(&self) -> Result<Option<Value>, String> {
         let raw = self.raw.get_untracked();
         Ok(match self.control {
-            Control::Checkbox => Some(raw),
-            Control::Checkboxes => {
+            Widget::Checkbox => Some(raw),
+            Widget::Checkboxes => {
                 let chosen: Vec<Value> = raw
                     .as_array()
                     .into_iter()
@@ -100,10 +65,11 @@ impl Field {
                     .collect();
                 (!chosen.is_empty() || self.required).then(|| Value::Array(chosen))
             }
-            Control::Select | Control::Radio => {
+            Widget::Select | Widget::Radio => {
                 raw.as_u64().and_then(|i| self.choices.get(i as usize).cloned())
             }
-            Control::Number { integer } => {
+            Widget::Number => {
+                let integer = is_integer(&self.property);
                 let s = raw.as_str().unwrap_or_default().trim().to_owned();
                 if s.is_empty() {
                     None
@@ -114,7 +80,7 @@ impl Field {
                     Some(serde_json::Number::from_f64(n).map(Value::Number).ok_or("must be a finite number")?)
                 }
             }
-            Control::DateTime => {
+            Widget::Datetime => {
                 let s = raw.as_str().unwrap_or_default();
                 if s.is_empty() {
                     None
@@ -135,11 +101,11 @@ impl Field {
     }
 }
 
-fn initial(p: &Property, control: Control, choices: &[Value]) -> Value {
+fn initial(p: &Property, control: Widget, choices: &[Value]) -> Value {
     let default = p.default.as_ref().or(p.constant.as_ref());
     match control {
-        Control::Checkbox => Value::Bool(default.and_then(Value::as_bool).unwrap_or(false)),
-        Control::Checkboxes => Value::Array(
+        Widget::Checkbox => Value::Bool(default.and_then(Value::as_bool).unwrap_or(false)),
+        Widget::Checkboxes => Value::Array(
             default
                 .and_then(Value::as_array)
                 .into_iter()
@@ -148,7 +114,7 @@ fn initial(p: &Property, control: Control, choices: &[Value]) -> Value {
                 .map(|i| json!(i))
                 .collect(),
         ),
-        Control::Select | Control::Radio => {
+        Widget::Select | Widget::Radio => {
             default.and_then(|d| choices.iter().position(|c| c == d)).map_or(Value::Null, |i| json!(i))
         }
         _ => match default {
@@ -222,7 +188,7 @@ where
         for name in names {
             let p = compiled.property(name).expect("laid out from the form").clone();
             let h = field_hints(name);
-            let control = control_of(&p, h.widget);
+            let control = widget_of(&p, h.widget);
             let choices = p.item_choices.clone().or_else(|| p.choices.clone()).unwrap_or_default();
             fields.push(Field {
                 name: name.clone(),
@@ -417,8 +383,8 @@ fn field_view(f: Field, form: &str) -> AnyView {
     let placeholder = f.placeholder.clone();
     let required = f.required.then_some("true");
     match f.control {
-        Control::Radio | Control::Checkboxes => {
-            let multiple = f.control == Control::Checkboxes;
+        Widget::Radio | Widget::Checkboxes => {
+            let multiple = f.control == Widget::Checkboxes;
             let options = f
                 .choices
                 .iter()
@@ -472,7 +438,7 @@ fn field_view(f: Field, form: &str) -> AnyView {
             }
             .into_any()
         }
-        Control::Checkbox => view! {
+        Widget::Checkbox => view! {
             <div class="field checkbox">
                 <input type="checkbox" id=id.clone() aria-describedby=described aria-invalid=invalid
                     prop:checked=move || raw.get().as_bool().unwrap_or(false)
@@ -483,7 +449,7 @@ fn field_view(f: Field, form: &str) -> AnyView {
             </div>
         }
         .into_any(),
-        Control::Select => {
+        Widget::Select => {
             let options = f
                 .choices
                 .iter()
@@ -507,7 +473,7 @@ fn field_view(f: Field, form: &str) -> AnyView {
             }
             .into_any()
         }
-        Control::Textarea => view! {
+        Widget::Textarea => view! {
             <div class="field">
                 <label for=id.clone()>{f.label.clone()}{required_words}</label>
                 {help}
@@ -520,16 +486,16 @@ fn field_view(f: Field, form: &str) -> AnyView {
         .into_any(),
         control => {
             let (kind, step) = match control {
-                Control::Number { integer } => ("number", Some(step_of(&f.property, integer))),
-                Control::Date => ("date", None),
-                Control::Time => ("time", Some("1".to_owned())),
-                Control::DateTime => ("datetime-local", None),
-                Control::Email => ("email", None),
-                Control::Url => ("url", None),
+                Widget::Number => ("number", Some(step_of(&f.property, is_integer(&f.property)))),
+                Widget::Date => ("date", None),
+                Widget::Time => ("time", Some("1".to_owned())),
+                Widget::Datetime => ("datetime-local", None),
+                Widget::Email => ("email", None),
+                Widget::Url => ("url", None),
                 _ => ("text", None),
             };
             let (min, max) = match control {
-                Control::Number { .. } => (
+                Widget::Number => (
                     f.property.minimum.or(f.property.exclusive_minimum).map(|m| m.to_string()),
                     f.property.maximum.or(f.property.exclusive_maximum).map(|m| m.to_string()),
                 ),
@@ -541,7 +507,7 @@ fn field_view(f: Field, form: &str) -> AnyView {
                     {help}
                     <input type=kind id=id aria-describedby=described aria-invalid=invalid aria-required=required
                         placeholder=placeholder step=step min=min max=max
-                        inputmode=matches!(control, Control::Number { .. }).then_some("decimal")
+                        inputmode=matches!(control, Widget::Number).then_some("decimal")
                         prop:value=text_value on:input=set_text/>
                     {error_view}
                 </div>

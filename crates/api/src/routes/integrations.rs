@@ -161,15 +161,9 @@ pub async fn audit(
     let rows = state.log.audit(&who, q.tenant.as_deref(), q.workspace.as_deref()).await?;
     Ok(Json(
         rows.into_iter()
-            .map(|r| AuditEntry {
-                seq: r.seq,
-                at: r.at,
-                actor: r.actor,
-                level: r.level,
-                key: r.key,
-                old: r.old,
-                new: r.new,
-                reason: r.reason,
+            .map(|r| {
+                let c = r.change;
+                AuditEntry { seq: r.seq, at: r.at, actor: r.actor, level: c.level, key: c.key, old: c.old, new: c.new, reason: c.reason }
             })
             .collect(),
     ))

@@ -26,3 +26,13 @@ pub async fn stream_messages(js: &jetstream::Context) -> Vec<(String, String, Va
     }
     out
 }
+
+/// The bridge over `log`, publishing to the NATS at `url` (no user) until `stop`.
+pub fn spawn_bridge(
+    log: &lattice_log::LogService,
+    url: &str,
+    stop: tokio::sync::watch::Receiver<bool>,
+) -> tokio::task::JoinHandle<Result<(), lattice_core::Error>> {
+    let config = lattice_bridge::BridgeConfig { nats_url: url.to_owned(), user: None, password: None, name: "bridge".into() };
+    tokio::spawn(lattice_bridge::Bridge::new(lattice_log::LogReader::of(log), config).run(stop))
+}

@@ -6,15 +6,20 @@ use std::time::Duration;
 
 use lattice_testkit::nats::NatsServer;
 
-#[tokio::test]
-async fn only_the_bridge_publishes_under_ui() {
+/// nats-server with the shipped configuration, the passwords set.
+fn shipped_nats() -> NatsServer {
     let config = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../infra/nats/nats.conf");
     let env = vec![
         ("LATTICE_NATS_BRIDGE_PASSWORD".to_owned(), "bridge-secret".to_owned()),
         ("LATTICE_NATS_RULES_PASSWORD".to_owned(), "rules-secret".to_owned()),
         ("LATTICE_NATS_SERVICE_PASSWORD".to_owned(), "service-secret".to_owned()),
     ];
-    let nats = NatsServer::start_with(Some(&config), env);
+    NatsServer::start_with(Some(&config), env)
+}
+
+#[tokio::test]
+async fn only_the_bridge_publishes_under_ui() {
+    let nats = shipped_nats();
     type Events = tokio::sync::mpsc::UnboundedReceiver<async_nats::Event>;
     let connect = |user: &'static str, password: &'static str| {
         let url = nats.url.clone();
@@ -67,13 +72,7 @@ async fn rules_consume_and_acknowledge_and_touch_nothing_else() {
     use async_nats::jetstream::{self, consumer, stream};
     use futures_util::StreamExt;
 
-    let config = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../infra/nats/nats.conf");
-    let env = vec![
-        ("LATTICE_NATS_BRIDGE_PASSWORD".to_owned(), "bridge-secret".to_owned()),
-        ("LATTICE_NATS_RULES_PASSWORD".to_owned(), "rules-secret".to_owned()),
-        ("LATTICE_NATS_SERVICE_PASSWORD".to_owned(), "service-secret".to_owned()),
-    ];
-    let nats = NatsServer::start_with(Some(&config), env);
+    let nats = shipped_nats();
     let client = |user: &str, password: &str| async_nats::ConnectOptions::with_user_and_password(user.into(), password.into()).connect(nats.url.clone());
     let bridge = client("bridge", "bridge-secret").await.unwrap();
     let mut bridge_js = jetstream::new(bridge);

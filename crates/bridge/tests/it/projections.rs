@@ -5,9 +5,7 @@ use std::time::Duration;
 
 use async_nats::jetstream;
 use lattice_agent::{Models, Runner};
-use lattice_bridge::{Bridge, BridgeConfig};
 use lattice_core::{Command, RunStatus, TenantRole, ThreadId, WorkspaceId};
-use lattice_log::LogReader;
 use lattice_testkit::nats::NatsServer;
 use lattice_testkit::who;
 use lattice_ui::form::Submissions;
@@ -21,8 +19,7 @@ lattice_testkit::both_backends! {
         let nats = NatsServer::start();
         let log = lattice_testkit::service(backend).await;
         let (stop_tx, stop) = tokio::sync::watch::channel(false);
-        let config = BridgeConfig { nats_url: nats.url.clone(), user: None, password: None, name: "bridge".into() };
-        let bridge = tokio::spawn(Bridge::new(LogReader::of(&log), config).run(stop));
+        let bridge = crate::spawn_bridge(&log, &nats.url, stop);
 
         let alice = who("t1", "alice", TenantRole::Member);
         let ws = log.execute(&alice, Command::CreateWorkspace { name: "W".into() }).await.unwrap().id.unwrap();
@@ -140,8 +137,7 @@ async fn an_application_event_goes_out_under_its_own_namespace() {
         .await
         .unwrap();
     let (stop_tx, stop) = tokio::sync::watch::channel(false);
-    let config = BridgeConfig { nats_url: nats.url.clone(), user: None, password: None, name: "bridge".into() };
-    let bridge = tokio::spawn(Bridge::new(LogReader::of(&log), config).run(stop));
+    let bridge = crate::spawn_bridge(&log, &nats.url, stop);
     let js = jetstream::new(async_nats::connect(&nats.url).await.unwrap());
     let subject = format!("lattice.t1.{ws}.billing.invoice_paid");
     let mut found = None;

@@ -4,9 +4,8 @@
 use std::time::Duration;
 
 use async_nats::jetstream;
-use lattice_bridge::{Bridge, BridgeConfig};
 use lattice_core::{Command, TenantRole, ThreadId, WorkspaceId};
-use lattice_log::{Backend, Db, LogReader};
+use lattice_log::{Backend, Db};
 use lattice_testkit::nats::NatsServer;
 use lattice_testkit::{fresh_url, service_on, who};
 use sqlx::{Connection, Row};
@@ -25,8 +24,7 @@ async fn a_slow_writer_is_published_before_the_later_fast_one() {
     let th = log.execute(&alice, Command::CreateThread { workspace: WorkspaceId::parse("w", &ws).unwrap(), title: "T".into() })
         .await.unwrap().id.unwrap();
     let (stop_tx, stop) = tokio::sync::watch::channel(false);
-    let config = BridgeConfig { nats_url: nats.url.clone(), user: None, password: None, name: "bridge".into() };
-    let bridge = tokio::spawn(Bridge::new(LogReader::of(&log), config).run(stop));
+    let bridge = crate::spawn_bridge(&log, &nats.url, stop);
 
     let mut slow = sqlx::PgConnection::connect(&url).await.unwrap();
     let mut tx = slow.begin().await.unwrap();

@@ -4,9 +4,9 @@
 use std::time::Duration;
 
 use async_nats::jetstream;
-use lattice_bridge::{Bridge, BridgeConfig, STREAM};
+use lattice_bridge::STREAM;
 use lattice_core::{Command, TenantRole, ThreadId, WorkspaceId};
-use lattice_log::{Backend, LogReader, with_traceparent};
+use lattice_log::{Backend, with_traceparent};
 use lattice_testkit::nats::NatsServer;
 use lattice_testkit::who;
 
@@ -32,8 +32,7 @@ async fn the_trace_context_reaches_the_nats_message() {
     .unwrap();
 
     let (stop_tx, stop) = tokio::sync::watch::channel(false);
-    let config = BridgeConfig { nats_url: nats.url.clone(), user: None, password: None, name: "bridge".into() };
-    let bridge = tokio::spawn(Bridge::new(LogReader::of(&log), config).run(stop));
+    let bridge = crate::spawn_bridge(&log, &nats.url, stop);
     let js = jetstream::new(async_nats::connect(&nats.url).await.unwrap());
     let mut found = (None, None);
     for _ in 0..200 {

@@ -93,18 +93,15 @@ async fn postgres_schema() -> BTreeSet<Fact> {
     facts
 }
 
+/// The first column of every row of `sql`.
+async fn names(pool: &sqlx::AnyPool, sql: String) -> Vec<String> {
+    sqlx::query(sqlx::AssertSqlSafe(sql)).fetch_all(pool).await.unwrap().iter().map(|r| r.get(0)).collect()
+}
+
 async fn sqlite_schema() -> BTreeSet<Fact> {
     let pool = migrated(Backend::Sqlite).await;
     let mut facts = BTreeSet::new();
-    let tables: Vec<String> = sqlx::query(
-        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name <> '_sqlx_migrations'",
-    )
-    .fetch_all(&pool)
-    .await
-    .unwrap()
-    .iter()
-    .map(|r| r.get(0))
-    .collect();
+    let tables = names(&pool, "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name <> '_sqlx_migrations'".into()).await;
     for table in tables {
         let columns = sqlx::query(sqlx::AssertSqlSafe(format!("SELECT name, type, \"notnull\", pk FROM pragma_table_info('{table}')")))
             .fetch_all(&pool)
@@ -134,13 +131,7 @@ async fn sqlite_schema() -> BTreeSet<Fact> {
             if origin == "pk" {
                 continue;
             }
-            let columns: Vec<String> = sqlx::query(sqlx::AssertSqlSafe(format!("SELECT name FROM pragma_index_info('{name}') ORDER BY seqno")))
-                .fetch_all(&pool)
-                .await
-                .unwrap()
-                .iter()
-                .map(|r| r.get(0))
-                .collect();
+            let columns = names(&pool, format!("SELECT name FROM pragma_index_info('{name}') ORDER BY seqno")).await;
             facts.insert(Fact::Index { table: table.clone(), columns: columns.join(","), unique: unique == 1 });
         }
     }

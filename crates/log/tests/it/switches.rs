@@ -49,7 +49,7 @@ both_backends! {
         let rows = log.audit(&tenant_admin, None, None).await.unwrap();
         let seen: Vec<(&str, &str, &str, &str, &str, &str)> = rows
             .iter()
-            .map(|r| (r.actor.as_str(), r.level.as_str(), r.key.as_str(), r.old.as_str(), r.new.as_str(), r.reason.as_str()))
+            .map(|r| (r.actor.as_str(), r.change.level.as_str(), r.change.key.as_str(), r.change.old.as_str(), r.change.new.as_str(), r.change.reason.as_str()))
             .collect();
         let wsl_text = wsl.to_string();
         assert_eq!(seen, vec![
@@ -59,11 +59,11 @@ both_backends! {
         assert!(rows.iter().all(|r| !r.at.is_empty()));
         let deployment_rows = log.audit(&ops, Some("_"), None).await.unwrap();
         assert_eq!(deployment_rows.len(), 1);
-        assert_eq!((deployment_rows[0].old.as_str(), deployment_rows[0].new.as_str()), ("unset", "on"));
+        assert_eq!((deployment_rows[0].change.old.as_str(), deployment_rows[0].change.new.as_str()), ("unset", "on"));
         // The workspace admin sees its workspace's trail only.
         let mine = log.audit(&alice, None, None).await.unwrap();
         assert_eq!(mine.len(), 1);
-        assert_eq!(mine[0].reason, "too noisy");
+        assert_eq!(mine[0].change.reason, "too noisy");
         assert_eq!(log.audit(&other_admin, Some("t1"), None).await.unwrap_err(), Error::NotFound);
     }
 }
