@@ -25,6 +25,11 @@ pub fn json_equal(a: &Value, b: &Value) -> bool {
 /// earlier one. Items are grouped by a key that equal values share, so the
 /// search is linear in the items rather than quadratic.
 pub fn first_duplicate(items: &[Value]) -> Option<usize> {
+    // A short list is compared pair by pair: fewer steps than hashing it.
+    const PAIRWISE: usize = 16;
+    if items.len() <= PAIRWISE {
+        return (1..items.len()).find(|&i| items[..i].iter().any(|x| json_equal(x, &items[i])));
+    }
     let mut seen: std::collections::HashMap<String, Vec<usize>> = std::collections::HashMap::with_capacity(items.len());
     let mut key = String::new();
     for (i, item) in items.iter().enumerate() {
