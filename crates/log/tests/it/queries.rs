@@ -3,22 +3,30 @@
 //! PostgreSQL the statement is recorded in the task that runs it, so a
 //! single-threaded runtime sees every one.
 
+use std::cell::RefCell;
 use std::future::Future;
-use std::sync::Arc;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex, Once};
 
 use lattice_core::{Command, DeferredRequest, RunId, RunStep, TenantRole};
 use lattice_log::{Authenticated, Backend};
 use lattice_testkit::{authenticator, principal, who};
 use serde_json::json;
-use tracing::subscriber::set_default;
 use tracing_subscriber::layer::{Context, SubscriberExt};
 use tracing_subscriber::{Layer, Registry, filter::Targets};
 
 use crate::workspace_with_thread;
 
-/// The summary line of each statement run inside a command.
-struct CountStatements(Arc<Mutex<Vec<String>>>);
+thread_local! {
+    /// Where the statements of the command being counted on this thread go.
+    static COUNTING: RefCell<Option<Arc<Mutex<Vec<String>>>>> = const { RefCell::new(None) };
+}
+
+/// The summary line of each statement run inside a command, for the thread
+/// that counts. One subscriber for the whole binary, installed once: a
+/// subscriber set per test races other tests' threads for tracing's cached
+/// interest in the `log.execute` and `sqlx::query` callsites, and then
+/// counts nothing.
+struct CountStatements;
 
 struct Message(String);
 
@@ -38,22 +46,33 @@ impl tracing::field::Visit for Message {
 
 impl<S: tracing::Subscriber + for<'a> tracing_subscriber::registry::LookupSpan<'a>> Layer<S> for CountStatements {
     fn on_event(&self, event: &tracing::Event<'_>, ctx: Context<'_, S>) {
+        if event.metadata().target() != "sqlx::query" {
+            return;
+        }
+        let Some(counter) = COUNTING.with(|c| c.borrow().clone()) else { return };
         let in_command = ctx.event_scope(event).is_some_and(|mut scope| scope.any(|span| span.name() == "log.execute"));
-        if event.metadata().target() == "sqlx::query" && in_command {
+        if in_command {
             let mut message = Message(String::new());
             event.record(&mut message);
-            self.0.lock().unwrap().push(message.0);
+            counter.lock().unwrap().push(message.0);
         }
     }
 }
 
+/// Runs `work` on this thread (the test's runtime is single-threaded) and
+/// counts the statements it runs inside commands.
 async fn statements<F: Future>(work: F) -> (F::Output, usize) {
+    static INSTALL: Once = Once::new();
+    INSTALL.call_once(|| {
+        let subscriber = Registry::default()
+            .with(Targets::new().with_target("sqlx::query", tracing::Level::TRACE).with_target("lattice_log", tracing::Level::TRACE))
+            .with(CountStatements);
+        tracing::subscriber::set_global_default(subscriber).expect("no other subscriber in this binary");
+    });
     let count = Arc::new(Mutex::new(Vec::new()));
-    let subscriber = Registry::default()
-        .with(Targets::new().with_target("sqlx::query", tracing::Level::TRACE).with_target("lattice_log", tracing::Level::TRACE))
-        .with(CountStatements(count.clone()));
-    let _guard = set_default(subscriber);
+    COUNTING.with(|c| *c.borrow_mut() = Some(count.clone()));
     let out = work.await;
+    COUNTING.with(|c| *c.borrow_mut() = None);
     let statements = count.lock().unwrap().clone();
     println!("{} statements:\n  {}", statements.len(), statements.join("\n  "));
     (out, statements.len())
