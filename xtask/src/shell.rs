@@ -63,8 +63,12 @@ pub fn output(cmd: &mut Command) -> Result<String> {
     }
 }
 
+/// The clone `cargo xtask` runs in: cargo says so at run time. The path
+/// compiled in is only a fallback, since one target folder serves several
+/// clones and cargo reuses a binary built in another.
 pub fn workspace_root() -> std::path::PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("xtask lives in the workspace").to_path_buf()
+    let manifest_dir = std::env::var_os("CARGO_MANIFEST_DIR").map_or_else(|| env!("CARGO_MANIFEST_DIR").into(), std::path::PathBuf::from);
+    manifest_dir.parent().expect("xtask lives in the workspace").to_path_buf()
 }
 
 pub fn is_root() -> bool {
