@@ -4,6 +4,7 @@
 mod bridge;
 mod edge;
 mod fanout;
+mod replicas;
 mod setup;
 mod validator;
 mod write_path;
@@ -17,8 +18,9 @@ async fn main() {
         "bridge" => bridge::run().await,
         "edge" => edge::run().await,
         "fanout" => fanout::run().await,
+        "replicas" => replicas::run().await,
         other => {
-            eprintln!("unknown benchmark {other:?}; known: write-path, validator, bridge, edge, fanout");
+            eprintln!("unknown benchmark {other:?}; known: write-path, validator, bridge, edge, fanout, replicas");
             std::process::exit(2);
         }
     }

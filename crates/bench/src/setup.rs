@@ -22,12 +22,19 @@ pub async fn service(connections: u32) -> (LogService, ThreadId) {
     db.migrate().await.expect("migrating");
     let log = lattice_testkit::service_on(db);
     let alice = lattice_testkit::who("t1", "alice", TenantRole::Member);
-    let ws = log.execute(&alice, Command::CreateWorkspace { name: "bench".into() }).await.unwrap().id.unwrap();
+    let thread = thread_of(&log, &alice).await;
+    (log, thread)
+}
+
+/// A new workspace of `who`'s with a thread in it.
+pub async fn thread_of(log: &LogService, who: &lattice_log::Authenticated) -> ThreadId {
+    let alice = who;
+    let ws = log.execute(alice, Command::CreateWorkspace { name: "bench".into() }).await.unwrap().id.unwrap();
     let th = log
         .execute(&alice, Command::CreateThread { workspace: WorkspaceId::parse("ws", &ws).unwrap(), title: "bench".into() })
         .await
         .unwrap()
         .id
         .unwrap();
-    (log, ThreadId::parse("th", &th).unwrap())
+    ThreadId::parse("th", &th).unwrap()
 }

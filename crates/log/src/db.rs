@@ -21,6 +21,8 @@ pub struct Db {
     /// SQLite takes one writer at a time; queueing writers here, rather than
     /// letting them race for the file lock, keeps `SQLITE_BUSY` away.
     pub(crate) write_lock: std::sync::Arc<tokio::sync::Mutex<()>>,
+    /// Where it connects: a PostgreSQL listener opens its own connection.
+    pub(crate) url: std::sync::Arc<str>,
 }
 
 static POSTGRES: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/postgres");
@@ -66,7 +68,7 @@ impl Db {
             .connect_with(options)
             .await
             .map_err(|e| Error::unavailable(format!("cannot connect to the database: {e}")))?;
-        Ok(Self { pool, backend, write_lock: Default::default() })
+        Ok(Self { pool, backend, write_lock: Default::default(), url: url.into() })
     }
 
     pub fn backend(&self) -> Backend {

@@ -13,6 +13,11 @@
 //! rolled back and never will be. No timeout decides it, and no transaction
 //! that is not a lattice writer (a psql session, another database on the
 //! server) is waited for.
+//!
+//! Replicas sharing a PostgreSQL database tell each other: a tracker whose
+//! horizon passes its own process's commits sends `NOTIFY lattice_log`, and
+//! every tracker listens on that channel and looks at once. Polling stays,
+//! as the fallback for a notification lost with a connection.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
@@ -24,8 +29,12 @@ use tokio::sync::{Notify, watch};
 use crate::db::{Backend, Db, db_error};
 
 /// How often the tracker looks without being told of a commit: writes by
-/// other processes sharing the database show up within this.
-const IDLE_POLL: Duration = Duration::from_millis(200);
+/// other processes sharing the database show up within this even when
+/// their notification is lost.
+pub(crate) const IDLE_POLL: Duration = Duration::from_millis(200);
+/// The channel on which trackers tell each other that their process's
+/// commits are below their horizon.
+const CHANNEL: &str = "lattice_log";
 /// How often the log service's own tracker looks again while a gap is open:
 /// its writers' commits wake it at once, so this only matters for writers
 /// in other processes.
@@ -42,8 +51,8 @@ pub struct Horizon {
 }
 
 impl Horizon {
-    pub(crate) fn start(db: Db) -> Self {
-        Self::spawn(db, IDLE_POLL, GAP_POLL, false)
+    pub(crate) fn start(db: Db, idle_poll: Duration) -> Self {
+        Self::spawn(db, idle_poll, GAP_POLL, false)
     }
 
     /// A tracker that looks every `idle_poll` when nobody tells it of a
@@ -61,8 +70,15 @@ impl Horizon {
         let notify = horizon.notify.clone();
         // The tracker stops once every handle on the service is gone.
         let weak_tx = Arc::downgrade(&horizon.tx);
+        let latest_local = horizon.latest_local.clone();
+        let announce = Arc::new(Notify::new());
+        if db.backend == Backend::Postgres {
+            tokio::spawn(listen(db.url.clone(), notify.clone(), weak_tx.clone()));
+            tokio::spawn(announcer(db.clone(), announce.clone(), weak_tx.clone()));
+        }
         tokio::spawn(async move {
             let mut tracker = Tracker { db, horizon: 0, gap: None };
+            let mut announced = 0;
             loop {
                 let Some(tx) = weak_tx.upgrade() else { return };
                 let wait = match tracker.advance().await {
@@ -72,6 +88,11 @@ impl Horizon {
                             *h = tracker.horizon;
                             changed
                         });
+                        let local = latest_local.load(Ordering::Relaxed);
+                        if local > announced && tracker.horizon >= local {
+                            announced = local;
+                            announce.notify_one();
+                        }
                         if tracker.gap.is_some() || (busy && moved) { gap_poll } else { idle_poll }
                     }
                     Err(e) => {
@@ -121,6 +142,60 @@ impl Horizon {
         self.notify.notify_one();
         let _ = tokio::time::timeout(timeout, rx.wait_for(|h| *h >= seq)).await;
         *rx.borrow()
+    }
+}
+
+/// Wakes the tracker whenever another process sharing the database says its
+/// horizon moved. A lost connection may lose notifications: the tracker is
+/// woken then too, and the listener connects again.
+async fn listen(url: Arc<str>, notify: Arc<Notify>, alive: std::sync::Weak<watch::Sender<i64>>) {
+    let mut listener: Option<sqlx::postgres::PgListener> = None;
+    while alive.strong_count() > 0 {
+        let Some(l) = listener.as_mut() else {
+            match sqlx::postgres::PgListener::connect(&url).await {
+                Ok(mut l) => match l.listen(CHANNEL).await {
+                    Ok(()) => {
+                        listener = Some(l);
+                        notify.notify_one();
+                    }
+                    Err(e) => failed(&e).await,
+                },
+                Err(e) => failed(&e).await,
+            }
+            continue;
+        };
+        // Wakes now and then to see whether the service is still there.
+        match tokio::time::timeout(Duration::from_secs(5), l.try_recv()).await {
+            Ok(Ok(Some(_))) => notify.notify_one(),
+            Ok(Ok(None)) => notify.notify_one(),
+            Ok(Err(e)) => {
+                listener = None;
+                notify.notify_one();
+                failed(&e).await;
+            }
+            Err(_) => {}
+        }
+    }
+}
+
+async fn failed(e: &sqlx::Error) {
+    tracing::warn!(error = %e, "the horizon cannot hear other replicas' commits; polling until it can");
+    tokio::time::sleep(Duration::from_secs(1)).await;
+}
+
+/// Tells the other processes sharing the database that this one's commits
+/// are below its horizon: one notification however many commits it covers.
+async fn announcer(db: Db, announce: Arc<Notify>, alive: std::sync::Weak<watch::Sender<i64>>) {
+    loop {
+        if tokio::time::timeout(Duration::from_secs(5), announce.notified()).await.is_err() {
+            if alive.strong_count() == 0 {
+                return;
+            }
+            continue;
+        }
+        if let Err(e) = sqlx::query("SELECT pg_notify($1, '')").bind(CHANNEL).execute(&db.pool).await {
+            tracing::warn!(error = %e, "cannot tell other replicas of a commit; they will see it when they poll");
+        }
     }
 }
 

@@ -49,6 +49,7 @@ pub struct Builder {
     auth: Authenticator,
     kinds: BTreeMap<String, SharedKind>,
     checks: BTreeMap<CommandType, Vec<SharedCheck>>,
+    idle_poll: std::time::Duration,
 }
 
 impl Builder {
@@ -64,6 +65,14 @@ impl Builder {
         self
     }
 
+    /// How often the log is looked at when no commit is heard of (200 ms by
+    /// default). Other replicas' commits are heard of through PostgreSQL's
+    /// `NOTIFY`; this is the fallback for one lost with a connection.
+    pub fn idle_poll(mut self, every: std::time::Duration) -> Self {
+        self.idle_poll = every;
+        self
+    }
+
     /// Starts the service, with the trust lattice's own in-process parts
     /// act with (the runner, the demo's seed): see [`Trusted`].
     pub fn start_trusted(self) -> (LogService, Trusted) {
@@ -73,7 +82,7 @@ impl Builder {
 
     /// Starts the service and its horizon tracker (which needs a Tokio runtime).
     pub fn start(self) -> LogService {
-        let horizon = Horizon::start(self.db.clone());
+        let horizon = Horizon::start(self.db.clone(), self.idle_poll);
         let fanout = crate::fanout::Fanout::start(self.db.clone(), horizon.subscribe());
         LogService {
             inner: Arc::new(Inner {
@@ -91,7 +100,7 @@ impl Builder {
 
 impl LogService {
     pub fn builder(db: Db, auth: Authenticator) -> Builder {
-        Builder { db, auth, kinds: BTreeMap::new(), checks: BTreeMap::new() }
+        Builder { db, auth, kinds: BTreeMap::new(), checks: BTreeMap::new(), idle_poll: crate::horizon::IDLE_POLL }
     }
 
     pub fn db(&self) -> &Db {

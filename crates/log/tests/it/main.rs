@@ -5,6 +5,7 @@ mod horizon;
 mod migrations;
 mod queries;
 mod reads;
+mod replicas;
 mod switches;
 mod write_path;
 

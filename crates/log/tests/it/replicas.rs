@@ -1,0 +1,75 @@
+//! Replicas of the log service sharing one PostgreSQL database hear each
+//! other's commits through `NOTIFY`: a live stream on one sees a message
+//! committed on another, and a switch flip there, without waiting for a
+//! poll. The replica under test polls once a minute, so only the
+//! notification can wake it within the test's patience.
+
+use std::time::Duration;
+
+use lattice_core::{Command, Level, SwitchKey, SwitchState, TenantRole};
+use lattice_log::{Backend, Db, Follow, LogService};
+use lattice_testkit::{authenticator, fresh_url, who};
+
+use crate::workspace_with_thread;
+
+const PATIENCE: Duration = Duration::from_secs(10);
+
+async fn replica(url: &str, idle_poll: Duration) -> LogService {
+    let db = Db::connect(url, 8).await.unwrap();
+    db.migrate().await.unwrap();
+    let mut builder = LogService::builder(db, authenticator()).idle_poll(idle_poll);
+    for kind in lattice_ui::kinds() {
+        builder = builder.kind(kind);
+    }
+    builder.start()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_commit_on_one_replica_wakes_the_streams_and_switches_of_another() {
+    let url = fresh_url(Backend::Postgres).await;
+    let a = replica(&url, Duration::from_millis(200)).await;
+    let b = replica(&url, Duration::from_secs(60)).await;
+    let alice = who("t1", "alice", TenantRole::Member);
+    let (ws, thread) = workspace_with_thread(&a, &alice).await;
+
+    // B's listener connects in the background: the first message may
+    // arrive by B's first look; every later one only by notification.
+    let first = a.execute(&alice, Command::PostMessage { thread: thread.clone(), text: "first".into() }).await.unwrap();
+    assert!(b.horizon().wait_for(first.seq, PATIENCE).await >= first.seq, "B never saw the first message");
+
+    let mut live = b.follow(&alice, Follow::Thread(thread.clone()), first.seq).await.unwrap();
+    for i in 0..5 {
+        let posted = a.execute(&alice, Command::PostMessage { thread: thread.clone(), text: format!("m{i}") }).await.unwrap();
+        let seen = tokio::time::timeout(PATIENCE, live.next()).await.expect("B's stream heard of A's commit").expect("a live envelope");
+        assert_eq!(seen.seq, posted.seq);
+        assert_eq!(seen.event_type, "message_posted");
+    }
+
+    let mut flips = b.switch_changes();
+    flips.borrow_and_update();
+    let admin = who("t1", "tina", TenantRole::TenantAdmin);
+    let flipped = a
+        .execute(&admin, Command::SetSwitch { level: Level::Workspace(ws), key: SwitchKey::Forms, state: SwitchState::Off, reason: "drill".into() })
+        .await
+        .unwrap();
+    tokio::time::timeout(PATIENCE, flips.wait_for(|seq| *seq >= flipped.seq)).await.expect("B heard of the flip").unwrap();
+}
+
+/// Without notifications (SQLite, or a listener that cannot connect) the
+/// poll still finds another process's commits.
+#[tokio::test]
+async fn polling_alone_still_finds_another_replicas_commits() {
+    let url = fresh_url(Backend::Sqlite).await;
+    let a = replica(&url, Duration::from_millis(200)).await;
+    let b = replica(&url, Duration::from_millis(50)).await;
+    let alice = who("t1", "alice", TenantRole::Member);
+    let (_, thread) = workspace_with_thread(&a, &alice).await;
+    let mut live = b.follow(&alice, Follow::Thread(thread.clone()), 0).await.unwrap();
+    let posted = a.execute(&alice, Command::PostMessage { thread, text: "hello".into() }).await.unwrap();
+    loop {
+        let seen = tokio::time::timeout(PATIENCE, live.next()).await.expect("B found A's commit").expect("a live envelope");
+        if seen.seq == posted.seq {
+            break;
+        }
+    }
+}
