@@ -34,6 +34,7 @@ impl LogProcess {
         let data_dir = std::env::temp_dir().join(format!("lattice-e2e-{}", free_port()));
         std::fs::create_dir_all(&data_dir).unwrap();
         let env = env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        lattice_stack::migrate(database_url).expect("the schema migrated");
         Self::spawn(database_url.to_owned(), free_port(), data_dir, env).await
     }
 
@@ -269,6 +270,7 @@ pub struct BridgeProcess {
 
 impl BridgeProcess {
     pub fn start(database_url: &str, nats_url: &str) -> Self {
+        lattice_stack::migrate(database_url).expect("the schema migrated");
         let port = free_port();
         let child = Command::new(binary())
             .args(["serve", "bridge"])

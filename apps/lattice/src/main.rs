@@ -2,6 +2,8 @@
 
 mod config;
 mod demo;
+mod healthcheck;
+mod schema;
 mod serve;
 mod telemetry;
 
@@ -49,6 +51,13 @@ enum Command {
     },
     /// Prints the configuration in force (secrets masked).
     Config,
+    /// Exits 0 when this machine's service (at LATTICE_HTTP_ADDR) is ready:
+    /// a container health check that needs no HTTP client in the image.
+    Healthcheck {
+        /// The path to ask (`/healthz` for alive only).
+        #[arg(long, default_value = "/readyz")]
+        path: String,
+    },
     /// The MCP exporter over standard input and output, as the caller whose
     /// token is LATTICE_TOKEN.
     Mcp {
@@ -99,6 +108,7 @@ fn main() -> anyhow::Result<()> {
             print!("{}", config.printable());
             Ok(())
         }
+        Command::Healthcheck { path } => healthcheck::check(config.http_addr, &path),
         Command::Token { tenant, user, role, agent } => {
             let auth = lattice_log::Authenticator::new(&config.secret()?, Duration::from_secs(config.token_ttl_secs))?;
             let principal = Principal {
@@ -138,7 +148,7 @@ fn main() -> anyhow::Result<()> {
                         anyhow::ensure!(stdio, "lattice mcp speaks over stdio only: pass --stdio (HTTP is /mcp of lattice up)");
                         serve::mcp_stdio(config, &token).await
                     }
-                    Command::Config | Command::Token { .. } => unreachable!("handled above"),
+                    Command::Config | Command::Token { .. } | Command::Healthcheck { .. } => unreachable!("handled above"),
                 }
             })
         }

@@ -13,6 +13,7 @@ use lattice_log::{Authenticator, Db, LogReader, LogService, Trusted};
 use tokio::net::TcpListener;
 
 use crate::config::Config;
+use crate::schema::Behind;
 
 pub async fn migrate(config: &Config) -> anyhow::Result<()> {
     let db = Db::connect(&config.database_url, 2).await?;
@@ -24,9 +25,8 @@ pub async fn migrate(config: &Config) -> anyhow::Result<()> {
 
 /// The log service with the UI model's kinds and checks registered, and
 /// the trust its in-process parts (the runner, the demo's seed) act with.
-async fn start_log_trusted(config: &Config) -> anyhow::Result<(LogService, Trusted)> {
-    let db = Db::connect(&config.database_url, config.db_max_connections).await?;
-    db.migrate().await?;
+async fn start_log_trusted(config: &Config, behind: Behind) -> anyhow::Result<(LogService, Trusted)> {
+    let db = crate::schema::open(config, config.db_max_connections, behind).await?;
     let auth = Authenticator::new(&config.secret()?, Duration::from_secs(config.token_ttl_secs))?;
     let mut builder = LogService::builder(db, auth);
     for kind in lattice_ui::kinds() {
@@ -39,8 +39,8 @@ async fn start_log_trusted(config: &Config) -> anyhow::Result<(LogService, Trust
 }
 
 /// The log service alone, for the services that run no agent.
-async fn start_log(config: &Config) -> anyhow::Result<LogService> {
-    Ok(start_log_trusted(config).await?.0)
+async fn start_log(config: &Config, behind: Behind) -> anyhow::Result<LogService> {
+    Ok(start_log_trusted(config, behind).await?.0)
 }
 
 /// The models: the scripted ones, and the configured OpenAI-compatible one.
@@ -88,7 +88,7 @@ fn spawn_bridge(config: &Config, log: &LogService, stop: tokio::sync::watch::Rec
 
 pub async fn log(config: Config) -> anyhow::Result<()> {
     tracing::info!(config = %config.printable(), "lattice serve log");
-    let (log, trusted) = start_log_trusted(&config).await?;
+    let (log, trusted) = start_log_trusted(&config, Behind::Wait).await?;
     let runner = start_runner(&config, &trusted).await?;
     // The local stack (`just up`, compose) has the demo too; production never.
     if config.seed_demo && config.profile != crate::config::Profile::Production {
@@ -101,8 +101,7 @@ pub async fn log(config: Config) -> anyhow::Result<()> {
 pub async fn bridge(config: Config) -> anyhow::Result<()> {
     tracing::info!(config = %config.printable(), "lattice serve bridge");
     let url = config.nats_url.clone().context("lattice serve bridge needs LATTICE_NATS_URL")?;
-    let db = Db::connect(&config.database_url, 4).await?;
-    db.migrate().await?;
+    let db = crate::schema::open(&config, 4, Behind::Wait).await?;
     let listener = TcpListener::bind(config.http_addr).await.with_context(|| format!("listening on {}", config.http_addr))?;
     // Another process commits: look often while the log moves, every 50 ms when idle.
     let reader = LogReader::open(db.clone(), Duration::from_millis(50));
@@ -131,7 +130,7 @@ fn bridge_readiness(status: Arc<lattice_bridge::BridgeStatus>) -> lattice_api::s
 
 pub async fn up(config: Config) -> anyhow::Result<()> {
     tracing::info!(config = %config.printable(), "lattice up");
-    let (log, trusted) = start_log_trusted(&config).await?;
+    let (log, trusted) = start_log_trusted(&config, Behind::Migrate).await?;
     let runner = start_runner(&config, &trusted).await?;
     if config.seed_demo {
         crate::demo::seed(&trusted, &runner).await?;
@@ -171,9 +170,8 @@ async fn serve_http(config: &Config, log: LogService, runner: Runner, with_index
     Ok(())
 }
 
-/// Resolves on SIGINT or SIGTERM; a second signal, or the grace period
-/// running out, ends the process.
-async fn shutdown_signal(grace: Duration) {
+/// Resolves on SIGINT or SIGTERM.
+pub(crate) async fn interrupted() {
     let ctrl_c = async {
         let _ = tokio::signal::ctrl_c().await;
     };
@@ -186,6 +184,12 @@ async fn shutdown_signal(grace: Duration) {
     #[cfg(not(unix))]
     let term = std::future::pending::<()>();
     tokio::select! { _ = ctrl_c => {}, _ = term => {} }
+}
+
+/// Resolves on SIGINT or SIGTERM; a second signal, or the grace period
+/// running out, ends the process.
+async fn shutdown_signal(grace: Duration) {
+    interrupted().await;
     tracing::info!(grace_secs = grace.as_secs(), "shutting down: finishing in-flight requests");
     tokio::spawn(async move {
         tokio::time::sleep(grace).await;
@@ -289,7 +293,7 @@ fn exporter(config: &Config, log: &LogService, apps: lattice_apps::AppCalls) -> 
 
 /// `/healthz` (alive) and `/readyz` (the database answers, and whatever
 /// else `readiness` checks), for a service whose own routes have neither.
-fn health_routes(db: Db, readiness: Option<lattice_api::state::Readiness>) -> axum::Router {
+pub(crate) fn health_routes(db: Db, readiness: Option<lattice_api::state::Readiness>) -> axum::Router {
     axum::Router::new().route("/healthz", axum::routing::get(|| async { "ok" })).route(
         "/readyz",
         axum::routing::get(move || {
@@ -309,7 +313,7 @@ fn health_routes(db: Db, readiness: Option<lattice_api::state::Readiness>) -> ax
 
 /// `lattice mcp --stdio`: the exporter over stdin and stdout, as one caller.
 pub async fn mcp_stdio(config: Config, token: &str) -> anyhow::Result<()> {
-    let log = start_log(&config).await?;
+    let log = start_log(&config, Behind::Refuse).await?;
     let who = log.authenticator().verify(token).map_err(|e| anyhow::anyhow!("LATTICE_TOKEN: {e}"))?;
     let exporter = exporter(&config, &log, lattice_apps::AppCalls::new(log.clone(), config.app_tools()?));
     lattice_mcp::stdio::serve(exporter, who).await.map_err(|e| anyhow::anyhow!("serving MCP over stdio: {e}"))?;
@@ -321,7 +325,7 @@ pub async fn mcp_stdio(config: Config, token: &str) -> anyhow::Result<()> {
 /// with health and readiness, on its own process.
 pub async fn mcp(config: Config) -> anyhow::Result<()> {
     tracing::info!(config = %config.printable(), "lattice serve mcp");
-    let log = start_log(&config).await?;
+    let log = start_log(&config, Behind::Wait).await?;
     let (stop, _shutdown) = tokio::sync::watch::channel(false);
     let guard = Arc::new(lattice_api::guard::Guard::new(config.limits()));
     let apps = lattice_apps::AppCalls::new(log.clone(), config.app_tools()?);

@@ -32,6 +32,20 @@ pub fn binary() -> PathBuf {
     bin
 }
 
+/// `lattice migrate` against `database_url`, as an operator runs it before
+/// the services: they never change the schema themselves.
+pub fn migrate(database_url: &str) -> Result<(), String> {
+    let out = std::process::Command::new(binary())
+        .arg("migrate")
+        .env("LATTICE_DATABASE_URL", database_url)
+        .env("LATTICE_PROFILE", "local")
+        .env("LATTICE_AUTH_SECRET", SECRET)
+        .env("LATTICE_LOG", "warn")
+        .output()
+        .map_err(|e| format!("lattice migrate: {e}"))?;
+    if out.status.success() { Ok(()) } else { Err(format!("lattice migrate failed: {}", String::from_utf8_lossy(&out.stderr))) }
+}
+
 pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }

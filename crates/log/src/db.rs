@@ -14,6 +14,15 @@ pub enum Backend {
     Sqlite,
 }
 
+/// A database's schema against the migrations this binary carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Schema {
+    /// Every migration this binary knows is applied (a newer binary's may be too).
+    Current,
+    /// `applied` of the `known` migrations are: `lattice migrate` applies the rest.
+    Behind { applied: usize, known: usize },
+}
+
 #[derive(Clone)]
 pub struct Db {
     pub(crate) pool: AnyPool,
@@ -85,6 +94,32 @@ impl Db {
             .run(&self.pool)
             .await
             .map_err(|e| Error::unavailable(format!("migration failed: {e}")))
+    }
+
+    /// Where the schema stands against this binary's migrations, without
+    /// changing it.
+    pub async fn schema(&self) -> Result<Schema, Error> {
+        let migrator = match self.backend {
+            Backend::Postgres => &POSTGRES,
+            Backend::Sqlite => &SQLITE,
+        };
+        let exists = match self.backend {
+            Backend::Postgres => "SELECT CAST(COUNT(*) AS BIGINT) FROM pg_tables WHERE tablename = '_sqlx_migrations' AND schemaname = current_schema()",
+            Backend::Sqlite => "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = '_sqlx_migrations'",
+        };
+        let tables: i64 = sqlx::query_scalar(exists).fetch_one(&self.pool).await.map_err(db_error)?;
+        let applied: Vec<i64> = if tables == 0 {
+            Vec::new()
+        } else {
+            sqlx::query_scalar("SELECT version FROM _sqlx_migrations WHERE success").fetch_all(&self.pool).await.map_err(db_error)?
+        };
+        let known: Vec<i64> = migrator.iter().filter(|m| !m.migration_type.is_down_migration()).map(|m| m.version).collect();
+        let missing = known.iter().filter(|v| !applied.contains(v)).count();
+        Ok(if missing == 0 {
+            Schema::Current
+        } else {
+            Schema::Behind { applied: known.len() - missing, known: known.len() }
+        })
     }
 
     /// Answers when the database does (readiness).

@@ -32,7 +32,7 @@ mod view;
 pub use access::Access;
 pub use auth::{Authenticated, Authenticator, CAPABILITY_TTL};
 pub use clock::{now_ms, parse_rfc3339, rfc3339};
-pub use db::{Backend, Db};
+pub use db::{Backend, Db, Schema};
 pub use digest::digest;
 pub use fanout::{Delivered, LiveEvents};
 pub use follow::LogReader;

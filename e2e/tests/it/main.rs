@@ -7,5 +7,6 @@ mod demo;
 mod edge;
 mod hostile;
 mod mcp;
+mod migrate;
 mod apps;
 mod web;

@@ -62,6 +62,7 @@ pub struct ServeMcp {
 
 impl ServeMcp {
     pub async fn start(database_url: &str, env: &[(&str, &str)]) -> Self {
+        lattice_e2e::stack::migrate(database_url).expect("the schema migrated");
         let port = lattice_e2e::free_port();
         let mut cmd = Command::new(lattice_e2e::binary());
         cmd.args(["serve", "mcp"])
