@@ -60,6 +60,8 @@ async fn start_runner(config: &Config, trusted: &Trusted) -> anyhow::Result<Runn
     if resumed > 0 {
         tracing::info!(runs = resumed, "driving runs that a stop interrupted");
     }
+    // Replicas share the runs: a crashed one's are taken over here.
+    runner.watch_orphans();
     Ok(runner)
 }
 

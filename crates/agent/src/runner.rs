@@ -1,7 +1,8 @@
 //! The runner: drives runs through the log, one recorded step at a time.
 
-use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::collections::{BTreeMap, HashSet};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use lattice_core::{
     Command, DeferredRequest, Error, Principal, RunId, RunStatus, RunStep, SwitchKey, TenantId, ThreadId,
@@ -17,6 +18,9 @@ use crate::transcript::{Transcript, rebuild};
 
 /// Model calls one run may make before it is failed: a loop guard.
 const MAX_MODEL_CALLS: usize = 24;
+/// How long a runner's hold on a run lasts without renewal: a crashed
+/// replica's runs are taken over this long after it stopped renewing.
+const LEASE: Duration = Duration::from_secs(30);
 
 #[derive(Clone)]
 pub struct Runner {
@@ -28,6 +32,11 @@ struct Inner {
     /// Acting as a run's agent, reading runs to drive them.
     trusted: Trusted,
     models: Models,
+    /// This runner's name on the leases it holds.
+    holder: String,
+    lease: Duration,
+    /// The runs this runner drives now (tenant, run).
+    driving: Mutex<HashSet<(String, String)>>,
 }
 
 /// What a tool call came to.
@@ -39,7 +48,13 @@ enum Outcome {
 
 impl Runner {
     pub fn new(trusted: Trusted, models: Models) -> Self {
-        Self { inner: Arc::new(Inner { log: trusted.log().clone(), trusted, models }) }
+        Self::with_lease(trusted, models, LEASE)
+    }
+
+    /// A runner whose leases last `lease` (tests take a short one).
+    pub fn with_lease(trusted: Trusted, models: Models, lease: Duration) -> Self {
+        let holder = format!("runner-{}", ulid::Ulid::generate().to_string().to_lowercase());
+        Self { inner: Arc::new(Inner { log: trusted.log().clone(), trusted, models, holder, lease, driving: Mutex::default() }) }
     }
 
     pub fn models(&self) -> &Models {
@@ -96,14 +111,35 @@ impl Runner {
         Ok(())
     }
 
-    /// Drives the runs a stop interrupted (status running); paused runs wait.
+    /// Drives the running runs nobody drives (a stop interrupted them, or
+    /// the replica that drove them stopped renewing its lease); paused
+    /// runs wait. Answers how many it took.
     pub async fn recover(&self) -> Result<usize, Error> {
-        let runs = self.inner.trusted.interrupted_runs().await?;
-        let count = runs.len();
-        for (tenant, run) in runs {
-            self.spawn(tenant, RunId::from_trusted(run.id));
+        let mut taken = 0;
+        for (tenant, run) in self.inner.trusted.orphaned_runs().await? {
+            let run = RunId::from_trusted(run.id);
+            if self.inner.trusted.lease_run(&tenant, &run, &self.inner.holder, self.inner.lease).await? {
+                taken += 1;
+                self.spawn(tenant, run);
+            }
         }
-        Ok(count)
+        Ok(taken)
+    }
+
+    /// Looks for orphaned runs every half lease, until the runner is gone:
+    /// how a replica takes over the runs of one that crashed.
+    pub fn watch_orphans(&self) {
+        let weak = Arc::downgrade(&self.inner);
+        let every = self.inner.lease / 2;
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(every).await;
+                let Some(inner) = weak.upgrade() else { return };
+                if let Err(e) = (Runner { inner }).recover().await {
+                    tracing::warn!(error = %e, "cannot look for runs to take over");
+                }
+            }
+        });
     }
 
     async fn resume_if_answered(&self, who: &Authenticated, run: &RunId) -> Result<(), Error> {
@@ -125,17 +161,63 @@ impl Runner {
         }
     }
 
+    /// Drives a run in the background while this runner holds its lease:
+    /// never two runners at once, and never this one twice.
     fn spawn(&self, tenant: TenantId, run: RunId) {
+        let key = (tenant.to_string(), run.to_string());
+        if !self.inner.driving.lock().expect("not poisoned").insert(key.clone()) {
+            return;
+        }
         let runner = self.clone();
         tokio::spawn(async move {
-            if let Err(e) = runner.drive(&tenant, &run).await {
-                tracing::warn!(run = %run, error = %e, "the run failed");
-                if let Ok(Some(row)) = runner.row(&tenant, &run).await {
-                    let acting = runner.inner.trusted.principal_for(&tenant, &row);
-                    let _ = runner.record_as(&acting, &run, RunStep::Failed { reason: e.to_string() }).await;
-                }
+            runner.drive_leased(&tenant, &run).await;
+            runner.inner.driving.lock().expect("not poisoned").remove(&key);
+            if let Err(e) = runner.inner.trusted.release_run(&tenant, &run, &runner.inner.holder).await {
+                tracing::warn!(run = %run, error = %e, "cannot give the run's lease back; it expires on its own");
             }
         });
+    }
+
+    async fn drive_leased(&self, tenant: &TenantId, run: &RunId) {
+        let (trusted, holder, lease) = (&self.inner.trusted, self.inner.holder.as_str(), self.inner.lease);
+        match trusted.lease_run(tenant, run, holder, lease).await {
+            Ok(true) => {}
+            // Another replica drives it, or it is no longer running.
+            Ok(false) => return,
+            Err(e) => {
+                tracing::warn!(run = %run, error = %e, "cannot take the run's lease; another look will");
+                return;
+            }
+        }
+        // Renewed at a third of its length; lost, the drive stops where it is.
+        let renew = async {
+            loop {
+                tokio::time::sleep(lease / 3).await;
+                match trusted.lease_run(tenant, run, holder, lease).await {
+                    Ok(true) => {}
+                    Ok(false) => return,
+                    Err(e) => tracing::warn!(run = %run, error = %e, "cannot renew the run's lease"),
+                }
+            }
+        };
+        let driven = tokio::select! {
+            driven = self.drive(tenant, run) => driven,
+            () = renew => {
+                tracing::warn!(run = %run, "the run's lease was lost: another replica drives it now");
+                return;
+            }
+        };
+        let Err(e) = driven else { return };
+        tracing::warn!(run = %run, error = %e, "the run failed");
+        // Only the holder of a running run's lease marks it failed: a
+        // runner that lost it, or a run that paused meanwhile, is left be.
+        if !matches!(trusted.lease_run(tenant, run, holder, lease).await, Ok(true)) {
+            return;
+        }
+        if let Ok(Some(row)) = self.row(tenant, run).await {
+            let acting = trusted.principal_for(tenant, &row);
+            let _ = self.record_as(&acting, run, RunStep::Failed { reason: e.to_string() }).await;
+        }
     }
 
     async fn row(&self, tenant: &TenantId, run: &RunId) -> Result<Option<RunRow>, Error> {

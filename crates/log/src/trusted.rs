@@ -59,18 +59,52 @@ impl Trusted {
         load_run(&self.log.inner.db, tenant, run).await
     }
 
-    /// Runs that were running when the service stopped, to drive again.
-    ///
-    pub async fn interrupted_runs(&self) -> Result<Vec<(TenantId, RunRow)>, Error> {
+    /// Running runs that no runner drives: their lease is free or has
+    /// expired (a stop, a crash, a replica gone).
+    pub async fn orphaned_runs(&self) -> Result<Vec<(TenantId, RunRow)>, Error> {
         let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
-            "SELECT {RUN_COLUMNS}, tenant FROM runs WHERE status = 'running' ORDER BY created_at"
+            "SELECT {RUN_COLUMNS}, tenant FROM runs WHERE status = 'running' \
+             AND (lease_holder IS NULL OR lease_until < $1) ORDER BY created_at"
         )))
+        .bind(crate::clock::now_ms())
         .fetch_all(&self.log.inner.db.pool)
         .await
         .map_err(db_error)?;
         rows.iter()
-            .map(|row| Ok((TenantId::from_trusted(row.try_get::<String, _>(8).map_err(db_error)?), run_from_row(row)?)))
+            .map(|row| Ok((TenantId::from_trusted(row.try_get::<String, _>("tenant").map_err(db_error)?), run_from_row(row)?)))
             .collect()
+    }
+
+    /// Takes, or renews, the lease on driving a running run for `ttl`:
+    /// granted while the run is running and its lease is free, expired or
+    /// already `holder`'s. A runner drives a run only while it holds this.
+    pub async fn lease_run(&self, tenant: &TenantId, run: &RunId, holder: &str, ttl: std::time::Duration) -> Result<bool, Error> {
+        let now = crate::clock::now_ms();
+        let done = sqlx::query(
+            "UPDATE runs SET lease_holder = $3, lease_until = $4 WHERE tenant = $1 AND id = $2 AND status = 'running' \
+             AND (lease_holder IS NULL OR lease_holder = $3 OR lease_until < $5)",
+        )
+        .bind(tenant.as_str())
+        .bind(run.as_str())
+        .bind(holder)
+        .bind(now + ttl.as_millis() as i64)
+        .bind(now)
+        .execute(&self.log.inner.db.pool)
+        .await
+        .map_err(db_error)?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    /// Gives a run's lease back, if `holder` has it.
+    pub async fn release_run(&self, tenant: &TenantId, run: &RunId, holder: &str) -> Result<(), Error> {
+        sqlx::query("UPDATE runs SET lease_holder = NULL, lease_until = NULL WHERE tenant = $1 AND id = $2 AND lease_holder = $3")
+            .bind(tenant.as_str())
+            .bind(run.as_str())
+            .bind(holder)
+            .execute(&self.log.inner.db.pool)
+            .await
+            .map_err(db_error)?;
+        Ok(())
     }
 
     /// The principal a run's current segment acts as: the agent, for the
