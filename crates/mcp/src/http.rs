@@ -12,7 +12,8 @@ use axum::response::{IntoResponse, Response};
 use lattice_api::ApiError;
 use lattice_api::guard::Guard;
 use lattice_core::Error;
-use lattice_log::Authenticator;
+use axum::http::StatusCode;
+use lattice_log::{Authenticator, Sessions};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 
@@ -21,18 +22,18 @@ use crate::Exporter;
 /// The `/mcp` routes, serving `exporter` to every session: the app state
 /// writes it merges are per app, whichever session they come from.
 pub fn router(exporter: Exporter, auth: Authenticator, guard: Arc<Guard>, allowed_origins: Vec<String>) -> axum::Router {
-    let service = StreamableHttpService::new(
-        move || Ok(exporter.clone()),
-        Arc::new(LocalSessionManager::default()),
-        // The Host check is every service's, in one place (lattice-api's guard).
-        StreamableHttpServerConfig::default()
-            .disable_allowed_hosts()
-            .with_allowed_origins(allowed_origins.clone())
-            .enforce_origin_validation(),
-    );
-    let router = axum::Router::new()
-        .nest_service("/mcp", service)
-        .layer(axum::middleware::from_fn(move |req: Request, next: Next| admit(auth.clone(), guard.clone(), req, next)));
+    let sessions = exporter.log.sessions();
+    // The Host check is every service's, in one place (lattice-api's guard).
+    let mut config = StreamableHttpServerConfig::default()
+        .disable_allowed_hosts()
+        .with_allowed_origins(allowed_origins.clone())
+        .enforce_origin_validation();
+    // Any replica serves any session (crate::sessions says why).
+    config.session_store = Some(Arc::new(crate::sessions::SharedSessions(sessions.clone())));
+    let service = StreamableHttpService::new(move || Ok(exporter.clone()), Arc::new(LocalSessionManager::default()), config);
+    let router = axum::Router::new().nest_service("/mcp", service).layer(axum::middleware::from_fn(move |req: Request, next: Next| {
+        admit(auth.clone(), guard.clone(), sessions.clone(), req, next)
+    }));
     if allowed_origins.is_empty() {
         return router;
     }
@@ -54,7 +55,10 @@ pub fn router(exporter: Exporter, auth: Authenticator, guard: Arc<Guard>, allowe
     router.layer(cors)
 }
 
-async fn admit(auth: Authenticator, guard: Arc<Guard>, mut req: Request, next: Next) -> Response {
+/// The header naming a request's session.
+const SESSION: &str = "mcp-session-id";
+
+async fn admit(auth: Authenticator, guard: Arc<Guard>, sessions: Sessions, mut req: Request, next: Next) -> Response {
     let header = req.headers().get(header::AUTHORIZATION).map(HeaderValue::as_bytes);
     let who = match auth.verify_header(header) {
         Ok(who) => who,
@@ -68,6 +72,23 @@ async fn admit(auth: Authenticator, guard: Arc<Guard>, mut req: Request, next: N
     {
         return ApiError(e).into_response();
     }
+    // A session is its opener's: another caller naming it finds nothing.
+    let session = req.headers().get(SESSION).and_then(|v| v.to_str().ok()).map(str::to_owned);
+    if let Some(id) = &session {
+        match sessions.owned_by(id, who.principal()).await {
+            Ok(Some(false)) => return (StatusCode::NOT_FOUND, "Not Found: Session not found").into_response(),
+            Ok(_) => {}
+            Err(e) => return ApiError(e).into_response(),
+        }
+    }
+    let principal = who.principal().clone();
     req.extensions_mut().insert(who);
-    next.run(req).await
+    let response = next.run(req).await;
+    if session.is_none()
+        && let Some(id) = response.headers().get(SESSION).and_then(|v| v.to_str().ok())
+        && let Err(e) = sessions.open(id, &principal).await
+    {
+        return ApiError(e).into_response();
+    }
+    response
 }

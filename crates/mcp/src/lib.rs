@@ -16,6 +16,7 @@ pub mod http;
 pub mod stdio;
 mod listing;
 mod scope;
+mod sessions;
 mod views;
 
 use std::sync::Arc;

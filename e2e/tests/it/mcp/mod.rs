@@ -4,6 +4,7 @@
 
 mod apps;
 mod ask;
+mod replicas;
 mod sdk;
 mod view;
 

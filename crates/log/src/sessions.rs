@@ -1,0 +1,90 @@
+//! Protocol sessions that replicas share (the MCP transport's): a session
+//! opened on one replica is found on another. The log keeps each session's
+//! owner and its state, which it does not read; only the owner may use it.
+
+use std::time::Duration;
+
+use lattice_core::{Error, Principal};
+
+use crate::clock::now_ms;
+use crate::db::{Db, db_error};
+use crate::service::LogService;
+
+/// The largest state a session may keep (a client's handshake).
+pub const SESSION_STATE_BYTES: usize = 64 * 1024;
+/// Sessions unused this long are forgotten.
+const KEPT: Duration = Duration::from_secs(7 * 24 * 3600);
+
+/// The shared session table.
+#[derive(Clone)]
+pub struct Sessions {
+    db: Db,
+}
+
+fn owner_of(p: &Principal) -> String {
+    format!("{}/{}", p.tenant, p.user)
+}
+
+impl LogService {
+    pub fn sessions(&self) -> Sessions {
+        Sessions { db: self.inner.db.clone() }
+    }
+}
+
+impl Sessions {
+    /// Records who opened `id`; a session's owner never changes.
+    pub async fn open(&self, id: &str, owner: &Principal) -> Result<(), Error> {
+        let now = now_ms();
+        sqlx::query(
+            "INSERT INTO sessions (id, owner, opened_at) VALUES ($1, $2, $3) \
+             ON CONFLICT (id) DO UPDATE SET owner = COALESCE(sessions.owner, excluded.owner)",
+        )
+        .bind(id)
+        .bind(owner_of(owner))
+        .bind(now)
+        .execute(&self.db.pool)
+        .await
+        .map_err(db_error)?;
+        sqlx::query("DELETE FROM sessions WHERE opened_at < $1")
+            .bind(now - KEPT.as_millis() as i64)
+            .execute(&self.db.pool)
+            .await
+            .map_err(db_error)?;
+        Ok(())
+    }
+
+    /// Whether `who` owns `id`; `None` when no replica has recorded it.
+    pub async fn owned_by(&self, id: &str, who: &Principal) -> Result<Option<bool>, Error> {
+        let owner: Option<Option<String>> =
+            sqlx::query_scalar("SELECT owner FROM sessions WHERE id = $1").bind(id).fetch_optional(&self.db.pool).await.map_err(db_error)?;
+        Ok(owner.flatten().map(|o| o == owner_of(who)))
+    }
+
+    pub async fn state(&self, id: &str) -> Result<Option<String>, Error> {
+        let state: Option<Option<String>> =
+            sqlx::query_scalar("SELECT state FROM sessions WHERE id = $1").bind(id).fetch_optional(&self.db.pool).await.map_err(db_error)?;
+        Ok(state.flatten())
+    }
+
+    pub async fn keep_state(&self, id: &str, state: &str) -> Result<(), Error> {
+        if state.len() > SESSION_STATE_BYTES {
+            return Err(Error::TooLarge { limit: SESSION_STATE_BYTES as u64, size: state.len() as u64 });
+        }
+        sqlx::query(
+            "INSERT INTO sessions (id, state, opened_at) VALUES ($1, $2, $3) \
+             ON CONFLICT (id) DO UPDATE SET state = excluded.state",
+        )
+        .bind(id)
+        .bind(state)
+        .bind(now_ms())
+        .execute(&self.db.pool)
+        .await
+        .map_err(db_error)?;
+        Ok(())
+    }
+
+    pub async fn close(&self, id: &str) -> Result<(), Error> {
+        sqlx::query("DELETE FROM sessions WHERE id = $1").bind(id).execute(&self.db.pool).await.map_err(db_error)?;
+        Ok(())
+    }
+}
