@@ -30,6 +30,11 @@ const WINDOW: usize = 4096;
 /// writes the bridge may repeat, after a crash, what it published since the
 /// last one; JetStream drops those repeats by id.
 const CHECKPOINT_EVERY: Duration = Duration::from_millis(200);
+/// How long a bridge's lead lasts without renewal: a crashed leader's
+/// standby takes over this long after it stopped renewing.
+const LEAD: Duration = Duration::from_secs(10);
+/// How often the leader renews its lead, and a standby looks for it.
+const LEAD_RENEW: Duration = Duration::from_secs(3);
 
 #[derive(Debug, Clone)]
 pub struct BridgeConfig {
@@ -68,6 +73,8 @@ pub struct Bridge {
     reader: LogReader,
     config: BridgeConfig,
     status: Arc<BridgeStatus>,
+    /// This bridge's name on the lead it holds.
+    holder: String,
 }
 
 /// How the bridge is doing, for `/readyz` and the lag gauges: whether it is
@@ -103,6 +110,11 @@ impl BridgeStatus {
         *self.failure.lock().expect("never poisoned") = None;
     }
 
+    fn standing_by(&self, name: &str) {
+        self.publishing.store(false, Ordering::SeqCst);
+        *self.failure.lock().expect("never poisoned") = Some(format!("standing by: another bridge named {name:?} publishes"));
+    }
+
     fn failing(&self, why: &Error) {
         self.publishing.store(false, Ordering::SeqCst);
         *self.failure.lock().expect("never poisoned") = Some(why.to_string());
@@ -130,12 +142,15 @@ struct Progress {
     acked: i64,
     saved: i64,
     saved_at: std::time::Instant,
+    /// When the lead was last renewed.
+    led_at: std::time::Instant,
     inflight: VecDeque<(i64, i64, Option<PublishAckFuture>)>,
 }
 
 impl Bridge {
     pub fn new(reader: LogReader, config: BridgeConfig) -> Self {
-        Self { reader, config, status: Arc::default() }
+        let holder = format!("bridge-{}", ulid::Ulid::generate().to_string().to_lowercase());
+        Self { reader, config, status: Arc::default(), holder }
     }
 
     /// Its status, shared: `/readyz` and the lag gauges read it.
@@ -203,11 +218,25 @@ impl Bridge {
         let mut delays = backoff();
         loop {
             if *stop.borrow() {
-                return Ok(());
+                return self.step_down().await;
+            }
+            match self.reader.lead(&self.config.name, &self.holder, LEAD).await {
+                Ok(true) => {}
+                Ok(false) => {
+                    // Another bridge of this name publishes: wait hot.
+                    self.status.standing_by(&self.config.name);
+                    tokio::select! { _ = tokio::time::sleep(LEAD_RENEW) => {}, _ = stop.changed() => {} }
+                    continue;
+                }
+                Err(e) => {
+                    self.status.failing(&e);
+                    tokio::select! { _ = tokio::time::sleep(LEAD_RENEW) => {}, _ = stop.changed() => {} }
+                    continue;
+                }
             }
             let mut progressed = false;
             match self.session(&mut stop, &mut progressed).await {
-                Ok(()) => return Ok(()),
+                Ok(()) => return self.step_down().await,
                 Err(e) => {
                     self.status.failing(&e);
                     tracing::warn!(error = %e, "the bridge cannot publish; trying again from its checkpoint");
@@ -219,6 +248,12 @@ impl Bridge {
             let delay = delays.next().unwrap_or(Duration::from_secs(5));
             tokio::select! { _ = tokio::time::sleep(delay) => {}, _ = stop.changed() => return Ok(()) }
         }
+    }
+
+    /// Gives the lead back on a clean stop: the standby takes over at once.
+    async fn step_down(&self) -> Result<(), Error> {
+        self.status.publishing.store(false, Ordering::SeqCst);
+        self.reader.step_down(&self.config.name, &self.holder).await
     }
 
     /// One connection's worth of publishing, from the checkpoint; `Ok` when
@@ -235,6 +270,7 @@ impl Bridge {
             acked: checkpoint,
             saved: checkpoint,
             saved_at: std::time::Instant::now(),
+            led_at: std::time::Instant::now(),
             inflight: VecDeque::new(),
         };
         let failure = match self.publish_from(&js, &mut p, &mut horizon, &mut lost, stop, progressed).await {
@@ -271,6 +307,12 @@ impl Bridge {
         loop {
             if *stop.borrow() {
                 return Ok(());
+            }
+            if p.led_at.elapsed() >= LEAD_RENEW {
+                if !self.reader.lead(&self.config.name, &self.holder, LEAD).await? {
+                    return Err(Error::unavailable("another bridge took the lead"));
+                }
+                p.led_at = std::time::Instant::now();
             }
             // The next batch is read while this one is published.
             let batch = match prefetch.take() {

@@ -78,6 +78,39 @@ impl LogReader {
         })
     }
 
+    /// Takes, or renews, the lead among the followers called `name` for
+    /// `ttl`: granted when nobody holds it, its holder's time is up, or
+    /// `holder` has it already. Only the leader publishes.
+    pub async fn lead(&self, name: &str, holder: &str, ttl: Duration) -> Result<bool, Error> {
+        let now = now_ms();
+        let done = sqlx::query(
+            "INSERT INTO follower_checkpoints (name, seq, updated_at, holder, lead_until) VALUES ($1, 0, $2, $3, $4) \
+             ON CONFLICT (name) DO UPDATE SET holder = excluded.holder, lead_until = excluded.lead_until \
+             WHERE follower_checkpoints.holder IS NULL OR follower_checkpoints.holder = excluded.holder \
+             OR follower_checkpoints.lead_until < $2",
+        )
+        .bind(name)
+        .bind(now)
+        .bind(holder)
+        .bind(now + ttl.as_millis() as i64)
+        .execute(&self.db.pool)
+        .await
+        .map_err(db_error)?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    /// Gives the lead back, if `holder` has it: another follower takes it
+    /// at its next look instead of after the lead's time runs out.
+    pub async fn step_down(&self, name: &str, holder: &str) -> Result<(), Error> {
+        sqlx::query("UPDATE follower_checkpoints SET holder = NULL, lead_until = NULL WHERE name = $1 AND holder = $2")
+            .bind(name)
+            .bind(holder)
+            .execute(&self.db.pool)
+            .await
+            .map_err(db_error)?;
+        Ok(())
+    }
+
     /// Moves the checkpoint forward (never back).
     pub async fn save_checkpoint(&self, name: &str, seq: i64) -> Result<(), Error> {
         sqlx::query(

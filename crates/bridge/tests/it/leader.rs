@@ -1,0 +1,85 @@
+//! Two bridges of one name over one database: one publishes, the other
+//! stands by, hot; when the leader stops the other takes over from the
+//! checkpoint, and every envelope reaches NATS exactly once.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use async_nats::jetstream;
+use lattice_core::{Command, TenantRole, ThreadId, WorkspaceId};
+use lattice_log::{Backend, Db, LogReader, LogService};
+use lattice_testkit::nats::NatsServer;
+use lattice_testkit::{fresh_url, service_on, who};
+
+use crate::stream_messages;
+
+async fn post(log: &LogService, thread: &ThreadId, from: usize, count: usize) {
+    let alice = who("t1", "alice", TenantRole::Member);
+    for i in from..from + count {
+        log.execute(&alice, Command::PostMessage { thread: thread.clone(), text: format!("m{i}") }).await.unwrap();
+    }
+}
+
+/// Waits until the stream holds `count` posted messages; answers them by id.
+async fn posted_on_nats(js: &jetstream::Context, count: usize) -> BTreeMap<String, usize> {
+    for _ in 0..300 {
+        let mut ids = BTreeMap::new();
+        for (subject, id, _) in stream_messages(js).await {
+            if subject.ends_with("log.message_posted") {
+                *ids.entry(id).or_insert(0) += 1;
+            }
+        }
+        if ids.values().sum::<usize>() >= count {
+            return ids;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("fewer than {count} messages reached NATS");
+}
+
+lattice_testkit::both_backends! {
+    async fn one_bridge_publishes_and_the_other_takes_over_when_it_stops(backend: Backend) {
+        let nats = NatsServer::start();
+        let url = fresh_url(backend).await;
+        let db = Db::connect(&url, 8).await.unwrap();
+        db.migrate().await.unwrap();
+        let log = service_on(db.clone());
+        let alice = who("t1", "alice", TenantRole::Member);
+        let ws = log.execute(&alice, Command::CreateWorkspace { name: "W".into() }).await.unwrap().id.unwrap();
+        let th = log.execute(&alice, Command::CreateThread { workspace: WorkspaceId::parse("w", &ws).unwrap(), title: "T".into() })
+            .await.unwrap().id.unwrap();
+        let thread = ThreadId::parse("t", &th).unwrap();
+
+        let bridge = |reader: LogReader| {
+            let config = lattice_bridge::BridgeConfig { nats_url: nats.url.clone(), user: None, password: None, name: "bridge".into() };
+            lattice_bridge::Bridge::new(reader, config)
+        };
+        let first = bridge(LogReader::of(&log));
+        // The second follows the log as another process would.
+        let second = bridge(LogReader::open(db.clone(), Duration::from_millis(50)));
+        let (first_status, second_status) = (first.status(), second.status());
+        let (stop_first, first_stop) = tokio::sync::watch::channel(false);
+        let (_stop_second, second_stop) = tokio::sync::watch::channel(false);
+        let first = tokio::spawn(first.run(first_stop));
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let second = tokio::spawn(second.run(second_stop));
+        tokio::time::sleep(Duration::from_millis(300)).await;
+
+        post(&log, &thread, 0, 100).await;
+        let js = jetstream::new(async_nats::connect(&nats.url).await.unwrap());
+        posted_on_nats(&js, 100).await;
+        assert!(first_status.ready().is_ok(), "the first bridge leads");
+        let standby = second_status.ready().unwrap_err();
+        assert!(standby.contains("standing by"), "{standby}");
+
+        // The leader stops cleanly: the standby takes over at its next look.
+        stop_first.send(true).unwrap();
+        first.await.unwrap().unwrap();
+        post(&log, &thread, 100, 100).await;
+        let ids = posted_on_nats(&js, 200).await;
+        assert_eq!(ids.len(), 200, "every message reached NATS");
+        assert!(ids.values().all(|n| *n == 1), "a message was published twice");
+        assert!(second_status.ready().is_ok(), "the second bridge leads now: {:?}", second_status.ready());
+        second.abort();
+    }
+}
