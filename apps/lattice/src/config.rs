@@ -79,6 +79,9 @@ pub struct Config {
     pub nats_user: Option<String>,
     /// Its password (LATTICE_NATS_PASSWORD).
     pub nats_password: Option<String>,
+    /// The CA file that signs the NATS server's certificate (`tls://` URLs;
+    /// without it the system's roots).
+    pub nats_ca_file: Option<PathBuf>,
     /// The bridge's checkpoint name (LATTICE_BRIDGE_NAME).
     pub bridge_name: String,
     /// The chat host's built files (LATTICE_WEB_DIR); unset: `web/` in the
@@ -161,6 +164,7 @@ impl Default for Config {
             seed_demo: true,
             nats_user: None,
             nats_password: None,
+            nats_ca_file: None,
             bridge_name: "bridge".into(),
             web_dir: None,
             portal_origin: None,

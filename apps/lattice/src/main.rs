@@ -101,6 +101,9 @@ enum RoleArg {
 }
 
 fn main() -> anyhow::Result<()> {
+    // One TLS stack for every client (the database, NATS, the model, OTLP):
+    // rustls with ring, the system's roots and SSL_CERT_FILE.
+    let _ = rustls::crypto::ring::default_provider().install_default();
     let cli = Cli::parse();
     let config = Config::load(cli.config.as_deref())?;
     match cli.command {

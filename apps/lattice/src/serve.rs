@@ -70,6 +70,7 @@ fn bridge_config(config: &Config, url: &str) -> BridgeConfig {
         nats_url: url.to_owned(),
         user: config.nats_user.clone(),
         password: config.nats_password.clone(),
+        ca_file: config.nats_ca_file.clone(),
         name: config.bridge_name.clone(),
     }
 }

@@ -21,6 +21,8 @@ impl OpenAiModel {
     /// `base_url` is the API root, e.g. `https://host/v1`; requests go to
     /// `{base_url}/chat/completions`.
     pub fn new(base_url: &str, api_key: Option<String>, model: &str, timeout: Duration) -> Result<Self, ModelError> {
+        // TLS by rustls with ring; the system's roots (and SSL_CERT_FILE).
+        let _ = rustls::crypto::ring::default_provider().install_default();
         let http = reqwest::Client::builder()
             .timeout(timeout)
             .build()

@@ -44,6 +44,9 @@ pub struct BridgeConfig {
     pub password: Option<String>,
     /// The checkpoint's name: one per bridge.
     pub name: String,
+    /// The CA that signs the NATS server's certificate, for `tls://` (the
+    /// system's roots otherwise).
+    pub ca_file: Option<std::path::PathBuf>,
 }
 
 /// Creates the `LATTICE` stream over `lattice.>` when it is missing. A
@@ -190,6 +193,9 @@ impl Bridge {
                     }
                 }
             });
+        if let Some(ca) = &self.config.ca_file {
+            options = options.add_root_certificates(ca.clone()).require_tls(true);
+        }
         if let (Some(user), Some(password)) = (&self.config.user, &self.config.password) {
             options = options.user_and_password(user.clone(), password.clone());
         }
@@ -246,7 +252,7 @@ impl Bridge {
                 delays = backoff();
             }
             let delay = delays.next().unwrap_or(Duration::from_secs(5));
-            tokio::select! { _ = tokio::time::sleep(delay) => {}, _ = stop.changed() => return Ok(()) }
+            tokio::select! { _ = tokio::time::sleep(delay) => {}, _ = stop.changed() => return self.step_down().await }
         }
     }
 

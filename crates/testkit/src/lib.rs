@@ -4,6 +4,7 @@
 //! PostgreSQL test fails and says so, never passes silently.
 
 pub mod nats;
+pub mod tls;
 
 use std::time::Duration;
 

@@ -51,7 +51,7 @@ lattice_testkit::both_backends! {
         let thread = ThreadId::parse("t", &th).unwrap();
 
         let bridge = |reader: LogReader| {
-            let config = lattice_bridge::BridgeConfig { nats_url: nats.url.clone(), user: None, password: None, name: "bridge".into() };
+            let config = lattice_bridge::BridgeConfig { nats_url: nats.url.clone(), user: None, password: None, name: "bridge".into(), ca_file: None };
             lattice_bridge::Bridge::new(reader, config)
         };
         let first = bridge(LogReader::of(&log));

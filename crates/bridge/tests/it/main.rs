@@ -6,6 +6,7 @@ mod permissions;
 mod projections;
 mod schema;
 mod slow_writer;
+mod tls;
 mod trace;
 
 use async_nats::jetstream;
@@ -34,6 +35,6 @@ pub fn spawn_bridge(
     url: &str,
     stop: tokio::sync::watch::Receiver<bool>,
 ) -> tokio::task::JoinHandle<Result<(), lattice_core::Error>> {
-    let config = lattice_bridge::BridgeConfig { nats_url: url.to_owned(), user: None, password: None, name: "bridge".into() };
+    let config = lattice_bridge::BridgeConfig { nats_url: url.to_owned(), user: None, password: None, name: "bridge".into(), ca_file: None };
     tokio::spawn(lattice_bridge::Bridge::new(lattice_log::LogReader::of(log), config).run(stop))
 }
