@@ -104,8 +104,14 @@ impl Drop for LogProcess {
 }
 
 /// Waits until `{base}/readyz` answers 200, for 30 s at most.
+/// An HTTP client for the suites: TLS by rustls with ring, as the binary's.
+pub fn http() -> reqwest::Client {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    reqwest::Client::new()
+}
+
 pub async fn wait_ready(base: &str) {
-    let http = reqwest::Client::new();
+    let http = http();
     let deadline = Instant::now() + Duration::from_secs(30);
     while !http.get(format!("{base}/readyz")).send().await.is_ok_and(|r| r.status().is_success()) {
         assert!(Instant::now() < deadline, "lattice did not become ready at {base}");
@@ -203,7 +209,7 @@ impl Client {
 
     /// Signs in with a dev token request of one's own (a role, an agent).
     pub async fn sign_in_as(base: &str, request: Value) -> Self {
-        let http = reqwest::Client::new();
+        let http = http();
         let reply: Value = http
             .post(format!("{base}/v1/dev/token"))
             .json(&request)

@@ -88,7 +88,12 @@ fn test(extra: &[String]) -> Result {
     };
     let mut args = vec!["test", "--workspace", "--exclude", "lattice-bench", "--exclude", "lattice-web", "--lib", "--bins", "--tests", "--no-fail-fast"];
     args.extend(extra.iter().map(String::as_str));
-    let mut env = vec![("LATTICE_TEST_POSTGRES_URL", pg.url.as_str())];
+    let tls_ca = pg.tls_ca.display().to_string();
+    let mut env = vec![
+        ("LATTICE_TEST_POSTGRES_URL", pg.url.as_str()),
+        ("LATTICE_TEST_POSTGRES_TLS_URL", pg.tls_url.as_str()),
+        ("LATTICE_TEST_POSTGRES_TLS_CA", tls_ca.as_str()),
+    ];
     if let Some(engine) = &engine {
         env.push(("DOCKER_HOST", engine.host.as_str()));
     }

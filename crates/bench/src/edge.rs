@@ -31,7 +31,7 @@ async fn serve(router: axum::Router) -> String {
 
 /// Requests per second of `GET url` by `CLIENTS` clients.
 async fn rate(url: &str, token: Option<&str>) -> f64 {
-    let client = reqwest::Client::builder().pool_max_idle_per_host(CLIENTS).build().unwrap();
+    let client = crate::setup::http().pool_max_idle_per_host(CLIENTS).build().unwrap();
     let count = Arc::new(AtomicU64::new(0));
     let start = Instant::now();
     let measuring_from = start + WARM;
@@ -71,7 +71,7 @@ pub async fn run() {
     let edge = serve(lattice_edge::upstream_router(&direct)).await;
     let portal = "http://127.0.0.1:1".to_owned();
     let apps = serve(lattice_edge::apps_router(lattice_edge::AppsOrigin { portal_origin: portal, sdk_dir: None })).await;
-    let document = reqwest::get(format!("{apps}/sandbox")).await.unwrap().bytes().await.unwrap();
+    let document = crate::setup::http().build().unwrap().get(format!("{apps}/sandbox")).send().await.unwrap().bytes().await.unwrap();
     let bare = serve(axum::Router::new().route(
         "/sandbox",
         axum::routing::get(move || {

@@ -54,7 +54,7 @@ fn latency_of(data: &str, epoch: Instant) -> Option<u64> {
 /// Opens the clients (client i follows `urls[i % urls.len()]`), and waits
 /// until each has its stream open.
 async fn clients(count: usize, urls: Vec<(String, Option<String>)>, epoch: Instant, seen: Arc<Seen>, stop: tokio::sync::watch::Receiver<bool>) -> Vec<tokio::task::JoinHandle<()>> {
-    let http = reqwest::Client::builder().pool_max_idle_per_host(0).build().unwrap();
+    let http = crate::setup::http().pool_max_idle_per_host(0).build().unwrap();
     let (ready_tx, mut ready_rx) = tokio::sync::mpsc::channel(count);
     let mut tasks = Vec::new();
     for i in 0..count {

@@ -38,3 +38,9 @@ pub async fn thread_of(log: &LogService, who: &lattice_log::Authenticated) -> Th
         .unwrap();
     ThreadId::parse("th", &th).unwrap()
 }
+
+/// An HTTP client builder with rustls on ring, as the binary's.
+pub fn http() -> reqwest::ClientBuilder {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    reqwest::Client::builder()
+}

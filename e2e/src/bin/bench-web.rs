@@ -78,7 +78,7 @@ async fn main() {
 /// Fetches `/` and what it loads, as a browser would (gzip accepted), and
 /// adds up the bytes sent.
 async fn first_load_kib(base: &str) -> (f64, Vec<(String, usize)>) {
-    let http = reqwest::Client::new();
+    let http = lattice_e2e::http();
     let get = |path: String| {
         let http = http.clone();
         let url = format!("{base}{path}");

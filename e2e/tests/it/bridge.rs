@@ -170,7 +170,7 @@ async fn a_postgres_restart_in_the_middle_of_a_burst_loses_nothing() {
     }
     pg.kill_postmaster();
     let down_at = Instant::now();
-    let http = reqwest::Client::new();
+    let http = lattice_e2e::http();
     let mut said_not_ready = false;
     while down_at.elapsed() < Duration::from_secs(3) {
         let status = http.get(&bridge_ready).send().await.map(|r| r.status().as_u16()).unwrap_or(0);

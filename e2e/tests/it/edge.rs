@@ -45,7 +45,7 @@ async fn the_edge_serves_two_origins_and_passes_v1_through() {
             .spawn()
             .expect("starting lattice serve edge"),
     };
-    let http = reqwest::Client::new();
+    let http = lattice_e2e::http();
     let deadline = Instant::now() + Duration::from_secs(20);
     while !http.get(format!("{portal}/readyz")).send().await.is_ok_and(|r| r.status().is_success()) {
         assert!(Instant::now() < deadline, "the edge did not pass /readyz through");

@@ -198,7 +198,7 @@ async fn send(http: &reqwest::Client, method: reqwest::Method, url: &str, token:
 
 /// The invariants after a case: alive, and everything stored reads back.
 async fn still_whole(target: &Target, scene: &Scene) {
-    let alive = reqwest::get(format!("{}/healthz", target.base)).await.is_ok_and(|r| r.status().is_success());
+    let alive = lattice_e2e::http().get(format!("{}/healthz", target.base)).send().await.is_ok_and(|r| r.status().is_success());
     assert!(alive, "the process must be alive");
     let (status, list) = scene.ana.get(&format!("/v1/threads/{}/artifacts", scene.thread)).await.unwrap();
     assert_eq!(status, 200, "the thread's artifacts read: {list}");
@@ -214,7 +214,7 @@ async fn still_whole(target: &Target, scene: &Scene) {
 
 async fn attack(target: Target) {
     let scene = scene(&target.base).await;
-    let http = reqwest::Client::new();
+    let http = lattice_e2e::http();
     let base = &target.base;
     let (mut accepted, mut refused) = (0, 0);
     let mut tally = |status: u16| if status < 300 { accepted += 1 } else { refused += 1 };
@@ -288,7 +288,7 @@ async fn hostile_input_leaves_the_log_service_on_postgres_whole() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_rebinding_page_and_a_runaway_client_are_turned_away() {
     let up = UpProcess::start().await;
-    let http = reqwest::Client::new();
+    let http = lattice_e2e::http();
     let mint = |host: &'static str| {
         http.post(format!("{}/v1/dev/token", up.base))
             .header("host", host)
@@ -337,13 +337,13 @@ async fn dev_sign_in_answers_on_loopback_only() {
     let addr = format!("0.0.0.0:{port}");
     let up = UpProcess::start_with(&[("LATTICE_HTTP_ADDR", &addr)]).await;
     let base = format!("http://127.0.0.1:{port}");
-    let reply = reqwest::Client::new().post(format!("{base}/v1/dev/token")).json(&json!({"tenant": "t1", "user": "ana"})).send().await.unwrap();
+    let reply = lattice_e2e::http().post(format!("{base}/v1/dev/token")).json(&json!({"tenant": "t1", "user": "ana"})).send().await.unwrap();
     assert_eq!(reply.status().as_u16(), 404, "dev sign-in on a listener that is not loopback");
     drop(up);
     let port = lattice_e2e::free_port();
     let addr = format!("0.0.0.0:{port}");
     let _up = UpProcess::start_with(&[("LATTICE_HTTP_ADDR", &addr), ("LATTICE_DEV_SIGN_IN_REMOTE", "true")]).await;
-    let reply = reqwest::Client::new()
+    let reply = lattice_e2e::http()
         .post(format!("http://127.0.0.1:{port}/v1/dev/token"))
         .json(&json!({"tenant": "t1", "user": "ana"}))
         .send()

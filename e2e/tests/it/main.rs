@@ -9,4 +9,5 @@ mod hostile;
 mod mcp;
 mod migrate;
 mod apps;
+mod tls;
 mod web;

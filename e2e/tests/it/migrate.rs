@@ -24,7 +24,7 @@ async fn a_service_waits_for_lattice_migrate_and_changes_no_schema() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let http = reqwest::Client::new();
+    let http = lattice_e2e::http();
     let deadline = Instant::now() + Duration::from_secs(30);
     let readyz = loop {
         if let Ok(r) = http.get(format!("{base}/readyz")).send().await {

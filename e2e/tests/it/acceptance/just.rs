@@ -47,7 +47,7 @@ async fn just_up_then_just_down_leaves_nothing_behind() {
         assert!(running(*pid), "{name} (pid {pid}) runs");
     }
     let postmaster: i32 = std::fs::read_to_string(dir.join("pg/postmaster.pid")).unwrap().lines().next().unwrap().parse().unwrap();
-    let http = reqwest::Client::new();
+    let http = lattice_e2e::http();
     assert_eq!(http.get(format!("{portal}/readyz")).send().await.unwrap().status(), 200);
     assert_eq!(http.get(format!("{portal}/")).send().await.unwrap().status(), 200);
     let demo = lattice_e2e::Client::sign_in(&portal, "demo", "demo").await;

@@ -21,7 +21,7 @@ pub async fn stack() -> Stack {
 /// A tools/list over `/mcp` of `base` as `token`, by hand: initialize, then
 /// the list; the tool names.
 pub async fn mcp_tool_names(base: &str, token: &str) -> Vec<String> {
-    let http = reqwest::Client::new();
+    let http = lattice_e2e::http();
     let post = |body: Value, session: Option<String>| {
         let mut r = http
             .post(format!("{base}/mcp"))

@@ -11,7 +11,7 @@ const LEGACY: &str = "2025-06-18";
 /// One JSON-RPC message to `base/mcp`: the status, the session header and
 /// the JSON answer (read from the SSE body when the server streams it).
 async fn post(base: &str, token: &str, session: Option<&str>, message: Value) -> (u16, Option<String>, Value) {
-    let mut request = reqwest::Client::new()
+    let mut request = lattice_e2e::http()
         .post(format!("{base}/mcp"))
         .bearer_auth(token)
         .header("accept", "application/json, text/event-stream")

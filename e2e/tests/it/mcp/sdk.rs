@@ -79,7 +79,7 @@ async fn lattice_serve_mcp_answers_and_guards_its_host() {
     let dir = std::env::temp_dir().join(format!("lattice-serve-mcp-{}", lattice_e2e::free_port()));
     std::fs::create_dir_all(&dir).unwrap();
     let server = ServeMcp::start(&format!("sqlite://{}/mcp.db?mode=rwc", dir.display()), &[]).await;
-    let (base, http) = (server.base.clone(), reqwest::Client::new());
+    let (base, http) = (server.base.clone(), lattice_e2e::http());
     let token = cli_token();
     let (b, t) = (base.clone(), token.clone());
     let s = tokio::task::spawn_blocking(move || session(&b, &t)).await.unwrap();

@@ -101,7 +101,7 @@ async fn production_takes_no_sign_in_links() {
     .unwrap()
     .trim()
     .to_owned();
-    let http = reqwest::Client::new();
+    let http = lattice_e2e::http();
     let config: Value = http.get(format!("{}/config.json", up.base)).send().await.unwrap().json().await.unwrap();
     assert_eq!(config["link_sign_in"], false);
     let chrome = Chrome::launch().await;
