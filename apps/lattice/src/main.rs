@@ -3,6 +3,7 @@
 mod config;
 mod demo;
 mod healthcheck;
+mod observe;
 mod schema;
 mod serve;
 mod telemetry;

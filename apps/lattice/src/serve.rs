@@ -254,7 +254,7 @@ async fn serve_until_signal(config: &Config, app: axum::Router, stop: tokio::syn
     let hosts = config.allowed_hosts();
     let app = app
         .layer(axum::middleware::from_fn(move |req, next| hosts.clone().check(req, next)))
-        .layer(tower_http::trace::TraceLayer::new_for_http().make_span_with(request_span));
+        .layer(axum::middleware::from_fn(crate::observe::observe));
     let listener = TcpListener::bind(config.http_addr)
         .await
         .with_context(|| format!("listening on {}", config.http_addr))?;
@@ -267,19 +267,6 @@ async fn serve_until_signal(config: &Config, app: axum::Router, stop: tokio::syn
         })
         .await
         .context("serving HTTP")
-}
-
-/// A server span per request, a child of the caller's span when the request
-/// carries a W3C `traceparent`, so a trace crosses the edge into the log.
-fn request_span<B>(req: &axum::http::Request<B>) -> tracing::Span {
-    let (method, path) = (req.method(), req.uri().path());
-    let span = tracing::info_span!("http.request", otel.name = %format!("{method} {path}"), otel.kind = "server", http.request.method = %method, url.path = %path);
-    if let Some(parent) = req.headers().get("traceparent").and_then(|v| v.to_str().ok()) {
-        lattice_telemetry::set_parent(&span, parent);
-    }
-    static REQUESTS: lattice_telemetry::Counter = lattice_telemetry::Counter::new("lattice.http.requests");
-    REQUESTS.add(&[lattice_telemetry::KeyValue::new("http.request.method", method.to_string())]);
-    span
 }
 
 /// `/mcp`: the MCP exporter, as configured, over streamable HTTP.

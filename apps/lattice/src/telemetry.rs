@@ -1,6 +1,7 @@
 //! Logs (REQUIREMENTS.md O4's basics: text for people, JSON for machines) and, when
-//! LATTICE_OTLP_ENDPOINT is set, OpenTelemetry traces and metrics over OTLP
-//! named after the service (`lattice-log`, `lattice-edge`, …).
+//! LATTICE_OTLP_ENDPOINT or the standard OTEL_EXPORTER_OTLP_ENDPOINT is set,
+//! OpenTelemetry traces and metrics over OTLP named after the service
+//! (`lattice-log`, `lattice-edge`, …, or OTEL_SERVICE_NAME).
 
 use tracing_subscriber::EnvFilter;
 use tracing_subscriber::Layer;
@@ -15,12 +16,12 @@ use crate::config::{Config, LogFormat};
 pub fn init(config: &Config, to_stderr: bool, service: &str) -> anyhow::Result<Option<lattice_telemetry::Telemetry>> {
     let filter = EnvFilter::try_new(&config.log).unwrap_or_else(|_| EnvFilter::new("info"));
     let writer = move || -> Box<dyn std::io::Write> { if to_stderr { Box::new(std::io::stderr()) } else { Box::new(std::io::stdout()) } };
-    let (otel, guard) = match &config.otlp_endpoint {
-        Some(endpoint) => {
-            let (layer, guard) = lattice_telemetry::layer(service, endpoint).map_err(anyhow::Error::msg)?;
-            (Some(layer), Some(guard))
-        }
-        None => (None, None),
+    let exporting = config.otlp_endpoint.is_some() || lattice_telemetry::configured_by_environment();
+    let (otel, guard) = if exporting {
+        let (layer, guard) = lattice_telemetry::layer(service, config.otlp_endpoint.as_deref()).map_err(anyhow::Error::msg)?;
+        (Some(layer), Some(guard))
+    } else {
+        (None, None)
     };
     // Spans reach the exporter whatever the log filter lets through.
     let otel = otel.map(|l| l.with_filter(EnvFilter::new("info")));

@@ -68,6 +68,12 @@ impl OpenAiModel {
 
 #[async_trait::async_trait]
 impl Model for OpenAiModel {
+    /// A client span by the GenAI conventions: `chat {model}`.
+    #[tracing::instrument(
+        name = "model.chat",
+        skip_all,
+        fields(otel.name = %format!("chat {}", self.model), otel.kind = "client", gen_ai.operation.name = "chat", gen_ai.provider.name = "openai", gen_ai.request.model = %self.model)
+    )]
     async fn reply(&self, request: ModelRequest) -> Result<ModelReply, ModelError> {
         let mut call = self.http.post(format!("{}/chat/completions", self.base_url)).json(&self.body(&request));
         if let Some(key) = &self.api_key {

@@ -12,6 +12,9 @@ use crate::service::{Committed, LogService};
 use crate::store::{Writing, insert_envelope, record_audit};
 
 impl LogService {
+    /// The write path's database work, a span of its own (`db.system.name`
+    /// by the database conventions) inside `log.execute`.
+    #[tracing::instrument(name = "log.commit", skip_all, fields(otel.kind = "client", db.system.name = self.inner.db.backend.system_name()))]
     pub(crate) async fn commit(&self, p: &Principal, scope: &Scope, effect: Effect, attached: Option<&Audit>) -> Result<Committed, Error> {
         let db = &self.inner.db;
         // SQLite has one writer; waiting here beats waiting on its busy lock.

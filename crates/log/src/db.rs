@@ -37,6 +37,16 @@ pub struct Db {
 static POSTGRES: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/postgres");
 static SQLITE: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/sqlite");
 
+impl Backend {
+    /// The name OpenTelemetry's database conventions give it.
+    pub fn system_name(self) -> &'static str {
+        match self {
+            Backend::Postgres => "postgresql",
+            Backend::Sqlite => "sqlite",
+        }
+    }
+}
+
 impl Db {
     /// Connects to `postgres://…` or `sqlite://…`; a SQLite file (and its
     /// folder) is created when missing.

@@ -15,7 +15,7 @@ use tracing_opentelemetry::OpenTelemetrySpanExt;
 #[cfg(feature = "export")]
 mod export;
 #[cfg(feature = "export")]
-pub use export::{Telemetry, layer};
+pub use export::{Telemetry, configured_by_environment, layer};
 
 /// The current span's W3C trace context, when a trace is being recorded.
 pub fn traceparent() -> Option<String> {
@@ -37,7 +37,44 @@ pub fn set_parent(span: &tracing::Span, traceparent: &str) {
     }
 }
 
+/// The trace id of `span` (hex), when a trace is being recorded; else
+/// the one the caller's `traceparent` names, so logs name it either way.
+pub fn trace_id(span: &tracing::Span, traceparent: Option<&str>) -> Option<String> {
+    let context = span.context();
+    let recorded = context.span().span_context().clone();
+    if recorded.is_valid() {
+        return Some(recorded.trace_id().to_string());
+    }
+    let id = traceparent?.split('-').nth(1)?;
+    (id.len() == 32 && id.bytes().all(|b| b.is_ascii_hexdigit()) && id.bytes().any(|b| b != b'0')).then(|| id.to_ascii_lowercase())
+}
+
 pub use opentelemetry::KeyValue;
+
+/// A histogram of the global meter provider, made on first use, like
+/// [`Counter`]; durations in seconds take the HTTP conventions' buckets.
+pub struct Histogram {
+    name: &'static str,
+    unit: &'static str,
+    histogram: std::sync::OnceLock<opentelemetry::metrics::Histogram<f64>>,
+}
+
+impl Histogram {
+    pub const fn new(name: &'static str, unit: &'static str) -> Self {
+        Self { name, unit, histogram: std::sync::OnceLock::new() }
+    }
+
+    pub fn record(&self, value: f64, attributes: &[KeyValue]) {
+        const SECONDS: [f64; 14] = [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0];
+        self.histogram
+            .get_or_init(|| {
+                let meter = opentelemetry::global::meter("lattice");
+                let builder = meter.f64_histogram(self.name).with_unit(self.unit);
+                if self.unit == "s" { builder.with_boundaries(SECONDS.to_vec()).build() } else { builder.build() }
+            })
+            .record(value, attributes);
+    }
+}
 
 /// A counter of the global meter provider, made on first use (after
 /// `layer` installed the provider; without one it counts nothing), so a

@@ -1,6 +1,7 @@
-//! OpenTelemetry across the processes (REQUIREMENTS.md O4): with LATTICE_OTLP_ENDPOINT
+//! OpenTelemetry across the processes (REQUIREMENTS.md O4): with the standard
+//! OTEL_EXPORTER_OTLP_ENDPOINT
 //! set, one request through the edge is one trace: the edge's server span
-//! (named `POST /v1/threads/…/messages`),
+//! (named by its route's template, `POST /v1/{*rest}`),
 //! the log service's (its child, through the forwarded `traceparent`), the
 //! commit, the bridge's publish (the commit's child, through the envelope),
 //! and the NATS message's `traceparent` names the publish. A local OTLP
@@ -26,6 +27,8 @@ pub struct Span {
     pub trace: String,
     pub id: String,
     pub parent: String,
+    /// String and integer attributes, as text.
+    pub attributes: HashMap<String, String>,
 }
 
 #[derive(Default)]
@@ -69,6 +72,19 @@ pub async fn receiver(into: Arc<Mutex<Received>>) -> String {
                                     trace: hex(&s.trace_id),
                                     id: hex(&s.span_id),
                                     parent: hex(&s.parent_span_id),
+                                    attributes: s
+                                        .attributes
+                                        .iter()
+                                        .filter_map(|a| {
+                                            use opentelemetry_proto::tonic::common::v1::any_value::Value;
+                                            let value = match a.value.as_ref()?.value.as_ref()? {
+                                                Value::StringValue(s) => s.clone(),
+                                                Value::IntValue(i) => i.to_string(),
+                                                _ => return None,
+                                            };
+                                            Some((a.key.clone(), value))
+                                        })
+                                        .collect(),
                                 });
                             }
                         }
@@ -108,7 +124,7 @@ async fn one_trace_from_the_request_to_the_nats_message() {
     let received = Arc::new(Mutex::new(Received::default()));
     let endpoint = receiver(received.clone()).await;
     let stack = tokio::task::spawn_blocking(move || {
-        Stack::temporary_with(&[("LATTICE_OTLP_ENDPOINT", endpoint.as_str()), ("OTEL_BSP_SCHEDULE_DELAY", "100"), ("OTEL_METRIC_EXPORT_INTERVAL", "500")])
+        Stack::temporary_with(&[("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint.as_str()), ("OTEL_BSP_SCHEDULE_DELAY", "100"), ("OTEL_METRIC_EXPORT_INTERVAL", "500")])
     })
     .await
     .unwrap()
@@ -132,6 +148,7 @@ async fn one_trace_from_the_request_to_the_nats_message() {
         .await
         .unwrap();
     assert!(r.status().is_success(), "{}", r.status());
+    let request_id = r.headers().get("x-request-id").expect("a request id on the answer").to_str().unwrap().to_owned();
     let message = tokio::time::timeout(Duration::from_secs(10), messages.next()).await.expect("the message on NATS").unwrap();
     let header = message.headers.as_ref().and_then(|h| h.get("traceparent")).map(|v| v.as_str().to_owned()).expect("a traceparent on the message");
     let parts: Vec<&str> = header.split('-').collect();
@@ -141,7 +158,7 @@ async fn one_trace_from_the_request_to_the_nats_message() {
     let deadline = Instant::now() + Duration::from_secs(15);
     let spans = loop {
         let spans: Vec<Span> = received.lock().unwrap().spans.iter().filter(|s| s.trace == trace).cloned().collect();
-        if spans.iter().any(|s| s.name == "bridge.publish") && spans.iter().filter(|s| s.name.starts_with("POST /v1/threads/")).count() >= 2 || Instant::now() > deadline {
+        if spans.iter().any(|s| s.name == "bridge.publish") && spans.iter().filter(|s| s.name.starts_with("POST /v1/")).count() >= 2 || Instant::now() > deadline {
             break spans;
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
@@ -149,20 +166,29 @@ async fn one_trace_from_the_request_to_the_nats_message() {
     let find = |service: &str, name: &str| {
         spans.iter().find(|s| s.service == service && s.name == name).unwrap_or_else(|| panic!("no {name} span from {service} in the trace: {spans:#?}")).clone()
     };
-    // A server span is named by its method and path.
-    let request = format!("POST /v1/threads/{th}/messages");
-    let edge = find("lattice-edge", &request);
-    let log = find("lattice-log", &request);
-    let commit = find("lattice-log", "log.execute");
+    // A server span is named by its method and its route's template.
+    let edge = find("lattice-edge", "POST /v1/{*rest}");
+    let request = "POST /v1/threads/{th}/messages";
+    let log = find("lattice-log", request);
+    let execute = find("lattice-log", "log.execute");
+    let commit = find("lattice-log", "log.commit");
     let publish = find("lattice-bridge", "bridge.publish");
     assert_eq!(edge.parent, caller, "the edge's span is the caller's child");
     assert_eq!(log.parent, edge.id, "the log service's span is the edge's child");
-    assert_eq!(commit.parent, log.id, "the commit is the request's child");
+    assert_eq!(execute.parent, log.id, "the command is the request's child");
+    assert_eq!(commit.parent, execute.id, "the database work is the command's child");
     assert_eq!(publish.parent, commit.id, "the publish is the commit's child, across processes");
     assert_eq!(parts[2], publish.id, "the NATS message names the publish");
+    for span in [&edge, &log] {
+        assert_eq!(span.attributes.get("request_id"), Some(&request_id), "{span:?}");
+        assert_eq!(span.attributes.get("trace_id"), Some(&trace.to_owned()), "{span:?}");
+        assert_eq!(span.attributes.get("http.response.status_code").map(String::as_str), Some("200"), "{span:?}");
+    }
+    assert_eq!(log.attributes.get("http.route").map(String::as_str), Some("/v1/threads/{th}/messages"));
+    assert_eq!(commit.attributes.get("db.system.name").map(String::as_str), Some("postgresql"));
     println!(
-        "one trace {trace}: caller {caller} -> edge {request} {} -> log {request} {} -> log.execute {} -> bridge.publish {} -> NATS {}",
-        edge.id, log.id, commit.id, publish.id, message.subject
+        "one trace {trace}, request {request_id}: caller {caller} -> edge POST /v1/{{*rest}} {} -> log {request} {} -> log.execute {} -> log.commit {} -> bridge.publish {} -> NATS {}",
+        edge.id, log.id, execute.id, commit.id, publish.id, message.subject
     );
 
     // Metrics from every service: requests served, commands, publishes.
@@ -170,7 +196,7 @@ async fn one_trace_from_the_request_to_the_nats_message() {
     loop {
         let got = received.lock().unwrap().metrics.clone();
         let has = |service: &str, name: &str| got.get(service).is_some_and(|m| m.iter().any(|n| n == name));
-        let http = ["lattice-edge", "lattice-log", "lattice-mcp"].iter().all(|s| has(s, "lattice.http.requests"));
+        let http = ["lattice-edge", "lattice-log", "lattice-mcp"].iter().all(|s| has(s, "lattice.http.requests") && has(s, "http.server.request.duration"));
         if http && has("lattice-log", "lattice.commands") && has("lattice-bridge", "lattice.bridge.published") {
             break;
         }
