@@ -25,7 +25,8 @@ pub fn validate() -> Result {
     std::fs::write(&broken, "services:\n  x:\n    image: a\n    depends_on:\n      nowhere:\n        condition: service_healthy\n").map_err(|e| e.to_string())?;
     refuses(Command::new(&compose).arg("-f").arg(&broken).args(["config", "-q"]), "docker-compose config")?;
     run(Command::new(&compose).current_dir(&root).args(["--env-file", ".env.example", "-f", "compose.yaml", "config", "-q"]))?;
-    println!("xtask: compose.yaml is valid (Compose {})", output(Command::new(&compose).arg("version").arg("--short")).unwrap_or_default().trim());
+    run(Command::new(&compose).current_dir(&root).args(["--env-file", ".env.example", "-f", "compose.yaml", "-f", "compose.dev.yaml", "config", "-q"]))?;
+    println!("xtask: compose.yaml, alone and with compose.dev.yaml, is valid (Compose {})", output(Command::new(&compose).arg("version").arg("--short")).unwrap_or_default().trim());
 
     // Kubernetes: each overlay rendered by kustomize, then validated; without
     // kubectl (it is not in Debian's archive), each manifest as written.
@@ -82,7 +83,7 @@ pub fn validate() -> Result {
     let lint = scratch.join("broken.yaml");
     std::fs::write(&lint, "a: 1\na: 2\n").map_err(|e| e.to_string())?;
     refuses(yamllint().arg("-c").arg(root.join(".yamllint.yaml")).arg(&lint), "yamllint")?;
-    run(yamllint().current_dir(&root).args(["-c", ".yamllint.yaml", "--strict", "compose.yaml", ".yamllint.yaml", "infra"]))?;
+    run(yamllint().current_dir(&root).args(["-c", ".yamllint.yaml", "--strict", "compose.yaml", "compose.dev.yaml", ".yamllint.yaml", "infra"]))?;
     println!("xtask: yamllint passes compose.yaml and infra/");
     Ok(())
 }
