@@ -46,8 +46,20 @@ pub fn migrate(database_url: &str) -> Result<(), String> {
     if out.status.success() { Ok(()) } else { Err(format!("lattice migrate failed: {}", String::from_utf8_lossy(&out.stderr))) }
 }
 
+/// A port no listener has, from below the kernel's range for outgoing
+/// connections (32768 and up): a port taken from that range can be given
+/// to some process's outgoing connection between being chosen here and
+/// being bound by the server it is for.
 pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+    use std::hash::{BuildHasher, Hasher};
+    loop {
+        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+        h.write_u128(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos()));
+        let port = 20_000 + (h.finish() % 12_000) as u16;
+        if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return port;
+        }
+    }
 }
 
 /// Where each part listens.

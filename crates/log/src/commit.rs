@@ -6,7 +6,7 @@ use lattice_core::{Audit, Error, Principal};
 
 use crate::authorize::Scope;
 use crate::clock::now_ms;
-use crate::db::{Backend, db_error};
+use crate::db::db_error;
 use crate::effect::{Effect, Place};
 use crate::service::{Committed, LogService};
 use crate::store::{Writing, insert_envelope, record_audit};
@@ -18,10 +18,7 @@ impl LogService {
     pub(crate) async fn commit(&self, p: &Principal, scope: &Scope, effect: Effect, attached: Option<&Audit>) -> Result<Committed, Error> {
         let db = &self.inner.db;
         // SQLite has one writer; waiting here beats waiting on its busy lock.
-        let _writer = match db.backend {
-            Backend::Sqlite => Some(db.write_lock.lock().await),
-            Backend::Postgres => None,
-        };
+        let _writer = db.writer().await;
         // An effect that is one row commits as one statement, without a
         // transaction around it; everything else writes read models too.
         let one_statement = attached.is_none() && effect.is_one_row();

@@ -94,6 +94,17 @@ impl Db {
         self.backend
     }
 
+    /// On SQLite, the one writer's turn. Every write takes it, the write
+    /// path's and the bookkeeping's (leases, checkpoints, sessions) alike:
+    /// a write between a transaction's read and its write would fail that
+    /// transaction at once (`SQLITE_BUSY_SNAPSHOT`), not wait.
+    pub(crate) async fn writer(&self) -> Option<tokio::sync::MutexGuard<'_, ()>> {
+        match self.backend {
+            Backend::Sqlite => Some(self.write_lock.lock().await),
+            Backend::Postgres => None,
+        }
+    }
+
     /// Applies the backend's migrations; safe to run again.
     pub async fn migrate(&self) -> Result<(), Error> {
         let migrator = match self.backend {

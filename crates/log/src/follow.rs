@@ -82,6 +82,7 @@ impl LogReader {
     /// `ttl`: granted when nobody holds it, its holder's time is up, or
     /// `holder` has it already. Only the leader publishes.
     pub async fn lead(&self, name: &str, holder: &str, ttl: Duration) -> Result<bool, Error> {
+        let _writer = self.db.writer().await;
         let now = now_ms();
         let done = sqlx::query(
             "INSERT INTO follower_checkpoints (name, seq, updated_at, holder, lead_until) VALUES ($1, 0, $2, $3, $4) \
@@ -102,6 +103,7 @@ impl LogReader {
     /// Gives the lead back, if `holder` has it: another follower takes it
     /// at its next look instead of after the lead's time runs out.
     pub async fn step_down(&self, name: &str, holder: &str) -> Result<(), Error> {
+        let _writer = self.db.writer().await;
         sqlx::query("UPDATE follower_checkpoints SET holder = NULL, lead_until = NULL WHERE name = $1 AND holder = $2")
             .bind(name)
             .bind(holder)
@@ -113,6 +115,7 @@ impl LogReader {
 
     /// Moves the checkpoint forward (never back).
     pub async fn save_checkpoint(&self, name: &str, seq: i64) -> Result<(), Error> {
+        let _writer = self.db.writer().await;
         sqlx::query(
             "INSERT INTO follower_checkpoints (name, seq, updated_at) VALUES ($1, $2, $3) \
              ON CONFLICT (name) DO UPDATE SET seq = excluded.seq, updated_at = excluded.updated_at \

@@ -48,6 +48,9 @@ pub struct Horizon {
     tx: Arc<watch::Sender<i64>>,
     /// The highest sequence number this process has committed.
     latest_local: Arc<AtomicI64>,
+    /// Whether the tracker has looked at the log once: before that the
+    /// horizon is 0 whatever the log holds (a process just started).
+    looked: Arc<watch::Sender<bool>>,
 }
 
 impl Horizon {
@@ -66,7 +69,8 @@ impl Horizon {
     /// tracker that hears of no commits (a follower in another process).
     fn spawn(db: Db, idle_poll: Duration, gap_poll: Duration, busy: bool) -> Self {
         let (tx, _) = watch::channel(0);
-        let horizon = Self { notify: Arc::new(Notify::new()), tx: Arc::new(tx), latest_local: Arc::default() };
+        let horizon = Self { notify: Arc::new(Notify::new()), tx: Arc::new(tx), latest_local: Arc::default(), looked: Arc::new(watch::channel(false).0) };
+        let looked = horizon.looked.clone();
         let notify = horizon.notify.clone();
         // The tracker stops once every handle on the service is gone.
         let weak_tx = Arc::downgrade(&horizon.tx);
@@ -88,6 +92,7 @@ impl Horizon {
                             *h = tracker.horizon;
                             changed
                         });
+                        looked.send_if_modified(|l| !std::mem::replace(l, true));
                         let local = latest_local.load(Ordering::Relaxed);
                         if local > announced && tracker.horizon >= local {
                             announced = local;
@@ -116,14 +121,23 @@ impl Horizon {
         self.notify.notify_one();
     }
 
-    /// Waits (briefly) until this process's own commits are below the
-    /// horizon, so a client reads what it has just written.
+    /// Waits (briefly) until the tracker has looked at the log once and
+    /// this process's own commits are below the horizon, so a client reads
+    /// what it has just written, and a process just started reads what the
+    /// log already held.
     pub async fn caught_up(&self) -> i64 {
+        let mut looked = self.looked.subscribe();
+        let _ = tokio::time::timeout(Duration::from_secs(2), looked.wait_for(|l| *l)).await;
         let latest = self.latest_local.load(Ordering::Relaxed);
         if self.current() >= latest {
             return self.current();
         }
         self.wait_for(latest, Duration::from_secs(2)).await
+    }
+
+    /// Whether the tracker has looked at the log since the process started.
+    pub fn has_looked(&self) -> bool {
+        *self.looked.borrow()
     }
 
     /// Follows the horizon as it moves.

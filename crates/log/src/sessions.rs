@@ -34,6 +34,7 @@ impl LogService {
 impl Sessions {
     /// Records who opened `id`; a session's owner never changes.
     pub async fn open(&self, id: &str, owner: &Principal) -> Result<(), Error> {
+        let _writer = self.db.writer().await;
         let now = now_ms();
         sqlx::query(
             "INSERT INTO sessions (id, owner, opened_at) VALUES ($1, $2, $3) \
@@ -67,6 +68,7 @@ impl Sessions {
     }
 
     pub async fn keep_state(&self, id: &str, state: &str) -> Result<(), Error> {
+        let _writer = self.db.writer().await;
         if state.len() > SESSION_STATE_BYTES {
             return Err(Error::TooLarge { limit: SESSION_STATE_BYTES as u64, size: state.len() as u64 });
         }
@@ -84,6 +86,7 @@ impl Sessions {
     }
 
     pub async fn close(&self, id: &str) -> Result<(), Error> {
+        let _writer = self.db.writer().await;
         sqlx::query("DELETE FROM sessions WHERE id = $1").bind(id).execute(&self.db.pool).await.map_err(db_error)?;
         Ok(())
     }

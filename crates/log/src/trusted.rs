@@ -79,6 +79,7 @@ impl Trusted {
     /// granted while the run is running and its lease is free, expired or
     /// already `holder`'s. A runner drives a run only while it holds this.
     pub async fn lease_run(&self, tenant: &TenantId, run: &RunId, holder: &str, ttl: std::time::Duration) -> Result<bool, Error> {
+        let _writer = self.log.inner.db.writer().await;
         let now = crate::clock::now_ms();
         let done = sqlx::query(
             "UPDATE runs SET lease_holder = $3, lease_until = $4 WHERE tenant = $1 AND id = $2 AND status = 'running' \
@@ -97,6 +98,7 @@ impl Trusted {
 
     /// Gives a run's lease back, if `holder` has it.
     pub async fn release_run(&self, tenant: &TenantId, run: &RunId, holder: &str) -> Result<(), Error> {
+        let _writer = self.log.inner.db.writer().await;
         sqlx::query("UPDATE runs SET lease_holder = NULL, lease_until = NULL WHERE tenant = $1 AND id = $2 AND lease_holder = $3")
             .bind(tenant.as_str())
             .bind(run.as_str())

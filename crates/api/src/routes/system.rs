@@ -16,10 +16,14 @@ pub async fn healthz() -> &'static str {
     "ok"
 }
 
-/// Ready: the database answers.
+/// Ready: the database answers, and the log has been looked at since the
+/// process started (a read before would see none of it).
 #[utoipa::path(get, path = "/readyz", responses((status = 200, description = "ready"), (status = 503, body = ErrorBody)))]
 pub async fn readyz(State(state): State<AppState>) -> ApiResult<&'static str> {
     state.log.db().ping().await?;
+    if !state.log.horizon().has_looked() {
+        return Err(Error::unavailable("the log has not been read yet").into());
+    }
     if let Some(ready) = &state.readiness {
         ready().map_err(Error::unavailable)?;
     }

@@ -53,9 +53,13 @@ async fn a_person_answers_the_demo_form_and_nats_hears_it() {
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
     loop {
         let spans: Vec<super::telemetry::Span> = received.lock().unwrap().spans.iter().filter(|s| s.trace == trace).cloned().collect();
-        let edge = spans.iter().find(|s| s.service == "lattice-edge" && s.name.starts_with("POST /v1/runs/"));
-        if let Some(edge) = edge.filter(|_| spans.iter().any(|s| s.service == "lattice-bridge")) {
-            assert!(edge.name.ends_with("/answers"), "{edge:?}");
+        // Server spans are named by route template: the edge's is its
+        // pass-through's, the request's path is on it.
+        let edge = spans.iter().find(|s| s.service == "lattice-edge" && s.name == "POST /v1/{*rest}");
+        let log = spans.iter().find(|s| s.service == "lattice-log" && s.name == "POST /v1/runs/{run}/answers");
+        if let (Some(edge), Some(_)) = (edge, log.filter(|_| spans.iter().any(|s| s.service == "lattice-bridge"))) {
+            let path = edge.attributes.get("url.path").cloned().unwrap_or_default();
+            assert!(path.starts_with("/v1/runs/") && path.ends_with("/answers"), "{edge:?}");
             println!("the click's trace {trace}: {}", spans.iter().map(|s| format!("{} {}", s.service, s.name)).collect::<Vec<_>>().join(" -> "));
             break;
         }
