@@ -77,7 +77,23 @@ pub fn validate() -> Result {
             .env("LATTICE_NATS_RULES_PASSWORD", "x")
             .env("LATTICE_NATS_SERVICE_PASSWORD", "x"))?;
     }
-    println!("xtask: infra/nats/nats.conf and nats-durable.conf load in nats-server 2.15");
+    // The prod overlay's cluster configuration, beside the two it includes,
+    // as the pods mount them.
+    let cluster = std::env::temp_dir().join(format!("lattice-nats-cluster-{}", std::process::id()));
+    std::fs::create_dir_all(&cluster).map_err(|e| e.to_string())?;
+    for (from, file) in [("infra/nats", "nats.conf"), ("infra/nats", "nats-durable.conf"), ("infra/k8s/overlays/prod", "nats-cluster.conf")] {
+        std::fs::copy(root.join(from).join(file), cluster.join(file)).map_err(|e| e.to_string())?;
+    }
+    let loaded = run(std::process::Command::new(&nats)
+        .args(["-t", "-c"])
+        .arg(cluster.join("nats-cluster.conf"))
+        .env("POD_NAME", "nats-0")
+        .env("LATTICE_NATS_BRIDGE_PASSWORD", "x")
+        .env("LATTICE_NATS_RULES_PASSWORD", "x")
+        .env("LATTICE_NATS_SERVICE_PASSWORD", "x"));
+    let _ = std::fs::remove_dir_all(&cluster);
+    loaded?;
+    println!("xtask: infra/nats/nats.conf, nats-durable.conf and the prod overlay's nats-cluster.conf load in nats-server 2.15");
 
     // YAML style.
     let lint = scratch.join("broken.yaml");

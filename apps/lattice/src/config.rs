@@ -84,6 +84,9 @@ pub struct Config {
     pub nats_ca_file: Option<PathBuf>,
     /// The bridge's checkpoint name (LATTICE_BRIDGE_NAME).
     pub bridge_name: String,
+    /// The copies of the LATTICE stream the bridge asks for when it creates
+    /// it (LATTICE_NATS_STREAM_REPLICAS): 3 on a three-server cluster.
+    pub nats_stream_replicas: usize,
     /// The chat host's built files (LATTICE_WEB_DIR); unset: `web/` in the
     /// folder above the binary's (`target/web` for `target/debug/lattice`).
     pub web_dir: Option<PathBuf>,
@@ -166,6 +169,7 @@ impl Default for Config {
             nats_password: None,
             nats_ca_file: None,
             bridge_name: "bridge".into(),
+            nats_stream_replicas: 1,
             web_dir: None,
             portal_origin: None,
             log_url: None,

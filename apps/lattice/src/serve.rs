@@ -71,6 +71,7 @@ fn bridge_config(config: &Config, url: &str) -> BridgeConfig {
         user: config.nats_user.clone(),
         password: config.nats_password.clone(),
         ca_file: config.nats_ca_file.clone(),
+        stream_replicas: config.nats_stream_replicas,
         name: config.bridge_name.clone(),
     }
 }

@@ -92,7 +92,7 @@ async fn throughput(nats: &NatsServer) -> (f64, f64) {
     let reader = LogReader::of(&log);
     let bridged = reader.read(0, i64::MAX).await.unwrap().len() as u64;
     let (stop_tx, stop) = tokio::sync::watch::channel(false);
-    let config = BridgeConfig { nats_url: nats.url.clone(), user: None, password: None, name: "bench".into(), ca_file: None };
+    let config = BridgeConfig { nats_url: nats.url.clone(), user: None, password: None, name: "bench".into(), ca_file: None, stream_replicas: 1 };
     let started = Instant::now();
     let bridge = tokio::spawn(Bridge::new(reader.clone(), config).run(stop));
     // Done when the stream holds every envelope (the stream is empty before).
@@ -151,7 +151,7 @@ async fn latency(nats: &NatsServer, writers: Writers) {
         }
     });
     let (stop_tx, stop) = tokio::sync::watch::channel(false);
-    let config = BridgeConfig { nats_url: nats.url.clone(), user: None, password: None, name: "latency".into(), ca_file: None };
+    let config = BridgeConfig { nats_url: nats.url.clone(), user: None, password: None, name: "latency".into(), ca_file: None, stream_replicas: 1 };
     let bridge = tokio::spawn(Bridge::new(LogReader::of(&log), config).run(stop));
     tokio::time::sleep(Duration::from_millis(300)).await;
 

@@ -47,12 +47,20 @@ pub struct BridgeConfig {
     /// The CA that signs the NATS server's certificate, for `tls://` (the
     /// system's roots otherwise).
     pub ca_file: Option<std::path::PathBuf>,
+    /// The copies of the `LATTICE` stream a NATS cluster keeps when the
+    /// bridge creates it (1 on a single server; 3 across three).
+    pub stream_replicas: usize,
 }
 
 /// Creates the `LATTICE` stream over `lattice.>` when it is missing. A
 /// stream that exists is the operator's: its replicas, limits and storage
 /// are left as they are (the bridge's user may not change them anyway).
 pub async fn ensure_stream(js: &jetstream::Context) -> Result<(), Error> {
+    ensure_stream_with(js, 1).await
+}
+
+/// As [`ensure_stream`], creating it with `replicas` copies.
+pub async fn ensure_stream_with(js: &jetstream::Context, replicas: usize) -> Result<(), Error> {
     match js.get_stream(STREAM).await {
         Ok(_) => Ok(()),
         Err(e)
@@ -64,6 +72,7 @@ pub async fn ensure_stream(js: &jetstream::Context) -> Result<(), Error> {
                 subjects: vec!["lattice.>".into()],
                 duplicate_window: DUPLICATE_WINDOW,
                 storage: stream::StorageType::File,
+                num_replicas: replicas.max(1),
                 ..Default::default()
             };
             js.create_stream(config).await.map(|_| ()).map_err(|e| Error::unavailable(format!("creating the stream: {e}")))
@@ -204,7 +213,7 @@ impl Bridge {
             .await
             .map_err(|e| Error::unavailable(format!("cannot reach NATS at {}: {e}", self.config.nats_url)))?;
         let js = jetstream::new(client);
-        ensure_stream(&js).await?;
+        ensure_stream_with(&js, self.config.stream_replicas).await?;
         Ok((js, lost))
     }
 

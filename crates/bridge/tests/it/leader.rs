@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use async_nats::jetstream;
 use lattice_core::{Command, TenantRole, ThreadId, WorkspaceId};
-use lattice_log::{Backend, Db, LogReader, LogService};
+use lattice_log::{Db, LogReader, LogService};
 use lattice_testkit::nats::NatsServer;
 use lattice_testkit::{fresh_url, service_on, who};
 
@@ -51,7 +51,7 @@ lattice_testkit::both_backends! {
         let thread = ThreadId::parse("t", &th).unwrap();
 
         let bridge = |reader: LogReader| {
-            let config = lattice_bridge::BridgeConfig { nats_url: nats.url.clone(), user: None, password: None, name: "bridge".into(), ca_file: None };
+            let config = lattice_bridge::BridgeConfig { nats_url: nats.url.clone(), user: None, password: None, name: "bridge".into(), ca_file: None, stream_replicas: 1 };
             lattice_bridge::Bridge::new(reader, config)
         };
         let first = bridge(LogReader::of(&log));

@@ -27,7 +27,7 @@ async fn the_bridge_publishes_over_tls_to_a_server_its_ca_signed() {
     log.execute(&alice, Command::CreateThread { workspace: WorkspaceId::parse("w", &ws).unwrap(), title: "T".into() }).await.unwrap();
 
     let bridge = |ca_file| {
-        let config = lattice_bridge::BridgeConfig { nats_url: url.clone(), user: None, password: None, name: "bridge".into(), ca_file };
+        let config = lattice_bridge::BridgeConfig { nats_url: url.clone(), user: None, password: None, name: "bridge".into(), ca_file, stream_replicas: 1 };
         lattice_bridge::Bridge::new(LogReader::of(&log), config)
     };
 
