@@ -1,10 +1,22 @@
 //! `/v1` and the live streams, passed to the log service, and `/mcp` to
-//! the MCP exporter (`lattice serve edge`). Bodies stream both ways without being held, so Server-Sent
-//! Events flow as they are written; hop-by-hop headers stay on their hop.
-//! A bare hyper client keeps the extra hop cheap (`cargo xtask bench edge`).
+//! the MCP exporter (`lattice serve edge`). Answers stream back without
+//! being held, so Server-Sent Events flow as they are written; hop-by-hop
+//! headers stay on their hop. A bare hyper client keeps the extra hop
+//! cheap (`cargo xtask bench edge`).
+//!
+//! Several replicas (`LATTICE_LOG_URL=http://a:8080,http://b:8080`) take
+//! requests in turn. A request's body (small: the log takes 1 MiB) is held
+//! until a replica has it, so a request that a dead replica never received
+//! goes to the next one; a replica that refused a connection is passed
+//! over for a few seconds.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
 
 use axum::Router;
-use axum::body::Body;
+use axum::body::{Body, Bytes};
+use http_body_util::Full;
 use axum::extract::{Request, State};
 use axum::http::{HeaderName, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
@@ -12,26 +24,67 @@ use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
 
+/// The most of a request's body the edge holds (the MCP exporter takes
+/// 4 MiB, the log service 1 MiB): more is refused here.
+const HELD_BODY: usize = 4 * 1024 * 1024;
+/// How long a replica that refused a connection is passed over.
+const PASSED_OVER: Duration = Duration::from_secs(3);
+
 #[derive(Clone)]
 struct Upstream {
-    /// `http://host:port`, no trailing slash.
-    base: String,
-    client: Client<HttpConnector, Body>,
+    /// `http://host:port` each, no trailing slash.
+    bases: Arc<[Replica]>,
+    /// The replica the next request goes to first.
+    next: Arc<AtomicUsize>,
+    client: Client<HttpConnector, Full<Bytes>>,
     /// What answers there, for the error when it does not.
     name: &'static str,
 }
 
+struct Replica {
+    base: String,
+    /// Until when it is passed over (ms since the edge started), 0 if not.
+    down_until: AtomicU64,
+}
+
 impl Upstream {
-    fn new(base: &str, name: &'static str) -> Self {
+    /// `bases`: one URL or several, comma-separated.
+    fn new(bases: &str, name: &'static str) -> Self {
         let mut connector = HttpConnector::new();
         connector.set_nodelay(true);
         let client = Client::builder(TokioExecutor::new()).build(connector);
-        Self { base: base.trim_end_matches('/').to_owned(), client, name }
+        let bases: Arc<[Replica]> = bases
+            .split(',')
+            .map(str::trim)
+            .filter(|b| !b.is_empty())
+            .map(|b| Replica { base: b.trim_end_matches('/').to_owned(), down_until: AtomicU64::new(0) })
+            .collect();
+        Self { bases, next: Arc::default(), client, name }
+    }
+
+    /// The replicas in the order this request tries them: in turn, the
+    /// ones passed over last (but still tried, when all are).
+    fn order(&self) -> Vec<&Replica> {
+        let n = self.bases.len();
+        let start = self.next.fetch_add(1, Ordering::Relaxed);
+        let now = since_start();
+        let (mut up, mut down): (Vec<&Replica>, Vec<&Replica>) = (Vec::new(), Vec::new());
+        for i in 0..n {
+            let replica = &self.bases[(start + i) % n];
+            if replica.down_until.load(Ordering::Relaxed) > now { down.push(replica) } else { up.push(replica) }
+        }
+        up.extend(down);
+        up
     }
 }
 
+fn since_start() -> u64 {
+    static START: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
+    START.get_or_init(Instant::now).elapsed().as_millis() as u64
+}
+
 /// Forwards `/v1/*`, `/openapi.json` and `/readyz` to `base` (the log
-/// service, e.g. `http://127.0.0.1:8090`).
+/// service, e.g. `http://127.0.0.1:8090`, or its replicas, comma-separated).
 pub fn upstream_router(base: &str) -> Router {
     Router::new()
         .route("/v1/{*rest}", axum::routing::any(forward))
@@ -66,9 +119,10 @@ fn unavailable(name: &str) -> Response {
 
 async fn forward(State(up): State<Upstream>, req: Request) -> Response {
     let (mut parts, body) = req.into_parts();
-    let path = parts.uri.path_and_query().map_or("/", |p| p.as_str());
-    let Ok(uri) = format!("{}{path}", up.base).parse::<Uri>() else { return unavailable(up.name) };
-    parts.uri = uri;
+    let Ok(body) = axum::body::to_bytes(body, HELD_BODY).await else {
+        let refusal = serde_json::json!({"error": {"type": "TooLarge", "limit": HELD_BODY, "size": HELD_BODY + 1}});
+        return (StatusCode::PAYLOAD_TOO_LARGE, axum::Json(refusal)).into_response();
+    };
     for name in HOP_BY_HOP {
         parts.headers.remove(name);
     }
@@ -76,17 +130,31 @@ async fn forward(State(up): State<Upstream>, req: Request) -> Response {
     if let Some(traceparent) = lattice_telemetry::traceparent().and_then(|t| t.parse().ok()) {
         parts.headers.insert("traceparent", traceparent);
     }
-    match up.client.request(Request::from_parts(parts, body)).await {
-        Ok(answer) => {
-            let (mut parts, body) = answer.into_parts();
-            for name in HOP_BY_HOP {
-                parts.headers.remove(name);
+    let path = parts.uri.path_and_query().map_or("/", |p| p.as_str()).to_owned();
+    for replica in up.order() {
+        let Ok(uri) = format!("{}{path}", replica.base).parse::<Uri>() else { return unavailable(up.name) };
+        let mut request = Request::new(Full::new(body.clone()));
+        *request.method_mut() = parts.method.clone();
+        *request.uri_mut() = uri;
+        *request.headers_mut() = parts.headers.clone();
+        match up.client.request(request).await {
+            Ok(answer) => {
+                let (mut parts, body) = answer.into_parts();
+                for name in HOP_BY_HOP {
+                    parts.headers.remove(name);
+                }
+                return Response::from_parts(parts, Body::new(body));
             }
-            Response::from_parts(parts, Body::new(body))
-        }
-        Err(e) => {
-            tracing::warn!(error = %e, upstream = up.name, "no answer");
-            unavailable(up.name)
+            // It never had the request: the next replica takes it.
+            Err(e) if e.is_connect() => {
+                tracing::warn!(error = %e, upstream = up.name, replica = %replica.base, "a replica refused the connection; passing it over");
+                replica.down_until.store(since_start() + PASSED_OVER.as_millis() as u64, Ordering::Relaxed);
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, upstream = up.name, replica = %replica.base, "no answer");
+                return unavailable(up.name);
+            }
         }
     }
+    unavailable(up.name)
 }
