@@ -65,10 +65,13 @@ impl Upstream {
     /// The replicas in the order this request tries them: in turn, the
     /// ones passed over last (but still tried, when all are).
     fn order(&self) -> Vec<&Replica> {
+        if let [only] = &self.bases[..] {
+            return vec![only];
+        }
         let n = self.bases.len();
         let start = self.next.fetch_add(1, Ordering::Relaxed);
         let now = since_start();
-        let (mut up, mut down): (Vec<&Replica>, Vec<&Replica>) = (Vec::new(), Vec::new());
+        let (mut up, mut down): (Vec<&Replica>, Vec<&Replica>) = (Vec::with_capacity(n), Vec::new());
         for i in 0..n {
             let replica = &self.bases[(start + i) % n];
             if replica.down_until.load(Ordering::Relaxed) > now { down.push(replica) } else { up.push(replica) }
@@ -119,7 +122,9 @@ fn unavailable(name: &str) -> Response {
 
 async fn forward(State(up): State<Upstream>, req: Request) -> Response {
     let (mut parts, body) = req.into_parts();
-    let Ok(body) = axum::body::to_bytes(body, HELD_BODY).await else {
+    use axum::body::HttpBody as _;
+    let body = if body.size_hint().exact() == Some(0) { Ok(Bytes::new()) } else { axum::body::to_bytes(body, HELD_BODY).await };
+    let Ok(body) = body else {
         let refusal = serde_json::json!({"error": {"type": "TooLarge", "limit": HELD_BODY, "size": HELD_BODY + 1}});
         return (StatusCode::PAYLOAD_TOO_LARGE, axum::Json(refusal)).into_response();
     };
@@ -131,12 +136,15 @@ async fn forward(State(up): State<Upstream>, req: Request) -> Response {
         parts.headers.insert("traceparent", traceparent);
     }
     let path = parts.uri.path_and_query().map_or("/", |p| p.as_str()).to_owned();
-    for replica in up.order() {
+    let replicas = up.order();
+    let last = replicas.len() - 1;
+    for (i, replica) in replicas.into_iter().enumerate() {
         let Ok(uri) = format!("{}{path}", replica.base).parse::<Uri>() else { return unavailable(up.name) };
         let mut request = Request::new(Full::new(body.clone()));
         *request.method_mut() = parts.method.clone();
         *request.uri_mut() = uri;
-        *request.headers_mut() = parts.headers.clone();
+        // Only a request that may go on to another replica keeps a copy.
+        *request.headers_mut() = if i == last { std::mem::take(&mut parts.headers) } else { parts.headers.clone() };
         match up.client.request(request).await {
             Ok(answer) => {
                 let (mut parts, body) = answer.into_parts();
