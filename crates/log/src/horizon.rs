@@ -126,8 +126,7 @@ impl Horizon {
     /// what it has just written, and a process just started reads what the
     /// log already held.
     pub async fn caught_up(&self) -> i64 {
-        let mut looked = self.looked.subscribe();
-        let _ = tokio::time::timeout(Duration::from_secs(2), looked.wait_for(|l| *l)).await;
+        self.has_looked(Duration::from_secs(2)).await;
         let latest = self.latest_local.load(Ordering::Relaxed);
         if self.current() >= latest {
             return self.current();
@@ -135,9 +134,11 @@ impl Horizon {
         self.wait_for(latest, Duration::from_secs(2)).await
     }
 
-    /// Whether the tracker has looked at the log since the process started.
-    pub fn has_looked(&self) -> bool {
-        *self.looked.borrow()
+    /// Whether the tracker has looked at the log since the process
+    /// started, waiting up to `patience` for it.
+    pub async fn has_looked(&self, patience: Duration) -> bool {
+        let mut looked = self.looked.subscribe();
+        tokio::time::timeout(patience, looked.wait_for(|l| *l)).await.is_ok_and(|r| r.is_ok())
     }
 
     /// Follows the horizon as it moves.

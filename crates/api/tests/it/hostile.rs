@@ -181,13 +181,14 @@ lattice_testkit::both_backends! {
         let app = App::new(backend).await;
         let ana = app.token("t1", "ana", TenantRole::Member, false).await;
         let bob = app.token("t1", "bob", TenantRole::Member, false).await;
+        // ana's bucket fills back from her first write on.
+        let started = std::time::Instant::now();
         let (ws, th) = app.workspace_with_thread(&ana).await;
         app.post(&format!("/v1/workspaces/{ws}/members"), &ana, json!({"user": "bob", "role": "editor"})).await;
         // Three writes so far (workspace, thread, member); the burst is 100.
         let burst = lattice_api::guard::Limits::default().write_burst as usize;
         let mut accepted = 3;
         let mut refused = None;
-        let started = std::time::Instant::now();
         for i in 0..600 {
             let reply = app.post(&format!("/v1/threads/{th}/messages"), &ana, json!({"text": format!("m{i}")})).await;
             match reply.status {
