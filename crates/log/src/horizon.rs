@@ -143,6 +143,10 @@ impl Horizon {
     /// Whether the tracker has looked at the log since the process
     /// started, waiting up to `patience` for it.
     pub async fn has_looked(&self, patience: Duration) -> bool {
+        // Every read asks: once it has looked, answered without waiting.
+        if *self.looked.borrow() {
+            return true;
+        }
         let mut looked = self.looked.subscribe();
         tokio::time::timeout(patience, looked.wait_for(|l| *l)).await.is_ok_and(|r| r.is_ok())
     }

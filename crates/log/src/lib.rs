@@ -41,7 +41,7 @@ pub use horizon::{Horizon, WRITER_LOCK};
 pub use read::{AuditRow, Follow, KeyState, LevelStates, ThreadSummary, WorkspaceSummary};
 pub use runs::{RequestRow, RunRow, RunView};
 pub use service::{Builder, Committed, LogService};
-pub use sessions::{SESSION_STATE_BYTES, Sessions};
+pub use sessions::{SESSION_STATE_BYTES, SESSIONS_PER_CALLER, Sessions};
 pub use store::{ArtifactRow, StoredEnvelope};
 pub use switches::SwitchStore;
 pub use trace::{is_traceparent, with_traceparent};

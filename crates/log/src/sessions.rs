@@ -12,8 +12,10 @@ use crate::service::LogService;
 
 /// The largest state a session may keep (a client's handshake).
 pub const SESSION_STATE_BYTES: usize = 64 * 1024;
-/// Sessions unused this long are forgotten.
+/// Sessions older than this are forgotten.
 const KEPT: Duration = Duration::from_secs(7 * 24 * 3600);
+/// The sessions one caller keeps at most: opening another forgets its oldest.
+pub const SESSIONS_PER_CALLER: i64 = 64;
 
 /// The shared session table.
 #[derive(Clone)]
@@ -51,6 +53,15 @@ impl Sessions {
             .execute(&self.db.pool)
             .await
             .map_err(db_error)?;
+        sqlx::query(
+            "DELETE FROM sessions WHERE owner = $1 AND id NOT IN \
+             (SELECT id FROM sessions WHERE owner = $1 ORDER BY opened_at DESC, id DESC LIMIT $2)",
+        )
+        .bind(owner_of(owner))
+        .bind(SESSIONS_PER_CALLER)
+        .execute(&self.db.pool)
+        .await
+        .map_err(db_error)?;
         Ok(())
     }
 

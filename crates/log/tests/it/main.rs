@@ -6,6 +6,7 @@ mod migrations;
 mod queries;
 mod reads;
 mod replicas;
+mod sessions;
 mod switches;
 mod write_path;
 
