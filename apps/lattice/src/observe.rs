@@ -138,6 +138,8 @@ mod tests {
         assert_eq!(answer(Some("req-42.a:b_c")).await, (200, "req-42.a:b_c".to_owned()));
         let (_, minted) = answer(None).await;
         assert_eq!(minted.len(), 26, "{minted}");
+        let at_limit = "x".repeat(128);
+        assert_eq!(answer(Some(&at_limit)).await, (200, at_limit.clone()));
         let (_, replaced) = answer(Some(&"x".repeat(129))).await;
         assert_eq!(replaced.len(), 26);
         let (_, replaced) = answer(Some("has space")).await;

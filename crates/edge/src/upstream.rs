@@ -166,3 +166,44 @@ async fn forward(State(up): State<Upstream>, req: Request) -> Response {
     }
     unavailable(up.name)
 }
+
+#[cfg(test)]
+mod tests {
+    use axum::body::Body;
+    use axum::http::Request;
+    use tower::ServiceExt;
+
+    /// A log replica that answers with the size of the body it got.
+    async fn replica() -> String {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        let app = axum::Router::new().route("/v1/{*rest}", axum::routing::any(|body: axum::body::Bytes| async move { body.len().to_string() })).layer(axum::extract::DefaultBodyLimit::disable());
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        base
+    }
+
+    async fn post(router: &axum::Router, size: usize) -> (u16, String) {
+        let req = Request::post("/v1/threads/t/messages").body(Body::from(vec![b'x'; size])).unwrap();
+        let res = router.clone().oneshot(req).await.unwrap();
+        let status = res.status().as_u16();
+        let body = axum::body::to_bytes(res.into_body(), usize::MAX).await.unwrap();
+        (status, String::from_utf8_lossy(&body).into_owned())
+    }
+
+    /// A replica that refuses connections is passed over, and the request
+    /// reaches the next one whole; a body at the held limit passes, one
+    /// byte more is refused at the edge.
+    #[tokio::test]
+    async fn a_request_goes_to_a_live_replica_and_a_held_body_is_bounded() {
+        let dead = format!("http://{}", std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap());
+        let live = replica().await;
+        let router = super::upstream_router(&format!("{dead},{live}"));
+        for _ in 0..4 {
+            assert_eq!(post(&router, 10).await, (200, "10".to_owned()));
+        }
+        assert_eq!(post(&router, super::HELD_BODY).await, (200, super::HELD_BODY.to_string()));
+        let (status, body) = post(&router, super::HELD_BODY + 1).await;
+        assert_eq!(status, 413, "{body}");
+        assert!(body.contains("TooLarge"), "{body}");
+    }
+}
