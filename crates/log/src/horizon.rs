@@ -191,8 +191,9 @@ async fn listen(url: Arc<str>, notify: Arc<Notify>, alive: std::sync::Weak<watch
         };
         // Wakes now and then to see whether the service is still there.
         match tokio::time::timeout(Duration::from_secs(5), l.try_recv()).await {
-            Ok(Ok(Some(_))) => notify.notify_one(),
-            Ok(Ok(None)) => notify.notify_one(),
+            // A notification, or a lost connection (`None`) that may have
+            // lost some: either way, look.
+            Ok(Ok(_)) => notify.notify_one(),
             Ok(Err(e)) => {
                 listener = None;
                 notify.notify_one();
@@ -338,5 +339,10 @@ mod tests {
         let (high, low) = ((key as u64) >> 32, (key as u64) & 0xffff_ffff);
         assert!(super::WRITER_LOCK_ROWS.contains(&format!("classid = {high} AND objid = {low}")));
         assert!(crate::store::INSERT_ENVELOPE_POSTGRES.contains(&format!("pg_advisory_xact_lock_shared({key})")));
+    }
+
+    #[test]
+    fn the_announcement_goes_to_the_channel_the_trackers_listen_on() {
+        assert!(super::NOTIFY.contains(&format!("pg_notify('{}'", super::CHANNEL)));
     }
 }
