@@ -17,10 +17,15 @@ const KEPT: Duration = Duration::from_secs(7 * 24 * 3600);
 /// The sessions one caller keeps at most: opening another forgets its oldest.
 pub const SESSIONS_PER_CALLER: i64 = 64;
 
-/// The shared session table.
+/// Owners remembered in this process (an owner never changes), so that a
+/// session's every request does not read the table.
+const REMEMBERED: usize = 4096;
+
+/// The shared session table. Clones share what they remember.
 #[derive(Clone)]
 pub struct Sessions {
     db: Db,
+    owners: std::sync::Arc<std::sync::Mutex<std::collections::HashMap<String, String>>>,
 }
 
 fn owner_of(p: &Principal) -> String {
@@ -29,7 +34,7 @@ fn owner_of(p: &Principal) -> String {
 
 impl LogService {
     pub fn sessions(&self) -> Sessions {
-        Sessions { db: self.inner.db.clone() }
+        Sessions { db: self.inner.db.clone(), owners: Default::default() }
     }
 }
 
@@ -48,28 +53,44 @@ impl Sessions {
         .execute(&self.db.pool)
         .await
         .map_err(db_error)?;
-        sqlx::query("DELETE FROM sessions WHERE opened_at < $1")
+        let mut forgotten: Vec<String> = sqlx::query_scalar("DELETE FROM sessions WHERE opened_at < $1 RETURNING id")
             .bind(now - KEPT.as_millis() as i64)
-            .execute(&self.db.pool)
+            .fetch_all(&self.db.pool)
             .await
             .map_err(db_error)?;
-        sqlx::query(
-            "DELETE FROM sessions WHERE owner = $1 AND id NOT IN \
-             (SELECT id FROM sessions WHERE owner = $1 ORDER BY opened_at DESC, id DESC LIMIT $2)",
-        )
-        .bind(owner_of(owner))
-        .bind(SESSIONS_PER_CALLER)
-        .execute(&self.db.pool)
-        .await
-        .map_err(db_error)?;
+        forgotten.extend(
+            sqlx::query_scalar::<_, String>(
+                "DELETE FROM sessions WHERE owner = $1 AND id NOT IN \
+                 (SELECT id FROM sessions WHERE owner = $1 ORDER BY opened_at DESC, id DESC LIMIT $2) RETURNING id",
+            )
+            .bind(owner_of(owner))
+            .bind(SESSIONS_PER_CALLER)
+            .fetch_all(&self.db.pool)
+            .await
+            .map_err(db_error)?,
+        );
+        let mut owners = self.owners.lock().expect("not poisoned");
+        for id in forgotten {
+            owners.remove(&id);
+        }
         Ok(())
     }
 
     /// Whether `who` owns `id`; `None` when no replica has recorded it.
     pub async fn owned_by(&self, id: &str, who: &Principal) -> Result<Option<bool>, Error> {
+        let caller = owner_of(who);
+        if let Some(owner) = self.owners.lock().expect("not poisoned").get(id) {
+            return Ok(Some(*owner == caller));
+        }
         let owner: Option<Option<String>> =
             sqlx::query_scalar("SELECT owner FROM sessions WHERE id = $1").bind(id).fetch_optional(&self.db.pool).await.map_err(db_error)?;
-        Ok(owner.flatten().map(|o| o == owner_of(who)))
+        let Some(owner) = owner.flatten() else { return Ok(None) };
+        let mut owners = self.owners.lock().expect("not poisoned");
+        if owners.len() >= REMEMBERED {
+            owners.clear();
+        }
+        owners.insert(id.to_owned(), owner.clone());
+        Ok(Some(owner == caller))
     }
 
     pub async fn state(&self, id: &str) -> Result<Option<String>, Error> {
@@ -97,6 +118,7 @@ impl Sessions {
     }
 
     pub async fn close(&self, id: &str) -> Result<(), Error> {
+        self.owners.lock().expect("not poisoned").remove(id);
         let _writer = self.db.writer().await;
         sqlx::query("DELETE FROM sessions WHERE id = $1").bind(id).execute(&self.db.pool).await.map_err(db_error)?;
         Ok(())
