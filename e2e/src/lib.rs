@@ -103,13 +103,13 @@ impl Drop for LogProcess {
     }
 }
 
-/// Waits until `{base}/readyz` answers 200, for 30 s at most.
 /// An HTTP client for the suites: TLS by rustls with ring, as the binary's.
 pub fn http() -> reqwest::Client {
     let _ = rustls::crypto::ring::default_provider().install_default();
     reqwest::Client::new()
 }
 
+/// Waits until `{base}/readyz` answers 200, for 30 s at most.
 pub async fn wait_ready(base: &str) {
     let http = http();
     let deadline = Instant::now() + Duration::from_secs(30);

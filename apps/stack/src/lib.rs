@@ -49,14 +49,22 @@ pub fn migrate(database_url: &str) -> Result<(), String> {
 /// A port no listener has, from below the kernel's range for outgoing
 /// connections (32768 and up): a port taken from that range can be given
 /// to some process's outgoing connection between being chosen here and
-/// being bound by the server it is for.
+/// being bound by the server it is for. A port is handed out once per
+/// process: two servers started side by side (parallel tests) would
+/// otherwise be given the same port before either binds it, and the one
+/// that loses the race would be answered for by the other.
 pub fn free_port() -> u16 {
+    use std::collections::HashSet;
     use std::hash::{BuildHasher, Hasher};
+    use std::sync::{Mutex, OnceLock};
+    static GIVEN: OnceLock<Mutex<HashSet<u16>>> = OnceLock::new();
+    let mut given = GIVEN.get_or_init(Mutex::default).lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     loop {
         let mut h = std::collections::hash_map::RandomState::new().build_hasher();
         h.write_u128(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos()));
         let port = 20_000 + (h.finish() % 12_000) as u16;
-        if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
+        if !given.contains(&port) && std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            given.insert(port);
             return port;
         }
     }
@@ -316,10 +324,12 @@ impl Stack {
     fn wait_ready(&mut self, url: &str, service: &str) -> Result<(), String> {
         let deadline = Instant::now() + Duration::from_secs(60);
         loop {
-            if answers_200(url) {
+            let exited = self.exited().is_some_and(|name| name == service);
+            // An answer while the service has exited is some other
+            // process's, on a port it took first.
+            if answers_200(url) && !exited {
                 return Ok(());
             }
-            let exited = self.exited().is_some_and(|name| name == service);
             if exited || Instant::now() > deadline {
                 let log = std::fs::read_to_string(self.dir.join("logs").join(format!("{service}.log"))).unwrap_or_default();
                 let tail: Vec<&str> = log.lines().rev().take(5).collect::<Vec<_>>().into_iter().rev().collect();

@@ -5,6 +5,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use lattice_stack::free_port;
+
 pub struct NatsServer {
     child: Option<Child>,
     binary: PathBuf,
@@ -25,22 +27,6 @@ fn binary() -> PathBuf {
         }
     }
     panic!("nats-server is not installed: run the tests with `cargo xtask test` (it installs Debian's nats-server), or set LATTICE_NATS_SERVER")
-}
-
-/// A port no listener has, from below the kernel's range for outgoing
-/// connections (32768 and up): a port taken from that range can be given
-/// to some process's outgoing connection between being chosen here and
-/// being bound by the server it is for.
-fn free_port() -> u16 {
-    use std::hash::{BuildHasher, Hasher};
-    loop {
-        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-        h.write_u128(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos()));
-        let port = 20_000 + (h.finish() % 12_000) as u16;
-        if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
-            return port;
-        }
-    }
 }
 
 impl NatsServer {
