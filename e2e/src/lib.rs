@@ -347,4 +347,12 @@ impl Deployment {
             Self::Stack(stack) => &stack.portal,
         }
     }
+
+    /// Its database, for a command run beside it (`lattice switch`).
+    pub fn database_url(&self) -> String {
+        match self {
+            Self::Up(up) => up.database_url(),
+            Self::Stack(stack) => stack.database_url.clone(),
+        }
+    }
 }

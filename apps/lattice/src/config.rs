@@ -193,6 +193,15 @@ impl Config {
     /// Reads the layers. A file given with `--config` must exist; the
     /// default `lattice.toml` is read only when present.
     pub fn load(file: Option<&Path>) -> anyhow::Result<Self> {
+        let config = Self::read(file)?;
+        config.validate()?;
+        config.app_tools()?;
+        Ok(config)
+    }
+
+    /// The layers read, nothing checked yet (`lattice doctor` checks them
+    /// one by one).
+    pub fn read(file: Option<&Path>) -> anyhow::Result<Self> {
         let mut figment = Figment::from(Serialized::defaults(Config::default()));
         match file {
             Some(path) => {
@@ -214,15 +223,13 @@ impl Config {
             .merge(Env::prefixed("LATTICE_").only(&keys))
             .extract()
             .context("reading the configuration")?;
-        config.validate()?;
-        config.app_tools()?;
         Ok(config)
     }
 
     /// What every service needs. Each service's own needs (the signing
     /// secret, the database) are checked where it starts: the edge uses
     /// neither and starts without them.
-    fn validate(&self) -> anyhow::Result<()> {
+    pub fn validate(&self) -> anyhow::Result<()> {
         if let Some(secret) = &self.auth_secret
             && secret.len() < 32
         {
@@ -381,7 +388,7 @@ fn database_password(url: &str) -> Option<&str> {
 }
 
 /// `postgres://user:secret@host/db` → `postgres://user:********@host/db`.
-fn mask_password(url: &str) -> String {
+pub fn mask_password(url: &str) -> String {
     let Some((scheme, rest)) = url.split_once("://") else { return url.to_owned() };
     let Some((userinfo, host)) = rest.split_once('@') else { return url.to_owned() };
     match userinfo.split_once(':') {

@@ -2,10 +2,12 @@
 
 mod config;
 mod demo;
+mod doctor;
 mod healthcheck;
 mod observe;
 mod schema;
 mod serve;
+mod switch;
 mod telemetry;
 
 use std::path::PathBuf;
@@ -40,10 +42,13 @@ enum Command {
     Migrate,
     /// Mints a token with the configured secret and prints it.
     Token {
+        /// The tenant the token acts in.
         #[arg(long)]
         tenant: String,
+        /// The user it names (a person's or an agent's name in the tenant).
         #[arg(long)]
         user: String,
+        /// Its tenant-wide role.
         #[arg(long, value_enum, default_value_t = RoleArg::Member)]
         role: RoleArg,
         /// An agent's token.
@@ -52,6 +57,18 @@ enum Command {
     },
     /// Prints the configuration in force (secrets masked).
     Config,
+    /// Checks this deployment's configuration before it runs: the database
+    /// reachable and migrated, NATS, the secrets for the profile, the apps
+    /// origin another site, the chat host built. Each finding says its fix;
+    /// exits 1 when one needs fixing. Changes nothing.
+    Doctor,
+    /// The kill switch from a terminal: sets a level's state for a kind of
+    /// UI, or lists the states and effective values, in the configured
+    /// database (as the system actor `cli:<your user>`, audited).
+    Switch {
+        #[command(subcommand)]
+        action: SwitchAction,
+    },
     /// Exits 0 when this machine's service (at LATTICE_HTTP_ADDR) is ready:
     /// a container health check that needs no HTTP client in the image.
     Healthcheck {
@@ -65,8 +82,34 @@ enum Command {
         /// Speak MCP over stdin/stdout (the only transport of this command).
         #[arg(long)]
         stdio: bool,
+        /// The caller's bearer token (`lattice token` mints one); the tools
+        /// act with its rights.
         #[arg(long, env = "LATTICE_TOKEN", hide_env_values = true)]
         token: String,
+    },
+}
+
+#[derive(Subcommand)]
+enum SwitchAction {
+    /// Sets one level's state for one key; every open chat follows within
+    /// a second. Example: `lattice switch set deployment ui:mini-apps off --reason "incident 42"`.
+    Set {
+        /// `deployment`, `tenant:<id>` or `workspace:<id>`.
+        level: String,
+        /// `ui:forms`, `ui:dashboards` or `ui:mini-apps`.
+        key: String,
+        /// `on`, `off`, or `unset` (the level above decides).
+        #[arg(value_parser = ["on", "off", "unset"])]
+        state: String,
+        /// Why: kept in the audit with the change (required).
+        #[arg(long)]
+        reason: String,
+    },
+    /// Lists each key's state and effective value: at LEVEL, or at the
+    /// deployment and every level that holds a state.
+    List {
+        /// `deployment`, `tenant:<id>` or `workspace:<id>`.
+        level: Option<String>,
     },
 }
 
@@ -96,8 +139,11 @@ impl Service {
 
 #[derive(Clone, Copy, ValueEnum)]
 enum RoleArg {
+    /// Sees and acts in the workspaces it is a member of.
     Member,
+    /// Administers every workspace of its tenant, and the tenant's switch.
     TenantAdmin,
+    /// Administers the deployment's switch.
     DeploymentAdmin,
 }
 
@@ -106,6 +152,15 @@ fn main() -> anyhow::Result<()> {
     // rustls with ring, the system's roots and SSL_CERT_FILE.
     let _ = rustls::crypto::ring::default_provider().install_default();
     let cli = Cli::parse();
+    if let Command::Doctor = cli.command {
+        // Every setting is a finding of its own, so none is checked first.
+        let config = Config::read(cli.config.as_deref())?;
+        let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
+        if !runtime.block_on(doctor::run(&config)) {
+            std::process::exit(1);
+        }
+        return Ok(());
+    }
     let config = Config::load(cli.config.as_deref())?;
     match cli.command {
         Command::Config => {
@@ -143,6 +198,10 @@ fn main() -> anyhow::Result<()> {
             runtime.block_on(async move {
                 match command {
                     Command::Migrate => serve::migrate(&config).await,
+                    Command::Switch { action: SwitchAction::Set { level, key, state, reason } } => {
+                        switch::set(&config, &level, &key, &state, reason).await
+                    }
+                    Command::Switch { action: SwitchAction::List { level } } => switch::list(&config, level.as_deref()).await,
                     Command::Up => serve::up(config).await,
                     Command::Serve { service: Service::Log } => serve::log(config).await,
                     Command::Serve { service: Service::Bridge } => serve::bridge(config).await,
@@ -152,7 +211,7 @@ fn main() -> anyhow::Result<()> {
                         anyhow::ensure!(stdio, "lattice mcp speaks over stdio only: pass --stdio (HTTP is /mcp of lattice up)");
                         serve::mcp_stdio(config, &token).await
                     }
-                    Command::Config | Command::Token { .. } | Command::Healthcheck { .. } => unreachable!("handled above"),
+                    Command::Config | Command::Token { .. } | Command::Healthcheck { .. } | Command::Doctor => unreachable!("handled above"),
                 }
             })
         }

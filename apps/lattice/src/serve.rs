@@ -25,7 +25,7 @@ pub async fn migrate(config: &Config) -> anyhow::Result<()> {
 
 /// The log service with the UI model's kinds and checks registered, and
 /// the trust its in-process parts (the runner, the demo's seed) act with.
-async fn start_log_trusted(config: &Config, behind: Behind) -> anyhow::Result<(LogService, Trusted)> {
+pub(crate) async fn start_log_trusted(config: &Config, behind: Behind) -> anyhow::Result<(LogService, Trusted)> {
     let db = crate::schema::open(config, config.db_max_connections, behind).await?;
     let auth = Authenticator::new(&config.secret()?, Duration::from_secs(config.token_ttl_secs))?;
     let mut builder = LogService::builder(db, auth);

@@ -52,6 +52,41 @@ pub struct BridgeConfig {
     pub stream_replicas: usize,
 }
 
+impl BridgeConfig {
+    /// `options` with the configured CA and credentials.
+    fn secured(&self, mut options: async_nats::ConnectOptions) -> async_nats::ConnectOptions {
+        if let Some(ca) = &self.ca_file {
+            options = options.add_root_certificates(ca.clone()).require_tls(true);
+        }
+        if let (Some(user), Some(password)) = (&self.user, &self.password) {
+            options = options.user_and_password(user.clone(), password.clone());
+        }
+        options
+    }
+
+    /// Connects once as the bridge would, and says what it finds: whether
+    /// JetStream answers and the `LATTICE` stream exists (`lattice doctor`).
+    pub async fn probe(&self) -> Result<String, Error> {
+        let options = self.secured(async_nats::ConnectOptions::new().connection_timeout(Duration::from_secs(5)));
+        let client = match tokio::time::timeout(Duration::from_secs(10), options.connect(&self.nats_url)).await {
+            Ok(Ok(client)) => client,
+            Ok(Err(e)) => return Err(Error::unavailable(format!("cannot reach NATS at {}: {e}", self.nats_url))),
+            Err(_) => return Err(Error::unavailable(format!("NATS at {} did not answer within 10 s", self.nats_url))),
+        };
+        let js = jetstream::new(client);
+        match js.get_stream(STREAM).await {
+            Ok(mut stream) => {
+                let info = stream.info().await.map_err(|e| Error::unavailable(format!("reading stream {STREAM}: {e}")))?;
+                Ok(format!("JetStream answers; stream {STREAM} holds {} messages on {} replica(s)", info.state.messages, info.config.num_replicas))
+            }
+            Err(e) if matches!(e.kind(), jetstream::context::GetStreamErrorKind::JetStream(j) if j.error_code() == jetstream::ErrorCode::STREAM_NOT_FOUND) => {
+                Ok(format!("JetStream answers; stream {STREAM} is not there yet (the bridge creates it)"))
+            }
+            Err(e) => Err(Error::unavailable(format!("JetStream does not answer at {}: {e}", self.nats_url))),
+        }
+    }
+}
+
 /// Creates the `LATTICE` stream over `lattice.>` when it is missing. A
 /// stream that exists is the operator's: its replicas, limits and storage
 /// are left as they are (the bridge's user may not change them anyway).
@@ -202,12 +237,7 @@ impl Bridge {
                     }
                 }
             });
-        if let Some(ca) = &self.config.ca_file {
-            options = options.add_root_certificates(ca.clone()).require_tls(true);
-        }
-        if let (Some(user), Some(password)) = (&self.config.user, &self.config.password) {
-            options = options.user_and_password(user.clone(), password.clone());
-        }
+        options = self.config.secured(options);
         let client = options
             .connect(&self.config.nats_url)
             .await

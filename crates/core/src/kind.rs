@@ -71,6 +71,12 @@ pub trait WorkspaceView: Send + Sync {
 pub trait Check: Send + Sync {
     async fn check(&self, view: &dyn WorkspaceView, actor: &Actor, command: &Command) -> Result<(), Error>;
 
+    /// Fills in what the command left out and the rule derives (a
+    /// submission's id from its form's policy), before any check runs:
+    /// every check, this one included, then checks the completed command.
+    /// What cannot be derived is left out, for the check to refuse.
+    async fn complete(&self, _view: &dyn WorkspaceView, _actor: &Actor, _command: &mut Command) {}
+
     /// The switches that govern the command besides its artifact kind's
     /// (answering an ask_form is using a form). The gate asks every check
     /// before any check runs, and refuses the command while one is off.

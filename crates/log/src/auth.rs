@@ -5,21 +5,36 @@
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
-use lattice_core::{Error, Principal, TenantId, TenantRole, UserId};
+use lattice_core::{Actor, Error, Principal, TenantId, TenantRole, UserId};
 use serde::{Deserialize, Serialize};
 
 /// A principal whose token verified.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Authenticated(Principal);
+pub struct Authenticated(Principal, Option<String>);
 
 impl Authenticated {
     pub fn principal(&self) -> &Principal {
         &self.0
     }
 
+    /// Who its envelopes name: the principal, or the named part of lattice
+    /// acting with the principal's rights (an operator's command line).
+    pub fn actor(&self) -> Actor {
+        match &self.1 {
+            Some(name) => Actor::System { name: name.clone() },
+            None => self.0.actor(),
+        }
+    }
+
     /// A principal no token vouched for: only through [`crate::Trusted`].
     pub(crate) fn trusted(principal: Principal) -> Self {
-        Self(principal)
+        Self(principal, None)
+    }
+
+    /// A part of lattice named `name`, with `principal`'s rights: only
+    /// through [`crate::Trusted`].
+    pub(crate) fn system(name: String, principal: Principal) -> Self {
+        Self(principal, Some(name))
     }
 }
 
@@ -124,7 +139,7 @@ impl Authenticator {
         let claims = data.claims;
         let tenant = TenantId::parse("tenant", &claims.tenant).map_err(|_| unauthorized("bad tenant claim"))?;
         let user = UserId::parse("sub", &claims.sub).map_err(|_| unauthorized("bad subject claim"))?;
-        Ok(Authenticated(Principal { tenant, user, role: claims.role, agent: claims.agent, run: None, within: None }))
+        Ok(Authenticated(Principal { tenant, user, role: claims.role, agent: claims.agent, run: None, within: None }, None))
     }
 
     /// The capability to call `artifact`'s app-only tools as `principal`:
@@ -162,7 +177,7 @@ impl Authenticator {
     /// (in-process parts get [`crate::Trusted`] from the log's builder).
     #[cfg(any(test, feature = "testing"))]
     pub fn vouch(&self, principal: Principal) -> Authenticated {
-        Authenticated(principal)
+        Authenticated(principal, None)
     }
 }
 

@@ -2,7 +2,7 @@
 //! transaction (L2), by the effect's own writer in the store.
 
 use lattice_core::event::Event;
-use lattice_core::{Audit, Error, Principal};
+use lattice_core::{Actor, Audit, Error, Principal};
 
 use crate::authorize::Scope;
 use crate::clock::now_ms;
@@ -15,7 +15,7 @@ impl LogService {
     /// The write path's database work, a span of its own (`db.system.name`
     /// by the database conventions) inside `log.execute`.
     #[tracing::instrument(name = "log.commit", skip_all, fields(otel.kind = "client", db.system.name = self.inner.db.backend.system_name()))]
-    pub(crate) async fn commit(&self, p: &Principal, scope: &Scope, effect: Effect, attached: Option<&Audit>) -> Result<Committed, Error> {
+    pub(crate) async fn commit(&self, p: &Principal, actor: &Actor, scope: &Scope, effect: Effect, attached: Option<&Audit>) -> Result<Committed, Error> {
         let db = &self.inner.db;
         // SQLite has one writer; waiting here beats waiting on its busy lock.
         let _writer = db.writer().await;
@@ -30,7 +30,6 @@ impl LogService {
             (None, None) => unreachable!("one of the two is taken"),
         };
 
-        let actor = p.actor();
         let workspace = scope.access.as_ref().map(|a| a.workspace.to_string());
         let thread = scope.thread.as_ref().map(ToString::to_string);
         let writing = Writing {
@@ -49,12 +48,12 @@ impl LogService {
         if let Some(audit) = attached {
             let event = record_audit(conn, &writing, audit).await?;
             let id = ulid::Ulid::generate().to_string();
-            insert_envelope(conn, db.backend, &acting.envelope(&id, &event, &actor, writing.at, traceparent.as_deref())).await?;
+            insert_envelope(conn, db.backend, &acting.envelope(&id, &event, actor, writing.at, traceparent.as_deref())).await?;
         }
         let place = effect.place(&acting);
         let event = effect.write(conn, &writing).await?;
         let envelope_id = ulid::Ulid::generate().to_string();
-        let seq = insert_envelope(conn, db.backend, &place.envelope(&envelope_id, &event, &actor, writing.at, traceparent.as_deref())).await?;
+        let seq = insert_envelope(conn, db.backend, &place.envelope(&envelope_id, &event, actor, writing.at, traceparent.as_deref())).await?;
         if let Some(tx) = tx {
             tx.commit().await.map_err(db_error)?;
         }

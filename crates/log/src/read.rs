@@ -291,39 +291,49 @@ impl LogService {
     /// the caller is an admin of (a tenant admin's: all of the tenant's).
     pub async fn switch_levels(&self, who: &Authenticated) -> Result<Vec<LevelStates>, Error> {
         let p = who.principal();
-        let store = &self.inner.switches;
         let mut out = Vec::new();
-        let states = |level: Level, name: String, above: Vec<Level>| async move {
-            let mut keys = Vec::new();
-            for key in SwitchKey::ALL {
-                let mut chain = [SwitchState::Unset; 3];
-                for (i, l) in above.iter().chain(std::iter::once(&level)).enumerate() {
-                    chain[i] = store.state(l, key).await?;
-                }
-                let own = chain[above.len()];
-                keys.push(KeyState {
-                    key: key.as_str().to_owned(),
-                    state: own.as_str().to_owned(),
-                    effective: resolve(key, chain[0], chain[1], chain[2]),
-                });
-            }
-            Ok::<_, Error>(LevelStates { level: level.to_string(), name, keys })
-        };
         if p.role == TenantRole::DeploymentAdmin {
-            out.push(states(Level::Deployment, "Deployment".into(), vec![]).await?);
+            out.push(self.level_states(Level::Deployment, "Deployment".into()).await?);
         }
         if p.role == TenantRole::TenantAdmin {
-            out.push(states(Level::Tenant(p.tenant.clone()), p.tenant.to_string(), vec![Level::Deployment]).await?);
+            out.push(self.level_states(Level::Tenant(p.tenant.clone()), p.tenant.to_string()).await?);
         }
         for ws in self.workspaces(who).await? {
             if ws.role != Role::Admin {
                 continue;
             }
-            let workspace = WorkspaceId::from_trusted(ws.id.clone());
-            let above = vec![Level::Deployment, Level::Tenant(p.tenant.clone())];
-            out.push(states(Level::Workspace(workspace), ws.name, above).await?);
+            out.push(self.level_states(Level::Workspace(WorkspaceId::from_trusted(ws.id.clone())), ws.name).await?);
         }
         Ok(out)
+    }
+
+    /// What one level holds for each key, and the effective value there
+    /// (the levels below it taken as unset). A workspace's tenant is read
+    /// from the workspace.
+    pub(crate) async fn level_states(&self, level: Level, name: String) -> Result<LevelStates, Error> {
+        let store = &self.inner.switches;
+        let above = match &level {
+            Level::Deployment => vec![],
+            Level::Tenant(_) => vec![Level::Deployment],
+            Level::Workspace(ws) => {
+                let tenant = crate::trusted::workspace_tenant(&self.inner.db, ws).await?.ok_or(Error::NotFound)?;
+                vec![Level::Deployment, Level::Tenant(tenant)]
+            }
+        };
+        let mut keys = Vec::new();
+        for key in SwitchKey::ALL {
+            let mut chain = [SwitchState::Unset; 3];
+            for (i, l) in above.iter().chain(std::iter::once(&level)).enumerate() {
+                chain[i] = store.state(l, key).await?;
+            }
+            let own = chain[above.len()];
+            keys.push(KeyState {
+                key: key.as_str().to_owned(),
+                state: own.as_str().to_owned(),
+                effective: resolve(key, chain[0], chain[1], chain[2]),
+            });
+        }
+        Ok(LevelStates { level: level.to_string(), name, keys })
     }
 
     /// Follows the sequence number of the latest switch change the live

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use lattice_core::kind::{SharedCheck, SharedKind};
-use lattice_core::{Audit, Command, CommandType, Error, Integrations, Principal};
+use lattice_core::{Audit, Command, CommandType, Error, Integrations};
 
 use crate::auth::{Authenticated, Authenticator};
 use crate::db::Db;
@@ -143,12 +143,18 @@ impl LogService {
         // What checks read: the workspace as the principal sees it, with the
         // run authorization read (read once, whoever asks).
         let view = scope.access.clone().map(|access| ScopedView::new(self.clone(), principal.clone(), access, scope.run.clone()));
+        let mut command = command;
+        if let (Some(checks), Some(view)) = (self.inner.checks.get(&command_type), view.as_ref()) {
+            for check in checks {
+                check.complete(view, &who.actor(), &mut command).await;
+            }
+        }
         self.gate(principal, &scope, view.as_ref(), &command).await?;
         // Registered checks (who may do this) run before the kind's own shape
         // checks, so a refusal says Forbidden before it says ValidationFailed.
-        self.run_checks(principal, view.as_ref(), &command).await?;
+        self.run_checks(&who.actor(), view.as_ref(), &command).await?;
         let effect = self.prepare(&scope, &command)?;
-        let committed = self.commit(principal, &scope, effect, audit.as_ref()).await?;
+        let committed = self.commit(principal, &who.actor(), &scope, effect, audit.as_ref()).await?;
         self.inner.horizon.committed(committed.seq);
         static COMMANDS: lattice_telemetry::Counter = lattice_telemetry::Counter::new("lattice.commands");
         COMMANDS.add(&[lattice_telemetry::KeyValue::new("command", format!("{command_type:?}"))]);
@@ -162,10 +168,10 @@ impl LogService {
         })
     }
 
-    async fn run_checks(&self, p: &Principal, view: Option<&ScopedView>, command: &Command) -> Result<(), Error> {
+    async fn run_checks(&self, actor: &lattice_core::Actor, view: Option<&ScopedView>, command: &Command) -> Result<(), Error> {
         let (Some(checks), Some(view)) = (self.inner.checks.get(&command.command_type()), view) else { return Ok(()) };
         for check in checks {
-            check.check(view, &p.actor(), command).await?;
+            check.check(view, actor, command).await?;
         }
         Ok(())
     }

@@ -4,11 +4,12 @@
 //! whoever starts the service, which gives it to the runner and to the
 //! demo's seed; no other crate can make one.
 
-use lattice_core::{Error, Principal, RunId, TenantId};
+use lattice_core::{Error, Level, Principal, RunId, TenantId, WorkspaceId};
 use sqlx::Row;
 
 use crate::auth::Authenticated;
-use crate::db::db_error;
+use crate::db::{Db, db_error};
+use crate::read::LevelStates;
 use crate::runs::{RUN_COLUMNS, RunRow, load_run, run_from_row};
 use crate::service::LogService;
 use crate::store::{ENVELOPE_COLUMNS, envelope_from_row};
@@ -38,6 +39,46 @@ impl Trusted {
     /// its agent, the demo's seed as its people.
     pub fn vouch(&self, principal: Principal) -> Authenticated {
         Authenticated::trusted(principal)
+    }
+
+    /// A part of lattice named `name` (an operator's command line), acting
+    /// with `principal`'s rights: its envelopes name it as a system actor.
+    pub fn operator(&self, name: String, principal: Principal) -> Authenticated {
+        Authenticated::system(name, principal)
+    }
+
+    /// The tenant a workspace belongs to, if it exists.
+    pub async fn workspace_tenant(&self, workspace: &WorkspaceId) -> Result<Option<TenantId>, Error> {
+        workspace_tenant(&self.log.inner.db, workspace).await
+    }
+
+    /// Each level that holds a state for some key, the deployment first,
+    /// with what it holds and the effective values there.
+    pub async fn switch_levels(&self, only: Option<Level>) -> Result<Vec<LevelStates>, Error> {
+        let levels = match only {
+            Some(level) => vec![level],
+            None => {
+                let rows = sqlx::query("SELECT DISTINCT level FROM switches ORDER BY level")
+                    .fetch_all(&self.log.inner.db.pool)
+                    .await
+                    .map_err(db_error)?;
+                let mut levels = vec![Level::Deployment];
+                for row in rows {
+                    let level: String = row.try_get(0).map_err(db_error)?;
+                    match Level::parse(&level) {
+                        Ok(Level::Deployment) | Err(_) => {}
+                        Ok(other) => levels.push(other),
+                    }
+                }
+                levels
+            }
+        };
+        let mut out = Vec::with_capacity(levels.len());
+        for level in levels {
+            let name = level.to_string();
+            out.push(self.log.level_states(level, name).await?);
+        }
+        Ok(out)
     }
 
     /// Every envelope of a run, in order: what the runner rebuilds a
@@ -125,4 +166,14 @@ impl Trusted {
             within,
         }
     }
+}
+
+/// The tenant a workspace belongs to, if it exists.
+pub(crate) async fn workspace_tenant(db: &Db, workspace: &WorkspaceId) -> Result<Option<TenantId>, Error> {
+    let row = sqlx::query("SELECT tenant FROM workspaces WHERE id = $1")
+        .bind(workspace.as_str())
+        .fetch_optional(&db.pool)
+        .await
+        .map_err(db_error)?;
+    row.map(|row| row.try_get::<String, _>(0).map(TenantId::from_trusted).map_err(db_error)).transpose()
 }

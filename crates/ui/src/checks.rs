@@ -26,11 +26,34 @@ pub fn checks() -> Vec<(CommandType, SharedCheck)> {
 
 /// A submission: to a form (or app) that exists here, in the same thread,
 /// is open, at its head version; values valid; the id its derivation. The
-/// `sub_` ids are submissions' alone.
+/// `sub_` ids are submissions' alone. A submission sent without an id is
+/// given the one its form's policy derives.
 pub struct SubmissionCheck;
+
+/// The policy of the form (or app) a submission names, if it is one.
+async fn policy_of(view: &dyn WorkspaceView, form_id: &lattice_core::ArtifactId) -> Result<Option<Submissions>, Error> {
+    let Some(target) = view.artifact(form_id, None).await? else { return Ok(None) };
+    Ok(match target.kind.as_str() {
+        "form" => Some(shape::<Form>(&target.data)?.submissions),
+        "app" => Some(Submissions::Many),
+        _ => None,
+    })
+}
 
 #[async_trait::async_trait]
 impl Check for SubmissionCheck {
+    async fn complete(&self, view: &dyn WorkspaceView, _actor: &Actor, command: &mut Command) {
+        let Command::CreateArtifact { id: id @ None, kind, data, .. } = command else { return };
+        if kind != "submission" {
+            return;
+        }
+        let Ok(submission) = shape::<Submission>(data) else { return };
+        let Ok(form_id) = lattice_core::ArtifactId::parse("form_id", &submission.form_id) else { return };
+        let Ok(Some(policy)) = policy_of(view, &form_id).await else { return };
+        let derived = submission_id(&submission.form_id, policy, view.principal().user.as_str(), submission.nonce.as_deref());
+        *id = lattice_core::ArtifactId::parse("id", &derived).ok();
+    }
+
     async fn check(&self, view: &dyn WorkspaceView, _actor: &Actor, command: &Command) -> Result<(), Error> {
         let Command::CreateArtifact { thread, id, kind, data } = command else { return Ok(()) };
         if kind != "submission" {

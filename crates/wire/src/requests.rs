@@ -51,7 +51,8 @@ pub struct PostMessage {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct CreateArtifact {
-    /// Chosen by the client (a submission's derived id), or generated.
+    /// Generated when left out; a submission left without one gets the id
+    /// its form's policy derives, and one that is sent must be that id.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     pub kind: String,

@@ -8,6 +8,7 @@ mod edge;
 mod hostile;
 mod mcp;
 mod migrate;
+mod operator;
 mod replicas;
 mod apps;
 mod tls;

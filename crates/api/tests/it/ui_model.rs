@@ -131,6 +131,44 @@ lattice_testkit::both_backends! {
 }
 
 lattice_testkit::both_backends! {
+    async fn a_submission_without_an_id_gets_the_one_its_policy_derives(backend: Backend) {
+        let s = setup(backend).await;
+        let path = format!("/v1/threads/{}/artifacts", s.th);
+        let without = |form: &str, nonce: Option<&str>| {
+            let mut data = json!({"form_id": form, "form_version": 1, "values": good()});
+            if let Some(n) = nonce {
+                data["nonce"] = json!(n);
+            }
+            json!({"kind": "submission", "data": data})
+        };
+        // per_person: each person's own id, at the first try; a second is
+        // the same id, so the policy still holds.
+        let per = s.form("per_person").await;
+        for (token, user) in [(&s.alice, "alice"), (&s.bob, "bob")] {
+            let r = s.app.post(&path, token, without(&per, None)).await;
+            assert_eq!((r.status, r.body["id"].clone()), (StatusCode::OK, json!(submission_id(&per, Submissions::PerPerson, user, None))), "{}", r.body);
+        }
+        let twice = s.app.post(&path, &s.bob, without(&per, None)).await;
+        assert_eq!((twice.status, error_type(&twice)), (StatusCode::CONFLICT, "Conflict"));
+        // many: derived from the nonce, which is still required.
+        let many = s.form("many").await;
+        let r = s.app.post(&path, &s.bob, without(&many, Some("nonce-0042"))).await;
+        assert_eq!(r.body["id"], json!(submission_id(&many, Submissions::Many, "bob", Some("nonce-0042"))), "{}", r.body);
+        let no_nonce = s.app.post(&path, &s.bob, without(&many, None)).await;
+        assert_eq!((no_nonce.status, no_nonce.body["error"]["errors"][0]["path"].clone()), (StatusCode::UNPROCESSABLE_ENTITY, json!("nonce")));
+        // An id that is sent is still checked; a form that is not there
+        // derives nothing and is refused as before.
+        let forged = s.submit(&s.bob, &submission_id(&per, Submissions::PerPerson, "carol", None), &per, 1, good(), None).await;
+        assert_eq!((forged.status, forged.body["error"]["errors"][0]["path"].clone()), (StatusCode::UNPROCESSABLE_ENTITY, json!("id")));
+        let nowhere = s.app.post(&path, &s.bob, without("art_nowhere", None)).await;
+        assert_eq!((nowhere.status, nowhere.body["error"]["errors"][0]["path"].clone()), (StatusCode::UNPROCESSABLE_ENTITY, json!("form_id")));
+        // Read back as written.
+        let id = r.body["id"].as_str().unwrap();
+        assert_eq!(s.app.get(&format!("/v1/artifacts/{id}"), &s.vera).await.body["data"]["values"], good());
+    }
+}
+
+lattice_testkit::both_backends! {
     async fn a_submission_is_refused_for_each_reason_the_spec_gives(backend: Backend) {
         let s = setup(backend).await;
         let form = s.form("per_person").await;

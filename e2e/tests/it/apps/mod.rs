@@ -20,7 +20,7 @@ use serde_json::{Value, json};
 pub struct Apps {
     /// The portal's origin.
     pub base: String,
-    _deployment: Deployment,
+    pub deployment: Deployment,
     pub ana: Client,
     pub bot: Client,
     pub ws: String,
@@ -43,7 +43,7 @@ impl Apps {
         let th = ana.ok("POST", &format!("/v1/workspaces/{ws}/threads"), json!({"title": "Apps"})).await["id"].as_str().unwrap().to_owned();
         ana.ok("POST", &format!("/v1/workspaces/{ws}/members"), json!({"user": "bot", "role": "editor"})).await;
         let bot = Client::sign_in_as(up, json!({"tenant": "acme", "user": "bot", "agent": true})).await;
-        Self { base, _deployment: deployment, ana, bot, ws, th }
+        Self { base, deployment, ana, bot, ws, th }
     }
 
     /// The agent makes an app; returns its id.
