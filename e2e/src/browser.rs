@@ -56,6 +56,29 @@ impl Chrome {
         Self { _playwright: playwright, browser }
     }
 
+    /// As [`Chrome::window`], with every console error of the page and its
+    /// frames kept in the list returned beside it.
+    pub async fn window_with_errors(&self, base: &str, token: &str, path: &str) -> (Window, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
+        let errors = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let context = self.browser.new_context().await.expect("a browser context");
+        let kept = errors.clone();
+        context
+            .on_console(move |m| {
+                let kept = kept.clone();
+                async move {
+                    if m.type_() == "error" {
+                        kept.lock().unwrap().push(m.text().to_owned());
+                    }
+                    Ok(())
+                }
+            })
+            .await
+            .expect("console events");
+        let page = context.new_page().await.expect("a page");
+        page.goto(&format!("{base}{path}#token={token}"), None).await.expect("opening the chat host");
+        (Window { page, base: base.to_owned() }, errors)
+    }
+
     /// A new window (its own localStorage) signed in with `token`, in the
     /// given scheme (`light` or `dark`), at `path`.
     pub async fn window(&self, base: &str, token: &str, scheme: &str, path: &str) -> Window {

@@ -136,7 +136,7 @@ pub async fn up(config: Config) -> anyhow::Result<()> {
     tracing::info!(config = %config.printable(), "lattice up");
     let (log, trusted) = start_log_trusted(&config, Behind::Migrate).await?;
     let runner = start_runner(&config, &trusted).await?;
-    if config.seed_demo {
+    if config.seed_demo && config.profile != crate::config::Profile::Production {
         crate::demo::seed(&trusted, &runner).await?;
     }
     serve_http(&config, log, runner, true).await

@@ -1,6 +1,6 @@
 //! `lattice up`, the embedded default (O1): one process on SQLite under its
-//! data folder, dev sign-in, and a seeded demo whose thread has the scripted
-//! agent waiting on a form.
+//! data folder, dev sign-in, and a seeded demo whose thread shows a
+//! dashboard, a running app, and the scripted agent waiting on a form.
 
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -13,11 +13,13 @@ async fn lattice_up_serves_the_seeded_demo() {
     let dir = std::env::temp_dir().join(format!("lattice-up-{}", free_port()));
     std::fs::create_dir_all(&dir).unwrap();
     let port = free_port();
+    let apps_port = free_port();
     let mut child = Command::new(binary())
         .arg("up")
         .current_dir(&dir)
         .env("LATTICE_HTTP_ADDR", format!("127.0.0.1:{port}"))
-        .env("LATTICE_APPS_ADDR", format!("127.0.0.1:{}", free_port()))
+        .env("LATTICE_APPS_ADDR", format!("127.0.0.1:{apps_port}"))
+        .env("LATTICE_APPS_ORIGIN", format!("http://localhost:{apps_port}"))
         .env("LATTICE_LOG", "warn")
         .env_remove("LATTICE_DATABASE_URL")
         .env_remove("LATTICE_PROFILE")
@@ -44,6 +46,32 @@ async fn lattice_up_serves_the_seeded_demo() {
     }
     let paused = paused.expect("the demo's run waits on a form");
     assert_eq!(paused["payload"]["requests"][0]["tool_name"], "ask_form");
+
+    // In Chromium: the dashboard with its figures, the app running, the
+    // form waiting, and no console error.
+    let chrome = lattice_e2e::browser::Chrome::launch().await;
+    let (chat, errors) = chrome.window_with_errors(&base, &demo.token, &format!("/t/{th}")).await;
+    chat.until("() => !!document.querySelector('.dashboard') && document.querySelectorAll('.dashboard .metric').length > 0", "the dashboard's figures").await;
+    chat.until("() => !!document.querySelector('.app-frame iframe')", "the app's frame").await;
+    chat.until("() => !!document.querySelector('form button[type=submit]')", "the waiting form").await;
+    let app = chat.page.frame_locator(".app-frame iframe").frame_locator("iframe").locator("body");
+    let mut shown = String::new();
+    for _ in 0..200 {
+        let read = tokio::time::timeout(Duration::from_secs(2), app.text_content()).await;
+        shown = read.ok().and_then(|r| r.ok().flatten()).unwrap_or_default();
+        if !shown.trim().is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(!shown.trim().is_empty(), "the demo's app shows nothing");
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let errors = errors.lock().unwrap().clone();
+    assert!(errors.is_empty(), "console errors on the demo thread: {errors:?}");
+    // The opt-in is the seed's, audited.
+    let root = Client::sign_in_as(&base, serde_json::json!({"tenant": "ops", "user": "root", "role": "deployment_admin"})).await;
+    let (_, audit) = root.get("/v1/integrations/audit").await.unwrap();
+    assert!(audit.as_array().unwrap().iter().any(|r| r["actor"] == "demo-seed" && r["key"] == "ui:mini-apps" && r["new"] == "on"), "{audit}");
     let _ = child.kill();
     let _ = child.wait();
     let _ = std::fs::remove_dir_all(&dir);

@@ -107,7 +107,8 @@ async fn a_call_naming_a_thread_touches_only_that_threads_artifacts() {
 /// notifications/tools/list_changed when a flip changes what it is offered.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_switch_flip_tells_open_sessions_their_tools_changed() {
-    let up = UpProcess::start().await;
+    // No demo: its deployment opts in to mini apps, and the default is what is tested here.
+    let up = UpProcess::start_with(&[("LATTICE_SEED_DEMO", "false")]).await;
     let root = Client::sign_in_as(&up.base, json!({"tenant": "ops", "user": "root", "role": "deployment_admin"})).await;
     let bot = Client::sign_in_as(&up.base, json!({"tenant": "acme", "user": "bot", "agent": true})).await;
     let flip = |state: &str| json!({"fetch": {"method": "PUT", "path": "/v1/integrations/deployment/ui:mini-apps", "token": root.token,

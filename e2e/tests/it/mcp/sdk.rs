@@ -8,7 +8,8 @@ use super::{ServeMcp, cli_token, session, session_with};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_official_sdk_client_lists_calls_and_reads() {
-    let up = UpProcess::start().await;
+    // No demo: its deployment opts in to mini apps, and the default is what is tested here.
+    let up = UpProcess::start_with(&[("LATTICE_SEED_DEMO", "false")]).await;
     let ana = Client::sign_in(&up.base, "acme", "ana").await;
     let base = up.base.clone();
     let token = ana.token.clone();
