@@ -25,6 +25,9 @@ pub async fn set(config: &Config, level: &str, key: &str, state: &str, reason: S
         .map_err(|e| anyhow::anyhow!("{level} {} {}: {e}", key.as_str(), state.as_str()))?;
     println!("{level} {} {} (seq {}, by {}: {reason})", key.as_str(), state.as_str(), done.seq, who.actor().name());
     let after = trusted.switch_levels(Some(level)).await?;
+    if let Some(here) = after.first() {
+        println!("this level reaches {} workspace(s)", here.workspaces);
+    }
     print_levels(&after);
     Ok(())
 }

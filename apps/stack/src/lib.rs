@@ -52,7 +52,8 @@ pub fn migrate(database_url: &str) -> Result<(), String> {
 /// being bound by the server it is for. A port is handed out once per
 /// process: two servers started side by side (parallel tests) would
 /// otherwise be given the same port before either binds it, and the one
-/// that loses the race would be answered for by the other.
+/// that loses the race would be answered for by the other. The test kit's
+/// NATS servers take theirs from 26000 up, so the two never meet.
 pub fn free_port() -> u16 {
     use std::collections::HashSet;
     use std::hash::{BuildHasher, Hasher};
@@ -62,7 +63,7 @@ pub fn free_port() -> u16 {
     loop {
         let mut h = std::collections::hash_map::RandomState::new().build_hasher();
         h.write_u128(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos()));
-        let port = 20_000 + (h.finish() % 12_000) as u16;
+        let port = 20_000 + (h.finish() % 6_000) as u16;
         if !given.contains(&port) && std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
             given.insert(port);
             return port;

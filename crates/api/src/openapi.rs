@@ -14,7 +14,7 @@ use crate::routes::{app_calls, artifacts, events, integrations, runs, system, wo
         workspaces::post_message,
         artifacts::create, artifacts::get, artifacts::edit, artifacts::archive, artifacts::list,
         events::thread, events::workspace, events::append,
-        integrations::effective, integrations::effective_stream, integrations::set, integrations::audit, integrations::levels,
+        integrations::effective, integrations::effective_stream, integrations::set, integrations::audit, integrations::levels, integrations::levels_stream,
         runs::start, runs::get, runs::answer,
         app_calls::call, app_calls::confirm, app_calls::list,
     ),

@@ -57,6 +57,8 @@ pub struct LevelStates {
     pub level: String,
     /// The workspace's name, the tenant's id, or "Deployment".
     pub name: String,
+    /// How many workspaces a change here reaches.
+    pub workspaces: u64,
     pub keys: Vec<KeyState>,
 }
 
@@ -333,7 +335,22 @@ impl LogService {
                 effective: resolve(key, chain[0], chain[1], chain[2]),
             });
         }
-        Ok(LevelStates { level: level.to_string(), name, keys })
+        let workspaces = match &level {
+            Level::Deployment => self.count_workspaces(None).await?,
+            Level::Tenant(tenant) => self.count_workspaces(Some(tenant)).await?,
+            Level::Workspace(_) => 1,
+        };
+        Ok(LevelStates { level: level.to_string(), name, workspaces, keys })
+    }
+
+    /// The workspaces of a tenant, or of the whole deployment.
+    async fn count_workspaces(&self, tenant: Option<&lattice_core::TenantId>) -> Result<u64, Error> {
+        let query = match tenant {
+            Some(t) => sqlx::query("SELECT COUNT(*) FROM workspaces WHERE tenant = $1").bind(t.as_str()),
+            None => sqlx::query("SELECT COUNT(*) FROM workspaces"),
+        };
+        let row = query.fetch_one(&self.inner.db.pool).await.map_err(db_error)?;
+        Ok(row.try_get::<i64, _>(0).map_err(db_error)?.max(0) as u64)
     }
 
     /// Follows the sequence number of the latest switch change the live

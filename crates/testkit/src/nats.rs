@@ -5,8 +5,6 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use lattice_stack::free_port;
-
 pub struct NatsServer {
     child: Option<Child>,
     binary: PathBuf,
@@ -27,6 +25,27 @@ fn binary() -> PathBuf {
         }
     }
     panic!("nats-server is not installed: run the tests with `cargo xtask test` (it installs Debian's nats-server), or set LATTICE_NATS_SERVER")
+}
+
+/// A port no listener has, from 26000 to 31999: below the kernel's range
+/// for outgoing connections, above the stack's ports (`lattice_stack::
+/// free_port`, 20000 to 25999), and handed out once per process, so two
+/// servers started side by side never share one.
+fn free_port() -> u16 {
+    use std::collections::HashSet;
+    use std::hash::{BuildHasher, Hasher};
+    use std::sync::{Mutex, OnceLock};
+    static GIVEN: OnceLock<Mutex<HashSet<u16>>> = OnceLock::new();
+    let mut given = GIVEN.get_or_init(Mutex::default).lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    loop {
+        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+        h.write_u128(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos()));
+        let port = 26_000 + (h.finish() % 6_000) as u16;
+        if !given.contains(&port) && std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            given.insert(port);
+            return port;
+        }
+    }
 }
 
 impl NatsServer {

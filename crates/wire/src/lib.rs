@@ -6,8 +6,10 @@
 //!
 //! With the `openapi` feature every type derives its OpenAPI schema.
 
+mod csv;
 mod requests;
 mod responses;
 
+pub use csv::audit_csv;
 pub use requests::*;
 pub use responses::*;

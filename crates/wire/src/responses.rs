@@ -137,6 +137,9 @@ pub struct LevelView {
     /// `PUT /v1/integrations/{level}/{key}`.
     pub level: String,
     pub name: String,
+    /// How many workspaces a change at this level reaches.
+    #[serde(default)]
+    pub workspaces: u64,
     pub keys: Vec<KeyView>,
 }
 

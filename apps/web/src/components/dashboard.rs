@@ -67,11 +67,13 @@ pub fn DashboardView(
         })
         .collect_view();
     let labelled = title_id.clone();
+    // An article, not a section: a thread may hold two dashboards of one
+    // title, and named sections are landmarks, which must differ.
     view! {
-        <section class="dashboard" aria-labelledby=labelled>
+        <article class="dashboard" aria-labelledby=labelled>
             <h2 id=title_id>{dashboard.title}</h2>
             <p class="as-of">"Figures as of " <time datetime=dashboard.as_of.clone()>{dashboard.as_of.clone()}</time></p>
             <div class="panels">{panels}</div>
-        </section>
+        </article>
     }
 }

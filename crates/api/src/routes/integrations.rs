@@ -122,13 +122,52 @@ pub async fn set(
 #[utoipa::path(get, path = "/v1/integrations/levels", responses((status = 200, body = Vec<LevelView>)),
     security(("bearer" = [])))]
 pub async fn levels(State(state): State<AppState>, Caller(who): Caller) -> ApiResult<Json<Vec<LevelView>>> {
-    let levels = state.log.switch_levels(&who).await?;
-    Ok(Json(
+    Ok(Json(levels_view(state.log.switch_levels(&who).await?)))
+}
+
+/// The levels as the console follows them (SSE): a `levels` event at once,
+/// and again whenever a switch change alters what the caller sees, from
+/// whichever service, replica or terminal made it.
+#[utoipa::path(get, path = "/v1/integrations/levels/stream", responses((status = 200, description = "text/event-stream")),
+    security(("bearer" = [])))]
+pub async fn levels_stream(
+    State(state): State<AppState>,
+    Caller(who): Caller,
+) -> ApiResult<Sse<impl Stream<Item = Result<Event, Infallible>>>> {
+    let mut changes = state.log.switch_changes();
+    changes.mark_unchanged();
+    let first = levels_view(state.log.switch_levels(&who).await?);
+    let permit = state.guard.open_stream(who.principal())?;
+    let context = (state, who, changes, Some(first.clone()), first, permit);
+    let events = stream::unfold(context, move |(state, who, mut changes, mut pending, mut last, permit)| async move {
+        loop {
+            if let Some(levels) = pending.take() {
+                let body = serde_json::to_string(&levels).expect("levels serialize");
+                return Some((Ok(Event::default().event("levels").data(body)), (state, who, changes, None, last, permit)));
+            }
+            let mut shutdown = state.shutdown.clone();
+            tokio::select! {
+                changed = changes.changed() => if changed.is_err() { return None },
+                _ = shutdown.changed() => return None,
+            }
+            let Ok(now) = state.log.switch_levels(&who).await else { return None };
+            let now = levels_view(now);
+            if now != last {
+                last = now.clone();
+                pending = Some(now);
+            }
+        }
+    });
+    Ok(Sse::new(events).keep_alive(KeepAlive::new().interval(Duration::from_secs(15))))
+}
+
+fn levels_view(levels: Vec<lattice_log::LevelStates>) -> Vec<LevelView> {
         levels
             .into_iter()
             .map(|l| LevelView {
                 level: l.level,
                 name: l.name,
+                workspaces: l.workspaces,
                 keys: l
                     .keys
                     .into_iter()
@@ -139,8 +178,7 @@ pub async fn levels(State(state): State<AppState>, Caller(who): Caller) -> ApiRe
                     })
                     .collect(),
             })
-            .collect(),
-    ))
+            .collect()
 }
 
 #[derive(Debug, Deserialize)]
