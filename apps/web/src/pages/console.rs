@@ -112,6 +112,30 @@ async fn flip(level: &str, key: &str, state: &str, reason: &str) -> Result<(), S
     api::put::<Posted>(&format!("/v1/integrations/{level}/{key}"), &body).await.map(drop).map_err(|e| e.message())
 }
 
+/// Sets `keys` at `level` to `state` with the reason typed at `reason_id`,
+/// asking first where that reaches past one workspace; says at
+/// `message_id` how it went (`done` when every key was set).
+fn apply(kept: Kept, reason_id: &str, message_id: String, level: LevelView, keys: Vec<String>, state: String, done: &'static str) {
+    let why = kept.get_untracked(reason_id);
+    if why.trim().is_empty() {
+        kept.set(&message_id, "Give a reason: it goes into the audit trail.");
+        return;
+    }
+    leptos::task::spawn_local(async move {
+        if !confirmed(&level, &keys, &state, &why).await {
+            kept.set(&message_id, "Nothing changed.");
+            return;
+        }
+        for key in &keys {
+            if let Err(e) = flip(&level.level, key, &state, &why).await {
+                kept.set(&message_id, if keys.len() > 1 { format!("{key}: {e}") } else { e });
+                return;
+            }
+        }
+        kept.set(&message_id, done);
+    });
+}
+
 #[component]
 pub fn Console() -> impl IntoView {
     let levels = RwSignal::new(None::<Result<Vec<LevelView>, String>>);
@@ -206,26 +230,7 @@ fn LevelCard(level: LevelView) -> impl IntoView {
     let (reason_key, message_key) = (reason_id.clone(), message_id.clone());
     let all_off = move |ev: leptos::ev::SubmitEvent| {
         ev.prevent_default();
-        let why = kept.get_untracked(&reason_key);
-        let message_key = message_key.clone();
-        if why.trim().is_empty() {
-            kept.set(&message_key, "Give a reason: it goes into the audit trail.");
-            return;
-        }
-        let (level, keys) = (for_all.clone(), keys.clone());
-        leptos::task::spawn_local(async move {
-            if !confirmed(&level, &keys, "off", &why).await {
-                kept.set(&message_key, "Nothing changed.");
-                return;
-            }
-            for key in &keys {
-                if let Err(e) = flip(&level.level, key, "off", &why).await {
-                    kept.set(&message_key, format!("{key}: {e}"));
-                    return;
-                }
-            }
-            kept.set(&message_key, "Everything is off here.");
-        });
+        apply(kept, &reason_key, message_key.clone(), for_all.clone(), keys.clone(), "off".into(), "Everything is off here.");
     };
     let (reason_shown, reason_typed, message_shown) = (reason_id.clone(), reason_id.clone(), message_id.clone());
     view! {
@@ -259,23 +264,7 @@ fn KeyRow(level: LevelView, key_view: KeyView) -> impl IntoView {
     let (reason_key, message_key) = (reason_id.clone(), message_id.clone());
     let submit = move |ev: leptos::ev::SubmitEvent| {
         ev.prevent_default();
-        let why = kept.get_untracked(&reason_key);
-        let message_key = message_key.clone();
-        if why.trim().is_empty() {
-            kept.set(&message_key, "Give a reason: it goes into the audit trail.");
-            return;
-        }
-        let (level, key, to) = (level.clone(), key.clone(), state.get_untracked());
-        leptos::task::spawn_local(async move {
-            if !confirmed(&level, std::slice::from_ref(&key), &to, &why).await {
-                kept.set(&message_key, "Nothing changed.");
-                return;
-            }
-            match flip(&level.level, &key, &to, &why).await {
-                Ok(()) => kept.set(&message_key, "Changed."),
-                Err(e) => kept.set(&message_key, e),
-            }
-        });
+        apply(kept, &reason_key, message_key.clone(), level.clone(), vec![key.clone()], state.get_untracked(), "Changed.");
     };
     let (reason_shown, reason_typed, message_shown) = (reason_id.clone(), reason_id.clone(), message_id.clone());
     view! {
