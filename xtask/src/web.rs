@@ -3,7 +3,7 @@
 //! profile (not `web`, whose host artifacts would land in `<target>/web`, the
 //! output folder, and be wiped by every build),
 //! wasm-bindgen (as a library, the same version the crate links), then
-//! every file named by its content's hash and kept beside a gzip copy.
+//! every file named by its content's hash and kept beside brotli and gzip copies.
 
 use std::path::{Path, PathBuf};
 
@@ -112,7 +112,7 @@ fn vendor_sdk(source: &Path, out: &Path) -> Result {
     Ok(())
 }
 
-/// Writes `assets/<stem>-<hash>.<ext>` and its gzip copy; returns the name.
+/// Writes `assets/<stem>-<hash>.<ext>` and its compressed copies; returns the name.
 fn place(out: &Path, stem: &str, ext: &str, bytes: &[u8]) -> Result<String> {
     use sha2::Digest;
     let hash = hex::encode(sha2::Sha256::digest(bytes));
@@ -121,16 +121,24 @@ fn place(out: &Path, stem: &str, ext: &str, bytes: &[u8]) -> Result<String> {
     Ok(name)
 }
 
-/// Writes a file and, beside it, `<file>.gz`.
+/// Writes a file and, beside it, `<file>.br` (brotli, for the browsers
+/// that take it: all current ones) and `<file>.gz` (for the rest).
 fn write(path: &Path, bytes: &[u8]) -> Result {
     use std::io::Write;
     std::fs::write(path, bytes).map_err(|e| format!("writing {}: {e}", path.display()))?;
     let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
     gz.write_all(bytes).map_err(|e| e.to_string())?;
     let gz = gz.finish().map_err(|e| e.to_string())?;
-    let mut name = path.as_os_str().to_owned();
-    name.push(".gz");
-    std::fs::write(PathBuf::from(name), gz).map_err(|e| format!("writing {}.gz: {e}", path.display()))
+    let mut br = Vec::new();
+    // Quality 11 and a 4 MiB window: written once, sent many times.
+    let params = brotli::enc::BrotliEncoderParams { quality: 11, lgwin: 22, ..Default::default() };
+    brotli::BrotliCompress(&mut &bytes[..], &mut br, &params).map_err(|e| format!("brotli: {e}"))?;
+    for (ext, compressed) in [("gz", gz), ("br", br)] {
+        let mut name = path.as_os_str().to_owned();
+        name.push(format!(".{ext}"));
+        std::fs::write(PathBuf::from(name), compressed).map_err(|e| format!("writing {}.{ext}: {e}", path.display()))?;
+    }
+    Ok(())
 }
 
 fn read(path: &Path) -> Result<Vec<u8>> {

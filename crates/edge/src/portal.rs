@@ -1,7 +1,7 @@
 //! The portal host: the chat host's built files. Hashed assets are cached
-//! for good, the page itself never; gzip copies go to browsers that take
-//! them; every path that is not an asset, `/v1` or a service route gets the
-//! page (its routes are the client's). `/config.json` tells the page where
+//! for good, the page itself never; brotli copies go to browsers that take
+//! them, gzip copies to the rest; every path that is not an asset, `/v1`
+//! or a service route gets the page (its routes are the client's). `/config.json` tells the page where
 //! the apps origin is and the policy for app-originated calls.
 
 use std::path::Path;
@@ -36,8 +36,8 @@ pub fn portal_router(dir: &Path, config: PortalConfig) -> Router {
     if !dir.join("index.html").exists() {
         tracing::warn!(dir = %dir.display(), "the chat host is not built here: run `cargo xtask web` (or set LATTICE_WEB_DIR)");
     }
-    let assets = ServeDir::new(dir.join("assets")).precompressed_gzip();
-    let index = ServeFile::new(dir.join("index.html")).precompressed_gzip();
+    let assets = ServeDir::new(dir.join("assets")).precompressed_br().precompressed_gzip();
+    let index = ServeFile::new(dir.join("index.html")).precompressed_br().precompressed_gzip();
     // The vendored SDK's name and version, which apps see in hostInfo.
     let sdk = std::fs::read_to_string(dir.join("sdk/version.txt")).ok().map(|v| v.trim().to_owned());
     let page_config = serde_json::json!({

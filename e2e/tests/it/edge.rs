@@ -97,3 +97,39 @@ async fn the_edge_serves_two_origins_and_passes_v1_through() {
     drop(log);
     let _ = std::fs::remove_file(db);
 }
+
+/// The chat host's files go compressed as the browser takes them: brotli
+/// where it is accepted, gzip where only that is, as they are otherwise;
+/// the same bytes whichever way.
+#[tokio::test]
+async fn the_chat_host_is_sent_as_brotli_or_gzip_as_accepted() {
+    let up = lattice_e2e::UpProcess::start().await;
+    let http = lattice_e2e::http();
+    let page = http.get(format!("{}/", up.base)).send().await.unwrap().text().await.unwrap();
+    let script = page
+        .split(['"', '\''])
+        .find(|p| p.starts_with("/assets/") && p.ends_with(".js"))
+        .map(|js| js.to_owned())
+        .expect("the page names its script");
+    for path in ["/".to_owned(), script] {
+        let fetch = |accept: &'static str| {
+            let (http, url) = (http.clone(), format!("{}{path}", up.base));
+            async move {
+                let r = http.get(url).header("accept-encoding", accept).send().await.unwrap();
+                let encoding = r.headers().get("content-encoding").map(|v| v.to_str().unwrap().to_owned());
+                (encoding, r.bytes().await.unwrap().to_vec())
+            }
+        };
+        let (plain_encoding, plain) = fetch("identity").await;
+        let (br_encoding, br) = fetch("br, gzip").await;
+        let (gz_encoding, gz) = fetch("gzip").await;
+        assert_eq!((plain_encoding, br_encoding.as_deref(), gz_encoding.as_deref()), (None, Some("br"), Some("gzip")), "{path}");
+        let mut unbrotlied = Vec::new();
+        brotli::BrotliDecompress(&mut &br[..], &mut unbrotlied).unwrap();
+        let mut ungzipped = Vec::new();
+        std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&gz[..]), &mut ungzipped).unwrap();
+        assert_eq!(unbrotlied, plain, "{path}: brotli");
+        assert_eq!(ungzipped, plain, "{path}: gzip");
+        assert!(br.len() < gz.len(), "{path}: brotli {} bytes, gzip {}", br.len(), gz.len());
+    }
+}
