@@ -1,7 +1,7 @@
 //! `cargo xtask screenshots`: pictures of the chat host for the docs
 //! (docs/screenshots/), taken in headless Chromium from a running
-//! `lattice up`: the demo's form, a dashboard, the console, an app, in
-//! light and dark.
+//! `lattice up`: the demo's thread, its form, a dashboard, an app, the
+//! console, in light and dark.
 
 use std::path::Path;
 use std::time::Duration;
@@ -25,7 +25,8 @@ async fn shoot(w: &Window, file: &str) {
 async fn main() {
     let up = UpProcess::start().await;
     let root = Client::sign_in_as(&up.base, json!({"tenant": "ops", "user": "root", "role": "deployment_admin"})).await;
-    root.ok("PUT", "/v1/integrations/deployment/ui:mini-apps", json!({"state": "on", "reason": "the screenshots show an app"})).await;
+    root.ok("PUT", "/v1/integrations/deployment/ui:dashboards", json!({"state": "off", "reason": "incident 42: a dashboard shows stale figures"})).await;
+    root.ok("PUT", "/v1/integrations/deployment/ui:dashboards", json!({"state": "unset", "reason": "incident 42 resolved"})).await;
     let demo = Client::sign_in_as(&up.base, json!({"tenant": "demo", "user": "demo", "role": "tenant_admin"})).await;
     let ws = demo.ok("GET", "/v1/workspaces", Value::Null).await[0]["id"].as_str().unwrap().to_owned();
     let th = demo.ok("GET", &format!("/v1/workspaces/{ws}/threads"), Value::Null).await[0]["id"].as_str().unwrap().to_owned();
@@ -39,6 +40,25 @@ async fn main() {
     for scheme in ["light", "dark"] {
         let w = chrome.window(&up.base, &demo.token, scheme, &format!("/t/{th}")).await;
         w.until("() => !!document.querySelector('form.schema-form')", "the form").await;
+        // The demo's thread as a newcomer meets it: the dashboard, the app
+        // running, the agent waiting on the form.
+        w.until("() => !!document.querySelector('.dashboard .panels') && !!document.querySelector('.app-frame iframe')", "the demo's dashboard and app").await;
+        let count = w.page.frame_locator(".app-frame iframe").frame_locator("iframe").locator("#count");
+        count.wait_for(None).await.expect("the demo's app running");
+        // Tall enough for the whole thread, so the frames are drawn too (a
+        // full-page capture leaves them blank).
+        let height: f64 = w.eval("() => document.documentElement.scrollHeight").await;
+        let viewport = playwright_rs::protocol::Viewport { width: 1000, height: height as u32 + 40 };
+        w.page.set_viewport_size(viewport).await.expect("a taller window");
+        let _: bool = w.eval("() => { window.scrollTo(0, 0); return true; }").await;
+        tokio::time::sleep(Duration::from_millis(800)).await;
+        let options = ScreenshotOptions::builder().screenshot_type(ScreenshotType::Png).build();
+        let png = w.page.screenshot(options).await.expect("the demo's picture");
+        let out = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../docs/screenshots/demo-{scheme}.png"));
+        std::fs::write(&out, png).unwrap();
+        println!("wrote {}", out.display());
+        let form = w.page.locator("form.schema-form");
+        form.scroll_into_view_if_needed().await.unwrap();
         shoot(&w, &format!("form-{scheme}.png")).await;
         let w = chrome.window(&up.base, &demo.token, scheme, &format!("/t/{other}")).await;
         w.until("() => !!document.querySelector('.dashboard .panels') && !!document.querySelector('.app-frame iframe')", "the dashboard and the app").await;
@@ -54,8 +74,9 @@ async fn main() {
         let out = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../docs/screenshots/app-{scheme}.png"));
         std::fs::write(&out, png).unwrap();
         println!("wrote {}", out.display());
-        let w = chrome.window(&up.base, &demo.token, scheme, "/admin").await;
-        w.until("() => !!document.querySelector('section.level')", "the console").await;
+        // The console as a deployment admin sees it in an incident.
+        let w = chrome.window(&up.base, &root.token, scheme, "/admin").await;
+        w.until("() => !!document.querySelector('section.level') && !!document.getElementById('audit-status')", "the console").await;
         shoot(&w, &format!("console-{scheme}.png")).await;
     }
 }
