@@ -299,6 +299,12 @@ impl BridgeProcess {
         self.probes.clone()
     }
 
+    /// SIGKILL: no chance to finish or give its lead back.
+    pub fn kill(&mut self) {
+        self.child.kill().expect("SIGKILL");
+        self.child.wait().expect("reaping");
+    }
+
     /// SIGKILL, then a new bridge on the same database and NATS.
     pub fn kill_and_restart(&mut self) {
         self.child.kill().expect("SIGKILL");
@@ -308,6 +314,47 @@ impl BridgeProcess {
 }
 
 impl Drop for BridgeProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `lattice serve edge` in the production profile in front of `log_url`
+/// (one log service or several, comma-separated) and, when given,
+/// `mcp_url` (likewise); dropping it stops it.
+pub struct EdgeProcess {
+    child: Child,
+    /// The portal's origin.
+    pub base: String,
+}
+
+impl EdgeProcess {
+    pub async fn start(log_url: &str, mcp_url: Option<&str>) -> Self {
+        let (port, apps_port) = (free_port(), free_port());
+        let base = format!("http://127.0.0.1:{port}");
+        let mut cmd = Command::new(binary());
+        cmd.args(["serve", "edge"])
+            .env("LATTICE_PROFILE", "production")
+            .env_remove("LATTICE_AUTH_SECRET")
+            .env_remove("LATTICE_DATABASE_URL")
+            .env("LATTICE_LOG_URL", log_url)
+            .env("LATTICE_HTTP_ADDR", format!("127.0.0.1:{port}"))
+            .env("LATTICE_APPS_ADDR", format!("127.0.0.1:{apps_port}"))
+            .env("LATTICE_APPS_ORIGIN", format!("http://localhost:{apps_port}"))
+            .env("LATTICE_PORTAL_ORIGIN", &base)
+            .env("LATTICE_LOG", "error")
+            .stdout(Stdio::null());
+        if let Some(mcp) = mcp_url {
+            cmd.env("LATTICE_MCP_URL", mcp);
+        }
+        let child = cmd.spawn().expect("starting lattice serve edge");
+        wait_ready(&base).await;
+        Self { child, base }
+    }
+}
+
+impl Drop for EdgeProcess {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();

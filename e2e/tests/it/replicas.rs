@@ -1,26 +1,20 @@
 //! Two log service replicas on one PostgreSQL database behind one edge
-//! (`LATTICE_LOG_URL=a,b`). Under a stream of writes one replica is killed
-//! (SIGKILL): every acknowledged message is in the log, writes go on
-//! through the other replica, and the live streams that the dead replica
-//! served resume on the other from where they were and miss nothing.
+//! (`LATTICE_LOG_URL=a,b`), and two bridges into one NATS. Under a stream
+//! of writes and agent runs one log replica and the leading bridge are
+//! killed (SIGKILL): every acknowledged message is in the log, writes go
+//! on through the other replica, the live streams that the dead replica
+//! served resume on the other from where they were and miss nothing, the
+//! standby bridge takes the lead and every message is on NATS exactly
+//! once, and every run finishes once.
 
 use std::collections::BTreeSet;
-use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use futures_util::StreamExt;
-use lattice_e2e::{Client, LogProcess, binary, free_port};
+use async_nats::jetstream;
+use lattice_e2e::{BridgeProcess, Client, EdgeProcess, LogProcess};
 use serde_json::{Value, json};
-
-struct Edge(std::process::Child);
-
-impl Drop for Edge {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
 
 /// Follows a thread through the edge from `after`, reconnecting (from the
 /// last sequence number it saw) whenever the stream ends; collects the
@@ -59,39 +53,39 @@ fn follow(portal: String, token: String, th: String, seen: Arc<Mutex<Vec<(i64, S
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_killed_log_replica_loses_nothing_and_its_streams_resume_on_the_other() {
+async fn a_killed_log_replica_and_leading_bridge_lose_nothing_and_streams_runs_and_nats_stay_whole() {
     let url = lattice_testkit::fresh_url(lattice_log::Backend::Postgres).await;
     let env = [("LATTICE_RATE_WRITES_PER_SEC", "0")];
     let mut a = LogProcess::start_with(&url, &env).await;
     let b = LogProcess::start_with(&url, &env).await;
-    let (port, apps_port) = (free_port(), free_port());
-    let portal = format!("http://127.0.0.1:{port}");
-    let _edge = Edge(
-        Command::new(binary())
-            .args(["serve", "edge"])
-            .env("LATTICE_PROFILE", "production")
-            .env_remove("LATTICE_AUTH_SECRET")
-            .env_remove("LATTICE_DATABASE_URL")
-            .env("LATTICE_LOG_URL", format!("{},{}", a.base, b.base))
-            .env("LATTICE_HTTP_ADDR", format!("127.0.0.1:{port}"))
-            .env("LATTICE_APPS_ADDR", format!("127.0.0.1:{apps_port}"))
-            .env("LATTICE_APPS_ORIGIN", format!("http://localhost:{apps_port}"))
-            .env("LATTICE_PORTAL_ORIGIN", &portal)
-            .env("LATTICE_LOG", "error")
-            .stdout(Stdio::null())
-            .spawn()
-            .expect("starting lattice serve edge"),
-    );
-    lattice_e2e::wait_ready(&portal).await;
+    let nats = lattice_testkit::nats::NatsServer::start();
+    let mut bridges = [BridgeProcess::start(&url, &nats.url), BridgeProcess::start(&url, &nats.url)];
+    let edge = EdgeProcess::start(&format!("{},{}", a.base, b.base), None).await;
+    let portal = edge.base.clone();
     let ana = Client::sign_in(&portal, "acme", "ana").await;
     let ws = ana.ok("POST", "/v1/workspaces", json!({"name": "Replicas"})).await["id"].as_str().unwrap().to_owned();
     let th = ana.ok("POST", &format!("/v1/workspaces/{ws}/threads"), json!({"title": "t"})).await["id"].as_str().unwrap().to_owned();
 
+    let stop_runs = Arc::new(std::sync::atomic::AtomicBool::new(false));
     // Four streams: the edge gives the replicas two each, in turn.
     let (seen, reconnects): (Vec<_>, Vec<_>) = (0..4).map(|_| (Arc::new(Mutex::new(Vec::new())), Arc::new(Mutex::new(0)))).unzip();
     for (seen, reconnects) in seen.iter().zip(&reconnects) {
         follow(portal.clone(), ana.token.clone(), th.clone(), seen.clone(), reconnects.clone());
     }
+
+    // Agent runs beside the writes, on whichever replica the edge picks.
+    let runs: Arc<Mutex<Vec<String>>> = Arc::default();
+    let runner = {
+        let (ana, th, runs, stop) = (ana.clone(), th.clone(), runs.clone(), stop_runs.clone());
+        tokio::spawn(async move {
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                if let Ok((200, body)) = ana.post(&format!("/v1/threads/{th}/runs"), json!({"prompt": "Figures.", "model": "scripted:dashboard"})).await {
+                    runs.lock().unwrap().push(body["run_id"].as_str().unwrap_or_default().to_owned());
+                }
+                tokio::time::sleep(Duration::from_millis(40)).await;
+            }
+        })
+    };
 
     // Four writers; a refusal (the dead replica's 502) is tried again.
     let acked: Arc<Mutex<Vec<(i64, String)>>> = Arc::default();
@@ -118,15 +112,45 @@ async fn a_killed_log_replica_loses_nothing_and_its_streams_resume_on_the_other(
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
     a.kill();
+    // The bridge that leads is the one that says it is ready.
+    let leader = {
+        let http = lattice_e2e::http();
+        let mut leader = None;
+        for (i, bridge) in bridges.iter().enumerate() {
+            if http.get(format!("{}/readyz", bridge.probes())).send().await.is_ok_and(|r| r.status().is_success()) {
+                leader = Some(i);
+            }
+        }
+        leader.expect("one bridge leads")
+    };
+    bridges[leader].kill();
     let at_kill = acked.lock().unwrap().len();
     while acked.lock().unwrap().len() < at_kill + 200 {
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    stop_runs.store(true, std::sync::atomic::Ordering::Relaxed);
     for w in writers {
         w.await.unwrap();
     }
+    runner.await.unwrap();
     let acked = acked.lock().unwrap().clone();
+
+    // Every run finishes, once, whichever replica drove it.
+    let runs = runs.lock().unwrap().clone();
+    assert!(!runs.is_empty());
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let finished = loop {
+        let events = ana.all_events(&th).await;
+        let finished: Vec<String> = events.iter().filter(|e| e["type"] == "run_finished").map(|e| e["payload"]["run_id"].as_str().unwrap_or_default().to_owned()).collect();
+        if runs.iter().all(|r| finished.contains(r)) || Instant::now() > deadline {
+            break finished;
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    };
+    for run in &runs {
+        assert_eq!(finished.iter().filter(|f| *f == run).count(), 1, "run {run} finished {} times", finished.iter().filter(|f| *f == run).count());
+    }
 
     // Every acknowledged message is in the log, once.
     let events = ana.all_events(&th).await;
@@ -154,13 +178,46 @@ async fn a_killed_log_replica_loses_nothing_and_its_streams_resume_on_the_other(
     }
     let resumed: usize = reconnects.iter().map(|r| *r.lock().unwrap()).sum();
     assert!(resumed >= 1, "the stream the dead replica served never had to resume");
+
+    // The standby bridge took the lead: every message is on NATS, once.
+    let js = jetstream::new(async_nats::connect(&nats.url).await.unwrap());
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let on_nats = loop {
+        let ids = bridged_messages(&js, &ws).await;
+        if ids.len() >= logged.len() || Instant::now() > deadline {
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            break bridged_messages(&js, &ws).await;
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    };
+    let unique: BTreeSet<&String> = on_nats.iter().collect();
+    assert_eq!((on_nats.len(), unique.len()), (logged.len(), logged.len()), "message_posted on NATS: {} in all, {} distinct, {} in the log", on_nats.len(), unique.len(), logged.len());
     println!(
-        "replicas: {} acknowledged ({} before the SIGKILL), {} refused and tried again, {} in the log, {} stream reconnections, all four streams whole",
+        "replicas: {} acknowledged ({} before the SIGKILL of a log replica and the leading bridge), {} refused and tried again, {} in the log, {} stream reconnections, all four streams whole; {} runs each finished once; {} messages on NATS, each once",
         acked.len(),
         at_kill,
         refused.lock().unwrap(),
         logged.len(),
-        resumed
+        resumed,
+        runs.len(),
+        on_nats.len()
     );
     drop(b);
+}
+
+/// The `Nats-Msg-Id` of every `message_posted` the stream holds for `ws`.
+async fn bridged_messages(js: &jetstream::Context, ws: &str) -> Vec<String> {
+    let Ok(mut stream) = js.get_stream("LATTICE").await else { return Vec::new() };
+    let Ok(info) = stream.info().await.map(|i| i.clone()) else { return Vec::new() };
+    let mut out = Vec::new();
+    if info.state.messages == 0 {
+        return out;
+    }
+    for seq in info.state.first_sequence..=info.state.last_sequence {
+        let Ok(m) = stream.get_raw_message(seq).await else { continue };
+        if m.subject.contains(&format!(".{ws}.")) && m.subject.ends_with(".message_posted") {
+            out.push(m.headers.get("Nats-Msg-Id").map(|v| v.as_str().to_owned()).unwrap_or_default());
+        }
+    }
+    out
 }

@@ -81,6 +81,12 @@ impl ServeMcp {
         lattice_e2e::wait_ready(&base).await;
         Self { child, base }
     }
+
+    /// SIGKILL: its sessions are left to the other replicas.
+    pub fn kill(&mut self) {
+        self.child.kill().expect("SIGKILL");
+        self.child.wait().expect("reaping");
+    }
 }
 
 impl Drop for ServeMcp {
