@@ -403,3 +403,22 @@ impl Deployment {
         }
     }
 }
+
+/// Every message the `LATTICE` stream holds whose subject passes `keep`:
+/// its subject, its `Nats-Msg-Id` and its payload, in stream order.
+pub async fn stream_messages(js: &async_nats::jetstream::Context, keep: impl Fn(&str) -> bool) -> Vec<(String, String, Vec<u8>)> {
+    let Ok(mut stream) = js.get_stream("LATTICE").await else { return Vec::new() };
+    let Ok(info) = stream.info().await.map(|i| i.clone()) else { return Vec::new() };
+    let mut out = Vec::new();
+    if info.state.messages == 0 {
+        return out;
+    }
+    for seq in info.state.first_sequence..=info.state.last_sequence {
+        let Ok(m) = stream.get_raw_message(seq).await else { continue };
+        if keep(&m.subject) {
+            let id = m.headers.get("Nats-Msg-Id").map(|v| v.as_str().to_owned()).unwrap_or_default();
+            out.push((m.subject.to_string(), id, m.payload.to_vec()));
+        }
+    }
+    out
+}

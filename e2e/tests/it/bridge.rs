@@ -30,20 +30,8 @@ async fn all_form_submitted(url: &str, expected: usize) -> Vec<(String, Value)> 
 }
 
 async fn form_submitted(js: &jetstream::Context) -> Vec<(String, Value)> {
-    let Ok(mut stream) = js.get_stream("LATTICE").await else { return Vec::new() };
-    let Ok(info) = stream.info().await.map(|i| i.clone()) else { return Vec::new() };
-    let mut out = Vec::new();
-    if info.state.messages == 0 {
-        return out;
-    }
-    for seq in info.state.first_sequence..=info.state.last_sequence {
-        let Ok(m) = stream.get_raw_message(seq).await else { continue };
-        if m.subject.ends_with(".ui.form_submitted") {
-            let id = m.headers.get("Nats-Msg-Id").map(|v| v.as_str().to_owned()).unwrap_or_default();
-            out.push((id, serde_json::from_slice(&m.payload).unwrap()));
-        }
-    }
-    out
+    let held = lattice_e2e::stream_messages(js, |subject| subject.ends_with(".ui.form_submitted")).await;
+    held.into_iter().map(|(_, id, payload)| (id, serde_json::from_slice(&payload).unwrap())).collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -207,17 +207,6 @@ async fn a_killed_log_replica_and_leading_bridge_lose_nothing_and_streams_runs_a
 
 /// The `Nats-Msg-Id` of every `message_posted` the stream holds for `ws`.
 async fn bridged_messages(js: &jetstream::Context, ws: &str) -> Vec<String> {
-    let Ok(mut stream) = js.get_stream("LATTICE").await else { return Vec::new() };
-    let Ok(info) = stream.info().await.map(|i| i.clone()) else { return Vec::new() };
-    let mut out = Vec::new();
-    if info.state.messages == 0 {
-        return out;
-    }
-    for seq in info.state.first_sequence..=info.state.last_sequence {
-        let Ok(m) = stream.get_raw_message(seq).await else { continue };
-        if m.subject.contains(&format!(".{ws}.")) && m.subject.ends_with(".message_posted") {
-            out.push(m.headers.get("Nats-Msg-Id").map(|v| v.as_str().to_owned()).unwrap_or_default());
-        }
-    }
-    out
+    let held = lattice_e2e::stream_messages(js, |subject| subject.contains(&format!(".{ws}.")) && subject.ends_with(".message_posted")).await;
+    held.into_iter().map(|(_, id, _)| id).collect()
 }
