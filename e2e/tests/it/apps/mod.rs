@@ -4,6 +4,7 @@
 
 mod bridge;
 mod escape;
+mod links;
 mod limits;
 mod sdk;
 mod switch;
