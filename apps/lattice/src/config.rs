@@ -73,6 +73,10 @@ pub struct Config {
     pub model_name: Option<String>,
     /// Seconds a model call may take (LATTICE_MODEL_TIMEOUT_SECS).
     pub model_timeout_secs: u64,
+    /// How many times a model call that met a 429 or a 5xx is made again,
+    /// after the service's Retry-After or a jittered backoff from 0.5 s
+    /// (LATTICE_MODEL_RETRIES).
+    pub model_retries: u32,
     /// Seed the demo workspace in `lattice up` (LATTICE_SEED_DEMO).
     pub seed_demo: bool,
     /// The NATS user the bridge connects as (LATTICE_NATS_USER).
@@ -164,6 +168,7 @@ impl Default for Config {
             model_api_key: None,
             model_name: None,
             model_timeout_secs: 60,
+            model_retries: 4,
             seed_demo: true,
             nats_user: None,
             nats_password: None,

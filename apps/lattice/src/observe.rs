@@ -117,6 +117,9 @@ mod tests {
         let writer = lines.clone();
         let subscriber = tracing_subscriber::fmt().json().flatten_event(true).with_writer(move || writer.clone()).finish();
         let _guard = tracing::subscriber::set_default(subscriber);
+        // Another test's thread may have had the span's callsite cached as
+        // of no interest before this subscriber existed: look again.
+        tracing::callsite::rebuild_interest_cache();
         let app = axum::Router::new()
             .route("/v1/things/{id}", get(|| async { tracing::info!("handled"); "ok" }))
             .layer(axum::middleware::from_fn(super::observe));

@@ -48,7 +48,8 @@ fn models(config: &Config) -> anyhow::Result<Models> {
     let mut models = Models::scripted();
     if let Some(base) = &config.model_base_url {
         let name = config.model_name.clone().context("LATTICE_MODEL_NAME is needed with LATTICE_MODEL_BASE_URL")?;
-        let model = OpenAiModel::new(base, config.model_api_key.clone(), &name, Duration::from_secs(config.model_timeout_secs))?;
+        let model = OpenAiModel::new(base, config.model_api_key.clone(), &name, Duration::from_secs(config.model_timeout_secs))?
+            .with_retries(config.model_retries, Duration::from_millis(500));
         models = models.with(name, Arc::new(model), true);
     }
     Ok(models)

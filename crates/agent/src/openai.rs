@@ -1,6 +1,8 @@
 //! An OpenAI-compatible chat-completions client with tool calling (A6):
 //! base URL, key and model from configuration. Non-streaming: a run records
-//! a model's whole reply as one step anyway.
+//! a model's whole reply as one step anyway. A busy or failing service
+//! (429, 5xx) is asked again, after its `Retry-After` or an exponential
+//! backoff with full jitter, a few times before the run fails.
 
 use std::time::Duration;
 
@@ -9,12 +11,22 @@ use serde_json::{Value, json};
 
 use crate::model::{ChatMessage, Model, ModelError, ModelReply, ModelRequest};
 
+/// Tries after the first, by default.
+const RETRIES: u32 = 4;
+/// The first backoff; each later one doubles, up to [`LONGEST_WAIT`].
+const FIRST_WAIT: Duration = Duration::from_millis(500);
+/// The longest wait between two tries, a `Retry-After` included: a
+/// service that asks for longer has failed this run.
+const LONGEST_WAIT: Duration = Duration::from_secs(30);
+
 #[derive(Clone)]
 pub struct OpenAiModel {
     http: reqwest::Client,
     base_url: String,
     api_key: Option<String>,
     model: String,
+    retries: u32,
+    first_wait: Duration,
 }
 
 impl OpenAiModel {
@@ -27,9 +39,67 @@ impl OpenAiModel {
             .timeout(timeout)
             .build()
             .map_err(|e| ModelError::Unreachable(e.to_string()))?;
-        Ok(Self { http, base_url: base_url.trim_end_matches('/').to_owned(), api_key, model: model.to_owned() })
+        Ok(Self {
+            http,
+            base_url: base_url.trim_end_matches('/').to_owned(),
+            api_key,
+            model: model.to_owned(),
+            retries: RETRIES,
+            first_wait: FIRST_WAIT,
+        })
     }
 
+    /// Asks again `retries` times at most, the first wait `first_wait`.
+    pub fn with_retries(mut self, retries: u32, first_wait: Duration) -> Self {
+        self.retries = retries;
+        self.first_wait = first_wait;
+        self
+    }
+
+    /// How long to wait before try `attempt` (1 for the first retry):
+    /// what the service asked for, or a random share of the doubled backoff.
+    fn wait(&self, attempt: u32, retry_after: Option<Duration>) -> Duration {
+        if let Some(asked) = retry_after {
+            return asked;
+        }
+        let ceiling = self.first_wait.saturating_mul(1 << (attempt - 1).min(16)).min(LONGEST_WAIT);
+        ceiling.mul_f64(rand::random::<f64>())
+    }
+
+    /// One call: the reply, or the error with the service's `Retry-After`.
+    async fn call(&self, body: &Value) -> Result<ModelReply, (ModelError, Option<Duration>)> {
+        let mut call = self.http.post(format!("{}/chat/completions", self.base_url)).json(body);
+        if let Some(key) = &self.api_key {
+            call = call.bearer_auth(key);
+        }
+        let failed = |e: reqwest::Error| (if e.is_timeout() { ModelError::Timeout } else { ModelError::Unreachable(e.to_string()) }, None);
+        let response = call.send().await.map_err(failed)?;
+        let status = response.status();
+        let retry_after = response.headers().get("retry-after").and_then(|v| v.to_str().ok()).and_then(retry_after);
+        let text = response.text().await.map_err(failed)?;
+        if !status.is_success() {
+            let message = serde_json::from_str::<Value>(&text)
+                .ok()
+                .and_then(|v| v.pointer("/error/message").and_then(Value::as_str).map(str::to_owned))
+                .unwrap_or_else(|| text.chars().take(200).collect());
+            return Err((ModelError::Status { status: status.as_u16(), message }, retry_after));
+        }
+        parse_reply(&text).map_err(|e| (e, None))
+    }
+}
+
+/// A `Retry-After` in seconds (the form model services send; an HTTP date
+/// is not read, and the backoff stands in for it).
+fn retry_after(value: &str) -> Option<Duration> {
+    value.trim().parse::<f64>().ok().filter(|s| s.is_finite() && *s >= 0.0).map(Duration::from_secs_f64)
+}
+
+/// Whether asking again may help: the service is busy or failed.
+fn worth_retrying(error: &ModelError) -> bool {
+    matches!(error, ModelError::Status { status, .. } if *status == 429 || (500..600).contains(status))
+}
+
+impl OpenAiModel {
     fn body(&self, request: &ModelRequest) -> Value {
         let messages: Vec<Value> = request
             .messages
@@ -75,25 +145,22 @@ impl Model for OpenAiModel {
         fields(otel.name = %format!("chat {}", self.model), otel.kind = "client", gen_ai.operation.name = "chat", gen_ai.provider.name = "openai", gen_ai.request.model = %self.model)
     )]
     async fn reply(&self, request: ModelRequest) -> Result<ModelReply, ModelError> {
-        let mut call = self.http.post(format!("{}/chat/completions", self.base_url)).json(&self.body(&request));
-        if let Some(key) = &self.api_key {
-            call = call.bearer_auth(key);
+        let body = self.body(&request);
+        let mut attempt = 0;
+        loop {
+            match self.call(&body).await {
+                Ok(reply) => return Ok(reply),
+                Err((error, retry_after)) => {
+                    attempt += 1;
+                    let wait = self.wait(attempt, retry_after);
+                    if attempt > self.retries || !worth_retrying(&error) || wait > LONGEST_WAIT {
+                        return Err(error);
+                    }
+                    tracing::warn!(%error, attempt, wait_ms = wait.as_millis() as u64, "the model service is busy or failing; asking again");
+                    tokio::time::sleep(wait).await;
+                }
+            }
         }
-        let response = call.send().await.map_err(|e| {
-            if e.is_timeout() { ModelError::Timeout } else { ModelError::Unreachable(e.to_string()) }
-        })?;
-        let status = response.status();
-        let text = response.text().await.map_err(|e| {
-            if e.is_timeout() { ModelError::Timeout } else { ModelError::Unreachable(e.to_string()) }
-        })?;
-        if !status.is_success() {
-            let message = serde_json::from_str::<Value>(&text)
-                .ok()
-                .and_then(|v| v.pointer("/error/message").and_then(Value::as_str).map(str::to_owned))
-                .unwrap_or_else(|| text.chars().take(200).collect());
-            return Err(ModelError::Status { status: status.as_u16(), message });
-        }
-        parse_reply(&text)
     }
 }
 

@@ -69,7 +69,8 @@ async fn errors_and_timeouts_are_typed() {
         .route("/c/v1/chat/completions", post(|| async { "not json" }));
     let base = serve(router).await;
     let root = base.trim_end_matches("/v1");
-    let at = |p: &str, t: u64| OpenAiModel::new(&format!("{root}/{p}/v1"), None, "m", Duration::from_millis(t)).unwrap();
+    // No retries here: each error as it comes.
+    let at = |p: &str, t: u64| OpenAiModel::new(&format!("{root}/{p}/v1"), None, "m", Duration::from_millis(t)).unwrap().with_retries(0, Duration::ZERO);
     assert_eq!(at("a", 2000).reply(request()).await.unwrap_err(), ModelError::Status { status: 429, message: "slow down".into() });
     assert_eq!(at("b", 300).reply(request()).await.unwrap_err(), ModelError::Timeout);
     assert!(matches!(at("c", 2000).reply(request()).await.unwrap_err(), ModelError::Malformed(_)));
@@ -84,4 +85,70 @@ fn replies_with_text_or_broken_arguments() {
     let broken = parse_reply(r#"{"choices":[{"message":{"tool_calls":[{"id":"1","function":{"name":"x","arguments":"{nope"}}]}}]}"#);
     assert!(matches!(broken, Err(ModelError::Malformed(m)) if m.contains("arguments")));
     assert!(matches!(parse_reply(r#"{"choices":[]}"#), Err(ModelError::Malformed(_))));
+}
+
+/// A server that answers `statuses` in turn (then 200 with a text reply),
+/// counting the calls; a 429 carries `Retry-After: retry_after` when given.
+async fn flaky(statuses: Vec<u16>, retry_after: Option<&'static str>) -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    let calls = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counted = calls.clone();
+    let router = axum::Router::new().route(
+        "/v1/chat/completions",
+        post(move || {
+            let (calls, statuses) = (counted.clone(), statuses.clone());
+            async move {
+                let n = calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                match statuses.get(n) {
+                    Some(&status) => {
+                        let mut response = axum::response::IntoResponse::into_response((
+                            StatusCode::from_u16(status).unwrap(),
+                            Json(json!({"error": {"message": format!("status {status}")}})),
+                        ));
+                        if let (429, Some(after)) = (status, retry_after) {
+                            response.headers_mut().insert("retry-after", after.parse().unwrap());
+                        }
+                        response
+                    }
+                    None => axum::response::IntoResponse::into_response(Json(
+                        json!({"choices": [{"message": {"role": "assistant", "content": "At last."}}]}),
+                    )),
+                }
+            }
+        }),
+    );
+    (serve(router).await, calls)
+}
+
+#[tokio::test]
+async fn a_busy_or_failing_service_is_asked_again_with_backoff() {
+    let calls = |c: &std::sync::Arc<std::sync::atomic::AtomicUsize>| c.load(std::sync::atomic::Ordering::SeqCst);
+    // A 429 with Retry-After: the client waits what it was told, then succeeds.
+    let (base, count) = flaky(vec![429], Some("1")).await;
+    let model = OpenAiModel::new(&base, None, "m", Duration::from_secs(5)).unwrap().with_retries(4, Duration::from_millis(10));
+    let started = std::time::Instant::now();
+    let reply = model.reply(request()).await.unwrap();
+    assert_eq!((reply.text.as_deref(), calls(&count)), (Some("At last."), 2));
+    assert!(started.elapsed() >= Duration::from_secs(1), "Retry-After: 1 was not honoured ({:?})", started.elapsed());
+
+    // Three 5xx in a row, then an answer: four calls, backoff between them.
+    let (base, count) = flaky(vec![503, 500, 502], None).await;
+    let model = OpenAiModel::new(&base, None, "m", Duration::from_secs(5)).unwrap().with_retries(4, Duration::from_millis(10));
+    assert_eq!(model.reply(request()).await.unwrap().text.as_deref(), Some("At last."));
+    assert_eq!(calls(&count), 4);
+
+    // Failing past the retries: the last error, after 1 + retries calls.
+    let (base, count) = flaky(vec![500; 10], None).await;
+    let model = OpenAiModel::new(&base, None, "m", Duration::from_secs(5)).unwrap().with_retries(2, Duration::from_millis(10));
+    assert_eq!(model.reply(request()).await.unwrap_err(), ModelError::Status { status: 500, message: "status 500".into() });
+    assert_eq!(calls(&count), 3);
+
+    // A client error is not asked again; nor is a Retry-After past 30 s.
+    let (base, count) = flaky(vec![400], None).await;
+    let model = OpenAiModel::new(&base, None, "m", Duration::from_secs(5)).unwrap().with_retries(4, Duration::from_millis(10));
+    assert!(matches!(model.reply(request()).await.unwrap_err(), ModelError::Status { status: 400, .. }));
+    assert_eq!(calls(&count), 1);
+    let (base, count) = flaky(vec![429], Some("120")).await;
+    let model = OpenAiModel::new(&base, None, "m", Duration::from_secs(5)).unwrap().with_retries(4, Duration::from_millis(10));
+    assert!(matches!(model.reply(request()).await.unwrap_err(), ModelError::Status { status: 429, .. }));
+    assert_eq!(calls(&count), 1);
 }
