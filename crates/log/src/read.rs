@@ -322,11 +322,13 @@ impl LogService {
                 vec![Level::Deployment, Level::Tenant(tenant)]
             }
         };
+        let chain_levels: Vec<Level> = above.iter().cloned().chain(std::iter::once(level.clone())).collect();
+        let held = store.states_of(&chain_levels).await?;
         let mut keys = Vec::new();
-        for key in SwitchKey::ALL {
+        for (k, key) in SwitchKey::ALL.into_iter().enumerate() {
             let mut chain = [SwitchState::Unset; 3];
-            for (i, l) in above.iter().chain(std::iter::once(&level)).enumerate() {
-                chain[i] = store.state(l, key).await?;
+            for (i, states) in held.iter().enumerate() {
+                chain[i] = states[k];
             }
             let own = chain[above.len()];
             keys.push(KeyState {

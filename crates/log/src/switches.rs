@@ -50,6 +50,30 @@ impl SwitchStore {
         Ok(states)
     }
 
+    /// What each of `levels` holds for each key, in one query: a missing
+    /// row is `unset`. Indexed as `levels`, then as [`SwitchKey::ALL`].
+    pub async fn states_of(&self, levels: &[Level]) -> Result<Vec<[SwitchState; 3]>, Error> {
+        let names: Vec<String> = levels.iter().map(ToString::to_string).collect();
+        let mut out = vec![[SwitchState::Unset; 3]; levels.len()];
+        if names.is_empty() {
+            return Ok(out);
+        }
+        let marks: Vec<String> = (1..=names.len()).map(|i| format!("${i}")).collect();
+        let sql = format!("SELECT level, key, state FROM switches WHERE level IN ({})", marks.join(", "));
+        let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
+        for name in &names {
+            query = query.bind(name);
+        }
+        for row in query.fetch_all(&self.db.pool).await.map_err(db_error)? {
+            let level: String = row.try_get(0).map_err(db_error)?;
+            let key: String = row.try_get(1).map_err(db_error)?;
+            let state: String = row.try_get(2).map_err(db_error)?;
+            let (Some(i), Some(k)) = (names.iter().position(|n| *n == level), SwitchKey::ALL.iter().position(|k| k.as_str() == key)) else { continue };
+            out[i][k] = SwitchState::parse(&state).unwrap_or_default();
+        }
+        Ok(out)
+    }
+
     /// What one level holds for one key.
     pub async fn state(&self, level: &Level, key: SwitchKey) -> Result<SwitchState, Error> {
         let row = sqlx::query("SELECT state FROM switches WHERE level = $1 AND key = $2")

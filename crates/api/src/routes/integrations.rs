@@ -150,6 +150,11 @@ pub async fn levels_stream(
                 changed = changes.changed() => if changed.is_err() { return None },
                 _ = shutdown.changed() => return None,
             }
+            // A burst of flips (everything off at a level) is read once:
+            // a console costs at most a read every 100 ms, however often
+            // switches change anywhere.
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            changes.mark_unchanged();
             let Ok(now) = state.log.switch_levels(&who).await else { return None };
             let now = levels_view(now);
             if now != last {
