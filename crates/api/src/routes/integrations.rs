@@ -126,8 +126,10 @@ pub async fn levels(State(state): State<AppState>, Caller(who): Caller) -> ApiRe
 }
 
 /// The levels as the console follows them (SSE): a `levels` event at once,
-/// and again whenever a switch change alters what the caller sees, from
-/// whichever service, replica or terminal made it.
+/// and again whenever a switch change alters what the caller sees (the
+/// levels, or the audit trail of the levels it administers: a flip to the
+/// state a level already had is news too), from whichever service, replica
+/// or terminal made it.
 #[utoipa::path(get, path = "/v1/integrations/levels/stream", responses((status = 200, description = "text/event-stream")),
     security(("bearer" = [])))]
 pub async fn levels_stream(
@@ -137,8 +139,9 @@ pub async fn levels_stream(
     let mut changes = state.log.switch_changes();
     changes.mark_unchanged();
     let first = levels_view(state.log.switch_levels(&who).await?);
+    let audited = last_audited(&state, &who).await?;
     let permit = state.guard.open_stream(who.principal())?;
-    let context = (state, who, changes, Some(first.clone()), first, permit);
+    let context = (state, who, changes, Some(first.clone()), (first, audited), permit);
     let events = stream::unfold(context, move |(state, who, mut changes, mut pending, mut last, permit)| async move {
         loop {
             if let Some(levels) = pending.take() {
@@ -156,14 +159,20 @@ pub async fn levels_stream(
             tokio::time::sleep(Duration::from_millis(100)).await;
             changes.mark_unchanged();
             let Ok(now) = state.log.switch_levels(&who).await else { return None };
-            let now = levels_view(now);
+            let Ok(audited) = last_audited(&state, &who).await else { return None };
+            let now = (levels_view(now), audited);
             if now != last {
-                last = now.clone();
-                pending = Some(now);
+                pending = Some(now.0.clone());
+                last = now;
             }
         }
     });
     Ok(Sse::new(events).keep_alive(KeepAlive::new().interval(Duration::from_secs(15))))
+}
+
+/// The sequence number of the last switch change the caller may audit.
+async fn last_audited(state: &AppState, who: &lattice_log::Authenticated) -> Result<i64, Error> {
+    Ok(state.log.audit(who, None, None).await?.last().map_or(0, |row| row.seq))
 }
 
 fn levels_view(levels: Vec<lattice_log::LevelStates>) -> Vec<LevelView> {
