@@ -372,46 +372,61 @@ impl LogService {
         workspace: Option<&str>,
     ) -> Result<Vec<AuditRow>, Error> {
         let p = who.principal();
-        let db = &self.inner.db;
+        let mut rows = Vec::new();
+        for (filter, value) in self.audit_scopes(who, tenant, workspace).await? {
+            rows.extend(self.switch_events(filter, &[value.as_str()]).await?);
+        }
+        if workspace.is_none() && rows.is_empty() && !is_admin_of_anything(p.role) && tenant.is_some() {
+            return Err(Error::forbidden("reading the switch audit needs an admin role"));
+        }
+        rows.sort_by_key(|r| r.seq);
+        rows.dedup_by_key(|r| r.seq);
+        Ok(rows)
+    }
+
+    /// The sequence number of the last switch change [`Self::audit`] would
+    /// show the caller (0 when none): one `MAX` per scope, no rows read.
+    pub async fn last_audited(&self, who: &Authenticated) -> Result<i64, Error> {
+        let mut last = 0;
+        for (filter, value) in self.audit_scopes(who, None, None).await? {
+            let sql = format!("SELECT MAX(seq) FROM envelopes WHERE type = '{}' AND {filter}", SwitchSet::NAME);
+            let row = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(value).fetch_one(&self.inner.db.pool).await.map_err(db_error)?;
+            last = last.max(row.try_get::<Option<i64>, _>(0).map_err(db_error)?.unwrap_or(0));
+        }
+        Ok(last)
+    }
+
+    /// Where the caller's audit comes from: one `(filter, value)` per
+    /// scope, the filter naming `$1`.
+    async fn audit_scopes(&self, who: &Authenticated, tenant: Option<&str>, workspace: Option<&str>) -> Result<Vec<(&'static str, String)>, Error> {
+        let p = who.principal();
         if let Some(t) = tenant
             && t != p.tenant.as_str()
             && t != DEPLOYMENT_TENANT
         {
             return Err(Error::NotFound);
         }
-        let mut rows = Vec::new();
+        let mut scopes = Vec::new();
         if let Some(ws) = workspace {
-            let access = workspace_access(db, p, ws).await?;
+            let access = workspace_access(&self.inner.db, p, ws).await?;
             access.require(Role::Admin, "reading the workspace's switch audit")?;
-            rows.extend(self.switch_events("workspace = $1", &[access.workspace.as_str()]).await?);
-        } else {
-            if p.role == TenantRole::DeploymentAdmin && tenant.is_none_or(|t| t == DEPLOYMENT_TENANT) {
-                rows.extend(self.switch_events("tenant = $1", &[DEPLOYMENT_TENANT]).await?);
-            }
-            if tenant != Some(DEPLOYMENT_TENANT) {
-                if p.role == TenantRole::TenantAdmin {
-                    rows.extend(self.switch_events("tenant = $1", &[p.tenant.as_str()]).await?);
-                } else {
-                    // A workspace admin sees the workspaces it administers.
-                    let admin_of: Vec<String> = self
-                        .workspaces(who)
-                        .await?
-                        .into_iter()
-                        .filter(|w| w.role == Role::Admin)
-                        .map(|w| w.id)
-                        .collect();
-                    for ws in &admin_of {
-                        rows.extend(self.switch_events("workspace = $1", &[ws.as_str()]).await?);
-                    }
+            scopes.push(("workspace = $1", access.workspace.to_string()));
+            return Ok(scopes);
+        }
+        if p.role == TenantRole::DeploymentAdmin && tenant.is_none_or(|t| t == DEPLOYMENT_TENANT) {
+            scopes.push(("tenant = $1", DEPLOYMENT_TENANT.to_owned()));
+        }
+        if tenant != Some(DEPLOYMENT_TENANT) {
+            if p.role == TenantRole::TenantAdmin {
+                scopes.push(("tenant = $1", p.tenant.to_string()));
+            } else {
+                // A workspace admin sees the workspaces it administers.
+                for ws in self.workspaces(who).await?.into_iter().filter(|w| w.role == Role::Admin) {
+                    scopes.push(("workspace = $1", ws.id));
                 }
             }
-            if rows.is_empty() && !is_admin_of_anything(p.role) && tenant.is_some() {
-                return Err(Error::forbidden("reading the switch audit needs an admin role"));
-            }
         }
-        rows.sort_by_key(|r| r.seq);
-        rows.dedup_by_key(|r| r.seq);
-        Ok(rows)
+        Ok(scopes)
     }
 
     async fn switch_events(&self, filter: &str, binds: &[&str]) -> Result<Vec<AuditRow>, Error> {

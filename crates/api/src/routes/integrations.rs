@@ -172,7 +172,7 @@ pub async fn levels_stream(
 
 /// The sequence number of the last switch change the caller may audit.
 async fn last_audited(state: &AppState, who: &lattice_log::Authenticated) -> Result<i64, Error> {
-    Ok(state.log.audit(who, None, None).await?.last().map_or(0, |row| row.seq))
+    state.log.last_audited(who).await
 }
 
 fn levels_view(levels: Vec<lattice_log::LevelStates>) -> Vec<LevelView> {
