@@ -143,18 +143,20 @@ impl LogService {
         // What checks read: the workspace as the principal sees it, with the
         // run authorization read (read once, whoever asks).
         let view = scope.access.clone().map(|access| ScopedView::new(self.clone(), principal.clone(), access, scope.run.clone()));
+        // Who the envelope and the checks name: read once per command.
+        let actor = who.actor();
         let mut command = command;
         if let (Some(checks), Some(view)) = (self.inner.checks.get(&command_type), view.as_ref()) {
             for check in checks {
-                check.complete(view, &who.actor(), &mut command).await;
+                check.complete(view, &actor, &mut command).await;
             }
         }
         self.gate(principal, &scope, view.as_ref(), &command).await?;
         // Registered checks (who may do this) run before the kind's own shape
         // checks, so a refusal says Forbidden before it says ValidationFailed.
-        self.run_checks(&who.actor(), view.as_ref(), &command).await?;
+        self.run_checks(&actor, view.as_ref(), &command).await?;
         let effect = self.prepare(&scope, &command)?;
-        let committed = self.commit(principal, &who.actor(), &scope, effect, audit.as_ref()).await?;
+        let committed = self.commit(principal, &actor, &scope, effect, audit.as_ref()).await?;
         self.inner.horizon.committed(committed.seq);
         static COMMANDS: lattice_telemetry::Counter = lattice_telemetry::Counter::new("lattice.commands");
         COMMANDS.add(&[lattice_telemetry::KeyValue::new("command", format!("{command_type:?}"))]);

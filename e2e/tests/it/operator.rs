@@ -87,6 +87,14 @@ async fn switch_from_a_terminal(on: On) {
     let everything = text(&lattice(&db, &["switch", "list"]));
     assert!(everything.lines().any(|l| l.starts_with("deployment") && l.contains("ui:mini-apps") && l.contains(" off ")), "{everything}");
     assert!(everything.contains(&ws), "the levels holding a state are listed: {everything}");
+    // The reason's limit, at its edge: 500 bytes pass, 501 are refused and change nothing.
+    let at_limit = "r".repeat(500);
+    let set = lattice(&db, &["switch", "set", &ws, "ui:dashboards", "off", "--reason", &at_limit]);
+    assert!(set.status.success(), "{}", text(&set));
+    let over = lattice(&db, &["switch", "set", &ws, "ui:dashboards", "on", "--reason", &"r".repeat(501)]);
+    assert!(!over.status.success() && text(&over).contains("501 bytes exceeds the limit 500"), "{}", text(&over));
+    let listed = text(&lattice(&db, &["switch", "list", &ws]));
+    assert!(listed.lines().any(|l| l.starts_with(&ws) && l.contains("ui:dashboards") && l.split_whitespace().nth(2) == Some("off")), "{listed}");
     let nowhere = lattice(&db, &["switch", "list", "workspace:ws_nowhere"]);
     assert!(!nowhere.status.success() && text(&nowhere).contains("no such workspace"), "{}", text(&nowhere));
 }
