@@ -71,12 +71,22 @@ pub struct Config {
     pub model_api_key: Option<String>,
     /// The model to ask (LATTICE_MODEL_NAME); runs that name no model use it.
     pub model_name: Option<String>,
-    /// Seconds a model call may take (LATTICE_MODEL_TIMEOUT_SECS).
+    /// Seconds the model service may stay silent: before its answer
+    /// starts, and between two parts of a streamed answer
+    /// (LATTICE_MODEL_TIMEOUT_SECS).
     pub model_timeout_secs: u64,
     /// How many times a model call that met a 429 or a 5xx is made again,
     /// after the service's Retry-After or a jittered backoff from 0.5 s
     /// (LATTICE_MODEL_RETRIES).
     pub model_retries: u32,
+    /// Model calls one run may make (LATTICE_RUN_MAX_MODEL_CALLS).
+    pub run_max_model_calls: usize,
+    /// Tokens one run's model calls may use, as the service counts them
+    /// (LATTICE_RUN_MAX_TOKENS).
+    pub run_max_tokens: u64,
+    /// Seconds one run may spend running; waiting for a person does not
+    /// count (LATTICE_RUN_MAX_SECONDS).
+    pub run_max_seconds: u64,
     /// Seed the demo workspace in `lattice up` (LATTICE_SEED_DEMO).
     pub seed_demo: bool,
     /// The NATS user the bridge connects as (LATTICE_NATS_USER).
@@ -169,6 +179,9 @@ impl Default for Config {
             model_name: None,
             model_timeout_secs: 60,
             model_retries: 4,
+            run_max_model_calls: 24,
+            run_max_tokens: 200_000,
+            run_max_seconds: 600,
             seed_demo: true,
             nats_user: None,
             nats_password: None,

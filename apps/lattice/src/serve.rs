@@ -6,7 +6,7 @@ use anyhow::Context;
 use std::sync::Arc;
 
 use lattice_agent::openai::OpenAiModel;
-use lattice_agent::{Models, Runner};
+use lattice_agent::{Budget, Models, Runner};
 use lattice_api::AppState;
 use lattice_bridge::{Bridge, BridgeConfig};
 use lattice_log::{Authenticator, Db, LogReader, LogService, Trusted};
@@ -56,7 +56,12 @@ fn models(config: &Config) -> anyhow::Result<Models> {
 }
 
 async fn start_runner(config: &Config, trusted: &Trusted) -> anyhow::Result<Runner> {
-    let runner = Runner::new(trusted.clone(), models(config)?);
+    let budget = Budget {
+        model_calls: config.run_max_model_calls,
+        tokens: config.run_max_tokens,
+        wall_time: Duration::from_secs(config.run_max_seconds),
+    };
+    let runner = Runner::new(trusted.clone(), models(config)?).with_budget(budget);
     let resumed = runner.recover().await?;
     if resumed > 0 {
         tracing::info!(runs = resumed, "driving runs that a stop interrupted");

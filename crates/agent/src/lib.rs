@@ -10,11 +10,12 @@
 pub mod act;
 pub mod model;
 pub mod openai;
+pub mod partial;
 mod runner;
 pub mod scripted;
 pub mod tools;
 mod transcript;
 
-pub use model::{ChatMessage, Model, ModelError, ModelReply, ModelRequest, Models};
-pub use runner::Runner;
+pub use model::{ChatMessage, Delta, Deltas, Model, ModelError, ModelReply, ModelRequest, Models};
+pub use runner::{Budget, Runner};
 pub use tools::{ToolDefinition, toolset};

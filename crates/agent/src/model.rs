@@ -29,7 +29,21 @@ pub struct ModelRequest {
 pub struct ModelReply {
     pub text: Option<String>,
     pub tool_calls: Vec<ToolCall>,
+    /// Tokens the call used (prompt and reply), when the service says.
+    pub tokens: Option<u64>,
 }
+
+/// What a model has written so far, told while it writes.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Delta {
+    /// Text added to the reply.
+    Text(String),
+    /// A tool call's arguments as far as they have come, made whole.
+    ToolInput { id: String, name: String, arguments: serde_json::Value },
+}
+
+/// Where a streaming model tells its deltas.
+pub type Deltas = dyn Fn(Delta) + Send + Sync;
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ModelError {
@@ -48,6 +62,13 @@ pub enum ModelError {
 #[async_trait::async_trait]
 pub trait Model: Send + Sync {
     async fn reply(&self, request: ModelRequest) -> Result<ModelReply, ModelError>;
+
+    /// The reply, telling `deltas` what is written as it is written; a
+    /// model that does not stream tells nothing.
+    async fn stream(&self, request: ModelRequest, deltas: &Deltas) -> Result<ModelReply, ModelError> {
+        let _ = deltas;
+        self.reply(request).await
+    }
 }
 
 /// The models a deployment offers, by the name a run asks for.

@@ -1,15 +1,18 @@
 //! An OpenAI-compatible chat-completions client with tool calling (A6):
-//! base URL, key and model from configuration. Non-streaming: a run records
-//! a model's whole reply as one step anyway. A busy or failing service
-//! (429, 5xx) is asked again, after its `Retry-After` or an exponential
-//! backoff with full jitter, a few times before the run fails.
+//! base URL, key and model from configuration. It streams: the reply's
+//! text and each tool call's arguments are told as they arrive (server-sent
+//! `chat.completion.chunk`s), and a service that answers with one whole
+//! JSON body is read as well. A busy or failing service (429, 5xx) is
+//! asked again, after its `Retry-After` or an exponential backoff with full
+//! jitter, a few times before the run fails, as long as nothing of the
+//! reply has been told yet.
 
 use std::time::Duration;
 
 use lattice_core::ToolCall;
 use serde_json::{Value, json};
 
-use crate::model::{ChatMessage, Model, ModelError, ModelReply, ModelRequest};
+use crate::model::{ChatMessage, Delta, Deltas, Model, ModelError, ModelReply, ModelRequest};
 
 /// Tries after the first, by default.
 const RETRIES: u32 = 4;
@@ -18,6 +21,13 @@ const FIRST_WAIT: Duration = Duration::from_millis(500);
 /// The longest wait between two tries, a `Retry-After` included: a
 /// service that asks for longer has failed this run.
 const LONGEST_WAIT: Duration = Duration::from_secs(30);
+/// The most a reply may hold (its text, its tool calls' arguments and the
+/// stream's framing), counted as it arrives.
+pub const MAX_REPLY_BYTES: usize = 1024 * 1024;
+/// How often a tool call's arguments are made whole and told while they
+/// arrive: often enough to watch, rarely enough that a long call is not
+/// parsed again for every few characters.
+const TOOL_INPUT_EVERY: Duration = Duration::from_millis(100);
 
 #[derive(Clone)]
 pub struct OpenAiModel {
@@ -27,6 +37,9 @@ pub struct OpenAiModel {
     model: String,
     retries: u32,
     first_wait: Duration,
+    /// The longest silence of the service: before its answer starts, and
+    /// between two parts of a streamed answer.
+    idle: Duration,
 }
 
 impl OpenAiModel {
@@ -36,7 +49,7 @@ impl OpenAiModel {
         // TLS by rustls with ring; the system's roots (and SSL_CERT_FILE).
         let _ = rustls::crypto::ring::default_provider().install_default();
         let http = reqwest::Client::builder()
-            .timeout(timeout)
+            .connect_timeout(timeout)
             .build()
             .map_err(|e| ModelError::Unreachable(e.to_string()))?;
         Ok(Self {
@@ -46,6 +59,7 @@ impl OpenAiModel {
             model: model.to_owned(),
             retries: RETRIES,
             first_wait: FIRST_WAIT,
+            idle: timeout,
         })
     }
 
@@ -66,25 +80,218 @@ impl OpenAiModel {
         ceiling.mul_f64(rand::random::<f64>())
     }
 
-    /// One call: the reply, or the error with the service's `Retry-After`.
-    async fn call(&self, body: &Value) -> Result<ModelReply, (ModelError, Option<Duration>)> {
+    /// One call: the reply, or the error with the service's `Retry-After`
+    /// and whether anything of the reply was told already.
+    async fn call(&self, body: &Value, deltas: &Deltas) -> Result<ModelReply, Failed> {
         let mut call = self.http.post(format!("{}/chat/completions", self.base_url)).json(body);
         if let Some(key) = &self.api_key {
             call = call.bearer_auth(key);
         }
-        let failed = |e: reqwest::Error| (if e.is_timeout() { ModelError::Timeout } else { ModelError::Unreachable(e.to_string()) }, None);
-        let response = call.send().await.map_err(failed)?;
+        let quiet = |e: ModelError| Failed { error: e, retry_after: None, told: false };
+        let failed = |e: reqwest::Error| if e.is_timeout() { ModelError::Timeout } else { ModelError::Unreachable(e.to_string()) };
+        let mut response = tokio::time::timeout(self.idle, call.send())
+            .await
+            .map_err(|_| quiet(ModelError::Timeout))?
+            .map_err(|e| quiet(failed(e)))?;
         let status = response.status();
         let retry_after = response.headers().get("retry-after").and_then(|v| v.to_str().ok()).and_then(retry_after);
-        let text = response.text().await.map_err(failed)?;
-        if !status.is_success() {
-            let message = serde_json::from_str::<Value>(&text)
-                .ok()
-                .and_then(|v| v.pointer("/error/message").and_then(Value::as_str).map(str::to_owned))
-                .unwrap_or_else(|| text.chars().take(200).collect());
-            return Err((ModelError::Status { status: status.as_u16(), message }, retry_after));
+        let streamed = response
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.starts_with("text/event-stream"));
+        if !status.is_success() || !streamed {
+            let text = self.read_whole(&mut response).await.map_err(quiet)?;
+            if !status.is_success() {
+                let message = serde_json::from_str::<Value>(&text)
+                    .ok()
+                    .and_then(|v| v.pointer("/error/message").and_then(Value::as_str).map(str::to_owned))
+                    .unwrap_or_else(|| text.chars().take(200).collect());
+                return Err(Failed { error: ModelError::Status { status: status.as_u16(), message }, retry_after, told: false });
+            }
+            return parse_reply(&text).map_err(quiet);
         }
-        parse_reply(&text).map_err(|e| (e, None))
+        let mut reply = Streamed::default();
+        let mut lines = Lines::default();
+        loop {
+            let chunk = tokio::time::timeout(self.idle, response.chunk())
+                .await
+                .map_err(|_| ModelError::Timeout)
+                .and_then(|c| c.map_err(failed));
+            let chunk = match chunk {
+                Ok(Some(chunk)) => chunk,
+                Ok(None) => break,
+                Err(error) => return Err(Failed { error, retry_after: None, told: reply.told }),
+            };
+            let told_before = reply.told;
+            let fed = lines.feed(&chunk, |line| reply.line(line, deltas));
+            if let Err(error) = fed {
+                return Err(Failed { error, retry_after: None, told: told_before || reply.told });
+            }
+            if reply.done {
+                break;
+            }
+        }
+        reply.finish(deltas).map_err(|error| Failed { error, retry_after: None, told: true })
+    }
+
+    /// A whole body, refused past [`MAX_REPLY_BYTES`] as it arrives.
+    async fn read_whole(&self, response: &mut reqwest::Response) -> Result<String, ModelError> {
+        let mut bytes = Vec::new();
+        loop {
+            let chunk = tokio::time::timeout(self.idle, response.chunk()).await.map_err(|_| ModelError::Timeout)?;
+            match chunk.map_err(|e| if e.is_timeout() { ModelError::Timeout } else { ModelError::Unreachable(e.to_string()) })? {
+                Some(chunk) => {
+                    bytes.extend_from_slice(&chunk);
+                    if bytes.len() > MAX_REPLY_BYTES {
+                        return Err(too_long());
+                    }
+                }
+                None => return Ok(String::from_utf8_lossy(&bytes).into_owned()),
+            }
+        }
+    }
+}
+
+/// A call that failed: why, what the service asked to wait, and whether
+/// part of the reply was told (then asking again would tell it twice).
+struct Failed {
+    error: ModelError,
+    retry_after: Option<Duration>,
+    told: bool,
+}
+
+fn too_long() -> ModelError {
+    ModelError::Malformed(format!("the reply is longer than {MAX_REPLY_BYTES} bytes"))
+}
+
+/// A byte stream cut into lines, none longer than a reply may be.
+#[derive(Default)]
+struct Lines {
+    pending: Vec<u8>,
+    total: usize,
+}
+
+impl Lines {
+    fn feed(&mut self, chunk: &[u8], mut each: impl FnMut(&str) -> Result<(), ModelError>) -> Result<(), ModelError> {
+        self.total += chunk.len();
+        if self.total > MAX_REPLY_BYTES {
+            return Err(too_long());
+        }
+        self.pending.extend_from_slice(chunk);
+        while let Some(end) = self.pending.iter().position(|&b| b == b'\n') {
+            let line: Vec<u8> = self.pending.drain(..=end).collect();
+            each(String::from_utf8_lossy(&line).trim_end_matches(['\r', '\n']))?;
+        }
+        Ok(())
+    }
+}
+
+/// A streamed reply as it is put together.
+#[derive(Default)]
+struct Streamed {
+    text: String,
+    calls: Vec<StreamedCall>,
+    tokens: Option<u64>,
+    done: bool,
+    /// Whether a delta was told.
+    told: bool,
+}
+
+#[derive(Default)]
+struct StreamedCall {
+    id: String,
+    name: String,
+    arguments: String,
+    /// When its arguments were last told, and what they were.
+    told_at: Option<std::time::Instant>,
+    told: Option<Value>,
+}
+
+impl Streamed {
+    /// One line of the event stream: `data: {chunk}` or `data: [DONE]`;
+    /// other fields and comments are not the reply's.
+    fn line(&mut self, line: &str, deltas: &Deltas) -> Result<(), ModelError> {
+        let Some(data) = line.strip_prefix("data:").map(str::trim_start) else { return Ok(()) };
+        if data == "[DONE]" {
+            self.done = true;
+            return Ok(());
+        }
+        let chunk: Value = serde_json::from_str(data).map_err(|e| ModelError::Malformed(format!("a streamed chunk is not JSON: {e}")))?;
+        if let Some(error) = chunk.get("error") {
+            let message = error.get("message").and_then(Value::as_str).unwrap_or("the stream failed").to_owned();
+            return Err(ModelError::Status { status: 502, message });
+        }
+        if let Some(total) = chunk.pointer("/usage/total_tokens").and_then(Value::as_u64) {
+            self.tokens = Some(total);
+        }
+        let Some(delta) = chunk.pointer("/choices/0/delta") else { return Ok(()) };
+        if let Some(text) = delta.get("content").and_then(Value::as_str).filter(|t| !t.is_empty()) {
+            self.text.push_str(text);
+            self.told = true;
+            deltas(Delta::Text(text.to_owned()));
+        }
+        for part in delta.get("tool_calls").and_then(Value::as_array).into_iter().flatten() {
+            let index = part.get("index").and_then(Value::as_u64).unwrap_or(0) as usize;
+            if index > self.calls.len() {
+                return Err(ModelError::Malformed(format!("tool call {index} arrived before tool call {}", self.calls.len())));
+            }
+            if index == self.calls.len() {
+                self.calls.push(StreamedCall::default());
+            }
+            let call = &mut self.calls[index];
+            if let Some(id) = part.get("id").and_then(Value::as_str) {
+                call.id = id.to_owned();
+            }
+            if let Some(name) = part.pointer("/function/name").and_then(Value::as_str) {
+                call.name.push_str(name);
+            }
+            if let Some(args) = part.pointer("/function/arguments").and_then(Value::as_str) {
+                call.arguments.push_str(args);
+            }
+            if call.told_at.is_none_or(|at| at.elapsed() >= TOOL_INPUT_EVERY) {
+                self.told |= call.tell(index, deltas);
+            }
+        }
+        Ok(())
+    }
+
+    /// The whole reply: its text, and its tool calls with their arguments
+    /// parsed (a call's last arguments told once more if they changed).
+    fn finish(mut self, deltas: &Deltas) -> Result<ModelReply, ModelError> {
+        let mut tool_calls = Vec::with_capacity(self.calls.len());
+        for (i, call) in self.calls.iter_mut().enumerate() {
+            if call.name.is_empty() {
+                return Err(ModelError::Malformed(format!("tool_calls[{i}] has no function name")));
+            }
+            call.tell(i, deltas);
+            let raw = if call.arguments.trim().is_empty() { "{}" } else { call.arguments.as_str() };
+            let arguments: Value = serde_json::from_str(raw)
+                .map_err(|e| ModelError::Malformed(format!("tool_calls[{i}] arguments are not JSON: {e}")))?;
+            let id = if call.id.is_empty() { format!("call_{i}") } else { std::mem::take(&mut call.id) };
+            tool_calls.push(ToolCall { id, name: std::mem::take(&mut call.name), arguments });
+        }
+        let text = Some(self.text).filter(|t| !t.is_empty());
+        Ok(ModelReply { text, tool_calls, tokens: self.tokens })
+    }
+}
+
+impl StreamedCall {
+    /// Tells the arguments as far as they have come, if that is more than
+    /// was told; answers whether it told.
+    fn tell(&mut self, index: usize, deltas: &Deltas) -> bool {
+        if self.name.is_empty() {
+            return false;
+        }
+        self.told_at = Some(std::time::Instant::now());
+        let Some(arguments) = crate::partial::complete(&self.arguments) else { return false };
+        if self.told.as_ref() == Some(&arguments) {
+            return false;
+        }
+        self.told = Some(arguments.clone());
+        let id = if self.id.is_empty() { format!("call_{index}") } else { self.id.clone() };
+        deltas(Delta::ToolInput { id, name: self.name.clone(), arguments });
+        true
     }
 }
 
@@ -123,7 +330,7 @@ impl OpenAiModel {
                 }
             })
             .collect();
-        let mut body = json!({"model": self.model, "messages": messages});
+        let mut body = json!({"model": self.model, "messages": messages, "stream": true, "stream_options": {"include_usage": true}});
         if !request.tools.is_empty() {
             body["tools"] = request
                 .tools
@@ -144,16 +351,16 @@ impl Model for OpenAiModel {
         skip_all,
         fields(otel.name = %format!("chat {}", self.model), otel.kind = "client", gen_ai.operation.name = "chat", gen_ai.provider.name = "openai", gen_ai.request.model = %self.model)
     )]
-    async fn reply(&self, request: ModelRequest) -> Result<ModelReply, ModelError> {
+    async fn stream(&self, request: ModelRequest, deltas: &Deltas) -> Result<ModelReply, ModelError> {
         let body = self.body(&request);
         let mut attempt = 0;
         loop {
-            match self.call(&body).await {
+            match self.call(&body, deltas).await {
                 Ok(reply) => return Ok(reply),
-                Err((error, retry_after)) => {
+                Err(Failed { error, retry_after, told }) => {
                     attempt += 1;
                     let wait = self.wait(attempt, retry_after);
-                    if attempt > self.retries || !worth_retrying(&error) || wait > LONGEST_WAIT {
+                    if told || attempt > self.retries || !worth_retrying(&error) || wait > LONGEST_WAIT {
                         return Err(error);
                     }
                     tracing::warn!(%error, attempt, wait_ms = wait.as_millis() as u64, "the model service is busy or failing; asking again");
@@ -161,6 +368,10 @@ impl Model for OpenAiModel {
                 }
             }
         }
+    }
+
+    async fn reply(&self, request: ModelRequest) -> Result<ModelReply, ModelError> {
+        self.stream(request, &|_| {}).await
     }
 }
 
@@ -182,5 +393,6 @@ pub fn parse_reply(text: &str) -> Result<ModelReply, ModelError> {
         let id = call.get("id").and_then(Value::as_str).map(str::to_owned).unwrap_or_else(|| format!("call_{i}"));
         tool_calls.push(ToolCall { id, name: name.to_owned(), arguments });
     }
-    Ok(ModelReply { text: content, tool_calls })
+    let tokens = body.pointer("/usage/total_tokens").and_then(Value::as_u64);
+    Ok(ModelReply { text: content, tool_calls, tokens })
 }

@@ -1,23 +1,42 @@
 //! The runner: drives runs through the log, one recorded step at a time.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use lattice_core::{
-    Command, DeferredRequest, Error, Principal, RunId, RunStatus, RunStep, SwitchKey, TenantId, ThreadId,
+    Command, DeferredRequest, Error, Principal, RunFailure, RunId, RunStatus, RunStep, SwitchKey, TenantId, ThreadId,
     ToolCall,
 };
-use lattice_log::{Authenticated, LogService, RunRow, Trusted};
+use lattice_log::{Authenticated, LogService, Passing, RunRow, Trusted};
+use lattice_wire::{TextDelta, ToolInputDelta};
 use serde_json::Value;
+use tokio::sync::Notify;
 
 use crate::act::{Acted, act, check_form};
-use crate::model::{ModelReply, ModelRequest, Models};
+use crate::model::{Delta, ModelRequest, Models};
 use crate::tools::{self, ToolDefinition, is_deferred, switch_of, toolset};
 use crate::transcript::{Transcript, rebuild};
 
-/// Model calls one run may make before it is failed: a loop guard.
-const MAX_MODEL_CALLS: usize = 24;
+/// How often a run's driver looks whether the run was cancelled on
+/// another replica while a model call is under way.
+const CANCEL_POLL: Duration = Duration::from_secs(1);
+
+/// What one run may spend before it fails with the budget it exceeded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Budget {
+    pub model_calls: usize,
+    /// Tokens, as the model service counts them.
+    pub tokens: u64,
+    /// Time spent running; waiting for people does not count.
+    pub wall_time: Duration,
+}
+
+impl Default for Budget {
+    fn default() -> Self {
+        Self { model_calls: 24, tokens: 200_000, wall_time: Duration::from_secs(600) }
+    }
+}
 /// How long a runner's hold on a run lasts without renewal: a crashed
 /// replica's runs are taken over this long after it stopped renewing.
 const LEASE: Duration = Duration::from_secs(30);
@@ -35,8 +54,10 @@ struct Inner {
     /// This runner's name on the leases it holds.
     holder: String,
     lease: Duration,
-    /// The runs this runner drives now (tenant, run).
-    driving: Mutex<HashSet<(String, String)>>,
+    budget: Budget,
+    /// The runs this runner drives now (tenant, run), each with the bell
+    /// that a cancel rings.
+    driving: Mutex<HashMap<(String, String), Arc<Notify>>>,
 }
 
 /// What a tool call came to.
@@ -54,7 +75,15 @@ impl Runner {
     /// A runner whose leases last `lease` (tests take a short one).
     pub fn with_lease(trusted: Trusted, models: Models, lease: Duration) -> Self {
         let holder = format!("runner-{}", ulid::Ulid::generate().to_string().to_lowercase());
-        Self { inner: Arc::new(Inner { log: trusted.log().clone(), trusted, models, holder, lease, driving: Mutex::default() }) }
+        let inner = Inner { log: trusted.log().clone(), trusted, models, holder, lease, budget: Budget::default(), driving: Mutex::default() };
+        Self { inner: Arc::new(inner) }
+    }
+
+    /// A runner whose runs spend at most `budget`. Call before the runner
+    /// is shared.
+    pub fn with_budget(mut self, budget: Budget) -> Self {
+        Arc::get_mut(&mut self.inner).expect("set before the runner is shared").budget = budget;
+        self
     }
 
     pub fn models(&self) -> &Models {
@@ -82,6 +111,18 @@ impl Runner {
             .execute(who, Command::AnswerDeferred { run: run.clone(), tool_call_id, answer, approved: true })
             .await?;
         self.resume_if_answered(who, run).await
+    }
+
+    /// Cancels a run that is running or waiting: recorded as the person's
+    /// command, then the model call under way here (if any) is dropped; a
+    /// replica driving it notices within a second.
+    pub async fn cancel(&self, who: &Authenticated, run: &RunId) -> Result<(), Error> {
+        self.inner.log.execute(who, Command::CancelRun { run: run.clone() }).await?;
+        let key = (who.principal().tenant.to_string(), run.to_string());
+        if let Some(bell) = self.inner.driving.lock().expect("not poisoned").get(&key) {
+            bell.notify_one();
+        }
+        Ok(())
     }
 
     /// A chat message while runs wait: it answers their open ask_user
@@ -165,12 +206,17 @@ impl Runner {
     /// never two runners at once, and never this one twice.
     fn spawn(&self, tenant: TenantId, run: RunId) {
         let key = (tenant.to_string(), run.to_string());
-        if !self.inner.driving.lock().expect("not poisoned").insert(key.clone()) {
-            return;
+        let bell = Arc::new(Notify::new());
+        {
+            let mut driving = self.inner.driving.lock().expect("not poisoned");
+            if driving.contains_key(&key) {
+                return;
+            }
+            driving.insert(key.clone(), bell.clone());
         }
         let runner = self.clone();
         tokio::spawn(async move {
-            runner.drive_leased(&tenant, &run).await;
+            runner.drive_leased(&tenant, &run, &bell).await;
             runner.inner.driving.lock().expect("not poisoned").remove(&key);
             if let Err(e) = runner.inner.trusted.release_run(&tenant, &run, &runner.inner.holder).await {
                 tracing::warn!(run = %run, error = %e, "cannot give the run's lease back; it expires on its own");
@@ -178,7 +224,7 @@ impl Runner {
         });
     }
 
-    async fn drive_leased(&self, tenant: &TenantId, run: &RunId) {
+    async fn drive_leased(&self, tenant: &TenantId, run: &RunId, bell: &Notify) {
         let (trusted, holder, lease) = (&self.inner.trusted, self.inner.holder.as_str(), self.inner.lease);
         match trusted.lease_run(tenant, run, holder, lease).await {
             Ok(true) => {}
@@ -201,7 +247,7 @@ impl Runner {
             }
         };
         let driven = tokio::select! {
-            driven = self.drive(tenant, run) => driven,
+            driven = self.drive(tenant, run, bell) => driven,
             () = renew => {
                 tracing::warn!(run = %run, "the run's lease was lost: another replica drives it now");
                 return;
@@ -216,7 +262,7 @@ impl Runner {
         }
         if let Ok(Some(row)) = self.row(tenant, run).await {
             let acting = trusted.principal_for(tenant, &row);
-            let _ = self.record_as(&acting, run, RunStep::Failed { reason: e.to_string() }).await;
+            let _ = self.record_as(&acting, run, RunStep::Failed { reason: e.to_string(), failure: None }).await;
         }
     }
 
@@ -229,25 +275,81 @@ impl Runner {
         self.inner.log.execute(&who, Command::RecordRun { run: run.clone(), step }).await.map(|_| ())
     }
 
+    /// Fails a run with a typed reason.
+    async fn fail(&self, acting: &Principal, run: &RunId, failure: RunFailure, reason: String) -> Result<(), Error> {
+        self.record_as(acting, run, RunStep::Failed { reason, failure: Some(failure) }).await
+    }
+
+    /// Ends once the run is no longer running (cancelled, here or on
+    /// another replica): at once when the bell rings, else within a poll.
+    async fn halted(&self, tenant: &TenantId, run: &RunId, bell: &Notify) {
+        loop {
+            tokio::select! {
+                () = bell.notified() => {}
+                () = tokio::time::sleep(CANCEL_POLL) => {}
+            }
+            if !matches!(self.row(tenant, run).await, Ok(Some(r)) if r.status == RunStatus::Running) {
+                return;
+            }
+        }
+    }
+
+    /// Where a model's deltas go: the live streams of the run's thread.
+    fn deltas(&self, thread: &str, run: &RunId) -> impl Fn(Delta) + Send + Sync + use<> {
+        let trusted = self.inner.trusted.clone();
+        let thread = ThreadId::from_trusted(thread.to_owned());
+        let run_id = run.to_string();
+        move |delta| {
+            let run_id = run_id.clone();
+            let (name, json) = match delta {
+                Delta::Text(text) => ("delta", serde_json::to_string(&TextDelta { run_id, text })),
+                Delta::ToolInput { id, name, arguments } => {
+                    ("tool_input", serde_json::to_string(&ToolInputDelta { run_id, tool_call_id: id, name, arguments }))
+                }
+            };
+            trusted.pass(&thread, Passing { name, json: json.expect("a delta serializes") });
+        }
+    }
+
     /// Runs the model and the tools until the run finishes, fails or pauses.
-    async fn drive(&self, tenant: &TenantId, run: &RunId) -> Result<(), Error> {
+    async fn drive(&self, tenant: &TenantId, run: &RunId, bell: &Notify) -> Result<(), Error> {
+        let budget = self.inner.budget;
         loop {
             let Some(row) = self.row(tenant, run).await?.filter(|r| r.status == RunStatus::Running) else { return Ok(()) };
             let acting = self.inner.trusted.principal_for(tenant, &row);
             let who = self.inner.trusted.vouch(acting.clone());
-            let Transcript { messages, unanswered, model_calls } = rebuild(&self.inner.trusted.run_log(tenant, run).await?);
+            let Transcript { messages, unanswered, model_calls, tokens, running_ms } = rebuild(&self.inner.trusted.run_log(tenant, run).await?);
+            let left = budget.wall_time.saturating_sub(Duration::from_millis(running_ms.max(0) as u64));
+            if left.is_zero() {
+                let reason = format!("ran for more than its {} s", budget.wall_time.as_secs());
+                return self.fail(&acting, run, RunFailure::WallTime, reason).await;
+            }
             let offered = self.offered(&who, &row).await?;
             let calls = if unanswered.is_empty() {
-                if model_calls >= MAX_MODEL_CALLS {
-                    let reason = format!("stopped after {MAX_MODEL_CALLS} model calls");
-                    return self.record_as(&acting, run, RunStep::Failed { reason }).await;
+                if model_calls >= budget.model_calls {
+                    let reason = format!("stopped after {} model calls", budget.model_calls);
+                    return self.fail(&acting, run, RunFailure::ModelCalls, reason).await;
+                }
+                if tokens >= budget.tokens {
+                    let reason = format!("used {tokens} tokens, the run's budget is {}", budget.tokens);
+                    return self.fail(&acting, run, RunFailure::Tokens, reason).await;
                 }
                 let model = self.inner.models.get(&row.model).map_err(|e| Error::invalid_state(e.to_string()))?;
-                let reply: ModelReply = model
-                    .reply(ModelRequest { messages, tools: offered.clone() })
-                    .await
-                    .map_err(|e| Error::Unavailable { reason: e.to_string() })?;
-                let step = RunStep::ModelReplied { text: reply.text.clone(), tool_calls: reply.tool_calls.clone() };
+                let deltas = self.deltas(&row.thread, run);
+                let asked = model.stream(ModelRequest { messages, tools: offered.clone() }, &deltas);
+                let reply = tokio::select! {
+                    reply = asked => reply,
+                    () = self.halted(tenant, run, bell) => return Ok(()),
+                    () = tokio::time::sleep(left) => {
+                        let reason = format!("ran for more than its {} s", budget.wall_time.as_secs());
+                        return self.fail(&acting, run, RunFailure::WallTime, reason).await;
+                    }
+                };
+                let reply = match reply {
+                    Ok(reply) => reply,
+                    Err(e) => return self.fail(&acting, run, RunFailure::Model, format!("the model failed: {e}")).await,
+                };
+                let step = RunStep::ModelReplied { text: reply.text.clone(), tool_calls: reply.tool_calls.clone(), tokens: reply.tokens };
                 self.record_as(&acting, run, step).await?;
                 if reply.tool_calls.is_empty() {
                     if let Some(text) = reply.text.clone().filter(|t| !t.trim().is_empty()) {

@@ -29,11 +29,11 @@ fn last_tool_result(request: &ModelRequest) -> Option<&str> {
 }
 
 fn call(name: &str, arguments: Value) -> ModelReply {
-    ModelReply { text: None, tool_calls: vec![ToolCall { id: format!("call_{name}_1"), name: name.into(), arguments }] }
+    ModelReply { text: None, tool_calls: vec![ToolCall { id: format!("call_{name}_1"), name: name.into(), arguments }], tokens: None }
 }
 
 fn say(text: impl Into<String>) -> ModelReply {
-    ModelReply { text: Some(text.into()), tool_calls: vec![] }
+    ModelReply { text: Some(text.into()), tool_calls: vec![], tokens: None }
 }
 
 /// The incident form of the demo: a date, a severity, three checkboxes, a note.

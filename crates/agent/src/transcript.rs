@@ -28,17 +28,34 @@ pub(crate) struct Transcript {
     pub messages: Vec<ChatMessage>,
     pub unanswered: Vec<ToolCall>,
     pub model_calls: usize,
+    /// Tokens its model calls used, as the service counted them.
+    pub tokens: u64,
+    /// Milliseconds it has spent running until now (not waiting for people).
+    pub running_ms: i64,
 }
 
 pub(crate) fn rebuild(log: &[Envelope]) -> Transcript {
     let mut messages = vec![ChatMessage::System { content: SYSTEM.into() }];
     let mut pending: Vec<ToolCall> = Vec::new();
     let mut model_calls = 0;
-    for e in log {
-        match &e.event {
+    let mut tokens = 0u64;
+    let (mut running_ms, mut since) = (0i64, None::<i64>);
+    for envelope in log {
+        let at = lattice_log::parse_rfc3339(&envelope.at);
+        match &envelope.event {
+            Event::RunStarted(_) | Event::RunResumed(_) => since = since.or(at),
+            Event::RunPaused(_) | Event::RunFinished(_) | Event::RunFailed(_) => {
+                if let (Some(from), Some(to)) = (since.take(), at) {
+                    running_ms += (to - from).max(0);
+                }
+            }
+            _ => {}
+        }
+        match &envelope.event {
             Event::RunStarted(e) => messages.push(ChatMessage::User { content: e.prompt.clone() }),
             Event::ModelReplied(e) => {
                 model_calls += 1;
+                tokens = tokens.saturating_add(e.tokens.unwrap_or(0));
                 pending = e.tool_calls.clone();
                 messages.push(ChatMessage::Assistant { content: e.text.clone(), tool_calls: e.tool_calls.clone() });
             }
@@ -61,5 +78,8 @@ pub(crate) fn rebuild(log: &[Envelope]) -> Transcript {
             _ => {}
         }
     }
-    Transcript { messages, unanswered: pending, model_calls }
+    if let Some(from) = since {
+        running_ms += (lattice_log::now_ms() - from).max(0);
+    }
+    Transcript { messages, unanswered: pending, model_calls, tokens, running_ms }
 }

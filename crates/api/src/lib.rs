@@ -35,6 +35,7 @@ pub fn router(state: AppState) -> Router {
         .route("/threads/{th}/runs", post(runs::start))
         .route("/runs/{run}", get(runs::get))
         .route("/runs/{run}/answers", post(runs::answer))
+        .route("/runs/{run}/cancel", post(runs::cancel))
         .route("/artifacts/{id}", get(artifacts::get).patch(artifacts::edit))
         .route("/artifacts/{id}/archive", post(artifacts::archive))
         .route("/artifacts/{id}/calls", get(app_calls::list).post(app_calls::call))

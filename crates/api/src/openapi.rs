@@ -15,7 +15,7 @@ use crate::routes::{app_calls, artifacts, events, integrations, runs, system, wo
         artifacts::create, artifacts::get, artifacts::edit, artifacts::archive, artifacts::list,
         events::thread, events::workspace, events::append,
         integrations::effective, integrations::effective_stream, integrations::set, integrations::audit, integrations::levels, integrations::levels_stream,
-        runs::start, runs::get, runs::answer,
+        runs::start, runs::get, runs::answer, runs::cancel,
         app_calls::call, app_calls::confirm, app_calls::list,
     ),
     modifiers(&BearerAuth)

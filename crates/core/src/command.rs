@@ -62,6 +62,10 @@ pub enum Command {
         answer: Value,
         approved: bool,
     },
+    /// A person stops a run that is running or waiting (editors of its thread).
+    CancelRun {
+        run: RunId,
+    },
     /// The runner records a step of a run it drives (agents only, in their run).
     RecordRun {
         run: RunId,
@@ -109,6 +113,7 @@ pub enum CommandType {
     SetSwitch,
     StartRun,
     AnswerDeferred,
+    CancelRun,
     RecordRun,
     AppEvent,
     RecordAudit,
@@ -127,6 +132,7 @@ impl Command {
             Self::SetSwitch { .. } => CommandType::SetSwitch,
             Self::StartRun { .. } => CommandType::StartRun,
             Self::AnswerDeferred { .. } => CommandType::AnswerDeferred,
+            Self::CancelRun { .. } => CommandType::CancelRun,
             Self::RecordRun { .. } => CommandType::RecordRun,
             Self::AppEvent { .. } => CommandType::AppEvent,
             Self::RecordAudit { .. } => CommandType::RecordAudit,

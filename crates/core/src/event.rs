@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::role::{Role, TenantRole};
-use crate::run::{DeferredRequest, ToolCall};
+use crate::run::{DeferredRequest, RunFailure, ToolCall};
 
 macro_rules! events {
     ($($(#[$doc:meta])* $variant:ident => $name:literal,)*) => {
@@ -184,6 +184,8 @@ pub struct ModelReplied {
     pub text: Option<String>,
     #[serde(default)]
     pub tool_calls: Vec<ToolCall>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokens: Option<u64>,
 }
 
 /// A tool's result, as the model will read it.
@@ -234,6 +236,8 @@ pub struct RunFinished {
 pub struct RunFailed {
     pub run_id: String,
     pub reason: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure: Option<RunFailure>,
 }
 
 /// An application's own event, bridged under its namespace.
@@ -257,7 +261,7 @@ mod tests {
 
     #[test]
     fn the_wire_keeps_type_beside_payload() {
-        let event = Event::from(RunFailed { run_id: "run_1".into(), reason: "no model".into() });
+        let event = Event::from(RunFailed { run_id: "run_1".into(), reason: "no model".into(), failure: None });
         let wire = serde_json::to_value(&event).unwrap();
         assert_eq!(wire, serde_json::json!({"type": "run_failed", "payload": {"run_id": "run_1", "reason": "no model"}}));
         assert_eq!(serde_json::from_value::<Event>(wire).unwrap(), event);

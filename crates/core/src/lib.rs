@@ -24,5 +24,5 @@ pub use error::{Error, FieldError, FieldErrors};
 pub use ids::{ArtifactId, RunId, TenantId, ThreadId, UserId, WorkspaceId};
 pub use integrations::{Effective, Integrations, Level, SwitchKey, SwitchState};
 pub use role::{Role, TenantRole};
-pub use run::{DeferredRequest, RunStatus, RunStep, ToolCall};
+pub use run::{DeferredRequest, RunFailure, RunStatus, RunStep, ToolCall};
 pub use kind::{ArtifactKind, ArtifactView, Check, WorkspaceView};

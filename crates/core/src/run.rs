@@ -57,6 +57,9 @@ pub enum RunStep {
         text: Option<String>,
         #[serde(default)]
         tool_calls: Vec<ToolCall>,
+        /// Tokens the call used, as the model service counted them.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        tokens: Option<u64>,
     },
     /// A tool's result, as the model will read it.
     ToolReturned { tool_call_id: String, tool_name: String, result: Value, is_error: bool },
@@ -68,5 +71,39 @@ pub enum RunStep {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         text: Option<String>,
     },
-    Failed { reason: String },
+    Failed {
+        reason: String,
+        /// What kind of end it was, for clients that act on it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        failure: Option<RunFailure>,
+    },
+}
+
+/// Why a run ended without finishing, as a client can match on it; the
+/// reason beside it says the same in words.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunFailure {
+    /// A person cancelled it.
+    Cancelled,
+    /// It made as many model calls as a run may.
+    ModelCalls,
+    /// Its model calls used as many tokens as a run may.
+    Tokens,
+    /// It ran as long as a run may.
+    WallTime,
+    /// The model service failed or could not be reached.
+    Model,
+}
+
+impl RunFailure {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Cancelled => "cancelled",
+            Self::ModelCalls => "model_calls",
+            Self::Tokens => "tokens",
+            Self::WallTime => "wall_time",
+            Self::Model => "model",
+        }
+    }
 }

@@ -90,7 +90,7 @@ impl LogService {
                 access.require(Role::Editor, "starting an agent turn")?;
                 Ok(in_thread(access, thread.clone()))
             }
-            Command::AnswerDeferred { run, .. } | Command::RecordRun { run, .. } => {
+            Command::AnswerDeferred { run, .. } | Command::CancelRun { run } | Command::RecordRun { run, .. } => {
                 if matches!(command, Command::RecordRun { .. }) && !(p.agent && p.run.as_ref() == Some(run)) {
                     return Err(Error::forbidden("only the runner records a run's steps, inside that run"));
                 }

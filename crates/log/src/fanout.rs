@@ -46,8 +46,27 @@ pub struct Delivered {
     pub json: String,
 }
 
+/// Something passing on a thread's live stream that the log does not
+/// keep: a model's text as it writes, a tool's arguments as they arrive.
+/// Only the streams open at the time see it; nothing replays it.
+#[derive(Debug)]
+pub struct Passing {
+    /// The event's name on the stream (`delta`, `tool_input`).
+    pub name: &'static str,
+    pub json: String,
+}
+
+/// What a live stream hands on next.
+#[derive(Debug, Clone)]
+pub enum Live {
+    /// A committed envelope, with its sequence number.
+    Committed(Arc<Delivered>),
+    Passing(Arc<Passing>),
+}
+
 enum Delivery {
     Envelope(Arc<Delivered>),
+    Passing(Arc<Passing>),
     /// The caller's access may have changed: check it again.
     Recheck,
 }
@@ -126,6 +145,20 @@ impl Fanout {
     /// Follows the sequence number of the latest switch change.
     pub(crate) fn switches(&self) -> watch::Receiver<i64> {
         self.switches.subscribe()
+    }
+
+    /// Hands `passing` to the streams following `thread`, now: a stream
+    /// whose queue is full misses it (and catches up on what is kept).
+    pub(crate) fn pass(&self, thread: &str, passing: Passing) {
+        let passing = Arc::new(passing);
+        let mut subs = self.subscribers.lock().expect("the fan-out's lock is never poisoned");
+        let mut failed = Vec::new();
+        if let Some(list) = subs.threads.get(thread) {
+            Subscribers::send(list, || Delivery::Passing(passing.clone()), &mut failed);
+        }
+        for id in failed {
+            subs.remove(id);
+        }
     }
 
     fn subscribe(&self, thread: Option<&str>, workspace: &str) -> Subscription {
@@ -272,14 +305,23 @@ impl LiveEvents {
         self.subscription = Some(self.log.inner.fanout.subscribe(thread, &self.workspace));
     }
 
-    /// The next envelope; `None` when the caller may no longer read what it
-    /// follows, or the database fails while catching up.
-    pub async fn next(&mut self) -> Option<Arc<Delivered>> {
+    /// The next committed envelope, passing what is not kept by.
+    pub async fn next_committed(&mut self) -> Option<Arc<Delivered>> {
+        loop {
+            if let Live::Committed(d) = self.next().await? {
+                return Some(d);
+            }
+        }
+    }
+
+    /// The next envelope or passing event; `None` when the caller may no
+    /// longer read what it follows, or the database fails while catching up.
+    pub async fn next(&mut self) -> Option<Live> {
         loop {
             if let Some(d) = self.backlog.pop_front() {
                 if d.seq > self.after {
                     self.after = d.seq;
-                    return Some(d);
+                    return Some(Live::Committed(d));
                 }
                 continue;
             }
@@ -309,9 +351,10 @@ impl LiveEvents {
                 Some(Delivery::Envelope(d)) => {
                     if d.seq > self.after {
                         self.after = d.seq;
-                        return Some(d);
+                        return Some(Live::Committed(d));
                     }
                 }
+                Some(Delivery::Passing(p)) => return Some(Live::Passing(p)),
                 Some(Delivery::Recheck) => {
                     if self.log.followed_workspace(&self.who, &self.follow).await.is_err() {
                         return None;

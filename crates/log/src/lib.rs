@@ -35,7 +35,7 @@ pub use auth::{Authenticated, Authenticator, CAPABILITY_TTL};
 pub use clock::{now_ms, parse_rfc3339, rfc3339};
 pub use db::{Backend, Db, Schema};
 pub use digest::digest;
-pub use fanout::{Delivered, LiveEvents};
+pub use fanout::{Delivered, Live, LiveEvents, Passing};
 pub use follow::LogReader;
 pub use horizon::{Horizon, WRITER_LOCK};
 pub use read::{AuditRow, Follow, KeyState, LevelStates, ThreadSummary, WorkspaceSummary};

@@ -2,7 +2,7 @@
 //! unknown kinds, payloads of the wrong shape or size, patches that do not
 //! apply, stale versions, steps a run's state does not allow.
 
-use lattice_core::{ArtifactId, ArtifactKind, Command, Error, RunId, RunStatus, RunStep, ThreadId, WorkspaceId};
+use lattice_core::{ArtifactId, ArtifactKind, Command, Error, RunFailure, RunId, RunStatus, RunStep, ThreadId, WorkspaceId};
 use serde_json::Value;
 
 use crate::authorize::Scope;
@@ -72,6 +72,14 @@ impl LogService {
                     answer: answer.clone(),
                     approved: *approved,
                 }
+            }
+            Command::CancelRun { .. } => {
+                let loaded = scope.run.as_ref().expect("authorize loads the run");
+                if !matches!(loaded.run.status, RunStatus::Running | RunStatus::Paused) {
+                    return Err(Error::invalid_state(format!("the run is {}: there is nothing to cancel", loaded.run.status.as_str())));
+                }
+                let step = RunStep::Failed { reason: "cancelled".into(), failure: Some(RunFailure::Cancelled) };
+                Effect::Step { run: loaded.run.id.clone(), step }
             }
             Command::RecordRun { step, .. } => {
                 let loaded = scope.run.as_ref().expect("authorize loads the run");

@@ -47,6 +47,13 @@ impl Trusted {
         Authenticated::system(name, principal)
     }
 
+    /// Puts something the log does not keep on the live streams of a
+    /// thread (a model's reply as it is written): the runner's, for the
+    /// threads of the runs it drives.
+    pub fn pass(&self, thread: &lattice_core::ThreadId, passing: crate::fanout::Passing) {
+        self.log.inner.fanout.pass(thread.as_str(), passing);
+    }
+
     /// The tenant a workspace belongs to, if it exists.
     pub async fn workspace_tenant(&self, workspace: &WorkspaceId) -> Result<Option<TenantId>, Error> {
         workspace_tenant(&self.log.inner.db, workspace).await

@@ -260,3 +260,27 @@ pub struct CallRecord {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub confirmation: Option<String>,
 }
+
+/// A model's text as it writes it: the `delta` event of a thread's live
+/// stream. Not kept in the log (the finished reply is); the texts of one
+/// run's deltas add up to its reply.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct TextDelta {
+    pub run_id: String,
+    /// The text added since the last delta.
+    pub text: String,
+}
+
+/// A tool call's arguments as far as the model has written them, made
+/// whole JSON: the `tool_input` event of a thread's live stream. Not
+/// validated until the call is complete; not kept in the log.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct ToolInputDelta {
+    pub run_id: String,
+    pub tool_call_id: String,
+    pub name: String,
+    #[cfg_attr(feature = "openapi", schema(value_type = Object))]
+    pub arguments: Value,
+}

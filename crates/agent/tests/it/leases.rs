@@ -32,7 +32,7 @@ impl Model for Gated {
     async fn reply(&self, _: ModelRequest) -> Result<ModelReply, ModelError> {
         self.calls.fetch_add(1, Ordering::SeqCst);
         let _permit = self.open.acquire().await.expect("the gate stays");
-        Ok(ModelReply { text: Some("done".into()), tool_calls: vec![] })
+        Ok(ModelReply { text: Some("done".into()), tool_calls: vec![], tokens: None })
     }
 }
 

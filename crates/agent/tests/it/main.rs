@@ -1,6 +1,7 @@
 //! The runner against the real log service, on both backends, with models
 //! that follow a script and record what they were offered.
 
+mod budgets;
 mod leases;
 mod openai;
 mod runs;

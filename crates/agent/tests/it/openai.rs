@@ -7,7 +7,7 @@ use axum::Json;
 use axum::http::StatusCode;
 use axum::routing::post;
 use lattice_agent::openai::{OpenAiModel, parse_reply};
-use lattice_agent::{ChatMessage, Model, ModelError, ModelRequest, tools};
+use lattice_agent::{ChatMessage, Delta, Model, ModelError, ModelRequest, tools};
 use serde_json::{Value, json};
 
 async fn serve(router: axum::Router) -> String {
@@ -151,4 +151,118 @@ async fn a_busy_or_failing_service_is_asked_again_with_backoff() {
     let model = OpenAiModel::new(&base, None, "m", Duration::from_secs(5)).unwrap().with_retries(4, Duration::from_millis(10));
     assert!(matches!(model.reply(request()).await.unwrap_err(), ModelError::Status { status: 429, .. }));
     assert_eq!(calls(&count), 1);
+}
+
+/// A chat-completions stream as services send it: each chunk a `data:`
+/// line, `pause` between them, then `[DONE]`.
+fn event_stream(chunks: Vec<Value>, pause: Duration, done: bool) -> axum::response::Response {
+    let mut lines: Vec<String> = chunks.into_iter().map(|c| format!("data: {c}\n\n")).collect();
+    if done {
+        lines.push("data: [DONE]\n\n".into());
+    }
+    let body = futures_util::stream::unfold(lines.into_iter(), move |mut rest| async move {
+        let line = rest.next()?;
+        tokio::time::sleep(pause).await;
+        Some((Ok::<_, std::convert::Infallible>(line), rest))
+    });
+    axum::response::Response::builder()
+        .header("content-type", "text/event-stream")
+        .body(axum::body::Body::from_stream(body))
+        .unwrap()
+}
+
+fn text_chunk(text: &str) -> Value {
+    json!({"choices": [{"index": 0, "delta": {"content": text}}]})
+}
+
+fn args_chunk(first: bool, args: &str) -> Value {
+    let call = if first {
+        json!({"index": 0, "id": "call_7", "type": "function", "function": {"name": "ask_form", "arguments": args}})
+    } else {
+        json!({"index": 0, "function": {"arguments": args}})
+    };
+    json!({"choices": [{"index": 0, "delta": {"tool_calls": [call]}}]})
+}
+
+fn collector() -> (std::sync::Arc<std::sync::Mutex<Vec<Delta>>>, impl Fn(Delta) + Send + Sync) {
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let sink = seen.clone();
+    (seen, move |d| sink.lock().unwrap().push(d))
+}
+
+#[tokio::test]
+async fn a_streamed_reply_is_told_as_it_arrives_and_adds_up_to_the_reply() {
+    let asked = std::sync::Arc::new(std::sync::Mutex::new(Value::Null));
+    let seen_by_server = asked.clone();
+    let router = axum::Router::new().route(
+        "/v1/chat/completions",
+        post(move |Json(body): Json<Value>| {
+            *seen_by_server.lock().unwrap() = body;
+            async move {
+                let args = [r#"{"title": "Inci"#, r#"dent", "schema": {"type": "obj"#, r#"ect", "properties": {"sev"#, r#"erity": {"type": "string"}}}}"#];
+                let mut chunks = vec![text_chunk("Let me "), text_chunk("ask you "), text_chunk("a form.")];
+                chunks.extend(args.iter().enumerate().map(|(i, a)| args_chunk(i == 0, a)));
+                chunks.push(json!({"choices": [], "usage": {"prompt_tokens": 30, "completion_tokens": 12, "total_tokens": 42}}));
+                event_stream(chunks, Duration::from_millis(120), true)
+            }
+        }),
+    );
+    let model = OpenAiModel::new(&serve(router).await, None, "m", Duration::from_secs(5)).unwrap();
+    let (seen, sink) = collector();
+    let reply = model.stream(request(), &sink).await.unwrap();
+    let body = asked.lock().unwrap().clone();
+    assert_eq!(body["stream"], true);
+    assert_eq!(body["stream_options"]["include_usage"], true);
+
+    assert_eq!(reply.text.as_deref(), Some("Let me ask you a form."));
+    assert_eq!(reply.tokens, Some(42));
+    let finished = json!({"title": "Incident", "schema": {"type": "object", "properties": {"severity": {"type": "string"}}}});
+    assert_eq!(reply.tool_calls.len(), 1);
+    assert_eq!((reply.tool_calls[0].id.as_str(), reply.tool_calls[0].name.as_str()), ("call_7", "ask_form"));
+    assert_eq!(reply.tool_calls[0].arguments, finished);
+
+    let seen = seen.lock().unwrap().clone();
+    let texts: Vec<&str> = seen.iter().filter_map(|d| if let Delta::Text(t) = d { Some(t.as_str()) } else { None }).collect();
+    assert_eq!(texts, ["Let me ", "ask you ", "a form."], "each piece told as it came");
+    let inputs: Vec<&Value> = seen.iter().filter_map(|d| if let Delta::ToolInput { arguments, .. } = d { Some(arguments) } else { None }).collect();
+    assert_eq!(inputs.first(), Some(&&json!({"title": "Inci"})), "the title shows before the rest has come");
+    assert!(inputs.contains(&&json!({"title": "Incident", "schema": {"type": "obj"}})), "{inputs:?}");
+    assert_eq!(inputs.last(), Some(&&finished), "the last told is the finished arguments");
+    assert!(inputs.len() >= 4, "{inputs:?}");
+}
+
+#[tokio::test]
+async fn a_stream_is_bounded_and_not_asked_again_once_told() {
+    let calls = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counted = calls.clone();
+    let router = axum::Router::new()
+        // A reply past the size limit, in pieces.
+        .route("/long/v1/chat/completions", post(|| async {
+            let piece = "x".repeat(64 * 1024);
+            event_stream((0..20).map(|_| text_chunk(&piece)).collect(), Duration::ZERO, true)
+        }))
+        // Text told, then the service fails mid-stream.
+        .route("/broken/v1/chat/completions", post(move || {
+            counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            async move { event_stream(vec![text_chunk("Half a "), json!({"error": {"message": "overloaded"}})], Duration::ZERO, false) }
+        }))
+        // A stream that ends without [DONE] still ends the reply.
+        .route("/short/v1/chat/completions", post(|| async { event_stream(vec![text_chunk("ok")], Duration::ZERO, false) }));
+    let root = serve(router).await.trim_end_matches("/v1").to_owned();
+    let at = |p: &str| OpenAiModel::new(&format!("{root}/{p}/v1"), None, "m", Duration::from_secs(5)).unwrap().with_retries(3, Duration::from_millis(10));
+
+    let (seen, sink) = collector();
+    let long = at("long").stream(request(), &sink).await.unwrap_err();
+    assert!(matches!(&long, ModelError::Malformed(m) if m.contains("longer than")), "{long:?}");
+    let told: usize = seen.lock().unwrap().iter().map(|d| if let Delta::Text(t) = d { t.len() } else { 0 }).sum();
+    assert!(told <= lattice_agent::openai::MAX_REPLY_BYTES, "refused while it arrived: {told} bytes told");
+
+    let (seen, sink) = collector();
+    let broken = at("broken").stream(request(), &sink).await.unwrap_err();
+    assert_eq!(broken, ModelError::Status { status: 502, message: "overloaded".into() });
+    assert_eq!(calls.load(std::sync::atomic::Ordering::SeqCst), 1, "what was told is not told twice");
+    assert_eq!(seen.lock().unwrap().as_slice(), [Delta::Text("Half a ".into())]);
+
+    let (_, sink) = collector();
+    assert_eq!(at("short").stream(request(), &sink).await.unwrap().text.as_deref(), Some("ok"));
 }

@@ -13,11 +13,11 @@ fn call(id: &str, name: &str, arguments: serde_json::Value) -> ToolCall {
 }
 
 fn tools_reply(calls: Vec<ToolCall>) -> ModelReply {
-    ModelReply { text: None, tool_calls: calls }
+    ModelReply { text: None, tool_calls: calls, tokens: None }
 }
 
 fn text_reply(text: &str) -> ModelReply {
-    ModelReply { text: Some(text.into()), tool_calls: vec![] }
+    ModelReply { text: Some(text.into()), tool_calls: vec![], tokens: None }
 }
 
 fn form_args() -> serde_json::Value {

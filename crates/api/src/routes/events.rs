@@ -12,7 +12,7 @@ use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use futures_util::stream::{self, Stream};
 use lattice_core::{Error, ThreadId};
-use lattice_log::{Authenticated, Follow, LiveEvents};
+use lattice_log::{Authenticated, Follow, Live, LiveEvents};
 use serde::Deserialize;
 
 use super::path_id;
@@ -87,8 +87,10 @@ async fn respond(state: AppState, who: Authenticated, follow: Follow, headers: &
     }
 }
 
-/// The live stream's events, each with its sequence number as its id.
-/// Ends when access is lost, the database fails, or the server stops.
+/// The live stream's events, each envelope with its sequence number as its
+/// id; what the log does not keep (a model's text as it is written) has no
+/// id, so a reconnect resumes after the last kept envelope. Ends when
+/// access is lost, the database fails, or the server stops.
 fn follow_stream(
     live: LiveEvents,
     permit: StreamPermit,
@@ -102,7 +104,10 @@ fn follow_stream(
             next = live.next() => next?,
             _ = shutdown.changed() => return None,
         };
-        let event = Event::default().id(delivered.seq.to_string()).event(&delivered.event_type).data(&delivered.json);
+        let event = match delivered {
+            Live::Committed(d) => Event::default().id(d.seq.to_string()).event(&d.event_type).data(&d.json),
+            Live::Passing(p) => Event::default().event(p.name).data(&p.json),
+        };
         Some((Ok(event), (live, permit, shutdown)))
     })
 }

@@ -52,6 +52,17 @@ fn run_of(view: RunView) -> Run {
     }
 }
 
+/// Cancels a run that is running or waiting: it fails as `cancelled`, a
+/// model call under way is dropped, and apps it made are told.
+#[utoipa::path(post, path = "/v1/runs/{run}/cancel",
+    responses((status = 200, body = Run), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody)),
+    params(("run" = String, Path)), security(("bearer" = [])))]
+pub async fn cancel(State(state): State<AppState>, Caller(who): Caller, Path(run): Path<String>) -> ApiResult<Json<Run>> {
+    let run = path_id(RunId::parse, &run)?;
+    state.runner.cancel(&who, &run).await?;
+    Ok(Json(run_of(state.log.run(&who, &run).await?)))
+}
+
 /// Answers a paused run's request; the run resumes acting for the answerer.
 #[utoipa::path(post, path = "/v1/runs/{run}/answers", request_body = Answer,
     responses((status = 200, body = Answered), (status = 409, body = ErrorBody), (status = 422, body = ErrorBody),

@@ -134,13 +134,13 @@ pub(crate) async fn record_step(conn: &mut AnyConnection, w: &Writing<'_>, run: 
 /// The event a step records.
 fn step_event(run_id: String, step: RunStep) -> Event {
     match step {
-        RunStep::ModelReplied { text, tool_calls } => ModelReplied { run_id, text, tool_calls }.into(),
+        RunStep::ModelReplied { text, tool_calls, tokens } => ModelReplied { run_id, text, tool_calls, tokens }.into(),
         RunStep::ToolReturned { tool_call_id, tool_name, result, is_error } => {
             ToolReturned { run_id, tool_call_id, tool_name, result, is_error }.into()
         }
         RunStep::Paused { requests } => RunPaused { run_id, requests }.into(),
         RunStep::Resumed { actor, role } => RunResumed { run_id, actor, role }.into(),
         RunStep::Finished { text } => RunFinished { run_id, text }.into(),
-        RunStep::Failed { reason } => RunFailed { run_id, reason }.into(),
+        RunStep::Failed { reason, failure } => RunFailed { run_id, reason, failure }.into(),
     }
 }

@@ -103,7 +103,7 @@ async fn an_unrelated_transaction_holds_nothing_back_on_postgres() {
     let alice = who("t1", "alice", TenantRole::Member);
     let (_, th) = workspace_with_thread(&log, &alice).await;
     let mut live = log.follow(&alice, Follow::Thread(th.clone()), 0).await.unwrap();
-    while live.next().await.is_some_and(|d| d.event_type != "thread_created") {}
+    while live.next_committed().await.is_some_and(|d| d.event_type != "thread_created") {}
 
     // psql: BEGIN; SELECT pg_current_xact_id(); and left open.
     let mut idle = sqlx::PgConnection::connect(&url).await.unwrap();
@@ -117,7 +117,7 @@ async fn an_unrelated_transaction_holds_nothing_back_on_postgres() {
 
     let started = std::time::Instant::now();
     let sent = log.execute(&alice, Command::PostMessage { thread: th.clone(), text: "now".into() }).await.unwrap();
-    let got = tokio::time::timeout(Duration::from_secs(1), live.next()).await.expect("the message within a second").unwrap();
+    let got = tokio::time::timeout(Duration::from_secs(1), live.next_committed()).await.expect("the message within a second").unwrap();
     assert_eq!(got.seq, sent.seq);
     assert!(got.json.contains("\"now\""), "{}", got.json);
     eprintln!("delivered past an open unrelated transaction and a gap in {:?}", started.elapsed());

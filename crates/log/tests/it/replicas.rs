@@ -40,7 +40,7 @@ async fn a_commit_on_one_replica_wakes_the_streams_and_switches_of_another() {
     let mut live = b.follow(&alice, Follow::Thread(thread.clone()), first.seq).await.unwrap();
     for i in 0..5 {
         let posted = a.execute(&alice, Command::PostMessage { thread: thread.clone(), text: format!("m{i}") }).await.unwrap();
-        let seen = tokio::time::timeout(PATIENCE, live.next()).await.expect("B's stream heard of A's commit").expect("a live envelope");
+        let seen = tokio::time::timeout(PATIENCE, live.next_committed()).await.expect("B's stream heard of A's commit").expect("a live envelope");
         assert_eq!(seen.seq, posted.seq);
         assert_eq!(seen.event_type, "message_posted");
     }
@@ -67,7 +67,7 @@ async fn polling_alone_still_finds_another_replicas_commits() {
     let mut live = b.follow(&alice, Follow::Thread(thread.clone()), 0).await.unwrap();
     let posted = a.execute(&alice, Command::PostMessage { thread, text: "hello".into() }).await.unwrap();
     loop {
-        let seen = tokio::time::timeout(PATIENCE, live.next()).await.expect("B found A's commit").expect("a live envelope");
+        let seen = tokio::time::timeout(PATIENCE, live.next_committed()).await.expect("B found A's commit").expect("a live envelope");
         if seen.seq == posted.seq {
             break;
         }
