@@ -86,7 +86,7 @@ fn test(extra: &[String]) -> Result {
             None
         }
     };
-    let mut args = vec!["test", "--workspace", "--exclude", "lattice-bench", "--exclude", "lattice-web", "--lib", "--bins", "--tests", "--no-fail-fast"];
+    let mut args = vec!["test", "--workspace", "--exclude", "lattice-bench", "--lib", "--bins", "--tests", "--no-fail-fast"];
     args.extend(extra.iter().map(String::as_str));
     let tls_ca = pg.tls_ca.display().to_string();
     let mut env = vec![

@@ -50,6 +50,10 @@ pub struct AppInfo {
     pub summary: String,
     pub html: String,
     pub state: Value,
+    /// The run that made it, if an agent did.
+    pub run: Option<String>,
+    /// The thread it is in: where its `ui/message` goes.
+    pub thread: String,
 }
 
 struct Frame {
@@ -60,6 +64,11 @@ struct Frame {
     calls: VecDeque<f64>,
     teardown: Option<(Value, Box<dyn FnOnce()>)>,
     next_id: u64,
+    /// The display mode in force, and those the app said it supports.
+    mode: &'static str,
+    app_modes: Vec<String>,
+    /// The host's button back to inline, while another mode is in force.
+    exit: Option<(web_sys::HtmlElement, Closure<dyn Fn()>)>,
 }
 
 thread_local! {
@@ -104,6 +113,9 @@ pub fn register(iframe: HtmlIFrameElement, app: AppInfo) -> u64 {
             calls: VecDeque::new(),
             teardown: None,
             next_id: 1,
+            mode: "inline",
+            app_modes: Vec::new(),
+            exit: None,
         })
     });
     id
@@ -152,13 +164,67 @@ pub fn teardown(id: u64, wait_ms: i32, done: impl FnOnce() + 'static) {
     });
 }
 
-/// Tells every running app the host's context changed (theme, modes).
+/// Tells every running app the host's context changed (theme, size).
 pub fn context_changed() {
     let ids: Vec<u64> = FRAMES.with(|f| f.borrow().iter().filter(|fr| fr.initialized).map(|fr| fr.id).collect());
-    let context = host_context();
     for id in ids {
-        send(id, &json!({"jsonrpc": "2.0", "method": "ui/notifications/host-context-changed", "params": context}));
+        send(id, &json!({"jsonrpc": "2.0", "method": "ui/notifications/host-context-changed", "params": host_context(id)}));
     }
+}
+
+/// Tells the apps a run made that the run was cancelled.
+pub fn run_cancelled(run: &str) {
+    let ids: Vec<u64> =
+        FRAMES.with(|f| f.borrow().iter().filter(|fr| fr.initialized && fr.app.run.as_deref() == Some(run)).map(|fr| fr.id).collect());
+    for id in ids {
+        send(id, &json!({"jsonrpc": "2.0", "method": "ui/notifications/tool-cancelled", "params": {"reason": "the run was cancelled"}}));
+    }
+}
+
+/// Hands the arguments of an `update_app` still being written to the app
+/// it updates.
+pub fn tool_input_partial(app: &str, arguments: &Value) {
+    let ids: Vec<u64> = FRAMES.with(|f| f.borrow().iter().filter(|fr| fr.initialized && fr.app.id == app).map(|fr| fr.id).collect());
+    for id in ids {
+        send(id, &json!({"jsonrpc": "2.0", "method": "ui/notifications/tool-input-partial", "params": {"arguments": arguments}}));
+    }
+}
+
+/// Puts a frame in a display mode and tells the app; another mode than
+/// inline gets the host's button back, and Escape on the page returns too.
+fn set_mode(id: u64, mode: &'static str) {
+    let Some(holder) = with_frame(id, |f| f.iframe.parent_element()).flatten() else { return };
+    let classes = holder.class_list();
+    let _ = classes.remove_2("fullscreen", "pip");
+    if mode != "inline" {
+        let _ = classes.add_1(mode);
+    }
+    let old = with_frame(id, |f| {
+        f.mode = mode;
+        f.exit.take()
+    })
+    .flatten();
+    if let Some((button, _)) = old {
+        button.remove();
+    }
+    if mode != "inline"
+        && let Some(button) = web_sys::window()
+            .and_then(|w| w.document())
+            .and_then(|d| d.create_element("button").ok())
+            .and_then(|b| b.dyn_into::<web_sys::HtmlElement>().ok())
+    {
+        let _ = button.set_attribute("type", "button");
+        let _ = button.set_attribute("class", "exit-mode");
+        button.set_text_content(Some(if mode == "fullscreen" { "Exit full screen" } else { "Back into the thread" }));
+        let back = Closure::<dyn Fn()>::new(move || set_mode(id, "inline"));
+        button.set_onclick(Some(back.as_ref().unchecked_ref()));
+        let _ = holder.insert_before(&button, holder.first_child().as_ref());
+        let _ = button.focus();
+        with_frame(id, |f| f.exit = Some((button, back)));
+    }
+    let context = host_context(id);
+    let changed = json!({"displayMode": mode, "containerDimensions": context["containerDimensions"]});
+    send(id, &json!({"jsonrpc": "2.0", "method": "ui/notifications/host-context-changed", "params": changed}));
 }
 
 fn with_frame<T>(id: u64, f: impl FnOnce(&mut Frame) -> T) -> Option<T> {
@@ -187,10 +253,24 @@ fn listen() {
         return;
     }
     let handler = Closure::<dyn Fn(MessageEvent)>::new(on_message);
+    // Escape on the page returns every app to its place in the thread.
+    let escape = Closure::<dyn Fn(web_sys::KeyboardEvent)>::new(|e: web_sys::KeyboardEvent| {
+        if e.key() == "Escape" {
+            let out: Vec<u64> = FRAMES.with(|f| f.borrow().iter().filter(|fr| fr.mode != "inline").map(|fr| fr.id).collect());
+            for id in out {
+                set_mode(id, "inline");
+            }
+        }
+    });
+    let resized = Closure::<dyn Fn()>::new(context_changed);
     if let Some(w) = web_sys::window() {
         let _ = w.add_event_listener_with_callback("message", handler.as_ref().unchecked_ref());
+        let _ = w.add_event_listener_with_callback("keydown", escape.as_ref().unchecked_ref());
+        let _ = w.add_event_listener_with_callback("resize", resized.as_ref().unchecked_ref());
     }
     handler.forget();
+    escape.forget();
+    resized.forget();
 }
 
 fn on_message(event: MessageEvent) {
@@ -285,6 +365,12 @@ fn handle_request(id: u64, rid: Value, method: &str, params: Value) {
     let initialized = with_frame(id, |f| f.initialized).unwrap_or(false);
     match method {
         "ui/initialize" => {
+            let modes: Vec<String> = params
+                .pointer("/appCapabilities/availableDisplayModes")
+                .and_then(Value::as_array)
+                .map(|m| m.iter().filter_map(Value::as_str).map(str::to_owned).collect())
+                .unwrap_or_default();
+            with_frame(id, |f| f.app_modes = modes);
             let sdk = CONFIG.with(|c| c.borrow().as_ref().and_then(|c| c.sdk.clone()));
             answer(
                 id,
@@ -292,8 +378,12 @@ fn handle_request(id: u64, rid: Value, method: &str, params: Value) {
                 json!({
                     "protocolVersion": PROTOCOL,
                     "hostInfo": {"name": "lattice", "version": sdk.map_or_else(|| env!("CARGO_PKG_VERSION").to_owned(), |s| format!("{} ({s})", env!("CARGO_PKG_VERSION")))},
-                    "hostCapabilities": {"openLinks": {}, "serverTools": {}, "logging": {}},
-                    "hostContext": host_context(),
+                    "hostCapabilities": {
+                        "openLinks": {}, "serverTools": {}, "logging": {},
+                        "updateModelContext": {"text": {}, "structuredContent": {}},
+                        "message": {"text": {}},
+                    },
+                    "hostContext": host_context(id),
                 }),
             );
         }
@@ -312,8 +402,62 @@ fn handle_request(id: u64, rid: Value, method: &str, params: Value) {
             let url = params.get("url").and_then(Value::as_str).unwrap_or_default().to_owned();
             leptos::task::spawn_local(async move { open_link(id, rid, url).await });
         }
+        "ui/request-display-mode" => {
+            let asked = params.get("mode").and_then(Value::as_str).unwrap_or_default();
+            // A mode this host offers and the app said it supports; else
+            // the mode in force stays.
+            let declared = with_frame(id, |f| f.app_modes.iter().any(|m| m == asked)).unwrap_or(false);
+            let granted = crate::host_context::MODES.iter().find(|m| **m == asked).filter(|_| declared || asked == "inline");
+            if let Some(mode) = granted {
+                set_mode(id, mode);
+            }
+            let in_force = with_frame(id, |f| f.mode).unwrap_or("inline");
+            answer(id, &rid, json!({"mode": in_force}));
+        }
+        "ui/update-model-context" => {
+            leptos::task::spawn_local(async move { update_model_context(id, rid, params).await });
+        }
+        "ui/message" => {
+            leptos::task::spawn_local(async move { post_message(id, rid, params).await });
+        }
         "notifications/message" => {}
         other => refuse(id, &rid, -32601, &format!("{other} is not supported by this host")),
+    }
+}
+
+/// The text of content blocks (the kinds this host takes: text).
+fn text_of(content: Option<&Value>) -> String {
+    content
+        .and_then(Value::as_array)
+        .map(|blocks| blocks.iter().filter(|b| b.get("type").and_then(Value::as_str) == Some("text")).filter_map(|b| b.get("text").and_then(Value::as_str)).collect::<Vec<_>>().join("\n"))
+        .unwrap_or_default()
+}
+
+/// Keeps what the app wants the model to know, on the server: the last one
+/// wins, and the thread's next model call reads it as untrusted data.
+async fn update_model_context(id: u64, rid: Value, params: Value) {
+    let Some(app) = with_frame(id, |f| f.app.clone()) else { return };
+    let body = lattice_wire::AppContext { text: text_of(params.get("content")), structured: params.get("structuredContent").cloned() };
+    match api::put::<lattice_wire::AppContextKept>(&format!("/v1/artifacts/{}/context", app.id), &body).await {
+        Ok(_) => answer(id, &rid, json!({})),
+        Err(e) => refuse(id, &rid, -32000, &e.message()),
+    }
+}
+
+/// Posts what the app asks to say in the thread, as the person, once the
+/// person has read it and agreed.
+async fn post_message(id: u64, rid: Value, params: Value) {
+    let Some(app) = with_frame(id, |f| f.app.clone()) else { return };
+    let text = text_of(params.get("content"));
+    if params.get("role").and_then(Value::as_str) != Some("user") || text.trim().is_empty() {
+        return refuse(id, &rid, -32602, "ui/message takes role \"user\" and text content");
+    }
+    if !confirm::ask(&format!("{} wants to post in the thread", app.title), "The app will post this message as you:", &text, "Post").await {
+        return answer(id, &rid, json!({"isError": true}));
+    }
+    match api::post::<lattice_wire::Posted>(&format!("/v1/threads/{}/messages", app.thread), &lattice_wire::PostMessage { text }).await {
+        Ok(_) => answer(id, &rid, json!({})),
+        Err(_) => answer(id, &rid, json!({"isError": true})),
     }
 }
 
@@ -371,9 +515,8 @@ fn tool_error(why: &str) -> Value {
     json!({"content": [{"type": "text", "text": why}], "isError": true})
 }
 
-/// The host's context: theme, modes, size, locale, and the tokens under
-/// lattice's names and MCP Apps' names.
-pub fn host_context() -> Value {
+/// The host's context for one frame (see [`crate::host_context`]).
+pub fn host_context(id: u64) -> Value {
     let window = web_sys::window();
     let root = window.as_ref().and_then(|w| w.document()).and_then(|d| d.document_element());
     let style = match (&window, &root) {
@@ -383,41 +526,29 @@ pub fn host_context() -> Value {
     let token = |name: &str| style.as_ref().and_then(|s| s.get_property_value(name).ok()).map(|v| v.trim().to_owned()).unwrap_or_default();
     let media = |q: &str| window.as_ref().and_then(|w| w.match_media(q).ok().flatten()).is_some_and(|m| m.matches());
     let scheme = crate::theme::scheme();
-    let dark = scheme == "dark" || (scheme == "system" && media("(prefers-color-scheme: dark)"));
-    // lattice's own names ride beside MCP Apps' (whose list is closed).
-    let mut ours = serde_json::Map::new();
-    for name in ["--paper", "--paper-2", "--fg", "--fg-muted", "--line", "--accent", "--accent-fg", "--danger", "--ok", "--focus", "--chart-1", "--chart-2", "--chart-3", "--chart-4", "--chart-5", "--chart-6"] {
-        ours.insert(name.into(), Value::String(token(name)));
-    }
-    let mut variables = serde_json::Map::new();
-    for (mcp, ours) in [
-        ("--color-background-primary", "--paper"),
-        ("--color-background-secondary", "--paper-2"),
-        ("--color-text-primary", "--fg"),
-        ("--color-text-secondary", "--fg-muted"),
-        ("--color-text-danger", "--danger"),
-        ("--color-text-success", "--ok"),
-        ("--color-border-primary", "--line"),
-        ("--color-ring-primary", "--focus"),
-        ("--font-sans", "--font"),
-        ("--font-mono", "--mono"),
-        ("--border-radius-md", "--radius"),
-    ] {
-        variables.insert(mcp.into(), Value::String(token(ours)));
-    }
-    let width = root.as_ref().map_or(0, |r| r.client_width());
-    json!({
-        "theme": if dark { "dark" } else { "light" },
-        "displayMode": "inline",
-        "availableDisplayModes": ["inline"],
-        "containerDimensions": {"maxHeight": 800, "maxWidth": width.max(320)},
-        "locale": window.as_ref().and_then(|w| w.navigator().language()).unwrap_or_else(|| "en".into()),
-        "platform": "web",
-        "styles": {"variables": variables},
-        "lattice": {
-            "variables": ours,
-            "colorVisionMode": if crate::theme::cvd() { "cvd" } else { "default" },
-            "reducedMotion": media("(prefers-reduced-motion: reduce)"),
-        },
-    })
+    let px = |name: &str| token(name).trim_end_matches("px").trim().parse::<f64>().unwrap_or(0.0);
+    let time_zone = js_sys::Intl::DateTimeFormat::new(&js_sys::Array::new(), &js_sys::Object::new()).resolved_options();
+    let time_zone = js_sys::Reflect::get(&time_zone, &"timeZone".into()).ok().and_then(|z| z.as_string()).unwrap_or_else(|| "UTC".into());
+    let page = crate::host_context::Page {
+        dark: scheme == "dark" || (scheme == "system" && media("(prefers-color-scheme: dark)")),
+        cvd: crate::theme::cvd(),
+        reduced_motion: media("(prefers-reduced-motion: reduce)"),
+        locale: window.as_ref().and_then(|w| w.navigator().language()).unwrap_or_else(|| "en".into()),
+        time_zone,
+        touch: media("(pointer: coarse)"),
+        hover: media("(hover: hover)"),
+        insets: [px("--safe-top"), px("--safe-right"), px("--safe-bottom"), px("--safe-left")],
+    };
+    let mode = with_frame(id, |f| f.mode).unwrap_or("inline");
+    let (width, height) = window.as_ref().map_or((0.0, 0.0), |w| {
+        let n = |v: Result<wasm_bindgen::JsValue, _>| v.ok().and_then(|v| v.as_f64()).unwrap_or(0.0);
+        (n(w.inner_width()), n(w.inner_height()))
+    });
+    let frame = with_frame(id, |f| (f64::from(f.iframe.client_width()), f64::from(f.iframe.client_height()))).unwrap_or((0.0, 0.0));
+    let dimensions = match mode {
+        "inline" => json!({"maxHeight": 800, "maxWidth": frame.0.max(320.0).round()}),
+        _ if frame.0 > 0.0 => json!({"width": frame.0.round(), "height": frame.1.round()}),
+        _ => json!({"width": width.round(), "height": height.round()}),
+    };
+    crate::host_context::context(&page, token, mode, dimensions)
 }

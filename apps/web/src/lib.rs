@@ -6,6 +6,7 @@
 mod api;
 mod app;
 mod bridge;
+mod host_context;
 mod components;
 mod model;
 mod pages;

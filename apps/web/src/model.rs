@@ -4,7 +4,8 @@
 use std::collections::BTreeMap;
 
 use lattice_core::event::Event;
-use lattice_core::{Actor, Envelope};
+use lattice_core::{Actor, Envelope, RunFailure};
+use lattice_wire::{TextDelta, ToolInputDelta};
 use lattice_ui::SUBMISSION;
 use serde_json::Value;
 
@@ -54,9 +55,58 @@ pub struct Thread {
     /// Artifacts whose data changed by a patch and must be read again.
     pub stale: Vec<String>,
     pub last_seq: i64,
+    /// What the model of each run is writing now, as it writes (not in
+    /// the log: the finished reply is).
+    pub writing: BTreeMap<String, Writing>,
+    /// The model replies seen of each run: a delta of an earlier call is
+    /// stale (its reply is here whole).
+    pub replies: BTreeMap<String, usize>,
+}
+
+/// A model's reply while it is written.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Writing {
+    pub text: String,
+    /// Each tool call's arguments as far as they came (tool call id →
+    /// tool name, arguments), in the order they began.
+    pub tools: Vec<(String, String, Value)>,
+    /// The reply is complete: it is about to show as what it came to.
+    pub done: bool,
 }
 
 impl Thread {
+    /// Text a run's model has just written.
+    pub fn text_delta(&mut self, delta: TextDelta) {
+        if self.stale(&delta.run_id, delta.model_call) {
+            return;
+        }
+        let writing = self.writing.entry(delta.run_id).or_default();
+        if !writing.done {
+            writing.text.push_str(&delta.text);
+        }
+    }
+
+    /// A tool call's arguments as far as they have come.
+    pub fn tool_input(&mut self, delta: ToolInputDelta) {
+        if self.stale(&delta.run_id, delta.model_call) {
+            return;
+        }
+        let writing = self.writing.entry(delta.run_id).or_default();
+        if writing.done {
+            return;
+        }
+        match writing.tools.iter_mut().find(|(id, _, _)| *id == delta.tool_call_id) {
+            Some(tool) => tool.2 = delta.arguments,
+            None => writing.tools.push((delta.tool_call_id, delta.name, delta.arguments)),
+        }
+    }
+
+    /// Whether a delta of a run's model call is already whole in the log
+    /// (its reply seen), or its run no longer runs.
+    fn stale(&self, run: &str, model_call: usize) -> bool {
+        self.replies.get(run).is_some_and(|seen| model_call < *seen) || self.runs.get(run).is_some_and(|s| s != "running")
+    }
+
     /// Takes one envelope; one already seen is ignored.
     pub fn apply(&mut self, e: &Envelope) {
         if e.seq <= self.last_seq {
@@ -84,7 +134,17 @@ impl Thread {
                     started_by: started.started_by.clone(),
                 });
             }
+            Event::ModelReplied(replied) => {
+                *self.replies.entry(replied.run_id.clone()).or_default() += 1;
+                if let Some(w) = self.writing.get_mut(&replied.run_id) {
+                    w.done = true;
+                }
+            }
+            Event::ToolReturned(returned) => {
+                self.writing.remove(&returned.run_id);
+            }
             Event::RunPaused(paused) => {
+                self.writing.remove(&paused.run_id);
                 self.runs.insert(paused.run_id.clone(), "paused".into());
                 for r in &paused.requests {
                     self.items.push(Item::Request {
@@ -103,10 +163,16 @@ impl Thread {
                 self.runs.insert(resumed.run_id.clone(), "running".into());
             }
             Event::RunFinished(finished) => {
+                self.writing.remove(&finished.run_id);
                 self.runs.insert(finished.run_id.clone(), "finished".into());
             }
             Event::RunFailed(failed) => {
-                self.runs.insert(failed.run_id.clone(), format!("failed: {}", failed.reason));
+                self.writing.remove(&failed.run_id);
+                let status = match failed.failure {
+                    Some(RunFailure::Cancelled) => "cancelled".to_owned(),
+                    _ => format!("failed: {}", failed.reason),
+                };
+                self.runs.insert(failed.run_id.clone(), status);
             }
             Event::ArtifactCreated(created) => {
                 if created.kind != SUBMISSION {
@@ -169,3 +235,53 @@ impl Thread {
 
 }
 
+
+#[cfg(test)]
+mod tests {
+    use lattice_core::event::{ModelReplied, RunFinished, RunStarted};
+    use lattice_core::{TenantId, UserId};
+    use serde_json::json;
+
+    use super::*;
+
+    fn envelope(seq: i64, event: Event) -> Envelope {
+        Envelope {
+            seq,
+            id: format!("env_{seq}"),
+            tenant: "t1".into(),
+            workspace: Some("ws_1".into()),
+            thread: Some("th_1".into()),
+            actor: Actor::Person { tenant: TenantId::parse("t", "t1").unwrap(), user: UserId::parse("u", "alice").unwrap() },
+            at: "2026-12-01T00:00:00.000Z".into(),
+            event,
+            traceparent: None,
+        }
+    }
+
+    fn text(model_call: usize, text: &str) -> TextDelta {
+        TextDelta { run_id: "run_1".into(), model_call, text: text.into() }
+    }
+
+    #[test]
+    fn a_reply_grows_as_it_is_written_and_gives_way_to_what_it_came_to() {
+        let mut t = Thread::default();
+        t.apply(&envelope(1, RunStarted { run_id: "run_1".into(), prompt: "p".into(), model: "m".into(), started_by: "alice".into() }.into()));
+        t.text_delta(text(0, "The figures "));
+        t.text_delta(text(0, "are in."));
+        t.tool_input(ToolInputDelta { run_id: "run_1".into(), model_call: 0, tool_call_id: "c1".into(), name: "ask_form".into(), arguments: json!({"title": "In"}) });
+        t.tool_input(ToolInputDelta { run_id: "run_1".into(), model_call: 0, tool_call_id: "c1".into(), name: "ask_form".into(), arguments: json!({"title": "Incident"}) });
+        let w = &t.writing["run_1"];
+        assert_eq!(w.text, "The figures are in.");
+        assert_eq!(w.tools, vec![("c1".to_owned(), "ask_form".to_owned(), json!({"title": "Incident"}))]);
+
+        t.apply(&envelope(2, ModelReplied { run_id: "run_1".into(), text: Some("The figures are in.".into()), tool_calls: vec![], tokens: None }.into()));
+        assert!(t.writing["run_1"].done, "whole: no longer busy");
+        // A delta of that call heard late (a stream catching up) is stale.
+        t.text_delta(text(0, " again"));
+        assert_eq!(t.writing["run_1"].text, "The figures are in.");
+        t.apply(&envelope(3, RunFinished { run_id: "run_1".into(), text: None }.into()));
+        assert!(t.writing.is_empty());
+        t.text_delta(text(1, "late"));
+        assert!(t.writing.is_empty(), "a finished run writes nothing more");
+    }
+}

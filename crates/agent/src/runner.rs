@@ -295,16 +295,16 @@ impl Runner {
     }
 
     /// Where a model's deltas go: the live streams of the run's thread.
-    fn deltas(&self, thread: &str, run: &RunId) -> impl Fn(Delta) + Send + Sync + use<> {
+    fn deltas(&self, thread: &str, run: &RunId, model_call: usize) -> impl Fn(Delta) + Send + Sync + use<> {
         let trusted = self.inner.trusted.clone();
         let thread = ThreadId::from_trusted(thread.to_owned());
         let run_id = run.to_string();
         move |delta| {
             let run_id = run_id.clone();
             let (name, json) = match delta {
-                Delta::Text(text) => ("delta", serde_json::to_string(&TextDelta { run_id, text })),
+                Delta::Text(text) => ("delta", serde_json::to_string(&TextDelta { run_id, model_call, text })),
                 Delta::ToolInput { id, name, arguments } => {
-                    ("tool_input", serde_json::to_string(&ToolInputDelta { run_id, tool_call_id: id, name, arguments }))
+                    ("tool_input", serde_json::to_string(&ToolInputDelta { run_id, model_call, tool_call_id: id, name, arguments }))
                 }
             };
             trusted.pass(&thread, Passing { name, json: json.expect("a delta serializes") });
@@ -335,7 +335,9 @@ impl Runner {
                     return self.fail(&acting, run, RunFailure::Tokens, reason).await;
                 }
                 let model = self.inner.models.get(&row.model).map_err(|e| Error::invalid_state(e.to_string()))?;
-                let deltas = self.deltas(&row.thread, run);
+                let mut messages = messages;
+                messages.extend(self.inner.trusted.app_contexts(tenant, &row.thread).await?.iter().map(crate::transcript::app_context));
+                let deltas = self.deltas(&row.thread, run, model_calls);
                 let asked = model.stream(ModelRequest { messages, tools: offered.clone() }, &deltas);
                 let reply = tokio::select! {
                     reply = asked => reply,

@@ -22,6 +22,20 @@ pub(crate) fn untrusted(source: &str, author: &str, value: &Value) -> String {
     format!("<untrusted-data source=\"{source}\" author=\"{author}\">\n{body}\n</untrusted-data>")
 }
 
+/// What an app told the agent, as the model reads it: data from the app,
+/// fenced like anything people wrote.
+pub(crate) fn app_context(said: &lattice_core::event::AppContextSet) -> ChatMessage {
+    let mut body = said.text.clone();
+    if let Some(structured) = &said.structured {
+        body = format!("{body}\n{structured}");
+    }
+    let content = format!(
+        "An app in this thread says what it shows now:\n{}",
+        untrusted("app context", &said.artifact_id, &Value::String(body.trim().to_owned()))
+    );
+    ChatMessage::User { content }
+}
+
 /// The messages so far, and the tool calls of the last model reply that
 /// have no result yet (a crash between recording the reply and its results).
 pub(crate) struct Transcript {

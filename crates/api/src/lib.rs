@@ -38,6 +38,7 @@ pub fn router(state: AppState) -> Router {
         .route("/runs/{run}/cancel", post(runs::cancel))
         .route("/artifacts/{id}", get(artifacts::get).patch(artifacts::edit))
         .route("/artifacts/{id}/archive", post(artifacts::archive))
+        .route("/artifacts/{id}/context", put(artifacts::set_context))
         .route("/artifacts/{id}/calls", get(app_calls::list).post(app_calls::call))
         .route("/app-calls/{confirmation}", post(app_calls::confirm))
         .route("/integrations/effective", get(integrations::effective))

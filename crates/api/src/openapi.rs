@@ -12,7 +12,7 @@ use crate::routes::{app_calls, artifacts, events, integrations, runs, system, wo
         system::healthz, system::readyz, system::dev_token, system::me,
         workspaces::list, workspaces::create, workspaces::add_member, workspaces::threads, workspaces::create_thread,
         workspaces::post_message,
-        artifacts::create, artifacts::get, artifacts::edit, artifacts::archive, artifacts::list,
+        artifacts::create, artifacts::get, artifacts::edit, artifacts::archive, artifacts::list, artifacts::set_context,
         events::thread, events::workspace, events::append,
         integrations::effective, integrations::effective_stream, integrations::set, integrations::audit, integrations::levels, integrations::levels_stream,
         runs::start, runs::get, runs::answer, runs::cancel,

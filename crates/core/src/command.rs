@@ -62,6 +62,14 @@ pub enum Command {
         answer: Value,
         approved: bool,
     },
+    /// An app tells the agent what it shows (MCP Apps'
+    /// `ui/update-model-context`): kept per app, the last one wins, and the
+    /// thread's next model call reads it as untrusted data.
+    SetAppContext {
+        artifact: ArtifactId,
+        text: String,
+        structured: Option<Value>,
+    },
     /// A person stops a run that is running or waiting (editors of its thread).
     CancelRun {
         run: RunId,
@@ -113,6 +121,7 @@ pub enum CommandType {
     SetSwitch,
     StartRun,
     AnswerDeferred,
+    SetAppContext,
     CancelRun,
     RecordRun,
     AppEvent,
@@ -133,6 +142,7 @@ impl Command {
             Self::StartRun { .. } => CommandType::StartRun,
             Self::AnswerDeferred { .. } => CommandType::AnswerDeferred,
             Self::CancelRun { .. } => CommandType::CancelRun,
+            Self::SetAppContext { .. } => CommandType::SetAppContext,
             Self::RecordRun { .. } => CommandType::RecordRun,
             Self::AppEvent { .. } => CommandType::AppEvent,
             Self::RecordAudit { .. } => CommandType::RecordAudit,

@@ -82,6 +82,8 @@ events! {
     RunFinished => "run_finished",
     RunFailed => "run_failed",
     AppEvent => "app_event",
+    /// What an app told the agent it shows (the last per app counts).
+    AppContextSet => "app_context_set",
     /// A decision lattice records about something it did or refused (an
     /// app's tool call, allowed or not): bridged under the reserved `audit`
     /// namespace.
@@ -238,6 +240,15 @@ pub struct RunFailed {
     pub reason: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failure: Option<RunFailure>,
+}
+
+/// What an app told the agent it shows, to read as untrusted data.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AppContextSet {
+    pub artifact_id: String,
+    pub text: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub structured: Option<Value>,
 }
 
 /// An application's own event, bridged under its namespace.

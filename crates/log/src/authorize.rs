@@ -72,6 +72,15 @@ impl LogService {
                 let thread = ThreadId::from_trusted(head.thread.clone());
                 Ok(Scope { artifact: Some(head), ..in_thread(access, thread) })
             }
+            Command::SetAppContext { artifact, .. } => {
+                let (access, head) = artifact_access(db, p, artifact).await?;
+                access.require(Role::Editor, "telling the agent what an app shows")?;
+                if head.archived {
+                    return Err(Error::invalid_state("the app is archived"));
+                }
+                let thread = ThreadId::from_trusted(head.thread.clone());
+                Ok(Scope { artifact: Some(head), ..in_thread(access, thread) })
+            }
             Command::AppEvent { workspace, namespace, .. } => {
                 let access = workspace_access(db, p, workspace.as_str()).await?;
                 access.require(Role::Editor, "publishing an application event")?;

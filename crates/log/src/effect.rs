@@ -1,7 +1,7 @@
 //! A command's effect, worked out before the transaction opens: where its
 //! envelope goes, and the store writer that makes it (one per effect).
 
-use lattice_core::event::{AppEvent, Event, MessagePosted};
+use lattice_core::event::{AppContextSet, AppEvent, Event, MessagePosted};
 use lattice_core::envelope::DEPLOYMENT_TENANT;
 use lattice_core::{Actor, ArtifactId, Audit, Error, Level, Role, RunId, RunStep, SwitchKey, SwitchState, ThreadId, WorkspaceId};
 use serde_json::Value;
@@ -22,6 +22,7 @@ pub(crate) enum Effect {
     Answered { run: String, tool_call_id: String, tool_name: String, answer: Value, approved: bool },
     Step { run: String, step: RunStep },
     AppEvent { namespace: String, name: String, data: Value },
+    AppContext { artifact: String, text: String, structured: Option<Value> },
     Audit(Audit),
 }
 
@@ -59,6 +60,7 @@ impl Effect {
             self,
             Self::Message { .. }
                 | Self::AppEvent { .. }
+                | Self::AppContext { .. }
                 | Self::Audit(Audit { once: None, .. })
                 | Self::Step { step: RunStep::ModelReplied { .. } | RunStep::ToolReturned { .. }, .. }
         )
@@ -103,6 +105,7 @@ impl Effect {
             Self::Switch { level, key, state, reason } => crate::switches::set_switch(conn, &level, key, state, &reason).await,
             Self::Audit(audit) => store::record_audit(conn, w, &audit).await,
             Self::AppEvent { namespace, name, data } => Ok(AppEvent { namespace, name, data }.into()),
+            Self::AppContext { artifact, text, structured } => Ok(AppContextSet { artifact_id: artifact, text, structured }.into()),
             Self::RunStarted { id, prompt, model } => store::start_run(conn, w, &id, &prompt, &model).await,
             Self::Answered { run, tool_call_id, tool_name, answer, approved } => {
                 store::answer_request(conn, w, &run, &tool_call_id, &tool_name, &answer, approved).await

@@ -13,7 +13,7 @@ impl LogService {
         let mut keys: Vec<SwitchKey> = Vec::new();
         let kind = match command {
             Command::CreateArtifact { kind, .. } => Some(kind.as_str()),
-            Command::EditArtifact { .. } => scope.artifact.as_ref().map(|a| a.kind.as_str()),
+            Command::EditArtifact { .. } | Command::SetAppContext { .. } => scope.artifact.as_ref().map(|a| a.kind.as_str()),
             _ => None,
         };
         keys.extend(kind.and_then(|kind| self.inner.kinds.get(kind)).and_then(|spec| spec.switch()));

@@ -13,6 +13,8 @@ pub const MESSAGE_MAX: usize = 16 * 1024;
 pub const REASON_MAX: usize = 500;
 pub const PATCH_OPS_MAX: usize = 1000;
 pub const APP_EVENT_MAX: usize = 64 * 1024;
+/// What an app may tell the agent: its text, and its structured content.
+pub const APP_CONTEXT_MAX: usize = 8 * 1024;
 /// Namespaces that only lattice itself publishes in.
 pub const RESERVED_NAMESPACES: [&str; 3] = ["ui", "log", "audit"];
 
@@ -42,6 +44,14 @@ pub(crate) fn check_command(command: &Command) -> Result<(), Error> {
         Command::CreateArtifact { data, .. } => document::check(data, "data", MAX_BYTES)?,
         Command::AnswerDeferred { answer, .. } => document::check(answer, "answer", MAX_BYTES)?,
         Command::RecordRun { step, .. } => check_step(step)?,
+        Command::SetAppContext { text: said, structured, .. } => {
+            if said.len() > APP_CONTEXT_MAX {
+                errors.push(FieldError::new("text", "maxLength", format!("{} bytes exceed the limit {APP_CONTEXT_MAX}", said.len())));
+            }
+            if let Some(structured) = structured {
+                document::check(structured, "structured", APP_CONTEXT_MAX)?;
+            }
+        }
         Command::RecordAudit { audit, .. } => check_audit(audit)?,
         Command::AppEvent { namespace, name, data, .. } => {
             for (field, value) in [("namespace", namespace), ("name", name)] {

@@ -73,6 +73,13 @@ impl LogService {
                     approved: *approved,
                 }
             }
+            Command::SetAppContext { text, structured, .. } => {
+                let head = scope.artifact.as_ref().expect("authorize loads the artifact");
+                if head.kind != "app" {
+                    return Err(Error::field("artifact", "kind", "only an app tells the agent what it shows"));
+                }
+                Effect::AppContext { artifact: head.id.clone(), text: text.clone(), structured: structured.clone() }
+            }
             Command::CancelRun { .. } => {
                 let loaded = scope.run.as_ref().expect("authorize loads the run");
                 if !matches!(loaded.run.status, RunStatus::Running | RunStatus::Paused) {

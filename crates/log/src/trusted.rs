@@ -4,6 +4,7 @@
 //! whoever starts the service, which gives it to the runner and to the
 //! demo's seed; no other crate can make one.
 
+use lattice_core::event::{AppContextSet, Event};
 use lattice_core::{Error, Level, Principal, RunId, TenantId, WorkspaceId};
 use sqlx::Row;
 
@@ -13,6 +14,9 @@ use crate::read::LevelStates;
 use crate::runs::{RUN_COLUMNS, RunRow, load_run, run_from_row};
 use crate::service::LogService;
 use crate::store::{ENVELOPE_COLUMNS, envelope_from_row};
+
+/// The apps of a thread whose context a model call reads, at most.
+pub const APP_CONTEXTS: i64 = 8;
 
 /// The log service's trust in its own process.
 #[derive(Clone)]
@@ -100,6 +104,39 @@ impl Trusted {
         .await
         .map_err(db_error)?;
         rows.iter().map(envelope_from_row).collect()
+    }
+
+    /// What the apps of a thread last told the agent, one per app (the
+    /// newest), oldest first; apps archived since are left out. At most
+    /// [`APP_CONTEXTS`] apps: the thread's newest.
+    pub async fn app_contexts(&self, tenant: &TenantId, thread: &str) -> Result<Vec<AppContextSet>, Error> {
+        let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "SELECT {ENVELOPE_COLUMNS} FROM envelopes WHERE tenant = $1 AND thread = $2 AND type = $3 ORDER BY seq DESC LIMIT $4"
+        )))
+        .bind(tenant.as_str())
+        .bind(thread)
+        .bind(AppContextSet::NAME)
+        .bind(APP_CONTEXTS * 4)
+        .fetch_all(&self.log.inner.db.pool)
+        .await
+        .map_err(db_error)?;
+        let mut newest: Vec<AppContextSet> = Vec::new();
+        for row in &rows {
+            if let Event::AppContextSet(said) = envelope_from_row(row)?.event
+                && !newest.iter().any(|n| n.artifact_id == said.artifact_id)
+                && newest.len() < APP_CONTEXTS as usize
+            {
+                newest.push(said);
+            }
+        }
+        let mut kept = Vec::with_capacity(newest.len());
+        for said in newest.into_iter().rev() {
+            let Ok(id) = lattice_core::ArtifactId::parse("artifact", &said.artifact_id) else { continue };
+            if crate::store::load_artifact(&self.log.inner.db, tenant, &id, None).await?.is_some_and(|a| !a.archived) {
+                kept.push(said);
+            }
+        }
+        Ok(kept)
     }
 
     /// A run's read model, without an access check.

@@ -128,3 +128,17 @@ pub struct AppEventBody {
     #[cfg_attr(feature = "openapi", schema(value_type = Object))]
     pub data: Value,
 }
+
+/// What an app tells the agent it shows (`PUT /v1/artifacts/{id}/context`):
+/// at most 8 KiB of text and 8 KiB of structured content; the last one an
+/// app sends is what the thread's next model call reads.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct AppContext {
+    #[serde(default)]
+    pub text: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
+    pub structured: Option<Value>,
+}

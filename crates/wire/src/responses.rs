@@ -268,6 +268,10 @@ pub struct CallRecord {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct TextDelta {
     pub run_id: String,
+    /// Which of the run's model calls wrote it, from 0: a client that has
+    /// seen that call's `model_replied` has the whole text already (a
+    /// stream that caught up from the log can hear a delta after it).
+    pub model_call: usize,
     /// The text added since the last delta.
     pub text: String,
 }
@@ -279,8 +283,17 @@ pub struct TextDelta {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ToolInputDelta {
     pub run_id: String,
+    /// As [`TextDelta::model_call`].
+    pub model_call: usize,
     pub tool_call_id: String,
     pub name: String,
     #[cfg_attr(feature = "openapi", schema(value_type = Object))]
     pub arguments: Value,
+}
+
+/// An app's context, kept: the sequence number of its envelope.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct AppContextKept {
+    pub seq: i64,
 }

@@ -10,7 +10,9 @@ use lattice_core::Envelope;
 use lattice_ui::dashboard::Dashboard;
 use lattice_ui::form::{Form, Submissions};
 use lattice_ui::hints::UiHints;
-use lattice_wire::{Answer, Answered, Artifact, CreateArtifact, PostMessage, Posted, RunStarted, StartRun, Versioned};
+use lattice_wire::{
+    Answer, Answered, Artifact, CreateArtifact, PostMessage, Posted, Run, RunStarted, StartRun, TextDelta, ToolInputDelta, Versioned,
+};
 use leptos::prelude::*;
 use leptos_router::components::A;
 use leptos_router::hooks::use_params_map;
@@ -97,9 +99,31 @@ fn ThreadView(id: String) -> impl IntoView {
     let th = id.clone();
     let events = stream::follow(
         move |last| format!("/v1/threads/{th}/events?after={}", last.unwrap_or("0")),
-        move |event| {
-            if let Ok(e) = serde_json::from_str::<Envelope>(&event.data) {
-                state.update(|t| t.apply(&e));
+        move |event| match event.name.as_str() {
+            "delta" => {
+                if let Ok(d) = serde_json::from_str::<TextDelta>(&event.data) {
+                    state.update(|t| t.text_delta(d));
+                }
+            }
+            "tool_input" => {
+                if let Ok(d) = serde_json::from_str::<ToolInputDelta>(&event.data) {
+                    if d.name == "update_app"
+                        && let Some(app) = d.arguments.get("id").and_then(Value::as_str)
+                    {
+                        crate::bridge::tool_input_partial(app, &d.arguments);
+                    }
+                    state.update(|t| t.tool_input(d));
+                }
+            }
+            _ => {
+                if let Ok(e) = serde_json::from_str::<Envelope>(&event.data) {
+                    if let lattice_core::event::Event::RunFailed(failed) = &e.event
+                        && failed.failure == Some(lattice_core::RunFailure::Cancelled)
+                    {
+                        crate::bridge::run_cancelled(&failed.run_id);
+                    }
+                    state.update(|t| t.apply(&e));
+                }
             }
         },
         move |failure| refused.set(Some(failure.message())),
@@ -195,6 +219,7 @@ fn ThreadView(id: String) -> impl IntoView {
                 <li class="item">{item_view(ctx, item)}</li>
             </For>
         </ol>
+        <Writing state/>
         <Composer ctx/>
     }
 }
@@ -216,7 +241,9 @@ fn RunStatus(state: RwSignal<Thread>) -> impl IntoView {
                 _ => None,
             })?;
             Some(match t.runs.get(&last).map(String::as_str) {
+                Some("running") if t.writing.contains_key(&last) => "The agent is writing…".to_owned(),
                 Some("running") => "The agent is working…".to_owned(),
+                Some("cancelled") => "The agent's run was cancelled.".to_owned(),
                 Some("paused") => "The agent is waiting for an answer.".to_owned(),
                 Some("finished") => "The agent has finished.".to_owned(),
                 Some(other) => format!("The agent's run {other}"),
@@ -237,11 +264,24 @@ fn item_view(ctx: Ctx, item: Item) -> AnyView {
         }
         .into_any(),
         Item::RunStarted { run, prompt, started_by, .. } => {
-            let status = Memo::new(move |_| ctx.state.with(|t| t.runs.get(&run).cloned().unwrap_or_default()));
+            let run_id = run.clone();
+            let status = Memo::new(move |_| ctx.state.with(|t| t.runs.get(&run_id).cloned().unwrap_or_default()));
+            let refused = RwSignal::new(None::<String>);
+            let cancel = move |_| {
+                let run = run.clone();
+                leptos::task::spawn_local(async move {
+                    if let Err(e) = api::post::<Run>(&format!("/v1/runs/{run}/cancel"), &json!({})).await {
+                        refused.set(Some(e.message()));
+                    }
+                });
+            };
+            let open = move || matches!(status.get().as_str(), "running" | "paused");
             view! {
                 <p class="run">
                     <strong>{started_by}</strong>" asked the agent: “" {prompt} "” "
                     <span class="badge">{move || status.get()}</span>
+                    {move || open().then(|| view! { <button type="button" class="quiet" on:click=cancel.clone()>"Cancel"</button> })}
+                    {move || refused.get().map(|r| view! { <span class="refusal" role="alert">{r}</span> })}
                 </p>
             }
             .into_any()
@@ -278,6 +318,76 @@ fn item_view(ctx: Ctx, item: Item) -> AnyView {
             })
             .into_any()
         }
+    }
+}
+
+/// What the agent is writing now: its text as it comes, and the form or
+/// dashboard it is putting together. The text is one live region kept busy
+/// while it grows, so a screen reader reads the reply once, whole, rather
+/// than every few characters.
+#[component]
+fn Writing(state: RwSignal<Thread>) -> impl IntoView {
+    let runs = Memo::new(move |_| state.with(|t| t.writing.iter().map(|(run, w)| (run.clone(), w.clone())).collect::<Vec<_>>()));
+    move || {
+        runs.get()
+            .into_iter()
+            .map(|(run, w)| {
+                let tools = w.tools.iter().map(|(id, name, args)| being_written(id, name, args)).collect_view();
+                let text = (!w.text.is_empty()).then(|| {
+                    view! {
+                        <article class="message agent writing" data-run=run.clone() aria-live="polite" aria-busy=if w.done { "false" } else { "true" }>
+                            <p class="meta"><strong>"agent"</strong>" is writing…"</p>
+                            <p class="text">{w.text.clone()}</p>
+                        </article>
+                    }
+                });
+                view! { <div class="writing-run">{text}{tools}</div> }
+            })
+            .collect_view()
+    }
+}
+
+/// A tool call while its arguments arrive: the form's title and fields, or
+/// the dashboard's panels that are whole so far. Nothing is validated yet.
+fn being_written(id: &str, name: &str, args: &Value) -> AnyView {
+    let title = args.get("title").and_then(Value::as_str).unwrap_or_default().to_owned();
+    match name {
+        "ask_form" | "create_form" => {
+            let fields: Vec<String> = args
+                .pointer("/schema/properties")
+                .and_then(Value::as_object)
+                .map(|p| p.iter().map(|(k, v)| v.get("title").and_then(Value::as_str).unwrap_or(k).to_owned()).collect())
+                .unwrap_or_default();
+            view! {
+                <section class="request form-request writing" aria-busy="true" data-tool-call=id.to_owned()>
+                    <h2>{title}</h2>
+                    <p class="muted">"The agent is writing this form…"</p>
+                    <ul class="fields-so-far">{fields.into_iter().map(|f| view! { <li>{f}</li> }).collect_view()}</ul>
+                </section>
+            }
+            .into_any()
+        }
+        "show_dashboard" | "update_dashboard" => {
+            let panels: Vec<Value> = args
+                .get("panels")
+                .and_then(Value::as_array)
+                .map(|ps| ps.iter().filter(|p| serde_json::from_value::<lattice_ui::dashboard::Panel>((*p).clone()).is_ok()).cloned().collect())
+                .unwrap_or_default();
+            let dashboard = serde_json::from_value::<Dashboard>(json!({"title": title, "as_of": "", "panels": panels}));
+            match dashboard {
+                Ok(d) => view! {
+                    <div class="writing" aria-busy="true" data-tool-call=id.to_owned()>
+                        <DashboardView id=format!("writing-{id}") dashboard=d on_action=move |_: String| {}/>
+                    </div>
+                }
+                .into_any(),
+                Err(_) => ().into_any(),
+            }
+        }
+        _ => view! {
+            <p class="run writing" aria-busy="true" data-tool-call=id.to_owned()>{format!("The agent is preparing {name}: {title}")}</p>
+        }
+        .into_any(),
     }
 }
 
@@ -381,6 +491,8 @@ fn app_view(ctx: Ctx, artifact: Memo<Option<ArtifactView>>) -> AnyView {
             summary: text_of(&a.data, "summary"),
             html: text_of(&a.data, "html"),
             state: a.data.get("state").cloned().unwrap_or(Value::Null),
+            run: a.run.clone(),
+            thread: ctx.thread.get_value(),
         })
     });
     view! {

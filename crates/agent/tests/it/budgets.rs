@@ -197,6 +197,10 @@ lattice_testkit::both_backends! {
         let th = thread(&log).await;
         let alice = who("t1", "alice", TenantRole::Member);
         let mut live = log.follow(&alice, Follow::Thread(th.clone()), 0).await.unwrap();
+        // Caught up before the run starts: what comes next comes as it happens.
+        let last = log.events(&alice, &Follow::Thread(th.clone()), 0, 500).await.unwrap().last().unwrap().seq;
+        while live.next_committed().await.unwrap().seq < last {}
+        assert!(tokio::time::timeout(Duration::from_millis(300), live.next()).await.is_err(), "nothing more before the run");
         let pieces = ["The figures ", "are in: ", "up 4 %."];
         let slow = Slow {
             delay: Duration::ZERO,
@@ -212,7 +216,7 @@ lattice_testkit::both_backends! {
                 Live::Passing(p) => {
                     assert_eq!(p.name, "delta");
                     let d: lattice_wire::TextDelta = serde_json::from_str(&p.json).unwrap();
-                    assert_eq!(d.run_id, run.to_string());
+                    assert_eq!((d.run_id.as_str(), d.model_call), (run.as_str(), 0));
                     assert!(kept_message.is_none(), "a delta after the reply was kept");
                     told.push_str(&d.text);
                 }

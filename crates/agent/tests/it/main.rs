@@ -2,6 +2,7 @@
 //! that follow a script and record what they were offered.
 
 mod budgets;
+mod context;
 mod leases;
 mod openai;
 mod runs;

@@ -6,7 +6,7 @@ use lattice_core::{ArtifactId, Command, Error, ThreadId};
 use serde::Deserialize;
 
 use super::path_id;
-use lattice_wire::{Archived, Artifact, CreateArtifact, EditArtifact, ErrorBody, Versioned};
+use lattice_wire::{AppContext, AppContextKept, Archived, Artifact, CreateArtifact, EditArtifact, ErrorBody, Versioned};
 use crate::error::ApiResult;
 use crate::extract::{Body, Caller, Query};
 use crate::state::AppState;
@@ -115,4 +115,21 @@ fn artifact_of(r: lattice_log::ArtifactRow) -> Artifact {
         created_at: lattice_log::rfc3339(r.created_at),
         updated_at: lattice_log::rfc3339(r.updated_at),
     }
+}
+
+/// An app tells the agent what it shows (MCP Apps' `ui/update-model-context`):
+/// the last one per app is what the thread's next model call reads, fenced
+/// as untrusted data. Editors only; governed by the mini-apps switch.
+#[utoipa::path(put, path = "/v1/artifacts/{id}/context", request_body = AppContext,
+    responses((status = 200, body = AppContextKept), (status = 403, body = ErrorBody), (status = 422, body = ErrorBody), (status = 423, body = ErrorBody)),
+    params(("id" = String, Path)), security(("bearer" = [])))]
+pub async fn set_context(
+    State(state): State<AppState>,
+    Caller(who): Caller,
+    Path(id): Path<String>,
+    Body(req): Body<AppContext>,
+) -> ApiResult<Json<AppContextKept>> {
+    let artifact = path_id(ArtifactId::parse, &id)?;
+    let done = state.log.execute(&who, Command::SetAppContext { artifact, text: req.text, structured: req.structured }).await?;
+    Ok(Json(AppContextKept { seq: done.seq }))
 }
