@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 pub mod browser;
+pub mod model;
 pub mod postgres;
 pub use lattice_stack as stack;
 

@@ -67,7 +67,8 @@ struct Frame {
     /// The display mode in force, and those the app said it supports.
     mode: &'static str,
     app_modes: Vec<String>,
-    /// The host's button back to inline, while another mode is in force.
+    /// The host's bar with the way back to inline, while another mode is
+    /// in force.
     exit: Option<(web_sys::HtmlElement, Closure<dyn Fn()>)>,
 }
 
@@ -207,20 +208,29 @@ fn set_mode(id: u64, mode: &'static str) {
     if let Some((button, _)) = old {
         button.remove();
     }
+    let document = web_sys::window().and_then(|w| w.document());
     if mode != "inline"
-        && let Some(button) = web_sys::window()
-            .and_then(|w| w.document())
-            .and_then(|d| d.create_element("button").ok())
-            .and_then(|b| b.dyn_into::<web_sys::HtmlElement>().ok())
+        && let Some(document) = document
+        && let (Ok(bar), Ok(label), Ok(button)) = (document.create_element("div"), document.create_element("span"), document.create_element("button"))
+        && let Ok(button) = button.dyn_into::<web_sys::HtmlElement>()
     {
+        // The host's bar stays above the app, so an app that fills the
+        // window still says whose it is and never hides the way back.
+        let title = with_frame(id, |f| f.app.title.clone()).unwrap_or_default();
+        let _ = bar.set_attribute("class", "mode-bar");
+        label.set_text_content(Some(&format!("Mini app: {title}. Made by the agent; it can't reach the network.")));
         let _ = button.set_attribute("type", "button");
         let _ = button.set_attribute("class", "exit-mode");
         button.set_text_content(Some(if mode == "fullscreen" { "Exit full screen" } else { "Back into the thread" }));
         let back = Closure::<dyn Fn()>::new(move || set_mode(id, "inline"));
         button.set_onclick(Some(back.as_ref().unchecked_ref()));
-        let _ = holder.insert_before(&button, holder.first_child().as_ref());
+        let _ = bar.append_child(&label);
+        let _ = bar.append_child(&button);
+        let _ = holder.insert_before(&bar, holder.first_child().as_ref());
         let _ = button.focus();
-        with_frame(id, |f| f.exit = Some((button, back)));
+        if let Ok(bar) = bar.dyn_into::<web_sys::HtmlElement>() {
+            with_frame(id, |f| f.exit = Some((bar, back)));
+        }
     }
     let context = host_context(id);
     let changed = json!({"displayMode": mode, "containerDimensions": context["containerDimensions"]});

@@ -644,7 +644,7 @@ const AGENTS: [(&str, &str, Option<&str>); 4] = [
 #[component]
 fn Composer(ctx: Ctx) -> impl IntoView {
     let text = RwSignal::new(String::new());
-    let model = RwSignal::new("scripted:ask_form".to_owned());
+    let model = RwSignal::new(String::new());
     let message = RwSignal::new(String::new());
     let offered = move |key: Option<&str>| {
         key.is_none_or(|k| ctx.switches.with(|s| s.as_ref().and_then(|m| m.get(k)).is_none_or(|e| e.enabled)))

@@ -4,6 +4,7 @@
 
 mod bridge;
 mod escape;
+mod host;
 mod links;
 mod limits;
 mod sdk;
@@ -34,7 +35,15 @@ impl Apps {
     }
 
     pub async fn start_on(on: On) -> Self {
-        let deployment = Deployment::start(on).await;
+        Self::set_up(Deployment::start(on).await).await
+    }
+
+    /// On `lattice up` with extra environment (a model service).
+    pub async fn start_with(env: &[(&str, &str)]) -> Self {
+        Self::set_up(Deployment::Up(lattice_e2e::UpProcess::start_with(env).await)).await
+    }
+
+    async fn set_up(deployment: Deployment) -> Self {
         let base = deployment.base().to_owned();
         let up = &base;
         let root = Client::sign_in_as(up, json!({"tenant": "ops", "user": "root", "role": "deployment_admin"})).await;

@@ -6,6 +6,7 @@ mod ask_form;
 mod console;
 mod dashboard;
 mod governance;
+pub mod streaming;
 mod submissions;
 
 use lattice_e2e::{Client, UpProcess};
