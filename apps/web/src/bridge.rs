@@ -54,6 +54,9 @@ pub struct AppInfo {
     pub run: Option<String>,
     /// The thread it is in: where its `ui/message` goes.
     pub thread: String,
+    /// Its latest version was made by an agent (`update_app`), not by the
+    /// app itself.
+    pub updated_by_agent: bool,
 }
 
 struct Frame {
@@ -127,11 +130,20 @@ pub fn unregister(id: u64) {
 }
 
 /// Keeps the frame's idea of its artifact current (new versions, state).
-pub fn update(id: u64, version: u64, state: Value) {
-    with_frame(id, |f| {
-        f.app.version = version;
-        f.app.state = state;
-    });
+/// A new version an agent made (`update_app`) is a tool call on this app:
+/// the app is told its input and result, as for the call that made it.
+pub fn update(id: u64, info: AppInfo) {
+    let newer_by_agent = with_frame(id, |f| {
+        let newer = info.version > f.app.version && info.updated_by_agent && f.initialized;
+        f.app.version = info.version;
+        f.app.state = info.state.clone();
+        newer
+    })
+    .unwrap_or(false);
+    if newer_by_agent {
+        send(id, &json!({"jsonrpc": "2.0", "method": "ui/notifications/tool-input", "params": {"arguments": {"id": info.id, "state": info.state}}}));
+        send(id, &json!({"jsonrpc": "2.0", "method": "ui/notifications/tool-result", "params": app_result(&info)}));
+    }
 }
 
 /// Asks the app to wind down (`ui/resource-teardown`); `done` runs on its

@@ -40,6 +40,8 @@ pub struct ArtifactView {
     pub archived: bool,
     /// Created by an agent (an app's label names its run).
     pub run: Option<String>,
+    /// Its latest version was made by an agent.
+    pub changed_by_agent: bool,
 }
 
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -193,6 +195,7 @@ impl Thread {
                         author: e.actor.name().to_owned(),
                         archived: false,
                         run,
+                        changed_by_agent: e.actor.is_agent(),
                     },
                 );
             }
@@ -208,6 +211,7 @@ impl Thread {
                         Some(data) => {
                             a.data = data;
                             a.version = changed.version;
+                            a.changed_by_agent = e.actor.is_agent();
                         }
                         None => self.stale.push(changed.id.clone()),
                     }

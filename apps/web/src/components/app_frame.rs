@@ -46,7 +46,7 @@ pub fn AppFrame(
     // New versions and state reach the running frame without a reload.
     Effect::new(move |_| {
         if let (Some(id), Some(a)) = (frame_id.get_value(), app.get()) {
-            bridge::update(id, a.version, a.state);
+            bridge::update(id, a);
         }
     });
     let theme = expect_context::<crate::theme::Theme>();

@@ -44,6 +44,26 @@ struct Ctx {
     /// Set while the switch stream has gone quiet for longer than three of
     /// its heartbeats: what the switches govern is off until it speaks.
     deaf: RwSignal<bool>,
+    /// The dashboard or app pinned beside the thread, if any.
+    pinned: RwSignal<Option<String>>,
+}
+
+/// Where a thread's pinned view is remembered, in this browser.
+fn pin_key(thread: &str) -> String {
+    format!("lattice.pinned.{thread}")
+}
+
+fn saved_pin(thread: &str) -> Option<String> {
+    web_sys::window()?.local_storage().ok()??.get_item(&pin_key(thread)).ok()?
+}
+
+fn save_pin(thread: &str, pinned: Option<&str>) {
+    if let Some(storage) = web_sys::window().and_then(|w| w.local_storage().ok().flatten()) {
+        let _ = match pinned {
+            Some(id) => storage.set_item(&pin_key(thread), id),
+            None => storage.remove_item(&pin_key(thread)),
+        };
+    }
 }
 
 /// Why governed UI is off while the switch cannot be heard.
@@ -94,7 +114,8 @@ fn ThreadView(id: String) -> impl IntoView {
     let switches = RwSignal::new(None::<Switches>);
     let deaf = RwSignal::new(false);
     let refused = RwSignal::new(None::<String>);
-    let ctx = Ctx { thread: StoredValue::new(id.clone()), state, switches, deaf };
+    let pinned = RwSignal::new(saved_pin(&id));
+    let ctx = Ctx { thread: StoredValue::new(id.clone()), state, switches, deaf, pinned };
 
     let th = id.clone();
     let events = stream::follow(
@@ -216,7 +237,11 @@ fn ThreadView(id: String) -> impl IntoView {
         <RunStatus state/>
         <ol class="timeline" aria-label="Thread">
             <For each=items key=item_key let:item>
-                <li class="item">{item_view(ctx, item)}</li>
+                {
+                    let artifact = match &item { Item::Artifact { id, .. } => Some(id.clone()), _ => None };
+                    let class = move || if artifact.is_some() && ctx.pinned.get() == artifact { "item pinned" } else { "item" };
+                    view! { <li class=class>{item_view(ctx, item)}</li> }
+                }
             </For>
         </ol>
         <Writing state/>
@@ -302,21 +327,24 @@ fn item_view(ctx: Ctx, item: Item) -> AnyView {
             .into_any()
         }
         Item::Artifact { id, .. } => {
+            let artifact_id = id.clone();
             let artifact = Memo::new(move |_| ctx.state.with(|t| t.artifacts.get(&id).cloned()));
             let is_app = Memo::new(move |_| artifact.with(|a| a.as_ref().is_some_and(|a| a.kind == "app")));
+            let pinnable = artifact.with_untracked(|a| a.as_ref().is_some_and(|a| a.kind == "app" || a.kind == "dashboard"));
+            let pin = pinnable.then(|| pin_button(ctx, artifact_id));
             if is_app.get_untracked() {
-                return app_view(ctx, artifact);
+                return view! { {pin}{app_view(ctx, artifact)} }.into_any();
             }
             // The version first shown: a form that changes under a person says so.
             let first_seen = StoredValue::new(None::<u64>);
-            (move || {
+            let shown = move || {
                 artifact.get().map(|a| {
                     let first = first_seen.get_value().unwrap_or(a.version);
                     first_seen.set_value(Some(first));
                     artifact_view(ctx, a, first)
                 })
-            })
-            .into_any()
+            };
+            view! { {pin}{shown} }.into_any()
         }
     }
 }
@@ -388,6 +416,25 @@ fn being_written(id: &str, name: &str, args: &Value) -> AnyView {
             <p class="run writing" aria-busy="true" data-tool-call=id.to_owned()>{format!("The agent is preparing {name}: {title}")}</p>
         }
         .into_any(),
+    }
+}
+
+/// Pins a dashboard or an app beside the thread, where it stays in view
+/// while the conversation scrolls (one at a time), or unpins it.
+fn pin_button(ctx: Ctx, id: String) -> impl IntoView {
+    let this = id.clone();
+    let pinned = Memo::new(move |_| ctx.pinned.get().as_deref() == Some(this.as_str()));
+    let toggle = move |_| {
+        let next = (!pinned.get_untracked()).then(|| id.clone());
+        save_pin(&ctx.thread.get_value(), next.as_deref());
+        ctx.pinned.set(next);
+    };
+    view! {
+        <div class="view-tools">
+            <button type="button" class="quiet pin" aria-pressed=move || if pinned.get() { "true" } else { "false" } on:click=toggle>
+                {move || if pinned.get() { "Unpin" } else { "Pin beside the thread" }}
+            </button>
+        </div>
     }
 }
 
@@ -493,6 +540,7 @@ fn app_view(ctx: Ctx, artifact: Memo<Option<ArtifactView>>) -> AnyView {
             state: a.data.get("state").cloned().unwrap_or(Value::Null),
             run: a.run.clone(),
             thread: ctx.thread.get_value(),
+            updated_by_agent: a.changed_by_agent,
         })
     });
     view! {

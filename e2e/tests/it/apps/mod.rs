@@ -6,6 +6,7 @@ mod bridge;
 mod escape;
 mod host;
 mod links;
+mod pinned;
 mod limits;
 mod sdk;
 mod switch;

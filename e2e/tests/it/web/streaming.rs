@@ -99,9 +99,10 @@ async fn a_reply_and_a_form_appear_while_the_model_writes_them() {
     assert_eq!(failed["actor"]["user"], "alice", "cancelled by the person, in the log");
 }
 
+/// The window as a person sees it, for the docs (`LATTICE_E2E_SHOTS`).
 pub async fn shot(w: &lattice_e2e::browser::Window, path: &std::path::Path) {
     use playwright_rs::protocol::{ScreenshotOptions, ScreenshotType};
-    let options = ScreenshotOptions::builder().screenshot_type(ScreenshotType::Png).full_page(true).build();
+    let options = ScreenshotOptions::builder().screenshot_type(ScreenshotType::Png).full_page(false).build();
     let png = w.page.screenshot(options).await.expect("a screenshot");
     std::fs::write(path, png).expect("the screenshot written");
 }
