@@ -17,7 +17,7 @@ use utoipa::OpenApi;
 pub use error::{ApiError, status_of};
 pub use state::AppState;
 
-use routes::{app_calls, artifacts, events, integrations, runs, system, workspaces};
+use routes::{agui, app_calls, artifacts, events, integrations, runs, system, workspaces};
 
 /// The whole API, with its state.
 pub fn router(state: AppState) -> Router {
@@ -36,6 +36,7 @@ pub fn router(state: AppState) -> Router {
         .route("/runs/{run}", get(runs::get))
         .route("/runs/{run}/answers", post(runs::answer))
         .route("/runs/{run}/cancel", post(runs::cancel))
+        .route("/agui/threads/{th}", post(agui::run))
         .route("/artifacts/{id}", get(artifacts::get).patch(artifacts::edit))
         .route("/artifacts/{id}/archive", post(artifacts::archive))
         .route("/artifacts/{id}/context", put(artifacts::set_context))

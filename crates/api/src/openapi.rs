@@ -3,7 +3,7 @@
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 
-use crate::routes::{app_calls, artifacts, events, integrations, runs, system, workspaces};
+use crate::routes::{agui, app_calls, artifacts, events, integrations, runs, system, workspaces};
 
 #[derive(OpenApi)]
 #[openapi(
@@ -15,7 +15,7 @@ use crate::routes::{app_calls, artifacts, events, integrations, runs, system, wo
         artifacts::create, artifacts::get, artifacts::edit, artifacts::archive, artifacts::list, artifacts::set_context,
         events::thread, events::workspace, events::append,
         integrations::effective, integrations::effective_stream, integrations::set, integrations::audit, integrations::levels, integrations::levels_stream,
-        runs::start, runs::get, runs::answer, runs::cancel,
+        runs::start, runs::get, runs::answer, runs::cancel, agui::run,
         app_calls::call, app_calls::confirm, app_calls::list,
     ),
     modifiers(&BearerAuth)

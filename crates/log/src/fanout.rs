@@ -77,7 +77,7 @@ struct Subscriber {
 }
 
 #[derive(Default)]
-struct Subscribers {
+pub(crate) struct Subscribers {
     next_id: u64,
     threads: HashMap<String, Vec<Subscriber>>,
     /// Streams of a whole workspace.
@@ -97,6 +97,20 @@ impl Subscribers {
         failed.extend(list.iter().filter(|s| s.tx.try_send(make()).is_err()).map(|s| s.id));
     }
 
+    /// Hands `passing` to the streams following `thread` now; a stream
+    /// whose queue is full misses it (and catches up on what is kept).
+    pub(crate) fn pass(subscribers: &Mutex<Subscribers>, thread: &str, passing: Passing) {
+        let passing = Arc::new(passing);
+        let mut subs = subscribers.lock().expect("the fan-out's lock is never poisoned");
+        let mut failed = Vec::new();
+        if let Some(list) = subs.threads.get(thread) {
+            Subscribers::send(list, || Delivery::Passing(passing.clone()), &mut failed);
+        }
+        for id in failed {
+            subs.remove(id);
+        }
+    }
+
     fn remove(&mut self, id: u64) {
         for map in [&mut self.threads, &mut self.workspaces, &mut self.rechecks] {
             map.retain(|_, list| {
@@ -113,11 +127,15 @@ pub(crate) struct Fanout {
     subscribers: Arc<Mutex<Subscribers>>,
     /// The sequence number of the last `switch_set` handed on.
     switches: Arc<watch::Sender<i64>>,
+    /// Other replicas' passing events, on PostgreSQL.
+    relay: Option<crate::relay::Relay>,
 }
 
 impl Fanout {
     pub(crate) fn start(db: Db, mut horizon: watch::Receiver<i64>) -> Self {
-        let fanout = Self { subscribers: Arc::default(), switches: Arc::new(watch::channel(0).0) };
+        let subscribers: Arc<Mutex<Subscribers>> = Arc::default();
+        let relay = (db.backend == crate::db::Backend::Postgres).then(|| crate::relay::Relay::start(&db, Arc::downgrade(&subscribers)));
+        let fanout = Self { subscribers, switches: Arc::new(watch::channel(0).0), relay };
         let subscribers = Arc::downgrade(&fanout.subscribers);
         let switches = Arc::downgrade(&fanout.switches);
         tokio::spawn(async move {
@@ -147,18 +165,13 @@ impl Fanout {
         self.switches.subscribe()
     }
 
-    /// Hands `passing` to the streams following `thread`, now: a stream
-    /// whose queue is full misses it (and catches up on what is kept).
+    /// Hands `passing` to this replica's streams following `thread`, and
+    /// says it to the other replicas sharing the database.
     pub(crate) fn pass(&self, thread: &str, passing: Passing) {
-        let passing = Arc::new(passing);
-        let mut subs = self.subscribers.lock().expect("the fan-out's lock is never poisoned");
-        let mut failed = Vec::new();
-        if let Some(list) = subs.threads.get(thread) {
-            Subscribers::send(list, || Delivery::Passing(passing.clone()), &mut failed);
+        if let Some(relay) = &self.relay {
+            relay.say(thread, &passing);
         }
-        for id in failed {
-            subs.remove(id);
-        }
+        Subscribers::pass(&self.subscribers, thread, passing);
     }
 
     fn subscribe(&self, thread: Option<&str>, workspace: &str) -> Subscription {
@@ -303,6 +316,26 @@ impl LiveEvents {
             Follow::Workspace(_) => None,
         };
         self.subscription = Some(self.log.inner.fanout.subscribe(thread, &self.workspace));
+    }
+
+    /// Reads what the caller missed into the stream, up to now: from here
+    /// on what comes arrives as it happens, in the order it happens (a
+    /// model's deltas before the reply they add up to).
+    pub async fn catch_up(&mut self) -> Result<(), Error> {
+        while self.catching_up {
+            if self.subscription.is_none() {
+                self.subscribe();
+            }
+            let from = self.backlog.back().map_or(self.after, |d| d.seq);
+            let page = self.log.events_stored(&self.who, &self.follow, from, PAGE).await?;
+            if page.is_empty() {
+                self.catching_up = false;
+            }
+            self.backlog.extend(page.into_iter().map(|e| {
+                Arc::new(Delivered { seq: e.seq, event_type: e.event_type.clone(), json: String::from_utf8(e.to_json()).expect("JSON is UTF-8") })
+            }));
+        }
+        Ok(())
     }
 
     /// The next committed envelope, passing what is not kept by.

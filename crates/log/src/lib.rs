@@ -21,6 +21,7 @@ mod horizon;
 pub mod limits;
 mod prepare;
 mod read;
+mod relay;
 mod runs;
 mod service;
 mod sessions;

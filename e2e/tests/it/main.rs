@@ -1,6 +1,7 @@
 //! Acceptance tests against the real binary.
 
 mod acceptance;
+mod agui;
 mod bridge;
 mod crash;
 mod demo;

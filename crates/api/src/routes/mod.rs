@@ -1,5 +1,6 @@
 //! The `/v1` handlers, one file per area.
 
+pub mod agui;
 pub mod app_calls;
 pub mod artifacts;
 pub mod events;

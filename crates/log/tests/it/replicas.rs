@@ -73,3 +73,58 @@ async fn polling_alone_still_finds_another_replicas_commits() {
         }
     }
 }
+
+/// Reads what a stream holds until it has been quiet for a moment.
+async fn drain(live: &mut lattice_log::LiveEvents) -> Vec<lattice_log::Live> {
+    let mut got = Vec::new();
+    while let Ok(Some(next)) = tokio::time::timeout(Duration::from_millis(300), live.next()).await {
+        got.push(next);
+    }
+    got
+}
+
+fn passed(got: &[lattice_log::Live]) -> Vec<String> {
+    got.iter().filter_map(|l| if let lattice_log::Live::Passing(p) = l { Some(p.json.clone()) } else { None }).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn what_passes_on_one_replica_reaches_the_streams_of_another_once() {
+    let url = fresh_url(Backend::Postgres).await;
+    let a = replica(&url, Duration::from_millis(200)).await;
+    let b = replica(&url, Duration::from_millis(200)).await;
+    let alice = who("t1", "alice", TenantRole::Member);
+    let (_, thread) = workspace_with_thread(&a, &alice).await;
+    let mut on_a = a.follow(&alice, Follow::Thread(thread.clone()), 0).await.unwrap();
+    let mut on_b = b.follow(&alice, Follow::Thread(thread.clone()), 0).await.unwrap();
+    drain(&mut on_a).await;
+    drain(&mut on_b).await;
+    let trusted = lattice_testkit::trusted(&a);
+    let pass = |json: String| trusted.pass(&thread, lattice_log::Passing { name: "delta", json });
+
+    // B's listener connects in the background: say until B hears.
+    let mut heard = false;
+    for i in 0..50 {
+        pass(format!("{{\"hello\":{i}}}"));
+        if passed(&drain(&mut on_b).await).iter().any(|j| j.starts_with("{\"hello\"")) {
+            heard = true;
+            break;
+        }
+    }
+    assert!(heard, "B never heard A's passing events");
+    drain(&mut on_a).await;
+
+    // Then each reaches B in order, and A's own stream once (A does not
+    // hand on what it hears itself say).
+    for i in 0..5 {
+        pass(format!("{{\"n\":{i}}}"));
+    }
+    let expected: Vec<String> = (0..5).map(|i| format!("{{\"n\":{i}}}")).collect();
+    assert_eq!(passed(&drain(&mut on_b).await), expected);
+    assert_eq!(passed(&drain(&mut on_a).await), expected);
+
+    // Larger than a notification carries: A's streams get it, B's do not.
+    let big = format!("{{\"text\":\"{}\"}}", "x".repeat(9000));
+    pass(big.clone());
+    assert_eq!(passed(&drain(&mut on_a).await), [big]);
+    assert!(passed(&drain(&mut on_b).await).is_empty());
+}

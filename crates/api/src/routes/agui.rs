@@ -1,0 +1,359 @@
+//! AG-UI (`@ag-ui/core` 1.0.0): a run as an event stream, for front ends
+//! that speak it. `POST /v1/agui/threads/{th}` takes a `RunAgentInput`:
+//! without `resume` it starts a run on the last user message (the model
+//! from `forwardedProps.model`, else the deployment's); with `resume` it
+//! answers the interrupts of a paused run, as the caller, through the same
+//! write path as the chat's answers, and goes on with that run. The answer
+//! is `text/event-stream` of AG-UI events translated from the thread's live
+//! stream (docs/AGUI.md): text as `TEXT_MESSAGE_*` (streamed when the model
+//! streams), tool calls as `TOOL_CALL_*`, artifacts as
+//! `ACTIVITY_SNAPSHOT`, and `RUN_FINISHED` with an `interrupt` outcome when
+//! the run waits on an ask_form or ask_user.
+
+use std::collections::HashSet;
+use std::convert::Infallible;
+use std::time::Duration;
+
+use axum::extract::{Path, State};
+use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use futures_util::stream::{self, Stream};
+use lattice_core::event::Event;
+use lattice_core::{Actor, Envelope, Error, RunFailure, RunId, ThreadId};
+use lattice_log::{Follow, Live, LiveEvents};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::path_id;
+use crate::error::ApiResult;
+use crate::extract::{Body, Caller};
+use crate::guard::StreamPermit;
+use crate::state::AppState;
+
+/// The parts of a `RunAgentInput` lattice reads; the rest (tools, context,
+/// state) is the client's and is not acted on.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunAgentInput {
+    thread_id: String,
+    run_id: String,
+    #[serde(default)]
+    messages: Vec<Value>,
+    #[serde(default)]
+    forwarded_props: Option<Value>,
+    #[serde(default)]
+    resume: Vec<ResumeEntry>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ResumeEntry {
+    interrupt_id: String,
+    status: String,
+    #[serde(default)]
+    payload: Value,
+}
+
+/// An interrupt's id: the run and the request it waits on.
+fn interrupt_id(run: &str, tool_call_id: &str) -> String {
+    format!("{run}:{tool_call_id}")
+}
+
+fn parse_interrupt(id: &str) -> Result<(RunId, String), Error> {
+    let (run, tool_call_id) = id.split_once(':').ok_or_else(|| Error::field("resume.interruptId", "pattern", "not an interrupt of lattice's"))?;
+    let run = RunId::parse("resume.interruptId", run)?;
+    Ok((run, tool_call_id.to_owned()))
+}
+
+/// The text of the last user message: a string, or its text parts.
+fn prompt(messages: &[Value]) -> Option<String> {
+    let last = messages.iter().rev().find(|m| m.get("role").and_then(Value::as_str) == Some("user"))?;
+    let text = match last.get("content")? {
+        Value::String(s) => s.clone(),
+        Value::Array(parts) => parts.iter().filter_map(|p| p.get("text").and_then(Value::as_str)).collect::<Vec<_>>().join("\n"),
+        _ => return None,
+    };
+    Some(text).filter(|t| !t.trim().is_empty())
+}
+
+/// Runs an agent turn in a thread, or resumes one, as AG-UI events.
+#[utoipa::path(post, path = "/v1/agui/threads/{th}", request_body(content = Object, description = "an AG-UI RunAgentInput"),
+    responses((status = 200, description = "text/event-stream of AG-UI events"), (status = 403, body = lattice_wire::ErrorBody),
+        (status = 404, body = lattice_wire::ErrorBody), (status = 422, body = lattice_wire::ErrorBody)),
+    params(("th" = String, Path)), security(("bearer" = [])))]
+pub async fn run(State(state): State<AppState>, Caller(who): Caller, Path(th): Path<String>, Body(input): Body<RunAgentInput>) -> ApiResult<Response> {
+    let thread = path_id(ThreadId::parse, &th)?;
+    // Followed from here: everything the run does comes after.
+    let after = state.log.horizon().current();
+    let mut live = state.log.follow(&who, Follow::Thread(thread.clone()), after).await?;
+    live.catch_up().await?;
+    let permit = state.guard.open_stream(who.principal())?;
+    let mut translator = Translator::new(input.thread_id.clone(), input.run_id.clone());
+    let mut first = vec![translator.started()];
+    let run = if input.resume.is_empty() {
+        let prompt = prompt(&input.messages).ok_or_else(|| Error::field("messages", "required", "a user message with text starts a run"))?;
+        let model = input.forwarded_props.as_ref().and_then(|p| p.get("model")).and_then(Value::as_str).map(str::to_owned);
+        Some(state.runner.start(&who, thread, prompt, model).await?)
+    } else {
+        match resume(&state, &who, &input.resume).await {
+            Ok(run) => Some(run),
+            Err(e) => {
+                // A refused answer ends this run with the refusal, fields named.
+                first.push(translator.error(&e));
+                None
+            }
+        }
+    };
+    let live = run.map(|run| {
+        translator.run = run.to_string();
+        live
+    });
+    Ok(Sse::new(events(first, live, translator, permit, state.shutdown.clone())).keep_alive(KeepAlive::new().interval(Duration::from_secs(15))).into_response())
+}
+
+/// Answers each interrupt as the caller (or cancels the run); answers the
+/// run they belong to.
+async fn resume(state: &AppState, who: &lattice_log::Authenticated, entries: &[ResumeEntry]) -> Result<RunId, Error> {
+    let mut run_of = None;
+    for entry in entries {
+        let (run, tool_call_id) = parse_interrupt(&entry.interrupt_id)?;
+        if run_of.as_ref().is_some_and(|r: &RunId| *r != run) {
+            return Err(Error::field("resume", "const", "the interrupts of one run at a time"));
+        }
+        match entry.status.as_str() {
+            "resolved" => state.runner.answer(who, &run, tool_call_id, entry.payload.clone()).await?,
+            "cancelled" => state.runner.cancel(who, &run).await?,
+            other => return Err(Error::field("resume.status", "enum", format!("{other:?} is not resolved or cancelled"))),
+        }
+        run_of = Some(run);
+    }
+    run_of.ok_or_else(|| Error::field("resume", "minItems", "nothing to resume"))
+}
+
+fn events(
+    first: Vec<Value>,
+    live: Option<LiveEvents>,
+    translator: Translator,
+    permit: StreamPermit,
+    shutdown: tokio::sync::watch::Receiver<bool>,
+) -> impl Stream<Item = Result<SseEvent, Infallible>> {
+    let pending: std::collections::VecDeque<Value> = first.into();
+    stream::unfold((pending, live, translator, permit, shutdown), |(mut pending, mut live, mut translator, permit, mut shutdown)| async move {
+        loop {
+            if let Some(event) = pending.pop_front() {
+                let sse = SseEvent::default().data(event.to_string());
+                return Some((Ok(sse), (pending, live, translator, permit, shutdown)));
+            }
+            let stream = live.as_mut()?;
+            let next = tokio::select! {
+                next = stream.next() => next,
+                _ = shutdown.changed() => None,
+            };
+            let Some(next) = next else {
+                // The stream ended under the run (access lost, shutdown).
+                live = None;
+                pending.push_back(translator.error(&Error::Unavailable { reason: "the live stream ended".into() }));
+                continue;
+            };
+            let (events, done) = translator.take(&next);
+            pending.extend(events);
+            if done {
+                live = None;
+            }
+        }
+    })
+}
+
+/// Turns one lattice run's live stream into AG-UI events.
+struct Translator {
+    thread_id: String,
+    run_id: String,
+    /// The lattice run followed.
+    run: String,
+    /// The assistant message being streamed, if one is open.
+    open_message: Option<String>,
+    /// Text was streamed since the last reply: the reply is not sent again.
+    streamed: bool,
+    /// Tool calls already started.
+    started_tools: HashSet<String>,
+}
+
+impl Translator {
+    fn new(thread_id: String, run_id: String) -> Self {
+        Self { thread_id, run_id, run: String::new(), open_message: None, streamed: false, started_tools: HashSet::new() }
+    }
+
+    fn started(&self) -> Value {
+        json!({"type": "RUN_STARTED", "threadId": self.thread_id, "runId": self.run_id})
+    }
+
+    /// A refusal as the run's end: its words (a validation failure names
+    /// each field) and its type as the code.
+    fn error(&mut self, e: &Error) -> Value {
+        let e = e.clone().bounded();
+        let code = serde_json::to_value(&e).ok().and_then(|v| v.get("type").and_then(Value::as_str).map(str::to_owned)).unwrap_or_default();
+        json!({"type": "RUN_ERROR", "message": e.to_string(), "code": code})
+    }
+
+    fn close_message(&mut self, out: &mut Vec<Value>) {
+        if let Some(id) = self.open_message.take() {
+            out.push(json!({"type": "TEXT_MESSAGE_END", "messageId": id}));
+        }
+    }
+
+    /// The events one item of the live stream makes, and whether the run
+    /// is over for this request (finished, failed, or waiting).
+    fn take(&mut self, item: &Live) -> (Vec<Value>, bool) {
+        let mut out = Vec::new();
+        match item {
+            Live::Passing(p) => {
+                let Ok(body) = serde_json::from_str::<Value>(&p.json) else { return (out, false) };
+                if body.get("run_id").and_then(Value::as_str) != Some(self.run.as_str()) {
+                    return (out, false);
+                }
+                let call = body.get("model_call").and_then(Value::as_u64).unwrap_or(0) as usize;
+                match p.name {
+                    "delta" => {
+                        let text = body.get("text").and_then(Value::as_str).unwrap_or_default();
+                        if text.is_empty() {
+                            return (out, false);
+                        }
+                        if self.open_message.is_none() {
+                            let id = format!("msg_{}_c{call}", self.run);
+                            out.push(json!({"type": "TEXT_MESSAGE_START", "messageId": id, "role": "assistant"}));
+                            self.open_message = Some(id);
+                        }
+                        self.streamed = true;
+                        let id = self.open_message.clone().expect("opened above");
+                        out.push(json!({"type": "TEXT_MESSAGE_CONTENT", "messageId": id, "delta": text}));
+                    }
+                    "tool_input" => {
+                        let id = body.get("tool_call_id").and_then(Value::as_str).unwrap_or_default().to_owned();
+                        let name = body.get("name").and_then(Value::as_str).unwrap_or_default();
+                        if !id.is_empty() && self.started_tools.insert(id.clone()) {
+                            self.close_message(&mut out);
+                            out.push(json!({"type": "TOOL_CALL_START", "toolCallId": id, "toolCallName": name}));
+                        }
+                    }
+                    _ => {}
+                }
+                (out, false)
+            }
+            Live::Committed(d) => {
+                let Ok(envelope) = serde_json::from_str::<Envelope>(&d.json) else { return (out, false) };
+                self.envelope(&envelope, &mut out)
+            }
+        }
+    }
+
+    fn envelope(&mut self, e: &Envelope, out: &mut Vec<Value>) -> (Vec<Value>, bool) {
+        let ours = e.event.run_id() == Some(self.run.as_str());
+        let by_our_run = matches!(&e.actor, Actor::Agent { run: Some(r), .. } if r.as_str() == self.run);
+        let done = match &e.event {
+            Event::ModelReplied(replied) if ours => {
+                if !std::mem::take(&mut self.streamed)
+                    && let Some(text) = replied.text.as_ref().filter(|t| !t.is_empty())
+                {
+                    // Not streamed: the whole text at once, named by its envelope.
+                    let id = format!("msg_{}_{}", self.run, e.seq);
+                    out.push(json!({"type": "TEXT_MESSAGE_START", "messageId": id, "role": "assistant"}));
+                    out.push(json!({"type": "TEXT_MESSAGE_CONTENT", "messageId": id, "delta": text}));
+                    out.push(json!({"type": "TEXT_MESSAGE_END", "messageId": id}));
+                }
+                self.close_message(out);
+                for call in &replied.tool_calls {
+                    if self.started_tools.insert(call.id.clone()) {
+                        out.push(json!({"type": "TOOL_CALL_START", "toolCallId": call.id, "toolCallName": call.name}));
+                    }
+                    out.push(json!({"type": "TOOL_CALL_ARGS", "toolCallId": call.id, "delta": call.arguments.to_string()}));
+                    out.push(json!({"type": "TOOL_CALL_END", "toolCallId": call.id}));
+                }
+                false
+            }
+            Event::ToolReturned(returned) if ours => {
+                let content = match &returned.result {
+                    Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                };
+                let content = if returned.is_error { format!("error: {content}") } else { content };
+                out.push(json!({"type": "TOOL_CALL_RESULT", "messageId": format!("result_{}", returned.tool_call_id),
+                    "toolCallId": returned.tool_call_id, "content": content, "role": "tool"}));
+                false
+            }
+            Event::ArtifactCreated(created) if by_our_run => {
+                out.push(json!({"type": "ACTIVITY_SNAPSHOT", "messageId": format!("artifact_{}", created.id), "activityType": "lattice.artifact",
+                    "content": {"id": created.id, "kind": created.kind, "version": created.version, "title": created.data.get("title")}}));
+                false
+            }
+            Event::ArtifactChanged(changed) if by_our_run => {
+                out.push(json!({"type": "ACTIVITY_SNAPSHOT", "messageId": format!("artifact_{}", changed.id), "activityType": "lattice.artifact",
+                    "content": {"id": changed.id, "version": changed.version}}));
+                false
+            }
+            Event::RunPaused(paused) if ours => {
+                self.close_message(out);
+                let interrupts: Vec<Value> = paused
+                    .requests
+                    .iter()
+                    .map(|r| {
+                        let (message, schema) = match r.tool_name.as_str() {
+                            "ask_form" => (r.args.get("title").cloned().unwrap_or(Value::Null), r.args.get("schema").cloned().unwrap_or(json!({}))),
+                            _ => (r.args.get("question").cloned().unwrap_or(Value::Null), json!({"type": "string"})),
+                        };
+                        let mut interrupt = json!({"id": interrupt_id(&self.run, &r.tool_call_id), "reason": format!("lattice.{}", r.tool_name),
+                            "toolCallId": r.tool_call_id, "responseSchema": schema});
+                        if let Some(message) = message.as_str() {
+                            interrupt["message"] = json!(message);
+                        }
+                        interrupt
+                    })
+                    .collect();
+                out.push(json!({"type": "RUN_FINISHED", "threadId": self.thread_id, "runId": self.run_id,
+                    "outcome": {"type": "interrupt", "interrupts": interrupts}}));
+                true
+            }
+            Event::RunFinished(_) if ours => {
+                self.close_message(out);
+                out.push(json!({"type": "RUN_FINISHED", "threadId": self.thread_id, "runId": self.run_id, "outcome": {"type": "success"}}));
+                true
+            }
+            Event::RunFailed(failed) if ours => {
+                self.close_message(out);
+                if failed.failure == Some(RunFailure::Cancelled) {
+                    out.push(json!({"type": "RUN_FINISHED", "threadId": self.thread_id, "runId": self.run_id, "outcome": {"type": "cancelled"}}));
+                } else {
+                    let code = failed.failure.map_or("failed", RunFailure::as_str);
+                    out.push(json!({"type": "RUN_ERROR", "message": failed.reason, "code": code}));
+                }
+                true
+            }
+            _ => false,
+        };
+        (std::mem::take(out), done)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_prompt_is_the_last_user_messages_text() {
+        let messages = vec![
+            json!({"id": "1", "role": "user", "content": "first"}),
+            json!({"id": "2", "role": "assistant", "content": "ok"}),
+            json!({"id": "3", "role": "user", "content": [{"type": "text", "text": "second"}, {"type": "text", "text": "part"}]}),
+        ];
+        assert_eq!(prompt(&messages).as_deref(), Some("second\npart"));
+        assert_eq!(prompt(&[json!({"role": "assistant", "content": "x"})]), None);
+        assert_eq!(prompt(&[json!({"role": "user", "content": "  "})]), None);
+    }
+
+    #[test]
+    fn an_interrupt_names_its_run_and_request() {
+        let id = interrupt_id("run_01m8qgrc8c3an5n4y1jfrnaej9", "call_ask_form_1");
+        let (run, call) = parse_interrupt(&id).unwrap();
+        assert_eq!((run.as_str(), call.as_str()), ("run_01m8qgrc8c3an5n4y1jfrnaej9", "call_ask_form_1"));
+        assert!(parse_interrupt("nothing").is_err());
+    }
+}
