@@ -1,7 +1,7 @@
 // One official MCP SDK client session that runs the steps it is given and
 // prints what each answered, for the MCP suites.
 // Usage: node steps.mjs BASE TOKEN PLAN, where PLAN is JSON:
-//   {"elicit": "accept" | "decline" | null, "steps": [STEP, ...]}
+//   {"elicit": "accept" | "decline" | null, "content": {...}?, "steps": [STEP, ...]}
 //   STEP: {"list": true} | {"call": NAME, "arguments": {...}} | {"read": URI}
 //         | {"parallel": [STEP, ...]} (run at once; their outputs in order)
 //         | {"fetch": {"method", "path", "token", "body"}} (an HTTP request to
@@ -9,7 +9,8 @@
 //         | {"wait_list_changed": MS} (until notifications/tools/list_changed
 //           has come, or MS have passed)
 // With "elicit" set, the client declares elicitation and answers every
-// request so; progress notifications of a call are counted in its output.
+// request so (accepting with "content", or {}); the schemas it was asked are
+// in "requested"; progress notifications of a call are counted in its output.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ElicitRequestSchema, ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
@@ -19,13 +20,15 @@ const plan = JSON.parse(planText);
 const capabilities = plan.elicit ? { elicitation: { form: {} } } : {};
 const client = new Client({ name: "lattice-e2e", version: "1.0.0" }, { capabilities });
 const elicited = [];
+const requested = [];
 if (plan.elicit) {
   client.setRequestHandler(ElicitRequestSchema, async (request) => {
     elicited.push(request.params.message);
-    return plan.elicit === "accept" ? { action: "accept", content: {} } : { action: "decline" };
+    requested.push(request.params.requestedSchema ?? null);
+    return plan.elicit === "accept" ? { action: "accept", content: plan.content ?? {} } : { action: "decline" };
   });
 }
-const out = { steps: [], elicited };
+const out = { steps: [], elicited, requested };
 let listChanged = 0;
 client.setNotificationHandler(ToolListChangedNotificationSchema, () => { listChanged++; });
 

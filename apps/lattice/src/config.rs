@@ -148,6 +148,10 @@ pub struct Config {
     /// (LATTICE_MCP_ALLOWED_ORIGINS, e.g. `https://host.example`); unset:
     /// none, and a request from any browser origin is refused.
     pub mcp_allowed_origins: Option<String>,
+    /// The OAuth authorization servers that issue tokens for `/mcp`,
+    /// comma-separated (LATTICE_MCP_AUTHORIZATION_SERVERS): named in its
+    /// protected-resource metadata (RFC 9728) for MCP clients to find.
+    pub mcp_authorization_servers: Option<String>,
     /// Where OpenTelemetry traces and metrics go over OTLP/HTTP
     /// (LATTICE_OTLP_ENDPOINT, e.g. `http://otel-collector:4318`); unset:
     /// none are recorded.
@@ -202,6 +206,7 @@ impl Default for Config {
             request_timeout_secs: 30,
             switch_heartbeat_ms: 5000,
             mcp_allowed_origins: None,
+            mcp_authorization_servers: None,
             otlp_endpoint: None,
         }
     }

@@ -278,7 +278,9 @@ async fn serve_until_signal(config: &Config, app: axum::Router, stop: tokio::syn
 
 /// `/mcp`: the MCP exporter, as configured, over streamable HTTP.
 fn mcp_routes(config: &Config, log: &LogService, apps: lattice_apps::AppCalls, guard: Arc<lattice_api::guard::Guard>) -> anyhow::Result<axum::Router> {
-    Ok(lattice_mcp::http::router(exporter(config, log, apps), log.authenticator().clone(), guard, config.mcp_allowed_origins()))
+    let authorization_servers = config.mcp_authorization_servers.as_deref().unwrap_or_default().split(',').map(str::trim).filter(|s| !s.is_empty()).map(str::to_owned).collect();
+    let router = lattice_mcp::http::router(exporter(config, log, apps), log.authenticator().clone(), guard, config.mcp_allowed_origins());
+    Ok(router.merge(lattice_mcp::http::protected_resource(authorization_servers)))
 }
 
 /// The exporter as configured: the app tool policy, and the vendored SDK

@@ -99,7 +99,10 @@ pub fn upstream_router(base: &str) -> Router {
 /// Forwards `/mcp` to `base` (`lattice serve mcp`), so MCP clients find it
 /// beside the chat, as with `lattice up`.
 pub fn mcp_router(base: &str) -> Router {
-    Router::new().route("/mcp", axum::routing::any(forward)).with_state(Upstream::new(base, "the MCP exporter"))
+    Router::new()
+        .route("/mcp", axum::routing::any(forward))
+        .route("/.well-known/oauth-protected-resource/mcp", axum::routing::get(forward))
+        .with_state(Upstream::new(base, "the MCP exporter"))
 }
 
 const HOP_BY_HOP: [HeaderName; 7] = [
@@ -128,6 +131,14 @@ async fn forward(State(up): State<Upstream>, req: Request) -> Response {
         let refusal = serde_json::json!({"error": {"type": "TooLarge", "limit": HELD_BODY, "size": HELD_BODY + 1}});
         return (StatusCode::PAYLOAD_TOO_LARGE, axum::Json(refusal)).into_response();
     };
+    // The name the client used, for what the upstream writes into URLs
+    // (`/mcp`'s protected-resource metadata); the client's own claim of
+    // it does not pass.
+    let host = parts.headers.get(header::HOST).cloned();
+    parts.headers.remove("x-forwarded-host");
+    if let Some(host) = host {
+        parts.headers.insert("x-forwarded-host", host);
+    }
     for name in HOP_BY_HOP {
         parts.headers.remove(name);
     }

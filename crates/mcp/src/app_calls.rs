@@ -139,7 +139,7 @@ async fn ask(title: &str, tool: &str, arguments: &Value, context: &RequestContex
 
 /// A form's view sends values: a submission to the form, as the caller,
 /// with the id the form's policy derives.
-async fn submit_form(log: &LogService, who: &Authenticated, args: &Value) -> Result<CallToolResult, McpError> {
+pub(crate) async fn submit_form(log: &LogService, who: &Authenticated, args: &Value) -> Result<CallToolResult, McpError> {
     let Some(form_id) = args.get("form").and_then(Value::as_str).and_then(|f| ArtifactId::parse("form", f).ok()) else {
         return Ok(tool_error("form: the form's artifact id is needed"));
     };

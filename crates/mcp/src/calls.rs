@@ -83,11 +83,24 @@ pub(crate) async fn call(
     let mut text = fallback::markdown(&artifact.kind, &artifact.data, &receipt);
     let mut structured = json!({key: shown, "receipt": receipt, "thread": artifact.thread});
     if asked {
-        structured["status"] = json!("pending");
-        text.push_str(&format!(
-            "\nAsked in lattice; not answered yet. Call form_submissions with {{\"id\": \"{}\", \"wait_seconds\": 300}} to wait for the answer.\n",
-            artifact.id
-        ));
+        match elicit(ex, who, &artifact, context).await? {
+            Elicited::Answered { values, submission } => {
+                structured["status"] = json!("answered");
+                structured["answer"] = values.clone();
+                structured["submission"] = submission;
+                text.push_str(&format!("\nAnswered by the person through the client:\n{}\n", untrusted_answer(who, &values)));
+            }
+            Elicited::NotAsked(why) => {
+                structured["status"] = json!("pending");
+                if let Some(why) = why {
+                    text.push_str(&format!("\n{why}"));
+                }
+                text.push_str(&format!(
+                    "\nAsked in lattice; not answered yet. Call form_submissions with {{\"id\": \"{}\", \"wait_seconds\": 300}} to wait for the answer.\n",
+                    artifact.id
+                ));
+            }
+        }
     }
     let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
     result.structured_content = Some(structured);
@@ -96,6 +109,59 @@ pub(crate) async fn call(
     let capability = ex.log.authenticator().capability(who.principal(), &artifact.id);
     result.meta = Some(meta(json!({"ui": {"resourceUri": view}, "ui/resourceUri": view, "lattice": {"receipt": receipt, "capability": capability}})));
     Ok(result)
+}
+
+/// How long the person has to answer a form the client asks itself.
+const ELICIT_WAIT: Duration = Duration::from_secs(600);
+
+/// What asking the form through the client came to.
+enum Elicited {
+    /// The person answered; the answer is in the thread, as the caller's.
+    Answered { values: Value, submission: Value },
+    /// Not asked there (no form elicitation, a form that does not fit it),
+    /// or declined, or refused: the form waits in lattice; why, if worth saying.
+    NotAsked(Option<String>),
+}
+
+/// Asks an ask_form through the client's form elicitation when the client
+/// declares it and the form fits its flat subset (`lattice_ui::elicitation`);
+/// the answer goes through the write path as the caller, like any answer.
+async fn elicit(ex: &Exporter, who: &Authenticated, form: &lattice_log::ArtifactRow, context: &RequestContext<RoleServer>) -> Result<Elicited, McpError> {
+    use rmcp::model::{ElicitRequestParams, ElicitationAction};
+    use rmcp::service::ElicitationMode;
+    if !context.peer.supported_elicitation_modes().contains(&ElicitationMode::Form) {
+        return Ok(Elicited::NotAsked(None));
+    }
+    let Some(requested) = lattice_ui::elicitation::requested_schema(&form.data["schema"]) else {
+        return Ok(Elicited::NotAsked(Some("This form is more than a client's form can ask (nested or constrained fields).".into())));
+    };
+    let Ok(requested_schema) = serde_json::from_value(requested) else { return Ok(Elicited::NotAsked(None)) };
+    let message = form.data["title"].as_str().unwrap_or("A form").to_owned();
+    let params = ElicitRequestParams::FormElicitationParams { meta: None, message, requested_schema };
+    let answer = match context.peer.create_elicitation_with_timeout(params, Some(ELICIT_WAIT)).await {
+        Ok(answer) => answer,
+        Err(e) => {
+            tracing::debug!(error = %e, "the client did not answer the form; it waits in lattice");
+            return Ok(Elicited::NotAsked(None));
+        }
+    };
+    if answer.action != ElicitationAction::Accept {
+        return Ok(Elicited::NotAsked(Some(format!("The person did not answer in the client ({:?}).", answer.action).to_lowercase())));
+    }
+    let values = answer.content.unwrap_or_else(|| json!({}));
+    let sent = crate::app_calls::submit_form(&ex.log, who, &json!({"form": form.id, "form_version": form.version, "values": values})).await?;
+    if sent.is_error == Some(true) {
+        let why = sent.content.first().and_then(|c| c.as_text()).map(|t| t.text.clone()).unwrap_or_default();
+        return Ok(Elicited::NotAsked(Some(format!("The answer given in the client was refused: {why}"))));
+    }
+    let submission = sent.structured_content.and_then(|s| s.get("submission").cloned()).unwrap_or(Value::Null);
+    Ok(Elicited::Answered { values, submission })
+}
+
+/// An answer as the model reads it: a person's words, fenced as data.
+fn untrusted_answer(who: &Authenticated, values: &Value) -> String {
+    let body = values.to_string().replace("</untrusted-data>", "</ untrusted-data>");
+    format!("<untrusted-data source=\"form answer\" author=\"{}\">\n{body}\n</untrusted-data>", who.principal().user)
 }
 
 /// A form as its view is sent it: with every property's widget as the UI

@@ -55,6 +55,55 @@ pub fn router(exporter: Exporter, auth: Authenticator, guard: Arc<Guard>, allowe
     router.layer(cors)
 }
 
+/// Where `/mcp`'s protected-resource metadata is (RFC 9728: the
+/// well-known prefix before the resource's path).
+pub const RESOURCE_METADATA: &str = "/.well-known/oauth-protected-resource/mcp";
+
+/// The protected-resource metadata of `/mcp` (RFC 9728): the resource, the
+/// authorization servers configured to issue its tokens, and that a token
+/// goes in the `Authorization` header. lattice is not an authorization
+/// server: it verifies the tokens it is configured to trust.
+pub fn protected_resource(authorization_servers: Vec<String>) -> axum::Router {
+    axum::Router::new().route(
+        RESOURCE_METADATA,
+        axum::routing::get(move |headers: axum::http::HeaderMap| {
+            let servers = authorization_servers.clone();
+            async move {
+                axum::Json(serde_json::json!({
+                    "resource": format!("{}/mcp", origin(&headers)),
+                    "authorization_servers": servers,
+                    "bearer_methods_supported": ["header"],
+                    "resource_name": "lattice",
+                }))
+            }
+        }),
+    )
+}
+
+/// The origin a request was addressed to: the name the edge in front
+/// received it on, or its own Host (which the guard has checked against the
+/// configured names), and the scheme a proxy in front says it took. Only
+/// ever written back to the same caller.
+fn origin(headers: &axum::http::HeaderMap) -> String {
+    let host = ["x-forwarded-host", "host"]
+        .iter()
+        .find_map(|h| headers.get(*h).and_then(|v| v.to_str().ok()))
+        .filter(|h| h.bytes().all(|b| b.is_ascii_alphanumeric() || b".-:[]".contains(&b)))
+        .unwrap_or("localhost");
+    let scheme = headers.get("x-forwarded-proto").and_then(|v| v.to_str().ok()).filter(|p| *p == "https").unwrap_or("http");
+    format!("{scheme}://{host}")
+}
+
+/// A 401 that tells an MCP client where to find how to get a token.
+fn unauthorized(reason: String, headers: &axum::http::HeaderMap) -> Response {
+    let mut response = ApiError(Error::Unauthorized { reason }).into_response();
+    let challenge = format!("Bearer resource_metadata=\"{}{RESOURCE_METADATA}\"", origin(headers));
+    if let Ok(value) = HeaderValue::from_str(&challenge) {
+        response.headers_mut().insert(header::WWW_AUTHENTICATE, value);
+    }
+    response
+}
+
 /// The header naming a request's session.
 const SESSION: &str = "mcp-session-id";
 
@@ -62,9 +111,7 @@ async fn admit(auth: Authenticator, guard: Arc<Guard>, sessions: Sessions, mut r
     let header = req.headers().get(header::AUTHORIZATION).map(HeaderValue::as_bytes);
     let who = match auth.verify_header(header) {
         Ok(who) => who,
-        Err(Error::Unauthorized { reason }) => {
-            return ApiError(Error::Unauthorized { reason: format!("MCP needs a bearer token: {reason}") }).into_response();
-        }
+        Err(Error::Unauthorized { reason }) => return unauthorized(format!("MCP needs a bearer token: {reason}"), req.headers()),
         Err(e) => return ApiError(e).into_response(),
     };
     if req.method() == Method::POST

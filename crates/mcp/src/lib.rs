@@ -112,8 +112,9 @@ impl ServerHandler for Exporter {
             .with_server_info(Implementation::new("lattice", env!("CARGO_PKG_VERSION")))
             .with_instructions(
                 "lattice puts forms, dashboards and sandboxed mini apps into a lattice chat thread. Tools act in the \
-                 caller's most recent thread unless given `thread`. ask_form returns at once with the form's id; \
-                 form_submissions waits for the answer.",
+                 caller's most recent thread unless given `thread`. ask_form asks the person through the client's form \
+                 elicitation when the client has it and the form is flat, and returns the answer; otherwise it returns \
+                 at once with the form's id, and form_submissions waits for the answer.",
             )
     }
 

@@ -9,6 +9,7 @@ pub mod app_policy;
 pub mod asks;
 pub mod checks;
 pub mod dashboard;
+pub mod elicitation;
 mod external;
 pub mod form;
 pub mod hints;

@@ -126,3 +126,41 @@ async fn a_switch_flip_tells_open_sessions_their_tools_changed() {
     // A flip that changes nothing is not told.
     assert_eq!(s["steps"][6]["list_changed"], 0, "{s}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_with_form_elicitation_gets_a_flat_forms_answer_in_one_call() {
+    let up = UpProcess::start().await;
+    let ana = Client::sign_in(&up.base, "acme", "ana").await;
+    let ws = ana.ok("POST", "/v1/workspaces", json!({"name": "Ops"})).await["id"].as_str().unwrap().to_owned();
+    let th = ana.ok("POST", &format!("/v1/workspaces/{ws}/threads"), json!({"title": "Leave"})).await["id"].as_str().unwrap().to_owned();
+
+    let flat = json!({"type": "object", "required": ["days", "kind"], "properties": {
+        "days": {"title": "Days", "type": "integer", "minimum": 1, "maximum": 30},
+        "kind": {"title": "Kind", "type": "string", "enum": ["holiday", "sick"]}}});
+    // Within lattice's forms, beyond elicitation's: a step it cannot bound.
+    let beyond = json!({"type": "object", "properties": {"hours": {"title": "Hours", "type": "number", "multipleOf": 0.5}}});
+    let plan = json!({"elicit": "accept", "content": {"days": 3, "kind": "holiday"}, "steps": [
+        {"call": "ask_form", "arguments": {"title": "How many days?", "schema": flat, "thread": th}},
+        {"call": "ask_form", "arguments": {"title": "How many hours?", "schema": beyond, "thread": th}},
+    ]});
+    let s = steps(&up.base, &ana.token, plan).await;
+    println!("MCP elicitation session: {}", serde_json::to_string_pretty(&s).unwrap());
+
+    // The flat form: asked through the client, answered in the same call.
+    assert_eq!(s["elicited"], json!(["How many days?"]), "only the flat form was asked through the client");
+    assert_eq!(s["requested"][0]["properties"]["days"], json!({"title": "Days", "type": "integer", "minimum": 1, "maximum": 30}));
+    let answered = &s["steps"][0];
+    assert_eq!(answered["structuredContent"]["status"], "answered", "{answered}");
+    assert_eq!(answered["structuredContent"]["answer"], json!({"days": 3, "kind": "holiday"}));
+    assert!(text(answered).contains("<untrusted-data source=\"form answer\" author=\"ana\">"), "{}", text(answered));
+    let form = answered["structuredContent"]["receipt"]["id"].as_str().unwrap().to_owned();
+    let subs = ana.ok("GET", &format!("/v1/threads/{th}/artifacts?kind=submission&form_id={form}"), Value::Null).await;
+    let subs = subs.as_array().unwrap();
+    assert_eq!(subs.len(), 1, "the answer is in the thread once");
+    assert_eq!((subs[0]["author"].as_str(), subs[0]["data"]["values"]["days"].as_i64()), (Some("ana"), Some(3)), "as the caller");
+
+    // The form beyond the flat subset: the handle, and the form waits in lattice.
+    let pending = &s["steps"][1];
+    assert_eq!(pending["structuredContent"]["status"], "pending", "{pending}");
+    assert!(text(pending).contains("form_submissions") && text(pending).contains("more than a client"), "{}", text(pending));
+}

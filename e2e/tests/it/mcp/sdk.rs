@@ -101,3 +101,18 @@ async fn lattice_serve_mcp_answers_and_guards_its_host() {
     drop(server);
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_without_a_token_is_told_where_to_get_one() {
+    let up = lattice_e2e::UpProcess::start_with(&[("LATTICE_MCP_AUTHORIZATION_SERVERS", "https://auth.example.com, https://sso.example.com")]).await;
+    let http = reqwest::Client::new();
+    let refused = http.post(format!("{}/mcp", up.base)).header("content-type", "application/json").body("{}").send().await.unwrap();
+    assert_eq!(refused.status(), 401);
+    let challenge = refused.headers().get("www-authenticate").and_then(|v| v.to_str().ok()).unwrap_or_default().to_owned();
+    let metadata_url = format!("{}/.well-known/oauth-protected-resource/mcp", up.base);
+    assert_eq!(challenge, format!("Bearer resource_metadata=\"{metadata_url}\""), "RFC 9728's challenge");
+    let metadata: serde_json::Value = http.get(&metadata_url).send().await.unwrap().json().await.unwrap();
+    assert_eq!(metadata["resource"], format!("{}/mcp", up.base));
+    assert_eq!(metadata["authorization_servers"], json!(["https://auth.example.com", "https://sso.example.com"]));
+    assert_eq!(metadata["bearer_methods_supported"], json!(["header"]));
+}
