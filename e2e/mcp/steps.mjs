@@ -1,7 +1,7 @@
 // One official MCP SDK client session that runs the steps it is given and
 // prints what each answered, for the MCP suites.
 // Usage: node steps.mjs BASE TOKEN PLAN, where PLAN is JSON:
-//   {"elicit": "accept" | "decline" | null, "content": {...}?, "steps": [STEP, ...]}
+//   {"elicit": "accept" | "decline" | null, "content": {...}?, "elicit_url": true?, "steps": [STEP, ...]}
 //   STEP: {"list": true} | {"call": NAME, "arguments": {...}} | {"read": URI}
 //         | {"parallel": [STEP, ...]} (run at once; their outputs in order)
 //         | {"fetch": {"method", "path", "token", "body"}} (an HTTP request to
@@ -17,14 +17,15 @@ import { ElicitRequestSchema, ToolListChangedNotificationSchema } from "@modelco
 
 const [base, token, planText] = process.argv.slice(2);
 const plan = JSON.parse(planText);
-const capabilities = plan.elicit ? { elicitation: { form: {} } } : {};
+const capabilities = plan.elicit_url ? { elicitation: { url: {} } } : plan.elicit ? { elicitation: { form: {} } } : {};
 const client = new Client({ name: "lattice-e2e", version: "1.0.0" }, { capabilities });
 const elicited = [];
 const requested = [];
-if (plan.elicit) {
+if (plan.elicit || plan.elicit_url) {
   client.setRequestHandler(ElicitRequestSchema, async (request) => {
     elicited.push(request.params.message);
-    requested.push(request.params.requestedSchema ?? null);
+    requested.push(request.params.requestedSchema ?? { mode: request.params.mode, url: request.params.url });
+    if (plan.elicit_url) return { action: "accept" };
     return plan.elicit === "accept" ? { action: "accept", content: plan.content ?? {} } : { action: "decline" };
   });
 }

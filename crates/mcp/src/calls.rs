@@ -129,11 +129,24 @@ enum Elicited {
 async fn elicit(ex: &Exporter, who: &Authenticated, form: &lattice_log::ArtifactRow, context: &RequestContext<RoleServer>) -> Result<Elicited, McpError> {
     use rmcp::model::{ElicitRequestParams, ElicitationAction};
     use rmcp::service::ElicitationMode;
-    if !context.peer.supported_elicitation_modes().contains(&ElicitationMode::Form) {
-        return Ok(Elicited::NotAsked(None));
-    }
-    let Some(requested) = lattice_ui::elicitation::requested_schema(&form.data["schema"]) else {
-        return Ok(Elicited::NotAsked(Some("This form is more than a client's form can ask (nested or constrained fields).".into())));
+    let modes = context.peer.supported_elicitation_modes();
+    let requested = lattice_ui::elicitation::requested_schema(&form.data["schema"]);
+    let beyond = "This form is more than a client's form can ask (constrained fields).";
+    let Some(requested) = requested.filter(|_| modes.contains(&ElicitationMode::Form)) else {
+        // A client that opens links is pointed to the form in the chat.
+        if modes.contains(&ElicitationMode::Url)
+            && let Some(parts) = context.extensions.get::<axum::http::request::Parts>()
+        {
+            let url = format!("{}/t/{}", crate::http::origin(&parts.headers), form.thread);
+            let message = format!("{} — answer it in lattice", form.data["title"].as_str().unwrap_or("A form"));
+            let params = ElicitRequestParams::UrlElicitationParams { meta: None, message, url: url.clone(), elicitation_id: form.id.clone() };
+            if let Err(e) = context.peer.create_elicitation_with_timeout(params, Some(Duration::from_secs(30))).await {
+                tracing::debug!(error = %e, "the client did not take the form's address");
+            }
+            return Ok(Elicited::NotAsked(Some(format!("The person was pointed to the form in lattice: {url}"))));
+        }
+        let shown = modes.contains(&ElicitationMode::Form).then(|| beyond.to_owned());
+        return Ok(Elicited::NotAsked(shown));
     };
     let Ok(requested_schema) = serde_json::from_value(requested) else { return Ok(Elicited::NotAsked(None)) };
     let message = form.data["title"].as_str().unwrap_or("A form").to_owned();

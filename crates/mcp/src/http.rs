@@ -84,7 +84,7 @@ pub fn protected_resource(authorization_servers: Vec<String>) -> axum::Router {
 /// received it on, or its own Host (which the guard has checked against the
 /// configured names), and the scheme a proxy in front says it took. Only
 /// ever written back to the same caller.
-fn origin(headers: &axum::http::HeaderMap) -> String {
+pub(crate) fn origin(headers: &axum::http::HeaderMap) -> String {
     let host = ["x-forwarded-host", "host"]
         .iter()
         .find_map(|h| headers.get(*h).and_then(|v| v.to_str().ok()))

@@ -164,3 +164,18 @@ async fn a_client_with_form_elicitation_gets_a_flat_forms_answer_in_one_call() {
     assert_eq!(pending["structuredContent"]["status"], "pending", "{pending}");
     assert!(text(pending).contains("form_submissions") && text(pending).contains("more than a client"), "{}", text(pending));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_opens_links_is_pointed_to_the_form_in_the_chat() {
+    let up = UpProcess::start().await;
+    let ana = Client::sign_in(&up.base, "acme", "ana").await;
+    let ws = ana.ok("POST", "/v1/workspaces", json!({"name": "Ops"})).await["id"].as_str().unwrap().to_owned();
+    let th = ana.ok("POST", &format!("/v1/workspaces/{ws}/threads"), json!({"title": "Leave"})).await["id"].as_str().unwrap().to_owned();
+    let schema = json!({"type": "object", "properties": {"days": {"type": "integer"}}});
+    let plan = json!({"elicit_url": true, "steps": [{"call": "ask_form", "arguments": {"title": "How many days?", "schema": schema, "thread": th}}]});
+    let s = steps(&up.base, &ana.token, plan).await;
+    assert_eq!(s["requested"][0], json!({"mode": "url", "url": format!("{}/t/{th}", up.base)}), "{s}");
+    let asked = &s["steps"][0];
+    assert_eq!(asked["structuredContent"]["status"], "pending", "the answer comes in lattice");
+    assert!(text(asked).contains(&format!("{}/t/{th}", up.base)), "{}", text(asked));
+}
