@@ -107,7 +107,14 @@ pub(crate) async fn call(
     // The view's capability for its artifact's app-only tools: in `_meta`,
     // which hosts give the view and not the model.
     let capability = ex.log.authenticator().capability(who.principal(), &artifact.id);
-    result.meta = Some(meta(json!({"ui": {"resourceUri": view}, "ui/resourceUri": view, "lattice": {"receipt": receipt, "capability": capability}})));
+    let mut lattice = json!({"receipt": receipt, "capability": capability});
+    if artifact.kind == "app" {
+        // For the view a host shows from the tool's declaration: the app's
+        // whole document, which it becomes. Not the model's to read.
+        let html = artifact.data["html"].as_str().unwrap_or_default();
+        lattice["document"] = json!(lattice_ui::app::document(html, ex.sdk.as_deref()));
+    }
+    result.meta = Some(meta(json!({"ui": {"resourceUri": view}, "ui/resourceUri": view, "lattice": lattice})));
     Ok(result)
 }
 

@@ -11,7 +11,7 @@ use lattice_core::SwitchKey;
 use rmcp::model::Tool;
 use serde_json::{Value, json};
 
-use crate::views::{DASHBOARD_VIEW, FORM_VIEW};
+use crate::views::{APP_VIEW, DASHBOARD_VIEW, FORM_VIEW};
 use crate::{meta, view_meta};
 
 pub const FORM_SUBMISSIONS: &str = "form_submissions";
@@ -117,7 +117,8 @@ pub fn tools(enabled: &BTreeMap<SwitchKey, bool>) -> Vec<Tool> {
             match t.name.as_str() {
                 tools::ASK_FORM | tools::CREATE_FORM => tool.with_meta(view_meta(FORM_VIEW)),
                 tools::SHOW_DASHBOARD | tools::UPDATE_DASHBOARD => tool.with_meta(view_meta(DASHBOARD_VIEW)),
-                // An app's view is the app itself: its result names it.
+                // The app view becomes the app the result carries.
+                tools::CREATE_APP | tools::UPDATE_APP => tool.with_meta(view_meta(APP_VIEW)),
                 _ => tool,
             }
         })

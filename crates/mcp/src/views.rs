@@ -15,6 +15,9 @@ use crate::meta;
 pub const UI_MIME: &str = "text/html;profile=mcp-app";
 pub const FORM_VIEW: &str = "ui://lattice/views/form";
 pub const DASHBOARD_VIEW: &str = "ui://lattice/views/dashboard";
+/// The view create_app and update_app declare: it becomes the app their
+/// result carries.
+pub const APP_VIEW: &str = "ui://lattice/views/app";
 /// An app's resource is this and its artifact id.
 pub const APP_VIEWS: &str = "ui://lattice/apps/";
 
@@ -32,6 +35,7 @@ fn page(title: &str, waiting: &str, script: &str) -> String {
 }
 
 static FORM_PAGE: LazyLock<String> = LazyLock::new(|| page("lattice form", "Waiting for the form…", include_str!("views/form.js")));
+static APP_PAGE: LazyLock<String> = LazyLock::new(|| page("lattice app", "Waiting for the app…", include_str!("views/app.js")));
 static DASHBOARD_PAGE: LazyLock<String> = LazyLock::new(|| page("lattice dashboard", "Waiting for the dashboard…", include_str!("views/dashboard.js")));
 
 /// No network, no frames, no base URL: what every lattice view and app gets.
@@ -44,6 +48,11 @@ pub fn listed() -> Vec<Resource> {
         Resource::new(FORM_VIEW, "form-view")
             .with_title("A lattice form")
             .with_description("Draws a form from ask_form's or create_form's result and sends it with submit_form.")
+            .with_mime_type(UI_MIME)
+            .with_meta(meta(closed())),
+        Resource::new(APP_VIEW, "app-view")
+            .with_title("A lattice mini app")
+            .with_description("Becomes the app create_app or update_app made, as their result carries it.")
             .with_mime_type(UI_MIME)
             .with_meta(meta(closed())),
         Resource::new(DASHBOARD_VIEW, "dashboard-view")
@@ -67,6 +76,7 @@ pub async fn read(log: &LogService, who: &Authenticated, uri: &str, sdk: Option<
     let (text, extra) = match uri {
         FORM_VIEW => (FORM_PAGE.clone(), Value::Null),
         DASHBOARD_VIEW => (DASHBOARD_PAGE.clone(), Value::Null),
+        APP_VIEW => (APP_PAGE.clone(), Value::Null),
         _ => match uri.strip_prefix(APP_VIEWS) {
             Some(id) => app_document(log, who, id, sdk).await?,
             None => return Err(McpError::resource_not_found(format!("no resource {uri}"), None)),

@@ -133,3 +133,62 @@ async fn wait_text(locator: &playwright_rs::protocol::Locator, ok: impl Fn(&str)
         tokio::time::sleep(Duration::from_millis(25)).await;
     }
 }
+
+/// An app by hand (raw JSON-RPC): initializes, then logs what the host tells it.
+const APP: &str = r#"<!doctype html><html><head><meta charset="utf-8"></head><body><h1>Counter by hand</h1><pre id="log"></pre><script>
+const log = (s) => { document.getElementById('log').textContent += s + '\n'; };
+addEventListener('message', (e) => {
+  const m = e.data; if (!m || m.jsonrpc !== '2.0') return;
+  if (m.id === 1 && m.result) { log('initialized ' + m.result.protocolVersion); parent.postMessage({jsonrpc: '2.0', method: 'ui/notifications/initialized', params: {}}, '*'); }
+  if (m.method === 'ui/notifications/tool-input') log('input ' + m.params.arguments.title);
+  if (m.method === 'ui/notifications/tool-result') log('result ' + m.params.structuredContent.receipt.id);
+});
+parent.postMessage({jsonrpc: '2.0', id: 1, method: 'ui/initialize', params: {protocolVersion: '2026-01-26', appInfo: {name: 'by-hand', version: '1'}, appCapabilities: {}}}, '*');
+</script></body></html>"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_host_shows_create_apps_declared_view_and_it_becomes_the_app() {
+    let script = tokio::task::spawn_blocking(bundle_host).await.unwrap();
+    let host = serve_host(script).await;
+    let up = UpProcess::start_with(&[("LATTICE_MCP_ALLOWED_ORIGINS", host.as_str()), ("LATTICE_SEED_DEMO", "false")]).await;
+    let root = Client::sign_in_as(&up.base, json!({"tenant": "ops", "user": "root", "role": "deployment_admin"})).await;
+    root.ok("PUT", "/v1/integrations/deployment/ui:mini-apps", json!({"state": "on", "reason": "the view suite"})).await;
+    let ana = Client::sign_in(&up.base, "acme", "ana").await;
+    let ws = ana.ok("POST", "/v1/workspaces", json!({"name": "Apps"})).await["id"].as_str().unwrap().to_owned();
+    let th = ana.ok("POST", &format!("/v1/workspaces/{ws}/threads"), json!({"title": "Apps"})).await["id"].as_str().unwrap().to_owned();
+    ana.ok("POST", &format!("/v1/workspaces/{ws}/members"), json!({"user": "bot", "role": "editor"})).await;
+    let bot = Client::sign_in_as(&up.base, json!({"tenant": "acme", "user": "bot", "agent": true})).await;
+
+    let chrome = Chrome::launch().await;
+    let context = chrome.browser.new_context().await.unwrap();
+    if std::env::var_os("LATTICE_E2E_CONSOLE").is_some() {
+        context.on_console(|m| async move { eprintln!("[console] {}", m.text()); Ok(()) }).await.unwrap();
+    }
+    let page = context.new_page().await.unwrap();
+    page.goto(&format!("{host}/"), None).await.unwrap();
+    let w = Window { page, base: host.clone() };
+    let args = json!({"title": "Counter", "summary": "Counts.", "html": APP, "thread": th});
+    let call = json!({"mcp": format!("{}/mcp", up.base), "token": bot.token, "tool": "create_app", "args": args});
+    let shown: Value = w
+        .eval(&format!(
+            "async () => await Promise.race([window.showTool({call}), new Promise((_, no) => setTimeout(() => no(new Error('showTool: ' + JSON.stringify(window.hostEvents))), 20000))])"
+        ))
+        .await;
+    let app = shown["receipt"]["id"].as_str().expect("the app's receipt").to_owned();
+    let events: Value = w.eval("() => window.hostEvents").await;
+    assert_eq!(events[0]["resource"]["uri"], "ui://lattice/views/app", "the view create_app declares");
+
+    // The view became the app, which initialized with the host and was handed its input and result.
+    let log = w.page.frame_locator("iframe").locator("#log");
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let text = loop {
+        let text = log.text_content().await.ok().flatten().unwrap_or_default();
+        if text.contains("result ") || std::time::Instant::now() > deadline {
+            break text;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert_eq!(text.lines().collect::<Vec<_>>(), ["initialized 2026-01-26", "input Counter", format!("result {app}").as_str()], "{text}");
+    let heading = w.page.frame_locator("iframe").locator("h1").text_content().await.unwrap().unwrap_or_default();
+    assert_eq!(heading, "Counter by hand");
+}
