@@ -74,9 +74,15 @@ pub fn text(piece: &str) -> Value {
     json!({"choices": [{"index": 0, "delta": {"content": piece}}]})
 }
 
+/// A piece of the arguments of an `ask_form` call (`call_form`).
 pub fn arguments(first: bool, piece: &str) -> Value {
+    tool_call("call_form", "ask_form", first, piece)
+}
+
+/// A piece of a tool call's arguments; the first piece names the call.
+pub fn tool_call(id: &str, name: &str, first: bool, piece: &str) -> Value {
     let call = if first {
-        json!({"index": 0, "id": "call_form", "type": "function", "function": {"name": "ask_form", "arguments": piece}})
+        json!({"index": 0, "id": id, "type": "function", "function": {"name": name, "arguments": piece}})
     } else {
         json!({"index": 0, "function": {"arguments": piece}})
     };

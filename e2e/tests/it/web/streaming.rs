@@ -7,7 +7,7 @@
 use std::time::Duration;
 
 use lattice_e2e::browser::Chrome;
-use lattice_e2e::model::{ModelService, Reply, arguments, text};
+use lattice_e2e::model::{ModelService, Reply, arguments, text, tool_call};
 use lattice_e2e::{Client, UpProcess};
 use serde_json::{Value, json};
 
@@ -83,6 +83,23 @@ async fn a_reply_and_a_form_appear_while_the_model_writes_them() {
     // Finished, it is the form a person answers.
     w.until("() => !!document.querySelector('.form-request:not(.writing) form.schema-form')", "the form to answer").await;
     w.until("() => !document.querySelector('.writing')", "no form being written").await;
+
+    // A dashboard takes shape panel by panel: the first shows while the
+    // second is still being written.
+    let dashboard = [
+        r#"{"title": "Error rates", "panels": [{"type": "metric", "label": "Errors", "value": 1.5, "unit": "%"}, {"type": "met"#,
+        r#"ric", "label": "Requests per minute", "value": 1200}]}"#,
+    ];
+    let chunks = dashboard.iter().enumerate().map(|(i, p)| tool_call("call_dash", "show_dashboard", i == 0, p)).collect();
+    model.then(Reply::Stream { chunks, pause: Duration::from_millis(1500) });
+    start_run(&alice, &th, "Show me the error rates").await;
+    w.until_within("() => document.querySelectorAll('.writing .dashboard .panel').length === 1", "the first panel while the second is written", Duration::from_secs(15))
+        .await;
+    let shown: String = w.eval("() => document.querySelector('.writing .dashboard').textContent").await;
+    assert!(shown.contains("Error rates") && shown.contains("Errors") && !shown.contains("Requests per minute"), "{shown}");
+    w.until("() => [...document.querySelectorAll('.dashboard')].some(d => !d.closest('.writing') && d.querySelectorAll('.panel').length === 2)", "the dashboard made").await;
+    w.until("() => !document.querySelector('.writing')", "no dashboard being written").await;
+    w.until("() => [...document.querySelectorAll('.run .badge')].pop().textContent === 'finished'", "the dashboard's run finished").await;
 
     // A run cancelled from the page: its model call is dropped.
     model.then(Reply::Stream { chunks: (0..40).map(|_| text("slow ")).collect(), pause: Duration::from_millis(500) });
