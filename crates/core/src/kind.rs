@@ -34,6 +34,12 @@ pub trait ArtifactKind: Send + Sync {
     fn parent(&self, _data: &Value) -> Option<String> {
         None
     }
+
+    /// Whether a respondent, who may write nothing else, may create one (a
+    /// submission); the kind's checks say to what.
+    fn respondents_create(&self) -> bool {
+        false
+    }
 }
 
 /// An artifact as a check reads it.

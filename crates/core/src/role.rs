@@ -10,6 +10,9 @@ use serde::{Deserialize, Serialize};
 pub enum Role {
     /// Reads.
     Viewer,
+    /// Reads, submits to forms and answers ask_form; nothing else (no
+    /// messages, no edits, no runs).
+    Respondent,
     /// Reads, posts, answers and submits.
     Editor,
     /// An editor who also changes any form's `closed` or schema, the members
@@ -21,6 +24,7 @@ impl Role {
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Viewer => "viewer",
+            Self::Respondent => "respondent",
             Self::Editor => "editor",
             Self::Admin => "admin",
         }
@@ -29,6 +33,7 @@ impl Role {
     pub fn parse(value: &str) -> Option<Self> {
         match value {
             "viewer" => Some(Self::Viewer),
+            "respondent" => Some(Self::Respondent),
             "editor" => Some(Self::Editor),
             "admin" => Some(Self::Admin),
             _ => None,

@@ -52,6 +52,13 @@ impl LogService {
                 access.require(Role::Editor, "starting a thread")?;
                 Ok(in_workspace(access))
             }
+            // A respondent's one kind of artifact (a submission); the kind's
+            // checks say what it may submit to.
+            Command::CreateArtifact { thread, kind, .. } if self.inner.kinds.get(kind).is_some_and(|k| k.respondents_create()) => {
+                let access = thread_access(db, p, thread).await?;
+                access.require(Role::Respondent, "submitting")?;
+                Ok(in_thread(access, thread.clone()))
+            }
             Command::PostMessage { thread, .. } | Command::CreateArtifact { thread, .. } => {
                 let access = thread_access(db, p, thread).await?;
                 access.require(Role::Editor, "writing in a thread")?;
@@ -106,7 +113,11 @@ impl LogService {
                 let Some(row) = load_run(db, &p.tenant, run).await? else { return Err(Error::NotFound) };
                 let thread = ThreadId::from_trusted(row.thread.clone());
                 let access = thread_access(db, p, &thread).await?;
-                access.require(Role::Editor, "answering or acting in an agent turn")?;
+                match command {
+                    // Which requests a respondent may answer, the answer's checks say.
+                    Command::AnswerDeferred { .. } => access.require(Role::Respondent, "answering an agent's request")?,
+                    _ => access.require(Role::Editor, "acting in an agent turn")?,
+                }
                 let requests = load_requests(db, &p.tenant, &row.id).await?;
                 Ok(Scope { run: Some(Arc::new(LoadedRun { run: row, requests })), ..in_thread(access, thread) })
             }
@@ -129,3 +140,4 @@ impl LogService {
         }
     }
 }
+

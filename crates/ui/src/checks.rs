@@ -73,6 +73,10 @@ impl Check for SubmissionCheck {
         if &target.thread != thread {
             return Err(Error::field("form_id", "thread", "a submission is sent in its form's thread"));
         }
+        // A respondent submits to forms, not to apps.
+        if target.kind != "form" && view.role() < lattice_core::Role::Editor {
+            return Err(Error::forbidden("a respondent submits to forms only"));
+        }
         let policy = match target.kind.as_str() {
             "form" => {
                 let form: Form = shape(&target.data)?;

@@ -136,6 +136,10 @@ impl ArtifactKind for SubmissionKind {
     fn parent(&self, data: &Value) -> Option<String> {
         data.get("form_id").and_then(Value::as_str).map(str::to_owned)
     }
+
+    fn respondents_create(&self) -> bool {
+        true
+    }
 }
 
 impl ArtifactKind for AppKind {

@@ -214,3 +214,32 @@ lattice_testkit::both_backends! {
         log.execute(&boss, admin_only).await.expect("the admin's own switch");
     }
 }
+
+lattice_testkit::both_backends! {
+    async fn a_respondent_answers_forms_and_does_nothing_else(backend: Backend) {
+        let log = lattice_testkit::service(backend).await;
+        let (ws, th) = workspace(&log).await;
+        let alice = who("t1", "alice", TenantRole::Member);
+        log.execute(&alice, Command::AddMember { workspace: ws.clone(), user: UserId::parse("u", "rita").unwrap(), role: Role::Respondent })
+            .await
+            .unwrap();
+        let rita = who("t1", "rita", TenantRole::Member);
+        let script = Script::new(vec![
+            tools_reply(vec![call("q1", "ask_user", json!({"question": "Which region?"})), call("f1", "ask_form", form_args())]),
+            text_reply("done"),
+        ]);
+        let runner = Runner::new(lattice_testkit::trusted(&log), Models::default().with("script", std::sync::Arc::new(script), true));
+        let run = runner.start(&alice, th.clone(), "go".into(), None).await.unwrap();
+        wait_for(&log, &alice, &run, RunStatus::Paused).await;
+
+        // The chat's question is not hers to answer; nor a message, a run, a cancel.
+        assert!(matches!(runner.answer(&rita, &run, "q1".into(), json!("eu")).await, Err(Error::Forbidden { .. })));
+        assert!(matches!(log.execute(&rita, Command::PostMessage { thread: th.clone(), text: "hi".into() }).await, Err(Error::Forbidden { .. })));
+        assert!(matches!(runner.start(&rita, th.clone(), "go".into(), None).await, Err(Error::Forbidden { .. })));
+        assert!(matches!(runner.cancel(&rita, &run).await, Err(Error::Forbidden { .. })));
+        // The form is.
+        runner.answer(&rita, &run, "f1".into(), json!({"ok": true})).await.unwrap();
+        let view = log.run(&alice, &run).await.unwrap();
+        assert_eq!(view.requests.iter().find(|r| r.tool_call_id == "f1").unwrap().answered_by.as_deref(), Some("rita"));
+    }
+}

@@ -7,7 +7,7 @@ use serde_json::json;
 
 use crate::App;
 
-const ROLES: [&str; 7] = ["none", "viewer", "editor", "admin", "tenant_admin", "deployment_admin", "other_tenant_admin"];
+const ROLES: [&str; 8] = ["none", "viewer", "respondent", "editor", "admin", "tenant_admin", "deployment_admin", "other_tenant_admin"];
 
 lattice_testkit::both_backends! {
     async fn each_role_against_each_command(backend: Backend) {
@@ -23,7 +23,7 @@ lattice_testkit::both_backends! {
                 _ => ("t1", TenantRole::Member),
             };
             let user = format!("u-{role}").replace('_', "-");
-            if matches!(role, "viewer" | "editor" | "admin") {
+            if matches!(role, "viewer" | "respondent" | "editor" | "admin") {
                 let added = app.post(&format!("/v1/workspaces/{ws}/members"), &owner, json!({"user": user, "role": role})).await;
                 assert_eq!(added.status, StatusCode::OK);
             }
@@ -36,35 +36,50 @@ lattice_testkit::both_backends! {
         const OK: S = S::OK;
         const NF: S = S::NOT_FOUND;
         const FB: S = S::FORBIDDEN;
-        //                                  none viewer editor admin t-admin d-admin other
-        let matrix: Vec<(&str, [StatusCode; 7])> = vec![
-            ("read events",               [NF, OK, OK, OK, OK, NF, NF]),
-            ("read artifact",             [NF, OK, OK, OK, OK, NF, NF]),
-            ("list artifacts",            [NF, OK, OK, OK, OK, NF, NF]),
-            ("list threads",              [NF, OK, OK, OK, OK, NF, NF]),
-            ("effective switches",        [NF, OK, OK, OK, OK, NF, NF]),
-            ("post message",              [NF, FB, OK, OK, OK, NF, NF]),
-            ("start thread",              [NF, FB, OK, OK, OK, NF, NF]),
-            ("create artifact",           [NF, FB, OK, OK, OK, NF, NF]),
-            ("edit artifact",             [NF, FB, OK, OK, OK, NF, NF]),
-            ("archive another's artifact",[NF, FB, FB, OK, OK, NF, NF]),
-            ("add member",                [NF, FB, FB, OK, OK, NF, NF]),
-            ("set workspace switch",      [NF, FB, FB, OK, OK, NF, NF]),
-            ("set tenant switch",         [FB, FB, FB, FB, OK, FB, NF]),
-            ("set deployment switch",     [FB, FB, FB, FB, FB, OK, FB]),
+        //                                  none viewer resp. editor admin t-admin d-admin other
+        let matrix: Vec<(&str, [StatusCode; 8])> = vec![
+            ("read events",               [NF, OK, OK, OK, OK, OK, NF, NF]),
+            ("read artifact",             [NF, OK, OK, OK, OK, OK, NF, NF]),
+            ("list artifacts",            [NF, OK, OK, OK, OK, OK, NF, NF]),
+            ("list threads",              [NF, OK, OK, OK, OK, OK, NF, NF]),
+            ("effective switches",        [NF, OK, OK, OK, OK, OK, NF, NF]),
+            ("submit to a form",          [NF, FB, OK, OK, OK, OK, NF, NF]),
+            ("post message",              [NF, FB, FB, OK, OK, OK, NF, NF]),
+            ("start thread",              [NF, FB, FB, OK, OK, OK, NF, NF]),
+            ("create artifact",           [NF, FB, FB, OK, OK, OK, NF, NF]),
+            ("edit artifact",             [NF, FB, FB, OK, OK, OK, NF, NF]),
+            ("start a run",               [NF, FB, FB, OK, OK, OK, NF, NF]),
+            ("archive another's artifact",[NF, FB, FB, FB, OK, OK, NF, NF]),
+            ("add member",                [NF, FB, FB, FB, OK, OK, NF, NF]),
+            ("set workspace switch",      [NF, FB, FB, FB, OK, OK, NF, NF]),
+            ("set tenant switch",         [FB, FB, FB, FB, FB, OK, FB, NF]),
+            ("set deployment switch",     [FB, FB, FB, FB, FB, FB, OK, FB]),
         ];
         let mut failures = Vec::new();
         for (what, expected) in &matrix {
             for (i, token) in tokens.iter().enumerate() {
-                // Each attempt gets an artifact of the owner's of its own.
-                let art = app.post(&format!("/v1/threads/{th}/artifacts"), &owner, json!({"kind": "dashboard", "data": dash})).await;
-                let id = art.body["id"].as_str().unwrap().to_owned();
+                // Each attempt on an artifact gets one of the owner's of its own
+                // (only those: the owner's writes are rate-limited too).
+                let id = if matches!(*what, "read artifact" | "edit artifact" | "archive another's artifact") {
+                    let art = app.post(&format!("/v1/threads/{th}/artifacts"), &owner, json!({"kind": "dashboard", "data": dash})).await;
+                    art.body["id"].as_str().unwrap().to_owned()
+                } else {
+                    String::new()
+                };
                 let reply = match *what {
                     "read events" => app.get(&format!("/v1/threads/{th}/events?format=json"), token).await,
                     "read artifact" => app.get(&format!("/v1/artifacts/{id}"), token).await,
                     "list artifacts" => app.get(&format!("/v1/threads/{th}/artifacts"), token).await,
                     "list threads" => app.get(&format!("/v1/workspaces/{ws}/threads"), token).await,
                     "effective switches" => app.get(&format!("/v1/integrations/effective?workspace={ws}"), token).await,
+                    "submit to a form" => {
+                        // The owner's form of its own, for each attempt.
+                        let form = json!({"title": "F", "schema": {"type": "object", "properties": {"ok": {"type": "boolean"}}}, "submissions": "once"});
+                        let form = app.post(&format!("/v1/threads/{th}/artifacts"), &owner, json!({"kind": "form", "data": form})).await;
+                        let data = json!({"form_id": form.body["id"], "form_version": 1, "values": {"ok": true}});
+                        app.post(&format!("/v1/threads/{th}/artifacts"), token, json!({"kind": "submission", "data": data})).await
+                    }
+                    "start a run" => app.post(&format!("/v1/threads/{th}/runs"), token, json!({"prompt": "go", "model": "scripted:dashboard"})).await,
                     "post message" => app.post(&format!("/v1/threads/{th}/messages"), token, json!({"text": "hi"})).await,
                     "start thread" => app.post(&format!("/v1/workspaces/{ws}/threads"), token, json!({"title": "x"})).await,
                     "create artifact" => app.post(&format!("/v1/threads/{th}/artifacts"), token, json!({"kind": "dashboard", "data": dash})).await,
