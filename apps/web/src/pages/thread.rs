@@ -46,6 +46,9 @@ struct Ctx {
     deaf: RwSignal<bool>,
     /// The dashboard or app pinned beside the thread, if any.
     pinned: RwSignal<Option<String>>,
+    /// The viewer's role in the thread's workspace, once known: what the
+    /// page offers follows it (the server decides either way).
+    role: RwSignal<Option<String>>,
 }
 
 /// Where a thread's pinned view is remembered, in this browser.
@@ -115,7 +118,8 @@ fn ThreadView(id: String) -> impl IntoView {
     let deaf = RwSignal::new(false);
     let refused = RwSignal::new(None::<String>);
     let pinned = RwSignal::new(saved_pin(&id));
-    let ctx = Ctx { thread: StoredValue::new(id.clone()), state, switches, deaf, pinned };
+    let role = RwSignal::new(None::<String>);
+    let ctx = Ctx { thread: StoredValue::new(id.clone()), state, switches, deaf, pinned, role };
 
     let th = id.clone();
     let events = stream::follow(
@@ -227,6 +231,16 @@ fn ThreadView(id: String) -> impl IntoView {
         }
     });
 
+    // The viewer's role here, from the workspaces they can see.
+    Effect::new(move |_| {
+        let Some(ws) = workspace.get() else { return };
+        leptos::task::spawn_local(async move {
+            if let Ok(list) = api::get::<Vec<lattice_wire::Workspace>>("/v1/workspaces").await {
+                role.set(list.into_iter().find(|w| w.id == ws).map(|w| w.role));
+            }
+        });
+    });
+    let writes = Memo::new(move |_| role.with(|r| matches!(r.as_deref(), Some("editor" | "admin"))));
     let title = Memo::new(move |_| state.with(|t| t.title.clone()));
     let ws_link = move || workspace.get().map(|ws| view! { <A href=format!("/w/{ws}")>"Threads"</A> });
     let items = move || state.with(|t| t.items.clone());
@@ -245,7 +259,7 @@ fn ThreadView(id: String) -> impl IntoView {
             </For>
         </ol>
         <Writing state/>
-        <Composer ctx/>
+        {move || writes.get().then(|| view! { <Composer ctx/> })}
     }
 }
 
@@ -300,7 +314,7 @@ fn item_view(ctx: Ctx, item: Item) -> AnyView {
                     }
                 });
             };
-            let open = move || matches!(status.get().as_str(), "running" | "paused");
+            let open = move || matches!(status.get().as_str(), "running" | "paused") && ctx.role.with(|r| matches!(r.as_deref(), Some("editor" | "admin")));
             view! {
                 <p class="run">
                     <strong>{started_by}</strong>" asked the agent: “" {prompt} "” "
