@@ -19,3 +19,5 @@ mod transcript;
 pub use model::{ChatMessage, Delta, Deltas, Model, ModelError, ModelReply, ModelRequest, Models};
 pub use runner::{Budget, Runner};
 pub use tools::{ToolDefinition, toolset};
+/// The fence around what people and programs wrote, as every model reads it.
+pub use transcript::untrusted;

@@ -88,7 +88,7 @@ pub(crate) async fn call(
                 structured["status"] = json!("answered");
                 structured["answer"] = values.clone();
                 structured["submission"] = submission;
-                text.push_str(&format!("\nAnswered by the person through the client:\n{}\n", untrusted_answer(who, &values)));
+                text.push_str(&format!("\nAnswered by the person through the client:\n{}\n", lattice_agent::untrusted("form answer", who.principal().user.as_str(), &values)));
             }
             Elicited::NotAsked(why) => {
                 structured["status"] = json!("pending");
@@ -176,12 +176,6 @@ async fn elicit(ex: &Exporter, who: &Authenticated, form: &lattice_log::Artifact
     }
     let submission = sent.structured_content.and_then(|s| s.get("submission").cloned()).unwrap_or(Value::Null);
     Ok(Elicited::Answered { values, submission })
-}
-
-/// An answer as the model reads it: a person's words, fenced as data.
-fn untrusted_answer(who: &Authenticated, values: &Value) -> String {
-    let body = values.to_string().replace("</untrusted-data>", "</ untrusted-data>");
-    format!("<untrusted-data source=\"form answer\" author=\"{}\">\n{body}\n</untrusted-data>", who.principal().user)
 }
 
 /// A form as its view is sent it: with every property's widget as the UI
