@@ -32,7 +32,7 @@ pub async fn seed(trusted: &Trusted, runner: &Runner) -> anyhow::Result<()> {
     let ws = log.execute(&who, Command::CreateWorkspace { name: "Demo".into() }).await?.id.unwrap_or_default();
     let ws = WorkspaceId::parse("ws", &ws)?;
     let thread = log
-        .execute(&who, Command::CreateThread { workspace: ws.clone(), title: "Incident report".into() })
+        .execute(&who, Command::CreateThread { workspace: ws.clone(), title: "Incident report".into(), restricted: false })
         .await?
         .id
         .unwrap_or_default();
@@ -45,12 +45,12 @@ pub async fn seed(trusted: &Trusted, runner: &Runner) -> anyhow::Result<()> {
     ];
     for (message, prompt, model) in turns {
         log.execute(&who, Command::PostMessage { thread: thread.clone(), text: message.into() }).await?;
-        let run = runner.start(&who, thread.clone(), prompt.into(), Some(model.into())).await?;
+        let run = runner.start(&who, thread.clone(), prompt.into(), Some(model.into()), None).await?;
         // One turn after the other, so the thread reads in order.
         finished(trusted, &tenant, &run).await?;
     }
     log.execute(&who, Command::PostMessage { thread: thread.clone(), text: "Something is wrong with the API.".into() }).await?;
-    runner.start(&who, thread, "Help me report an incident.".into(), Some("scripted:ask_form".into())).await?;
+    runner.start(&who, thread, "Help me report an incident.".into(), Some("scripted:ask_form".into()), None).await?;
     tracing::info!(workspace = %ws, "seeded the demo workspace (tenant demo, user demo): a dashboard, an app and a form");
     Ok(())
 }

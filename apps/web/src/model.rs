@@ -269,7 +269,7 @@ mod tests {
     #[test]
     fn a_reply_grows_as_it_is_written_and_gives_way_to_what_it_came_to() {
         let mut t = Thread::default();
-        t.apply(&envelope(1, RunStarted { run_id: "run_1".into(), prompt: "p".into(), model: "m".into(), started_by: "alice".into() }.into()));
+        t.apply(&envelope(1, RunStarted { run_id: "run_1".into(), prompt: "p".into(), model: "m".into(), started_by: "alice".into(), chain: None }.into()));
         t.text_delta(text(0, "The figures "));
         t.text_delta(text(0, "are in."));
         t.tool_input(ToolInputDelta { run_id: "run_1".into(), model_call: 0, tool_call_id: "c1".into(), name: "ask_form".into(), arguments: json!({"title": "In"}) });

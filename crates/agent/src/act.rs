@@ -42,6 +42,11 @@ async fn command_for(log: &LogService, who: &Authenticated, thread: &ThreadId, n
             if let Some(ui) = args.get("ui").filter(|v| !v.is_null()) {
                 data["ui"] = ui.clone();
             }
+            // A deadline (an MCP client's ask_form): the form closes then.
+            if let Some(secs) = args.get("expires_in_secs").and_then(Value::as_u64) {
+                let secs = secs.min(lattice_core::run::MAX_EXPIRES_IN_SECS) as i64;
+                data["closes_at"] = json!(lattice_log::rfc3339(lattice_log::now_ms() + secs * 1000));
+            }
             Command::CreateArtifact { thread, id: None, kind: "form".into(), data }
         }
         tools::SHOW_DASHBOARD => Command::CreateArtifact {

@@ -91,13 +91,22 @@ impl Runner {
     }
 
     /// Starts a run in a thread for `who` and drives it in the background.
-    pub async fn start(&self, who: &Authenticated, thread: ThreadId, prompt: String, model: Option<String>) -> Result<RunId, Error> {
+    /// `chain` is the chain of the event a rule starts the run for: answers
+    /// to the run join it.
+    pub async fn start(
+        &self,
+        who: &Authenticated,
+        thread: ThreadId,
+        prompt: String,
+        model: Option<String>,
+        chain: Option<String>,
+    ) -> Result<RunId, Error> {
         let model = match model {
             Some(m) => m,
             None => self.inner.models.default_name().unwrap_or("scripted:ask_form").to_owned(),
         };
         self.inner.models.get(&model).map_err(|e| Error::field("model", "enum", format!("{e}; known: {}", self.inner.models.names().join(", "))))?;
-        let done = self.inner.log.execute(who, Command::StartRun { thread, prompt, model }).await?;
+        let done = self.inner.log.execute(who, Command::StartRun { thread, prompt, model, chain }).await?;
         let run = RunId::from_trusted(done.id.expect("a started run has an id"));
         self.spawn(who.principal().tenant.clone(), run.clone());
         Ok(run)
@@ -157,6 +166,12 @@ impl Runner {
     /// runs wait. Answers how many it took.
     pub async fn recover(&self) -> Result<usize, Error> {
         let mut taken = 0;
+        // Paused runs a deadline answered while no runner here heard it.
+        for (tenant, run) in self.inner.trusted.expired_paused_runs().await? {
+            if self.resume_expired(&tenant, &RunId::from_trusted(run.id)).await? {
+                taken += 1;
+            }
+        }
         for (tenant, run) in self.inner.trusted.orphaned_runs().await? {
             let run = RunId::from_trusted(run.id);
             if self.inner.trusted.lease_run(&tenant, &run, &self.inner.holder, self.inner.lease).await? {
@@ -170,6 +185,7 @@ impl Runner {
     /// Looks for orphaned runs every half lease, until the runner is gone:
     /// how a replica takes over the runs of one that crashed.
     pub fn watch_orphans(&self) {
+        self.watch_deadlines();
         let weak = Arc::downgrade(&self.inner);
         let every = self.inner.lease / 2;
         tokio::spawn(async move {
@@ -181,6 +197,50 @@ impl Runner {
                 }
             }
         });
+    }
+
+    /// Resumes the runs whose requests the log's deadline scheduler
+    /// answered `expired`, as soon as it says so.
+    fn watch_deadlines(&self) {
+        let weak = Arc::downgrade(&self.inner);
+        let mut expired = self.inner.trusted.expirations();
+        tokio::spawn(async move {
+            loop {
+                let next = expired.recv().await;
+                let Some(inner) = weak.upgrade() else { return };
+                let runner = Runner { inner };
+                match next {
+                    Ok(e) => {
+                        if let Err(err) = runner.resume_expired(&e.tenant, &e.run).await {
+                            tracing::warn!(run = %e.run, error = %err, "cannot resume a run after its deadline; recovery will");
+                        }
+                    }
+                    // Missed some: recovery finds them.
+                    Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
+                    Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+                }
+            }
+        });
+    }
+
+    /// Resumes a paused run whose open requests are all answered (the last
+    /// by a deadline), acting for whom it acted for; answers whether it did.
+    async fn resume_expired(&self, tenant: &TenantId, run: &RunId) -> Result<bool, Error> {
+        let Some(row) = self.inner.trusted.run_state(tenant, run).await? else { return Ok(false) };
+        if row.status != RunStatus::Paused {
+            return Ok(false);
+        }
+        let acting = self.inner.trusted.principal_for(tenant, &row);
+        let step = RunStep::Resumed { actor: row.acting_for.clone(), role: row.acting_role };
+        match self.record_as(&acting, run, step).await {
+            Ok(()) => {
+                self.spawn(tenant.clone(), run.clone());
+                Ok(true)
+            }
+            // Still waiting on another request, or resumed a moment ago.
+            Err(Error::InvalidState { .. }) => Ok(false),
+            Err(e) => Err(e),
+        }
     }
 
     async fn resume_if_answered(&self, who: &Authenticated, run: &RunId) -> Result<(), Error> {
@@ -408,10 +468,23 @@ impl Runner {
         let text = |k: &str| args.get(k).and_then(Value::as_str).map(str::to_owned);
         let thread = ThreadId::from_trusted(row.thread.clone());
         if is_deferred(&call.name) {
+            let mut expires_in_secs = None;
             if call.name == tools::ASK_FORM {
                 // A schema the subset refuses goes back to the model before anything pauses.
                 if let Err(e) = check_form(args) {
                     return Ok(Outcome::Refused(format!("the form was refused: {e}. Fix it and ask again.")));
+                }
+                match args.get("expires_in_secs") {
+                    None | Some(Value::Null) => {}
+                    Some(v) => match v.as_u64().filter(|s| (1..=lattice_core::run::MAX_EXPIRES_IN_SECS).contains(s)) {
+                        Some(secs) => expires_in_secs = Some(secs),
+                        None => {
+                            return Ok(Outcome::Refused(format!(
+                                "expires_in_secs must be a whole number of seconds from 1 to {}",
+                                lattice_core::run::MAX_EXPIRES_IN_SECS
+                            )));
+                        }
+                    },
                 }
             } else if text("question").is_none_or(|q| q.trim().is_empty()) {
                 return Ok(Outcome::Refused("ask_user needs a question".into()));
@@ -420,6 +493,8 @@ impl Runner {
                 tool_call_id: call.id.clone(),
                 tool_name: call.name.clone(),
                 args: args.clone(),
+                expires_in_secs,
+                expires_at: None,
             }));
         }
         match act(&self.inner.log, who, &thread, &call.name, args).await? {

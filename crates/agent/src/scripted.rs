@@ -28,6 +28,16 @@ fn last_tool_result(request: &ModelRequest) -> Option<&str> {
     })
 }
 
+/// A `name=<number>` word in the run's prompt: how a test asks a scripted
+/// model for a variant (`expires_in_secs=2`).
+fn prompt_option(request: &ModelRequest, name: &str) -> Option<u64> {
+    let prompt = request.messages.iter().find_map(|m| match m {
+        ChatMessage::User { content } => Some(content.as_str()),
+        _ => None,
+    })?;
+    prompt.split_whitespace().find_map(|word| word.strip_prefix(name)?.strip_prefix('=')?.trim_end_matches(['.', ',']).parse().ok())
+}
+
 fn call(name: &str, arguments: Value) -> ModelReply {
     ModelReply { text: None, tool_calls: vec![ToolCall { id: format!("call_{name}_1"), name: name.into(), arguments }], tokens: None }
 }
@@ -69,8 +79,15 @@ struct AskForm;
 impl Model for AskForm {
     async fn reply(&self, request: ModelRequest) -> Result<ModelReply, ModelError> {
         match last_tool_result(&request) {
-            None if offered(&request, tools::ASK_FORM) => Ok(call(tools::ASK_FORM, incident_form())),
+            None if offered(&request, tools::ASK_FORM) => {
+                let mut form = incident_form();
+                if let Some(secs) = prompt_option(&request, "expires_in_secs") {
+                    form["expires_in_secs"] = secs.into();
+                }
+                Ok(call(tools::ASK_FORM, form))
+            }
             None => Ok(say("Forms are switched off here, so tell me in a message: when did it start, and how bad is it?")),
+            Some(answer) if answer.starts_with("expired") => Ok(say("Nobody sent the report in time, so I have closed it.")),
             Some(answer) => Ok(say(format!("Thanks, I have the report. You sent:\n\n{answer}"))),
         }
     }

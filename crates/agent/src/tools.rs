@@ -71,7 +71,8 @@ pub fn all_tools() -> Vec<ToolDefinition> {
             description: "Ask the person a form and wait for the answer: use it instead of several questions when you \
                 need structured input (dates, choices, numbers, a note). The run pauses until someone sends the form; \
                 the tool's result is the checked values. A schema outside the allowed subset comes back as an error \
-                to fix."
+                to fix. With expires_in_secs, nobody may answer once that long has passed and the result is \
+                \"expired\"."
                 .into(),
             parameters: json!({
                 "type": "object",
@@ -79,6 +80,8 @@ pub fn all_tools() -> Vec<ToolDefinition> {
                     "title": {"type": "string", "description": "What the form is for, shown above it."},
                     "schema": {"type": "object", "description": SCHEMA_HELP},
                     "ui": ui.clone(),
+                    "expires_in_secs": {"type": "integer", "minimum": 1, "maximum": lattice_core::run::MAX_EXPIRES_IN_SECS,
+                        "description": "How long the person has to answer, in seconds (at most a week)."},
                 },
                 "required": ["title", "schema"],
                 "additionalProperties": false

@@ -82,6 +82,12 @@ pub(crate) fn rebuild(log: &[Envelope]) -> Transcript {
                 };
                 messages.push(ChatMessage::Tool { tool_call_id: e.tool_call_id.clone(), content });
             }
+            // lattice's own word, not a person's: no fence.
+            Event::DeferredAnswered(e) if e.expired => {
+                pending.retain(|c| c.id != e.tool_call_id);
+                let content = "expired: nobody answered before the deadline, and nobody can now".to_owned();
+                messages.push(ChatMessage::Tool { tool_call_id: e.tool_call_id.clone(), content });
+            }
             Event::DeferredAnswered(e) => {
                 pending.retain(|c| c.id != e.tool_call_id);
                 let source = if e.tool_name == ASK_FORM { "form answer" } else { "chat reply" };

@@ -11,7 +11,7 @@ use crate::routes::{agui, app_calls, artifacts, events, integrations, runs, syst
     paths(
         system::healthz, system::readyz, system::dev_token, system::me,
         workspaces::list, workspaces::create, workspaces::add_member, workspaces::threads, workspaces::create_thread,
-        workspaces::post_message,
+        workspaces::post_message, workspaces::thread, workspaces::listed, workspaces::share,
         artifacts::create, artifacts::get, artifacts::edit, artifacts::archive, artifacts::list, artifacts::set_context,
         events::thread, events::workspace, events::append,
         integrations::effective, integrations::effective_stream, integrations::set, integrations::audit, integrations::levels, integrations::levels_stream,

@@ -143,7 +143,7 @@ async fn lattice_side(count: usize, epoch: Instant) -> (Figures, f64, u64) {
     let mut threads = Vec::new();
     let mut last = 0;
     for i in 0..THREADS {
-        let command = Command::CreateThread { workspace: WorkspaceId::parse("ws", &ws).unwrap(), title: format!("t{i}") };
+        let command = Command::CreateThread { workspace: WorkspaceId::parse("ws", &ws).unwrap(), title: format!("t{i}"), restricted: false };
         let made = log.execute(&alice, command).await.unwrap();
         last = made.seq;
         threads.push(ThreadId::parse("th", &made.id.unwrap()).unwrap());

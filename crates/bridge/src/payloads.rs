@@ -44,6 +44,12 @@ pub struct Origin {
     pub envelope_id: String,
     pub seq: i64,
     pub at: String,
+    /// The chain of the rule's event that started the run this answers (a
+    /// form the run made, or its ask_form): the answer joins that chain
+    /// without being caused by it, so it carries no causation. Absent for
+    /// a chat's own runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chain: Option<String>,
 }
 
 /// `lattice.<tenant>.<workspace>.ui.form_submitted`: one shape for both ways
@@ -51,8 +57,13 @@ pub struct Origin {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct FormSubmitted {
     pub form: FormRef,
-    /// The checked values. Untrusted: written by a person.
+    /// The checked values. Untrusted: written by a person. Null when the
+    /// ask_form expired.
     pub values: Value,
+    /// Nobody answered the ask_form before its deadline: lattice answered
+    /// `expired` (author `deadline`, author_kind `system`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub expired: bool,
     #[serde(flatten)]
     pub origin: Origin,
 }

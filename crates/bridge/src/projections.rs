@@ -66,7 +66,7 @@ fn title(v: &Value) -> String {
     v.get("title").and_then(Value::as_str).unwrap_or_default().to_owned()
 }
 
-fn origin(e: &Envelope, author: String) -> Origin {
+fn origin(e: &Envelope, author: String, chain: Option<String>) -> Origin {
     let (author_kind, run_id) = match &e.actor {
         Actor::Person { .. } => (AuthorKind::Person, None),
         Actor::Agent { run, .. } => (AuthorKind::Agent, run.as_ref().map(ToString::to_string)),
@@ -82,6 +82,7 @@ fn origin(e: &Envelope, author: String) -> Origin {
         envelope_id: e.id.clone(),
         seq: e.seq,
         at: e.at.clone(),
+        chain,
     }
 }
 
@@ -112,8 +113,9 @@ pub async fn project(e: &Envelope, reader: &LogReader) -> Result<Option<Outgoing
             let args = reader.request_args(&e.tenant, &answered.run_id, &answered.tool_call_id).await?.unwrap_or(Value::Null);
             let body = FormSubmitted {
                 form: FormRef::AskForm { run_id: answered.run_id.clone(), tool_call_id: answered.tool_call_id.clone(), title: title(&args) },
-                values: answered.answer.clone(),
-                origin: origin(e, answered.author.clone()),
+                values: if answered.expired { Value::Null } else { answered.answer.clone() },
+                expired: answered.expired,
+                origin: origin(e, answered.author.clone(), answered.chain.clone()),
             };
             Some(("form_submitted", serde_json::to_vec(&body).expect("a payload serializes")))
         }
@@ -122,14 +124,15 @@ pub async fn project(e: &Envelope, reader: &LogReader) -> Result<Option<Outgoing
             let Ok(submission) = serde_json::from_value::<Submission>(created.data.clone()) else { return Ok(None) };
             let target = reader.artifact_data(&e.tenant, &submission.form_id, Some(submission.form_version)).await?;
             let (target_kind, target_data) = target.unwrap_or_default();
-            let origin = origin(e, e.actor.name().to_owned());
+            let chain = reader.artifact_chain(&e.tenant, &submission.form_id).await?;
+            let origin = origin(e, e.actor.name().to_owned(), chain);
             let submission_id = created.id.clone();
             if target_kind == APP {
                 let body = AppSubmitted { app_id: submission.form_id, title: title(&target_data), submission_id, values: submission.values, origin };
                 Some(("app_submitted", serde_json::to_vec(&body).expect("a payload serializes")))
             } else {
                 let form = FormRef::Form { form_id: submission.form_id, form_version: submission.form_version, title: title(&target_data), submission_id };
-                let body = FormSubmitted { form, values: submission.values, origin };
+                let body = FormSubmitted { form, values: submission.values, expired: false, origin };
                 Some(("form_submitted", serde_json::to_vec(&body).expect("a payload serializes")))
             }
         }

@@ -23,6 +23,16 @@ pub enum Command {
     CreateThread {
         workspace: WorkspaceId,
         title: String,
+        /// Visible only to the thread's members and the workspace's admins.
+        #[serde(default)]
+        restricted: bool,
+    },
+    /// Lists a person on a thread: a member of a restricted thread, or
+    /// someone outside the workspace a thread is shared with.
+    ShareThread {
+        thread: ThreadId,
+        user: UserId,
+        role: Role,
     },
     PostMessage {
         thread: ThreadId,
@@ -54,6 +64,10 @@ pub enum Command {
         thread: ThreadId,
         prompt: String,
         model: String,
+        /// The chain of the event a rule started this run for: answers to
+        /// the run join it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        chain: Option<String>,
     },
     /// A person answers a paused run's request (L6).
     AnswerDeferred {
@@ -114,6 +128,7 @@ pub enum CommandType {
     CreateWorkspace,
     AddMember,
     CreateThread,
+    ShareThread,
     PostMessage,
     CreateArtifact,
     EditArtifact,
@@ -134,6 +149,7 @@ impl Command {
             Self::CreateWorkspace { .. } => CommandType::CreateWorkspace,
             Self::AddMember { .. } => CommandType::AddMember,
             Self::CreateThread { .. } => CommandType::CreateThread,
+            Self::ShareThread { .. } => CommandType::ShareThread,
             Self::PostMessage { .. } => CommandType::PostMessage,
             Self::CreateArtifact { .. } => CommandType::CreateArtifact,
             Self::EditArtifact { .. } => CommandType::EditArtifact,

@@ -68,6 +68,9 @@ events! {
     WorkspaceCreated => "workspace_created",
     MemberAdded => "member_added",
     ThreadCreated => "thread_created",
+    /// A person listed on a thread (a restricted thread's member, or an
+    /// outsider it is shared with).
+    ThreadShared => "thread_shared",
     MessagePosted => "message_posted",
     ArtifactCreated => "artifact_created",
     ArtifactChanged => "artifact_changed",
@@ -126,6 +129,15 @@ pub struct MemberAdded {
 pub struct ThreadCreated {
     pub thread: String,
     pub title: String,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub restricted: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ThreadShared {
+    pub thread: String,
+    pub user: String,
+    pub role: Role,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -176,6 +188,9 @@ pub struct RunStarted {
     pub prompt: String,
     pub model: String,
     pub started_by: String,
+    /// The chain of the event a rule started the run for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chain: Option<String>,
 }
 
 /// What the model answered: text, tool calls, or both.
@@ -217,6 +232,13 @@ pub struct DeferredAnswered {
     pub answer: Value,
     pub approved: bool,
     pub author: String,
+    /// Nobody answered before the request's deadline: lattice answered
+    /// `expired` for them.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub expired: bool,
+    /// The run's chain, when a rule started the run: the answer joins it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chain: Option<String>,
 }
 
 /// The run goes on, acting for whoever answered.

@@ -68,6 +68,9 @@ pub trait WorkspaceView: Send + Sync {
     async fn artifact(&self, id: &ArtifactId, version: Option<u64>) -> Result<Option<ArtifactView>, Error>;
     /// A paused run's request, as the run recorded it.
     async fn deferred_request(&self, run: &RunId, tool_call_id: &str) -> Result<Option<DeferredRequest>, Error>;
+    /// The log's clock (ms since the epoch): what a deadline is checked
+    /// against.
+    fn now_ms(&self) -> i64;
 }
 
 /// A check on a command, run after authorization and the integration gate

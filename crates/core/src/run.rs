@@ -45,7 +45,17 @@ pub struct DeferredRequest {
     pub tool_call_id: String,
     pub tool_name: String,
     pub args: Value,
+    /// How long a person has to answer; past it, lattice answers `expired`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expires_in_secs: Option<u64>,
+    /// When the deadline passes (RFC 3339), set by the log as it records
+    /// the pause.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expires_at: Option<String>,
 }
+
+/// The longest deadline a request may carry: a week.
+pub const MAX_EXPIRES_IN_SECS: u64 = 7 * 24 * 3600;
 
 /// One step of a run, recorded by the runner.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -101,11 +101,23 @@ fn resolve(p: &Principal, tenant: String, workspace: String, member: Option<Stri
     })
 }
 
+/// The caller's access to a thread: its role there, bounded by a resumed
+/// run's starter's role there.
 pub(crate) async fn thread_access(db: &Db, p: &Principal, thread: &ThreadId) -> Result<Access, Error> {
-    // One round trip: the thread's workspace and the caller's membership.
+    let access = thread_access_of(db, p, thread).await?;
+    let Some(within) = &p.within else { return Ok(access) };
+    let starter = Principal { user: within.user.clone(), role: within.role, within: None, ..p.clone() };
+    let theirs = thread_access_of(db, &starter, thread).await?;
+    Ok(Access { role: access.role.min(theirs.role), ..access })
+}
+
+async fn thread_access_of(db: &Db, p: &Principal, thread: &ThreadId) -> Result<Access, Error> {
+    // One round trip: the thread's workspace, whether it is restricted, the
+    // caller's membership of the workspace and its listing on the thread.
     let row = sqlx::query(
-        "SELECT w.tenant, w.id, m.role FROM threads t JOIN workspaces w ON w.id = t.workspace \
-         LEFT JOIN members m ON m.workspace = w.id AND m.user_id = $2 WHERE t.id = $1",
+        "SELECT w.tenant, w.id, m.role, t.restricted, s.role FROM threads t JOIN workspaces w ON w.id = t.workspace \
+         LEFT JOIN members m ON m.workspace = w.id AND m.user_id = $2 \
+         LEFT JOIN thread_members s ON s.thread = t.id AND s.user_id = $2 WHERE t.id = $1",
     )
     .bind(thread.as_str())
     .bind(p.user.as_str())
@@ -114,16 +126,60 @@ pub(crate) async fn thread_access(db: &Db, p: &Principal, thread: &ThreadId) -> 
     .map_err(db_error)?;
     let Some(row) = row else { return Err(Error::NotFound) };
     let tenant: String = row.try_get(0).map_err(db_error)?;
+    if tenant != p.tenant.as_str() {
+        return Err(Error::NotFound);
+    }
     let workspace: String = row.try_get(1).map_err(db_error)?;
-    let member: Option<String> = row.try_get(2).map_err(db_error)?;
-    let access = resolve(p, tenant, workspace, member)?;
-    bounded(db, p, access).await
+    let member = stored_role(row.try_get(2).map_err(db_error)?)?;
+    let restricted = row.try_get::<i64, _>(3).map_err(db_error)? != 0;
+    let listed = stored_role(row.try_get(4).map_err(db_error)?)?;
+    let role = thread_role(p.role, member, restricted, listed).ok_or(Error::NotFound)?;
+    Ok(Access { tenant: TenantId::from_trusted(tenant), workspace: WorkspaceId::from_trusted(workspace), role })
+}
+
+/// Who sees a thread, and as what (docs/ACCESS.md): a tenant admin and
+/// the workspace's admins see every thread as admins; a restricted thread
+/// only the people listed on it, in the role they are listed with; any
+/// other thread the workspace's members in their role, raised by a
+/// listing, and the people outside the workspace it is shared with.
+pub fn thread_role(tenant_role: TenantRole, member: Option<Role>, restricted: bool, listed: Option<Role>) -> Option<Role> {
+    if tenant_role == TenantRole::TenantAdmin || member == Some(Role::Admin) {
+        return Some(Role::Admin);
+    }
+    if restricted {
+        return listed;
+    }
+    match (member, listed) {
+        (Some(m), Some(l)) => Some(m.max(l)),
+        (m, l) => m.or(l),
+    }
+}
+
+fn stored_role(role: Option<String>) -> Result<Option<Role>, Error> {
+    role.map(|r| Role::parse(&r).ok_or_else(|| Error::unavailable(format!("stored role {r:?} is unknown")))).transpose()
+}
+
+/// The SQL condition that thread `{t}.id` is visible to `{user}` (a bind
+/// placeholder), for a caller whose workspace role is below admin.
+pub(crate) fn visible_thread(t: &str, user: &str) -> String {
+    format!("({t}.restricted = 0 OR {t}.id IN (SELECT thread FROM thread_members WHERE user_id = {user}))")
 }
 
 pub(crate) async fn artifact_access(db: &Db, p: &Principal, id: &ArtifactId) -> Result<(Access, ArtifactRow), Error> {
     let Some(row) = load_artifact(db, &p.tenant, id, None).await? else {
         return Err(Error::NotFound);
     };
-    let access = access_in(db, p, p.tenant.to_string(), row.workspace.clone()).await?;
+    let access = thread_access(db, p, &ThreadId::from_trusted(row.thread.clone())).await?;
     Ok((access, row))
+}
+
+/// Whether `user` is a member of the workspace.
+pub(crate) async fn is_member(db: &Db, workspace: &str, user: &str) -> Result<bool, Error> {
+    let row = sqlx::query("SELECT 1 FROM members WHERE workspace = $1 AND user_id = $2")
+        .bind(workspace)
+        .bind(user)
+        .fetch_optional(&db.pool)
+        .await
+        .map_err(db_error)?;
+    Ok(row.is_some())
 }

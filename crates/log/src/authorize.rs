@@ -52,6 +52,18 @@ impl LogService {
                 access.require(Role::Editor, "starting a thread")?;
                 Ok(in_workspace(access))
             }
+            Command::ShareThread { thread, user, role } => {
+                let access = thread_access(db, p, thread).await?;
+                access.require(Role::Admin, "listing a person on a thread")?;
+                if *role == Role::Admin {
+                    return Err(Error::field("role", "enum", "a thread lists viewers, respondents and editors; admins see every thread"));
+                }
+                // Someone outside the workspace reads, or answers, never writes.
+                if *role > Role::Respondent && !crate::access::is_member(db, access.workspace.as_str(), user.as_str()).await? {
+                    return Err(Error::field("role", "enum", format!("{user} is not a member of the workspace: a thread is shared with them as viewer or respondent")));
+                }
+                Ok(in_thread(access, thread.clone()))
+            }
             // A respondent's one kind of artifact (a submission); the kind's
             // checks say what it may submit to.
             Command::CreateArtifact { thread, kind, .. } if self.inner.kinds.get(kind).is_some_and(|k| k.respondents_create()) => {

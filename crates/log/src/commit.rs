@@ -39,6 +39,7 @@ impl LogService {
             user: p.user.as_str(),
             author: actor.name(),
             role: p.role,
+            run: p.run.as_ref().map(lattice_core::RunId::as_str),
             at: now_ms(),
         };
         let acting = Place { tenant: p.tenant.to_string(), workspace: workspace.clone(), thread: thread.clone(), run: p.run.as_ref().map(ToString::to_string) };

@@ -12,14 +12,15 @@ use crate::store::{self, ArtifactRow, NewEnvelope, Writing};
 pub(crate) enum Effect {
     Workspace { id: WorkspaceId, name: String },
     Member { user: String, role: Role },
-    Thread { id: ThreadId, title: String },
+    Thread { id: ThreadId, title: String, restricted: bool },
+    Shared { user: String, role: Role },
     Message { text: String },
     Created { id: ArtifactId, kind: String, data: Value, digest: String, parent: Option<String> },
     Changed { head: ArtifactRow, data: Value, digest: String, patch: json_patch::Patch },
     Archived { head: ArtifactRow },
     Switch { level: Level, key: SwitchKey, state: SwitchState, reason: String },
-    RunStarted { id: RunId, prompt: String, model: String },
-    Answered { run: String, tool_call_id: String, tool_name: String, answer: Value, approved: bool },
+    RunStarted { id: RunId, prompt: String, model: String, chain: Option<String> },
+    Answered(store::Answering),
     Step { run: String, step: RunStep },
     AppEvent { namespace: String, name: String, data: Value },
     AppContext { artifact: String, text: String, structured: Option<Value> },
@@ -82,7 +83,7 @@ impl Effect {
                 place.thread = None;
             }
             Self::RunStarted { id, .. } => place.run = Some(id.to_string()),
-            Self::Answered { run, .. } | Self::Step { run, .. } => place.run = Some(run.clone()),
+            Self::Answered(store::Answering { run, .. }) | Self::Step { run, .. } => place.run = Some(run.clone()),
             _ => {}
         }
         place
@@ -93,7 +94,8 @@ impl Effect {
         match self {
             Self::Workspace { id, name } => store::create_workspace(conn, w, &id, &name).await,
             Self::Member { user, role } => store::add_member(conn, w, &user, role).await,
-            Self::Thread { id, title } => store::create_thread(conn, w, &id, &title).await,
+            Self::Thread { id, title, restricted } => store::create_thread(conn, w, &id, &title, restricted).await,
+            Self::Shared { user, role } => store::share_thread(conn, w, &user, role).await,
             Self::Message { text } => {
                 Ok(MessagePosted { thread: w.thread.expect("a message is posted in a thread").to_owned(), text }.into())
             }
@@ -106,10 +108,8 @@ impl Effect {
             Self::Audit(audit) => store::record_audit(conn, w, &audit).await,
             Self::AppEvent { namespace, name, data } => Ok(AppEvent { namespace, name, data }.into()),
             Self::AppContext { artifact, text, structured } => Ok(AppContextSet { artifact_id: artifact, text, structured }.into()),
-            Self::RunStarted { id, prompt, model } => store::start_run(conn, w, &id, &prompt, &model).await,
-            Self::Answered { run, tool_call_id, tool_name, answer, approved } => {
-                store::answer_request(conn, w, &run, &tool_call_id, &tool_name, &answer, approved).await
-            }
+            Self::RunStarted { id, prompt, model, chain } => store::start_run(conn, w, &id, &prompt, &model, chain).await,
+            Self::Answered(answering) => store::answer_request(conn, w, answering).await,
             Self::Step { run, step } => store::record_step(conn, w, &run, step).await,
         }
     }

@@ -42,6 +42,9 @@ const RECHECK_EVENTS: [&str; 1] = [MemberAdded::NAME];
 pub struct Delivered {
     pub seq: i64,
     pub event_type: String,
+    /// The thread it happened in, if any: a workspace's stream hands on
+    /// only what is in the threads its caller can read.
+    pub thread: Option<String>,
     /// The envelope as JSON (the live stream's event data).
     pub json: String,
 }
@@ -229,7 +232,7 @@ async fn hand_on(
         let recheck = RECHECK_EVENTS.contains(&e.event_type.as_str());
         let followed = e.thread.as_deref().is_some_and(|t| subs.threads.contains_key(t)) || subs.workspaces.contains_key(workspace);
         if followed {
-            let delivered = Arc::new(Delivered { seq: e.seq, event_type: e.event_type.clone(), json: String::from_utf8(e.to_json()).expect("JSON is UTF-8") });
+            let delivered = Arc::new(Delivered::of(&e));
             if let Some(thread) = e.thread.as_deref()
                 && let Some(list) = subs.threads.get(thread)
             {
@@ -266,6 +269,12 @@ impl Drop for Subscription {
     }
 }
 
+impl Delivered {
+    fn of(e: &StoredEnvelope) -> Self {
+        Self { seq: e.seq, event_type: e.event_type.clone(), thread: e.thread.clone(), json: String::from_utf8(e.to_json()).expect("JSON is UTF-8") }
+    }
+}
+
 /// One live stream: what the caller missed, then what is committed, in
 /// order, each envelope once.
 pub struct LiveEvents {
@@ -277,6 +286,9 @@ pub struct LiveEvents {
     backlog: VecDeque<Arc<Delivered>>,
     catching_up: bool,
     subscription: Option<Subscription>,
+    /// A workspace stream's answer, per thread, to whether its caller
+    /// reads it (restricted threads).
+    reads: HashMap<String, bool>,
 }
 
 impl LogService {
@@ -293,6 +305,7 @@ impl LogService {
             backlog: VecDeque::new(),
             catching_up: true,
             subscription: None,
+            reads: HashMap::new(),
         };
         live.subscribe();
         Ok(live)
@@ -331,11 +344,25 @@ impl LiveEvents {
             if page.is_empty() {
                 self.catching_up = false;
             }
-            self.backlog.extend(page.into_iter().map(|e| {
-                Arc::new(Delivered { seq: e.seq, event_type: e.event_type.clone(), json: String::from_utf8(e.to_json()).expect("JSON is UTF-8") })
-            }));
+            self.backlog.extend(page.iter().map(|e| Arc::new(Delivered::of(e))));
         }
         Ok(())
+    }
+
+    /// Whether the caller reads the thread `d` happened in: always on a
+    /// thread's stream (checked when it opened); on a workspace's, asked
+    /// once per thread, again when someone is listed on it.
+    async fn readable(&mut self, d: &Delivered) -> bool {
+        let (Follow::Workspace(_), Some(thread)) = (&self.follow, &d.thread) else { return true };
+        if d.event_type == lattice_core::event::ThreadShared::NAME {
+            self.reads.remove(thread);
+        }
+        if let Some(known) = self.reads.get(thread) {
+            return *known;
+        }
+        let reads = crate::access::thread_access(&self.log.inner.db, self.who.principal(), &ThreadId::from_trusted(thread.clone())).await.is_ok();
+        self.reads.insert(thread.clone(), reads);
+        reads
     }
 
     /// The next committed envelope, passing what is not kept by.
@@ -364,12 +391,7 @@ impl LiveEvents {
                 }
                 match self.log.events_stored(&self.who, &self.follow, self.after, PAGE).await {
                     Ok(page) if !page.is_empty() => {
-                        self.backlog = page
-                            .into_iter()
-                            .map(|e| {
-                                Arc::new(Delivered { seq: e.seq, event_type: e.event_type.clone(), json: String::from_utf8(e.to_json()).expect("JSON is UTF-8") })
-                            })
-                            .collect();
+                        self.backlog = page.iter().map(|e| Arc::new(Delivered::of(e))).collect();
                     }
                     Ok(_) => self.catching_up = false,
                     Err(e) => {
@@ -382,7 +404,7 @@ impl LiveEvents {
             let subscription = self.subscription.as_mut().expect("a live stream past its catch-up is subscribed");
             match subscription.rx.recv().await {
                 Some(Delivery::Envelope(d)) => {
-                    if d.seq > self.after {
+                    if d.seq > self.after && self.readable(&d).await {
                         self.after = d.seq;
                         return Some(Live::Committed(d));
                     }

@@ -138,6 +138,17 @@ impl LogReader {
         Ok(crate::store::load_artifact(&self.db, &tenant, &id, version).await?.map(|a| (a.kind, a.data)))
     }
 
+    /// The chain an artifact keeps (that of the run that made it), if any.
+    pub async fn artifact_chain(&self, tenant: &str, id: &str) -> Result<Option<String>, Error> {
+        let row = sqlx::query("SELECT chain FROM artifacts WHERE tenant = $1 AND id = $2")
+            .bind(tenant)
+            .bind(id)
+            .fetch_optional(&self.db.pool)
+            .await
+            .map_err(crate::db::db_error)?;
+        row.map(|r| sqlx::Row::try_get::<Option<String>, _>(&r, 0).map_err(crate::db::db_error)).transpose().map(Option::flatten)
+    }
+
     pub async fn request_args(&self, tenant: &str, run: &str, tool_call_id: &str) -> Result<Option<serde_json::Value>, Error> {
         let tenant = lattice_core::TenantId::from_trusted(tenant);
         let requests = crate::runs::load_requests(&self.db, &tenant, run).await?;

@@ -15,6 +15,8 @@ pub const PATCH_OPS_MAX: usize = 1000;
 pub const APP_EVENT_MAX: usize = 64 * 1024;
 /// What an app may tell the agent: its text, and its structured content.
 pub const APP_CONTEXT_MAX: usize = 8 * 1024;
+/// A chain id: what a rule passes on from the event it reacts to.
+pub const CHAIN_MAX: usize = 128;
 /// Namespaces that only lattice itself publishes in.
 pub const RESERVED_NAMESPACES: [&str; 3] = ["ui", "log", "audit"];
 
@@ -44,6 +46,11 @@ pub(crate) fn check_command(command: &Command) -> Result<(), Error> {
         Command::CreateArtifact { data, .. } => document::check(data, "data", MAX_BYTES)?,
         Command::AnswerDeferred { answer, .. } => document::check(answer, "answer", MAX_BYTES)?,
         Command::RecordRun { step, .. } => check_step(step)?,
+        Command::StartRun { chain: Some(chain), .. } if !chain_token(chain) => errors.push(FieldError::new(
+            "chain",
+            "pattern",
+            format!("1 to {CHAIN_MAX} of A-Z, a-z, 0-9, _, -, . and :"),
+        )),
         Command::SetAppContext { text: said, structured, .. } => {
             if said.len() > APP_CONTEXT_MAX {
                 errors.push(FieldError::new("text", "maxLength", format!("{} bytes exceed the limit {APP_CONTEXT_MAX}", said.len())));
@@ -78,6 +85,15 @@ fn text(errors: &mut Vec<FieldError>, field: &str, value: &str, min: usize, max:
 /// A run's step carries what a model wrote: its tool calls' arguments and
 /// what the tools returned obey the same bounds as any stored document.
 fn check_step(step: &RunStep) -> Result<(), Error> {
+    if let RunStep::Paused { requests } = step
+        && let Some(r) = requests.iter().find(|r| r.expires_in_secs.is_some_and(|s| s == 0 || s > lattice_core::run::MAX_EXPIRES_IN_SECS))
+    {
+        return Err(Error::field(
+            "step.requests.expires_in_secs",
+            "maximum",
+            format!("{:?} is not 1 to {} seconds", r.expires_in_secs, lattice_core::run::MAX_EXPIRES_IN_SECS),
+        ));
+    }
     let value = serde_json::to_value(step).map_err(|e| Error::field("step", "type", e.to_string()))?;
     document::check(&value, "step", MAX_BYTES)
 }
@@ -92,6 +108,10 @@ pub(crate) fn check_audit(audit: &Audit) -> Result<(), Error> {
         return Err(Error::field("audit.once", "maxLength", "a once key has 1 to 128 bytes"));
     }
     document::check(&audit.data, "audit.data", APP_EVENT_MAX)
+}
+
+fn chain_token(value: &str) -> bool {
+    !value.is_empty() && value.len() <= CHAIN_MAX && value.bytes().all(|b| b.is_ascii_alphanumeric() || b"_-.:".contains(&b))
 }
 
 fn subject_token(value: &str) -> bool {

@@ -15,7 +15,10 @@ impl LogService {
         Ok(match command {
             Command::CreateWorkspace { name } => Effect::Workspace { id: WorkspaceId::generate(), name: name.clone() },
             Command::AddMember { user, role, .. } => Effect::Member { user: user.to_string(), role: *role },
-            Command::CreateThread { title, .. } => Effect::Thread { id: ThreadId::generate(), title: title.clone() },
+            Command::CreateThread { title, restricted, .. } => {
+                Effect::Thread { id: ThreadId::generate(), title: title.clone(), restricted: *restricted }
+            }
+            Command::ShareThread { user, role, .. } => Effect::Shared { user: user.to_string(), role: *role },
             Command::PostMessage { text, .. } => Effect::Message { text: text.clone() },
             Command::CreateArtifact { id, kind, data, .. } => {
                 let spec = self.kind(kind)?;
@@ -51,8 +54,8 @@ impl LogService {
                 Effect::AppEvent { namespace: namespace.clone(), name: name.clone(), data: data.clone() }
             }
             Command::RecordAudit { audit, .. } => Effect::Audit(audit.clone()),
-            Command::StartRun { prompt, model, .. } => {
-                Effect::RunStarted { id: RunId::generate(), prompt: prompt.clone(), model: model.clone() }
+            Command::StartRun { prompt, model, chain, .. } => {
+                Effect::RunStarted { id: RunId::generate(), prompt: prompt.clone(), model: model.clone(), chain: chain.clone() }
             }
             Command::AnswerDeferred { tool_call_id, answer, approved, .. } => {
                 let loaded = scope.run.as_ref().expect("authorize loads the run");
@@ -65,13 +68,20 @@ impl LogService {
                 if loaded.run.status != RunStatus::Paused {
                     return Err(Error::invalid_state(format!("the run is {}, not waiting for an answer", loaded.run.status.as_str())));
                 }
-                Effect::Answered {
+                if let Some(at) = request.expires_at
+                    && at <= crate::clock::now_ms()
+                {
+                    return Err(Error::invalid_state(format!("the request expired at {}", crate::clock::rfc3339(at))));
+                }
+                Effect::Answered(crate::store::Answering {
                     run: loaded.run.id.clone(),
                     tool_call_id: tool_call_id.clone(),
                     tool_name: request.tool_name.clone(),
                     answer: answer.clone(),
                     approved: *approved,
-                }
+                    expired: false,
+                    chain: loaded.run.chain.clone(),
+                })
             }
             Command::SetAppContext { text, structured, .. } => {
                 let head = scope.artifact.as_ref().expect("authorize loads the artifact");

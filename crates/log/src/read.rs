@@ -31,6 +31,27 @@ pub struct ThreadSummary {
     pub title: String,
     pub created_by: String,
     pub created_at: String,
+    pub restricted: bool,
+}
+
+/// A thread the caller can read, with its role there.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ThreadAccess {
+    pub thread: ThreadSummary,
+    pub role: Role,
+}
+
+const THREAD_COLUMNS: &str = "t.id, t.workspace, t.title, t.created_by, t.created_at, t.restricted";
+
+fn thread_from_row(row: &sqlx::any::AnyRow) -> Result<ThreadSummary, Error> {
+    Ok(ThreadSummary {
+        id: row.try_get(0).map_err(db_error)?,
+        workspace: row.try_get(1).map_err(db_error)?,
+        title: row.try_get(2).map_err(db_error)?,
+        created_by: row.try_get(3).map_err(db_error)?,
+        created_at: rfc3339(row.try_get(4).map_err(db_error)?),
+        restricted: row.try_get::<i64, _>(5).map_err(db_error)? != 0,
+    })
 }
 
 /// What the live stream follows.
@@ -69,6 +90,11 @@ pub struct KeyState {
     pub effective: Effective,
 }
 
+/// Leaves a workspace's restricted threads out unless the caller (`$5`)
+/// is listed on them.
+const HIDDEN_THREADS: &str = " AND (thread IS NULL OR thread NOT IN (SELECT t.id FROM threads t WHERE t.workspace = $1 \
+     AND t.restricted <> 0 AND t.id NOT IN (SELECT thread FROM thread_members WHERE user_id = $5)))";
+
 impl LogService {
     /// The caller's workspaces: those it is a member of, or all of its
     /// tenant's for a tenant admin.
@@ -104,7 +130,7 @@ impl LogService {
     }
 
     /// The newest thread the caller can read, and its workspace: one query,
-    /// with the visibility rule of [`LogService::workspaces`].
+    /// with the visibility rule of [`crate::access::thread_role`].
     pub async fn latest_thread(&self, who: &Authenticated) -> Result<Option<(ThreadId, String)>, Error> {
         let p = who.principal();
         let db = &self.inner.db;
@@ -117,9 +143,13 @@ impl LogService {
             .fetch_optional(&db.pool)
             .await
         } else {
+            // A member's threads (an admin's all, anyone else's those not
+            // restricted), and the threads the caller is listed on.
             sqlx::query(
                 "SELECT t.id, t.workspace FROM threads t JOIN workspaces w ON w.id = t.workspace \
-                 JOIN members m ON m.workspace = w.id WHERE w.tenant = $1 AND m.user_id = $2 \
+                 LEFT JOIN members m ON m.workspace = w.id AND m.user_id = $2 \
+                 LEFT JOIN thread_members s ON s.thread = t.id AND s.user_id = $2 \
+                 WHERE w.tenant = $1 AND (s.role IS NOT NULL OR m.role = 'admin' OR (m.role IS NOT NULL AND t.restricted = 0)) \
                  ORDER BY t.created_at DESC, t.id DESC LIMIT 1",
             )
             .bind(p.tenant.as_str())
@@ -132,26 +162,55 @@ impl LogService {
             .transpose()
     }
 
+    /// The workspace's threads the caller can read, newest first: a
+    /// restricted one only if the caller is an admin or listed on it.
     pub async fn threads(&self, who: &Authenticated, workspace: &str) -> Result<Vec<ThreadSummary>, Error> {
-        let access = workspace_access(&self.inner.db, who.principal(), workspace).await?;
-        let rows = sqlx::query(
-            "SELECT id, workspace, title, created_by, created_at FROM threads WHERE workspace = $1 ORDER BY created_at DESC, id DESC",
-        )
-        .bind(access.workspace.as_str())
+        let p = who.principal();
+        let access = workspace_access(&self.inner.db, p, workspace).await?;
+        let all = access.role == Role::Admin;
+        let visible = if all { String::new() } else { format!(" AND {}", crate::access::visible_thread("t", "$2")) };
+        let query = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "SELECT {THREAD_COLUMNS} FROM threads t WHERE t.workspace = $1{visible} ORDER BY t.created_at DESC, t.id DESC"
+        )))
+        .bind(access.workspace.as_str());
+        let query = if all { query } else { query.bind(p.user.as_str()) };
+        let rows = query.fetch_all(&self.inner.db.pool).await.map_err(db_error)?;
+        rows.iter().map(thread_from_row).collect()
+    }
+
+    /// The threads the caller is listed on (shared with it from outside
+    /// its workspaces, or restricted ones it is a member of), newest first.
+    pub async fn listed_threads(&self, who: &Authenticated) -> Result<Vec<ThreadAccess>, Error> {
+        let p = who.principal();
+        let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "SELECT {THREAD_COLUMNS}, s.role FROM threads t JOIN workspaces w ON w.id = t.workspace \
+             JOIN thread_members s ON s.thread = t.id AND s.user_id = $2 WHERE w.tenant = $1 \
+             ORDER BY t.created_at DESC, t.id DESC LIMIT 500"
+        )))
+        .bind(p.tenant.as_str())
+        .bind(p.user.as_str())
         .fetch_all(&self.inner.db.pool)
         .await
         .map_err(db_error)?;
-        rows.iter()
-            .map(|row| {
-                Ok(ThreadSummary {
-                    id: row.try_get(0).map_err(db_error)?,
-                    workspace: row.try_get(1).map_err(db_error)?,
-                    title: row.try_get(2).map_err(db_error)?,
-                    created_by: row.try_get(3).map_err(db_error)?,
-                    created_at: rfc3339(row.try_get(4).map_err(db_error)?),
-                })
-            })
-            .collect()
+        let mut out = Vec::new();
+        for row in &rows {
+            let thread = thread_from_row(row)?;
+            // The role the caller has there, by the one rule.
+            let access = thread_access(&self.inner.db, p, &ThreadId::from_trusted(thread.id.clone())).await?;
+            out.push(ThreadAccess { thread, role: access.role });
+        }
+        Ok(out)
+    }
+
+    /// A thread the caller can read, and its role there.
+    pub async fn thread(&self, who: &Authenticated, thread: &ThreadId) -> Result<ThreadAccess, Error> {
+        let access = thread_access(&self.inner.db, who.principal(), thread).await?;
+        let row = sqlx::query(sqlx::AssertSqlSafe(format!("SELECT {THREAD_COLUMNS} FROM threads t WHERE t.id = $1")))
+            .bind(thread.as_str())
+            .fetch_one(&self.inner.db.pool)
+            .await
+            .map_err(db_error)?;
+        Ok(ThreadAccess { thread: thread_from_row(&row)?, role: access.role })
     }
 
     /// An artifact's head, or one of its versions.
@@ -191,24 +250,28 @@ impl LogService {
     ) -> Result<Vec<StoredEnvelope>, Error> {
         let p = who.principal();
         let db = &self.inner.db;
-        let (column, key) = match follow {
+        let (column, key, hidden) = match follow {
             Follow::Thread(thread) => {
                 thread_access(db, p, thread).await?;
-                ("thread", thread.to_string())
+                ("thread", thread.to_string(), "")
             }
             Follow::Workspace(workspace) => {
                 let access = workspace_access(db, p, workspace).await?;
-                ("workspace", access.workspace.to_string())
+                // A workspace's events leave out the restricted threads the
+                // caller is not listed on.
+                let hidden = if access.role == Role::Admin { "" } else { HIDDEN_THREADS };
+                ("workspace", access.workspace.to_string(), hidden)
             }
         };
         let horizon = self.inner.horizon.caught_up().await;
-        let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
-            "SELECT {ENVELOPE_COLUMNS} FROM envelopes WHERE {column} = $1 AND seq > $2 AND seq <= $3 ORDER BY seq LIMIT $4"
+        let query = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "SELECT {ENVELOPE_COLUMNS} FROM envelopes WHERE {column} = $1 AND seq > $2 AND seq <= $3{hidden} ORDER BY seq LIMIT $4"
         )))
         .bind(key)
         .bind(after)
         .bind(horizon)
-        .bind(limit)
+        .bind(limit);
+        let rows = if hidden.is_empty() { query } else { query.bind(p.user.as_str()) }
         .fetch_all(&db.pool)
         .await
         .map_err(db_error)?;

@@ -27,6 +27,9 @@ pub struct RunRow {
     /// Whom the current segment acts for, and that person's tenant role.
     pub acting_for: String,
     pub acting_role: TenantRole,
+    /// The chain of the event a rule started the run for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub chain: Option<String>,
 }
 
 /// A deferred request of a run.
@@ -39,6 +42,16 @@ pub struct RequestRow {
     pub answered_by: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub answer: Option<Value>,
+    /// When nobody may answer any more (ms since the epoch).
+    #[serde(skip)]
+    pub expires_at: Option<i64>,
+}
+
+impl RequestRow {
+    /// Its deadline as RFC 3339, if it has one.
+    pub fn expires(&self) -> Option<String> {
+        self.expires_at.map(crate::clock::rfc3339)
+    }
 }
 
 /// A run with its requests, as `GET /v1/runs/{run}` shows it.
@@ -71,10 +84,11 @@ pub(crate) fn run_from_row(row: &AnyRow) -> Result<RunRow, Error> {
         acting_for: row.try_get(6).map_err(db_error)?,
         acting_role: role_from(&role),
         started_role: role_from(&started_role),
+        chain: row.try_get(9).map_err(db_error)?,
     })
 }
 
-pub(crate) const RUN_COLUMNS: &str = "id, workspace, thread, status, model, started_by, acting_for, acting_role, started_role";
+pub(crate) const RUN_COLUMNS: &str = "id, workspace, thread, status, model, started_by, acting_for, acting_role, started_role, chain";
 
 pub(crate) async fn load_run(db: &Db, tenant: &TenantId, run: &RunId) -> Result<Option<RunRow>, Error> {
     let row = sqlx::query(sqlx::AssertSqlSafe(format!("SELECT {RUN_COLUMNS} FROM runs WHERE tenant = $1 AND id = $2")))
@@ -88,7 +102,7 @@ pub(crate) async fn load_run(db: &Db, tenant: &TenantId, run: &RunId) -> Result<
 
 pub(crate) async fn load_requests(db: &Db, tenant: &TenantId, run: &str) -> Result<Vec<RequestRow>, Error> {
     let rows = sqlx::query(
-        "SELECT tool_call_id, tool_name, args, answered_by, answer FROM run_requests WHERE tenant = $1 AND run = $2 ORDER BY tool_call_id",
+        "SELECT tool_call_id, tool_name, args, answered_by, answer, expires_at FROM run_requests WHERE tenant = $1 AND run = $2 ORDER BY tool_call_id",
     )
     .bind(tenant.as_str())
     .bind(run)
@@ -105,6 +119,7 @@ pub(crate) async fn load_requests(db: &Db, tenant: &TenantId, run: &str) -> Resu
                 args: serde_json::from_str(&args).unwrap_or(Value::Null),
                 answered_by: row.try_get(3).map_err(db_error)?,
                 answer: answer.and_then(|a| serde_json::from_str(&a).ok()),
+                expires_at: row.try_get(5).map_err(db_error)?,
             })
         })
         .collect()

@@ -41,6 +41,8 @@ pub(crate) struct Inner {
     pub(crate) switches: SwitchStore,
     pub(crate) horizon: Horizon,
     pub(crate) fanout: crate::fanout::Fanout,
+    /// Runs the deadline scheduler answered a request of.
+    pub(crate) expirations: tokio::sync::broadcast::Sender<crate::deadlines::Expired>,
 }
 
 /// Registers kinds and checks, then starts the service.
@@ -84,9 +86,10 @@ impl Builder {
     pub fn start(self) -> LogService {
         let horizon = Horizon::start(self.db.clone(), self.idle_poll);
         let fanout = crate::fanout::Fanout::start(self.db.clone(), horizon.subscribe());
-        LogService {
+        let log = LogService {
             inner: Arc::new(Inner {
                 fanout,
+                expirations: tokio::sync::broadcast::channel(256).0,
                 switches: SwitchStore::new(self.db.clone()),
                 db: self.db,
                 auth: self.auth,
@@ -94,7 +97,9 @@ impl Builder {
                 checks: self.checks,
                 horizon,
             }),
-        }
+        };
+        crate::deadlines::start(Arc::downgrade(&log.inner));
+        log
     }
 }
 
@@ -142,7 +147,7 @@ impl LogService {
         let scope = self.authorize(principal, &command).await?;
         // What checks read: the workspace as the principal sees it, with the
         // run authorization read (read once, whoever asks).
-        let view = scope.access.clone().map(|access| ScopedView::new(self.clone(), principal.clone(), access, scope.run.clone()));
+        let view = scope.access.clone().map(|access| ScopedView::new(self.clone(), principal.clone(), access, scope.run.clone(), scope.thread.clone()));
         // Who the envelope and the checks name: read once per command.
         let actor = who.actor();
         let mut command = command;

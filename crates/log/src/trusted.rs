@@ -51,6 +51,30 @@ impl Trusted {
         Authenticated::system(name, principal)
     }
 
+    /// The runs the deadline scheduler answers a request of, from now on.
+    pub fn expirations(&self) -> tokio::sync::broadcast::Receiver<crate::Expired> {
+        self.log.inner.expirations.subscribe()
+    }
+
+    /// Paused runs whose every request is answered, one of them by the
+    /// deadline scheduler: the runner resumes them (its own notice of the
+    /// expiry was lost with a stop).
+    pub async fn expired_paused_runs(&self) -> Result<Vec<(TenantId, RunRow)>, Error> {
+        let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "SELECT {RUN_COLUMNS}, tenant FROM runs u WHERE status = 'paused' \
+             AND EXISTS (SELECT 1 FROM run_requests r WHERE r.tenant = u.tenant AND r.run = u.id AND r.answered_by = $1) \
+             AND NOT EXISTS (SELECT 1 FROM run_requests r WHERE r.tenant = u.tenant AND r.run = u.id AND r.answered_by IS NULL) \
+             ORDER BY created_at"
+        )))
+        .bind(crate::DEADLINE_ACTOR)
+        .fetch_all(&self.log.inner.db.pool)
+        .await
+        .map_err(db_error)?;
+        rows.iter()
+            .map(|row| Ok((TenantId::from_trusted(row.try_get::<String, _>("tenant").map_err(db_error)?), run_from_row(row)?)))
+            .collect()
+    }
+
     /// Puts something the log does not keep on the live streams of a
     /// thread (a model's reply as it is written): the runner's, for the
     /// threads of the runs it drives.

@@ -64,6 +64,9 @@ pub(crate) async fn call(
         if let Err(e) = check_form(&args) {
             return Ok(tool_error(format!("the form was refused: {e}. Fix it and ask again.")));
         }
+        if args.get("expires_in_secs").is_some_and(|v| !v.is_null() && v.as_u64().is_none_or(|s| s == 0 || s > lattice_core::run::MAX_EXPIRES_IN_SECS)) {
+            return Ok(tool_error(format!("expires_in_secs: a whole number of seconds from 1 to {}", lattice_core::run::MAX_EXPIRES_IN_SECS)));
+        }
         args["submissions"] = json!("once");
         act(&ex.log, who, &thread, tools::CREATE_FORM, &args).await
     } else {
@@ -92,6 +95,10 @@ pub(crate) async fn call(
             }
             Elicited::NotAsked(why) => {
                 structured["status"] = json!("pending");
+                if let Some(at) = artifact.data.get("closes_at").and_then(Value::as_str) {
+                    structured["expires_at"] = json!(at);
+                    text.push_str(&format!("\nNobody can answer after {at}."));
+                }
                 if let Some(why) = why {
                     text.push_str(&format!("\n{why}"));
                 }
@@ -228,6 +235,8 @@ async fn submissions(ex: &Exporter, who: &Authenticated, args: &Value, context: 
         let _ = tokio::time::timeout(until.saturating_duration_since(now), horizon.changed()).await;
     };
     let answered = found.len() > after;
+    let closes_at = form.data.get("closes_at").and_then(Value::as_str).map(str::to_owned);
+    let expired = !answered && closes_at.as_deref().and_then(lattice_ui::form::rfc3339_ms).is_some_and(|at| at <= lattice_log::now_ms());
     let listed: Vec<Value> = found
         .iter()
         .map(|s| json!({"id": s.id, "by": s.author, "at": lattice_log::rfc3339(s.created_at), "values": s.data["values"]}))
@@ -236,14 +245,21 @@ async fn submissions(ex: &Exporter, who: &Authenticated, args: &Value, context: 
     for s in &listed {
         text.push_str(&format!("- {} at {}: `{}`\n", s["by"].as_str().unwrap_or_default(), s["at"].as_str().unwrap_or_default(), s["values"]));
     }
-    if !answered {
+    if expired {
+        text.push_str(&format!("\nExpired: nobody answered before {}, and nobody can now.\n", closes_at.as_deref().unwrap_or_default()));
+    } else if !answered {
         text.push_str(&format!("\nNothing new after {wait} s: still pending. Call again to keep waiting.\n"));
     }
     let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
-    result.structured_content = Some(json!({
+    let status = if answered { "answered" } else if expired { "expired" } else { "pending" };
+    let mut structured = json!({
         "form": {"id": form.id, "version": form.version, "digest": form.digest},
-        "status": if answered { "answered" } else { "pending" },
+        "status": status,
         "submissions": listed,
-    }));
+    });
+    if let Some(at) = closes_at {
+        structured["expires_at"] = json!(at);
+    }
+    result.structured_content = Some(structured);
     Ok(result)
 }

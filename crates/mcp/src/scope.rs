@@ -36,7 +36,7 @@ impl Scope {
         }
         let ws = log.execute(who, Command::CreateWorkspace { name: "MCP".into() }).await?.id.unwrap_or_default();
         let workspace = WorkspaceId::from_trusted(ws.clone());
-        let th = log.execute(who, Command::CreateThread { workspace, title: "MCP".into() }).await?.id.unwrap_or_default();
+        let th = log.execute(who, Command::CreateThread { workspace, title: "MCP".into(), restricted: false }).await?.id.unwrap_or_default();
         Ok((ThreadId::from_trusted(th), ws))
     }
 

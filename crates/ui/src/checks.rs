@@ -83,6 +83,9 @@ impl Check for SubmissionCheck {
                 if form.closed {
                     return Err(Error::invalid_state("the form is closed"));
                 }
+                if form.closed_at(view.now_ms()) {
+                    return Err(Error::invalid_state(format!("the form closed at {}", form.closes_at.as_deref().unwrap_or_default())));
+                }
                 if submission.form_version != target.version {
                     return Err(Error::Conflict {
                         reason: format!("This form changed: it is at version {}", target.version),

@@ -33,6 +33,23 @@ pub struct Form {
     pub submissions: Submissions,
     #[serde(default)]
     pub closed: bool,
+    /// When the form stops taking submissions (RFC 3339): an MCP client's
+    /// ask_form with a deadline.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub closes_at: Option<String>,
+}
+
+impl Form {
+    /// Whether the form has stopped taking submissions at `now_ms`.
+    pub fn closed_at(&self, now_ms: i64) -> bool {
+        self.closed || self.closes_at.as_deref().and_then(rfc3339_ms).is_some_and(|at| at <= now_ms)
+    }
+}
+
+/// An RFC 3339 time as ms since the epoch.
+pub fn rfc3339_ms(at: &str) -> Option<i64> {
+    let t = time::OffsetDateTime::parse(at, &time::format_description::well_known::Rfc3339).ok()?;
+    Some((t.unix_timestamp_nanos() / 1_000_000) as i64)
 }
 
 /// The largest form payload, in bytes of JSON: the schema's 32 KB and room

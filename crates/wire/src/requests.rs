@@ -38,6 +38,20 @@ pub struct AddMember {
 #[serde(deny_unknown_fields)]
 pub struct CreateThread {
     pub title: String,
+    /// Visible only to the people listed on it and the workspace's admins.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub restricted: bool,
+}
+
+/// Lists a person on a thread: a member of a restricted thread, or someone
+/// outside the workspace the thread is shared with.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct ShareThread {
+    pub user: String,
+    /// `viewer`, `respondent` or `editor` (a workspace member only).
+    pub role: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -87,6 +101,10 @@ pub struct StartRun {
     /// `scripted:<name>` or a configured model; the default when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
+    /// The chain of the event a rule starts this run for (its `chain`, or
+    /// its envelope id when it has none): answers to the run join it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chain: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -105,6 +105,12 @@ pub struct Thread {
     pub title: String,
     pub created_by: String,
     pub created_at: String,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub restricted: bool,
+    /// The caller's role in the thread (`GET /v1/threads/{th}` and
+    /// `GET /v1/threads` say it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub role: Option<String>,
 }
 
 /// One page of a thread's or a workspace's envelopes.

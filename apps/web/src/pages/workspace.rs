@@ -23,7 +23,7 @@ pub fn WorkspacePage() -> impl IntoView {
     let create = move |ev: leptos::ev::SubmitEvent| {
         ev.prevent_default();
         let navigate = navigate.clone();
-        let body = CreateThread { title: title.get_untracked() };
+        let body = CreateThread { title: title.get_untracked(), restricted: false };
         let ws = ws();
         leptos::task::spawn_local(async move {
             match crate::api::post::<Created>(&format!("/v1/workspaces/{ws}/threads"), &body).await {

@@ -42,6 +42,7 @@ async fn thread(log: &LogService) -> ThreadId {
             Command::CreateThread {
                 workspace: ws,
                 title: "T".into(),
+                restricted: false,
             },
         )
         .await
@@ -120,20 +121,20 @@ lattice_testkit::both_backends! {
 
         // Tokens: 60 a call, 100 allowed: the third call is not made.
         let script = Script::new(vec![busy(Some(60))]);
-        let run = runner(&log, Arc::new(script.clone()), Budget { tokens: 100, ..generous }).start(&alice, th.clone(), "go".into(), None).await.unwrap();
+        let run = runner(&log, Arc::new(script.clone()), Budget { tokens: 100, ..generous }).start(&alice, th.clone(), "go".into(), None, None).await.unwrap();
         wait_for(&log, &alice, &run, RunStatus::Failed).await;
         assert_eq!(failure(&log, &alice, &run).await["failure"], "tokens");
         assert_eq!(script.seen.lock().unwrap().len(), 2);
 
         // At the edge: 100 tokens used of 100 is spent; 99 is not.
         let script = Script::new(vec![busy(Some(33))]);
-        let run = runner(&log, Arc::new(script.clone()), Budget { tokens: 99, ..generous }).start(&alice, th.clone(), "go".into(), None).await.unwrap();
+        let run = runner(&log, Arc::new(script.clone()), Budget { tokens: 99, ..generous }).start(&alice, th.clone(), "go".into(), None, None).await.unwrap();
         wait_for(&log, &alice, &run, RunStatus::Failed).await;
         assert_eq!(script.seen.lock().unwrap().len(), 3, "33 × 3 = 99 reaches a budget of 99");
 
         // Model calls: three allowed, three made.
         let script = Script::new(vec![busy(None)]);
-        let run = runner(&log, Arc::new(script.clone()), Budget { model_calls: 3, ..generous }).start(&alice, th.clone(), "go".into(), None).await.unwrap();
+        let run = runner(&log, Arc::new(script.clone()), Budget { model_calls: 3, ..generous }).start(&alice, th.clone(), "go".into(), None, None).await.unwrap();
         wait_for(&log, &alice, &run, RunStatus::Failed).await;
         let failed = failure(&log, &alice, &run).await;
         assert_eq!(failed["failure"], "model_calls");
@@ -143,7 +144,7 @@ lattice_testkit::both_backends! {
         // Time running: a model call under way when it runs out is dropped.
         let slow = Slow { delay: Duration::from_secs(30), pieces: vec![], reply: busy(None) };
         let started = Instant::now();
-        let run = runner(&log, Arc::new(slow), Budget { wall_time: Duration::from_millis(400), ..generous }).start(&alice, th.clone(), "go".into(), None).await.unwrap();
+        let run = runner(&log, Arc::new(slow), Budget { wall_time: Duration::from_millis(400), ..generous }).start(&alice, th.clone(), "go".into(), None, None).await.unwrap();
         wait_for(&log, &alice, &run, RunStatus::Failed).await;
         assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
         assert_eq!(failure(&log, &alice, &run).await["failure"], "wall_time");
@@ -158,7 +159,7 @@ lattice_testkit::both_backends! {
         let vera = who("t1", "vera", TenantRole::Member);
         let slow = Slow { delay: Duration::from_secs(30), pieces: vec![], reply: busy(None) };
         let runner = runner(&log, Arc::new(slow), Budget::default());
-        let run = runner.start(&alice, th.clone(), "go".into(), None).await.unwrap();
+        let run = runner.start(&alice, th.clone(), "go".into(), None, None).await.unwrap();
         tokio::time::sleep(Duration::from_millis(200)).await;
         // A viewer may not.
         assert!(matches!(runner.cancel(&vera, &run).await, Err(Error::Forbidden { .. })));
@@ -183,7 +184,7 @@ lattice_testkit::both_backends! {
             tokens: None,
         }]);
         let runner = self::runner(&log, Arc::new(script), Budget::default());
-        let run = runner.start(&alice, th.clone(), "go".into(), None).await.unwrap();
+        let run = runner.start(&alice, th.clone(), "go".into(), None, None).await.unwrap();
         wait_for(&log, &alice, &run, RunStatus::Paused).await;
         runner.cancel(&alice, &run).await.unwrap();
         wait_for(&log, &alice, &run, RunStatus::Failed).await;
@@ -207,7 +208,7 @@ lattice_testkit::both_backends! {
             pieces: pieces.iter().map(|p| Delta::Text((*p).into())).collect(),
             reply: ModelReply { text: Some(pieces.concat()), tool_calls: vec![], tokens: Some(10) },
         };
-        let run = runner(&log, Arc::new(slow), Budget::default()).start(&alice, th.clone(), "go".into(), None).await.unwrap();
+        let run = runner(&log, Arc::new(slow), Budget::default()).start(&alice, th.clone(), "go".into(), None, None).await.unwrap();
         let mut told = String::new();
         let mut kept_message = None;
         loop {

@@ -18,7 +18,7 @@ lattice_testkit::both_backends! {
         let ws = log.execute(&alice, Command::CreateWorkspace { name: "W".into() }).await.unwrap().id.unwrap();
         let ws = WorkspaceId::parse("ws", &ws).unwrap();
         log.execute(&alice, Command::AddMember { workspace: ws.clone(), user: UserId::parse("u", "vera").unwrap(), role: Role::Viewer }).await.unwrap();
-        let th = log.execute(&alice, Command::CreateThread { workspace: ws.clone(), title: "T".into() }).await.unwrap().id.unwrap();
+        let th = log.execute(&alice, Command::CreateThread { workspace: ws.clone(), title: "T".into(), restricted: false }).await.unwrap().id.unwrap();
         let th = ThreadId::parse("th", &th).unwrap();
         let apps = |state| Command::SetSwitch { level: Level::Workspace(ws.clone()), key: SwitchKey::MiniApps, state, reason: "test".into() };
         let ops = who("t1", "olga", TenantRole::DeploymentAdmin);
@@ -44,7 +44,7 @@ lattice_testkit::both_backends! {
         log.execute(&alice, Command::SetAppContext { artifact: app.clone(), text: "The person picked us-east.".into(), structured: Some(json!({"region": "us-east"})) }).await.unwrap();
         let script = Script::new(vec![ModelReply { text: Some("ok".into()), tool_calls: vec![], tokens: None }]);
         let runner = Runner::new(lattice_testkit::trusted(&log), Models::default().with("m", Arc::new(script.clone()), true));
-        let run = runner.start(&alice, th.clone(), "What did I pick?".into(), None).await.unwrap();
+        let run = runner.start(&alice, th.clone(), "What did I pick?".into(), None, None).await.unwrap();
         wait_for(&log, &alice, &run, RunStatus::Finished).await;
         let seen = script.seen.lock().unwrap()[0].messages.clone();
         let told: Vec<&String> = seen.iter().filter_map(|m| match m { ChatMessage::User { content } if content.contains("app context") => Some(content), _ => None }).collect();
@@ -55,7 +55,7 @@ lattice_testkit::both_backends! {
 
         // An archived app says nothing more.
         log.execute(&alice, Command::ArchiveArtifact { id: app.clone() }).await.unwrap();
-        let run = runner.start(&alice, th, "Again?".into(), None).await.unwrap();
+        let run = runner.start(&alice, th, "Again?".into(), None, None).await.unwrap();
         wait_for(&log, &alice, &run, RunStatus::Finished).await;
         let seen = script.seen.lock().unwrap()[1].messages.clone();
         assert!(!seen.iter().any(|m| matches!(m, ChatMessage::User { content } if content.contains("app context"))));

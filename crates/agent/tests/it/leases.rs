@@ -51,7 +51,7 @@ async fn thread(log: &LogService) -> ThreadId {
     let alice = who("t1", "alice", TenantRole::Member);
     let ws = log.execute(&alice, Command::CreateWorkspace { name: "W".into() }).await.unwrap().id.unwrap();
     let ws = WorkspaceId::parse("ws", &ws).unwrap();
-    let th = log.execute(&alice, Command::CreateThread { workspace: ws, title: "T".into() }).await.unwrap().id.unwrap();
+    let th = log.execute(&alice, Command::CreateThread { workspace: ws, title: "T".into(), restricted: false }).await.unwrap().id.unwrap();
     ThreadId::parse("th", &th).unwrap()
 }
 
@@ -71,7 +71,7 @@ lattice_testkit::both_backends! {
                 let log = replica(&a_url).await;
                 let th = thread(&log).await;
                 let a = runner(&log, &a_model, lease);
-                let run = a.start(&who("t1", "alice", TenantRole::Member), th, "Report".into(), Some("gated".into())).await.unwrap();
+                let run = a.start(&who("t1", "alice", TenantRole::Member), th, "Report".into(), Some("gated".into()), None).await.unwrap();
                 while a_model.calls.load(Ordering::SeqCst) == 0 {
                     tokio::time::sleep(Duration::from_millis(10)).await;
                 }
@@ -108,7 +108,7 @@ lattice_testkit::both_backends! {
         let a = runner(&log_a, &model_a, Duration::from_secs(30));
         let b = runner(&log_b, &model_b, Duration::from_secs(30));
         let th = thread(&log_a).await;
-        let run = a.start(&alice, th, "Report".into(), Some("gated".into())).await.unwrap();
+        let run = a.start(&alice, th, "Report".into(), Some("gated".into()), None).await.unwrap();
         while model_a.calls.load(Ordering::SeqCst) == 0 {
             tokio::time::sleep(Duration::from_millis(10)).await;
         }

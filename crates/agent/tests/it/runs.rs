@@ -28,7 +28,7 @@ async fn workspace(log: &LogService) -> (WorkspaceId, ThreadId) {
     let alice = who("t1", "alice", TenantRole::Member);
     let ws = log.execute(&alice, Command::CreateWorkspace { name: "W".into() }).await.unwrap().id.unwrap();
     let ws = WorkspaceId::parse("ws", &ws).unwrap();
-    let th = log.execute(&alice, Command::CreateThread { workspace: ws.clone(), title: "T".into() }).await.unwrap().id.unwrap();
+    let th = log.execute(&alice, Command::CreateThread { workspace: ws.clone(), title: "T".into(), restricted: false }).await.unwrap().id.unwrap();
     log.execute(&alice, Command::AddMember { workspace: ws.clone(), user: UserId::parse("u", "bob").unwrap(), role: Role::Editor })
         .await
         .unwrap();
@@ -45,7 +45,7 @@ lattice_testkit::both_backends! {
         ]);
         let runner = Runner::new(lattice_testkit::trusted(&log), Models::default().with("script", std::sync::Arc::new(script.clone()), true));
         let alice = who("t1", "alice", TenantRole::Member);
-        let run = runner.start(&alice, th.clone(), "go".into(), None).await.unwrap();
+        let run = runner.start(&alice, th.clone(), "go".into(), None, None).await.unwrap();
         wait_for(&log, &alice, &run, RunStatus::Paused).await;
 
         let bob = who("t1", "bob", TenantRole::Member);
@@ -85,7 +85,7 @@ lattice_testkit::both_backends! {
         ]);
         let runner = Runner::new(lattice_testkit::trusted(&log), Models::default().with("script", std::sync::Arc::new(script.clone()), true));
         // Mini apps are off by default: create_app is not offered.
-        let run = runner.start(&alice, th.clone(), "go".into(), None).await.unwrap();
+        let run = runner.start(&alice, th.clone(), "go".into(), None, None).await.unwrap();
         wait_for(&log, &alice, &run, RunStatus::Paused).await;
         let first = script.offered.lock().unwrap()[0].clone();
         assert!(first.contains(&"ask_form".to_owned()) && first.contains(&"show_dashboard".to_owned()), "{first:?}");
@@ -97,7 +97,7 @@ lattice_testkit::both_backends! {
             .unwrap();
         let err = runner.answer(&alice, &run, "f1".into(), json!({"ok": true})).await.unwrap_err();
         assert_eq!(err, Error::NotEnabled { key: "ui:forms".into() });
-        let second = runner.start(&alice, th.clone(), "again".into(), None).await.unwrap();
+        let second = runner.start(&alice, th.clone(), "again".into(), None, None).await.unwrap();
         wait_for(&log, &alice, &second, RunStatus::Finished).await;
         let offered = script.offered.lock().unwrap()[1].clone();
         assert!(!offered.contains(&"ask_form".to_owned()) && !offered.contains(&"create_form".to_owned()), "{offered:?}");
@@ -121,7 +121,7 @@ lattice_testkit::both_backends! {
             text_reply("done"),
         ]);
         let runner = Runner::new(lattice_testkit::trusted(&log), Models::default().with("script", std::sync::Arc::new(script.clone()), true));
-        let run = runner.start(&alice, th, "go".into(), None).await.unwrap();
+        let run = runner.start(&alice, th, "go".into(), None, None).await.unwrap();
         let view = wait_for(&log, &alice, &run, RunStatus::Paused).await;
         assert_eq!(view.requests.len(), 1);
         assert_eq!(view.requests[0].tool_call_id, "f2");
@@ -141,7 +141,7 @@ lattice_testkit::both_backends! {
             let log = service_on(db);
             let (_, th) = workspace(&log).await;
             let runner = Runner::new(lattice_testkit::trusted(&log), Models::scripted());
-            let run = runner.start(&alice, th.clone(), "Report".into(), Some("scripted:ask_form".into())).await.unwrap();
+            let run = runner.start(&alice, th.clone(), "Report".into(), Some("scripted:ask_form".into()), None).await.unwrap();
             wait_for(&log, &alice, &run, RunStatus::Paused).await;
             log.db().close().await;
             (run, th)
@@ -170,7 +170,7 @@ lattice_testkit::both_backends! {
         let alice = who("t1", "alice", TenantRole::Member);
         // A dashboard in another thread of the same workspace, and a
         // workspace bob is not in.
-        let other = log.execute(&alice, Command::CreateThread { workspace: ws.clone(), title: "Other".into() }).await.unwrap().id.unwrap();
+        let other = log.execute(&alice, Command::CreateThread { workspace: ws.clone(), title: "Other".into(), restricted: false }).await.unwrap().id.unwrap();
         let other = ThreadId::parse("th", &other).unwrap();
         let dashboard = json!({"title": "D", "as_of": "2026-11-29T12:00:00Z", "panels": []});
         let elsewhere = log.execute(&alice, Command::CreateArtifact { thread: other, id: None, kind: "dashboard".into(), data: dashboard })
@@ -187,7 +187,7 @@ lattice_testkit::both_backends! {
         ]);
         let runner = Runner::new(lattice_testkit::trusted(&log), Models::default().with("script", std::sync::Arc::new(script.clone()), true));
         let bob = who("t1", "bob", TenantRole::Member);
-        let run = runner.start(&bob, th.clone(), "go".into(), None).await.unwrap();
+        let run = runner.start(&bob, th.clone(), "go".into(), None, None).await.unwrap();
         wait_for(&log, &bob, &run, RunStatus::Paused).await;
         let boss = who("t1", "boss", TenantRole::TenantAdmin);
         runner.answer(&boss, &run, "f1".into(), json!({"ok": true})).await.unwrap();
@@ -207,7 +207,7 @@ lattice_testkit::both_backends! {
         let admin_only = Command::SetSwitch {
             level: Level::Workspace(ws.clone()), key: SwitchKey::Forms, state: SwitchState::Off, reason: "no".into() };
         assert!(matches!(log.execute(&acting, admin_only.clone()).await, Err(Error::Forbidden { .. })), "the run took the answerer's admin rights");
-        let outside = Command::CreateThread { workspace: private, title: "x".into() };
+        let outside = Command::CreateThread { workspace: private, title: "x".into(), restricted: false };
         assert!(matches!(log.execute(&acting, outside).await, Err(Error::NotFound)), "the run reached a workspace its starter cannot");
         log.execute(&acting, Command::PostMessage { thread: th.clone(), text: "still mine".into() }).await.expect("an editor's write");
         // boss himself keeps his rights.
@@ -229,13 +229,13 @@ lattice_testkit::both_backends! {
             text_reply("done"),
         ]);
         let runner = Runner::new(lattice_testkit::trusted(&log), Models::default().with("script", std::sync::Arc::new(script), true));
-        let run = runner.start(&alice, th.clone(), "go".into(), None).await.unwrap();
+        let run = runner.start(&alice, th.clone(), "go".into(), None, None).await.unwrap();
         wait_for(&log, &alice, &run, RunStatus::Paused).await;
 
         // The chat's question is not hers to answer; nor a message, a run, a cancel.
         assert!(matches!(runner.answer(&rita, &run, "q1".into(), json!("eu")).await, Err(Error::Forbidden { .. })));
         assert!(matches!(log.execute(&rita, Command::PostMessage { thread: th.clone(), text: "hi".into() }).await, Err(Error::Forbidden { .. })));
-        assert!(matches!(runner.start(&rita, th.clone(), "go".into(), None).await, Err(Error::Forbidden { .. })));
+        assert!(matches!(runner.start(&rita, th.clone(), "go".into(), None, None).await, Err(Error::Forbidden { .. })));
         assert!(matches!(runner.cancel(&rita, &run).await, Err(Error::Forbidden { .. })));
         // The form is.
         runner.answer(&rita, &run, "f1".into(), json!({"ok": true})).await.unwrap();

@@ -93,7 +93,9 @@ pub async fn run(State(state): State<AppState>, Caller(who): Caller, Path(th): P
     let run = if input.resume.is_empty() {
         let prompt = prompt(&input.messages).ok_or_else(|| Error::field("messages", "required", "a user message with text starts a run"))?;
         let model = input.forwarded_props.as_ref().and_then(|p| p.get("model")).and_then(Value::as_str).map(str::to_owned);
-        Some(state.runner.start(&who, thread, prompt, model).await?)
+        // A rule driving lattice over AG-UI names its event's chain the same way.
+        let chain = input.forwarded_props.as_ref().and_then(|p| p.get("chain")).and_then(Value::as_str).map(str::to_owned);
+        Some(state.runner.start(&who, thread, prompt, model, chain).await?)
     } else {
         match resume(&state, &who, &input.resume).await {
             Ok(run) => Some(run),
@@ -304,6 +306,9 @@ impl Translator {
                             "toolCallId": r.tool_call_id, "responseSchema": schema});
                         if let Some(message) = message.as_str() {
                             interrupt["message"] = json!(message);
+                        }
+                        if let Some(at) = &r.expires_at {
+                            interrupt["expiresAt"] = json!(at);
                         }
                         interrupt
                     })

@@ -22,7 +22,7 @@ pub async fn start(
     Body(req): Body<StartRun>,
 ) -> ApiResult<Json<RunStarted>> {
     let thread = path_id(ThreadId::parse, &th)?;
-    let run = state.runner.start(&who, thread, req.prompt, req.model).await?;
+    let run = state.runner.start(&who, thread, req.prompt, req.model, req.chain).await?;
     Ok(Json(RunStarted { run_id: run.to_string() }))
 }
 

@@ -5,7 +5,7 @@ use axum::extract::{Path, State};
 use lattice_core::{Command, Error, Role, ThreadId, UserId, WorkspaceId};
 
 use super::path_id;
-use lattice_wire::{AddMember, CreateThread, CreateWorkspace, Created, ErrorBody, PostMessage, Posted, Thread, Workspace};
+use lattice_wire::{AddMember, CreateThread, CreateWorkspace, Created, ErrorBody, PostMessage, Posted, ShareThread, Thread, Workspace};
 use crate::error::ApiResult;
 use crate::extract::{Body, Caller};
 use crate::state::AppState;
@@ -44,7 +44,7 @@ pub async fn add_member(
     let workspace = path_id(WorkspaceId::parse, &ws)?;
     let user = UserId::parse("user", &req.user)?;
     let role = Role::parse(&req.role)
-        .ok_or_else(|| Error::field("role", "enum", format!("{:?} is not viewer, editor or admin", req.role)))?;
+        .ok_or_else(|| Error::field("role", "enum", format!("{:?} is not viewer, respondent, editor or admin", req.role)))?;
     let done = state.log.execute(&who, Command::AddMember { workspace, user, role }).await?;
     Ok(Json(Posted { seq: done.seq }))
 }
@@ -55,9 +55,7 @@ pub async fn add_member(
 pub async fn threads(State(state): State<AppState>, Caller(who): Caller, Path(ws): Path<String>) -> ApiResult<Json<Vec<Thread>>> {
     let list = state.log.threads(&who, &ws).await?;
     Ok(Json(
-        list.into_iter()
-            .map(|t| Thread { id: t.id, workspace: t.workspace, title: t.title, created_by: t.created_by, created_at: t.created_at })
-            .collect(),
+        list.into_iter().map(|t| thread_of(t, None)).collect(),
     ))
 }
 
@@ -71,8 +69,58 @@ pub async fn create_thread(
     Body(req): Body<CreateThread>,
 ) -> ApiResult<Json<Created>> {
     let workspace = path_id(WorkspaceId::parse, &ws)?;
-    let done = state.log.execute(&who, Command::CreateThread { workspace, title: req.title }).await?;
+    let done = state.log.execute(&who, Command::CreateThread { workspace, title: req.title, restricted: req.restricted }).await?;
     Ok(Json(Created { id: done.id.unwrap_or_default() }))
+}
+
+fn thread_of(t: lattice_log::ThreadSummary, role: Option<Role>) -> Thread {
+    Thread {
+        id: t.id,
+        workspace: t.workspace,
+        title: t.title,
+        created_by: t.created_by,
+        created_at: t.created_at,
+        restricted: t.restricted,
+        role: role.map(|r| r.as_str().to_owned()),
+    }
+}
+
+/// A thread the caller can read, with the caller's role in it.
+#[utoipa::path(get, path = "/v1/threads/{th}", responses((status = 200, body = Thread), (status = 404, body = ErrorBody)),
+    params(("th" = String, Path)), security(("bearer" = [])))]
+pub async fn thread(State(state): State<AppState>, Caller(who): Caller, Path(th): Path<String>) -> ApiResult<Json<Thread>> {
+    let thread = path_id(ThreadId::parse, &th)?;
+    let found = state.log.thread(&who, &thread).await?;
+    Ok(Json(thread_of(found.thread, Some(found.role))))
+}
+
+/// The threads the caller is listed on: shared with it from outside its
+/// workspaces, or restricted threads it is a member of.
+#[utoipa::path(get, path = "/v1/threads", responses((status = 200, body = Vec<Thread>)), security(("bearer" = [])))]
+pub async fn listed(State(state): State<AppState>, Caller(who): Caller) -> ApiResult<Json<Vec<Thread>>> {
+    let list = state.log.listed_threads(&who).await?;
+    Ok(Json(list.into_iter().map(|t| thread_of(t.thread, Some(t.role))).collect()))
+}
+
+/// Lists a person on a thread (workspace admins): on a restricted thread,
+/// who sees it and as what; on any thread, someone outside the workspace
+/// it is shared with, as viewer or respondent.
+#[utoipa::path(post, path = "/v1/threads/{th}/members", request_body = ShareThread,
+    responses((status = 200, body = Posted), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)),
+    params(("th" = String, Path)), security(("bearer" = [])))]
+pub async fn share(
+    State(state): State<AppState>,
+    Caller(who): Caller,
+    Path(th): Path<String>,
+    Body(req): Body<ShareThread>,
+) -> ApiResult<Json<Posted>> {
+    let thread = path_id(ThreadId::parse, &th)?;
+    let user = UserId::parse("user", &req.user)?;
+    let role = Role::parse(&req.role)
+        .filter(|r| *r != Role::Admin)
+        .ok_or_else(|| Error::field("role", "enum", format!("{:?} is not viewer, respondent or editor", req.role)))?;
+    let done = state.log.execute(&who, Command::ShareThread { thread, user, role }).await?;
+    Ok(Json(Posted { seq: done.seq }))
 }
 
 /// Posts a message; answers with its sequence number in the log.

@@ -46,7 +46,7 @@ lattice_testkit::both_backends! {
         let log = service_on(db.clone());
         let alice = who("t1", "alice", TenantRole::Member);
         let ws = log.execute(&alice, Command::CreateWorkspace { name: "W".into() }).await.unwrap().id.unwrap();
-        let th = log.execute(&alice, Command::CreateThread { workspace: WorkspaceId::parse("w", &ws).unwrap(), title: "T".into() })
+        let th = log.execute(&alice, Command::CreateThread { workspace: WorkspaceId::parse("w", &ws).unwrap(), title: "T".into(), restricted: false })
             .await.unwrap().id.unwrap();
         let thread = ThreadId::parse("t", &th).unwrap();
 

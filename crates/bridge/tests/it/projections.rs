@@ -23,7 +23,7 @@ lattice_testkit::both_backends! {
 
         let alice = who("t1", "alice", TenantRole::Member);
         let ws = log.execute(&alice, Command::CreateWorkspace { name: "W".into() }).await.unwrap().id.unwrap();
-        let th = log.execute(&alice, Command::CreateThread { workspace: WorkspaceId::parse("w", &ws).unwrap(), title: "T".into() })
+        let th = log.execute(&alice, Command::CreateThread { workspace: WorkspaceId::parse("w", &ws).unwrap(), title: "T".into(), restricted: false })
             .await.unwrap().id.unwrap();
         let th = ThreadId::parse("t", &th).unwrap();
         // A form artifact and a submission to it.
@@ -40,7 +40,7 @@ lattice_testkit::both_backends! {
         }).await.unwrap();
         // An ask_form, answered.
         let runner = Runner::new(lattice_testkit::trusted(&log), Models::scripted());
-        let run = runner.start(&alice, th.clone(), "report".into(), Some("scripted:ask_form".into())).await.unwrap();
+        let run = runner.start(&alice, th.clone(), "report".into(), Some("scripted:ask_form".into()), None).await.unwrap();
         let mut call = None;
         for _ in 0..200 {
             let view = log.run(&alice, &run).await.unwrap();

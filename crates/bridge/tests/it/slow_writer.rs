@@ -21,7 +21,7 @@ async fn a_slow_writer_is_published_before_the_later_fast_one() {
     let log = service_on(db);
     let alice = who("t1", "alice", TenantRole::Member);
     let ws = log.execute(&alice, Command::CreateWorkspace { name: "W".into() }).await.unwrap().id.unwrap();
-    let th = log.execute(&alice, Command::CreateThread { workspace: WorkspaceId::parse("w", &ws).unwrap(), title: "T".into() })
+    let th = log.execute(&alice, Command::CreateThread { workspace: WorkspaceId::parse("w", &ws).unwrap(), title: "T".into(), restricted: false })
         .await.unwrap().id.unwrap();
     let (stop_tx, stop) = tokio::sync::watch::channel(false);
     let bridge = crate::spawn_bridge(&log, &nats.url, stop);

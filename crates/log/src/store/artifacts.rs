@@ -22,8 +22,9 @@ pub(crate) async fn create_artifact(
     let data_text = serde_json::to_string(&data).expect("JSON serializes");
     let inserted = sqlx::query(
         "INSERT INTO artifacts (tenant, id, workspace, thread, kind, version, data, digest, author, \
-         created_at, updated_at, archived, parent) \
-         VALUES ($1, $2, $3, $4, $5, 1, $6, $7, $8, $9, $9, 0, $10) ON CONFLICT DO NOTHING",
+         created_at, updated_at, archived, parent, chain) \
+         VALUES ($1, $2, $3, $4, $5, 1, $6, $7, $8, $9, $9, 0, $10, (SELECT chain FROM runs WHERE tenant = $1 AND id = $11)) \
+         ON CONFLICT DO NOTHING",
     )
     .bind(w.tenant)
     .bind(id.as_str())
@@ -35,6 +36,7 @@ pub(crate) async fn create_artifact(
     .bind(w.author)
     .bind(w.at)
     .bind(parent)
+    .bind(w.run)
     .execute(&mut *conn)
     .await
     .map_err(db_error)?;

@@ -9,8 +9,8 @@ mod workspaces;
 
 pub(crate) use artifacts::{archive_artifact, change_artifact, create_artifact};
 pub(crate) use audit::record_audit;
-pub(crate) use runs::{answer_request, record_step, start_run};
-pub(crate) use workspaces::{add_member, create_thread, create_workspace};
+pub(crate) use runs::{Answering, answer_request, record_step, start_run};
+pub(crate) use workspaces::{add_member, create_thread, create_workspace, share_thread};
 
 use lattice_core::event::Event;
 use lattice_core::{Actor, ArtifactId, ArtifactView, Envelope, Error, TenantId, ThreadId};
@@ -276,5 +276,7 @@ pub(crate) struct Writing<'a> {
     /// The actor's name: an artifact version's author.
     pub author: &'a str,
     pub role: lattice_core::TenantRole,
+    /// The run the principal acts in, if any.
+    pub run: Option<&'a str>,
     pub at: i64,
 }

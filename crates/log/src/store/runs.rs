@@ -13,10 +13,17 @@ use super::Writing;
 use crate::db::db_error;
 
 /// A run in the writing's thread, acting for its starter.
-pub(crate) async fn start_run(conn: &mut AnyConnection, w: &Writing<'_>, id: &RunId, prompt: &str, model: &str) -> Result<Event, Error> {
+pub(crate) async fn start_run(
+    conn: &mut AnyConnection,
+    w: &Writing<'_>,
+    id: &RunId,
+    prompt: &str,
+    model: &str,
+    chain: Option<String>,
+) -> Result<Event, Error> {
     sqlx::query(
         "INSERT INTO runs (tenant, id, workspace, thread, status, model, started_by, acting_for, acting_role, \
-         started_role, created_at, updated_at) VALUES ($1, $2, $3, $4, 'running', $5, $6, $6, $7, $7, $8, $8)",
+         started_role, created_at, updated_at, chain) VALUES ($1, $2, $3, $4, 'running', $5, $6, $6, $7, $7, $8, $8, $9)",
     )
     .bind(w.tenant)
     .bind(id.as_str())
@@ -26,27 +33,34 @@ pub(crate) async fn start_run(conn: &mut AnyConnection, w: &Writing<'_>, id: &Ru
     .bind(w.user)
     .bind(w.role.as_str())
     .bind(w.at)
+    .bind(chain.as_deref())
     .execute(&mut *conn)
     .await
     .map_err(db_error)?;
-    Ok(RunStarted { run_id: id.to_string(), prompt: prompt.to_owned(), model: model.to_owned(), started_by: w.user.to_owned() }.into())
+    Ok(RunStarted { run_id: id.to_string(), prompt: prompt.to_owned(), model: model.to_owned(), started_by: w.user.to_owned(), chain }.into())
+}
+
+/// What answers a request.
+pub(crate) struct Answering {
+    pub run: String,
+    pub tool_call_id: String,
+    pub tool_name: String,
+    pub answer: Value,
+    pub approved: bool,
+    /// Its deadline passed: lattice answers for nobody.
+    pub expired: bool,
+    pub chain: Option<String>,
 }
 
 /// A request's answer, if nobody answered it first.
-pub(crate) async fn answer_request(
-    conn: &mut AnyConnection,
-    w: &Writing<'_>,
-    run: &str,
-    tool_call_id: &str,
-    tool_name: &str,
-    answer: &Value,
-    approved: bool,
-) -> Result<Event, Error> {
+pub(crate) async fn answer_request(conn: &mut AnyConnection, w: &Writing<'_>, a: Answering) -> Result<Event, Error> {
+    let Answering { run, tool_call_id, tool_name, answer, approved, expired, chain } = a;
+    let (run, tool_call_id, tool_name, answer) = (run.as_str(), tool_call_id.as_str(), tool_name.as_str(), &answer);
     let updated = sqlx::query(
         "UPDATE run_requests SET answered_by = $1, answer = $2 \
          WHERE tenant = $3 AND run = $4 AND tool_call_id = $5 AND answered_by IS NULL",
     )
-    .bind(w.user)
+    .bind(w.author)
     .bind(answer.to_string())
     .bind(w.tenant)
     .bind(run)
@@ -76,7 +90,9 @@ pub(crate) async fn answer_request(
         tool_name: tool_name.to_owned(),
         answer: answer.clone(),
         approved,
-        author: w.user.to_owned(),
+        author: w.author.to_owned(),
+        expired,
+        chain,
     }
     .into())
 }
@@ -115,14 +131,19 @@ pub(crate) async fn record_step(conn: &mut AnyConnection, w: &Writing<'_>, run: 
             return Err(Error::invalid_state("the run moved on before this step"));
         }
     }
-    if let RunStep::Paused { requests } = &step {
+    let mut step = step;
+    if let RunStep::Paused { requests } = &mut step {
         for r in requests {
-            sqlx::query("INSERT INTO run_requests (tenant, run, tool_call_id, tool_name, args) VALUES ($1, $2, $3, $4, $5)")
+            // A deadline counts from the pause, by the log's clock.
+            let expires_at = r.expires_in_secs.map(|secs| w.at + secs.min(lattice_core::run::MAX_EXPIRES_IN_SECS) as i64 * 1000);
+            r.expires_at = expires_at.map(crate::clock::rfc3339);
+            sqlx::query("INSERT INTO run_requests (tenant, run, tool_call_id, tool_name, args, expires_at) VALUES ($1, $2, $3, $4, $5, $6)")
                 .bind(w.tenant)
                 .bind(run)
                 .bind(&r.tool_call_id)
                 .bind(&r.tool_name)
                 .bind(r.args.to_string())
+                .bind(expires_at)
                 .execute(&mut *conn)
                 .await
                 .map_err(db_error)?;

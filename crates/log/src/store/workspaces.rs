@@ -1,6 +1,6 @@
 //! Writers of workspaces, their members and their threads.
 
-use lattice_core::event::{Event, MemberAdded, ThreadCreated, WorkspaceCreated};
+use lattice_core::event::{Event, MemberAdded, ThreadCreated, ThreadShared, WorkspaceCreated};
 use lattice_core::{Error, Role, ThreadId, WorkspaceId};
 use sqlx::AnyConnection;
 
@@ -30,18 +30,44 @@ pub(crate) async fn add_member(conn: &mut AnyConnection, w: &Writing<'_>, user: 
 }
 
 /// A thread in the writing's workspace.
-pub(crate) async fn create_thread(conn: &mut AnyConnection, w: &Writing<'_>, id: &ThreadId, title: &str) -> Result<Event, Error> {
+pub(crate) async fn create_thread(conn: &mut AnyConnection, w: &Writing<'_>, id: &ThreadId, title: &str, restricted: bool) -> Result<Event, Error> {
     let workspace = w.workspace.expect("a thread is started in a workspace");
-    sqlx::query("INSERT INTO threads (id, workspace, title, created_by, created_at) VALUES ($1, $2, $3, $4, $5)")
+    sqlx::query("INSERT INTO threads (id, workspace, title, created_by, created_at, restricted) VALUES ($1, $2, $3, $4, $5, $6)")
         .bind(id.as_str())
         .bind(workspace)
         .bind(title)
         .bind(w.user)
         .bind(w.at)
+        .bind(i64::from(restricted))
         .execute(&mut *conn)
         .await
         .map_err(db_error)?;
-    Ok(ThreadCreated { thread: id.to_string(), title: title.to_owned() }.into())
+    if restricted {
+        // Its starter sees it, whatever becomes of the starter's role.
+        list_on_thread(conn, id.as_str(), w.user, Role::Editor).await?;
+    }
+    Ok(ThreadCreated { thread: id.to_string(), title: title.to_owned(), restricted }.into())
+}
+
+/// A person listed on the writing's thread, or a new role for one.
+pub(crate) async fn share_thread(conn: &mut AnyConnection, w: &Writing<'_>, user: &str, role: Role) -> Result<Event, Error> {
+    let thread = w.thread.expect("a thread is shared");
+    list_on_thread(conn, thread, user, role).await?;
+    Ok(ThreadShared { thread: thread.to_owned(), user: user.to_owned(), role }.into())
+}
+
+async fn list_on_thread(conn: &mut AnyConnection, thread: &str, user: &str, role: Role) -> Result<(), Error> {
+    sqlx::query(
+        "INSERT INTO thread_members (thread, user_id, role) VALUES ($1, $2, $3) \
+         ON CONFLICT (thread, user_id) DO UPDATE SET role = excluded.role",
+    )
+    .bind(thread)
+    .bind(user)
+    .bind(role.as_str())
+    .execute(&mut *conn)
+    .await
+    .map_err(db_error)?;
+    Ok(())
 }
 
 async fn upsert_member(conn: &mut AnyConnection, workspace: &str, user: &str, role: Role) -> Result<(), Error> {

@@ -1,6 +1,7 @@
 //! The log service's store suite: every test runs against SQLite and
 //! PostgreSQL (`name::sqlite`, `name::postgres`).
 
+mod access;
 mod horizon;
 mod migrations;
 mod queries;
@@ -18,7 +19,7 @@ pub async fn workspace_with_thread(log: &LogService, who: &Authenticated) -> (Wo
     let ws = log.execute(who, Command::CreateWorkspace { name: "W".into() }).await.unwrap().id.unwrap();
     let ws = WorkspaceId::parse("ws", &ws).unwrap();
     let th = log
-        .execute(who, Command::CreateThread { workspace: ws.clone(), title: "T".into() })
+        .execute(who, Command::CreateThread { workspace: ws.clone(), title: "T".into(), restricted: false })
         .await
         .unwrap()
         .id
