@@ -24,7 +24,7 @@ impl Access {
             Ok(())
         } else {
             Err(Error::forbidden(format!(
-                "{doing} needs the {} role in this workspace; you are {}",
+                "{doing} needs the {} role here; you are {}",
                 min.as_str(),
                 self.role.as_str()
             )))

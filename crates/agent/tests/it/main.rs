@@ -3,6 +3,7 @@
 
 mod budgets;
 mod context;
+mod deadlines;
 mod leases;
 mod openai;
 mod runs;

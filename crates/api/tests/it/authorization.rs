@@ -124,3 +124,117 @@ lattice_testkit::both_backends! {
         assert_eq!(listed.body, json!([]));
     }
 }
+
+lattice_testkit::both_backends! {
+    async fn each_listing_against_a_restricted_and_a_shared_thread(backend: Backend) {
+        let app = App::new(backend).await;
+        let owner = app.token("t1", "owner", TenantRole::Member, false).await;
+        let (ws, open) = app.workspace_with_thread(&owner).await;
+        let secret = app.post(&format!("/v1/workspaces/{ws}/threads"), &owner, json!({"title": "Salaries", "restricted": true})).await;
+        assert_eq!(secret.status, StatusCode::OK, "{}", secret.body);
+        let secret = secret.body["id"].as_str().unwrap().to_owned();
+        // Columns: who, their workspace role, and how they are listed on
+        // the restricted thread (an outsider: on the open thread).
+        const WHO: [(&str, Option<&str>, Option<&str>); 9] = [
+            ("unlisted-editor", Some("editor"), None),
+            ("listed-viewer", Some("editor"), Some("viewer")),
+            ("listed-respondent", Some("viewer"), Some("respondent")),
+            ("listed-editor", Some("viewer"), Some("editor")),
+            ("ws-admin", Some("admin"), None),
+            ("tenant-admin", None, None),
+            ("outsider-viewer", None, Some("viewer")),
+            ("outsider-respondent", None, Some("respondent")),
+            ("other-tenant-admin", None, None),
+        ];
+        let mut tokens = Vec::new();
+        for (user, ws_role, listed) in WHO {
+            if let Some(role) = ws_role {
+                assert_eq!(app.post(&format!("/v1/workspaces/{ws}/members"), &owner, json!({"user": user, "role": role})).await.status, StatusCode::OK);
+            }
+            if let Some(role) = listed {
+                let on = if user.starts_with("outsider") { &open } else { &secret };
+                let shared = app.post(&format!("/v1/threads/{on}/members"), &owner, json!({"user": user, "role": role})).await;
+                assert_eq!(shared.status, StatusCode::OK, "{user}: {}", shared.body);
+            }
+            let (tenant, role) = match user {
+                "tenant-admin" => ("t1", TenantRole::TenantAdmin),
+                "other-tenant-admin" => ("t2", TenantRole::TenantAdmin),
+                _ => ("t1", TenantRole::Member),
+            };
+            tokens.push(app.token(tenant, user, role, false).await);
+        }
+        // An outsider is never an editor, and nobody is listed as admin.
+        let refused = app.post(&format!("/v1/threads/{open}/members"), &owner, json!({"user": "stranger", "role": "editor"})).await;
+        assert_eq!(refused.status, StatusCode::UNPROCESSABLE_ENTITY);
+        let refused = app.post(&format!("/v1/threads/{secret}/members"), &owner, json!({"user": "ws-admin", "role": "admin"})).await;
+        assert_eq!(refused.status, StatusCode::UNPROCESSABLE_ENTITY);
+        let dash = json!({"title": "D", "as_of": "2026-11-29T12:00:00Z", "panels": []});
+        let art = app.post(&format!("/v1/threads/{secret}/artifacts"), &owner, json!({"kind": "dashboard", "data": dash})).await;
+        let art = art.body["id"].as_str().unwrap().to_owned();
+        use StatusCode as S;
+        const OK: S = S::OK;
+        const NF: S = S::NOT_FOUND;
+        const FB: S = S::FORBIDDEN;
+        //                          unlisted l-view l-resp l-edit ws-adm t-adm out-v out-r other
+        let matrix: Vec<(&str, [StatusCode; 9])> = vec![
+            ("read the thread",        [NF, OK, OK, OK, OK, OK, NF, NF, NF]),
+            ("read its events",        [NF, OK, OK, OK, OK, OK, NF, NF, NF]),
+            ("list its artifacts",     [NF, OK, OK, OK, OK, OK, NF, NF, NF]),
+            ("read its artifact",      [NF, OK, OK, OK, OK, OK, NF, NF, NF]),
+            ("submit to its form",     [NF, FB, OK, OK, OK, OK, NF, NF, NF]),
+            ("post in it",             [NF, FB, FB, OK, OK, OK, NF, NF, NF]),
+            ("start a run in it",      [NF, FB, FB, OK, OK, OK, NF, NF, NF]),
+            ("list someone on it",     [NF, FB, FB, FB, OK, OK, NF, NF, NF]),
+            ("read the open thread",   [OK, OK, OK, OK, OK, OK, OK, OK, NF]),
+            ("submit to an open form", [OK, OK, FB, FB, OK, OK, FB, OK, NF]),
+            ("post in the open one",   [OK, OK, FB, FB, OK, OK, FB, FB, NF]),
+            ("list the workspace",     [OK, OK, OK, OK, OK, OK, NF, NF, NF]),
+        ];
+        let mut failures = Vec::new();
+        for (what, expected) in &matrix {
+            for (i, token) in tokens.iter().enumerate() {
+                let (app, owner) = (&app, &owner);
+                let submit = |th: String| async move {
+                    let form = json!({"title": "F", "schema": {"type": "object", "properties": {"ok": {"type": "boolean"}}}, "submissions": "once"});
+                    let form = app.post(&format!("/v1/threads/{th}/artifacts"), owner, json!({"kind": "form", "data": form})).await;
+                    let data = json!({"form_id": form.body["id"], "form_version": 1, "values": {"ok": true}});
+                    app.post(&format!("/v1/threads/{th}/artifacts"), token, json!({"kind": "submission", "data": data})).await
+                };
+                let reply = match *what {
+                    "read the thread" => app.get(&format!("/v1/threads/{secret}"), token).await,
+                    "read its events" => app.get(&format!("/v1/threads/{secret}/events?format=json"), token).await,
+                    "list its artifacts" => app.get(&format!("/v1/threads/{secret}/artifacts"), token).await,
+                    "read its artifact" => app.get(&format!("/v1/artifacts/{art}"), token).await,
+                    "submit to its form" => submit(secret.clone()).await,
+                    "post in it" => app.post(&format!("/v1/threads/{secret}/messages"), token, json!({"text": "hi"})).await,
+                    "start a run in it" => app.post(&format!("/v1/threads/{secret}/runs"), token, json!({"prompt": "go", "model": "scripted:dashboard"})).await,
+                    "list someone on it" => app.post(&format!("/v1/threads/{secret}/members"), token, json!({"user": "newbie", "role": "viewer"})).await,
+                    "read the open thread" => app.get(&format!("/v1/threads/{open}/events?format=json"), token).await,
+                    "submit to an open form" => submit(open.clone()).await,
+                    "post in the open one" => app.post(&format!("/v1/threads/{open}/messages"), token, json!({"text": "hi"})).await,
+                    "list the workspace" => app.get(&format!("/v1/workspaces/{ws}/threads"), token).await,
+                    other => unreachable!("{other}"),
+                };
+                if reply.status != expected[i] {
+                    failures.push(format!("{what} as {}: expected {}, got {} {}", WHO[i].0, expected[i], reply.status, reply.body));
+                }
+            }
+        }
+        assert!(failures.is_empty(), "{}", failures.join("\n"));
+        // Not listed, a restricted thread is exactly an id that does not exist.
+        let unlisted = &tokens[0];
+        let a = app.get(&format!("/v1/threads/{secret}/events?format=json"), unlisted).await;
+        let b = app.get("/v1/threads/th_nothing/events?format=json", unlisted).await;
+        assert_eq!((a.status, a.body), (b.status, b.body));
+        // The workspace's list leaves it out for the unlisted, not for the listed.
+        let ids = |reply: crate::Reply| reply.body.as_array().unwrap().iter().map(|t| t["id"].as_str().unwrap().to_owned()).collect::<Vec<_>>();
+        assert!(!ids(app.get(&format!("/v1/workspaces/{ws}/threads"), unlisted).await).contains(&secret));
+        assert!(ids(app.get(&format!("/v1/workspaces/{ws}/threads"), &tokens[1]).await).contains(&secret));
+        // An outsider finds what is shared with it, and its role there.
+        let listed = app.get("/v1/threads", &tokens[7]).await;
+        assert_eq!(listed.body.as_array().unwrap().len(), 1);
+        assert_eq!((listed.body[0]["id"].as_str(), listed.body[0]["role"].as_str()), (Some(open.as_str()), Some("respondent")));
+        let one = app.get(&format!("/v1/threads/{secret}"), &tokens[1]).await;
+        assert_eq!((one.body["restricted"].clone(), one.body["role"].clone()), (json!(true), json!("viewer")));
+    }
+}

@@ -121,6 +121,12 @@ lattice_testkit::both_backends! {
         let th = walk.ok::<wire::Created>("POST /v1/workspaces/{ws}/threads", &r).id;
         let r = send("GET", format!("/v1/workspaces/{ws}/threads"), Some(ana.clone()), None).await;
         walk.ok::<Vec<wire::Thread>>("GET /v1/workspaces/{ws}/threads", &r);
+        let r = send("GET", format!("/v1/threads/{th}"), Some(ana.clone()), None).await;
+        walk.ok::<wire::Thread>("GET /v1/threads/{th}", &r);
+        let r = send("POST", format!("/v1/threads/{th}/members"), Some(ana.clone()), Some(json!({"user": "guest", "role": "respondent"}))).await;
+        walk.ok::<wire::Posted>("POST /v1/threads/{th}/members", &r);
+        let r = send("GET", "/v1/threads".to_owned(), Some(ana.clone()), None).await;
+        walk.ok::<Vec<wire::Thread>>("GET /v1/threads", &r);
         let r = send("POST", format!("/v1/threads/{th}/messages"), Some(ana.clone()), Some(json!({"text": "The API is down"}))).await;
         walk.ok::<wire::Posted>("POST /v1/threads/{th}/messages", &r);
 

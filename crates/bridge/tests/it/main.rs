@@ -1,6 +1,7 @@
 //! The bridge against a real nats-server (started here) and the real log
 //! service, on both backends.
 
+mod chains;
 mod leader;
 mod permissions;
 mod projections;
