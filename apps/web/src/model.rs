@@ -15,7 +15,7 @@ pub enum Item {
     Message { seq: i64, author: String, agent: bool, text: String, at: String },
     RunStarted { seq: i64, run: String, prompt: String, started_by: String },
     /// A run waits for a person: ask_form shows a form, ask_user a question.
-    Request { seq: i64, run: String, tool_call_id: String, tool_name: String, args: Value },
+    Request { seq: i64, run: String, tool_call_id: String, tool_name: String, args: Value, expires_at: Option<String> },
     /// A form, dashboard or app (submissions show under their form).
     Artifact { seq: i64, id: String },
 }
@@ -53,6 +53,8 @@ pub struct Thread {
     pub runs: BTreeMap<String, String>,
     /// Who answered each request, by tool call id.
     pub answered: BTreeMap<String, String>,
+    /// The requests whose deadline passed unanswered.
+    pub expired: std::collections::BTreeSet<String>,
     pub artifacts: BTreeMap<String, ArtifactView>,
     /// Artifacts whose data changed by a patch and must be read again.
     pub stale: Vec<String>,
@@ -155,10 +157,14 @@ impl Thread {
                         tool_call_id: r.tool_call_id.clone(),
                         tool_name: r.tool_name.clone(),
                         args: r.args.clone(),
+                        expires_at: r.expires_at.clone(),
                     });
                 }
             }
             Event::DeferredAnswered(answered) => {
+                if answered.expired {
+                    self.expired.insert(answered.tool_call_id.clone());
+                }
                 self.answered.insert(answered.tool_call_id.clone(), answered.author.clone());
             }
             Event::RunResumed(resumed) => {

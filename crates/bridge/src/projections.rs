@@ -22,6 +22,7 @@ pub const BRIDGED: &[&str] = &[
     event::WorkspaceCreated::NAME,
     event::MemberAdded::NAME,
     event::ThreadCreated::NAME,
+    event::ThreadShared::NAME,
     event::MessagePosted::NAME,
     event::ArtifactCreated::NAME,
     event::ArtifactChanged::NAME,

@@ -183,3 +183,21 @@ pub(crate) async fn is_member(db: &Db, workspace: &str, user: &str) -> Result<bo
         .map_err(db_error)?;
     Ok(row.is_some())
 }
+
+/// The workspace of a thread the caller is listed on from outside the
+/// workspace, with the lowest role (what it learns there is what governs
+/// the threads shared with it, never their neighbours).
+pub(crate) async fn listed_in(db: &Db, p: &Principal, workspace: &str) -> Result<Access, Error> {
+    let row = sqlx::query(
+        "SELECT w.tenant FROM thread_members s JOIN threads t ON t.id = s.thread JOIN workspaces w ON w.id = t.workspace \
+         WHERE s.user_id = $1 AND t.workspace = $2 AND w.tenant = $3 LIMIT 1",
+    )
+    .bind(p.user.as_str())
+    .bind(workspace)
+    .bind(p.tenant.as_str())
+    .fetch_optional(&db.pool)
+    .await
+    .map_err(db_error)?;
+    row.ok_or(Error::NotFound)?;
+    Ok(Access { tenant: p.tenant.clone(), workspace: WorkspaceId::from_trusted(workspace.to_owned()), role: Role::Viewer })
+}

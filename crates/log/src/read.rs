@@ -321,10 +321,14 @@ impl LogService {
         Ok(out)
     }
 
-    /// Each key's effective value in a workspace the caller can see.
+    /// Each key's effective value in a workspace the caller can see, or
+    /// one a thread shared with the caller is in (what governs that thread).
     pub async fn effective(&self, who: &Authenticated, workspace: &str) -> Result<BTreeMap<SwitchKey, Effective>, Error> {
         let p = who.principal();
-        let access = workspace_access(&self.inner.db, p, workspace).await?;
+        let access = match workspace_access(&self.inner.db, p, workspace).await {
+            Err(Error::NotFound) => crate::access::listed_in(&self.inner.db, p, workspace).await?,
+            other => other?,
+        };
         let mut out = BTreeMap::new();
         for key in SwitchKey::ALL {
             out.insert(key, self.inner.switches.effective(&access.tenant, &access.workspace, key).await?);

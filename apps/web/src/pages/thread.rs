@@ -231,14 +231,13 @@ fn ThreadView(id: String) -> impl IntoView {
         }
     });
 
-    // The viewer's role here, from the workspaces they can see.
-    Effect::new(move |_| {
-        let Some(ws) = workspace.get() else { return };
-        leptos::task::spawn_local(async move {
-            if let Ok(list) = api::get::<Vec<lattice_wire::Workspace>>("/v1/workspaces").await {
-                role.set(list.into_iter().find(|w| w.id == ws).map(|w| w.role));
-            }
-        });
+    // The reader's role in this thread, as the server decides it: until it
+    // is known no form and no composer is offered.
+    let th = id.clone();
+    leptos::task::spawn_local(async move {
+        if let Ok(thread) = api::get::<lattice_wire::Thread>(&format!("/v1/threads/{th}")).await {
+            role.try_set(thread.role);
+        }
     });
     let writes = Memo::new(move |_| role.with(|r| matches!(r.as_deref(), Some("editor" | "admin"))));
     let title = Memo::new(move |_| state.with(|t| t.title.clone()));
@@ -325,7 +324,9 @@ fn item_view(ctx: Ctx, item: Item) -> AnyView {
             }
             .into_any()
         }
-        Item::Request { run, tool_call_id, tool_name, args, .. } if tool_name == "ask_form" => ask_form_view(ctx, run, tool_call_id, args),
+        Item::Request { run, tool_call_id, tool_name, args, expires_at, .. } if tool_name == "ask_form" => {
+            ask_form_view(ctx, run, tool_call_id, args, expires_at)
+        }
         Item::Request { tool_call_id, args, .. } => {
             let answered = Memo::new(move |_| ctx.state.with(|t| t.answered.get(&tool_call_id).cloned()));
             let question = args.get("question").and_then(Value::as_str).unwrap_or_default().to_owned();
@@ -464,23 +465,43 @@ struct AskFormArgs {
     ui: Option<UiHints>,
 }
 
-fn ask_form_view(ctx: Ctx, run: String, tool_call_id: String, args: Value) -> AnyView {
+/// What a form offers its reader before anything else: nothing until the
+/// reader's role is known, a note for a viewer (who can send no form).
+fn unsendable(ctx: Ctx) -> Option<AnyView> {
+    match ctx.role.get().as_deref() {
+        None => Some(view! { <p class="muted" aria-busy="true">"…"</p> }.into_any()),
+        Some("viewer") => Some(view! { <p class="muted">"You can read this thread; answering its forms needs the respondent role."</p> }.into_any()),
+        Some(_) => None,
+    }
+}
+
+fn ask_form_view(ctx: Ctx, run: String, tool_call_id: String, args: Value, expires_at: Option<String>) -> AnyView {
     let Ok(args) = serde_json::from_value::<AskFormArgs>(args) else {
         return view! { <p class="refusal">"The agent asked for a form that can't be shown."</p> }.into_any();
     };
     let tcid = tool_call_id.clone();
     let answered = Memo::new(move |_| ctx.state.with(|t| t.answered.get(&tcid).cloned()));
+    let tcid = tool_call_id.clone();
+    let expired = Memo::new(move |_| ctx.state.with(|t| t.expired.contains(&tcid)));
     let forms_off = ctx.off_because("ui:forms");
     let heading = format!("req-{tool_call_id}-title");
+    let deadline = expires_at.clone();
     let title = args.title.clone();
     let heading_id = heading.clone();
     let body = move || {
+        if expired.get() {
+            return view! { <p class="answered expired">"Expired: nobody answered before the deadline."</p> }.into_any();
+        }
         if let Some(who) = answered.get() {
             return view! { <p class="answered">"Already answered by " {who} "."</p> }.into_any();
         }
         if let Some(why) = forms_off.get() {
             return view! { <p class="refusal">"Forms are turned off here: " {why}</p> }.into_any();
         }
+        if let Some(note) = unsendable(ctx) {
+            return note;
+        }
+        let due = deadline.clone().map(|at| view! { <p class="muted deadline">"Answer by " <time datetime=at.clone()>{short_time(&at)}</time>"."</p> });
         let take_focus = FOCUSED.with(|f| f.borrow_mut().insert(tool_call_id.clone()));
         let run = run.clone();
         let tool_call_id = tool_call_id.clone();
@@ -490,6 +511,7 @@ fn ask_form_view(ctx: Ctx, run: String, tool_call_id: String, args: Value) -> An
             async move { api::post::<Answered>(&path, &body).await.map(|_| ()) }
         };
         view! {
+            {due}
             <SchemaForm id=format!("req-{}", heading_id.trim_end_matches("-title").trim_start_matches("req-"))
                 labelled_by=heading_id.clone() schema=args.schema.clone() hints=args.ui.clone().unwrap_or_default()
                 on_send=send take_focus/>
@@ -588,6 +610,7 @@ fn form_artifact(ctx: Ctx, a: ArtifactView, first_version: u64) -> AnyView {
     let version = a.version;
     let archived = a.archived;
     let closed = form.closed;
+    let closes = form.closes_at.is_some().then(|| form.clone());
     let schema = form.schema.clone();
     let hints = form.ui.clone().unwrap_or_default();
     let heading_id = heading.clone();
@@ -598,8 +621,14 @@ fn form_artifact(ctx: Ctx, a: ArtifactView, first_version: u64) -> AnyView {
         if closed {
             return view! { <p class="muted">"This form is closed."</p> }.into_any();
         }
+        if closes.as_ref().is_some_and(|f| f.closed_at(js_sys::Date::now() as i64)) {
+            return view! { <p class="muted">"This form closed at its deadline."</p> }.into_any();
+        }
         if let Some(why) = forms_off.get() {
             return view! { <p class="refusal">"Forms are turned off here: " {why}</p> }.into_any();
+        }
+        if let Some(note) = unsendable(ctx) {
+            return note;
         }
         let done = match policy {
             Submissions::Once => !submissions.with(Vec::is_empty),

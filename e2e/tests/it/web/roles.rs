@@ -37,7 +37,34 @@ async fn a_respondent_is_offered_the_form_and_no_composer() {
     let w = chrome.window(&up.base, &ana.token, "light", &format!("/t/{th}")).await;
     w.until("() => !!document.querySelector('#composer-text')", "the composer for an admin").await;
 
-    let w = chrome.window(&up.base, &vic.token, "light", &format!("/t/{th}")).await;
-    w.until("() => !!document.querySelector('.form-artifact')", "the form, to read").await;
-    w.until("() => document.querySelector('.run-status') !== null && !document.querySelector('#composer-text')", "no composer for a viewer").await;
+    // A viewer reads the form and is offered nothing to send; so is
+    // someone outside the workspace the thread is shared with read-only.
+    ana.ok("POST", &format!("/v1/threads/{th}/members"), json!({"user": "otto", "role": "viewer"})).await;
+    let otto = Client::sign_in_as(&up.base, json!({"tenant": "t-roles", "user": "otto"})).await;
+    for reader in [&vic, &otto] {
+        let w = chrome.window(&up.base, &reader.token, "light", &format!("/t/{th}")).await;
+        w.until("() => !!document.querySelector('.form-artifact h3, .form-artifact h2')", "the form, to read").await;
+        w.until("() => /respondent role/.test(document.querySelector('.form-artifact').textContent)", "a note instead of the form").await;
+        let offered: bool = w.eval("() => !!document.querySelector('form.schema-form') || !!document.querySelector('#composer-text')").await;
+        assert!(!offered, "a reader was offered a form or the composer");
+    }
+    let (status, body) = otto.post(&format!("/v1/threads/{th}/messages"), json!({"text": "hi"})).await.unwrap();
+    assert_eq!(status, 403, "{body}");
+}
+
+/// An ask_form with a deadline: the chat says by when, then that it
+/// expired; the run goes on with `expired`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_ask_form_past_its_deadline_shows_as_expired() {
+    let up = UpProcess::start().await;
+    let ana = Client::sign_in_as(&up.base, json!({"tenant": "t-late", "user": "ana", "role": "tenant_admin"})).await;
+    let (_, th) = super::workspace_with_thread(&ana, "Deadline").await;
+    let chrome = Chrome::launch().await;
+    let w = chrome.window(&up.base, &ana.token, "light", &format!("/t/{th}")).await;
+    let run = ana.ok("POST", &format!("/v1/threads/{th}/runs"), json!({"prompt": "Report it expires_in_secs=3", "model": "scripted:ask_form"})).await;
+    w.until("() => !!document.querySelector('.deadline time')", "when to answer by").await;
+    w.until("() => !!document.querySelector('.answered.expired')", "the form, expired").await;
+    w.until("() => !document.querySelector('form.schema-form')", "nothing left to send").await;
+    let run = ana.ok("GET", &format!("/v1/runs/{}", run["run_id"].as_str().unwrap()), Value::Null).await;
+    assert_eq!(run["requests"][0]["answered_by"], "deadline", "{run}");
 }

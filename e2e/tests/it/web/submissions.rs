@@ -79,16 +79,16 @@ async fn two_people_submit_and_each_sees_the_list_on(on: On) {
     assert!(authors.contains(&"ana") && authors.contains(&"bob"), "each is the submitter's own: {authors:?}");
 }
 
-/// The server's verdict counts: a viewer's send passes the page's checks
-/// and is refused by the log; the refusal shows in the form, nothing is
-/// written.
+/// The server's verdict counts: a respondent made a viewer after the page
+/// drew the form sends it; the send passes the page's checks and is
+/// refused by the log; the refusal shows in the form, nothing is written.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_refusal_from_the_server_is_shown_in_the_form() {
     let up = UpProcess::start().await;
     let ana = Client::sign_in(&up.base, "acme", "ana").await;
     let vic = Client::sign_in(&up.base, "acme", "vic").await;
     let (ws, th) = super::workspace_with_thread(&ana, "Read only").await;
-    ana.ok("POST", &format!("/v1/workspaces/{ws}/members"), json!({"user": "vic", "role": "viewer"})).await;
+    ana.ok("POST", &format!("/v1/workspaces/{ws}/members"), json!({"user": "vic", "role": "respondent"})).await;
     let form = ana
         .ok(
             "POST",
@@ -102,6 +102,7 @@ async fn a_refusal_from_the_server_is_shown_in_the_form() {
     let chrome = Chrome::launch().await;
     let w = chrome.window(&up.base, &vic.token, "light", &format!("/t/{th}")).await;
     w.until(&format!("() => !!document.getElementById('form-{form}-yes')"), "the form").await;
+    ana.ok("POST", &format!("/v1/workspaces/{ws}/members"), json!({"user": "vic", "role": "viewer"})).await;
     w.page.locator(format!("#form-{form}-yes")).check(None).await.unwrap();
     w.page.get_by_text("Send", true).click(None).await.unwrap();
     w.until(&format!("() => document.querySelector('#form-{form} [role=alert]').textContent.length > 0"), "the server's refusal").await;
