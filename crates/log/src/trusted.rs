@@ -70,9 +70,7 @@ impl Trusted {
         .fetch_all(&self.log.inner.db.pool)
         .await
         .map_err(db_error)?;
-        rows.iter()
-            .map(|row| Ok((TenantId::from_trusted(row.try_get::<String, _>("tenant").map_err(db_error)?), run_from_row(row)?)))
-            .collect()
+        tenant_runs(&rows)
     }
 
     /// Puts something the log does not keep on the live streams of a
@@ -179,9 +177,7 @@ impl Trusted {
         .fetch_all(&self.log.inner.db.pool)
         .await
         .map_err(db_error)?;
-        rows.iter()
-            .map(|row| Ok((TenantId::from_trusted(row.try_get::<String, _>("tenant").map_err(db_error)?), run_from_row(row)?)))
-            .collect()
+        tenant_runs(&rows)
     }
 
     /// Takes, or renews, the lease on driving a running run for `ttl`:
@@ -234,6 +230,13 @@ impl Trusted {
             within,
         }
     }
+}
+
+/// Runs read with their tenant (`{RUN_COLUMNS}, tenant`).
+fn tenant_runs(rows: &[sqlx::any::AnyRow]) -> Result<Vec<(TenantId, RunRow)>, Error> {
+    rows.iter()
+        .map(|row| Ok((TenantId::from_trusted(row.try_get::<String, _>("tenant").map_err(db_error)?), run_from_row(row)?)))
+        .collect()
 }
 
 /// The tenant a workspace belongs to, if it exists.
