@@ -9,7 +9,7 @@ import { EventSchemas } from "@ag-ui/core/schemas";
 
 const [base, token, thread, model] = process.argv.slice(2);
 const agent = new HttpAgent({ url: `${base}/v1/agui/threads/${thread}`, headers: { Authorization: `Bearer ${token}` }, threadId: thread });
-agent.messages = [{ id: "u1", role: "user", content: "We have an incident." }];
+agent.messages = [{ id: "u1", role: "user", content: "We have an incident: answer within expires_in_secs=3600." }];
 
 const out = { runs: [], invalid: [] };
 async function run(parameters) {

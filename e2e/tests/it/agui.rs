@@ -43,6 +43,11 @@ async fn an_ag_ui_client_runs_ask_form_to_its_interrupt_and_resumes_it() {
     assert_eq!(interrupt["message"], "Report an incident");
     assert_eq!(interrupt["toolCallId"], "call_ask_form_1");
     assert_eq!(interrupt["responseSchema"]["required"], json!(["date", "severity"]));
+    // The prompt asked for an hour's deadline: the interrupt says when it passes.
+    let expires = interrupt["expiresAt"].as_str().expect("the interrupt carries expiresAt");
+    let at = lattice_log::parse_rfc3339(expires).expect("expiresAt is RFC 3339");
+    let left = at - lattice_log::now_ms();
+    assert!((3_500_000..=3_600_000).contains(&left), "expiresAt is an hour away: {expires}");
     assert_eq!(runs[0][2]["delta"].as_str().map(|d| serde_json::from_str::<Value>(d).unwrap()["title"].clone()), Some(json!("Report an incident")));
 
     // A refused answer: the run's error names the field; nothing is kept.

@@ -179,3 +179,50 @@ async fn a_client_that_opens_links_is_pointed_to_the_form_in_the_chat() {
     assert_eq!(asked["structuredContent"]["status"], "pending", "the answer comes in lattice");
     assert!(text(asked).contains(&format!("{}/t/{th}", up.base)), "{}", text(asked));
 }
+
+/// A restricted thread over MCP: a member not listed on it reaches nothing
+/// of it (its form, its submissions, a call naming it), exactly as another
+/// tenant; a listed member reads it. An ask_form with a deadline reports
+/// when it expires, and then that it expired.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restricted_thread_and_a_deadline_over_mcp() {
+    let up = UpProcess::start().await;
+    let ana = Client::sign_in(&up.base, "acme", "ana").await;
+    let ws = ana.ok("POST", "/v1/workspaces", json!({"name": "HR"})).await["id"].as_str().unwrap().to_owned();
+    let th = ana.ok("POST", &format!("/v1/workspaces/{ws}/threads"), json!({"title": "Pay", "restricted": true})).await["id"].as_str().unwrap().to_owned();
+    for user in ["ed", "lia"] {
+        ana.ok("POST", &format!("/v1/workspaces/{ws}/members"), json!({"user": user, "role": "editor"})).await;
+    }
+    ana.ok("POST", &format!("/v1/threads/{th}/members"), json!({"user": "lia", "role": "viewer"})).await;
+    let schema = json!({"type": "object", "properties": {"ok": {"type": "boolean"}}});
+    let plan = json!({"steps": [{"call": "ask_form", "arguments": {"title": "Agree?", "schema": schema, "thread": th, "expires_in_secs": 2}}]});
+    let s = steps(&up.base, &ana.token, plan).await;
+    let asked = &s["steps"][0]["structuredContent"];
+    assert_eq!(asked["status"], "pending", "{asked}");
+    assert!(asked["expires_at"].as_str().is_some_and(|at| at.ends_with('Z')), "{asked}");
+    let form = asked["receipt"]["id"].as_str().unwrap().to_owned();
+
+    let ed = Client::sign_in(&up.base, "acme", "ed").await;
+    let plan = json!({"steps": [
+        {"call": "form_submissions", "arguments": {"id": form}},
+        {"call": "submit_form", "arguments": {"form": form, "form_version": 1, "values": {"ok": true}}},
+        {"call": "show_dashboard", "arguments": {"title": "Peek", "panels": [], "thread": th}},
+    ]});
+    let s = steps(&up.base, &ed.token, plan).await;
+    for (i, step) in s["steps"].as_array().unwrap().iter().enumerate() {
+        assert_eq!(step["isError"], true, "step {i} of an unlisted member: {step}");
+    }
+    let lia = Client::sign_in(&up.base, "acme", "lia").await;
+    let s = steps(&up.base, &lia.token, json!({"steps": [{"call": "form_submissions", "arguments": {"id": form}}]})).await;
+    assert_eq!(s["steps"][0]["structuredContent"]["status"], "pending", "{}", s["steps"][0]);
+
+    tokio::time::sleep(Duration::from_millis(2_200)).await;
+    let s = steps(&up.base, &ana.token, json!({"steps": [
+        {"call": "form_submissions", "arguments": {"id": form}},
+        {"call": "submit_form", "arguments": {"form": form, "form_version": 1, "values": {"ok": true}}},
+    ]})).await;
+    assert_eq!(s["steps"][0]["structuredContent"]["status"], "expired", "{}", s["steps"][0]);
+    assert_eq!(s["steps"][1]["isError"], true, "a submission after the deadline: {}", s["steps"][1]);
+    let arts = ana.ok("GET", &format!("/v1/threads/{th}/artifacts?kind=submission"), Value::Null).await;
+    assert_eq!(arts, json!([]));
+}
