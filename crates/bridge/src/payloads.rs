@@ -50,6 +50,11 @@ pub struct Origin {
     /// a chat's own runs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub chain: Option<String>,
+    /// The thread is restricted (docs/ACCESS.md): a consumer that shows
+    /// this to people shows it to the thread's listed people and the
+    /// workspace's admins only.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub restricted: bool,
 }
 
 /// `lattice.<tenant>.<workspace>.ui.form_submitted`: one shape for both ways

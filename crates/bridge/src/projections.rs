@@ -67,13 +67,17 @@ fn title(v: &Value) -> String {
     v.get("title").and_then(Value::as_str).unwrap_or_default().to_owned()
 }
 
-fn origin(e: &Envelope, author: String, chain: Option<String>) -> Origin {
+async fn origin(e: &Envelope, author: String, chain: Option<String>, reader: &LogReader) -> Result<Origin, Error> {
     let (author_kind, run_id) = match &e.actor {
         Actor::Person { .. } => (AuthorKind::Person, None),
         Actor::Agent { run, .. } => (AuthorKind::Agent, run.as_ref().map(ToString::to_string)),
         Actor::System { .. } => (AuthorKind::System, None),
     };
-    Origin {
+    let restricted = match e.thread.as_deref() {
+        Some(thread) => reader.thread_restricted(thread).await?,
+        None => false,
+    };
+    Ok(Origin {
         author,
         author_kind,
         run_id,
@@ -84,7 +88,8 @@ fn origin(e: &Envelope, author: String, chain: Option<String>) -> Origin {
         seq: e.seq,
         at: e.at.clone(),
         chain,
-    }
+        restricted,
+    })
 }
 
 /// Maps one stored envelope: decodes it only when a projection may apply
@@ -116,7 +121,7 @@ pub async fn project(e: &Envelope, reader: &LogReader) -> Result<Option<Outgoing
                 form: FormRef::AskForm { run_id: answered.run_id.clone(), tool_call_id: answered.tool_call_id.clone(), title: title(&args) },
                 values: if answered.expired { Value::Null } else { answered.answer.clone() },
                 expired: answered.expired,
-                origin: origin(e, answered.author.clone(), answered.chain.clone()),
+                origin: origin(e, answered.author.clone(), answered.chain.clone(), reader).await?,
             };
             Some(("form_submitted", serde_json::to_vec(&body).expect("a payload serializes")))
         }
@@ -126,7 +131,7 @@ pub async fn project(e: &Envelope, reader: &LogReader) -> Result<Option<Outgoing
             let target = reader.artifact_data(&e.tenant, &submission.form_id, Some(submission.form_version)).await?;
             let (target_kind, target_data) = target.unwrap_or_default();
             let chain = reader.artifact_chain(&e.tenant, &submission.form_id).await?;
-            let origin = origin(e, e.actor.name().to_owned(), chain);
+            let origin = origin(e, e.actor.name().to_owned(), chain, reader).await?;
             let submission_id = created.id.clone();
             if target_kind == APP {
                 let body = AppSubmitted { app_id: submission.form_id, title: title(&target_data), submission_id, values: submission.values, origin };

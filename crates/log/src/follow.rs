@@ -138,6 +138,16 @@ impl LogReader {
         Ok(crate::store::load_artifact(&self.db, &tenant, &id, version).await?.map(|a| (a.kind, a.data)))
     }
 
+    /// Whether a thread is restricted to the people listed on it.
+    pub async fn thread_restricted(&self, thread: &str) -> Result<bool, Error> {
+        let row = sqlx::query("SELECT restricted FROM threads WHERE id = $1")
+            .bind(thread)
+            .fetch_optional(&self.db.pool)
+            .await
+            .map_err(crate::db::db_error)?;
+        Ok(row.map(|r| sqlx::Row::try_get::<i64, _>(&r, 0)).transpose().map_err(crate::db::db_error)?.unwrap_or(0) != 0)
+    }
+
     /// The chain an artifact keeps (that of the run that made it), if any.
     pub async fn artifact_chain(&self, tenant: &str, id: &str) -> Result<Option<String>, Error> {
         let row = sqlx::query("SELECT chain FROM artifacts WHERE tenant = $1 AND id = $2")

@@ -3,7 +3,7 @@
 use leptos::prelude::*;
 use leptos_router::components::A;
 use leptos_router::hooks::use_navigate;
-use lattice_wire::{CreateWorkspace, Created, Workspace};
+use lattice_wire::{CreateWorkspace, Created, Thread, Workspace};
 
 
 #[component]
@@ -11,6 +11,14 @@ pub fn Home() -> impl IntoView {
     let workspaces = RwSignal::new(None::<Result<Vec<Workspace>, String>>);
     leptos::task::spawn_local(async move {
         workspaces.set(Some(crate::api::get("/v1/workspaces").await.map_err(|e| e.message())));
+    });
+    // Threads shared with the viewer (from outside its workspaces, or
+    // restricted ones it is listed on).
+    let shared = RwSignal::new(Vec::<Thread>::new());
+    leptos::task::spawn_local(async move {
+        if let Ok(list) = crate::api::get::<Vec<Thread>>("/v1/threads").await {
+            shared.try_set(list);
+        }
     });
     let name = RwSignal::new(String::new());
     let message = RwSignal::new(String::new());
@@ -40,6 +48,14 @@ pub fn Home() -> impl IntoView {
                 </ul>
             }.into_any(),
         }}
+        {move || (!shared.with(Vec::is_empty)).then(|| view! {
+            <h2>"Shared with you"</h2>
+            <ul class="list shared">
+                {shared.get().into_iter().map(|t| view! {
+                    <li><A href=format!("/t/{}", t.id)>{t.title}</A>" " <span class="muted">{format!("({})", t.role.unwrap_or_default())}</span></li>
+                }).collect_view()}
+            </ul>
+        })}
         <form class="inline" on:submit=create>
             <label for="new-workspace">"New workspace"</label>
             <input id="new-workspace" prop:value=move || name.get() on:input=move |ev| name.set(event_target_value(&ev))/>

@@ -233,19 +233,23 @@ fn ThreadView(id: String) -> impl IntoView {
 
     // The reader's role in this thread, as the server decides it: until it
     // is known no form and no composer is offered.
+    let restricted = RwSignal::new(false);
     let th = id.clone();
     leptos::task::spawn_local(async move {
         if let Ok(thread) = api::get::<lattice_wire::Thread>(&format!("/v1/threads/{th}")).await {
+            restricted.try_set(thread.restricted);
             role.try_set(thread.role);
         }
     });
+    let admin = Memo::new(move |_| role.with(|r| r.as_deref() == Some("admin")));
     let writes = Memo::new(move |_| role.with(|r| matches!(r.as_deref(), Some("editor" | "admin"))));
     let title = Memo::new(move |_| state.with(|t| t.title.clone()));
     let ws_link = move || workspace.get().map(|ws| view! { <A href=format!("/w/{ws}")>"Threads"</A> });
     let items = move || state.with(|t| t.items.clone());
     view! {
         <p class="crumbs"><A href="/">"Workspaces"</A>" / "{ws_link}</p>
-        <h1>{move || title.get()}</h1>
+        <h1>{move || title.get()}{move || restricted.get().then(|| view! { " " <span class="badge">"restricted"</span> })}</h1>
+        {move || admin.get().then(|| view! { <Share thread=ctx.thread.get_value()/> })}
         {move || refused.get().map(|r| view! { <p class="refusal" role="alert">{r}</p> })}
         <RunStatus state/>
         <ol class="timeline" aria-label="Thread">
@@ -796,5 +800,43 @@ fn Composer(ctx: Ctx) -> impl IntoView {
             </div>
             <p class="form-errors" role="alert">{move || message.get()}</p>
         </form>
+    }
+}
+
+/// An admin lists a person on the thread: who sees a restricted thread,
+/// or someone outside the workspace it is shared with.
+#[component]
+fn Share(thread: String) -> impl IntoView {
+    let user = RwSignal::new(String::new());
+    let role = RwSignal::new("viewer".to_owned());
+    let said = RwSignal::new(None::<Result<String, String>>);
+    let share = move |ev: leptos::ev::SubmitEvent| {
+        ev.prevent_default();
+        let body = lattice_wire::ShareThread { user: user.get_untracked(), role: role.get_untracked() };
+        let path = format!("/v1/threads/{thread}/members");
+        leptos::task::spawn_local(async move {
+            let done = api::post::<Posted>(&path, &body).await;
+            said.set(Some(done.map(|_| format!("{} is listed as {}.", body.user, body.role)).map_err(|e| e.message())));
+        });
+    };
+    view! {
+        <details class="people">
+            <summary>"People"</summary>
+            <form class="inline" on:submit=share>
+                <label for="share-user">"Share with"</label>
+                <input id="share-user" autocomplete="off" prop:value=move || user.get() on:input=move |ev| user.set(event_target_value(&ev))/>
+                <label for="share-role">"as"</label>
+                <select id="share-role" on:change=move |ev| role.set(event_target_value(&ev))>
+                    <option value="viewer" selected=true>"viewer (reads)"</option>
+                    <option value="respondent">"respondent (reads, answers forms)"</option>
+                    <option value="editor">"editor (a workspace member only)"</option>
+                </select>
+                <button type="submit">"Share"</button>
+            </form>
+            {move || said.get().map(|r| match r {
+                Ok(done) => view! { <p class="muted" role="status">{done}</p> }.into_any(),
+                Err(e) => view! { <p class="refusal" role="alert">{e}</p> }.into_any(),
+            })}
+        </details>
     }
 }

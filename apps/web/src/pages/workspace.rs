@@ -18,12 +18,13 @@ pub fn WorkspacePage() -> impl IntoView {
         });
     });
     let title = RwSignal::new(String::new());
+    let restricted = RwSignal::new(false);
     let message = RwSignal::new(String::new());
     let navigate = use_navigate();
     let create = move |ev: leptos::ev::SubmitEvent| {
         ev.prevent_default();
         let navigate = navigate.clone();
-        let body = CreateThread { title: title.get_untracked(), restricted: false };
+        let body = CreateThread { title: title.get_untracked(), restricted: restricted.get_untracked() };
         let ws = ws();
         leptos::task::spawn_local(async move {
             match crate::api::post::<Created>(&format!("/v1/workspaces/{ws}/threads"), &body).await {
@@ -42,7 +43,11 @@ pub fn WorkspacePage() -> impl IntoView {
             Some(Ok(list)) => view! {
                 <ul class="list">
                     {list.into_iter().map(|t| view! {
-                        <li><A href=format!("/t/{}", t.id)>{t.title}</A>" " <span class="muted">{format!("by {}", t.created_by)}</span></li>
+                        <li>
+                            <A href=format!("/t/{}", t.id)>{t.title}</A>" "
+                            {t.restricted.then(|| view! { <span class="badge">"restricted"</span>" " })}
+                            <span class="muted">{format!("by {}", t.created_by)}</span>
+                        </li>
                     }).collect_view()}
                 </ul>
             }.into_any(),
@@ -50,6 +55,11 @@ pub fn WorkspacePage() -> impl IntoView {
         <form class="inline" on:submit=create>
             <label for="new-thread">"New thread"</label>
             <input id="new-thread" prop:value=move || title.get() on:input=move |ev| title.set(event_target_value(&ev))/>
+            <label class="check">
+                <input type="checkbox" id="new-thread-restricted" prop:checked=move || restricted.get()
+                    on:change=move |ev| restricted.set(event_target_checked(&ev))/>
+                " Restricted: only the people listed on it, and the workspace's admins, see it"
+            </label>
             <button type="submit">"Start"</button>
             <p class="form-errors" role="alert">{move || message.get()}</p>
         </form>

@@ -114,14 +114,21 @@ lattice_testkit::both_backends! {
             (format!("/v1/threads/{th}/events?format=json"), "/v1/threads/th_nothing/events?format=json".to_owned()),
             (format!("/v1/workspaces/{ws}/threads"), "/v1/workspaces/ws_nothing/threads".to_owned()),
             (format!("/v1/integrations/effective?workspace={ws}"), "/v1/integrations/effective?workspace=ws_nothing".to_owned()),
+            (format!("/v1/threads/{th}"), "/v1/threads/th_nothing".to_owned()),
         ] {
             let a = app.get(&existing, &mallory).await;
             let b = app.get(&missing, &mallory).await;
             assert_eq!((a.status, &a.body), (b.status, &b.body), "{existing} tells itself apart from {missing}");
             assert_eq!(a.status, StatusCode::NOT_FOUND);
         }
+        // Listing someone on another tenant's thread: as if it did not exist.
+        let a = app.post(&format!("/v1/threads/{th}/members"), &mallory, json!({"user": "mallory", "role": "viewer"})).await;
+        let b = app.post("/v1/threads/th_nothing/members", &mallory, json!({"user": "mallory", "role": "viewer"})).await;
+        assert_eq!((a.status, &a.body), (b.status, &b.body));
+        assert_eq!(a.status, StatusCode::NOT_FOUND);
         let listed = app.get("/v1/workspaces", &mallory).await;
         assert_eq!(listed.body, json!([]));
+        assert_eq!(app.get("/v1/threads", &mallory).await.body, json!([]));
     }
 }
 

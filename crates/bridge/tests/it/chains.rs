@@ -1,7 +1,8 @@
 //! Answers join their rule's chain: a run a rule started for an event
 //! carries that event's chain; a person's answer to it (its ask_form, or a
 //! form it made) goes out with `chain` and no causation; a chat's own run's
-//! answer carries none. A deadline's answer says it expired.
+//! answer carries none. A deadline's answer says it expired; an answer in
+//! a restricted thread says the thread is restricted.
 
 use std::time::Duration;
 
@@ -70,23 +71,41 @@ lattice_testkit::both_backends! {
         let late = runner.start(&alice, th.clone(), "report expires_in_secs=1".into(), Some("scripted:ask_form".into()), Some("evt-01J9-late".into()))
             .await.unwrap();
 
+        // A submission in a restricted thread says so.
+        let secret = log.execute(&alice, Command::CreateThread { workspace: workspace.clone(), title: "S".into(), restricted: true })
+            .await.unwrap().id.unwrap();
+        let secret = ThreadId::parse("t", &secret).unwrap();
+        let form = json!({"title": "Pay", "submissions": "many", "schema": {"type": "object", "properties": {"ok": {"type": "boolean"}}}});
+        let secret_form = log.execute(&alice, Command::CreateArtifact { thread: secret.clone(), id: None, kind: "form".into(), data: form })
+            .await.unwrap().id.unwrap();
+        let sub = submission_id(&secret_form, Submissions::Many, "alice", Some("nonce-0002"));
+        log.execute(&alice, Command::CreateArtifact {
+            thread: secret.clone(),
+            id: Some(ArtifactId::parse("id", &sub).unwrap()),
+            kind: "submission".into(),
+            data: json!({"form_id": secret_form, "form_version": 1, "values": {"ok": true}, "nonce": "nonce-0002"}),
+        }).await.unwrap();
+
         let js = jetstream::new(async_nats::connect(&nats.url).await.unwrap());
         let mut answers: Vec<Value> = Vec::new();
         for _ in 0..300 {
             answers = stream_messages(&js).await.into_iter().filter(|(s, _, _)| s.ends_with(".ui.form_submitted")).map(|(_, _, p)| p).collect();
-            if answers.len() >= 4 {
+            if answers.len() >= 5 {
                 break;
             }
             tokio::time::sleep(Duration::from_millis(25)).await;
         }
-        assert_eq!(answers.len(), 4, "{answers:#?}");
+        assert_eq!(answers.len(), 5, "{answers:#?}");
+        let in_secret = answers.iter().find(|p| p["thread"] == secret.as_str()).unwrap();
+        assert_eq!(in_secret["restricted"], true, "{in_secret}");
         let run_of = |p: &Value| p["form"]["run_id"].as_str().map(str::to_owned);
         let ruled_answer = answers.iter().find(|p| run_of(p).as_deref() == Some(ruled.as_str())).unwrap();
         assert_eq!(ruled_answer["chain"], "evt-01J9-rule");
+        assert!(ruled_answer.get("restricted").is_none(), "an open thread's answer is not marked restricted");
         assert!(ruled_answer.get("causation").is_none(), "an answer is not caused by the rule's event");
         let chat_answer = answers.iter().find(|p| run_of(p).as_deref() == Some(chat.as_str())).unwrap();
         assert!(chat_answer.get("chain").is_none(), "a chat's answer started a chain: {chat_answer}");
-        let submitted = answers.iter().find(|p| p["form"]["source"] == "form").unwrap();
+        let submitted = answers.iter().find(|p| p["form"]["source"] == "form" && p["thread"] == th.as_str()).unwrap();
         assert_eq!(submitted["chain"], "evt-01J9-rule", "a submission to the rule's run's form joins its chain");
         let expired = answers.iter().find(|p| run_of(p).as_deref() == Some(late.as_str())).unwrap();
         assert_eq!((expired["expired"].clone(), expired["values"].clone()), (json!(true), Value::Null));

@@ -33,14 +33,21 @@ async fn a_respondent_is_offered_the_form_and_no_composer() {
     assert_eq!(subs[0]["author"], "rita");
     assert_eq!(subs[0]["data"]["values"], json!({"shift": "late"}));
 
-    // The thread's admin is offered the composer, once the page knows the role.
+    // The thread's admin is offered the composer, once the page knows the
+    // role, and shares the thread with someone outside the workspace.
     let w = chrome.window(&up.base, &ana.token, "light", &format!("/t/{th}")).await;
     w.until("() => !!document.querySelector('#composer-text')", "the composer for an admin").await;
+    w.page.locator(".people summary").click(None).await.unwrap();
+    w.page.locator("#share-user").fill("otto", None).await.unwrap();
+    w.page.locator(".people button[type=submit]").click(None).await.unwrap();
+    w.until("() => /otto is listed as viewer/.test(document.querySelector('.people').textContent)", "the share done").await;
 
     // A viewer reads the form and is offered nothing to send; so is
-    // someone outside the workspace the thread is shared with read-only.
-    ana.ok("POST", &format!("/v1/threads/{th}/members"), json!({"user": "otto", "role": "viewer"})).await;
+    // someone outside the workspace the thread is shared with read-only,
+    // who finds it on the first page.
     let otto = Client::sign_in_as(&up.base, json!({"tenant": "t-roles", "user": "otto"})).await;
+    let home = chrome.window(&up.base, &otto.token, "light", "/").await;
+    home.until(&format!("() => !!document.querySelector('.shared a[href=\"/t/{th}\"]')"), "the thread shared with otto").await;
     for reader in [&vic, &otto] {
         let w = chrome.window(&up.base, &reader.token, "light", &format!("/t/{th}")).await;
         w.until("() => !!document.querySelector('.form-artifact h3, .form-artifact h2')", "the form, to read").await;
