@@ -47,7 +47,14 @@ fn run_of(view: RunView) -> Run {
         acting_role: run.acting_role.as_str().to_owned(),
         requests: requests
             .into_iter()
-            .map(|r| RunRequest { tool_call_id: r.tool_call_id, tool_name: r.tool_name, args: r.args, answered_by: r.answered_by, answer: r.answer })
+            .map(|r| RunRequest {
+                expires_at: r.expires(),
+                tool_call_id: r.tool_call_id,
+                tool_name: r.tool_name,
+                args: r.args,
+                answered_by: r.answered_by,
+                answer: r.answer,
+            })
             .collect(),
     }
 }

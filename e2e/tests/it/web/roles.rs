@@ -74,4 +74,5 @@ async fn an_ask_form_past_its_deadline_shows_as_expired() {
     w.until("() => !document.querySelector('form.schema-form')", "nothing left to send").await;
     let run = ana.ok("GET", &format!("/v1/runs/{}", run["run_id"].as_str().unwrap()), Value::Null).await;
     assert_eq!(run["requests"][0]["answered_by"], "deadline", "{run}");
+    assert!(run["requests"][0]["expires_at"].as_str().is_some_and(|at| at.ends_with('Z')), "{run}");
 }
