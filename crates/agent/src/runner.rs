@@ -162,21 +162,23 @@ impl Runner {
     }
 
     /// Drives the running runs nobody drives (a stop interrupted them, or
-    /// the replica that drove them stopped renewing its lease); paused
-    /// runs wait. Answers how many it took.
+    /// the replica that drove them stopped renewing its lease), and resumes
+    /// the paused runs whose every request is answered (the resume that
+    /// should have followed was lost); runs waiting on an answer wait.
+    /// Answers how many it took.
     pub async fn recover(&self) -> Result<usize, Error> {
         let mut taken = 0;
-        // Paused runs a deadline answered while no runner here heard it.
-        for (tenant, run) in self.inner.trusted.expired_paused_runs().await? {
-            if self.resume_expired(&tenant, &RunId::from_trusted(run.id)).await? {
-                taken += 1;
-            }
-        }
         for (tenant, run) in self.inner.trusted.orphaned_runs().await? {
             let run = RunId::from_trusted(run.id);
             if self.inner.trusted.lease_run(&tenant, &run, &self.inner.holder, self.inner.lease).await? {
                 taken += 1;
                 self.spawn(tenant, run);
+            }
+        }
+        // After the running ones: a run resumed here is driven by this resume.
+        for (tenant, run, answerer) in self.inner.trusted.answered_paused_runs().await? {
+            if self.resume_answered(&tenant, &RunId::from_trusted(run.id), answerer).await? {
+                taken += 1;
             }
         }
         Ok(taken)
@@ -211,7 +213,7 @@ impl Runner {
                 let runner = Runner { inner };
                 match next {
                     Ok(e) => {
-                        if let Err(err) = runner.resume_expired(&e.tenant, &e.run).await {
+                        if let Err(err) = runner.resume_answered(&e.tenant, &e.run, None).await {
                             tracing::warn!(run = %e.run, error = %err, "cannot resume a run after its deadline; recovery will");
                         }
                     }
@@ -223,15 +225,22 @@ impl Runner {
         });
     }
 
-    /// Resumes a paused run whose open requests are all answered (the last
-    /// by a deadline), acting for whom it acted for; answers whether it did.
-    async fn resume_expired(&self, tenant: &TenantId, run: &RunId) -> Result<bool, Error> {
+    /// Resumes a paused run whose requests are all answered; answers
+    /// whether it did. It goes on acting for `answerer` (who answered
+    /// last), with a member's tenant role (the token's role is not kept; a
+    /// lower role only narrows what the run may do); for whom it acted for
+    /// when the deadline answered last.
+    async fn resume_answered(&self, tenant: &TenantId, run: &RunId, answerer: Option<String>) -> Result<bool, Error> {
         let Some(row) = self.inner.trusted.run_state(tenant, run).await? else { return Ok(false) };
         if row.status != RunStatus::Paused {
             return Ok(false);
         }
         let acting = self.inner.trusted.principal_for(tenant, &row);
-        let step = RunStep::Resumed { actor: row.acting_for.clone(), role: row.acting_role };
+        let (actor, role) = match answerer {
+            Some(user) if user != row.acting_for => (user, lattice_core::TenantRole::Member),
+            _ => (row.acting_for.clone(), row.acting_role),
+        };
+        let step = RunStep::Resumed { actor, role };
         match self.record_as(&acting, run, step).await {
             Ok(()) => {
                 self.spawn(tenant.clone(), run.clone());

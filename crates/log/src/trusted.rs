@@ -56,21 +56,39 @@ impl Trusted {
         self.log.inner.expirations.subscribe()
     }
 
-    /// Paused runs whose every request is answered, one of them by the
-    /// deadline scheduler: the runner resumes them (its own notice of the
-    /// expiry was lost with a stop).
-    pub async fn expired_paused_runs(&self) -> Result<Vec<(TenantId, RunRow)>, Error> {
+    /// Paused runs whose every request is answered: the resume that should
+    /// have followed the last answer was lost (a stop between the two, or
+    /// a deadline's answer no runner heard). Each with who answered last
+    /// (`None` for the deadline scheduler).
+    pub async fn answered_paused_runs(&self) -> Result<Vec<(TenantId, RunRow, Option<String>)>, Error> {
         let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
             "SELECT {RUN_COLUMNS}, tenant FROM runs u WHERE status = 'paused' \
-             AND EXISTS (SELECT 1 FROM run_requests r WHERE r.tenant = u.tenant AND r.run = u.id AND r.answered_by = $1) \
+             AND EXISTS (SELECT 1 FROM run_requests r WHERE r.tenant = u.tenant AND r.run = u.id) \
              AND NOT EXISTS (SELECT 1 FROM run_requests r WHERE r.tenant = u.tenant AND r.run = u.id AND r.answered_by IS NULL) \
              ORDER BY created_at"
         )))
-        .bind(crate::DEADLINE_ACTOR)
         .fetch_all(&self.log.inner.db.pool)
         .await
         .map_err(db_error)?;
-        tenant_runs(&rows)
+        let mut out = Vec::new();
+        for (tenant, run) in tenant_runs(&rows)? {
+            // The last answer's actor: a person, or lattice itself.
+            let last = sqlx::query(sqlx::AssertSqlSafe(format!(
+                "SELECT {ENVELOPE_COLUMNS} FROM envelopes WHERE run = $1 AND tenant = $2 AND type = $3 ORDER BY seq DESC LIMIT 1"
+            )))
+            .bind(&run.id)
+            .bind(tenant.as_str())
+            .bind(lattice_core::event::DeferredAnswered::NAME)
+            .fetch_optional(&self.log.inner.db.pool)
+            .await
+            .map_err(db_error)?;
+            let by = match last.as_ref().map(envelope_from_row).transpose()?.map(|e| e.actor) {
+                Some(lattice_core::Actor::Person { user, .. } | lattice_core::Actor::Agent { user, .. }) => Some(user.to_string()),
+                _ => None,
+            };
+            out.push((tenant, run, by));
+        }
+        Ok(out)
     }
 
     /// Puts something the log does not keep on the live streams of a

@@ -243,3 +243,30 @@ lattice_testkit::both_backends! {
         assert_eq!(view.requests.iter().find(|r| r.tool_call_id == "f1").unwrap().answered_by.as_deref(), Some("rita"));
     }
 }
+
+lattice_testkit::both_backends! {
+    async fn a_resume_lost_after_the_last_answer_is_recovered(backend: Backend) {
+        let log = lattice_testkit::service(backend).await;
+        let (_, th) = workspace(&log).await;
+        let alice = who("t1", "alice", TenantRole::Member);
+        let runner = Runner::new(lattice_testkit::trusted(&log), Models::scripted());
+        let run = runner.start(&alice, th, "Report".into(), Some("scripted:ask_form".into()), None).await.unwrap();
+        let view = wait_for(&log, &alice, &run, RunStatus::Paused).await;
+        // The answer is committed, and the process stops before it resumes
+        // the run: only the log's write happened.
+        let bob = who("t1", "bob", TenantRole::Member);
+        let answer = Command::AnswerDeferred {
+            run: run.clone(),
+            tool_call_id: view.requests[0].tool_call_id.clone(),
+            answer: json!({"date": "2026-11-29", "severity": "low"}),
+            approved: true,
+        };
+        log.execute(&bob, answer).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        assert_eq!(log.run(&alice, &run).await.unwrap().run.status, RunStatus::Paused);
+        assert_eq!(runner.recover().await.unwrap(), 1, "the answered run is taken up again");
+        let done = wait_for(&log, &alice, &run, RunStatus::Finished).await;
+        assert_eq!(done.run.acting_for, "bob", "it goes on for whoever answered last");
+        assert_eq!(runner.recover().await.unwrap(), 0, "once");
+    }
+}
