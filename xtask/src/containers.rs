@@ -9,11 +9,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::Result;
-use crate::shell::{apt_install, is_root, output, run};
+use crate::shell::{apt_install, is_root};
 
 /// The image of nats-server the harness starts (`apps/stack/src/lib.rs`).
-pub const NATS_IMAGE: &str = "lattice-nats:local";
+pub const NATS_IMAGE: &str = crate::images::NATS;
 
 pub struct Engine {
     /// `unix://…`, for DOCKER_HOST.
@@ -48,7 +47,7 @@ pub fn start() -> std::result::Result<Engine, String> {
         Some(host) => Engine { host, daemon: None, run_dir: None },
         None => daemon()?,
     };
-    nats_image(&engine.host)?;
+    crate::images::nats(&engine.host)?;
     Ok(engine)
 }
 
@@ -101,24 +100,6 @@ fn daemon() -> std::result::Result<Engine, String> {
     Ok(engine)
 }
 
-/// `lattice-nats:local`: Debian's nats-server and the libraries it links,
-/// on nothing else.
-fn nats_image(host: &str) -> Result {
-    let server = ["/usr/sbin/nats-server", "/usr/bin/nats-server"].iter().map(PathBuf::from).find(|p| p.exists()).ok_or("no nats-server to put in an image")?;
-    let context = crate::web::target_dir().join("dockerd").join("nats-image");
-    let _ = std::fs::remove_dir_all(&context);
-    let root = context.join("root");
-    std::fs::create_dir_all(&root).map_err(|e| e.to_string())?;
-    std::fs::copy(&server, root.join("nats-server")).map_err(|e| e.to_string())?;
-    for lib in output(Command::new("ldd").arg(&server)).unwrap_or_default().split_whitespace().filter(|w| w.starts_with('/')) {
-        let target = root.join(lib.trim_start_matches('/'));
-        std::fs::create_dir_all(target.parent().unwrap_or(&root)).map_err(|e| e.to_string())?;
-        std::fs::copy(lib, &target).map_err(|e| format!("copying {lib}: {e}"))?;
-    }
-    std::fs::write(context.join("Dockerfile"), "FROM scratch\nCOPY root/ /\nENTRYPOINT [\"/nats-server\"]\n").map_err(|e| e.to_string())?;
-    run(Command::new(docker()).env("DOCKER_HOST", host).args(["build", "--quiet", "-t", NATS_IMAGE]).arg(&context).stdout(Stdio::null()))
-}
-
-fn docker() -> &'static str {
+pub fn docker() -> &'static str {
     if Path::new("/usr/bin/docker").exists() { "/usr/bin/docker" } else { "docker" }
 }

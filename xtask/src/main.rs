@@ -13,6 +13,7 @@
 
 mod bench;
 mod containers;
+mod images;
 mod infra;
 mod postgres;
 mod shell;
@@ -26,6 +27,7 @@ fn main() -> ExitCode {
         Some("test") => test(&args[1..]),
         Some("up") => up(&args[1..]),
         Some("stack") => stack(&args[1..]),
+        Some("images") => images(),
         Some("infra") => infra::validate(),
         Some("bench") => bench::run(&args[1..]),
         Some("postgres") => postgres::hold(),
@@ -39,6 +41,7 @@ fn main() -> ExitCode {
                  test [ARGS]      run every test, starting PostgreSQL itself (ARGS go to cargo test)\n  \
                  up               build and start the embedded default on http://127.0.0.1:8080\n  \
                  stack up|down    run (until Ctrl-C) or stop the local stack: PostgreSQL, NATS, each service a process\n  \
+                 images           build the images standing in for public ones (compose.stand-ins.yaml)\n  \
                  infra            validate compose.yaml, the kustomize overlays and the YAML, offline\n  \
                  bench NAME       run a benchmark: write-path, validator, bridge, web, edge, fanout, or all\n  \
                  web              build the chat host into <target>/web\n  \
@@ -79,6 +82,11 @@ fn test(extra: &[String]) -> Result {
     let engine = match containers::start() {
         Ok(engine) => {
             println!("xtask: container engine at {} with {}: the harness starts NATS under testcontainers", engine.host, containers::NATS_IMAGE);
+            // compose.yaml runs on it too, with images built here standing
+            // in for the public ones (infra/compose.stand-ins.yaml).
+            images::postgres(&engine.host)?;
+            images::lattice(&engine.host)?;
+            println!("xtask: {} and {} built for the compose run", images::POSTGRES, images::LATTICE);
             Some(engine)
         }
         Err(why) => {
@@ -94,8 +102,10 @@ fn test(extra: &[String]) -> Result {
         ("LATTICE_TEST_POSTGRES_TLS_URL", pg.tls_url.as_str()),
         ("LATTICE_TEST_POSTGRES_TLS_CA", tls_ca.as_str()),
     ];
+    let compose = infra::compose_binary()?.display().to_string();
     if let Some(engine) = &engine {
         env.push(("DOCKER_HOST", engine.host.as_str()));
+        env.push(("LATTICE_TEST_COMPOSE", compose.as_str()));
     }
     let outcome = shell::cargo_test(&args, &env);
     drop(engine);
@@ -103,6 +113,19 @@ fn test(extra: &[String]) -> Result {
     let (passed, failed) = outcome?;
     println!("lattice: {passed} passed, {failed} failed");
     if failed > 0 || passed == 0 { Err(format!("{failed} tests failed")) } else { Ok(()) }
+}
+
+/// The images that stand in for the public ones, built into the engine at
+/// DOCKER_HOST (or one started for the purpose, whose images stay in its
+/// data folder under the target folder).
+fn images() -> Result {
+    build_binaries()?;
+    web::build()?;
+    let engine = containers::start()?;
+    images::postgres(&engine.host)?;
+    images::lattice(&engine.host)?;
+    println!("xtask: {}, {} and {} built at {}", images::NATS, images::POSTGRES, images::LATTICE, engine.host);
+    Ok(())
 }
 
 /// `just`, which the acceptance suite runs as a person would (`just up`):

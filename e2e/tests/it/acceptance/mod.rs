@@ -4,6 +4,7 @@
 //! MCP and from a NATS consumer.
 
 mod ask_form;
+mod compose;
 mod just;
 mod killswitch;
 mod telemetry;

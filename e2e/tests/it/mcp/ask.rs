@@ -195,8 +195,11 @@ async fn a_restricted_thread_and_a_deadline_over_mcp() {
     }
     ana.ok("POST", &format!("/v1/threads/{th}/members"), json!({"user": "lia", "role": "viewer"})).await;
     let schema = json!({"type": "object", "properties": {"ok": {"type": "boolean"}}});
-    let plan = json!({"steps": [{"call": "ask_form", "arguments": {"title": "Agree?", "schema": schema, "thread": th, "expires_in_secs": 2}}]});
+    // Long enough for the reads below to happen before it passes on a
+    // loaded machine; the wait after them is measured from the ask.
+    let plan = json!({"steps": [{"call": "ask_form", "arguments": {"title": "Agree?", "schema": schema, "thread": th, "expires_in_secs": 8}}]});
     let s = steps(&up.base, &ana.token, plan).await;
+    let asked_by = std::time::Instant::now();
     let asked = &s["steps"][0]["structuredContent"];
     assert_eq!(asked["status"], "pending", "{asked}");
     assert!(asked["expires_at"].as_str().is_some_and(|at| at.ends_with('Z')), "{asked}");
@@ -216,7 +219,7 @@ async fn a_restricted_thread_and_a_deadline_over_mcp() {
     let s = steps(&up.base, &lia.token, json!({"steps": [{"call": "form_submissions", "arguments": {"id": form}}]})).await;
     assert_eq!(s["steps"][0]["structuredContent"]["status"], "pending", "{}", s["steps"][0]);
 
-    tokio::time::sleep(Duration::from_millis(2_200)).await;
+    tokio::time::sleep_until((asked_by + Duration::from_millis(8_300)).into()).await;
     let s = steps(&up.base, &ana.token, json!({"steps": [
         {"call": "form_submissions", "arguments": {"id": form}},
         {"call": "submit_form", "arguments": {"form": form, "form_version": 1, "values": {"ok": true}}},

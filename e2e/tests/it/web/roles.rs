@@ -68,7 +68,7 @@ async fn an_ask_form_past_its_deadline_shows_as_expired() {
     let (_, th) = super::workspace_with_thread(&ana, "Deadline").await;
     let chrome = Chrome::launch().await;
     let w = chrome.window(&up.base, &ana.token, "light", &format!("/t/{th}")).await;
-    let run = ana.ok("POST", &format!("/v1/threads/{th}/runs"), json!({"prompt": "Report it expires_in_secs=3", "model": "scripted:ask_form"})).await;
+    let run = ana.ok("POST", &format!("/v1/threads/{th}/runs"), json!({"prompt": "Report it expires_in_secs=5", "model": "scripted:ask_form"})).await;
     w.until("() => !!document.querySelector('.deadline time')", "when to answer by").await;
     w.until("() => !!document.querySelector('.answered.expired')", "the form, expired").await;
     w.until("() => !document.querySelector('form.schema-form')", "nothing left to send").await;
