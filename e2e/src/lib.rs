@@ -9,6 +9,7 @@ use serde_json::{Value, json};
 
 pub mod browser;
 pub mod model;
+pub mod otlp;
 pub mod postgres;
 pub use lattice_stack as stack;
 

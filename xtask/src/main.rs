@@ -33,7 +33,7 @@ fn main() -> ExitCode {
         Some("postgres") => postgres::hold(),
         Some("schema") => schema(),
         Some("web") => web::build().map(drop),
-        Some("screenshots") => screenshots(),
+        Some("screenshots") => screenshots(&args[1..]),
         _ => {
             eprintln!(
                 "usage: cargo xtask <task>\n\n\
@@ -45,7 +45,7 @@ fn main() -> ExitCode {
                  infra            validate compose.yaml, the kustomize overlays and the YAML, offline\n  \
                  bench NAME       run a benchmark: write-path, validator, bridge, web, edge, fanout, or all\n  \
                  web              build the chat host into <target>/web\n  \
-                 screenshots      take the docs' pictures of the chat host (docs/screenshots)\n  \
+                 screenshots [trace]  take the docs' pictures of the chat host, or of one trace (docs/screenshots)\n  \
                  schema           regenerate the committed wire schemas under schemas/\n  \
                  postgres         start a throwaway PostgreSQL and print its URL until Ctrl-C"
             );
@@ -176,11 +176,15 @@ fn stack_tools() -> Result {
 }
 
 /// Takes the pictures in docs/screenshots from a running `lattice up`.
-fn screenshots() -> Result {
+/// With `trace`, the trace of one answer on the multi-process stack instead.
+fn screenshots(args: &[String]) -> Result {
     web::build()?;
     web::browser_tools()?;
-    shell::cargo(&["build", "--package", "lattice"], &[])?;
-    shell::cargo(&["run", "--quiet", "--package", "lattice-e2e", "--bin", "screenshots"], &[])
+    stack_tools()?;
+    build_binaries()?;
+    let mut run = vec!["run", "--quiet", "--package", "lattice-e2e", "--bin", "screenshots", "--"];
+    run.extend(args.iter().map(String::as_str));
+    shell::cargo(&run, &[])
 }
 
 /// Regenerates `schemas/*.json` from the Rust types (the drift tests then pass).

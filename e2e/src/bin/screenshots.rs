@@ -1,7 +1,9 @@
 //! `cargo xtask screenshots`: pictures of the chat host for the docs
 //! (docs/screenshots/), taken in headless Chromium from a running
 //! `lattice up`: the demo's thread, its form, a dashboard, an app, the
-//! console, in light and dark.
+//! console, in light and dark. With `trace`: one trace instead, the
+//! answer to the demo's form on the multi-process stack, drawn from the
+//! spans its services exported over OTLP (`docs/screenshots/trace.png`).
 
 use std::path::Path;
 use std::time::Duration;
@@ -23,6 +25,9 @@ async fn shoot(w: &Window, file: &str) {
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() {
+    if std::env::args().nth(1).as_deref() == Some("trace") {
+        return trace().await;
+    }
     let up = UpProcess::start().await;
     let root = Client::sign_in_as(&up.base, json!({"tenant": "ops", "user": "root", "role": "deployment_admin"})).await;
     root.ok("PUT", "/v1/integrations/deployment/ui:dashboards", json!({"state": "off", "reason": "incident 42: a dashboard shows stale figures"})).await;
@@ -78,5 +83,109 @@ async fn main() {
         let w = chrome.window(&up.base, &root.token, scheme, "/admin").await;
         w.until("() => !!document.querySelector('section.level') && !!document.getElementById('audit-status')", "the console").await;
         shoot(&w, &format!("console-{scheme}.png")).await;
+    }
+}
+
+/// A person answers the demo's form through the edge of the multi-process
+/// stack; the trace of that request, from the spans every service sent to
+/// a local OTLP receiver, drawn as a timeline (Jaeger's view of it, where
+/// Jaeger cannot run).
+async fn trace() {
+    use futures_util::StreamExt;
+    use lattice_e2e::otlp::{Received, Span, receiver};
+    let received = std::sync::Arc::new(std::sync::Mutex::new(Received::default()));
+    let endpoint = receiver(received.clone()).await;
+    let stack = tokio::task::spawn_blocking(move || {
+        lattice_e2e::stack::Stack::temporary_with(&[("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint.as_str()), ("OTEL_BSP_SCHEDULE_DELAY", "100")])
+    })
+    .await
+    .unwrap()
+    .expect("the stack");
+    let demo = Client::sign_in_as(&stack.portal, json!({"tenant": "demo", "user": "demo", "role": "tenant_admin"})).await;
+    let ws = demo.ok("GET", "/v1/workspaces", Value::Null).await[0]["id"].as_str().unwrap().to_owned();
+    let th = demo.ok("GET", &format!("/v1/workspaces/{ws}/threads"), Value::Null).await[0]["id"].as_str().unwrap().to_owned();
+    let rules = async_nats::ConnectOptions::with_user_and_password("rules".into(), lattice_e2e::stack::NATS_USERS[1].1.into());
+    let nats = rules.connect(&stack.nats_url).await.unwrap();
+    let mut heard = nats.subscribe(format!("lattice.demo.{ws}.ui.form_submitted")).await.unwrap();
+
+    let chrome = Chrome::launch().await;
+    let w = chrome.window(&stack.portal, &demo.token, "light", &format!("/t/{th}")).await;
+    let prefix = "req-call_ask_form_1";
+    w.until(&format!("() => !!document.getElementById('{prefix}-date')"), "the paused form").await;
+    w.page.locator(format!("#{prefix}-date")).fill("2026-12-01", None).await.unwrap();
+    w.page.locator(format!("#{prefix}-severity-2")).check(None).await.unwrap();
+    w.page.locator(format!("#{prefix}-affected-0")).check(None).await.unwrap();
+    w.page.get_by_text("Send report", true).click(None).await.unwrap();
+    let message = tokio::time::timeout(Duration::from_secs(10), heard.next()).await.expect("ui.form_submitted").unwrap();
+    let traceparent = message.headers.as_ref().and_then(|h| h.get("traceparent")).map(|v| v.as_str().to_owned()).expect("a traceparent");
+    let trace = traceparent.split('-').nth(1).unwrap().to_owned();
+    // What the services still hold is exported within their batch delay.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let mut spans: Vec<Span> = received.lock().unwrap().spans.iter().filter(|s| s.trace == trace).cloned().collect();
+    spans.sort_by_key(|s| s.start_ns);
+    // As a tree: each span under its parent, siblings in the order they began.
+    fn under(parent: &str, all: &[Span], into: &mut Vec<Span>) {
+        for child in all.iter().filter(|s| s.parent == parent) {
+            into.push(child.clone());
+            under(&child.id, all, into);
+        }
+    }
+    let mut tree = Vec::new();
+    for root in spans.iter().filter(|s| !spans.iter().any(|p| p.id == s.parent)) {
+        tree.push(root.clone());
+        under(&root.id, &spans, &mut tree);
+    }
+    let spans = tree;
+    assert!(spans.iter().any(|s| s.service == "lattice-bridge"), "the publish in the trace");
+
+    let t0 = spans.iter().map(|s| s.start_ns).min().unwrap_or(0);
+    let total = spans.iter().map(|s| s.end_ns).max().unwrap_or(t0).saturating_sub(t0).max(1);
+    let depth = |span: &Span| {
+        let mut depth = 0;
+        let mut parent = span.parent.clone();
+        while let Some(p) = spans.iter().find(|s| s.id == parent) {
+            depth += 1;
+            parent = p.parent.clone();
+        }
+        depth
+    };
+    let colour = |service: &str| match service {
+        "lattice-edge" => "#3b6fd8",
+        "lattice-log" => "#1f8a5b",
+        "lattice-bridge" => "#b8621b",
+        _ => "#7a4fc2",
+    };
+    let escape = |text: &str| text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;");
+    let rows: String = spans
+        .iter()
+        .map(|s| {
+            let left = (s.start_ns - t0) as f64 / total as f64 * 100.0;
+            let width = ((s.end_ns.saturating_sub(s.start_ns)) as f64 / total as f64 * 100.0).max(0.3);
+            let ms = s.end_ns.saturating_sub(s.start_ns) as f64 / 1e6;
+            format!(
+                "<tr><td class=name style=\"padding-left:{}px\"><b style=\"color:{}\">{}</b> {}</td><td class=lane><div class=bar style=\"left:{left:.2}%;width:{width:.2}%;background:{}\"></div></td><td class=ms>{ms:.2} ms</td></tr>",
+                8 + 18 * depth(s),
+                colour(&s.service),
+                escape(s.service.trim_start_matches("lattice-")),
+                escape(&s.name),
+                colour(&s.service),
+            )
+        })
+        .collect();
+    let html = format!(
+        "<!doctype html><meta charset=utf-8><style>body{{font:13px system-ui,sans-serif;margin:0;color:#16181d;background:#fff}}main{{padding:16px 20px}}h1{{font-size:16px;margin:0 0 4px}}p{{margin:0 0 14px;color:#555}}table{{border-collapse:collapse;width:100%}}td{{border-top:1px solid #e4e6eb;padding:5px 6px;white-space:nowrap}}td.name{{width:36%}}td.lane{{position:relative}}td.ms{{width:80px;text-align:right;color:#555;font-variant-numeric:tabular-nums}}.bar{{position:absolute;top:7px;height:12px;border-radius:2px}}</style>\
+         <main><h1>Trace {trace}</h1><p>A person sends the demo's form in the chat: the edge, the log service (the answer, the run resumed), the bridge's publish of <code>ui.form_submitted</code> to NATS. {} spans, {:.1} ms, as the services exported them over OTLP.</p><table>{rows}</table></main>",
+        spans.len(),
+        total as f64 / 1e6
+    );
+    let page = chrome.browser.new_page().await.unwrap();
+    page.set_viewport_size(playwright_rs::protocol::Viewport { width: 1200, height: 600 }).await.unwrap();
+    page.set_content(&html, None).await.unwrap();
+    let png = page.locator("main").screenshot(None).await.expect("the trace's picture");
+    let out = Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/screenshots/trace.png");
+    std::fs::write(&out, png).unwrap();
+    println!("wrote {} ({} spans of trace {trace})", out.display(), spans.len());
+    for s in &spans {
+        println!("  {:>9.3} ms {:>9.3} ms  {} {}", (s.start_ns - t0) as f64 / 1e6, s.end_ns.saturating_sub(s.start_ns) as f64 / 1e6, s.service, s.name);
     }
 }

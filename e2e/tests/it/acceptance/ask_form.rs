@@ -13,8 +13,8 @@ use serde_json::{Value, json};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_person_answers_the_demo_form_and_nats_hears_it() {
-    let received = std::sync::Arc::new(std::sync::Mutex::new(super::telemetry::Received::default()));
-    let endpoint = super::telemetry::receiver(received.clone()).await;
+    let received = std::sync::Arc::new(std::sync::Mutex::new(lattice_e2e::otlp::Received::default()));
+    let endpoint = lattice_e2e::otlp::receiver(received.clone()).await;
     let stack = tokio::task::spawn_blocking(move || {
         lattice_e2e::stack::Stack::temporary_with(&[("LATTICE_OTLP_ENDPOINT", endpoint.as_str()), ("OTEL_BSP_SCHEDULE_DELAY", "100")])
     })
@@ -52,7 +52,7 @@ async fn a_person_answers_the_demo_form_and_nats_hears_it() {
     let trace = traceparent.split('-').nth(1).unwrap().to_owned();
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
     loop {
-        let spans: Vec<super::telemetry::Span> = received.lock().unwrap().spans.iter().filter(|s| s.trace == trace).cloned().collect();
+        let spans: Vec<lattice_e2e::otlp::Span> = received.lock().unwrap().spans.iter().filter(|s| s.trace == trace).cloned().collect();
         // Server spans are named by route template: the edge's is its
         // pass-through's, the request's path is on it.
         let edge = spans.iter().find(|s| s.service == "lattice-edge" && s.name == "POST /v1/{*rest}");

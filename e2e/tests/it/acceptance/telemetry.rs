@@ -8,116 +8,14 @@
 //! receiver (protobuf over HTTP) collects what each service exports, and
 //! their metrics.
 
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use futures_util::StreamExt;
 use lattice_e2e::Client;
 use lattice_e2e::stack::Stack;
-use opentelemetry_proto::tonic::collector::metrics::v1::ExportMetricsServiceRequest;
-use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
-use prost::Message;
+use lattice_e2e::otlp::{Received, Span, receiver};
 use serde_json::json;
-
-#[derive(Debug, Clone)]
-pub struct Span {
-    pub service: String,
-    pub name: String,
-    pub trace: String,
-    pub id: String,
-    pub parent: String,
-    /// String and integer attributes, as text.
-    pub attributes: HashMap<String, String>,
-}
-
-#[derive(Default)]
-pub struct Received {
-    pub spans: Vec<Span>,
-    /// Metric names, by service.
-    pub metrics: HashMap<String, Vec<String>>,
-}
-
-fn service_of(resource: Option<&opentelemetry_proto::tonic::resource::v1::Resource>) -> String {
-    let attrs = resource.map(|r| r.attributes.clone()).unwrap_or_default();
-    attrs
-        .iter()
-        .find(|a| a.key == "service.name")
-        .and_then(|a| a.value.as_ref())
-        .and_then(|v| match &v.value {
-            Some(opentelemetry_proto::tonic::common::v1::any_value::Value::StringValue(s)) => Some(s.clone()),
-            _ => None,
-        })
-        .unwrap_or_default()
-}
-
-/// An OTLP/HTTP receiver on a loopback port; returns its endpoint.
-pub async fn receiver(into: Arc<Mutex<Received>>) -> String {
-    let traces = into.clone();
-    let app = axum::Router::new()
-        .route(
-            "/v1/traces",
-            axum::routing::post(move |body: axum::body::Bytes| {
-                let into = traces.clone();
-                async move {
-                    let request = ExportTraceServiceRequest::decode(body).expect("OTLP traces in protobuf");
-                    let mut got = into.lock().unwrap();
-                    for rs in request.resource_spans {
-                        let service = service_of(rs.resource.as_ref());
-                        for ss in rs.scope_spans {
-                            for s in ss.spans {
-                                got.spans.push(Span {
-                                    service: service.clone(),
-                                    name: s.name,
-                                    trace: hex(&s.trace_id),
-                                    id: hex(&s.span_id),
-                                    parent: hex(&s.parent_span_id),
-                                    attributes: s
-                                        .attributes
-                                        .iter()
-                                        .filter_map(|a| {
-                                            use opentelemetry_proto::tonic::common::v1::any_value::Value;
-                                            let value = match a.value.as_ref()?.value.as_ref()? {
-                                                Value::StringValue(s) => s.clone(),
-                                                Value::IntValue(i) => i.to_string(),
-                                                _ => return None,
-                                            };
-                                            Some((a.key.clone(), value))
-                                        })
-                                        .collect(),
-                                });
-                            }
-                        }
-                    }
-                    ([("content-type", "application/x-protobuf")], Vec::<u8>::new())
-                }
-            }),
-        )
-        .route(
-            "/v1/metrics",
-            axum::routing::post(move |body: axum::body::Bytes| {
-                let into = into.clone();
-                async move {
-                    let request = ExportMetricsServiceRequest::decode(body).expect("OTLP metrics in protobuf");
-                    let mut got = into.lock().unwrap();
-                    for rm in request.resource_metrics {
-                        let service = service_of(rm.resource.as_ref());
-                        let names = got.metrics.entry(service).or_default();
-                        names.extend(rm.scope_metrics.into_iter().flat_map(|sm| sm.metrics.into_iter().map(|m| m.name)));
-                    }
-                    ([("content-type", "application/x-protobuf")], Vec::<u8>::new())
-                }
-            }),
-        );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let endpoint = format!("http://{}", listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(listener, app).await });
-    endpoint
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_trace_from_the_request_to_the_nats_message() {
