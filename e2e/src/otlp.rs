@@ -28,6 +28,40 @@ pub struct Received {
     pub spans: Vec<Span>,
     /// Metric names, by service.
     pub metrics: HashMap<String, Vec<String>>,
+    /// The series names the Collector's Prometheus exporter makes of the
+    /// metrics (infra/otel/collector.yaml: suffixes for units and types,
+    /// resource attributes as labels), with the labels each carries.
+    pub prometheus: HashMap<String, std::collections::BTreeSet<String>>,
+}
+
+/// The names the Collector's Prometheus exporter gives one metric with
+/// `UnderscoreEscapingWithSuffixes`: dots to underscores, the unit as a
+/// suffix (`s` → `_seconds`; an annotation such as `{envelope}` none),
+/// `_total` for a monotonic sum, `_bucket`, `_count` and `_sum` for a
+/// histogram.
+pub fn prometheus_names(name: &str, unit: &str, kind: MetricKind) -> Vec<String> {
+    let mut base = name.replace(['.', '-'], "_");
+    let suffix = match unit {
+        "s" => "seconds",
+        "ms" => "milliseconds",
+        "By" => "bytes",
+        _ => "",
+    };
+    if !suffix.is_empty() && !base.ends_with(&format!("_{suffix}")) {
+        base = format!("{base}_{suffix}");
+    }
+    match kind {
+        MetricKind::Counter => vec![format!("{base}_total")],
+        MetricKind::Histogram => ["bucket", "count", "sum"].iter().map(|s| format!("{base}_{s}")).collect(),
+        MetricKind::Gauge => vec![base],
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+pub enum MetricKind {
+    Counter,
+    Gauge,
+    Histogram,
 }
 
 fn service_of(resource: Option<&opentelemetry_proto::tonic::resource::v1::Resource>) -> String {
@@ -96,8 +130,23 @@ pub async fn receiver(into: Arc<Mutex<Received>>) -> String {
                     let mut got = into.lock().unwrap();
                     for rm in request.resource_metrics {
                         let service = service_of(rm.resource.as_ref());
-                        let names = got.metrics.entry(service).or_default();
-                        names.extend(rm.scope_metrics.into_iter().flat_map(|sm| sm.metrics.into_iter().map(|m| m.name)));
+                        // Resource attributes become labels of every series.
+                        let resource: Vec<String> = rm.resource.iter().flat_map(|r| r.attributes.iter().map(|a| a.key.replace('.', "_"))).collect();
+                        for metric in rm.scope_metrics.into_iter().flat_map(|sm| sm.metrics) {
+                            use opentelemetry_proto::tonic::metrics::v1::metric::Data;
+                            let keys = |attrs: &[opentelemetry_proto::tonic::common::v1::KeyValue]| attrs.iter().map(|a| a.key.replace('.', "_")).collect::<Vec<_>>();
+                            let (kind, labels) = match &metric.data {
+                                Some(Data::Sum(sum)) if sum.is_monotonic => (MetricKind::Counter, sum.data_points.iter().flat_map(|p| keys(&p.attributes)).collect()),
+                                Some(Data::Sum(sum)) => (MetricKind::Gauge, sum.data_points.iter().flat_map(|p| keys(&p.attributes)).collect()),
+                                Some(Data::Gauge(gauge)) => (MetricKind::Gauge, gauge.data_points.iter().flat_map(|p| keys(&p.attributes)).collect()),
+                                Some(Data::Histogram(h)) => (MetricKind::Histogram, h.data_points.iter().flat_map(|p| keys(&p.attributes)).chain(["le".to_owned()]).collect()),
+                                _ => (MetricKind::Gauge, Vec::new()),
+                            };
+                            for series in prometheus_names(&metric.name, &metric.unit, kind) {
+                                got.prometheus.entry(series).or_default().extend(labels.iter().chain(&resource).cloned());
+                            }
+                            got.metrics.entry(service.clone()).or_default().push(metric.name);
+                        }
                     }
                     ([("content-type", "application/x-protobuf")], Vec::<u8>::new())
                 }

@@ -163,6 +163,16 @@ impl Fanout {
         fanout
     }
 
+    /// Whether any stream or switch watcher listens now (the horizon
+    /// tracker follows commits closely only then).
+    pub(crate) fn listening(&self) -> impl Fn() -> bool + Send + Sync + 'static {
+        let (subscribers, switches) = (Arc::downgrade(&self.subscribers), Arc::downgrade(&self.switches));
+        move || match (subscribers.upgrade(), switches.upgrade()) {
+            (Some(subs), Some(switches)) => !subs.lock().expect("the fan-out's lock is never poisoned").is_empty() || switches.receiver_count() > 0,
+            _ => false,
+        }
+    }
+
     /// Follows the sequence number of the latest switch change.
     pub(crate) fn switches(&self) -> watch::Receiver<i64> {
         self.switches.subscribe()

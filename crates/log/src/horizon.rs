@@ -14,10 +14,16 @@
 //! that is not a lattice writer (a psql session, another database on the
 //! server) is waited for.
 //!
-//! Replicas sharing a PostgreSQL database tell each other: a tracker whose
-//! horizon passes its own process's commits sends `NOTIFY lattice_log`, and
-//! every tracker listens on that channel and looks at once. Polling stays,
-//! as the fallback for a notification lost with a connection.
+//! Replicas sharing a PostgreSQL database tell each other: a process that
+//! committed sends `NOTIFY lattice_log` (one for a burst of commits), and
+//! every tracker listens on that channel. Polling stays, as the fallback
+//! for a notification lost with a connection.
+//!
+//! The log service's tracker looks on each commit only while somebody
+//! follows the horizon (a live stream, a switch watcher, a read waiting
+//! for its own commit); otherwise it looks only on its idle poll, so
+//! commits nobody follows cost no reads (on PostgreSQL a gap under
+//! concurrent writers costs two `pg_locks` reads).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
@@ -48,10 +54,17 @@ const GAP_POLL: Duration = Duration::from_millis(5);
 const BATCH: i64 = 1000;
 const MIN_INTERVAL: Duration = Duration::from_millis(1);
 
+/// Whether anybody follows the horizon beyond its own waiters.
+type Wanted = Arc<std::sync::OnceLock<Box<dyn Fn() -> bool + Send + Sync>>>;
+
 #[derive(Clone)]
 pub struct Horizon {
     notify: Arc<Notify>,
     tx: Arc<watch::Sender<i64>>,
+    /// Reads waiting for the horizon to reach a sequence number.
+    waiters: Arc<std::sync::atomic::AtomicUsize>,
+    /// Set by the service once its fan-out runs; unset, always.
+    wanted: Wanted,
     /// The highest sequence number this process has committed.
     latest_local: Arc<AtomicI64>,
     /// Whether the tracker has looked at the log once: before that the
@@ -75,7 +88,16 @@ impl Horizon {
     /// tracker that hears of no commits (a follower in another process).
     fn spawn(db: Db, idle_poll: Duration, gap_poll: Duration, busy: bool) -> Self {
         let (tx, _) = watch::channel(0);
-        let horizon = Self { notify: Arc::new(Notify::new()), tx: Arc::new(tx), latest_local: Arc::default(), looked: Arc::new(watch::channel(false).0) };
+        let horizon = Self {
+            notify: Arc::new(Notify::new()),
+            tx: Arc::new(tx),
+            waiters: Arc::default(),
+            wanted: Arc::default(),
+            latest_local: Arc::default(),
+            looked: Arc::new(watch::channel(false).0),
+        };
+        let (waiters, wanted) = (horizon.waiters.clone(), horizon.wanted.clone());
+        let followed = move || waiters.load(Ordering::Relaxed) > 0 || wanted.get().is_none_or(|wanted| wanted());
         let looked = horizon.looked.clone();
         let notify = horizon.notify.clone();
         // The tracker stops once every handle on the service is gone.
@@ -99,12 +121,13 @@ impl Horizon {
                             changed
                         });
                         looked.send_if_modified(|l| !std::mem::replace(l, true));
-                        let local = latest_local.load(Ordering::Relaxed);
-                        if local > announced && tracker.horizon >= local {
-                            announced = local;
-                            announce.notify_one();
+                        if !followed() {
+                            idle_poll
+                        } else if tracker.gap.is_some() || (busy && moved) {
+                            gap_poll
+                        } else {
+                            idle_poll
                         }
-                        if tracker.gap.is_some() || (busy && moved) { gap_poll } else { idle_poll }
                     }
                     Err(e) => {
                         tracing::warn!(error = %e, "the horizon tracker cannot read the log; retrying");
@@ -115,7 +138,20 @@ impl Horizon {
                 // At most one look per millisecond: under a burst of commits
                 // one query serves them all instead of one query each.
                 tokio::time::sleep(MIN_INTERVAL).await;
-                let _ = tokio::time::timeout(wait.saturating_sub(MIN_INTERVAL), notify.notified()).await;
+                let until = tokio::time::Instant::now() + wait.saturating_sub(MIN_INTERVAL);
+                loop {
+                    // A commit of this process's is visible to the others
+                    // once it returned: they are told at once.
+                    let local = latest_local.load(Ordering::Relaxed);
+                    if local > announced {
+                        announced = local;
+                        announce.notify_one();
+                    }
+                    match tokio::time::timeout_at(until, notify.notified()).await {
+                        Ok(()) if !followed() => continue,
+                        _ => break,
+                    }
+                }
             }
         });
         horizon
@@ -151,6 +187,12 @@ impl Horizon {
         tokio::time::timeout(patience, looked.wait_for(|l| *l)).await.is_ok_and(|r| r.is_ok())
     }
 
+    /// Says whether anybody follows the horizon (the fan-out's streams and
+    /// watchers); while nobody does, commits do not make the tracker look.
+    pub(crate) fn followed_while(&self, wanted: impl Fn() -> bool + Send + Sync + 'static) {
+        let _ = self.wanted.set(Box::new(wanted));
+    }
+
     /// Follows the horizon as it moves.
     pub fn subscribe(&self) -> watch::Receiver<i64> {
         self.tx.subscribe()
@@ -164,9 +206,27 @@ impl Horizon {
     /// the horizon then.
     pub async fn wait_for(&self, seq: i64, timeout: Duration) -> i64 {
         let mut rx = self.subscribe();
+        // Counted before the tracker is woken, so that it looks.
+        let _waiting = Waiting::new(&self.waiters);
         self.notify.notify_one();
         let _ = tokio::time::timeout(timeout, rx.wait_for(|h| *h >= seq)).await;
         *rx.borrow()
+    }
+}
+
+/// One read waiting for the horizon, for as long as it waits.
+struct Waiting<'a>(&'a std::sync::atomic::AtomicUsize);
+
+impl<'a> Waiting<'a> {
+    fn new(waiters: &'a std::sync::atomic::AtomicUsize) -> Self {
+        waiters.fetch_add(1, Ordering::Relaxed);
+        Self(waiters)
+    }
+}
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
     }
 }
 

@@ -86,6 +86,7 @@ impl Builder {
     pub fn start(self) -> LogService {
         let horizon = Horizon::start(self.db.clone(), self.idle_poll);
         let fanout = crate::fanout::Fanout::start(self.db.clone(), horizon.subscribe());
+        horizon.followed_while(fanout.listening());
         let log = LogService {
             inner: Arc::new(Inner {
                 fanout,

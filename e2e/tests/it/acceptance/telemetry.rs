@@ -95,11 +95,79 @@ async fn one_trace_from_the_request_to_the_nats_message() {
         let got = received.lock().unwrap().metrics.clone();
         let has = |service: &str, name: &str| got.get(service).is_some_and(|m| m.iter().any(|n| n == name));
         let http = ["lattice-edge", "lattice-log", "lattice-mcp"].iter().all(|s| has(s, "lattice.http.requests") && has(s, "http.server.request.duration"));
-        if http && has("lattice-log", "lattice.commands") && has("lattice-bridge", "lattice.bridge.published") {
+        let bridge = ["lattice.bridge.published", "lattice.bridge.lag", "lattice.bridge.lag.duration"].iter().all(|m| has("lattice-bridge", m));
+        if http && has("lattice-log", "lattice.commands") && bridge {
             break;
         }
         assert!(Instant::now() < deadline, "metrics over OTLP: {got:?}");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
+
+    // Every series lattice's Grafana dashboard asks Prometheus for is one
+    // these services export, as the Collector names it, with the labels
+    // the query groups or selects by.
+    let dashboard: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../infra/grafana/dashboards/lattice.json")).unwrap()).unwrap();
+    let queries: Vec<String> = dashboard["panels"].as_array().unwrap().iter().flat_map(|p| p["targets"].as_array().cloned().unwrap_or_default()).filter_map(|t| t["expr"].as_str().map(str::to_owned)).collect();
+    assert!(queries.len() >= 8, "the dashboard's queries: {queries:?}");
+    let exported = received.lock().unwrap().prometheus.clone();
+    for query in &queries {
+        let (series, labels) = promql_names(query);
+        assert!(!series.is_empty(), "no series in {query}");
+        for name in &series {
+            let have = exported.get(name).unwrap_or_else(|| panic!("the dashboard asks for {name} ({query}); exported: {:?}", exported.keys().collect::<Vec<_>>()));
+            for label in &labels {
+                assert!(have.contains(label), "{name} has no label {label} ({query}); it has {have:?}");
+            }
+        }
+    }
+    println!("the dashboard's {} queries ask for series the services export: {:?}", queries.len(), exported.keys().collect::<Vec<_>>());
     drop(stack);
+}
+
+/// The series a PromQL query reads and the labels it groups or selects by:
+/// identifiers inside `by (…)` and before an operator in `{…}` are labels,
+/// an identifier followed by `(` is a function, `[…]` is a range.
+fn promql_names(query: &str) -> (Vec<String>, Vec<String>) {
+    let (mut series, mut labels) = (Vec::new(), Vec::new());
+    let chars: Vec<char> = query.chars().collect();
+    let (mut i, mut in_braces, mut in_by, mut in_range, mut in_string) = (0, false, false, false, false);
+    let mut last_word = String::new();
+    while i < chars.len() {
+        let c = chars[i];
+        if in_string {
+            in_string = c != '"';
+            i += 1;
+            continue;
+        }
+        match c {
+            '"' => in_string = true,
+            '{' => in_braces = true,
+            '}' => in_braces = false,
+            '[' => in_range = true,
+            ']' => in_range = false,
+            '(' if last_word == "by" || last_word == "without" => in_by = true,
+            ')' if in_by => in_by = false,
+            c if (c.is_ascii_alphabetic() || c == '_') && !in_range => {
+                let start = i;
+                while i < chars.len() && (chars[i].is_ascii_alphanumeric() || chars[i] == '_' || chars[i] == ':') {
+                    i += 1;
+                }
+                let word: String = chars[start..i].iter().collect();
+                let next = chars[i..].iter().find(|c| !c.is_whitespace()).copied();
+                if in_braces || in_by {
+                    labels.push(word.clone());
+                } else if next != Some('(') && !["by", "without", "on", "ignoring", "and", "or", "unless"].contains(&word.as_str()) {
+                    series.push(word.clone());
+                }
+                last_word = word;
+                continue;
+            }
+            _ => {}
+        }
+        if !c.is_whitespace() {
+            last_word.clear();
+        }
+        i += 1;
+    }
+    (series, labels)
 }
