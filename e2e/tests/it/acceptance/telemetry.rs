@@ -153,10 +153,12 @@ fn promql_names(query: &str) -> (Vec<String>, Vec<String>) {
                     i += 1;
                 }
                 let word: String = chars[start..i].iter().collect();
-                let next = chars[i..].iter().find(|c| !c.is_whitespace()).copied();
+                let rest: String = chars[i..].iter().collect::<String>().trim_start().to_owned();
+                // A function, or an aggregation followed by its grouping.
+                let applied = rest.starts_with('(') || rest.starts_with("by") || rest.starts_with("without");
                 if in_braces || in_by {
                     labels.push(word.clone());
-                } else if next != Some('(') && !["by", "without", "on", "ignoring", "and", "or", "unless"].contains(&word.as_str()) {
+                } else if !applied && !["by", "without", "on", "ignoring", "and", "or", "unless"].contains(&word.as_str()) {
                     series.push(word.clone());
                 }
                 last_word = word;
