@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 pub mod browser;
+pub mod demo;
 pub mod model;
 pub mod otlp;
 pub mod postgres;

@@ -101,21 +101,11 @@ async fn trace() {
     .await
     .unwrap()
     .expect("the stack");
-    let demo = Client::sign_in_as(&stack.portal, json!({"tenant": "demo", "user": "demo", "role": "tenant_admin"})).await;
-    let ws = demo.ok("GET", "/v1/workspaces", Value::Null).await[0]["id"].as_str().unwrap().to_owned();
-    let th = demo.ok("GET", &format!("/v1/workspaces/{ws}/threads"), Value::Null).await[0]["id"].as_str().unwrap().to_owned();
-    let rules = async_nats::ConnectOptions::with_user_and_password("rules".into(), lattice_e2e::stack::NATS_USERS[1].1.into());
-    let nats = rules.connect(&stack.nats_url).await.unwrap();
-    let mut heard = nats.subscribe(format!("lattice.demo.{ws}.ui.form_submitted")).await.unwrap();
-
+    let demo = lattice_e2e::demo::Demo::on(&stack).await;
+    let mut heard = demo.answers(&stack).await;
     let chrome = Chrome::launch().await;
-    let w = chrome.window(&stack.portal, &demo.token, "light", &format!("/t/{th}")).await;
-    let prefix = "req-call_ask_form_1";
-    w.until(&format!("() => !!document.getElementById('{prefix}-date')"), "the paused form").await;
-    w.page.locator(format!("#{prefix}-date")).fill("2026-12-01", None).await.unwrap();
-    w.page.locator(format!("#{prefix}-severity-2")).check(None).await.unwrap();
-    w.page.locator(format!("#{prefix}-affected-0")).check(None).await.unwrap();
-    w.page.get_by_text("Send report", true).click(None).await.unwrap();
+    let w = chrome.window(&stack.portal, &demo.demo.token, "light", &format!("/t/{}", demo.th)).await;
+    lattice_e2e::demo::send_the_paused_form(&w, "2026-12-01", "Down since ten.").await;
     let message = tokio::time::timeout(Duration::from_secs(10), heard.next()).await.expect("ui.form_submitted").unwrap();
     let traceparent = message.headers.as_ref().and_then(|h| h.get("traceparent")).map(|v| v.as_str().to_owned()).expect("a traceparent");
     let trace = traceparent.split('-').nth(1).unwrap().to_owned();

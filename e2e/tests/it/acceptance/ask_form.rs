@@ -7,9 +7,8 @@
 use std::time::Duration;
 
 use futures_util::StreamExt;
-use lattice_e2e::Client;
 use lattice_e2e::browser::Chrome;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_person_answers_the_demo_form_and_nats_hears_it() {
@@ -21,23 +20,12 @@ async fn a_person_answers_the_demo_form_and_nats_hears_it() {
     .await
     .unwrap()
     .expect("the stack");
-    let demo = Client::sign_in_as(&stack.portal, json!({"tenant": "demo", "user": "demo", "role": "tenant_admin"})).await;
-    let ws = demo.ok("GET", "/v1/workspaces", Value::Null).await[0]["id"].as_str().expect("the demo workspace").to_owned();
-    let th = demo.ok("GET", &format!("/v1/workspaces/{ws}/threads"), Value::Null).await[0]["id"].as_str().unwrap().to_owned();
-    // A rule's consumer: it may read everything, and publish nothing under ui.
-    let rules = async_nats::ConnectOptions::with_user_and_password("rules".into(), lattice_e2e::stack::NATS_USERS[1].1.into());
-    let nats = rules.connect(&stack.nats_url).await.unwrap();
-    let mut heard = nats.subscribe(format!("lattice.demo.{ws}.ui.form_submitted")).await.unwrap();
+    let demo = lattice_e2e::demo::Demo::on(&stack).await;
+    let mut heard = demo.answers(&stack).await;
 
     let chrome = Chrome::launch().await;
-    let w = chrome.window(&stack.portal, &demo.token, "light", &format!("/t/{th}")).await;
-    let prefix = "req-call_ask_form_1";
-    w.until(&format!("() => !!document.getElementById('{prefix}-date')"), "the paused form").await;
-    w.page.locator(format!("#{prefix}-date")).fill("2026-11-29", None).await.unwrap();
-    w.page.locator(format!("#{prefix}-severity-2")).check(None).await.unwrap();
-    w.page.locator(format!("#{prefix}-affected-0")).check(None).await.unwrap();
-    w.page.locator(format!("#{prefix}-note")).fill("Down since ten.", None).await.unwrap();
-    w.page.get_by_text("Send report", true).click(None).await.unwrap();
+    let w = chrome.window(&stack.portal, &demo.demo.token, "light", &format!("/t/{}", demo.th)).await;
+    lattice_e2e::demo::send_the_paused_form(&w, "2026-11-29", "Down since ten.").await;
 
     w.until("() => [...document.querySelectorAll('.message.agent .text')].some(m => m.textContent.includes('Thanks, I have the report'))", "the resumed run's reply").await;
     let message = tokio::time::timeout(Duration::from_secs(10), heard.next()).await.expect("ui.form_submitted within 10 s").unwrap();
