@@ -14,10 +14,11 @@
 //! that is not a lattice writer (a psql session, another database on the
 //! server) is waited for.
 //!
-//! Replicas sharing a PostgreSQL database tell each other: a process that
-//! committed sends `NOTIFY lattice_log` (one for a burst of commits), and
-//! every tracker listens on that channel. Polling stays, as the fallback
-//! for a notification lost with a connection.
+//! Replicas sharing a PostgreSQL database tell each other: a tracker whose
+//! horizon passes its own process's commits sends `NOTIFY lattice_log` (one
+//! for a burst of commits; a tracker that does not look tells of them as
+//! they come), and every tracker listens on that channel. Polling stays, as
+//! the fallback for a notification lost with a connection.
 //!
 //! The log service's tracker looks on each commit only while somebody
 //! follows the horizon (a live stream, a switch watcher, a read waiting
@@ -121,6 +122,11 @@ impl Horizon {
                             changed
                         });
                         looked.send_if_modified(|l| !std::mem::replace(l, true));
+                        let local = latest_local.load(Ordering::Relaxed);
+                        if local > announced && tracker.horizon >= local {
+                            announced = local;
+                            announce.notify_one();
+                        }
                         if !followed() {
                             idle_poll
                         } else if tracker.gap.is_some() || (busy && moved) {
@@ -140,16 +146,16 @@ impl Horizon {
                 tokio::time::sleep(MIN_INTERVAL).await;
                 let until = tokio::time::Instant::now() + wait.saturating_sub(MIN_INTERVAL);
                 loop {
-                    // A commit of this process's is visible to the others
-                    // once it returned: they are told at once.
+                    let woken = tokio::time::timeout_at(until, notify.notified()).await;
+                    if woken.is_err() || followed() {
+                        break;
+                    }
+                    // A commit nobody here follows: no look, but the other
+                    // replicas are told (it was visible once it returned).
                     let local = latest_local.load(Ordering::Relaxed);
                     if local > announced {
                         announced = local;
                         announce.notify_one();
-                    }
-                    match tokio::time::timeout_at(until, notify.notified()).await {
-                        Ok(()) if !followed() => continue,
-                        _ => break,
                     }
                 }
             }
