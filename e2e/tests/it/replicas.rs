@@ -19,7 +19,7 @@ use serde_json::{Value, json};
 /// Follows a thread through the edge from `after`, reconnecting (from the
 /// last sequence number it saw) whenever the stream ends; collects the
 /// messages' texts with their sequence numbers.
-fn follow(portal: String, token: String, th: String, seen: Arc<Mutex<Vec<(i64, String)>>>, reconnects: Arc<Mutex<usize>>) {
+fn follow(portal: String, token: String, th: String, seen: Arc<Mutex<Vec<(i64, String)>>>, reconnects: Arc<Mutex<usize>>, opened: Arc<std::sync::atomic::AtomicUsize>) {
     tokio::spawn(async move {
         let http = lattice_e2e::http();
         let mut after = 0;
@@ -32,6 +32,7 @@ fn follow(portal: String, token: String, th: String, seen: Arc<Mutex<Vec<(i64, S
                 tokio::time::sleep(Duration::from_millis(100)).await;
                 continue;
             }
+            opened.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             let mut body = r.bytes_stream();
             let mut buffer = String::new();
             while let Some(Ok(chunk)) = body.next().await {
@@ -69,8 +70,16 @@ async fn a_killed_log_replica_and_leading_bridge_lose_nothing_and_streams_runs_a
     let stop_runs = Arc::new(std::sync::atomic::AtomicBool::new(false));
     // Four streams: the edge gives the replicas two each, in turn.
     let (seen, reconnects): (Vec<_>, Vec<_>) = (0..4).map(|_| (Arc::new(Mutex::new(Vec::new())), Arc::new(Mutex::new(0)))).unzip();
+    let opened = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     for (seen, reconnects) in seen.iter().zip(&reconnects) {
-        follow(portal.clone(), ana.token.clone(), th.clone(), seen.clone(), reconnects.clone());
+        follow(portal.clone(), ana.token.clone(), th.clone(), seen.clone(), reconnects.clone(), opened.clone());
+    }
+    // Open before any other request: the edge's turns then give each
+    // replica two of them, whatever else asks later.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while opened.load(std::sync::atomic::Ordering::Relaxed) < 4 {
+        assert!(Instant::now() < deadline, "the four streams did not open");
+        tokio::time::sleep(Duration::from_millis(20)).await;
     }
 
     // Agent runs beside the writes, on whichever replica the edge picks.
