@@ -6,7 +6,11 @@ use std::time::Duration;
 
 use lattice_core::Error;
 use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
-use sqlx::{AnyPool, Executor};
+use sqlx::{AnyPool, Connection, Executor};
+
+/// How long a pooled connection may sit unused before it is pinged on its
+/// way out of the pool.
+const IDLE_BEFORE_PING: Duration = Duration::from_secs(1);
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Backend {
@@ -70,6 +74,21 @@ impl Db {
         let pool = AnyPoolOptions::new()
             .max_connections(max_connections)
             .acquire_timeout(Duration::from_secs(10))
+            // A connection used in the last second is trusted as it is: a
+            // ping on every acquire is a round trip more for each read and
+            // each commit (sqlx pings each one it takes back anyway, off the
+            // request's path, and drops it if broken). One that sat idle
+            // longer is pinged first, so a server that went away meanwhile
+            // costs a reconnect, not an error.
+            .test_before_acquire(false)
+            .before_acquire(|conn, meta| {
+                Box::pin(async move {
+                    if meta.idle_for > IDLE_BEFORE_PING {
+                        conn.ping().await?;
+                    }
+                    Ok(true)
+                })
+            })
             .after_connect(move |conn, _| {
                 Box::pin(async move {
                     if backend == Backend::Sqlite {
