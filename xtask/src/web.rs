@@ -1,9 +1,12 @@
 //! Builds the chat host (`apps/web`) into `<target>/web/`, where
 //! `lattice` serves it: cargo for wasm32 with the size-tuned `web-release`
 //! profile (not `web`, whose host artifacts would land in `<target>/web`, the
-//! output folder, and be wiped by every build),
-//! wasm-bindgen (as a library, the same version the crate links), then
-//! every file named by its content's hash and kept beside brotli and gzip copies.
+//! output folder, and be wiped by every build), the module split at its
+//! `#[lazy]` functions (wasm_split_cli_support: the first load, and chunks
+//! the page fetches when it first shows what they hold), wasm-bindgen (as a
+//! library, the same version the crate links) on the first load's module,
+//! then every file named by its content's hash and kept beside brotli and
+//! gzip copies.
 
 use std::path::{Path, PathBuf};
 
@@ -24,11 +27,15 @@ pub fn build() -> Result<PathBuf> {
     let wasm = target.join(TARGET).join("web-release").join("lattice_web.wasm");
     let staging = target.join("web-bindgen");
     let _ = std::fs::remove_dir_all(&staging);
+    let split = split(&read(&wasm)?, &staging.join("split"))?;
     wasm_bindgen_cli_support::Bindgen::new()
-        .input_path(&wasm)
+        .input_path(&split.main)
         .web(true)
         .map_err(|e| format!("wasm-bindgen: {e}"))?
         .typescript(false)
+        // The chunks link to the main module's functions by these names.
+        .keep_lld_exports(true)
+        .demangle(false)
         .remove_name_section(true)
         .remove_producers_section(true)
         .out_name("web")
@@ -43,7 +50,7 @@ pub fn build() -> Result<PathBuf> {
     std::fs::create_dir_all(out.join("assets")).map_err(|e| format!("creating {}: {e}", out.display()))?;
 
     let wasm_name = place(&out, "web", "wasm", &read(&staging.join("web_bg.wasm"))?)?;
-    let js_name = place(&out, "web", "js", &read(&staging.join("web.js"))?)?;
+    let js_name = place_with_chunks(&out, &split, &text(&staging.join("web.js"))?)?;
     let style_name = place(&out, "style", "css", &read(&source.join("style.css"))?)?;
     let boot = text(&source.join("boot.js"))?.replace("{js}", &js_name).replace("{wasm}", &wasm_name);
     let boot_name = place(&out, "boot", "js", boot.as_bytes())?;
@@ -61,6 +68,67 @@ pub fn build() -> Result<PathBuf> {
     }
     println!("xtask: the chat host is in {}", done.display());
     Ok(done)
+}
+
+/// Where the split module's pieces are, before wasm-bindgen.
+struct Split {
+    /// The first load's module.
+    main: PathBuf,
+    /// The loader the main module imports (by [`LINK`]), which fetches
+    /// each chunk the first time a function in it is called.
+    link: PathBuf,
+    /// The chunks, as the loader names them (`./<stem>.wasm`).
+    chunks: Vec<PathBuf>,
+}
+
+/// How the main module imports the chunks' loader, and how the loader
+/// imports wasm-bindgen's module: both stand in for hashed names until
+/// [`place_with_chunks`] knows them.
+const LINK: &str = "./__wasm_split.js";
+const MAIN: &str = "./__web.js";
+
+fn split(wasm: &[u8], dir: &Path) -> Result<Split> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
+    let main = dir.join("main.wasm");
+    let mut options = wasm_split_cli_support::Options::new(wasm);
+    options.output_dir = dir;
+    options.main_out_path = &main;
+    options.link_name = LINK;
+    options.main_module = MAIN;
+    let out = wasm_split_cli_support::transform(options).map_err(|e| format!("splitting the chat host's module: {e:#}"))?;
+    Ok(Split { main, link: dir.join(LINK), chunks: out.split_modules })
+}
+
+/// Places the chunks and their loader under hashed names and wasm-bindgen's
+/// module (`js`) importing that loader; returns the module's name. The
+/// loader imports the module and the module the loader, so the loader's
+/// name hashes both as they are before either name is filled in.
+fn place_with_chunks(out: &Path, split: &Split, js: &str) -> Result<String> {
+    use sha2::Digest;
+    let mut link = text(&split.link)?;
+    for chunk in &split.chunks {
+        let file = chunk.file_name().and_then(|n| n.to_str()).ok_or("a chunk without a name")?;
+        // `split_console_view_<number>` is served as `console_view-<hash>`.
+        let stem = file.trim_end_matches(".wasm").trim_start_matches("split_");
+        let stem = stem.trim_end_matches(|c: char| c.is_ascii_digit()).trim_end_matches('_');
+        let name = place(out, stem, "wasm", &read(chunk)?)?;
+        let quoted = format!("\"./{file}\"");
+        if !link.contains(&quoted) {
+            return Err(format!("the split loader does not fetch {file}").into());
+        }
+        link = link.replace(&quoted, &format!("\"./{name}\""));
+    }
+    // Only the import statements change: the module's import object keeps
+    // the name the WebAssembly module imports by.
+    let imports_link = format!("from \"{LINK}\"");
+    if !js.contains(&imports_link) || !link.contains(MAIN) {
+        return Err("wasm-bindgen's module and the split loader do not import each other as expected".into());
+    }
+    let hash = hex::encode(sha2::Sha256::digest(format!("{link}\n{js}")));
+    let link_name = format!("split-{}.js", &hash[..12]);
+    let js_name = place(out, "web", "js", js.replace(&imports_link, &format!("from \"./{link_name}\"")).as_bytes())?;
+    write(&out.join("assets").join(&link_name), link.replace(MAIN, &format!("./{js_name}")).as_bytes())?;
+    Ok(js_name)
 }
 
 /// Whether two folders hold the same files with the same bytes.

@@ -5,7 +5,8 @@ use leptos::prelude::*;
 use leptos_router::components::{A, Route, Router, Routes};
 use leptos_router::path;
 
-use crate::pages::{Console, Home, SignIn, ThreadPage, WorkspacePage};
+use crate::components::later::LazyConsole;
+use crate::pages::{Home, SignIn, ThreadPage, WorkspacePage};
 use crate::session::Session;
 use crate::theme::Theme;
 
@@ -26,7 +27,7 @@ pub fn App() -> impl IntoView {
                             <Route path=path!("/") view=Home/>
                             <Route path=path!("/w/:ws") view=WorkspacePage/>
                             <Route path=path!("/t/:thread") view=ThreadPage/>
-                            <Route path=path!("/admin") view=Console/>
+                            <Route path=path!("/admin") view=LazyConsole/>
                         </Routes>
                     </Show>
                 </Show>

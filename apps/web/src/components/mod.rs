@@ -5,5 +5,6 @@ pub mod app_frame;
 pub mod chart;
 pub mod confirm;
 pub mod dashboard;
+pub mod later;
 pub mod markdown;
 pub mod schema_form;

@@ -21,8 +21,7 @@ use serde_json::{Value, json};
 
 use crate::api::{self, Failure};
 use crate::bridge::AppInfo;
-use crate::components::app_frame::AppFrame;
-use crate::components::dashboard::DashboardView;
+use crate::components::later::{LazyAppFrame, LazyDashboard};
 use crate::components::schema_form::SchemaForm;
 use crate::model::{ArtifactView, Item, Thread};
 use crate::session::Session;
@@ -424,7 +423,7 @@ fn being_written(id: &str, name: &str, args: &Value) -> AnyView {
             match dashboard {
                 Ok(d) => view! {
                     <div class="writing" aria-busy="true" data-tool-call=id.to_owned()>
-                        <DashboardView id=format!("writing-{id}") dashboard=d on_action=move |_: String| {}/>
+                        <LazyDashboard id=format!("writing-{id}") dashboard=d on_action=move |_: String| {}/>
                     </div>
                 }
                 .into_any(),
@@ -545,7 +544,7 @@ fn artifact_view(ctx: Ctx, a: ArtifactView, first_version: u64) -> AnyView {
                     <section class="dashboard off"><p class="refusal">"Dashboards are turned off here: " {why}</p></section>
                 }
                 .into_any(),
-                (Ok(d), None) => view! { <DashboardView id=id.clone() dashboard=d.clone() on_action=move |form_id: String| press_action(ctx, form_id)/> }.into_any(),
+                (Ok(d), None) => view! { <LazyDashboard id=id.clone() dashboard=d.clone() on_action=move |form_id: String| press_action(ctx, form_id)/> }.into_any(),
                 (Err(_), None) => view! { <p class="refusal">"This dashboard can't be shown."</p> }.into_any(),
             }
         }
@@ -584,7 +583,7 @@ fn app_view(ctx: Ctx, artifact: Memo<Option<ArtifactView>>) -> AnyView {
         })
     });
     view! {
-        <AppFrame title=title.into() summary=summary.into() run version=version.into() stopped app/>
+        <LazyAppFrame title=title.into() summary=summary.into() run version=version.into() stopped app/>
     }
     .into_any()
 }

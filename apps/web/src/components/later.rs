@@ -1,0 +1,68 @@
+//! What a first load does without: the admin console, dashboards (charts
+//! and markdown) and the mini-app host are each compiled into a WebAssembly
+//! chunk of their own (`cargo xtask web` splits the module at the
+//! `#[lazy]` functions here), fetched the first time a page shows one.
+//! A thread with a form opens on the main module alone.
+
+use lattice_ui::dashboard::Dashboard;
+use leptos::prelude::*;
+
+use super::app_frame::AppFrame;
+use super::dashboard::DashboardView;
+use crate::bridge::AppInfo;
+
+#[lazy]
+fn console_view() -> AnyView {
+    view! { <crate::pages::Console/> }.into_any()
+}
+
+#[lazy]
+fn dashboard_view(id: String, dashboard: Dashboard, on_action: Callback<String>) -> AnyView {
+    view! { <DashboardView id dashboard on_action/> }.into_any()
+}
+
+#[lazy]
+fn app_frame_view(
+    title: Signal<String>,
+    summary: Signal<String>,
+    run: Option<String>,
+    version: Signal<u64>,
+    stopped: Signal<Option<String>>,
+    app: Signal<Option<AppInfo>>,
+) -> AnyView {
+    view! { <AppFrame title summary run version stopped app/> }.into_any()
+}
+
+/// The view a chunk holds, with a line saying what comes while it loads.
+fn when_loaded(what: &'static str, view: impl Future<Output = AnyView> + Send + 'static) -> impl IntoView {
+    view! {
+        <Suspense fallback=move || view! { <p class="loading">{format!("Loading {what}…")}</p> }>
+            {Suspend::new(view)}
+        </Suspense>
+    }
+}
+
+/// The admin console's route.
+#[component]
+pub fn LazyConsole() -> impl IntoView {
+    when_loaded("the console", console_view())
+}
+
+/// [`DashboardView`], loaded with the first dashboard shown.
+#[component]
+pub fn LazyDashboard(id: String, dashboard: Dashboard, #[prop(into)] on_action: Callback<String>) -> impl IntoView {
+    when_loaded("the dashboard", dashboard_view(id, dashboard, on_action))
+}
+
+/// [`AppFrame`], loaded with the first mini app shown.
+#[component]
+pub fn LazyAppFrame(
+    title: Signal<String>,
+    summary: Signal<String>,
+    run: Option<String>,
+    version: Signal<u64>,
+    #[prop(into)] stopped: Signal<Option<String>>,
+    #[prop(into)] app: Signal<Option<AppInfo>>,
+) -> impl IntoView {
+    when_loaded("the app", app_frame_view(title, summary, run, version, stopped, app))
+}
