@@ -2,7 +2,9 @@
 //!
 //! - The bytes of everything the first load fetches (the page, its
 //!   style, its scripts, its WebAssembly), read from the running server as
-//!   a browser asks for them: brotli (what Chromium takes) and gzip.
+//!   a browser asks for them: brotli (what Chromium takes) and gzip. The
+//!   chunks fetched when a page first shows the console, a dashboard or an
+//!   app are listed apart.
 //! - The time from navigation to an interactive form (the demo's paused
 //!   ask_form, focused and ready for keys) in headless Chromium, each time
 //!   in a fresh browser context (a cold cache).
@@ -28,6 +30,9 @@ async fn main() {
         println!("web first-load {path} {bytes} bytes gzip, {br} bytes brotli");
     }
     let kib = br_bytes as f64 / 1024.0;
+    for (path, bytes) in on_demand(&up.base, &files).await {
+        println!("web on-demand {path} {bytes} bytes brotli");
+    }
 
     let demo = Client::sign_in_as(&up.base, json!({"tenant": "demo", "user": "demo", "role": "tenant_admin"})).await;
     let ws = demo.ok("GET", "/v1/workspaces", Value::Null).await[0]["id"].as_str().unwrap().to_owned();
@@ -112,6 +117,23 @@ async fn first_load_kib(base: &str) -> (f64, Vec<(String, usize)>) {
     (total as f64 / 1024.0, files)
 }
 
+/// The chunks the split loader fetches when first needed, with their
+/// brotli sizes.
+async fn on_demand(base: &str, first_load: &[(String, usize)]) -> Vec<(String, usize)> {
+    let mut out = Vec::new();
+    for (path, _) in first_load.iter().filter(|(p, _)| p.starts_with("/assets/split-")) {
+        let loader = lattice_e2e::http().get(format!("{base}{path}")).send().await.unwrap().text().await.unwrap();
+        for piece in loader.split('"') {
+            if let Some(name) = piece.strip_prefix("./").filter(|n| n.ends_with(".wasm") && !n.contains('/')) {
+                let chunk = format!("/assets/{name}");
+                let size = brotli_size(base, &chunk).await;
+                out.push((chunk, size));
+            }
+        }
+    }
+    out
+}
+
 /// The bytes of `path` sent to a browser that takes brotli.
 async fn brotli_size(base: &str, path: &str) -> usize {
     let r = lattice_e2e::http().get(format!("{base}{path}")).header("accept-encoding", "br, gzip").send().await.unwrap();
@@ -131,7 +153,9 @@ fn assets_named(text: &str) -> Vec<String> {
     let mut out = Vec::new();
     for piece in text.split(['"', '\'']) {
         let name = piece.trim_start_matches("/assets/").trim_start_matches("./");
-        let hashed = name.starts_with("web-") || name.starts_with("style-") || name.starts_with("boot-");
+        // `split-…` is the loader of the chunks, which wasm-bindgen's module
+        // imports; the chunks it fetches on demand are not the first load's.
+        let hashed = ["web-", "style-", "boot-", "split-"].iter().any(|p| name.starts_with(p));
         if hashed && (name.ends_with(".js") || name.ends_with(".css") || name.ends_with(".wasm")) && !name.contains('/') {
             out.push(format!("/assets/{name}"));
         }

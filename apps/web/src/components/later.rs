@@ -6,6 +6,7 @@
 
 use lattice_ui::dashboard::Dashboard;
 use leptos::prelude::*;
+use wasm_bindgen::JsCast;
 
 use super::app_frame::AppFrame;
 use super::dashboard::DashboardView;
@@ -34,12 +35,35 @@ fn app_frame_view(
 }
 
 /// The view a chunk holds, with a line saying what comes while it loads.
+/// The chunk is fetched once the page has painted: compiling it must not
+/// hold back the form beside it from taking the focus.
 fn when_loaded(what: &'static str, view: impl Future<Output = AnyView> + Send + 'static) -> impl IntoView {
+    let painted = send_wrapper::SendWrapper::new(after_paint());
     view! {
         <Suspense fallback=move || view! { <p class="loading">{format!("Loading {what}…")}</p> }>
-            {Suspend::new(view)}
+            {Suspend::new(async move {
+                painted.await;
+                view.await
+            })}
         </Suspense>
     }
+}
+
+/// Resolves after the next frame is painted (and its callbacks have run).
+async fn after_paint() {
+    let promise = js_sys::Promise::new(&mut |resolve, _| {
+        let Some(window) = web_sys::window() else {
+            let _ = resolve.call0(&wasm_bindgen::JsValue::NULL);
+            return;
+        };
+        let later = wasm_bindgen::closure::Closure::once_into_js(move || {
+            if let Some(window) = web_sys::window() {
+                let _ = window.set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, 0);
+            }
+        });
+        let _ = window.request_animation_frame(later.unchecked_ref());
+    });
+    let _ = wasm_bindgen_futures::JsFuture::from(promise).await;
 }
 
 /// The admin console's route.
