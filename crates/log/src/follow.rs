@@ -9,7 +9,6 @@ use std::time::Duration;
 
 use lattice_core::{Envelope, Error};
 use sqlx::Row;
-use tokio::sync::watch;
 
 use crate::clock::now_ms;
 use crate::db::{Db, db_error};
@@ -38,7 +37,9 @@ impl LogReader {
         Self { db: service.db().clone(), horizon: service.horizon().clone() }
     }
 
-    pub fn horizon(&self) -> watch::Receiver<i64> {
+    /// Follows the horizon: while this lives, the tracker looks on every
+    /// commit (see [`Horizon::subscribe`]).
+    pub fn horizon(&self) -> crate::Following {
         self.horizon.subscribe()
     }
 

@@ -62,7 +62,9 @@ type Wanted = Arc<std::sync::OnceLock<Box<dyn Fn() -> bool + Send + Sync>>>;
 pub struct Horizon {
     notify: Arc<Notify>,
     tx: Arc<watch::Sender<i64>>,
-    /// Reads waiting for the horizon to reach a sequence number.
+    /// Followers of the horizon ([`Following`]: the bridge, a tool call
+    /// waiting for an answer) and reads waiting for it to reach a sequence
+    /// number.
     waiters: Arc<std::sync::atomic::AtomicUsize>,
     /// Set by the service once its fan-out runs; unset, always.
     wanted: Wanted,
@@ -199,8 +201,17 @@ impl Horizon {
         let _ = self.wanted.set(Box::new(wanted));
     }
 
-    /// Follows the horizon as it moves.
-    pub fn subscribe(&self) -> watch::Receiver<i64> {
+    /// Follows the horizon as it moves: while the follower lives, every
+    /// commit of this process makes the tracker look at once.
+    pub fn subscribe(&self) -> Following {
+        let following = Following { rx: self.tx.subscribe(), _counted: Counted::new(self.waiters.clone()) };
+        self.notify.notify_one();
+        following
+    }
+
+    /// The horizon as it moves, for the fan-out, which says by itself
+    /// whether it follows ([`Horizon::followed_while`]).
+    pub(crate) fn watch(&self) -> watch::Receiver<i64> {
         self.tx.subscribe()
     }
 
@@ -211,26 +222,45 @@ impl Horizon {
     /// Waits until the horizon reaches `seq` (or `timeout` passes); returns
     /// the horizon then.
     pub async fn wait_for(&self, seq: i64, timeout: Duration) -> i64 {
-        let mut rx = self.subscribe();
         // Counted before the tracker is woken, so that it looks.
-        let _waiting = Waiting::new(&self.waiters);
-        self.notify.notify_one();
-        let _ = tokio::time::timeout(timeout, rx.wait_for(|h| *h >= seq)).await;
-        *rx.borrow()
+        let mut following = self.subscribe();
+        let _ = tokio::time::timeout(timeout, following.wait_for(|h| *h >= seq)).await;
+        *following.borrow()
     }
 }
 
-/// One read waiting for the horizon, for as long as it waits.
-struct Waiting<'a>(&'a std::sync::atomic::AtomicUsize);
+/// A follower of the horizon ([`Horizon::subscribe`]): a watch of it that
+/// makes the tracker follow commits closely for as long as it lives.
+pub struct Following {
+    rx: watch::Receiver<i64>,
+    _counted: Counted,
+}
 
-impl<'a> Waiting<'a> {
-    fn new(waiters: &'a std::sync::atomic::AtomicUsize) -> Self {
+impl std::ops::Deref for Following {
+    type Target = watch::Receiver<i64>;
+
+    fn deref(&self) -> &Self::Target {
+        &self.rx
+    }
+}
+
+impl std::ops::DerefMut for Following {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.rx
+    }
+}
+
+/// One follower counted, for as long as it lives.
+struct Counted(Arc<std::sync::atomic::AtomicUsize>);
+
+impl Counted {
+    fn new(waiters: Arc<std::sync::atomic::AtomicUsize>) -> Self {
         waiters.fetch_add(1, Ordering::Relaxed);
         Self(waiters)
     }
 }
 
-impl Drop for Waiting<'_> {
+impl Drop for Counted {
     fn drop(&mut self) {
         self.0.fetch_sub(1, Ordering::Relaxed);
     }

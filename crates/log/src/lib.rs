@@ -40,7 +40,7 @@ pub use deadlines::{DEADLINE_ACTOR, EXPIRED, Expired};
 pub use digest::digest;
 pub use fanout::{Delivered, Live, LiveEvents, Passing};
 pub use follow::LogReader;
-pub use horizon::{Horizon, WRITER_LOCK};
+pub use horizon::{Following, Horizon, WRITER_LOCK};
 pub use read::{AuditRow, Follow, KeyState, LevelStates, ThreadAccess, ThreadSummary, WorkspaceSummary};
 pub use runs::{RequestRow, RunRow, RunView};
 pub use service::{Builder, Committed, LogService};

@@ -85,7 +85,7 @@ impl Builder {
     /// Starts the service and its horizon tracker (which needs a Tokio runtime).
     pub fn start(self) -> LogService {
         let horizon = Horizon::start(self.db.clone(), self.idle_poll);
-        let fanout = crate::fanout::Fanout::start(self.db.clone(), horizon.subscribe());
+        let fanout = crate::fanout::Fanout::start(self.db.clone(), horizon.watch());
         horizon.followed_while(fanout.listening());
         let log = LogService {
             inner: Arc::new(Inner {

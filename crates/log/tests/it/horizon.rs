@@ -123,3 +123,23 @@ async fn an_unrelated_transaction_holds_nothing_back_on_postgres() {
     eprintln!("delivered past an open unrelated transaction and a gap in {:?}", started.elapsed());
     open.rollback().await.unwrap();
 }
+
+both_backends! {
+    /// The bridge follows the horizon through `LogReader::of`: while it
+    /// does, a commit moves the horizon at once, not at the tracker's idle
+    /// poll (an hour here), though no stream of the fan-out is open.
+    async fn a_follower_of_the_horizon_sees_a_commit_before_the_idle_poll(backend: Backend) {
+        let db = lattice_testkit::fresh_db(backend).await;
+        let log = lattice_log::LogService::builder(db, lattice_testkit::authenticator()).idle_poll(Duration::from_secs(3600)).start();
+        let alice = who("t1", "alice", TenantRole::Member);
+        let (_, th) = workspace_with_thread(&log, &alice).await;
+        let reader = lattice_log::LogReader::of(&log);
+        let mut horizon = reader.horizon();
+        let start = horizon.borrow_and_update().to_owned();
+        let sent = log.execute(&alice, Command::PostMessage { thread: th.clone(), text: "now".into() }).await.unwrap();
+        assert!(sent.seq > start);
+        let seen = tokio::time::timeout(Duration::from_secs(10), horizon.wait_for(|h| *h >= sent.seq)).await.is_ok();
+        assert!(seen, "the follower waited for the idle poll: the horizon stayed at {}", *horizon.borrow());
+        assert_eq!(reader.read(start, 10).await.unwrap().last().map(|e| e.seq), Some(sent.seq));
+    }
+}
