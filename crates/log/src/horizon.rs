@@ -21,8 +21,9 @@
 //! the fallback for a notification lost with a connection.
 //!
 //! The log service's tracker looks on each commit only while somebody
-//! follows the horizon (a live stream, a switch watcher, a read waiting
-//! for its own commit); otherwise it looks only on its idle poll, so
+//! follows the horizon (a live stream, a switch watcher, a holder of a
+//! [`Following`] such as the bridge, a read waiting for its own commit);
+//! otherwise it looks only on its idle poll, so
 //! commits nobody follows cost no reads (on PostgreSQL a gap under
 //! concurrent writers costs two `pg_locks` reads).
 
@@ -55,7 +56,7 @@ const GAP_POLL: Duration = Duration::from_millis(5);
 const BATCH: i64 = 1000;
 const MIN_INTERVAL: Duration = Duration::from_millis(1);
 
-/// Whether anybody follows the horizon beyond its own waiters.
+/// Whether anybody follows the horizon beyond its own followers.
 type Wanted = Arc<std::sync::OnceLock<Box<dyn Fn() -> bool + Send + Sync>>>;
 
 #[derive(Clone)]
@@ -65,7 +66,7 @@ pub struct Horizon {
     /// Followers of the horizon ([`Following`]: the bridge, a tool call
     /// waiting for an answer) and reads waiting for it to reach a sequence
     /// number.
-    waiters: Arc<std::sync::atomic::AtomicUsize>,
+    followers: Arc<std::sync::atomic::AtomicUsize>,
     /// Set by the service once its fan-out runs; unset, always.
     wanted: Wanted,
     /// The highest sequence number this process has committed.
@@ -94,13 +95,13 @@ impl Horizon {
         let horizon = Self {
             notify: Arc::new(Notify::new()),
             tx: Arc::new(tx),
-            waiters: Arc::default(),
+            followers: Arc::default(),
             wanted: Arc::default(),
             latest_local: Arc::default(),
             looked: Arc::new(watch::channel(false).0),
         };
-        let (waiters, wanted) = (horizon.waiters.clone(), horizon.wanted.clone());
-        let followed = move || waiters.load(Ordering::Relaxed) > 0 || wanted.get().is_none_or(|wanted| wanted());
+        let (followers, wanted) = (horizon.followers.clone(), horizon.wanted.clone());
+        let followed = move || followers.load(Ordering::Relaxed) > 0 || wanted.get().is_none_or(|wanted| wanted());
         let looked = horizon.looked.clone();
         let notify = horizon.notify.clone();
         // The tracker stops once every handle on the service is gone.
@@ -204,7 +205,7 @@ impl Horizon {
     /// Follows the horizon as it moves: while the follower lives, every
     /// commit of this process makes the tracker look at once.
     pub fn subscribe(&self) -> Following {
-        let following = Following { rx: self.tx.subscribe(), _counted: Counted::new(self.waiters.clone()) };
+        let following = Following { rx: self.tx.subscribe(), _counted: Counted::new(self.followers.clone()) };
         self.notify.notify_one();
         following
     }
@@ -254,9 +255,9 @@ impl std::ops::DerefMut for Following {
 struct Counted(Arc<std::sync::atomic::AtomicUsize>);
 
 impl Counted {
-    fn new(waiters: Arc<std::sync::atomic::AtomicUsize>) -> Self {
-        waiters.fetch_add(1, Ordering::Relaxed);
-        Self(waiters)
+    fn new(followers: Arc<std::sync::atomic::AtomicUsize>) -> Self {
+        followers.fetch_add(1, Ordering::Relaxed);
+        Self(followers)
     }
 }
 
