@@ -50,13 +50,15 @@ pub fn build() -> Result<PathBuf> {
     std::fs::create_dir_all(out.join("assets")).map_err(|e| format!("creating {}: {e}", out.display()))?;
 
     let wasm_name = place(&out, "web", "wasm", &read(&staging.join("web_bg.wasm"))?)?;
-    let js_name = place_with_chunks(&out, &split, &text(&staging.join("web.js"))?)?;
+    let (js_name, link_name) = place_with_chunks(&out, &split, &text(&staging.join("web.js"))?)?;
     let style_name = place(&out, "style", "css", &read(&source.join("style.css"))?)?;
     let boot = text(&source.join("boot.js"))?.replace("{js}", &js_name).replace("{wasm}", &wasm_name);
     let boot_name = place(&out, "boot", "js", boot.as_bytes())?;
     let index = text(&source.join("index.html"))?
         .replace("{style}", &style_name)
         .replace("{js}", &js_name)
+        .replace("{split}", &link_name)
+        .replace("{wasm}", &wasm_name)
         .replace("{boot}", &boot_name);
     write(&out.join("index.html"), index.as_bytes())?;
     vendor_sdk(&source, &out)?;
@@ -100,10 +102,11 @@ fn split(wasm: &[u8], dir: &Path) -> Result<Split> {
 }
 
 /// Places the chunks and their loader under hashed names and wasm-bindgen's
-/// module (`js`) importing that loader; returns the module's name. The
+/// module (`js`) importing that loader; returns the module's name and the
+/// loader's. The
 /// loader imports the module and the module the loader, so the loader's
 /// name hashes both as they are before either name is filled in.
-fn place_with_chunks(out: &Path, split: &Split, js: &str) -> Result<String> {
+fn place_with_chunks(out: &Path, split: &Split, js: &str) -> Result<(String, String)> {
     use sha2::Digest;
     let mut link = text(&split.link)?;
     for chunk in &split.chunks {
@@ -128,7 +131,7 @@ fn place_with_chunks(out: &Path, split: &Split, js: &str) -> Result<String> {
     let link_name = format!("split-{}.js", &hash[..12]);
     let js_name = place(out, "web", "js", js.replace(&imports_link, &format!("from \"./{link_name}\"")).as_bytes())?;
     write(&out.join("assets").join(&link_name), link.replace(MAIN, &format!("./{js_name}")).as_bytes())?;
-    Ok(js_name)
+    Ok((js_name, link_name))
 }
 
 /// Whether two folders hold the same files with the same bytes.

@@ -38,40 +38,62 @@ impl Failure {
 
 pub type Result<T> = std::result::Result<T, Failure>;
 
+/// The `accept` of the JSON reads and of the live streams.
+pub const JSON: &str = "application/json";
+pub const EVENT_STREAM: &str = "text/event-stream";
+
 pub async fn get<T: DeserializeOwned>(path: &str) -> Result<T> {
-    call("GET", path, None).await
+    read(open(path, JSON, None).await?).await
 }
 
 pub async fn post<T: DeserializeOwned>(path: &str, body: &impl Serialize) -> Result<T> {
-    call("POST", path, Some(serde_json::to_value(body).expect("a request serializes"))).await
+    call("POST", path, serde_json::to_value(body).expect("a request serializes")).await
 }
 
 pub async fn put<T: DeserializeOwned>(path: &str, body: &impl Serialize) -> Result<T> {
-    call("PUT", path, Some(serde_json::to_value(body).expect("a request serializes"))).await
+    call("PUT", path, serde_json::to_value(body).expect("a request serializes")).await
 }
 
-/// Starts a request; the caller reads the response (the live streams).
+/// A GET; the caller reads the response (the live streams). The same read
+/// started before the page was built ([`crate::early`]) is taken over.
 pub async fn open(path: &str, accept: &str, signal: Option<&web_sys::AbortSignal>) -> Result<Response> {
-    let headers = headers(accept)?;
+    let response = match crate::early::take(path, accept, signal) {
+        Some(started) => started,
+        None => start(path, accept, signal)?,
+    };
+    answer(response).await
+}
+
+/// Sends a GET with the session's token; the promise of its response.
+pub fn start(path: &str, accept: &str, signal: Option<&web_sys::AbortSignal>) -> Result<js_sys::Promise> {
     let init = RequestInit::new();
     init.set_method("GET");
+    let headers = headers(accept)?;
     init.set_headers(&headers);
     if let Some(signal) = signal {
         init.set_signal(Some(signal));
     }
-    fetch(path, &init).await
+    send(path, &init)
 }
 
-async fn call<T: DeserializeOwned>(method: &str, path: &str, body: Option<Value>) -> Result<T> {
-    let headers = headers("application/json")?;
+async fn call<T: DeserializeOwned>(method: &str, path: &str, body: Value) -> Result<T> {
+    let headers = headers(JSON)?;
+    headers.set("content-type", JSON).map_err(js)?;
     let init = RequestInit::new();
     init.set_method(method);
-    if let Some(body) = body {
-        headers.set("content-type", "application/json").map_err(js)?;
-        init.set_body(&JsValue::from_str(&body.to_string()));
-    }
+    init.set_body(&JsValue::from_str(&body.to_string()));
     init.set_headers(&headers);
-    let response = fetch(path, &init).await?;
+    read(answer(send(path, &init)?).await?).await
+}
+
+/// A public file of the portal (`/config.json`): asked for with no token
+/// and no headers, as the page's `<link rel="preload">` asked for it, so
+/// the preloaded answer is the one read.
+pub async fn public<T: DeserializeOwned>(path: &str) -> Result<T> {
+    read(answer(send(path, &RequestInit::new())?).await?).await
+}
+
+async fn read<T: DeserializeOwned>(response: Response) -> Result<T> {
     let text = JsFuture::from(response.text().map_err(js)?).await.map_err(js)?.as_string().unwrap_or_default();
     if response.ok() {
         serde_json::from_str(&text).map_err(|e| Failure::Unreachable(format!("an unexpected answer: {e}")))
@@ -89,10 +111,14 @@ fn headers(accept: &str) -> Result<Headers> {
     Ok(headers)
 }
 
-async fn fetch(path: &str, init: &RequestInit) -> Result<Response> {
+fn send(path: &str, init: &RequestInit) -> Result<js_sys::Promise> {
     let request = Request::new_with_str_and_init(path, init).map_err(js)?;
     let window = web_sys::window().ok_or_else(|| Failure::Unreachable("no window".into()))?;
-    let response: Response = JsFuture::from(window.fetch_with_request(&request)).await.map_err(js)?.unchecked_into();
+    Ok(window.fetch_with_request(&request))
+}
+
+async fn answer(response: js_sys::Promise) -> Result<Response> {
+    let response: Response = JsFuture::from(response).await.map_err(js)?.unchecked_into();
     if response.status() == 401 {
         // The token expired or was revoked: back to signing in.
         session::forget();

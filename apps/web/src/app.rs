@@ -21,15 +21,13 @@ pub fn App() -> impl IntoView {
             <a class="skip" href="#main">"Skip to content"</a>
             <Header/>
             <main id="main" tabindex="-1">
-                <Show when=move || session.checked.get() fallback=|| view! { <p class="loading">"Loading…"</p> }>
-                    <Show when=move || session.me.get().is_some() fallback=|| view! { <SignIn/> }>
-                        <Routes fallback=|| view! { <h1>"Not found"</h1><p>"There is nothing at this address."</p> }>
-                            <Route path=path!("/") view=Home/>
-                            <Route path=path!("/w/:ws") view=WorkspacePage/>
-                            <Route path=path!("/t/:thread") view=ThreadPage/>
-                            <Route path=path!("/admin") view=LazyConsole/>
-                        </Routes>
-                    </Show>
+                <Show when=move || session.signed_in.get() fallback=|| view! { <SignIn/> }>
+                    <Routes fallback=|| view! { <h1>"Not found"</h1><p>"There is nothing at this address."</p> }>
+                        <Route path=path!("/") view=Home/>
+                        <Route path=path!("/w/:ws") view=WorkspacePage/>
+                        <Route path=path!("/t/:thread") view=ThreadPage/>
+                        <Route path=path!("/admin") view=LazyConsole/>
+                    </Routes>
                 </Show>
             </main>
         </Router>
@@ -40,7 +38,7 @@ pub fn App() -> impl IntoView {
 fn Header() -> impl IntoView {
     let session = expect_context::<Session>();
     let theme = expect_context::<Theme>();
-    let signed_in = move || session.me.get().is_some();
+    let signed_in = move || session.signed_in.get();
     view! {
         <header class="top">
             <nav aria-label="Main">

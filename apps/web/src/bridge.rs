@@ -91,7 +91,7 @@ pub async fn config() -> Option<PageConfig> {
     if let Some(c) = CONFIG.with(|c| c.borrow().clone()) {
         return Some(c);
     }
-    let c: PageConfig = api::get("/config.json").await.ok()?;
+    let c: PageConfig = api::public("/config.json").await.ok()?;
     CONFIG.with(|slot| *slot.borrow_mut() = Some(c.clone()));
     Some(c)
 }

@@ -8,6 +8,7 @@ mod app;
 mod bridge;
 mod host_context;
 mod components;
+mod early;
 mod model;
 mod pages;
 mod session;
@@ -21,11 +22,20 @@ pub fn start() {
     let link = session::take_token_from_url();
     theme::apply_saved();
     match link {
-        None => leptos::mount::mount_to_body(app::App),
+        None => mount(),
         // Before anything is mounted, so on wasm-bindgen's executor.
         Some(token) => wasm_bindgen_futures::spawn_local(async move {
             session::sign_in_with_link(token).await;
-            leptos::mount::mount_to_body(app::App);
+            mount();
         }),
     }
+}
+
+/// How long a read started before the page waits for the page to take it.
+const EARLY_READS_KEPT: std::time::Duration = std::time::Duration::from_secs(15);
+
+fn mount() {
+    early::start();
+    leptos::mount::mount_to_body(app::App);
+    leptos::prelude::set_timeout(early::abandon_untaken, EARLY_READS_KEPT);
 }

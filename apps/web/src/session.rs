@@ -25,6 +25,7 @@ pub fn forget() {
     }
     if let Some(session) = use_context::<Session>() {
         session.me.set(None);
+        session.signed_in.set(false);
     }
 }
 
@@ -89,23 +90,38 @@ pub use lattice_wire::Me;
 /// The signed-in viewer, shared with every view.
 #[derive(Clone, Copy)]
 pub struct Session {
+    /// Who `/v1/me` says the viewer is, once it has answered.
     pub me: RwSignal<Option<Me>>,
-    /// Whether `/v1/me` has answered once (before that, nothing is shown).
-    pub checked: RwSignal<bool>,
+    /// Whether a token is kept. The pages show at once, their reads beside
+    /// `/v1/me` rather than after it; a token the server refuses (401 to
+    /// any request) is forgotten, and the sign-in page shows.
+    pub signed_in: RwSignal<bool>,
 }
 
 impl Session {
     pub fn new() -> Self {
-        let session = Self { me: RwSignal::new(None), checked: RwSignal::new(false) };
+        let session = Self { me: RwSignal::new(None), signed_in: RwSignal::new(false) };
         session.refresh();
         session
     }
 
     pub fn refresh(self) {
+        self.signed_in.set(token().is_some());
+        if token().is_none() {
+            return;
+        }
         leptos::task::spawn_local(async move {
-            let me = if token().is_some() { crate::api::get::<Me>("/v1/me").await.ok() } else { None };
-            self.me.set(me);
-            self.checked.set(true);
+            if let Ok(me) = crate::api::get::<Me>("/v1/me").await {
+                self.me.set(Some(me));
+            }
         });
+    }
+
+    /// The viewer's user name, asking `/v1/me` if it has not answered yet.
+    pub async fn user(self) -> String {
+        if let Some(me) = self.me.get_untracked() {
+            return me.user;
+        }
+        crate::api::get::<Me>("/v1/me").await.map(|me| me.user).unwrap_or_default()
     }
 }

@@ -89,7 +89,7 @@ async fn read(
     last_id: &mut Option<String>,
     on_event: &impl Fn(Event),
 ) -> Result<(), Option<crate::api::Failure>> {
-    let response = crate::api::open(url, "text/event-stream", Some(signal)).await.map_err(|_| None)?;
+    let response = crate::api::open(url, crate::api::EVENT_STREAM, Some(signal)).await.map_err(|_| None)?;
     if !response.ok() {
         let status = response.status();
         let text = match response.text() {

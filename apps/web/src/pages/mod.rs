@@ -3,7 +3,7 @@
 mod console;
 mod home;
 mod sign_in;
-mod thread;
+pub(crate) mod thread;
 mod workspace;
 
 pub use console::Console;

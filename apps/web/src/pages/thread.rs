@@ -110,6 +110,16 @@ pub fn ThreadPage() -> impl IntoView {
     }
 }
 
+/// The thread's events after `after` (all of them without), as a live stream.
+pub fn events_path(thread: &str, after: Option<&str>) -> String {
+    format!("/v1/threads/{thread}/events?after={}", after.unwrap_or("0"))
+}
+
+/// The thread's own record (its title, its workspace, the viewer's role).
+pub fn record_path(thread: &str) -> String {
+    format!("/v1/threads/{thread}")
+}
+
 #[component]
 fn ThreadView(id: String) -> impl IntoView {
     let state = RwSignal::new(Thread::default());
@@ -122,7 +132,7 @@ fn ThreadView(id: String) -> impl IntoView {
 
     let th = id.clone();
     let events = stream::follow(
-        move |last| format!("/v1/threads/{th}/events?after={}", last.unwrap_or("0")),
+        move |last| events_path(&th, last),
         move |event| match event.name.as_str() {
             "delta" => {
                 if let Ok(d) = serde_json::from_str::<TextDelta>(&event.data) {
@@ -235,7 +245,7 @@ fn ThreadView(id: String) -> impl IntoView {
     let restricted = RwSignal::new(false);
     let th = id.clone();
     leptos::task::spawn_local(async move {
-        if let Ok(thread) = api::get::<lattice_wire::Thread>(&format!("/v1/threads/{th}")).await {
+        if let Ok(thread) = api::get::<lattice_wire::Thread>(&record_path(&th)).await {
             restricted.try_set(thread.restricted);
             role.try_set(thread.role);
         }
@@ -604,11 +614,11 @@ fn form_artifact(ctx: Ctx, a: ArtifactView, first_version: u64) -> AnyView {
     let submissions = Memo::new(move |_| {
         ctx.state.with(|t| t.submissions_to(&subs_of).into_iter().map(|s| (s.author.clone(), s.data.get("values").cloned().unwrap_or(Value::Null))).collect::<Vec<_>>())
     });
-    let me = session.me.get_untracked().map(|m| m.user).unwrap_or_default();
-    let mine = {
-        let me = me.clone();
-        Memo::new(move |_| submissions.with(|s| s.iter().any(|(who, _)| *who == me)))
-    };
+    // Reactive on the viewer: the page shows before `/v1/me` answers.
+    let mine = Memo::new(move |_| {
+        let me = session.me.with(|m| m.as_ref().map(|m| m.user.clone()));
+        submissions.with(|s| me.is_some_and(|me| s.iter().any(|(who, _)| *who == me)))
+    });
     let policy = form.submissions;
     let version = a.version;
     let archived = a.archived;
@@ -643,9 +653,8 @@ fn form_artifact(ctx: Ctx, a: ArtifactView, first_version: u64) -> AnyView {
         }
         let thread = ctx.thread.get_value();
         let form_id = form_id.clone();
-        let me = me.clone();
         let dom_id = format!("form-{form_id}");
-        let send = move |values: Value| submit(thread.clone(), form_id.clone(), version, policy, me.clone(), values);
+        let send = move |values: Value| submit(thread.clone(), form_id.clone(), version, policy, session, values);
         view! {
             <SchemaForm id=dom_id labelled_by=heading_id.clone() schema=schema.clone() hints=hints.clone()
                 on_send=send reset_after_send=policy == Submissions::Many/>
@@ -700,7 +709,8 @@ fn describe(values: &Value) -> String {
 
 /// A submission: its id derived as the server derives it, so a retry is
 /// the same artifact.
-async fn submit(thread: String, form_id: String, version: u64, policy: Submissions, me: String, values: Value) -> Result<(), Failure> {
+async fn submit(thread: String, form_id: String, version: u64, policy: Submissions, session: Session, values: Value) -> Result<(), Failure> {
+    let me = session.user().await;
     let (id, submission) = lattice_ui::submission::Submission::to_form(&form_id, version, policy, &me, values, nonce);
     let body = CreateArtifact { id: Some(id), kind: lattice_ui::SUBMISSION.into(), data: submission.data() };
     api::post::<Versioned>(&format!("/v1/threads/{thread}/artifacts"), &body).await.map(|_| ())
@@ -717,13 +727,12 @@ pub fn nonce() -> String {
 /// A dashboard's action button: a submission with no values to its form.
 fn press_action(ctx: Ctx, form_id: String) {
     let session = expect_context::<Session>();
-    let me = session.me.get_untracked().map(|m| m.user).unwrap_or_default();
     let thread = ctx.thread.get_value();
     leptos::task::spawn_local(async move {
         let Ok(form) = api::get::<Artifact>(&format!("/v1/artifacts/{form_id}")).await else { return };
         let policy = serde_json::from_value::<Form>(form.data).map(|f| f.submissions).unwrap_or_default();
         let version = form.version;
-        let _ = submit(thread, form_id, version, policy, me, json!({})).await;
+        let _ = submit(thread, form_id, version, policy, session, json!({})).await;
     });
 }
 
