@@ -7,6 +7,7 @@ mod permissions;
 mod projections;
 mod schema;
 mod slow_writer;
+mod stalled_checkpoint;
 mod tls;
 mod trace;
 

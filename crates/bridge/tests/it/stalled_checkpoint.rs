@@ -1,0 +1,73 @@
+//! The checkpoint's write and the lead's renewal run beside the
+//! publishing: while the database holds them up, committed envelopes still
+//! reach NATS, and the checkpoint catches up once the database lets go.
+
+use std::time::{Duration, Instant};
+
+use async_nats::jetstream;
+use lattice_core::{Command, TenantRole, ThreadId, WorkspaceId};
+use lattice_log::{Backend, Db, LogReader};
+use lattice_testkit::nats::NatsServer;
+use lattice_testkit::{fresh_url, service_on, who};
+use sqlx::Connection;
+
+use crate::stream_messages;
+
+/// How long a message may take to reach NATS while the row is held. The
+/// bridge writes its checkpoint 50 ms after the log rests: before, that
+/// write held publishing for as long as the row stayed locked.
+const PROMPT: Duration = Duration::from_secs(1);
+
+async fn on_nats(js: &jetstream::Context, envelope: &str, within: Duration) -> bool {
+    let deadline = Instant::now() + within;
+    while Instant::now() < deadline {
+        if stream_messages(js).await.iter().any(|(_, id, _)| id == envelope) {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    false
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_checkpoint_write_held_up_by_the_database_does_not_hold_back_publishing() {
+    let nats = NatsServer::start();
+    let url = fresh_url(Backend::Postgres).await;
+    let db = Db::connect(&url, 8).await.unwrap();
+    db.migrate().await.unwrap();
+    let log = service_on(db);
+    let alice = who("t1", "alice", TenantRole::Member);
+    let ws = log.execute(&alice, Command::CreateWorkspace { name: "W".into() }).await.unwrap().id.unwrap();
+    let th = log.execute(&alice, Command::CreateThread { workspace: WorkspaceId::parse("w", &ws).unwrap(), title: "T".into(), restricted: false })
+        .await.unwrap().id.unwrap();
+    let thread = ThreadId::parse("t", &th).unwrap();
+    let (stop_tx, stop) = tokio::sync::watch::channel(false);
+    let bridge = crate::spawn_bridge(&log, &nats.url, stop);
+    let js = jetstream::new(async_nats::connect(&nats.url).await.unwrap());
+    let post = |text: &str| log.execute(&alice, Command::PostMessage { thread: thread.clone(), text: text.into() });
+    let first = post("first").await.unwrap();
+    assert!(on_nats(&js, &first.envelope_id, Duration::from_secs(10)).await, "the bridge publishes");
+
+    // Another session holds the bridge's row: its checkpoint's write and
+    // its lead's renewal wait on it.
+    let mut holder = sqlx::PgConnection::connect(&url).await.unwrap();
+    let mut tx = holder.begin().await.unwrap();
+    sqlx::query("SELECT seq FROM follower_checkpoints WHERE name = 'bridge' FOR UPDATE").execute(&mut *tx).await.unwrap();
+    let mut last = first;
+    for i in 0..6 {
+        // Each after the log rested, so a checkpoint's write is due.
+        tokio::time::sleep(Duration::from_millis(250)).await;
+        last = post(&format!("m{i}")).await.unwrap();
+        assert!(on_nats(&js, &last.envelope_id, PROMPT).await, "message {i} reached NATS within {PROMPT:?} while the checkpoint's row was held");
+    }
+    tx.rollback().await.unwrap();
+
+    let reader = LogReader::of(&log);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while reader.checkpoint("bridge").await.unwrap() < last.seq {
+        assert!(Instant::now() < deadline, "the checkpoint caught up with what was published");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let _ = stop_tx.send(true);
+    bridge.await.unwrap().unwrap();
+}
