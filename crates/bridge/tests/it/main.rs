@@ -40,3 +40,34 @@ pub fn spawn_bridge(
     let config = lattice_bridge::BridgeConfig { nats_url: url.to_owned(), user: None, password: None, name: "bridge".into(), ca_file: None, stream_replicas: 1 };
     tokio::spawn(lattice_bridge::Bridge::new(lattice_log::LogReader::of(log), config).run(stop))
 }
+
+/// A fresh PostgreSQL database with the log on it, a workspace and a
+/// thread by alice, and a nats-server: what a test of one bridge starts from.
+pub struct OnPostgres {
+    pub nats: lattice_testkit::nats::NatsServer,
+    pub url: String,
+    pub log: lattice_log::LogService,
+    pub alice: lattice_log::Authenticated,
+    pub workspace: String,
+    pub thread: String,
+}
+
+impl OnPostgres {
+    pub async fn start() -> Self {
+        use lattice_core::{Command, TenantRole, WorkspaceId};
+        let nats = lattice_testkit::nats::NatsServer::start();
+        let url = lattice_testkit::fresh_url(lattice_log::Backend::Postgres).await;
+        let db = lattice_log::Db::connect(&url, 8).await.unwrap();
+        db.migrate().await.unwrap();
+        let log = lattice_testkit::service_on(db);
+        let alice = lattice_testkit::who("t1", "alice", TenantRole::Member);
+        let workspace = log.execute(&alice, Command::CreateWorkspace { name: "W".into() }).await.unwrap().id.unwrap();
+        let thread = log
+            .execute(&alice, Command::CreateThread { workspace: WorkspaceId::parse("w", &workspace).unwrap(), title: "T".into(), restricted: false })
+            .await
+            .unwrap()
+            .id
+            .unwrap();
+        Self { nats, url, log, alice, workspace, thread }
+    }
+}

@@ -4,25 +4,14 @@
 use std::time::Duration;
 
 use async_nats::jetstream;
-use lattice_core::{Command, TenantRole, ThreadId, WorkspaceId};
-use lattice_log::{Backend, Db};
-use lattice_testkit::nats::NatsServer;
-use lattice_testkit::{fresh_url, service_on, who};
+use lattice_core::{Command, ThreadId};
 use sqlx::{Connection, Row};
 
 use crate::stream_messages;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_slow_writer_is_published_before_the_later_fast_one() {
-    let nats = NatsServer::start();
-    let url = fresh_url(Backend::Postgres).await;
-    let db = Db::connect(&url, 8).await.unwrap();
-    db.migrate().await.unwrap();
-    let log = service_on(db);
-    let alice = who("t1", "alice", TenantRole::Member);
-    let ws = log.execute(&alice, Command::CreateWorkspace { name: "W".into() }).await.unwrap().id.unwrap();
-    let th = log.execute(&alice, Command::CreateThread { workspace: WorkspaceId::parse("w", &ws).unwrap(), title: "T".into(), restricted: false })
-        .await.unwrap().id.unwrap();
+    let crate::OnPostgres { nats, url, log, alice, workspace: ws, thread: th } = crate::OnPostgres::start().await;
     let (stop_tx, stop) = tokio::sync::watch::channel(false);
     let bridge = crate::spawn_bridge(&log, &nats.url, stop);
 

@@ -5,10 +5,8 @@
 use std::time::{Duration, Instant};
 
 use async_nats::jetstream;
-use lattice_core::{Command, TenantRole, ThreadId, WorkspaceId};
-use lattice_log::{Backend, Db, LogReader};
-use lattice_testkit::nats::NatsServer;
-use lattice_testkit::{fresh_url, service_on, who};
+use lattice_core::{Command, ThreadId};
+use lattice_log::LogReader;
 use sqlx::Connection;
 
 use crate::stream_messages;
@@ -31,15 +29,7 @@ async fn on_nats(js: &jetstream::Context, envelope: &str, within: Duration) -> b
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_checkpoint_write_held_up_by_the_database_does_not_hold_back_publishing() {
-    let nats = NatsServer::start();
-    let url = fresh_url(Backend::Postgres).await;
-    let db = Db::connect(&url, 8).await.unwrap();
-    db.migrate().await.unwrap();
-    let log = service_on(db);
-    let alice = who("t1", "alice", TenantRole::Member);
-    let ws = log.execute(&alice, Command::CreateWorkspace { name: "W".into() }).await.unwrap().id.unwrap();
-    let th = log.execute(&alice, Command::CreateThread { workspace: WorkspaceId::parse("w", &ws).unwrap(), title: "T".into(), restricted: false })
-        .await.unwrap().id.unwrap();
+    let crate::OnPostgres { nats, url, log, alice, thread: th, .. } = crate::OnPostgres::start().await;
     let thread = ThreadId::parse("t", &th).unwrap();
     let (stop_tx, stop) = tokio::sync::watch::channel(false);
     let bridge = crate::spawn_bridge(&log, &nats.url, stop);
