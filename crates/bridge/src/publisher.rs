@@ -194,10 +194,9 @@ struct Progress {
     inflight: VecDeque<(i64, i64, Option<PublishAckFuture>)>,
     /// The checkpoint's write under way (to the seq it returns), and the
     /// lead's renewal under way (asked for at the instant it returns).
-    /// They run beside the publishing: a write held up by the database's
-    /// disk must not hold back the next envelope (`cargo xtask bench
-    /// bridge`, one writer: a 100 ms stall of one checkpoint write had
-    /// made the p99 of delivery 84 ms).
+    /// They run beside the publishing: a write held up by the database (a
+    /// slow disk, a locked row) must not hold back the next envelope
+    /// (`tests/it/stalled_checkpoint.rs`).
     saving: Option<tokio::task::JoinHandle<Result<i64, Error>>>,
     renewing: Option<tokio::task::JoinHandle<Result<(bool, std::time::Instant), Error>>>,
 }
