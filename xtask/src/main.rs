@@ -204,3 +204,14 @@ pub fn wasm32_target() -> Result {
     println!("xtask: adding the wasm32-unknown-unknown target");
     shell::run(std::process::Command::new("rustup").args(["target", "add", "wasm32-unknown-unknown"]))
 }
+
+/// Installs the standard library's source through rustup when it is
+/// missing: the chat host's build compiles it (`web::STD`).
+pub fn rust_src() -> Result {
+    let installed = shell::output(std::process::Command::new("rustup").args(["component", "list", "--installed"]))?;
+    if installed.lines().any(|l| l.trim() == "rust-src") {
+        return Ok(());
+    }
+    println!("xtask: adding the rust-src component");
+    shell::run(std::process::Command::new("rustup").args(["component", "add", "rust-src"]))
+}

@@ -43,7 +43,7 @@ impl Principal {
 
 /// The author of an envelope.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
+#[serde(tag = "kind", rename_all = "snake_case", try_from = "ActorWire")]
 pub enum Actor {
     Person { tenant: TenantId, user: UserId },
     /// An agent, acting in a workspace as the member it was added as, and
@@ -58,6 +58,34 @@ pub enum Actor {
     System { name: String },
 }
 
+/// An actor as it is read: the variants' fields side by side, then
+/// [`Actor`] by its `kind`, in one pass (every envelope has one; the
+/// derived reading of a tagged enum buffers it first).
+#[derive(Deserialize)]
+struct ActorWire {
+    kind: String,
+    tenant: Option<TenantId>,
+    user: Option<UserId>,
+    run: Option<RunId>,
+    name: Option<String>,
+}
+
+impl TryFrom<ActorWire> for Actor {
+    type Error = String;
+
+    fn try_from(w: ActorWire) -> Result<Self, String> {
+        fn need<T>(field: Option<T>, name: &str) -> Result<T, String> {
+            field.ok_or_else(|| format!("missing field `{name}`"))
+        }
+        Ok(match w.kind.as_str() {
+            "person" => Self::Person { tenant: need(w.tenant, "tenant")?, user: need(w.user, "user")? },
+            "agent" => Self::Agent { tenant: need(w.tenant, "tenant")?, user: need(w.user, "user")?, run: w.run },
+            "system" => Self::System { name: need(w.name, "name")? },
+            other => return Err(format!("unknown actor kind `{other}`")),
+        })
+    }
+}
+
 impl Actor {
     /// The name shown as an author: the user id, or the system's name.
     pub fn name(&self) -> &str {
@@ -69,5 +97,41 @@ impl Actor {
 
     pub fn is_agent(&self) -> bool {
         matches!(self, Self::Agent { .. })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each kind reads back what it wrote; a required field missing or a
+    /// kind no variant has is refused, and so is an id that is not a string.
+    #[test]
+    fn an_actor_reads_back_and_a_partial_one_is_refused() {
+        let tenant = TenantId::parse("t", "acme").unwrap();
+        let user = UserId::parse("u", "ana").unwrap();
+        let every = [
+            Actor::Person { tenant: tenant.clone(), user: user.clone() },
+            Actor::Agent { tenant: tenant.clone(), user: user.clone(), run: None },
+            Actor::Agent { tenant, user, run: Some(RunId::parse("r", "run_1").unwrap()) },
+            Actor::System { name: "bridge".into() },
+        ];
+        for a in &every {
+            match a {
+                Actor::Person { .. } | Actor::Agent { .. } | Actor::System { .. } => {}
+            }
+            let text = serde_json::to_string(a).unwrap();
+            assert_eq!(&serde_json::from_str::<Actor>(&text).unwrap(), a, "{text}");
+        }
+        for text in [
+            r#"{"kind":"person","tenant":"acme"}"#,
+            r#"{"kind":"agent","user":"ana"}"#,
+            r#"{"kind":"system"}"#,
+            r#"{"kind":"robot","name":"x"}"#,
+            r#"{"name":"x"}"#,
+            r#"{"kind":"person","tenant":"acme","user":7}"#,
+        ] {
+            assert!(serde_json::from_str::<Actor>(text).is_err(), "{text}");
+        }
     }
 }

@@ -4,7 +4,8 @@
 //! `#[lazy]` functions here), fetched the first time a page shows one.
 //! A thread with a form opens on the main module alone.
 
-use lattice_ui::dashboard::Dashboard;
+use lattice_ui::dashboard::{Dashboard, Panel};
+use serde_json::Value;
 use leptos::prelude::*;
 use wasm_bindgen::JsCast;
 
@@ -17,9 +18,24 @@ fn console_view() -> AnyView {
     view! { <crate::pages::Console/> }.into_any()
 }
 
+/// The dashboard is read from its JSON here, so its types' decoding is
+/// the chunk's, not the first load's. One being written (`writing`) shows
+/// the panels whole so far and leaves out the one still arriving.
 #[lazy]
-fn dashboard_view(id: String, dashboard: Dashboard, on_action: Callback<String>) -> AnyView {
-    view! { <DashboardView id dashboard on_action/> }.into_any()
+fn dashboard_view(id: String, data: Value, writing: bool, on_action: Callback<String>) -> AnyView {
+    let data = if writing { whole_panels(data) } else { data };
+    match serde_json::from_value::<Dashboard>(data) {
+        Ok(dashboard) => view! { <DashboardView id dashboard on_action/> }.into_any(),
+        Err(_) if writing => ().into_any(),
+        Err(_) => view! { <p class="refusal">"This dashboard can't be shown."</p> }.into_any(),
+    }
+}
+
+fn whole_panels(mut data: Value) -> Value {
+    if let Some(panels) = data.get_mut("panels").and_then(Value::as_array_mut) {
+        panels.retain(|p| serde_json::from_value::<Panel>(p.clone()).is_ok());
+    }
+    data
 }
 
 #[lazy]
@@ -72,10 +88,11 @@ pub fn LazyConsole() -> impl IntoView {
     when_loaded("the console", console_view())
 }
 
-/// [`DashboardView`], loaded with the first dashboard shown.
+/// [`DashboardView`] of a dashboard's JSON, loaded with the first
+/// dashboard shown.
 #[component]
-pub fn LazyDashboard(id: String, dashboard: Dashboard, #[prop(into)] on_action: Callback<String>) -> impl IntoView {
-    when_loaded("the dashboard", dashboard_view(id, dashboard, on_action))
+pub fn LazyDashboard(id: String, data: Value, writing: bool, #[prop(into)] on_action: Callback<String>) -> impl IntoView {
+    when_loaded("the dashboard", dashboard_view(id, data, writing, on_action))
 }
 
 /// [`AppFrame`], loaded with the first mini app shown.

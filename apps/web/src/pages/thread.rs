@@ -7,7 +7,6 @@ use std::cell::RefCell;
 use std::collections::HashSet;
 
 use lattice_core::Envelope;
-use lattice_ui::dashboard::Dashboard;
 use lattice_ui::form::{Form, Submissions};
 use lattice_ui::hints::UiHints;
 use lattice_wire::{
@@ -150,7 +149,7 @@ fn ThreadView(id: String) -> impl IntoView {
                 }
             }
             _ => {
-                if let Ok(e) = serde_json::from_str::<Envelope>(&event.data) {
+                if let Ok(e) = Envelope::from_json(&event.data) {
                     if let lattice_core::event::Event::RunFailed(failed) = &e.event
                         && failed.failure == Some(lattice_core::RunFailure::Cancelled)
                     {
@@ -424,21 +423,14 @@ fn being_written(id: &str, name: &str, args: &Value) -> AnyView {
             .into_any()
         }
         "show_dashboard" | "update_dashboard" => {
-            let panels: Vec<Value> = args
-                .get("panels")
-                .and_then(Value::as_array)
-                .map(|ps| ps.iter().filter(|p| serde_json::from_value::<lattice_ui::dashboard::Panel>((*p).clone()).is_ok()).cloned().collect())
-                .unwrap_or_default();
-            let dashboard = serde_json::from_value::<Dashboard>(json!({"title": title, "as_of": "", "panels": panels}));
-            match dashboard {
-                Ok(d) => view! {
-                    <div class="writing" aria-busy="true" data-tool-call=id.to_owned()>
-                        <LazyDashboard id=format!("writing-{id}") dashboard=d on_action=move |_: String| {}/>
-                    </div>
-                }
-                .into_any(),
-                Err(_) => ().into_any(),
+            let panels = args.get("panels").cloned().unwrap_or_else(|| json!([]));
+            let data = json!({"title": title, "as_of": "", "panels": panels});
+            view! {
+                <div class="writing" aria-busy="true" data-tool-call=id.to_owned()>
+                    <LazyDashboard id=format!("writing-{id}") data writing=true on_action=move |_: String| {}/>
+                </div>
             }
+            .into_any()
         }
         _ => view! {
             <p class="run writing" aria-busy="true" data-tool-call=id.to_owned()>{format!("The agent is preparing {name}: {title}")}</p>
@@ -547,15 +539,13 @@ fn artifact_view(ctx: Ctx, a: ArtifactView, first_version: u64) -> AnyView {
         "form" => form_artifact(ctx, a, first_version),
         "dashboard" => {
             let off = ctx.off_because("ui:dashboards");
-            let dashboard = serde_json::from_value::<Dashboard>(a.data.clone());
             let id = format!("dash-{}", a.id);
-            move || match (&dashboard, off.get()) {
-                (_, Some(why)) => view! {
+            move || match off.get() {
+                Some(why) => view! {
                     <section class="dashboard off"><p class="refusal">"Dashboards are turned off here: " {why}</p></section>
                 }
                 .into_any(),
-                (Ok(d), None) => view! { <LazyDashboard id=id.clone() dashboard=d.clone() on_action=move |form_id: String| press_action(ctx, form_id)/> }.into_any(),
-                (Err(_), None) => view! { <p class="refusal">"This dashboard can't be shown."</p> }.into_any(),
+                None => view! { <LazyDashboard id=id.clone() data=a.data.clone() writing=false on_action=move |form_id: String| press_action(ctx, form_id)/> }.into_any(),
             }
         }
         .into_any(),
