@@ -139,7 +139,17 @@ lattice_testkit::both_backends! {
         runner_b.watch_orphans();
         let run = runner_a.start(&alice, th.clone(), "expires_in_secs=1".into(), Some("scripted:ask_form".into()), None).await.unwrap();
         wait_for(&a, &alice, &run, RunStatus::Finished).await;
-        let events = a.events(&alice, &Follow::Thread(th), 0, 100).await.unwrap();
+        // The run's row says finished at once; the events of whichever
+        // replica finished it reach `a`'s reads when `a`'s horizon passes
+        // them (told by a notification, or on its idle poll).
+        let mut events = Vec::new();
+        for _ in 0..100 {
+            events = a.events(&alice, &Follow::Thread(th.clone()), 0, 100).await.unwrap();
+            if events.iter().any(|e| e.event_type() == "run_finished") {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
         let count = |name: &str| events.iter().filter(|e| e.event_type() == name).count();
         assert_eq!((count("deferred_answered"), count("run_resumed"), count("run_finished")), (1, 1, 1));
     }
