@@ -228,7 +228,7 @@ async fn spawn_apps_origin(config: &Config, mut stop: tokio::sync::watch::Receiv
         .with_context(|| format!("listening on {} (the apps origin)", config.apps_addr))?;
     println!("the apps origin is on http://{} (the sandbox proxy only)", listener.local_addr()?);
     tokio::spawn(async move {
-        let served = axum::serve(listener, router).with_graceful_shutdown(async move {
+        let served = axum::serve(without_delay(listener), router).with_graceful_shutdown(async move {
             let _ = stop.changed().await;
         });
         if let Err(e) = served.await {
@@ -267,13 +267,24 @@ async fn serve_until_signal(config: &Config, app: axum::Router, stop: tokio::syn
         .with_context(|| format!("listening on {}", config.http_addr))?;
     println!("lattice is listening on http://{} ({what})", listener.local_addr()?);
     let grace = Duration::from_secs(config.shutdown_grace_secs);
-    axum::serve(listener, app)
+    axum::serve(without_delay(listener), app)
         .with_graceful_shutdown(async move {
             shutdown_signal(grace).await;
             let _ = stop.send(true);
         })
         .await
         .context("serving HTTP")
+}
+
+/// The listener with Nagle's algorithm off on each connection (axum leaves
+/// it on): an answer written in pieces, a stream's events above all, goes
+/// out as it is written instead of waiting for the peer's acknowledgement.
+fn without_delay(listener: TcpListener) -> impl axum::serve::Listener<Addr = std::net::SocketAddr> {
+    axum::serve::ListenerExt::tap_io(listener, |tcp| {
+        if let Err(e) = tcp.set_nodelay(true) {
+            tracing::debug!(error = %e, "TCP_NODELAY not set");
+        }
+    })
 }
 
 /// `/mcp`: the MCP exporter, as configured, over streamable HTTP.

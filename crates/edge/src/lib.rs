@@ -10,6 +10,7 @@
 
 mod apps;
 mod portal;
+mod relay;
 mod upstream;
 
 pub use apps::{AppsOrigin, INNER_POLICY, apps_router, sdk_dir_of};

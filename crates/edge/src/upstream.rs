@@ -1,8 +1,9 @@
 //! `/v1` and the live streams, passed to the log service, and `/mcp` to
 //! the MCP exporter (`lattice serve edge`). Answers stream back without
 //! being held, so Server-Sent Events flow as they are written; hop-by-hop
-//! headers stay on their hop. A bare hyper client keeps the extra hop
-//! cheap (`cargo xtask bench edge`).
+//! headers stay on their hop. Kept-alive connections driven by the
+//! request that uses them (`relay.rs`) keep the extra hop cheap (`cargo
+//! xtask bench edge`).
 //!
 //! Several replicas (`LATTICE_LOG_URL=http://a:8080,http://b:8080`) take
 //! requests in turn. A request's body (small: the log takes 1 MiB) is held
@@ -18,11 +19,10 @@ use axum::Router;
 use axum::body::{Body, Bytes};
 use http_body_util::Full;
 use axum::extract::{Request, State};
-use axum::http::{HeaderName, StatusCode, Uri, header};
+use axum::http::{HeaderName, HeaderValue, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
-use hyper_util::client::legacy::Client;
-use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::rt::TokioExecutor;
+
+use crate::relay::{Connections, Failed};
 
 /// The most of a request's body the edge holds (the MCP exporter takes
 /// 4 MiB, the log service 1 MiB): more is refused here.
@@ -36,13 +36,15 @@ struct Upstream {
     bases: Arc<[Replica]>,
     /// The replica the next request goes to first.
     next: Arc<AtomicUsize>,
-    client: Client<HttpConnector, Full<Bytes>>,
     /// What answers there, for the error when it does not.
     name: &'static str,
 }
 
 struct Replica {
     base: String,
+    /// Its `host:port`, as the `Host` of what is sent to it.
+    host: HeaderValue,
+    connections: Connections,
     /// Until when it is passed over (ms since the edge started), 0 if not.
     down_until: AtomicU64,
 }
@@ -50,16 +52,21 @@ struct Replica {
 impl Upstream {
     /// `bases`: one URL or several, comma-separated.
     fn new(bases: &str, name: &'static str) -> Self {
-        let mut connector = HttpConnector::new();
-        connector.set_nodelay(true);
-        let client = Client::builder(TokioExecutor::new()).build(connector);
         let bases: Arc<[Replica]> = bases
             .split(',')
             .map(str::trim)
             .filter(|b| !b.is_empty())
-            .map(|b| Replica { base: b.trim_end_matches('/').to_owned(), down_until: AtomicU64::new(0) })
+            .map(|b| {
+                let base = b.trim_end_matches('/').to_owned();
+                // The configuration is checked before the edge starts
+                // (`lattice doctor`, the config's URL parse); an authority
+                // that is no header value is left empty and fails to connect.
+                let authority = base.strip_prefix("http://").unwrap_or(&base).to_owned();
+                let host = HeaderValue::from_str(&authority).unwrap_or(HeaderValue::from_static(""));
+                Replica { connections: Connections::new(authority), host, base, down_until: AtomicU64::new(0) }
+            })
             .collect();
-        Self { bases, next: Arc::default(), client, name }
+        Self { bases, next: Arc::default(), name }
     }
 
     /// The replicas in the order this request tries them: in turn, the
@@ -146,17 +153,18 @@ async fn forward(State(up): State<Upstream>, req: Request) -> Response {
     if let Some(traceparent) = lattice_telemetry::traceparent().and_then(|t| t.parse().ok()) {
         parts.headers.insert("traceparent", traceparent);
     }
-    let path = parts.uri.path_and_query().map_or("/", |p| p.as_str()).to_owned();
+    // Sent in origin form: the path and query alone.
+    let uri = parts.uri.path_and_query().map_or_else(|| Uri::from_static("/"), |p| Uri::from(p.clone()));
     let replicas = up.order();
     let last = replicas.len() - 1;
     for (i, replica) in replicas.into_iter().enumerate() {
-        let Ok(uri) = format!("{}{path}", replica.base).parse::<Uri>() else { return unavailable(up.name) };
-        let mut request = Request::new(Full::new(body.clone()));
+        let mut request = axum::http::Request::new(Full::new(body.clone()));
         *request.method_mut() = parts.method.clone();
-        *request.uri_mut() = uri;
+        *request.uri_mut() = uri.clone();
         // Only a request that may go on to another replica keeps a copy.
         *request.headers_mut() = if i == last { std::mem::take(&mut parts.headers) } else { parts.headers.clone() };
-        match up.client.request(request).await {
+        request.headers_mut().insert(header::HOST, replica.host.clone());
+        match replica.connections.send(request).await {
             Ok(answer) => {
                 let (mut parts, body) = answer.into_parts();
                 for name in HOP_BY_HOP {
@@ -165,7 +173,7 @@ async fn forward(State(up): State<Upstream>, req: Request) -> Response {
                 return Response::from_parts(parts, Body::new(body));
             }
             // It never had the request: the next replica takes it.
-            Err(e) if e.is_connect() => {
+            Err(e @ Failed::Connect(_)) => {
                 tracing::warn!(error = %e, upstream = up.name, replica = %replica.base, "a replica refused the connection; passing it over");
                 replica.down_until.store(since_start() + PASSED_OVER.as_millis() as u64, Ordering::Relaxed);
             }

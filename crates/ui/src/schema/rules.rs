@@ -102,26 +102,37 @@ impl Fast {
                 }
                 format.is_none_or(|f| f.matches(s))
             }
-            (Fast::Choices { choices, unique, min, max }, Value::Array(items)) => {
-                let len = items.len() as u64;
-                if min.is_some_and(|m| len < m) || max.is_some_and(|m| len > m) {
-                    return false;
-                }
-                let mut seen = 0u64;
-                items.iter().all(|item| {
-                    let Value::String(s) = item else { return false };
-                    let Some(bit) = choices.iter().position(|c| same(c, s)) else { return false };
-                    let mask = 1u64 << (bit & 63);
-                    let fresh = !*unique || seen & mask == 0;
-                    seen |= mask;
-                    fresh
-                })
-            }
+            (Fast::Choices { choices, unique, min, max }, Value::Array(items)) => choices_accept(choices, *unique, *min, *max, items),
             (Fast::Boolean, Value::Bool(_)) => true,
-            (Fast::Rules(rules), v) => rules.iter().all(|r| r.accepts(v)),
+            (Fast::Rules(rules), v) => rules_accept(rules, v),
             _ => false,
         }
     }
+}
+
+// The multi-choice and general checks are called, not inlined, into
+// `is_valid`: its loop stays small, with the text check (most fields) in
+// it, and a form refused at its first field costs little more than that.
+#[inline(never)]
+fn choices_accept(choices: &[Box<str>], unique: bool, min: Option<u64>, max: Option<u64>, items: &[Value]) -> bool {
+    let len = items.len() as u64;
+    if min.is_some_and(|m| len < m) || max.is_some_and(|m| len > m) {
+        return false;
+    }
+    let mut seen = 0u64;
+    items.iter().all(|item| {
+        let Value::String(s) = item else { return false };
+        let Some(bit) = choices.iter().position(|c| same(c, s)) else { return false };
+        let mask = 1u64 << (bit & 63);
+        let fresh = !unique || seen & mask == 0;
+        seen |= mask;
+        fresh
+    })
+}
+
+#[inline(never)]
+fn rules_accept(rules: &[Rule], v: &Value) -> bool {
+    rules.iter().all(|r| r.accepts(v))
 }
 
 pub(crate) fn rules_of(p: &Property) -> Box<[Rule]> {
