@@ -112,6 +112,9 @@ pub fn mcp_router(base: &str) -> Router {
         .with_state(Upstream::new(base, "the MCP exporter"))
 }
 
+const X_FORWARDED_HOST: HeaderName = HeaderName::from_static("x-forwarded-host");
+const TRACEPARENT: HeaderName = HeaderName::from_static("traceparent");
+
 const HOP_BY_HOP: [HeaderName; 7] = [
     header::CONNECTION,
     header::HOST,
@@ -142,16 +145,16 @@ async fn forward(State(up): State<Upstream>, req: Request) -> Response {
     // (`/mcp`'s protected-resource metadata); the client's own claim of
     // it does not pass.
     let host = parts.headers.get(header::HOST).cloned();
-    parts.headers.remove("x-forwarded-host");
+    parts.headers.remove(&X_FORWARDED_HOST);
     if let Some(host) = host {
-        parts.headers.insert("x-forwarded-host", host);
+        parts.headers.insert(X_FORWARDED_HOST, host);
     }
     for name in HOP_BY_HOP {
         parts.headers.remove(name);
     }
     // The upstream's span is a child of this request's.
     if let Some(traceparent) = lattice_telemetry::traceparent().and_then(|t| t.parse().ok()) {
-        parts.headers.insert("traceparent", traceparent);
+        parts.headers.insert(TRACEPARENT, traceparent);
     }
     // Sent in origin form: the path and query alone.
     let uri = parts.uri.path_and_query().map_or_else(|| Uri::from_static("/"), |p| Uri::from(p.clone()));
