@@ -197,21 +197,21 @@ fn schema() -> Result {
 
 /// Installs the wasm32 standard library through rustup when it is missing.
 pub fn wasm32_target() -> Result {
-    let installed = shell::output(std::process::Command::new("rustup").args(["target", "list", "--installed"]))?;
-    if installed.lines().any(|l| l.trim() == "wasm32-unknown-unknown") {
-        return Ok(());
-    }
-    println!("xtask: adding the wasm32-unknown-unknown target");
-    shell::run(std::process::Command::new("rustup").args(["target", "add", "wasm32-unknown-unknown"]))
+    rustup_add("target", "wasm32-unknown-unknown")
 }
 
 /// Installs the standard library's source through rustup when it is
 /// missing: the chat host's build compiles it (`web::STD`).
 pub fn rust_src() -> Result {
-    let installed = shell::output(std::process::Command::new("rustup").args(["component", "list", "--installed"]))?;
-    if installed.lines().any(|l| l.trim() == "rust-src") {
+    rustup_add("component", "rust-src")
+}
+
+/// `rustup KIND add NAME` unless `rustup KIND list --installed` names it.
+fn rustup_add(kind: &str, name: &str) -> Result {
+    let installed = shell::output(std::process::Command::new("rustup").args([kind, "list", "--installed"]))?;
+    if installed.lines().any(|l| l.trim() == name) {
         return Ok(());
     }
-    println!("xtask: adding the rust-src component");
-    shell::run(std::process::Command::new("rustup").args(["component", "add", "rust-src"]))
+    println!("xtask: adding the {name} {kind}");
+    shell::run(std::process::Command::new("rustup").args([kind, "add", name]))
 }

@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::flat::need;
 use crate::ids::{RunId, TenantId, UserId};
 use crate::role::TenantRole;
 
@@ -74,9 +75,6 @@ impl TryFrom<ActorWire> for Actor {
     type Error = String;
 
     fn try_from(w: ActorWire) -> Result<Self, String> {
-        fn need<T>(field: Option<T>, name: &str) -> Result<T, String> {
-            field.ok_or_else(|| format!("missing field `{name}`"))
-        }
         Ok(match w.kind.as_str() {
             "person" => Self::Person { tenant: need(w.tenant, "tenant")?, user: need(w.user, "user")? },
             "agent" => Self::Agent { tenant: need(w.tenant, "tenant")?, user: need(w.user, "user")?, run: w.run },

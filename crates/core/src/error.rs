@@ -3,6 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::flat::need;
+
 /// One refused field: where it stands, which rule refused it, and why.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FieldError {
@@ -113,9 +115,6 @@ impl TryFrom<ErrorWire> for Error {
     type Error = String;
 
     fn try_from(w: ErrorWire) -> Result<Self, String> {
-        fn need<T>(field: Option<T>, name: &str) -> Result<T, String> {
-            field.ok_or_else(|| format!("missing field `{name}`"))
-        }
         Ok(match w.kind.as_str() {
             "Malformed" => Self::Malformed { reason: need(w.reason, "reason")? },
             "Unauthorized" => Self::Unauthorized { reason: need(w.reason, "reason")? },

@@ -10,6 +10,7 @@ pub mod document;
 pub mod envelope;
 pub mod error;
 pub mod event;
+mod flat;
 pub mod ids;
 pub mod integrations;
 pub mod kind;
