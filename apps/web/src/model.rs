@@ -1,8 +1,6 @@
 //! A thread as the chat shows it, folded from its envelopes in log order.
 //! Pure: the views render it, the live stream feeds it.
 
-use std::collections::BTreeMap;
-
 use lattice_core::event::Event;
 use lattice_core::{Actor, Envelope, RunFailure};
 use lattice_wire::{TextDelta, ToolInputDelta};
@@ -50,21 +48,89 @@ pub struct Thread {
     pub title: String,
     pub items: Vec<Item>,
     /// Each run's status: running, paused, finished, or failed with why.
-    pub runs: BTreeMap<String, String>,
+    pub runs: ById<String>,
     /// Who answered each request, by tool call id.
-    pub answered: BTreeMap<String, String>,
+    pub answered: ById<String>,
     /// The requests whose deadline passed unanswered.
-    pub expired: std::collections::BTreeSet<String>,
-    pub artifacts: BTreeMap<String, ArtifactView>,
+    pub expired: ById<()>,
+    pub artifacts: ById<ArtifactView>,
     /// Artifacts whose data changed by a patch and must be read again.
     pub stale: Vec<String>,
     pub last_seq: i64,
     /// What the model of each run is writing now, as it writes (not in
     /// the log: the finished reply is).
-    pub writing: BTreeMap<String, Writing>,
+    pub writing: ById<Writing>,
     /// The model replies seen of each run: a delta of an earlier call is
     /// stale (its reply is here whole).
-    pub replies: BTreeMap<String, usize>,
+    pub replies: ById<usize>,
+}
+
+/// A map by id, kept sorted in one vector: the B-tree it stands in for
+/// cost the first load some kilobytes of code for each value type, and a
+/// thread's runs, requests and artifacts are found by binary search alike.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ById<V>(Vec<(String, V)>);
+
+impl<V> Default for ById<V> {
+    fn default() -> Self {
+        Self(Vec::new())
+    }
+}
+
+impl<V> ById<V> {
+    fn find(&self, key: &str) -> Result<usize, usize> {
+        self.0.binary_search_by(|(k, _)| k.as_str().cmp(key))
+    }
+
+    pub fn get(&self, key: &str) -> Option<&V> {
+        self.find(key).ok().map(|i| &self.0[i].1)
+    }
+
+    pub fn get_mut(&mut self, key: &str) -> Option<&mut V> {
+        self.find(key).ok().map(|i| &mut self.0[i].1)
+    }
+
+    pub fn contains_key(&self, key: &str) -> bool {
+        self.find(key).is_ok()
+    }
+
+    pub fn insert(&mut self, key: String, value: V) {
+        match self.find(&key) {
+            Ok(i) => self.0[i].1 = value,
+            Err(i) => self.0.insert(i, (key, value)),
+        }
+    }
+
+    pub fn remove(&mut self, key: &str) {
+        if let Ok(i) = self.find(key) {
+            self.0.remove(i);
+        }
+    }
+
+    pub fn entry_or_default(&mut self, key: String) -> &mut V
+    where
+        V: Default,
+    {
+        let i = self.find(&key).unwrap_or_else(|i| {
+            self.0.insert(i, (key, V::default()));
+            i
+        });
+        &mut self.0[i].1
+    }
+
+    /// In the order of their ids.
+    pub fn iter(&self) -> impl Iterator<Item = (&String, &V)> {
+        self.0.iter().map(|(k, v)| (k, v))
+    }
+
+    pub fn values(&self) -> impl Iterator<Item = &V> {
+        self.0.iter().map(|(_, v)| v)
+    }
+
+    #[cfg(test)]
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
 }
 
 /// A model's reply while it is written.
@@ -84,7 +150,7 @@ impl Thread {
         if self.stale(&delta.run_id, delta.model_call) {
             return;
         }
-        let writing = self.writing.entry(delta.run_id).or_default();
+        let writing = self.writing.entry_or_default(delta.run_id);
         if !writing.done {
             writing.text.push_str(&delta.text);
         }
@@ -95,7 +161,7 @@ impl Thread {
         if self.stale(&delta.run_id, delta.model_call) {
             return;
         }
-        let writing = self.writing.entry(delta.run_id).or_default();
+        let writing = self.writing.entry_or_default(delta.run_id);
         if writing.done {
             return;
         }
@@ -139,7 +205,7 @@ impl Thread {
                 });
             }
             Event::ModelReplied(replied) => {
-                *self.replies.entry(replied.run_id.clone()).or_default() += 1;
+                *self.replies.entry_or_default(replied.run_id.clone()) += 1;
                 if let Some(w) = self.writing.get_mut(&replied.run_id) {
                     w.done = true;
                 }
@@ -163,7 +229,7 @@ impl Thread {
             }
             Event::DeferredAnswered(answered) => {
                 if answered.expired {
-                    self.expired.insert(answered.tool_call_id.clone());
+                    self.expired.insert(answered.tool_call_id.clone(), ());
                 }
                 self.answered.insert(answered.tool_call_id.clone(), answered.author.clone());
             }
@@ -280,18 +346,35 @@ mod tests {
         t.text_delta(text(0, "are in."));
         t.tool_input(ToolInputDelta { run_id: "run_1".into(), model_call: 0, tool_call_id: "c1".into(), name: "ask_form".into(), arguments: json!({"title": "In"}) });
         t.tool_input(ToolInputDelta { run_id: "run_1".into(), model_call: 0, tool_call_id: "c1".into(), name: "ask_form".into(), arguments: json!({"title": "Incident"}) });
-        let w = &t.writing["run_1"];
+        let w = t.writing.get("run_1").unwrap();
         assert_eq!(w.text, "The figures are in.");
         assert_eq!(w.tools, vec![("c1".to_owned(), "ask_form".to_owned(), json!({"title": "Incident"}))]);
 
         t.apply(&envelope(2, ModelReplied { run_id: "run_1".into(), text: Some("The figures are in.".into()), tool_calls: vec![], tokens: None }.into()));
-        assert!(t.writing["run_1"].done, "whole: no longer busy");
+        assert!(t.writing.get("run_1").unwrap().done, "whole: no longer busy");
         // A delta of that call heard late (a stream catching up) is stale.
         t.text_delta(text(0, " again"));
-        assert_eq!(t.writing["run_1"].text, "The figures are in.");
+        assert_eq!(t.writing.get("run_1").unwrap().text, "The figures are in.");
         t.apply(&envelope(3, RunFinished { run_id: "run_1".into(), text: None }.into()));
         assert!(t.writing.is_empty());
         t.text_delta(text(1, "late"));
         assert!(t.writing.is_empty(), "a finished run writes nothing more");
+    }
+
+    #[test]
+    fn by_id_keeps_one_value_per_id_in_the_order_of_ids() {
+        let mut m = super::ById::default();
+        for (k, v) in [("b", 2), ("a", 1), ("c", 3), ("b", 20)] {
+            m.insert(k.to_owned(), v);
+        }
+        assert_eq!(m.iter().map(|(k, v)| (k.as_str(), *v)).collect::<Vec<_>>(), vec![("a", 1), ("b", 20), ("c", 3)]);
+        *m.entry_or_default("aa".to_owned()) += 5;
+        *m.entry_or_default("a".to_owned()) += 5;
+        m.remove("c");
+        m.remove("missing");
+        assert_eq!(m.values().copied().collect::<Vec<_>>(), vec![6, 5, 20]);
+        assert!(m.contains_key("aa") && !m.contains_key("c"));
+        assert_eq!(m.get_mut("b").map(|v| std::mem::replace(v, 0)), Some(20));
+        assert_eq!(m.get("b"), Some(&0));
     }
 }

@@ -48,8 +48,7 @@ impl Form {
 
 /// An RFC 3339 time as ms since the epoch.
 pub fn rfc3339_ms(at: &str) -> Option<i64> {
-    let t = time::OffsetDateTime::parse(at, &time::format_description::well_known::Rfc3339).ok()?;
-    Some((t.unix_timestamp_nanos() / 1_000_000) as i64)
+    crate::schema::format::date_time_ms(at)
 }
 
 /// The largest form payload, in bytes of JSON: the schema's 32 KB and room

@@ -487,7 +487,7 @@ fn ask_form_view(ctx: Ctx, run: String, tool_call_id: String, args: Value, expir
     let tcid = tool_call_id.clone();
     let answered = Memo::new(move |_| ctx.state.with(|t| t.answered.get(&tcid).cloned()));
     let tcid = tool_call_id.clone();
-    let expired = Memo::new(move |_| ctx.state.with(|t| t.expired.contains(&tcid)));
+    let expired = Memo::new(move |_| ctx.state.with(|t| t.expired.contains_key(&tcid)));
     let forms_off = ctx.off_because("ui:forms");
     let heading = format!("req-{tool_call_id}-title");
     let deadline = expires_at.clone();

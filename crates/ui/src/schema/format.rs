@@ -156,6 +156,55 @@ pub fn is_date_time(s: &str) -> bool {
     }
 }
 
+/// Milliseconds since the Unix epoch of an RFC 3339 date-time, `None` when
+/// `s` is not one ([`is_date_time`]). Digits past the nanosecond are
+/// dropped and the milliseconds truncated toward zero; a leap second reads
+/// as the last nanosecond of its minute. Written out rather than taken from
+/// a date library: the chat host reads a form's deadline with it, and its
+/// first load carries every byte of code.
+pub fn date_time_ms(s: &str) -> Option<i64> {
+    if !is_date_time(s) {
+        return None;
+    }
+    let b = s.as_bytes();
+    let n = |at: usize, len: usize| b[at..at + len].iter().fold(0i64, |n, d| n * 10 + i64::from(d - b'0'));
+    let days = days_from_civil(n(0, 4), n(5, 2), n(8, 2));
+    let (second, mut nanos) = match n(17, 2) {
+        60 => (59, 999_999_999),
+        second => (second, 0),
+    };
+    let mut rest = &b[19..];
+    if rest.first() == Some(&b'.') {
+        let frac = rest[1..].iter().take_while(|c| c.is_ascii_digit()).count();
+        if nanos == 0 {
+            nanos = (0..9).fold(0i64, |n, i| n * 10 + if i < frac { i64::from(rest[1 + i] - b'0') } else { 0 });
+        }
+        rest = &rest[1 + frac..];
+    }
+    let offset_minutes = match rest {
+        [sign @ (b'+' | b'-'), ..] => {
+            let minutes = n(b.len() - 5, 2) * 60 + n(b.len() - 2, 2);
+            if *sign == b'+' { minutes } else { -minutes }
+        }
+        _ => 0,
+    };
+    let seconds = days * 86_400 + n(11, 2) * 3_600 + n(14, 2) * 60 + second - offset_minutes * 60;
+    let total = i128::from(seconds) * 1_000_000_000 + i128::from(nanos);
+    i64::try_from(total / 1_000_000).ok()
+}
+
+/// Days from 1970-01-01 to a date of the proleptic Gregorian calendar
+/// (the civil-from-days algorithm, inverted: years begin in March, so the
+/// leap day ends one).
+fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
+    let year = if month <= 2 { year - 1 } else { year };
+    let era = year.div_euclid(400);
+    let year_of_era = year - era * 400;
+    let day_of_year = (153 * ((month + 9) % 12) + 2) / 5 + day - 1;
+    let day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
+    era * 146_097 + day_of_era - 719_468
+}
+
 /// An RFC 5321 mailbox: a dot-atom or quoted local part, `@`, and a domain
 /// name or an address literal.
 pub fn is_email(s: &str) -> bool {
@@ -244,6 +293,36 @@ mod tests {
         ) {
             proptest::prop_assert_eq!(is_date(&s), reference_date(&s), "{:?}", s);
         }
+    }
+
+    /// What the `time` crate reads an RFC 3339 date-time as, in ms.
+    fn reference_ms(s: &str) -> Option<i64> {
+        let t = time::OffsetDateTime::parse(s, &time::format_description::well_known::Rfc3339).ok()?;
+        Some((t.unix_timestamp_nanos() / 1_000_000) as i64)
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn a_date_time_reads_as_the_time_crate_reads_it(
+            s in "[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])[Tt]([01][0-9]|2[0-3]):[0-5][0-9]:([0-5][0-9]|60)(\\.[0-9]{1,12})?([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9])"
+        ) {
+            let ours = date_time_ms(&s);
+            proptest::prop_assert_eq!(ours.is_some(), is_date_time(&s));
+            if let Some(theirs) = reference_ms(&s) {
+                proptest::prop_assert_eq!(ours, Some(theirs), "{:?}", s);
+            }
+        }
+    }
+
+    #[test]
+    fn date_times_read_as_milliseconds_since_the_epoch() {
+        assert_eq!(date_time_ms("1970-01-01T00:00:00Z"), Some(0));
+        assert_eq!(date_time_ms("2025-11-30T10:19:44.810Z"), Some(1_764_497_984_810));
+        assert_eq!(date_time_ms("2025-11-30T11:19:44.8109+01:00"), Some(1_764_497_984_810));
+        assert_eq!(date_time_ms("1969-12-31T23:59:59.9995Z"), Some(0));
+        assert_eq!(date_time_ms("2000-02-29T00:00:00z"), Some(951_782_400_000));
+        assert_eq!(date_time_ms("2000-02-30T00:00:00Z"), None);
+        assert_eq!(date_time_ms("2026-11-29 10:00:00Z"), None);
     }
 
     #[test]
