@@ -15,6 +15,7 @@ pub mod ids;
 pub mod integrations;
 pub mod kind;
 pub mod patch;
+pub mod rfc3339;
 pub mod role;
 pub mod run;
 

@@ -2,7 +2,6 @@
 //! it is shown (RFC 3339).
 
 use time::OffsetDateTime;
-use time::format_description::well_known::Rfc3339;
 
 pub fn now_ms() -> i64 {
     (OffsetDateTime::now_utc().unix_timestamp_nanos() / 1_000_000) as i64
@@ -38,7 +37,6 @@ mod tests {
     }
 }
 
-/// Milliseconds since the epoch of an RFC 3339 time (`rfc3339`'s inverse).
-pub fn parse_rfc3339(at: &str) -> Option<i64> {
-    OffsetDateTime::parse(at, &Rfc3339).ok().map(|t| (t.unix_timestamp_nanos() / 1_000_000) as i64)
-}
+/// Milliseconds since the epoch of an RFC 3339 time (`rfc3339`'s inverse),
+/// read as every other part of lattice reads one.
+pub use lattice_core::rfc3339::date_time_ms as parse_rfc3339;

@@ -236,7 +236,7 @@ async fn submissions(ex: &Exporter, who: &Authenticated, args: &Value, context: 
     };
     let answered = found.len() > after;
     let closes_at = form.data.get("closes_at").and_then(Value::as_str).map(str::to_owned);
-    let expired = !answered && closes_at.as_deref().and_then(lattice_ui::form::rfc3339_ms).is_some_and(|at| at <= lattice_log::now_ms());
+    let expired = !answered && closes_at.as_deref().and_then(lattice_core::rfc3339::date_time_ms).is_some_and(|at| at <= lattice_log::now_ms());
     let listed: Vec<Value> = found
         .iter()
         .map(|s| json!({"id": s.id, "by": s.author, "at": lattice_log::rfc3339(s.created_at), "values": s.data["values"]}))

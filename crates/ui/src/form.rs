@@ -42,13 +42,8 @@ pub struct Form {
 impl Form {
     /// Whether the form has stopped taking submissions at `now_ms`.
     pub fn closed_at(&self, now_ms: i64) -> bool {
-        self.closed || self.closes_at.as_deref().and_then(rfc3339_ms).is_some_and(|at| at <= now_ms)
+        self.closed || self.closes_at.as_deref().and_then(lattice_core::rfc3339::date_time_ms).is_some_and(|at| at <= now_ms)
     }
-}
-
-/// An RFC 3339 time as ms since the epoch.
-pub fn rfc3339_ms(at: &str) -> Option<i64> {
-    crate::schema::format::date_time_ms(at)
 }
 
 /// The largest form payload, in bytes of JSON: the schema's 32 KB and room
