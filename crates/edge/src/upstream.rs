@@ -42,8 +42,11 @@ struct Upstream {
 
 struct Replica {
     base: String,
-    /// Its `host:port`, as the `Host` of what is sent to it.
+    /// Its authority as configured, the `Host` of what is sent to it.
     host: HeaderValue,
+    /// The path its URL names (`http://log:8080/lattice`), before each
+    /// request's; empty for none.
+    prefix: String,
     connections: Connections,
     /// Until when it is passed over (ms since the edge started), 0 if not.
     down_until: AtomicU64,
@@ -56,15 +59,7 @@ impl Upstream {
             .split(',')
             .map(str::trim)
             .filter(|b| !b.is_empty())
-            .map(|b| {
-                let base = b.trim_end_matches('/').to_owned();
-                // The configuration is checked before the edge starts
-                // (`lattice doctor`, the config's URL parse); an authority
-                // that is no header value is left empty and fails to connect.
-                let authority = base.strip_prefix("http://").unwrap_or(&base).to_owned();
-                let host = HeaderValue::from_str(&authority).unwrap_or(HeaderValue::from_static(""));
-                Replica { connections: Connections::new(authority), host, base, down_until: AtomicU64::new(0) }
-            })
+            .map(|b| Replica::of(b, name))
             .collect();
         Self { bases, next: Arc::default(), name }
     }
@@ -85,6 +80,36 @@ impl Upstream {
         }
         up.extend(down);
         up
+    }
+}
+
+impl Replica {
+    /// A replica from its URL: `http://host[:port][/prefix]`. One that is
+    /// none is said at start and kept, answering 502 as a replica that
+    /// refuses connections does, so that the others still serve.
+    fn of(url: &str, name: &str) -> Self {
+        let base = url.trim_end_matches('/').to_owned();
+        let parsed = base.parse::<Uri>().ok().filter(|u| u.scheme_str() == Some("http") && u.query().is_none());
+        let (address, host, prefix) = match parsed.as_ref().and_then(|u| Some((u, u.authority()?))) {
+            Some((uri, authority)) => (
+                format!("{}:{}", authority.host(), authority.port_u16().unwrap_or(80)),
+                HeaderValue::from_str(authority.as_str()).unwrap_or(HeaderValue::from_static("")),
+                uri.path().trim_end_matches('/').to_owned(),
+            ),
+            None => {
+                tracing::error!(upstream = name, url = %base, "not an http:// URL of a replica; it will not be reached");
+                (String::new(), HeaderValue::from_static(""), String::new())
+            }
+        };
+        Self { connections: Connections::new(address), host, prefix, base, down_until: AtomicU64::new(0) }
+    }
+
+    /// What `path` is asked as on this replica, in origin form.
+    fn uri(&self, path: &Uri) -> Uri {
+        match path.path_and_query() {
+            Some(asked) if self.prefix.is_empty() => Uri::from(asked.clone()),
+            asked => format!("{}{}", self.prefix, asked.map_or("/", |p| p.as_str())).parse().unwrap_or_else(|_| Uri::from_static("/")),
+        }
     }
 }
 
@@ -156,14 +181,12 @@ async fn forward(State(up): State<Upstream>, req: Request) -> Response {
     if let Some(traceparent) = lattice_telemetry::traceparent().and_then(|t| t.parse().ok()) {
         parts.headers.insert(TRACEPARENT, traceparent);
     }
-    // Sent in origin form: the path and query alone.
-    let uri = parts.uri.path_and_query().map_or_else(|| Uri::from_static("/"), |p| Uri::from(p.clone()));
     let replicas = up.order();
     let last = replicas.len() - 1;
     for (i, replica) in replicas.into_iter().enumerate() {
         let mut request = axum::http::Request::new(Full::new(body.clone()));
         *request.method_mut() = parts.method.clone();
-        *request.uri_mut() = uri.clone();
+        *request.uri_mut() = replica.uri(&parts.uri);
         // Only a request that may go on to another replica keeps a copy.
         *request.headers_mut() = if i == last { std::mem::take(&mut parts.headers) } else { parts.headers.clone() };
         request.headers_mut().insert(header::HOST, replica.host.clone());
@@ -210,6 +233,33 @@ mod tests {
         let status = res.status().as_u16();
         let body = axum::body::to_bytes(res.into_body(), usize::MAX).await.unwrap();
         (status, String::from_utf8_lossy(&body).into_owned())
+    }
+
+    /// A replica's URL may name a path: requests go under it, with their
+    /// query; the `Host` sent is the replica's own.
+    #[tokio::test]
+    async fn a_replica_url_with_a_path_takes_requests_under_it() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        let app = axum::Router::new().fallback(|uri: axum::http::Uri, headers: axum::http::HeaderMap| async move {
+            format!("{uri} {}", headers[axum::http::header::HOST].to_str().unwrap())
+        });
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        let authority = base.trim_start_matches("http://").to_owned();
+        for (url, seen) in [
+            (format!("{base}/lattice/"), format!("/lattice/v1/me?x=1 {authority}")),
+            (base.clone(), format!("/v1/me?x=1 {authority}")),
+        ] {
+            let router = super::upstream_router(&url);
+            let req = Request::get("/v1/me?x=1").header("host", "chat.example").body(Body::empty()).unwrap();
+            let res = router.oneshot(req).await.unwrap();
+            let body = axum::body::to_bytes(res.into_body(), usize::MAX).await.unwrap();
+            assert_eq!(String::from_utf8_lossy(&body), seen, "{url}");
+        }
+        // Not an http:// URL: 502, as for a replica that is down.
+        let router = super::upstream_router("https://127.0.0.1:1");
+        let res = router.oneshot(Request::get("/v1/me").body(Body::empty()).unwrap()).await.unwrap();
+        assert_eq!(res.status(), 502);
     }
 
     /// A replica that refuses connections is passed over, and the request

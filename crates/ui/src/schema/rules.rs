@@ -193,21 +193,8 @@ impl Rule {
             (Rule::MultipleOf(m), Value::Number(n)) => is_multiple(n, *m),
             (Rule::MinItems(min), Value::Array(items)) => items.len() as u64 >= *min,
             (Rule::MaxItems(max), Value::Array(items)) => items.len() as u64 <= *max,
-            (Rule::ItemEnum(choices), Value::Array(items)) => items.iter().all(|item| match item {
-                Value::String(s) => choices.iter().any(|c| same(c, s)),
-                _ => false,
-            }),
-            (Rule::UniqueItemEnum(choices), Value::Array(items)) => {
-                let mut seen = 0u64;
-                items.iter().all(|item| {
-                    let Value::String(s) = item else { return false };
-                    let Some(bit) = choices.iter().position(|c| same(c, s)) else { return false };
-                    let mask = 1u64 << (bit & 63);
-                    let fresh = seen & mask == 0;
-                    seen |= mask;
-                    fresh
-                })
-            }
+            (Rule::ItemEnum(choices), Value::Array(items)) => choices_accept(choices, false, None, None, items),
+            (Rule::UniqueItemEnum(choices), Value::Array(items)) => choices_accept(choices, true, None, None, items),
             (Rule::UniqueItems, Value::Array(items)) => super::equal::first_duplicate(items).is_none(),
             _ => true,
         }
