@@ -96,7 +96,7 @@ pub async fn public<T: DeserializeOwned>(path: &str) -> Result<T> {
 async fn read<T: DeserializeOwned>(response: Response) -> Result<T> {
     let text = JsFuture::from(response.text().map_err(js)?).await.map_err(js)?.as_string().unwrap_or_default();
     if response.ok() {
-        serde_json::from_str(&text).map_err(|e| Failure::Unreachable(format!("an unexpected answer: {e}")))
+        lattice_core::json::from_str(&text).map_err(|e| Failure::Unreachable(format!("an unexpected answer: {e}")))
     } else {
         Err(refusal(response.status(), &text))
     }
@@ -128,7 +128,7 @@ async fn answer(response: js_sys::Promise) -> Result<Response> {
 
 /// The body of a refusal: `{"error": {...}}`, or words when a proxy answered.
 pub fn refusal(status: u16, text: &str) -> Failure {
-    match serde_json::from_str::<lattice_wire::ErrorBody>(text) {
+    match lattice_core::json::from_str::<lattice_wire::ErrorBody>(text) {
         Ok(body) => Failure::Refused { status, error: body.error },
         Err(_) => Failure::Unreachable(format!("status {status}")),
     }

@@ -312,7 +312,7 @@ fn on_message(event: MessageEvent) {
     if text.len() > MAX_MESSAGE_BYTES {
         return;
     }
-    let Ok(message) = serde_json::from_str::<Value>(&text) else { return };
+    let Ok(message) = lattice_core::json::from_str::<Value>(&text) else { return };
     let method = message.get("method").and_then(Value::as_str).unwrap_or_default().to_owned();
     let request = message.get("id").cloned().filter(|_| !method.is_empty());
     if let Some(rid) = &request {

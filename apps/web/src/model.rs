@@ -1,7 +1,10 @@
 //! A thread as the chat shows it, folded from its envelopes in log order.
 //! Pure: the views render it, the live stream feeds it.
 
-use lattice_core::event::Event;
+use lattice_core::event::{
+    ArtifactArchived, ArtifactChanged, ArtifactCreated, DeferredAnswered, Event, MessagePosted, ModelReplied, RunFailed, RunFinished, RunPaused,
+    RunResumed, RunStarted, ThreadCreated, ToolReturned,
+};
 use lattice_core::{Actor, Envelope, RunFailure};
 use lattice_wire::{TextDelta, ToolInputDelta};
 use lattice_ui::SUBMISSION;
@@ -64,6 +67,24 @@ pub struct Thread {
     /// stale (its reply is here whole).
     pub replies: ById<usize>,
 }
+
+/// The event types a thread shows, the ones [`Thread::apply`] reads: the
+/// live stream reads only these (`Envelope::from_json_in`), so the first
+/// load carries no reading of the others (members, switches, audit, apps'
+/// own events).
+pub const SHOWN: u32 = ThreadCreated::BIT
+    | MessagePosted::BIT
+    | RunStarted::BIT
+    | ModelReplied::BIT
+    | ToolReturned::BIT
+    | RunPaused::BIT
+    | DeferredAnswered::BIT
+    | RunResumed::BIT
+    | RunFinished::BIT
+    | RunFailed::BIT
+    | ArtifactCreated::BIT
+    | ArtifactChanged::BIT
+    | ArtifactArchived::BIT;
 
 /// A map by id, kept sorted in one vector: the B-tree it stands in for
 /// cost the first load some kilobytes of code for each value type, and a
@@ -177,7 +198,8 @@ impl Thread {
         self.replies.get(run).is_some_and(|seen| model_call < *seen) || self.runs.get(run).is_some_and(|s| s != "running")
     }
 
-    /// Takes one envelope; one already seen is ignored.
+    /// Takes one envelope; one already seen is ignored. Only the types in
+    /// [`SHOWN`] change the thread.
     pub fn apply(&mut self, e: &Envelope) {
         if e.seq <= self.last_seq {
             return;

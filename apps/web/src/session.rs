@@ -80,7 +80,7 @@ fn who_in(token: &str) -> String {
         let padded = format!("{b64}{}", "=".repeat((4 - b64.len() % 4) % 4));
         web_sys::window()?.atob(&padded).ok()
     });
-    let claims: serde_json::Value = claims.and_then(|c| serde_json::from_str(&c).ok()).unwrap_or_default();
+    let claims: serde_json::Value = claims.and_then(|c| lattice_core::json::from_str(&c).ok()).unwrap_or_default();
     format!("{} ({})", claims["sub"].as_str().unwrap_or("someone"), claims["tenant"].as_str().unwrap_or("an unknown tenant"))
 }
 

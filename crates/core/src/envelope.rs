@@ -45,6 +45,17 @@ impl Envelope {
     /// the chat host reads every envelope of a thread this way, and the
     /// buffering's code for every payload was a tenth of its module.
     pub fn from_json(text: &str) -> Result<Self, serde_json::Error> {
+        Self::read(text, |name, payload| Event::decode(name, payload).map(Some))?.ok_or_else(|| serde::de::Error::custom("no event"))
+    }
+
+    /// [`Envelope::from_json`] of an envelope whose event is of one of the
+    /// types in `KINDS` ([`Event::decode_in`]); one of another known type
+    /// is `None`.
+    pub fn from_json_in<const KINDS: u32>(text: &str) -> Result<Option<Self>, serde_json::Error> {
+        Self::read(text, Event::decode_in::<KINDS>)
+    }
+
+    fn read(text: &str, decode: impl FnOnce(&str, &str) -> Result<Option<Event>, serde_json::Error>) -> Result<Option<Self>, serde_json::Error> {
         #[derive(Deserialize)]
         struct Wire<'a> {
             seq: i64,
@@ -63,8 +74,9 @@ impl Envelope {
             #[serde(default)]
             traceparent: Option<String>,
         }
-        let wire: Wire = serde_json::from_str(text)?;
-        Ok(Self {
+        let wire: Wire = crate::json::from_str(text)?;
+        let Some(event) = decode(&wire.event_type, wire.payload.get())? else { return Ok(None) };
+        Ok(Some(Self {
             seq: wire.seq,
             id: wire.id,
             tenant: wire.tenant,
@@ -72,9 +84,9 @@ impl Envelope {
             thread: wire.thread,
             actor: wire.actor,
             at: wire.at,
-            event: Event::decode(&wire.event_type, wire.payload.get())?,
+            event,
             traceparent: wire.traceparent,
-        })
+        }))
     }
 }
 
@@ -101,6 +113,24 @@ mod tests {
         assert_eq!(wire["payload"]["text"], "hi");
         assert_eq!(serde_json::from_value::<Envelope>(wire.clone()).unwrap(), envelope);
         assert_eq!(Envelope::from_json(&wire.to_string()).unwrap(), envelope);
+    }
+
+    /// A reader of some types reads those as [`Envelope::from_json`] does,
+    /// passes over the other known ones unread, and refuses what it refuses.
+    #[test]
+    fn a_reader_of_some_types_passes_over_the_others() {
+        use crate::event::{RunStarted, ThreadCreated};
+        const SOME: u32 = MessagePosted::BIT | ThreadCreated::BIT;
+        let message = r#"{"seq":1,"id":"01J","tenant":"acme","actor":{"kind":"system","name":"bridge"},"at":"t","type":"message_posted","payload":{"thread":"th_1","text":"hi"}}"#;
+        assert_eq!(Envelope::from_json_in::<SOME>(message).unwrap(), Some(Envelope::from_json(message).unwrap()));
+        // Another type: not read, so not even its payload's fields are asked for.
+        let other = message.replace("message_posted", RunStarted::NAME);
+        assert!(Envelope::from_json(&other).is_err());
+        assert_eq!(Envelope::from_json_in::<SOME>(&other).unwrap(), None);
+        for refused in [message.replace("message_posted", "no_such_event"), message.replace(r#","text":"hi""#, ""), message.replace(r#""seq":1"#, r#""seq":"1""#)] {
+            assert!(Envelope::from_json_in::<SOME>(&refused).is_err(), "{refused}");
+        }
+        assert_ne!(MessagePosted::BIT, ThreadCreated::BIT);
     }
 
     /// The one-pass reading and the derived one agree on what they take

@@ -29,7 +29,20 @@ macro_rules! events {
             /// An event as stored: its type beside its payload's JSON text.
             pub fn decode(name: &str, payload: &str) -> Result<Self, serde_json::Error> {
                 match name {
-                    $($name => serde_json::from_str(payload).map(Self::$variant),)*
+                    $($name => crate::json::from_str(payload).map(Self::$variant),)*
+                    other => Err(serde::de::Error::custom(format!("unknown event type {other:?}"))),
+                }
+            }
+
+            /// [`Event::decode`] of the types in `KINDS` (their `BIT`s
+            /// added up); another known type is `None`, its payload
+            /// unread. `KINDS` is known when compiling, so a reader of a
+            /// few types carries the reading of those alone (the chat
+            /// host's first load).
+            pub fn decode_in<const KINDS: u32>(name: &str, payload: &str) -> Result<Option<Self>, serde_json::Error> {
+                match name {
+                    $($name if KINDS & $variant::BIT == 0 => Ok(None),
+                    $name => crate::json::from_str(payload).map(|p| Some(Self::$variant(p))),)*
                     other => Err(serde::de::Error::custom(format!("unknown event type {other:?}"))),
                 }
             }
@@ -51,9 +64,17 @@ macro_rules! events {
             }
         }
 
+        /// Each type's place, for its bit in a set of types.
+        #[repr(u32)]
+        enum Place {
+            $($variant,)*
+        }
+
         $(impl $variant {
             /// The `type` of an envelope with this payload.
             pub const NAME: &'static str = $name;
+            /// This type in a set of types ([`Event::decode_in`]).
+            pub const BIT: u32 = 1 << Place::$variant as u32;
         }
 
         impl From<$variant> for Event {

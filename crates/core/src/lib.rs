@@ -13,6 +13,7 @@ pub mod event;
 mod flat;
 pub mod ids;
 pub mod integrations;
+pub mod json;
 pub mod kind;
 pub mod patch;
 pub mod rfc3339;

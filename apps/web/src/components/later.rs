@@ -24,7 +24,7 @@ fn console_view() -> AnyView {
 #[lazy]
 fn dashboard_view(id: String, data: Value, writing: bool, on_action: Callback<String>) -> AnyView {
     let data = if writing { whole_panels(data) } else { data };
-    match serde_json::from_value::<Dashboard>(data) {
+    match lattice_core::json::from_value::<Dashboard>(data) {
         Ok(dashboard) => view! { <DashboardView id dashboard on_action/> }.into_any(),
         Err(_) if writing => ().into_any(),
         Err(_) => view! { <p class="refusal">"This dashboard can't be shown."</p> }.into_any(),
@@ -33,7 +33,7 @@ fn dashboard_view(id: String, data: Value, writing: bool, on_action: Callback<St
 
 fn whole_panels(mut data: Value) -> Value {
     if let Some(panels) = data.get_mut("panels").and_then(Value::as_array_mut) {
-        panels.retain(|p| serde_json::from_value::<Panel>(p.clone()).is_ok());
+        panels.retain(|p| lattice_core::json::from_value::<Panel>(p.clone()).is_ok());
     }
     data
 }

@@ -157,7 +157,7 @@ pub fn Console() -> impl IntoView {
             if event.name != "levels" {
                 return;
             }
-            let Ok(list) = serde_json::from_str::<Vec<LevelView>>(&event.data) else { return };
+            let Ok(list) = lattice_core::json::from_str::<Vec<LevelView>>(&event.data) else { return };
             if apps.get_untracked().is_none() {
                 let for_apps = list.clone();
                 leptos::task::spawn_local(async move { apps.set(Some(app_calls(&for_apps).await)) });

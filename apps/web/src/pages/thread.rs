@@ -134,12 +134,12 @@ fn ThreadView(id: String) -> impl IntoView {
         move |last| events_path(&th, last),
         move |event| match event.name.as_str() {
             "delta" => {
-                if let Ok(d) = serde_json::from_str::<TextDelta>(&event.data) {
+                if let Ok(d) = lattice_core::json::from_str::<TextDelta>(&event.data) {
                     state.update(|t| t.text_delta(d));
                 }
             }
             "tool_input" => {
-                if let Ok(d) = serde_json::from_str::<ToolInputDelta>(&event.data) {
+                if let Ok(d) = lattice_core::json::from_str::<ToolInputDelta>(&event.data) {
                     if d.name == "update_app"
                         && let Some(app) = d.arguments.get("id").and_then(Value::as_str)
                     {
@@ -149,7 +149,7 @@ fn ThreadView(id: String) -> impl IntoView {
                 }
             }
             _ => {
-                if let Ok(e) = Envelope::from_json(&event.data) {
+                if let Ok(Some(e)) = Envelope::from_json_in::<{ crate::model::SHOWN }>(&event.data) {
                     if let lattice_core::event::Event::RunFailed(failed) = &e.event
                         && failed.failure == Some(lattice_core::RunFailure::Cancelled)
                     {
@@ -201,9 +201,9 @@ fn ThreadView(id: String) -> impl IntoView {
             move |_| url.clone(),
             move |event| {
                 let every = match event.name.as_str() {
-                    "heartbeat" => serde_json::from_str::<Value>(&event.data).ok().and_then(|v| v.get("every_ms").and_then(Value::as_f64)),
+                    "heartbeat" => lattice_core::json::from_str::<Value>(&event.data).ok().and_then(|v| v.get("every_ms").and_then(Value::as_f64)),
                     _ => {
-                        if let Ok(map) = serde_json::from_str::<Switches>(&event.data) {
+                        if let Ok(map) = lattice_core::json::from_str::<Switches>(&event.data) {
                             switches.set(Some(map));
                         }
                         None
@@ -481,7 +481,7 @@ fn unsendable(ctx: Ctx) -> Option<AnyView> {
 }
 
 fn ask_form_view(ctx: Ctx, run: String, tool_call_id: String, args: Value, expires_at: Option<String>) -> AnyView {
-    let Ok(args) = serde_json::from_value::<AskFormArgs>(args) else {
+    let Ok(args) = lattice_core::json::from_value::<AskFormArgs>(args) else {
         return view! { <p class="refusal">"The agent asked for a form that can't be shown."</p> }.into_any();
     };
     let tcid = tool_call_id.clone();
@@ -593,7 +593,7 @@ fn text_of(data: &Value, key: &str) -> String {
 }
 
 fn form_artifact(ctx: Ctx, a: ArtifactView, first_version: u64) -> AnyView {
-    let Ok(form) = serde_json::from_value::<Form>(a.data.clone()) else {
+    let Ok(form) = lattice_core::json::from_value::<Form>(a.data.clone()) else {
         return view! { <p class="refusal">"This form can't be shown."</p> }.into_any();
     };
     let forms_off = ctx.off_because("ui:forms");
@@ -720,7 +720,7 @@ fn press_action(ctx: Ctx, form_id: String) {
     let thread = ctx.thread.get_value();
     leptos::task::spawn_local(async move {
         let Ok(form) = api::get::<Artifact>(&format!("/v1/artifacts/{form_id}")).await else { return };
-        let policy = serde_json::from_value::<Form>(form.data).map(|f| f.submissions).unwrap_or_default();
+        let policy = lattice_core::json::from_value::<Form>(form.data).map(|f| f.submissions).unwrap_or_default();
         let version = form.version;
         let _ = submit(thread, form_id, version, policy, session, json!({})).await;
     });

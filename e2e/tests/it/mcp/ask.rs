@@ -38,11 +38,14 @@ async fn ask_form_returns_a_handle_and_form_submissions_waits_for_the_answer() {
     let art = ana.ok("GET", &format!("/v1/artifacts/{form}"), Value::Null).await;
     assert_eq!((art["kind"].as_str(), art["author"].as_str(), art["data"]["submissions"].as_str()), (Some("form"), Some("ana"), Some("once")));
 
-    // The agent waits; bob answers in lattice three seconds later.
+    // The agent waits; bob answers in lattice six seconds later. A progress
+    // notification goes out every 2 s of the wait, and the wait starts only
+    // once Node has started and the session is set up (over a second on a
+    // busy machine): six seconds leave room for at least one.
     let wait = json!({"steps": [{"call": "form_submissions", "arguments": {"id": form, "wait_seconds": 60}}]});
     let (base, token) = (up.base.clone(), ana.token.clone());
     let waiting = tokio::spawn(async move { steps(&base, &token, wait).await });
-    tokio::time::sleep(Duration::from_secs(3)).await;
+    tokio::time::sleep(Duration::from_secs(6)).await;
     assert!(!waiting.is_finished(), "form_submissions returned before the answer");
     let id = lattice_ui::submission::submission_id(&form, Submissions::Once, "bob", None);
     let body = json!({"id": id, "kind": "submission", "data": {"form_id": form, "form_version": 1, "values": {"days": 4}}});
