@@ -548,7 +548,7 @@ pub fn host_context(id: u64) -> Value {
     let token = |name: &str| style.as_ref().and_then(|s| s.get_property_value(name).ok()).map(|v| v.trim().to_owned()).unwrap_or_default();
     let media = |q: &str| window.as_ref().and_then(|w| w.match_media(q).ok().flatten()).is_some_and(|m| m.matches());
     let scheme = crate::theme::scheme();
-    let px = |name: &str| token(name).trim_end_matches("px").trim().parse::<f64>().unwrap_or(0.0);
+    let px = |name: &str| crate::text::number_in(token(name).trim_end_matches("px").trim()).unwrap_or(0.0);
     let time_zone = js_sys::Intl::DateTimeFormat::new(&js_sys::Array::new(), &js_sys::Object::new()).resolved_options();
     let time_zone = js_sys::Reflect::get(&time_zone, &"timeZone".into()).ok().and_then(|z| z.as_string()).unwrap_or_else(|| "UTC".into());
     let page = crate::host_context::Page {

@@ -10,6 +10,7 @@ mod host_context;
 mod components;
 mod early;
 mod model;
+mod text;
 mod pages;
 mod session;
 mod stream;

@@ -60,9 +60,15 @@ impl Submission {
         values: Value,
         nonce: impl FnOnce() -> String,
     ) -> (String, Self) {
+        let submission = Self::new(form_id, form_version, policy, values, nonce);
+        (submission_id(form_id, policy, submitter, submission.nonce.as_deref()), submission)
+    }
+
+    /// The same values without their id, for a client that lets the write
+    /// path give it (the chat host: it then ships no hashing of its own).
+    pub fn new(form_id: &str, form_version: u64, policy: Submissions, values: Value, nonce: impl FnOnce() -> String) -> Self {
         let nonce = (policy == Submissions::Many).then(nonce);
-        let id = submission_id(form_id, policy, submitter, nonce.as_deref());
-        (id, Self { form_id: form_id.to_owned(), form_version, values, nonce })
+        Self { form_id: form_id.to_owned(), form_version, values, nonce }
     }
 
     /// The artifact's data.

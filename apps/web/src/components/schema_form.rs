@@ -76,7 +76,7 @@ impl Field {
                 } else if integer {
                     Some(json!(s.parse::<i64>().map_err(|_| "must be a whole number".to_owned())?))
                 } else {
-                    let n: f64 = s.parse().map_err(|_| "must be a number".to_owned())?;
+                    let n = crate::text::number_in(&s).ok_or("must be a number")?;
                     Some(serde_json::Number::from_f64(n).map(Value::Number).ok_or("must be a finite number")?)
                 }
             }
@@ -337,7 +337,7 @@ fn refusals(e: &Error, fields: &[Field]) -> (Vec<(String, String)>, Vec<String>)
             for fe in errors {
                 match field_of(&fe.path, fields) {
                     Some(name) if !per_field.iter().any(|(n, _): &(String, String)| n == name) => {
-                        per_field.push((name.to_owned(), capitalize(&fe.message)));
+                        per_field.push((name.to_owned(), crate::text::capitalize(&fe.message)));
                     }
                     Some(_) => {}
                     None => general.push(fe.to_string()),
@@ -349,11 +349,6 @@ fn refusals(e: &Error, fields: &[Field]) -> (Vec<(String, String)>, Vec<String>)
         other => general.push(other.to_string()),
     }
     (per_field, general)
-}
-
-fn capitalize(s: &str) -> String {
-    let mut c = s.chars();
-    c.next().map(|f| f.to_uppercase().collect::<String>() + c.as_str()).unwrap_or_default()
 }
 
 pub fn focus(id: &str) {
@@ -496,8 +491,8 @@ fn field_view(f: Field, form: &str) -> AnyView {
             };
             let (min, max) = match control {
                 Widget::Number => (
-                    f.property.minimum.or(f.property.exclusive_minimum).map(|m| m.to_string()),
-                    f.property.maximum.or(f.property.exclusive_maximum).map(|m| m.to_string()),
+                    f.property.minimum.or(f.property.exclusive_minimum).map(crate::text::number),
+                    f.property.maximum.or(f.property.exclusive_maximum).map(crate::text::number),
                 ),
                 _ => (None, None),
             };
@@ -519,7 +514,7 @@ fn field_view(f: Field, form: &str) -> AnyView {
 
 fn step_of(p: &Property, integer: bool) -> String {
     match p.multiple_of {
-        Some(m) => m.to_string(),
+        Some(m) => crate::text::number(m),
         None if integer => "1".into(),
         None => "any".into(),
     }

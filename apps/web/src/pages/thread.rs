@@ -644,7 +644,7 @@ fn form_artifact(ctx: Ctx, a: ArtifactView, first_version: u64) -> AnyView {
         let thread = ctx.thread.get_value();
         let form_id = form_id.clone();
         let dom_id = format!("form-{form_id}");
-        let send = move |values: Value| submit(thread.clone(), form_id.clone(), version, policy, session, values);
+        let send = move |values: Value| submit(thread.clone(), form_id.clone(), version, policy, values);
         view! {
             <SchemaForm id=dom_id labelled_by=heading_id.clone() schema=schema.clone() hints=hints.clone()
                 on_send=send reset_after_send=policy == Submissions::Many/>
@@ -697,12 +697,11 @@ fn describe(values: &Value) -> String {
         .join("; ")
 }
 
-/// A submission: its id derived as the server derives it, so a retry is
-/// the same artifact.
-async fn submit(thread: String, form_id: String, version: u64, policy: Submissions, session: Session, values: Value) -> Result<(), Failure> {
-    let me = session.user().await;
-    let (id, submission) = lattice_ui::submission::Submission::to_form(&form_id, version, policy, &me, values, nonce);
-    let body = CreateArtifact { id: Some(id), kind: lattice_ui::SUBMISSION.into(), data: submission.data() };
+/// A submission, sent without its id: the write path derives it from the
+/// form's policy, so a retry is the same artifact.
+async fn submit(thread: String, form_id: String, version: u64, policy: Submissions, values: Value) -> Result<(), Failure> {
+    let submission = lattice_ui::submission::Submission::new(&form_id, version, policy, values, nonce);
+    let body = CreateArtifact { id: None, kind: lattice_ui::SUBMISSION.into(), data: submission.data() };
     api::post::<Versioned>(&format!("/v1/threads/{thread}/artifacts"), &body).await.map(|_| ())
 }
 
@@ -716,13 +715,12 @@ pub fn nonce() -> String {
 
 /// A dashboard's action button: a submission with no values to its form.
 fn press_action(ctx: Ctx, form_id: String) {
-    let session = expect_context::<Session>();
     let thread = ctx.thread.get_value();
     leptos::task::spawn_local(async move {
         let Ok(form) = api::get::<Artifact>(&format!("/v1/artifacts/{form_id}")).await else { return };
         let policy = lattice_core::json::from_value::<Form>(form.data).map(|f| f.submissions).unwrap_or_default();
         let version = form.version;
-        let _ = submit(thread, form_id, version, policy, session, json!({})).await;
+        let _ = submit(thread, form_id, version, policy, json!({})).await;
     });
 }
 
