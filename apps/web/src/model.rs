@@ -165,6 +165,16 @@ pub struct Writing {
     pub done: bool,
 }
 
+/// Whether an event brings a form the thread may draw: an ask_form
+/// request, a form artifact.
+pub fn brings_a_form(e: &Envelope) -> bool {
+    match &e.event {
+        Event::RunPaused(paused) => paused.requests.iter().any(|r| r.tool_name == "ask_form"),
+        Event::ArtifactCreated(created) => created.kind == "form",
+        _ => false,
+    }
+}
+
 impl Thread {
     /// Text a run's model has just written.
     pub fn text_delta(&mut self, delta: TextDelta) {

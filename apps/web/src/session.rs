@@ -116,12 +116,4 @@ impl Session {
             }
         });
     }
-
-    /// The viewer's user name, asking `/v1/me` if it has not answered yet.
-    pub async fn user(self) -> String {
-        if let Some(me) = self.me.get_untracked() {
-            return me.user;
-        }
-        crate::api::get::<Me>("/v1/me").await.map(|me| me.user).unwrap_or_default()
-    }
 }

@@ -1,5 +1,5 @@
 //! Numbers read from and written for the page, and capitals, by the
-//! browser's own conversions (`Number(text)`, `toString`, `toFixed`,
+//! browser's own conversions (`+text`, `toString`, `toFixed`,
 //! `toUpperCase`). The standard library's would ship its float parsing and
 //! printing and its case tables, with their tables (about 25 KB of the first
 //! load before compression), to give the same results.
@@ -13,13 +13,14 @@ use wasm_bindgen::JsValue;
 pub fn number_in(text: &str) -> Option<f64> {
     let decimal = text.bytes().any(|b| b.is_ascii_digit())
         && text.bytes().all(|b| b.is_ascii_digit() || matches!(b, b'+' | b'-' | b'.' | b'e' | b'E'));
-    let n = Number::new(&JsValue::from_str(text)).value_of();
+    // `+text`, as `Number(text)`.
+    let n = JsValue::from_str(text).unchecked_into_f64();
     (decimal && n.is_finite()).then_some(n)
 }
 
 /// The shortest text that reads back as `n` (`1`, `0.1`, `1e+21`).
 pub fn number(n: f64) -> String {
-    string(Number::from(n).to_string(10))
+    string(Number::from(n).to_string_with_radix(10))
 }
 
 /// `n` with `digits` digits after the point (`1.50` for 1.5 and 2).

@@ -3,8 +3,8 @@
 //! - The bytes of everything the first load fetches (the page, its
 //!   style, its scripts, its WebAssembly), read from the running server as
 //!   a browser asks for them: brotli (what Chromium takes) and gzip. The
-//!   chunks fetched when a page first shows the console, a dashboard or an
-//!   app are listed apart.
+//!   chunks fetched when a page first shows the console, a form, a
+//!   dashboard or an app are listed apart.
 //! - The time from navigation to an interactive form (the demo's paused
 //!   ask_form, focused and ready for keys) in headless Chromium, each time
 //!   in a fresh browser context (a cold cache).

@@ -1,8 +1,8 @@
-//! What a first load does without: the admin console, dashboards (charts
-//! and markdown) and the mini-app host are each compiled into a WebAssembly
-//! chunk of their own (`cargo xtask web` splits the module at the
-//! `#[lazy]` functions here), fetched the first time a page shows one.
-//! A thread with a form opens on the main module alone.
+//! What a first load does without: the admin console, forms (their
+//! controls and the validator), dashboards (charts and markdown) and the
+//! mini-app host are each compiled into a WebAssembly chunk of their own
+//! (`cargo xtask web` splits the module at the `#[lazy]` functions here),
+//! fetched the first time a page shows one.
 
 use lattice_ui::dashboard::{Dashboard, Panel};
 use serde_json::Value;
@@ -11,6 +11,7 @@ use wasm_bindgen::JsCast;
 
 use super::app_frame::AppFrame;
 use super::dashboard::DashboardView;
+use super::schema_form::{FormProps, schema_form};
 use crate::bridge::AppInfo;
 
 #[lazy]
@@ -38,6 +39,13 @@ fn whole_panels(mut data: Value) -> Value {
     data
 }
 
+/// The props travel in a `SendWrapper`: the chunk's future is held by a
+/// `Suspense`, which asks for `Send`, and the page has one thread.
+#[lazy]
+fn form_view(props: send_wrapper::SendWrapper<FormProps>) -> AnyView {
+    schema_form(props.take())
+}
+
 #[lazy]
 fn app_frame_view(
     title: Signal<String>,
@@ -59,6 +67,7 @@ fn when_loaded(what: &'static str, view: impl Future<Output = AnyView> + Send + 
         <Suspense fallback=move || view! { <p class="loading">{format!("Loading {what}…")}</p> }>
             {Suspend::new(async move {
                 painted.await;
+                forms_first().await;
                 view.await
             })}
         </Suspense>
@@ -93,6 +102,37 @@ pub fn LazyConsole() -> impl IntoView {
 #[component]
 pub fn LazyDashboard(id: String, data: Value, writing: bool, #[prop(into)] on_action: Callback<String>) -> impl IntoView {
     when_loaded("the dashboard", dashboard_view(id, data, writing, on_action))
+}
+
+/// Starts fetching the forms' chunk (once; later calls do nothing), for
+/// a thread that may draw a form. Spawned before the drawing is, its fetch
+/// is sent first.
+pub fn fetch_forms() {
+    if !FORMS_ASKED.replace(true) {
+        leptos::task::spawn_local(__preload_form_view());
+    }
+}
+
+thread_local!(static FORMS_ASKED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) });
+
+/// Once the forms' chunk is in, if it was asked for: the other chunks
+/// wait for it, so a paused form is not slowed by a dashboard's compiling.
+async fn forms_first() {
+    if FORMS_ASKED.get() {
+        __preload_form_view().await;
+    }
+}
+
+/// A form, drawn once the forms' chunk is loaded (with the first form
+/// shown). At once, not after the paint: here the chunk is what takes the
+/// focus.
+pub fn lazy_form(props: FormProps) -> impl IntoView {
+    let form = form_view(send_wrapper::SendWrapper::new(props));
+    view! {
+        <Suspense fallback=|| view! { <p class="loading">"Loading the form…"</p> }>
+            {Suspend::new(form)}
+        </Suspense>
+    }
 }
 
 /// [`AppFrame`], loaded with the first mini app shown.

@@ -6,6 +6,8 @@
 //! the focus to the first.
 
 use std::future::Future;
+use std::pin::Pin;
+use std::rc::Rc;
 
 use lattice_core::Error;
 use lattice_ui::hints::{FieldHints, UiHints, Widget, widget_of};
@@ -154,32 +156,31 @@ fn field_of<'a>(path: &'a str, fields: &[Field]) -> Option<&'a str> {
     fields.iter().any(|f| f.name == name).then_some(name)
 }
 
-#[component]
-pub fn SchemaForm<F, Fut>(
+/// Sends a form's checked values; a refusal is shown under its field.
+pub type Sender = Rc<dyn Fn(Value) -> Pin<Box<dyn Future<Output = Result<(), Failure>>>>>;
+
+/// A form as the thread asks for it drawn.
+pub struct FormProps {
     /// A prefix for element ids, unique in the page.
-    id: String,
+    pub id: String,
     /// The id of the heading that names the form.
-    labelled_by: String,
-    schema: Value,
-    #[prop(optional)] hints: Option<UiHints>,
-    /// Sends checked values; a refusal is shown under its field.
-    on_send: F,
-    /// Take the focus as the form appears (a paused ask_form, once).
-    #[prop(optional)]
-    take_focus: bool,
+    pub labelled_by: String,
+    pub schema: Value,
+    pub hints: UiHints,
+    pub on_send: Sender,
+    /// Asked as the form is drawn: whether it takes the focus (a paused
+    /// ask_form, the first time it is drawn).
+    pub take_focus: Option<Rc<dyn Fn() -> bool>>,
     /// Clear the fields after a send (a form that takes many).
-    #[prop(optional)]
-    reset_after_send: bool,
-) -> impl IntoView
-where
-    F: Fn(Value) -> Fut + Clone + 'static,
-    Fut: Future<Output = Result<(), Failure>> + 'static,
-{
+    pub reset_after_send: bool,
+}
+
+pub fn schema_form(props: FormProps) -> AnyView {
+    let FormProps { id, labelled_by, schema, hints, on_send, take_focus, reset_after_send } = props;
     let compiled = match lattice_ui::compile(&schema) {
         Ok(c) => c,
         Err(e) => return view! { <p class="refusal" role="alert">"This form can't be shown: " {e.to_string()}</p> }.into_any(),
     };
-    let hints = hints.unwrap_or_default();
     let description = compiled.description.clone();
     let groups = layout(&compiled, &hints);
     let field_hints = |name: &str| hints.fields.get(name).cloned().unwrap_or_else(FieldHints::default);
@@ -291,13 +292,18 @@ where
         }
     };
 
-    if take_focus {
-        let first = fields.first().map(|f| f.focus_id(&form_id));
-        request_animation_frame(move || {
-            if let Some(id) = first {
-                focus(&id);
-            }
-        });
+    if take_focus.is_some_and(|take| take()) {
+        // Once the form is in the page: right after the task that drew it
+        // (the chunk's view is mounted there), else at the next frame.
+        if let Some(id) = fields.first().map(|f| f.focus_id(&form_id)) {
+            queue_microtask(move || {
+                if !focus(&id) {
+                    request_animation_frame(move || {
+                        focus(&id);
+                    });
+                }
+            });
+        }
     }
     let groups_view = groups
         .into_iter()
@@ -351,11 +357,11 @@ fn refusals(e: &Error, fields: &[Field]) -> (Vec<(String, String)>, Vec<String>)
     (per_field, general)
 }
 
-pub fn focus(id: &str) {
-    if let Some(el) = web_sys::window().and_then(|w| w.document()).and_then(|d| d.get_element_by_id(id))
-        && let Ok(el) = el.dyn_into::<web_sys::HtmlElement>()
-    {
-        let _ = el.focus();
+/// Moves the focus to the element `id`; `false` if it is not in the page.
+pub fn focus(id: &str) -> bool {
+    match web_sys::window().and_then(|w| w.document()).and_then(|d| d.get_element_by_id(id)).map(|el| el.dyn_into::<web_sys::HtmlElement>()) {
+        Some(Ok(el)) => el.focus().is_ok(),
+        _ => false,
     }
 }
 

@@ -5,6 +5,7 @@
 
 use std::cell::RefCell;
 use std::collections::HashSet;
+use std::rc::Rc;
 
 use lattice_core::Envelope;
 use lattice_ui::form::{Form, Submissions};
@@ -20,8 +21,8 @@ use serde_json::{Value, json};
 
 use crate::api::{self, Failure};
 use crate::bridge::AppInfo;
-use crate::components::later::{LazyAppFrame, LazyDashboard};
-use crate::components::schema_form::SchemaForm;
+use crate::components::later::{LazyAppFrame, LazyDashboard, lazy_form};
+use crate::components::schema_form::{FormProps, Sender};
 use crate::model::{ArtifactView, Item, Thread};
 use crate::session::Session;
 use crate::stream;
@@ -47,6 +48,9 @@ struct Ctx {
     /// The viewer's role in the thread's workspace, once known: what the
     /// page offers follows it (the server decides either way).
     role: RwSignal<Option<String>>,
+    /// Whether the viewer may answer forms, once the role is known; a
+    /// memo, so the role read again leaves a drawn form standing.
+    answering: Memo<Option<bool>>,
 }
 
 /// Where a thread's pinned view is remembered, in this browser.
@@ -127,7 +131,8 @@ fn ThreadView(id: String) -> impl IntoView {
     let refused = RwSignal::new(None::<String>);
     let pinned = RwSignal::new(saved_pin(&id));
     let role = RwSignal::new(None::<String>);
-    let ctx = Ctx { thread: StoredValue::new(id.clone()), state, switches, deaf, pinned, role };
+    let answering = Memo::new(move |_| role.with(|r| r.as_deref().map(|r| r != "viewer")));
+    let ctx = Ctx { thread: StoredValue::new(id.clone()), state, switches, deaf, pinned, role, answering };
 
     let th = id.clone();
     let events = stream::follow(
@@ -154,6 +159,11 @@ fn ThreadView(id: String) -> impl IntoView {
                         && failed.failure == Some(lattice_core::RunFailure::Cancelled)
                     {
                         crate::bridge::run_cancelled(&failed.run_id);
+                    }
+                    // The forms' chunk is asked for before the update
+                    // draws anything: it arrives while the thread is drawn.
+                    if crate::model::brings_a_form(&e) {
+                        crate::components::later::fetch_forms();
                     }
                     state.update(|t| t.apply(&e));
                 }
@@ -473,10 +483,10 @@ struct AskFormArgs {
 /// What a form offers its reader before anything else: nothing until the
 /// reader's role is known, a note for a viewer (who can send no form).
 fn unsendable(ctx: Ctx) -> Option<AnyView> {
-    match ctx.role.get().as_deref() {
+    match ctx.answering.get() {
         None => Some(view! { <p class="muted" aria-busy="true">"…"</p> }.into_any()),
-        Some("viewer") => Some(view! { <p class="muted">"You can read this thread; answering its forms needs the respondent role."</p> }.into_any()),
-        Some(_) => None,
+        Some(false) => Some(view! { <p class="muted">"You can read this thread; answering its forms needs the respondent role."</p> }.into_any()),
+        Some(true) => None,
     }
 }
 
@@ -507,21 +517,25 @@ fn ask_form_view(ctx: Ctx, run: String, tool_call_id: String, args: Value, expir
             return note;
         }
         let due = deadline.clone().map(|at| view! { <p class="muted deadline">"Answer by " <time datetime=at.clone()>{short_time(&at)}</time>"."</p> });
-        let take_focus = FOCUSED.with(|f| f.borrow_mut().insert(tool_call_id.clone()));
+        let focus_once = tool_call_id.clone();
+        let take_focus: Rc<dyn Fn() -> bool> = Rc::new(move || FOCUSED.with(|f| f.borrow_mut().insert(focus_once.clone())));
         let run = run.clone();
         let tool_call_id = tool_call_id.clone();
-        let send = move |values: Value| {
+        let on_send: Sender = Rc::new(move |values: Value| {
             let path = format!("/v1/runs/{run}/answers");
             let body = Answer { tool_call_id: tool_call_id.clone(), answer: values };
-            async move { api::post::<Answered>(&path, &body).await.map(|_| ()) }
-        };
-        view! {
-            {due}
-            <SchemaForm id=format!("req-{}", heading_id.trim_end_matches("-title").trim_start_matches("req-"))
-                labelled_by=heading_id.clone() schema=args.schema.clone() hints=args.ui.clone().unwrap_or_default()
-                on_send=send take_focus/>
-        }
-        .into_any()
+            Box::pin(async move { api::post::<Answered>(&path, &body).await.map(|_| ()) })
+        });
+        let form = lazy_form(FormProps {
+            id: format!("req-{}", heading_id.trim_end_matches("-title").trim_start_matches("req-")),
+            labelled_by: heading_id.clone(),
+            schema: args.schema.clone(),
+            hints: args.ui.clone().unwrap_or_default(),
+            on_send,
+            take_focus: Some(take_focus),
+            reset_after_send: false,
+        });
+        view! { {due} {form} }.into_any()
     };
     let labelled = heading.clone();
     view! {
@@ -644,11 +658,16 @@ fn form_artifact(ctx: Ctx, a: ArtifactView, first_version: u64) -> AnyView {
         let thread = ctx.thread.get_value();
         let form_id = form_id.clone();
         let dom_id = format!("form-{form_id}");
-        let send = move |values: Value| submit(thread.clone(), form_id.clone(), version, policy, values);
-        view! {
-            <SchemaForm id=dom_id labelled_by=heading_id.clone() schema=schema.clone() hints=hints.clone()
-                on_send=send reset_after_send=policy == Submissions::Many/>
-        }
+        let on_send: Sender = Rc::new(move |values: Value| Box::pin(submit(thread.clone(), form_id.clone(), version, policy, values)));
+        lazy_form(FormProps {
+            id: dom_id,
+            labelled_by: heading_id.clone(),
+            schema: schema.clone(),
+            hints: hints.clone(),
+            on_send,
+            take_focus: None,
+            reset_after_send: policy == Submissions::Many,
+        })
         .into_any()
     };
     let list = move || {

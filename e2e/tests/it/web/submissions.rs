@@ -111,3 +111,48 @@ async fn a_refusal_from_the_server_is_shown_in_the_form() {
     let (_, subs) = ana.get(&format!("/v1/threads/{th}/artifacts?kind=submission&form_id={form}")).await.unwrap();
     assert_eq!(subs, json!([]), "nothing was written");
 }
+
+/// A decimal field as the browser reads and writes it (the page's numbers
+/// go through the browser's own conversions): the schema's bounds and step
+/// drawn as the control's attributes, a value below the minimum refused
+/// under the field in a capitalized sentence, and a decimal sent as the
+/// number typed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_decimal_field_takes_the_number_typed() {
+    let up = UpProcess::start().await;
+    let ana = Client::sign_in(&up.base, "acme", "ana").await;
+    let (_, th) = super::workspace_with_thread(&ana, "Expenses").await;
+    let form = ana
+        .ok(
+            "POST",
+            &format!("/v1/threads/{th}/artifacts"),
+            json!({"kind": "form", "data": {
+                "title": "A refund",
+                "schema": {"type": "object", "properties": {
+                    "amount": {"type": "number", "title": "Amount", "minimum": 0.5, "maximum": 1000000, "multipleOf": 0.25}
+                }, "required": ["amount"]},
+                "submissions": "many"
+            }}),
+        )
+        .await;
+    let form_id = form["id"].as_str().unwrap().to_owned();
+    let chrome = Chrome::launch().await;
+    let w = chrome.window(&up.base, &ana.token, "light", &format!("/t/{th}")).await;
+    let field = format!("form-{form_id}-amount");
+    w.until(&format!("() => !!document.getElementById('{field}')"), "the form").await;
+    let attributes: Vec<String> = w.eval(&format!("() => ['min', 'max', 'step'].map(a => document.getElementById('{field}').getAttribute(a))")).await;
+    assert_eq!(attributes, vec!["0.5", "1000000", "0.25"]);
+
+    w.page.locator(format!("#{field}")).fill("0.25", None).await.unwrap();
+    w.page.get_by_text("Send", true).click(None).await.unwrap();
+    w.until(&format!("() => document.getElementById('{field}-error').textContent !== ''"), "the refusal").await;
+    let refusal: String = w.eval(&format!("() => document.getElementById('{field}-error').textContent")).await;
+    assert!(refusal.starts_with("Must be at least 0.5"), "{refusal}");
+
+    w.page.locator(format!("#{field}")).fill("1.75", None).await.unwrap();
+    w.page.get_by_text("Send", true).click(None).await.unwrap();
+    w.until(&format!("() => document.querySelector('#form-{form_id} [role=status]').textContent === 'Sent.'"), "the sent note").await;
+    let (_, subs) = ana.get(&format!("/v1/threads/{th}/artifacts?kind=submission&form_id={form_id}")).await.unwrap();
+    assert_eq!(subs[0]["data"]["values"], json!({"amount": 1.75}), "{subs}");
+    assert!(subs[0]["id"].as_str().unwrap().starts_with("sub_"), "the write path gave it its id: {subs}");
+}
