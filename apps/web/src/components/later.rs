@@ -105,11 +105,17 @@ pub fn LazyDashboard(id: String, data: Value, writing: bool, #[prop(into)] on_ac
 }
 
 /// Starts fetching the forms' chunk (once; later calls do nothing), for
-/// a thread that may draw a form. Spawned before the drawing is, its fetch
-/// is sent first.
+/// a thread that may draw a form. The load is polled once here, so its
+/// fetch is sent before the caller goes on (reading the rest of the
+/// events, drawing them); a task sees it to the end.
 pub fn fetch_forms() {
-    if !FORMS_ASKED.replace(true) {
-        leptos::task::spawn_local(__preload_form_view());
+    if FORMS_ASKED.replace(true) {
+        return;
+    }
+    let mut load = Box::pin(__preload_form_view());
+    let mut now = std::task::Context::from_waker(std::task::Waker::noop());
+    if load.as_mut().poll(&mut now).is_pending() {
+        leptos::task::spawn_local(load);
     }
 }
 
