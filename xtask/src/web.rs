@@ -143,20 +143,42 @@ fn optimize(wasm: &Path) -> Result<Vec<u8>> {
 /// loader's. The
 /// loader imports the module and the module the loader, so the loader's
 /// name hashes both as they are before either name is filled in.
+///
+/// The small modules of what several chunks share (`chunk_<n>`, a few
+/// hundred bytes each) travel in one file, `shared-<hash>.bin`, fetched
+/// with the first chunk that needs any: a form's chunk needs seven, and
+/// seven requests on a browser's six connections to a host (two held by
+/// the live streams) cost more round trips than their bytes.
 fn place_with_chunks(out: &Path, split: &Split, js: &str) -> Result<(String, String)> {
     use sha2::Digest;
     let mut link = text(&split.link)?;
+    let mut shared = Vec::new();
     for chunk in &split.chunks {
         let file = chunk.file_name().and_then(|n| n.to_str()).ok_or("a chunk without a name")?;
+        let fetched = format!("fetch(new URL(\"./{file}\", import.meta.url))");
+        if !link.contains(&fetched) {
+            return Err(format!("the split loader does not fetch {file}").into());
+        }
+        let bytes = optimize(chunk)?;
+        if file.starts_with("chunk_") {
+            let loaded = format!("{fetched};\n    src.catch(() => {{}});\n    return async (imports) => (WebAssembly.instantiateStreaming(src, imports));");
+            if !link.contains(&loaded) {
+                return Err(format!("the split loader does not load {file} as expected").into());
+            }
+            let from_shared = format!("__shared({}, {});\n    src.catch(() => {{}});\n    return async (imports) => __instantiate(await src, imports);", shared.len(), bytes.len());
+            link = link.replace(&loaded, &from_shared);
+            shared.extend(bytes);
+            continue;
+        }
         // `split_console_view_<number>` is served as `console_view-<hash>`.
         let stem = file.trim_end_matches(".wasm").trim_start_matches("split_");
         let stem = stem.trim_end_matches(|c: char| c.is_ascii_digit()).trim_end_matches('_');
-        let name = place(out, stem, "wasm", &optimize(chunk)?)?;
-        let quoted = format!("\"./{file}\"");
-        if !link.contains(&quoted) {
-            return Err(format!("the split loader does not fetch {file}").into());
-        }
-        link = link.replace(&quoted, &format!("\"./{name}\""));
+        let name = place(out, stem, "wasm", &bytes)?;
+        link = link.replace(&fetched, &format!("fetch(new URL(\"./{name}\", import.meta.url))"));
+    }
+    if !shared.is_empty() {
+        let name = place(out, "shared", "bin", &shared)?;
+        link.push_str(&SHARED.replace("{shared}", &name));
     }
     // Only the import statements change: the module's import object keeps
     // the name the WebAssembly module imports by.
@@ -170,6 +192,29 @@ fn place_with_chunks(out: &Path, split: &Split, js: &str) -> Result<(String, Str
     write(&out.join("assets").join(&link_name), link.replace(MAIN, &format!("./{js_name}")).as_bytes())?;
     Ok((js_name, link_name))
 }
+
+/// The split loader's reading of `shared-<hash>.bin`: one fetch, kept
+/// once it succeeded, each module a slice of it, compiled at once where
+/// it is needed (a few hundred bytes: no wait behind the compiling of
+/// larger modules in the background).
+const SHARED: &str = r#"
+let sharedBytes;
+function __shared(offset, length) {
+    if (sharedBytes === undefined) {
+        const bytes = fetch(new URL("./{shared}", import.meta.url)).then((r) => {
+            if (!r.ok) throw new Error(`{shared}: ${r.status}`);
+            return r.arrayBuffer();
+        });
+        bytes.catch(() => { if (sharedBytes === bytes) sharedBytes = undefined; });
+        sharedBytes = bytes;
+    }
+    return sharedBytes.then((b) => b.slice(offset, offset + length));
+}
+function __instantiate(bytes, imports) {
+    const module = new WebAssembly.Module(bytes);
+    return { module, instance: new WebAssembly.Instance(module, imports) };
+}
+"#;
 
 /// Whether two folders hold the same files with the same bytes.
 fn same_tree(a: &Path, b: &Path) -> bool {

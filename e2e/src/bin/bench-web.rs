@@ -124,7 +124,7 @@ async fn on_demand(base: &str, first_load: &[(String, usize)]) -> Vec<(String, u
     for (path, _) in first_load.iter().filter(|(p, _)| p.starts_with("/assets/split-")) {
         let loader = lattice_e2e::http().get(format!("{base}{path}")).send().await.unwrap().text().await.unwrap();
         for piece in loader.split('"') {
-            if let Some(name) = piece.strip_prefix("./").filter(|n| n.ends_with(".wasm") && !n.contains('/')) {
+            if let Some(name) = piece.strip_prefix("./").filter(|n| (n.ends_with(".wasm") || n.ends_with(".bin")) && !n.contains('/')) {
                 let chunk = format!("/assets/{name}");
                 let size = brotli_size(base, &chunk).await;
                 out.push((chunk, size));
