@@ -59,6 +59,8 @@ pub fn build() -> Result<PathBuf> {
         .generate(&staging)
         .map_err(|e| format!("wasm-bindgen: {e}"))?;
     let source = shell::workspace_root().join("apps/web");
+    // wasm-opt, for every module below, and the vendored SDK.
+    npm_ci(&source)?;
     // Built aside and swapped in only when it differs: running servers (the
     // suites' among them) keep serving an unchanged build undisturbed.
     let done = target.join("web");
@@ -118,14 +120,14 @@ fn split(wasm: &[u8], dir: &Path) -> Result<Split> {
     Ok(Split { main, link: dir.join(LINK), chunks: out.split_modules })
 }
 
-/// A module after Binaryen's `wasm-opt` (from `apps/web/package-lock.json`),
+/// A module after Binaryen's `wasm-opt` (from `apps/web/package-lock.json`,
+/// installed by [`build`]),
 /// without its custom sections (function names among them). Only the
 /// light passes: they take 2.4% off the main module's brotli size, while
 /// `-Os`/`-Oz` make it smaller raw and 5% larger compressed. Exports and
 /// the table keep their names and places, which the chunks link by.
 fn optimize(wasm: &Path) -> Result<Vec<u8>> {
     let source = shell::workspace_root().join("apps/web");
-    npm_ci(&source)?;
     let out = wasm.with_extension("opt.wasm");
     shell::run(
         std::process::Command::new("node")
@@ -243,7 +245,6 @@ fn same_tree(a: &Path, b: &Path) -> bool {
 /// `apps/web/package-lock.json`) into one script that defines `ExtApps`,
 /// which the apps origin serves and the sandbox proxy inlines.
 fn vendor_sdk(source: &Path, out: &Path) -> Result {
-    npm_ci(source)?;
     let package = source.join("node_modules/@modelcontextprotocol/ext-apps");
     let manifest = text(&package.join("package.json"))?;
     let version = manifest
