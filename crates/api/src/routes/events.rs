@@ -10,6 +10,8 @@ use axum::extract::{Path, State};
 use axum::http::HeaderMap;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
+use axum::body::{Body, Bytes};
+use futures_util::StreamExt;
 use futures_util::stream::{self, Stream};
 use lattice_core::{Error, ThreadId};
 use lattice_log::{Authenticated, Follow, Live, LiveEvents};
@@ -23,6 +25,8 @@ use crate::guard::StreamPermit;
 use crate::state::AppState;
 
 const PAGE: i64 = 500;
+/// Events at most in one write of the live stream.
+const READY_EVENTS: usize = 256;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -79,12 +83,27 @@ async fn respond(state: AppState, who: Authenticated, follow: Follow, headers: &
             // may not see, and a caller with too many streams open.
             let live = state.log.follow(&who, follow, after).await?;
             let permit = state.guard.open_stream(who.principal())?;
-            Ok(Sse::new(follow_stream(live, permit, state.shutdown.clone()))
-                .keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
-                .into_response())
+            let sse = Sse::new(follow_stream(live, permit, state.shutdown.clone())).keep_alive(KeepAlive::new().interval(Duration::from_secs(15)));
+            Ok(in_one_write(sse.into_response()))
         }
         Some(other) => Err(Error::field("format", "enum", format!("{other:?} is not json or sse")).into()),
     }
+}
+
+/// Events the stream has ready together, sent as one piece. A backlog is
+/// then one write, which the page reads at once: sent one event a piece,
+/// the HTTP server flushes after sixteen, and the page could start drawing
+/// a thread before its last events (a paused form's among them) arrived.
+fn in_one_write(response: Response) -> Response {
+    let (parts, body) = response.into_parts();
+    let pieces = body.into_data_stream().ready_chunks(READY_EVENTS).map(|ready| {
+        let mut out = Vec::with_capacity(ready.iter().map(|piece| piece.as_ref().map_or(0, Bytes::len)).sum());
+        for piece in ready {
+            out.extend_from_slice(&piece?);
+        }
+        Ok::<_, axum::Error>(Bytes::from(out))
+    });
+    Response::from_parts(parts, Body::from_stream(pieces))
 }
 
 /// The live stream's events, each envelope with its sequence number as its

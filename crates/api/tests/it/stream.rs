@@ -11,7 +11,9 @@ use tower::ServiceExt;
 
 use crate::App;
 
-/// Opens the SSE stream and reads `count` events; returns their ids.
+/// Opens the SSE stream and reads `count` events (a piece may hold more:
+/// those are left unread, as by a client that drops the connection);
+/// returns their ids.
 async fn read_events(app: &App, path: &str, token: &str, last_event_id: Option<i64>, count: usize) -> Vec<(i64, String)> {
     let mut req = Request::builder().uri(path).header("authorization", format!("Bearer {token}"));
     if let Some(id) = last_event_id {
@@ -36,7 +38,9 @@ async fn read_events(app: &App, path: &str, token: &str, last_event_id: Option<i
             let block: String = text.drain(..end + 2).collect();
             let id = block.lines().find_map(|l| l.strip_prefix("id: ")).map(|s| s.parse::<i64>().unwrap());
             let data = block.lines().find_map(|l| l.strip_prefix("data: ")).map(str::to_owned);
-            if let (Some(id), Some(data)) = (id, data) {
+            if let (Some(id), Some(data)) = (id, data)
+                && events.len() < count
+            {
                 let envelope: serde_json::Value = serde_json::from_str(&data).unwrap();
                 assert_eq!(envelope["seq"], id);
                 events.push((id, envelope["payload"]["text"].as_str().unwrap_or("").to_owned()));
@@ -92,6 +96,36 @@ lattice_testkit::both_backends! {
         // `?after=` resumes the same way as Last-Event-ID.
         let from_query = read_events(&app, &format!("{path}?after={last}"), &alice, None, 2).await;
         assert_eq!(from_query[0].0, second[0].0);
+    }
+}
+
+lattice_testkit::both_backends! {
+    async fn what_a_stream_opens_with_comes_in_one_piece(backend: Backend) {
+        let app = App::new(backend).await;
+        let alice = app.token("t1", "alice", TenantRole::Member, false).await;
+        let (_, th) = app.workspace_with_thread(&alice).await;
+        for i in 0..30 {
+            app.post(&format!("/v1/threads/{th}/messages"), &alice, json!({"text": format!("before {i}")})).await;
+        }
+        let req = Request::builder().uri(format!("/v1/threads/{th}/events")).header("authorization", format!("Bearer {alice}"));
+        let res = app.router.clone().oneshot(req.body(Body::empty()).unwrap()).await.unwrap();
+        assert_eq!(res.status(), StatusCode::OK);
+        let mut body = res.into_body();
+        let mut piece = async || {
+            let frame = tokio::time::timeout(Duration::from_secs(5), body.frame()).await.expect("a piece within 5 s").expect("the stream is open").unwrap();
+            String::from_utf8(frame.into_data().unwrap().to_vec()).unwrap()
+        };
+        // thread_created and the 30 messages, in one piece (not one a
+        // piece, which the server would flush sixteen at a time).
+        let backlog = piece().await;
+        let ids: Vec<i64> = backlog.lines().filter_map(|l| l.strip_prefix("id: ")).map(|id| id.parse().unwrap()).collect();
+        assert_eq!(ids.len(), 31, "{backlog}");
+        assert!(ids.windows(2).all(|w| w[0] < w[1]));
+        // What comes next is news, in a piece of its own.
+        app.post(&format!("/v1/threads/{th}/messages"), &alice, json!({"text": "after"})).await;
+        let news = piece().await;
+        assert!(news.contains("event: message_posted") && news.contains(r#""text":"after""#), "{news}");
+        assert_eq!(news.lines().filter(|l| l.starts_with("id: ")).count(), 1, "{news}");
     }
 }
 
