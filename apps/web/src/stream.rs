@@ -108,9 +108,8 @@ async fn read(
         }
         let value = js_sys::Reflect::get(&chunk, &JsValue::from_str("value")).map_err(|_| None)?;
         buffer.extend(js_sys::Uint8Array::new(&value).to_vec());
-        while let Some(end) = find_blank_line(&buffer) {
-            let block: Vec<u8> = buffer.drain(..end + 2).collect();
-            if let Some(event) = parse(&String::from_utf8_lossy(&block)) {
+        for block in take_blocks(&mut buffer) {
+            if let Some(event) = parse(&block) {
                 if event.id.is_some() {
                     last_id.clone_from(&event.id);
                 }
@@ -118,6 +117,19 @@ async fn read(
             }
         }
     }
+}
+
+/// The event blocks whole in `buffer`, taken out of it; what is left is
+/// the start of the next.
+fn take_blocks(buffer: &mut Vec<u8>) -> Vec<String> {
+    let mut blocks = Vec::new();
+    let mut start = 0;
+    while let Some(end) = find_blank_line(&buffer[start..]) {
+        blocks.push(String::from_utf8_lossy(&buffer[start..start + end + 2]).into_owned());
+        start += end + 2;
+    }
+    buffer.drain(..start);
+    blocks
 }
 
 fn find_blank_line(buffer: &[u8]) -> Option<usize> {
