@@ -3,6 +3,7 @@
 //! number, so `Last-Event-ID` resumes exactly) or as one JSON page.
 
 use std::convert::Infallible;
+use std::task::Poll;
 use std::time::Duration;
 
 use axum::Json;
@@ -25,8 +26,9 @@ use crate::guard::StreamPermit;
 use crate::state::AppState;
 
 const PAGE: i64 = 500;
-/// Events at most in one write of the live stream.
-const READY_EVENTS: usize = 256;
+/// Bytes in one write of the live stream, after which it writes what it has
+/// (a backlog of large artifacts is not gathered whole in memory).
+pub const WRITE_BYTES: usize = 64 * 1024;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -90,18 +92,38 @@ async fn respond(state: AppState, who: Authenticated, follow: Follow, headers: &
     }
 }
 
-/// Events the stream has ready together, sent as one piece. A backlog is
-/// then one write, which the page reads at once: sent one event a piece,
-/// the HTTP server flushes after sixteen, and the page could start drawing
-/// a thread before its last events (a paused form's among them) arrived.
+/// Events the stream has ready together, sent as one piece of at most
+/// [`WRITE_BYTES`] (and the event that crosses it). A backlog is then a
+/// few writes, which the page reads at once: sent one event a piece, the
+/// HTTP server flushes after sixteen, and the page could start drawing a
+/// thread before its last events (a paused form's among them) arrived.
 fn in_one_write(response: Response) -> Response {
     let (parts, body) = response.into_parts();
-    let pieces = body.into_data_stream().ready_chunks(READY_EVENTS).map(|ready| {
-        let mut out = Vec::with_capacity(ready.iter().map(|piece| piece.as_ref().map_or(0, Bytes::len)).sum());
-        for piece in ready {
-            out.extend_from_slice(&piece?);
+    let mut events = body.into_data_stream();
+    let mut failed = None;
+    let mut ended = false;
+    let pieces = stream::poll_fn(move |cx| {
+        if let Some(e) = failed.take() {
+            return Poll::Ready(Some(Err(e)));
         }
-        Ok::<_, axum::Error>(Bytes::from(out))
+        let mut piece = Vec::new();
+        while !ended && piece.len() < WRITE_BYTES {
+            match events.poll_next_unpin(cx) {
+                Poll::Ready(Some(Ok(event))) => piece.extend_from_slice(&event),
+                Poll::Ready(Some(Err(e))) if piece.is_empty() => return Poll::Ready(Some(Err(e))),
+                Poll::Ready(Some(Err(e))) => {
+                    failed = Some(e);
+                    break;
+                }
+                Poll::Ready(None) => ended = true,
+                Poll::Pending => break,
+            }
+        }
+        match (piece.is_empty(), ended) {
+            (false, _) => Poll::Ready(Some(Ok::<_, axum::Error>(Bytes::from(piece)))),
+            (true, true) => Poll::Ready(None),
+            (true, false) => Poll::Pending,
+        }
     });
     Response::from_parts(parts, Body::from_stream(pieces))
 }

@@ -129,6 +129,36 @@ lattice_testkit::both_backends! {
     }
 }
 
+lattice_testkit::both_backends! {
+    async fn a_backlog_larger_than_one_write_comes_in_writes_of_at_most_64_kib(backend: Backend) {
+        use lattice_api::routes::events::WRITE_BYTES;
+        let app = App::new(backend).await;
+        let alice = app.token("t1", "alice", TenantRole::Member, false).await;
+        let (_, th) = app.workspace_with_thread(&alice).await;
+        let text = "x".repeat(4000);
+        for _ in 0..40 {
+            app.post(&format!("/v1/threads/{th}/messages"), &alice, json!({"text": text})).await;
+        }
+        let req = Request::builder().uri(format!("/v1/threads/{th}/events")).header("authorization", format!("Bearer {alice}"));
+        let res = app.router.clone().oneshot(req.body(Body::empty()).unwrap()).await.unwrap();
+        let mut body = res.into_body();
+        let mut pieces = Vec::new();
+        while pieces.iter().map(|p: &String| p.matches("\nid: ").count() + usize::from(p.starts_with("id: "))).sum::<usize>() < 41 {
+            let frame = tokio::time::timeout(Duration::from_secs(5), body.frame()).await.expect("a piece within 5 s").expect("the stream is open").unwrap();
+            pieces.push(String::from_utf8(frame.into_data().unwrap().to_vec()).unwrap());
+        }
+        // About 170 KB of events: written as soon as a piece reaches 64
+        // KiB, each piece ending with whole events.
+        assert!(pieces.len() >= 3, "{} pieces", pieces.len());
+        let (last, full) = pieces.split_last().unwrap();
+        for piece in full {
+            assert!(piece.len() >= WRITE_BYTES && piece.len() < WRITE_BYTES + 5000, "a piece of {} bytes", piece.len());
+            assert!(piece.ends_with("\n\n"));
+        }
+        assert!(last.len() < WRITE_BYTES + 5000);
+    }
+}
+
 /// Reads the next SSE event's data, within `timeout`.
 async fn next_data(body: &mut axum::body::Body, buffer: &mut String, timeout: Duration) -> Option<serde_json::Value> {
     let deadline = tokio::time::Instant::now() + timeout;
