@@ -71,7 +71,13 @@ pub fn build() -> Result<PathBuf> {
     let wasm_name = place(&out, "web", "wasm", &optimize(&staging.join("web_bg.wasm"))?)?;
     let (js_name, link_name) = place_with_chunks(&out, &split, &text(&staging.join("web.js"))?)?;
     let style_name = place(&out, "style", "css", &read(&source.join("style.css"))?)?;
-    let boot = text(&source.join("boot.js"))?.replace("{js}", &js_name).replace("{wasm}", &wasm_name);
+    let boot = text(&source.join("boot.js"))?.replace("{js}", &js_name).replace("{wasm}", &wasm_name).replace("{split}", &link_name);
+    let loader = text(&out.join("assets").join(&link_name))?;
+    for view in boot.split("prefetch(\"").skip(1).filter_map(|rest| rest.split('"').next()) {
+        if !loader.contains(&format!("\n    {view}: new URL(")) {
+            return Err(format!("boot.js prefetches {view}, which no chunk of the split module holds").into());
+        }
+    }
     let boot_name = place(&out, "boot", "js", boot.as_bytes())?;
     let index = text(&source.join("index.html"))?
         .replace("{style}", &style_name)
@@ -155,6 +161,7 @@ fn place_with_chunks(out: &Path, split: &Split, js: &str) -> Result<(String, Str
     use sha2::Digest;
     let mut link = text(&split.link)?;
     let mut shared = Vec::new();
+    let mut views = Vec::new();
     for chunk in &split.chunks {
         let file = chunk.file_name().and_then(|n| n.to_str()).ok_or("a chunk without a name")?;
         let fetched = format!("fetch(new URL(\"./{file}\", import.meta.url))");
@@ -176,12 +183,22 @@ fn place_with_chunks(out: &Path, split: &Split, js: &str) -> Result<(String, Str
         let stem = file.trim_end_matches(".wasm").trim_start_matches("split_");
         let stem = stem.trim_end_matches(|c: char| c.is_ascii_digit()).trim_end_matches('_');
         let name = place(out, stem, "wasm", &bytes)?;
-        link = link.replace(&fetched, &format!("fetch(new URL(\"./{name}\", import.meta.url))"));
+        let streamed = format!("{fetched};\n    src.catch(() => {{}});\n    return async (imports) => (WebAssembly.instantiateStreaming(src, imports));");
+        if !link.contains(&streamed) {
+            return Err(format!("the split loader does not load {file} as expected").into());
+        }
+        let compiled = format!("__compiled(\"{stem}\");\n    src.catch(() => {{}});\n    return async (imports) => __instantiate_compiled(await src, imports);");
+        link = link.replace(&streamed, &compiled);
+        views.push(format!("    {stem}: new URL(\"./{name}\", import.meta.url),"));
     }
-    if !shared.is_empty() {
+    let prefetch_shared = if shared.is_empty() {
+        String::new()
+    } else {
         let name = place(out, "shared", "bin", &shared)?;
         link.push_str(&SHARED.replace("{shared}", &name));
-    }
+        "    __shared(0, 0).catch(() => {});\n".to_owned()
+    };
+    link.push_str(&COMPILED.replace("{views}", &views.join("\n")).replace("{prefetch_shared}", &prefetch_shared));
     // Only the import statements change: the module's import object keeps
     // the name the WebAssembly module imports by.
     let imports_link = format!("from \"{LINK}\"");
@@ -216,6 +233,33 @@ function __instantiate(bytes, imports) {
     const module = new WebAssembly.Module(bytes);
     return { module, instance: new WebAssembly.Instance(module, imports) };
 }
+"#;
+
+/// The split loader's chunks of views (`form_view`, …), each fetched and
+/// compiled once, by the first to ask: the page, when it first shows one,
+/// or the boot script (`prefetch`), which asks for the forms' chunk on a
+/// thread's page while the main module loads. A failed fetch or compile
+/// is forgotten, so the next ask tries again.
+const COMPILED: &str = r#"
+const viewChunks = {
+{views}
+};
+const compiledViews = {};
+function __compiled(view) {
+    if (compiledViews[view] === undefined) {
+        const module = WebAssembly.compileStreaming(fetch(viewChunks[view]));
+        module.catch(() => { if (compiledViews[view] === module) compiledViews[view] = undefined; });
+        compiledViews[view] = module;
+    }
+    return compiledViews[view];
+}
+async function __instantiate_compiled(module, imports) {
+    return { module, instance: await WebAssembly.instantiate(module, imports) };
+}
+/** Fetches and compiles a view's chunk, and what chunks share, before the page asks for them. */
+export function prefetch(view) {
+    __compiled(view).catch(() => {});
+{prefetch_shared}}
 "#;
 
 /// Whether two folders hold the same files with the same bytes.

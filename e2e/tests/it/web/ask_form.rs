@@ -84,3 +84,32 @@ async fn ask_form_round_trip_with_the_keyboard() {
     let status: String = w.eval("() => document.querySelector('.run-status').textContent").await;
     assert_eq!(status, "The agent has finished.");
 }
+
+/// A thread's page fetches the forms' chunk as it boots, beside the main
+/// module, not after its events have named a form; the page draws the form
+/// from that one fetch. Other pages leave the chunk alone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_threads_page_fetches_the_forms_chunk_as_it_boots() {
+    let up = UpProcess::start().await;
+    let (demo, _, th) = super::demo_thread(&up).await;
+    let chrome = Chrome::launch().await;
+    let fetched = "() => performance.getEntriesByType('resource').map(e => new URL(e.name).pathname)";
+
+    let w = chrome.window(&up.base, &demo.token, "light", &format!("/t/{th}")).await;
+    w.until("() => !!document.getElementById('req-call_ask_form_1-date')", "the paused form").await;
+    let paths: Vec<String> = w.eval(fetched).await;
+    let at = |what: &dyn Fn(&str) -> bool| paths.iter().position(|p| what(p));
+    let chunk = at(&|p| p.starts_with("/assets/form_view-")).unwrap_or_else(|| panic!("the forms' chunk was fetched: {paths:?}"));
+    // The page's first reads of the server (the events' stream, still
+    // open, is not listed until it ends).
+    let record = at(&|p| p == format!("/v1/threads/{th}")).unwrap_or_else(|| panic!("the thread was read: {paths:?}"));
+    let me = at(&|p| p == "/v1/me").unwrap_or_else(|| panic!("the viewer was read: {paths:?}"));
+    assert!(chunk < record && chunk < me, "the chunk is asked for before the page reads the server: {paths:?}");
+    assert_eq!(paths.iter().filter(|p| p.starts_with("/assets/form_view-")).count(), 1, "fetched once: {paths:?}");
+
+    let home = chrome.window(&up.base, &demo.token, "light", "/").await;
+    home.until("() => document.querySelectorAll('ul.list li a').length > 0", "the workspaces").await;
+    let paths: Vec<String> = home.eval(fetched).await;
+    assert!(paths.iter().any(|p| p.starts_with("/assets/web-")), "{paths:?}");
+    assert!(!paths.iter().any(|p| p.starts_with("/assets/form_view-")), "no form on the page, no forms' chunk: {paths:?}");
+}
