@@ -74,12 +74,11 @@ pub fn build() -> Result<PathBuf> {
     std::fs::create_dir_all(out.join("assets")).map_err(|e| format!("creating {}: {e}", out.display()))?;
 
     let wasm_name = place(&out, "web", "wasm", &optimize(&staging.join("web_bg.wasm"))?)?;
-    let (js_name, link_name) = place_with_chunks(&out, &split, &text(&staging.join("web.js"))?)?;
+    let (js_name, link_name, views) = place_with_chunks(&out, &split, &text(&staging.join("web.js"))?)?;
     let style_name = place(&out, "style", "css", &read(&source.join("style.css"))?)?;
     let boot = text(&source.join("boot.js"))?.replace("{js}", &js_name).replace("{wasm}", &wasm_name).replace("{split}", &link_name);
-    let loader = text(&out.join("assets").join(&link_name))?;
     for view in boot.split("prefetch(\"").skip(1).filter_map(|rest| rest.split('"').next()) {
-        if !loader.contains(&format!("\n    {view}: new URL(")) {
+        if !views.iter().any(|v| v == view) {
             return Err(format!("boot.js prefetches {view}, which no chunk of the split module holds").into());
         }
     }
@@ -152,8 +151,8 @@ fn optimize(wasm: &Path) -> Result<Vec<u8>> {
 }
 
 /// Places the chunks and their loader under hashed names and wasm-bindgen's
-/// module (`js`) importing that loader; returns the module's name and the
-/// loader's. The
+/// module (`js`) importing that loader; returns the module's name, the
+/// loader's and the views the loader holds a chunk of. The
 /// loader imports the module and the module the loader, so the loader's
 /// name hashes both as they are before either name is filled in.
 ///
@@ -162,7 +161,7 @@ fn optimize(wasm: &Path) -> Result<Vec<u8>> {
 /// with the first chunk that needs any: a form's chunk needs seven, and
 /// seven requests on a browser's six connections to a host (two held by
 /// the live streams) cost more round trips than their bytes.
-fn place_with_chunks(out: &Path, split: &Split, js: &str) -> Result<(String, String)> {
+fn place_with_chunks(out: &Path, split: &Split, js: &str) -> Result<(String, String, Vec<String>)> {
     use sha2::Digest;
     let mut link = text(&split.link)?;
     let mut shared = Vec::new();
@@ -174,11 +173,11 @@ fn place_with_chunks(out: &Path, split: &Split, js: &str) -> Result<(String, Str
             return Err(format!("the split loader does not fetch {file}").into());
         }
         let bytes = optimize(chunk)?;
+        let loaded = format!("{fetched};\n    src.catch(() => {{}});\n    return async (imports) => (WebAssembly.instantiateStreaming(src, imports));");
+        if !link.contains(&loaded) {
+            return Err(format!("the split loader does not load {file} as expected").into());
+        }
         if file.starts_with("chunk_") {
-            let loaded = format!("{fetched};\n    src.catch(() => {{}});\n    return async (imports) => (WebAssembly.instantiateStreaming(src, imports));");
-            if !link.contains(&loaded) {
-                return Err(format!("the split loader does not load {file} as expected").into());
-            }
             let from_shared = format!("__shared({}, {});\n    src.catch(() => {{}});\n    return async (imports) => __instantiate(await src, imports);", shared.len(), bytes.len());
             link = link.replace(&loaded, &from_shared);
             shared.extend(bytes);
@@ -188,13 +187,10 @@ fn place_with_chunks(out: &Path, split: &Split, js: &str) -> Result<(String, Str
         let stem = file.trim_end_matches(".wasm").trim_start_matches("split_");
         let stem = stem.trim_end_matches(|c: char| c.is_ascii_digit()).trim_end_matches('_');
         let name = place(out, stem, "wasm", &bytes)?;
-        let streamed = format!("{fetched};\n    src.catch(() => {{}});\n    return async (imports) => (WebAssembly.instantiateStreaming(src, imports));");
-        if !link.contains(&streamed) {
-            return Err(format!("the split loader does not load {file} as expected").into());
-        }
-        let compiled = format!("__compiled(\"{stem}\");\n    src.catch(() => {{}});\n    return async (imports) => __instantiate_compiled(await src, imports);");
-        link = link.replace(&streamed, &compiled);
-        views.push(format!("    {stem}: new URL(\"./{name}\", import.meta.url),"));
+        // `__compiled` handles its own failures; the page's load awaits it.
+        let compiled = format!("__compiled(\"{stem}\");\n    return async (imports) => __instantiate_compiled(await src, imports);");
+        link = link.replace(&loaded, &compiled);
+        views.push((stem.to_owned(), name));
     }
     let prefetch_shared = if shared.is_empty() {
         String::new()
@@ -203,7 +199,8 @@ fn place_with_chunks(out: &Path, split: &Split, js: &str) -> Result<(String, Str
         link.push_str(&SHARED.replace("{shared}", &name));
         "    __shared(0, 0).catch(() => {});\n".to_owned()
     };
-    link.push_str(&COMPILED.replace("{views}", &views.join("\n")).replace("{prefetch_shared}", &prefetch_shared));
+    let listed: Vec<String> = views.iter().map(|(stem, name)| format!("    {stem}: new URL(\"./{name}\", import.meta.url),")).collect();
+    link.push_str(&COMPILED.replace("{views}", &listed.join("\n")).replace("{prefetch_shared}", &prefetch_shared));
     // Only the import statements change: the module's import object keeps
     // the name the WebAssembly module imports by.
     let imports_link = format!("from \"{LINK}\"");
@@ -214,7 +211,7 @@ fn place_with_chunks(out: &Path, split: &Split, js: &str) -> Result<(String, Str
     let link_name = format!("split-{}.js", &hash[..12]);
     let js_name = place(out, "web", "js", js.replace(&imports_link, &format!("from \"./{link_name}\"")).as_bytes())?;
     write(&out.join("assets").join(&link_name), link.replace(MAIN, &format!("./{js_name}")).as_bytes())?;
-    Ok((js_name, link_name))
+    Ok((js_name, link_name, views.into_iter().map(|(stem, _)| stem).collect()))
 }
 
 /// The split loader's reading of `shared-<hash>.bin`: one fetch, kept
