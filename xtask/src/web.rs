@@ -79,7 +79,7 @@ pub fn build() -> Result<PathBuf> {
     let boot = text(&source.join("boot.js"))?.replace("{js}", &js_name).replace("{wasm}", &wasm_name).replace("{split}", &link_name);
     for view in boot.split("prefetch(\"").skip(1).filter_map(|rest| rest.split('"').next()) {
         if !views.iter().any(|v| v == view) {
-            return Err(format!("boot.js prefetches {view}, which no chunk of the split module holds").into());
+            return Err(format!("boot.js prefetches {view}, which no chunk of the split module holds"));
         }
     }
     let boot_name = place(&out, "boot", "js", boot.as_bytes())?;
@@ -170,12 +170,12 @@ fn place_with_chunks(out: &Path, split: &Split, js: &str) -> Result<(String, Str
         let file = chunk.file_name().and_then(|n| n.to_str()).ok_or("a chunk without a name")?;
         let fetched = format!("fetch(new URL(\"./{file}\", import.meta.url))");
         if !link.contains(&fetched) {
-            return Err(format!("the split loader does not fetch {file}").into());
+            return Err(format!("the split loader does not fetch {file}"));
         }
         let bytes = optimize(chunk)?;
         let loaded = format!("{fetched};\n    src.catch(() => {{}});\n    return async (imports) => (WebAssembly.instantiateStreaming(src, imports));");
         if !link.contains(&loaded) {
-            return Err(format!("the split loader does not load {file} as expected").into());
+            return Err(format!("the split loader does not load {file} as expected"));
         }
         if file.starts_with("chunk_") {
             let from_shared = format!("__shared({}, {});\n    src.catch(() => {{}});\n    return async (imports) => __instantiate(await src, imports);", shared.len(), bytes.len());
