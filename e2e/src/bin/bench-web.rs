@@ -8,6 +8,10 @@
 //! - The time from navigation to an interactive form (the demo's paused
 //!   ask_form, focused and ready for keys) in headless Chromium, each time
 //!   in a fresh browser context (a cold cache).
+//! - Beside that time, the CPU time it took (the page's main thread, and
+//!   every Chromium process) and the share of the machine's CPU its host
+//!   took for itself meanwhile: on two cores a navigation's wall time is
+//!   what Chromium's processes, the server and the host leave of them.
 
 use std::time::Duration;
 
@@ -62,6 +66,8 @@ async fn main() {
     );
     let mut times = Vec::new();
     let mut steadiness = Vec::new();
+    let (mut page_cpu, mut chromium_cpu) = (Vec::new(), Vec::new());
+    let machine_before = cpu::Machine::read();
     for _ in 0..RUNS {
         let context = chrome
             .browser
@@ -70,12 +76,19 @@ async fn main() {
             .unwrap();
         context.add_init_script(&watch).await.unwrap();
         let page = context.new_page().await.unwrap();
+        let before = cpu::Threads::read();
         page.goto(&format!("{}/t/{th}#token={}", up.base, demo.token), None).await.unwrap();
         let ready = tokio::time::timeout(Duration::from_secs(5), page.evaluate::<(), f64>("() => window.__ready", None)).await;
         times.push(ready.expect("the form became interactive within 5 s").unwrap());
+        if let (Some(before), Some(after)) = (&before, cpu::Threads::read()) {
+            let (page, all) = after.used_since(before);
+            page_cpu.push(page);
+            chromium_cpu.push(all);
+        }
         context.close().await.unwrap();
         steadiness.push(fixed_work_ms());
     }
+    let steal = machine_before.zip(cpu::Machine::read()).map(|(before, after)| after.stolen_since(&before));
     times.sort_by(f64::total_cmp);
     steadiness.sort_by(f64::total_cmp);
     let at = |q: f64| times[((times.len() as f64 - 1.0) * q).round() as usize];
@@ -86,6 +99,15 @@ async fn main() {
         steadiness[steadiness.len() / 2],
         steadiness[steadiness.len() - 1]
     );
+    if !page_cpu.is_empty() {
+        page_cpu.sort_by(f64::total_cmp);
+        chromium_cpu.sort_by(f64::total_cmp);
+        let (page, all) = (page_cpu[page_cpu.len() / 2], chromium_cpu[chromium_cpu.len() / 2]);
+        println!("web cpu: a navigation took p50 {page:.0} ms of CPU on the page's main thread and {all:.0} ms in all of Chromium's processes ({} cores here)", cpu::cores());
+    }
+    if let Some(steal) = steal {
+        println!("web machine: the host took {:.1}% of this machine's CPU time while the navigations ran (steal)", steal * 100.0);
+    }
     println!("size_kib_gzip {gzip_kib:.1} first load of the chat host, gzip (a browser without brotli)");
     println!("size_kib {kib:.1} first load of the chat host, brotli as Chromium takes it (goal <= 250)");
     println!("web thread-page boot {:.1} KiB brotli: the first load and the forms' chunk a thread's page fetches beside it", (br_bytes + at_boot) as f64 / 1024.0);
@@ -182,4 +204,92 @@ fn assets_named(text: &str) -> Vec<String> {
         }
     }
     out
+}
+
+/// CPU time from `/proc` (Linux; elsewhere the lines that need it are left
+/// out).
+mod cpu {
+    use std::collections::HashMap;
+
+    /// Clock ticks a second, as `/proc` counts them (`USER_HZ`, 100 on
+    /// every Linux architecture the benchmark runs on).
+    const TICKS_PER_SECOND: f64 = 100.0;
+
+    pub fn cores() -> usize {
+        std::thread::available_parallelism().map_or(1, usize::from)
+    }
+
+    /// The machine's CPU time: all of it, and what the host took (steal).
+    pub struct Machine {
+        total: u64,
+        steal: u64,
+    }
+
+    impl Machine {
+        pub fn read() -> Option<Self> {
+            let stat = std::fs::read_to_string("/proc/stat").ok()?;
+            let fields: Vec<u64> = stat.lines().next()?.split_whitespace().skip(1).map(|f| f.parse().unwrap_or(0)).collect();
+            // user nice system idle iowait irq softirq steal (guest time is
+            // counted in user already).
+            Some(Self { total: fields.iter().take(8).sum(), steal: *fields.get(7)? })
+        }
+
+        pub fn stolen_since(&self, before: &Self) -> f64 {
+            (self.steal - before.steal) as f64 / (self.total - before.total).max(1) as f64
+        }
+    }
+
+    /// The CPU time used so far by each thread of Chromium's processes.
+    pub struct Threads(HashMap<(u32, u32), (bool, u64)>);
+
+    impl Threads {
+        pub fn read() -> Option<Self> {
+            let mut threads = HashMap::new();
+            for process in std::fs::read_dir("/proc").ok()?.flatten() {
+                let Some(pid) = process.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else { continue };
+                let Ok(command) = std::fs::read(process.path().join("cmdline")) else { continue };
+                // Chromium's children rewrite their command line into one
+                // string: its words are separated by spaces, not NULs.
+                let command = String::from_utf8_lossy(&command).replace('\0', " ");
+                let Some(program) = command.split(' ').next() else { continue };
+                if !program.ends_with("chromium") && !program.ends_with("chrome") && !program.ends_with("headless_shell") {
+                    continue;
+                }
+                let renderer = command.contains("--type=renderer");
+                let Ok(tasks) = std::fs::read_dir(process.path().join("task")) else { continue };
+                for task in tasks.flatten() {
+                    let Some(tid) = task.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else { continue };
+                    if let Some(ticks) = std::fs::read_to_string(task.path().join("stat")).ok().as_deref().and_then(used) {
+                        // A renderer's main thread is the one its process is named by.
+                        threads.insert((pid, tid), (renderer && tid == pid, ticks));
+                    }
+                }
+            }
+            Some(Self(threads))
+        }
+
+        /// Milliseconds of CPU since `before`: on renderers' main threads,
+        /// and in all. A thread that ended between the two reads is not
+        /// counted.
+        pub fn used_since(&self, before: &Self) -> (f64, f64) {
+            let (mut main, mut all) = (0, 0);
+            for (id, (is_main, ticks)) in &self.0 {
+                let used = ticks - before.0.get(id).map_or(0, |(_, t)| *t).min(*ticks);
+                all += used;
+                if *is_main {
+                    main += used;
+                }
+            }
+            let ms = |ticks: u64| ticks as f64 * 1000.0 / TICKS_PER_SECOND;
+            (ms(main), ms(all))
+        }
+    }
+
+    /// utime + stime of a `/proc/<pid>/task/<tid>/stat` line.
+    fn used(stat: &str) -> Option<u64> {
+        // The command name, in parentheses, may hold spaces.
+        let rest = &stat[stat.rfind(')')? + 2..];
+        let fields: Vec<&str> = rest.split(' ').collect();
+        Some(fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?)
+    }
 }
