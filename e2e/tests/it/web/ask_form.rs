@@ -106,6 +106,7 @@ async fn a_threads_page_fetches_the_forms_chunk_as_it_boots() {
     let me = at(&|p| p == "/v1/me").unwrap_or_else(|| panic!("the viewer was read: {paths:?}"));
     assert!(chunk < record && chunk < me, "the chunk is asked for before the page reads the server: {paths:?}");
     assert_eq!(paths.iter().filter(|p| p.starts_with("/assets/form_view-")).count(), 1, "fetched once: {paths:?}");
+    assert!(!paths.iter().any(|p| p == "/favicon.ico"), "the page's icon is in the page: {paths:?}");
 
     let home = chrome.window(&up.base, &demo.token, "light", "/").await;
     home.until("() => document.querySelectorAll('ul.list li a').length > 0", "the workspaces").await;
