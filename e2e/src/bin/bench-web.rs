@@ -235,7 +235,7 @@ mod cpu {
         }
 
         pub fn stolen_since(&self, before: &Self) -> f64 {
-            (self.steal - before.steal) as f64 / (self.total - before.total).max(1) as f64
+            self.steal.saturating_sub(before.steal) as f64 / self.total.saturating_sub(before.total).max(1) as f64
         }
     }
 
