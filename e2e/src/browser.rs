@@ -9,6 +9,37 @@ use std::time::{Duration, Instant};
 use playwright_rs::protocol::{Browser, BrowserContextOptions, Page};
 use playwright_rs::{LaunchOptions, Playwright};
 
+/// Chromium keeps only the last of a repeated switch, and Playwright
+/// passes `--disable-features` before ours: this list carries Playwright's
+/// own (playwright-core's `chromiumSwitches`, at the version
+/// `e2e/package.json` pins) and, last, the features this harness turns off.
+pub const DISABLED_FEATURES: &[&str] = &[
+    "AvoidUnnecessaryBeforeUnloadCheckSync",
+    "DestroyProfileOnBrowserClose",
+    "DialMediaRouteProvider",
+    "GlobalMediaControls",
+    "HttpsUpgrades",
+    "LensOverlay",
+    "MediaRouter",
+    "PaintHolding",
+    "ThirdPartyStoragePartitioning",
+    "BlockOriginHeaderModificationOnRedirect",
+    "Translate",
+    "AutoDeElevate",
+    "OptimizationHints",
+    "NetworkTimeServiceQuerying",
+    "AimEnabled",
+    "msForceBrowserSignIn",
+    "msEdgeUpdateLaunchServicesPreferredVersion",
+    // Debian ships full Chromium, no headless shell, and full Chromium
+    // builds the address bar's two popups for every window, so for every
+    // browser context: WebUI pages in a renderer of their own, about half
+    // a second of CPU on this machine that no page asked for, spent while
+    // the page under test loads.
+    "WebUIOmniboxPopup",
+    "WebUIOmniboxAimPopup",
+];
+
 pub struct Chrome {
     _playwright: Playwright,
     pub browser: Browser,
@@ -47,6 +78,7 @@ impl Chrome {
         .iter()
         .map(|a| (*a).to_owned())
         .collect();
+        args.push(format!("--disable-features={}", DISABLED_FEATURES.join(",")));
         args.extend(extra.iter().cloned());
         let browser = playwright
             .chromium()

@@ -8,7 +8,7 @@
 //! - The time from navigation to an interactive form (the demo's paused
 //!   ask_form, focused and ready for keys) in headless Chromium, each time
 //!   in a fresh browser context (a cold cache).
-//! - Beside that time, the CPU time it took (the page's main thread, and
+//! - Beside that time, the CPU time it took (renderers' main threads, and
 //!   every Chromium process) and the share of the machine's CPU its host
 //!   took for itself meanwhile: on two cores a navigation's wall time is
 //!   what Chromium's processes, the server and the host leave of them.
@@ -103,7 +103,7 @@ async fn main() {
         page_cpu.sort_by(f64::total_cmp);
         chromium_cpu.sort_by(f64::total_cmp);
         let (page, all) = (page_cpu[page_cpu.len() / 2], chromium_cpu[chromium_cpu.len() / 2]);
-        println!("web cpu: a navigation took p50 {page:.0} ms of CPU on the page's main thread and {all:.0} ms in all of Chromium's processes ({} cores here)", cpu::cores());
+        println!("web cpu: a navigation took p50 {page:.0} ms of CPU on renderers' main threads (the page's, its app's) and {all:.0} ms in all of Chromium's processes ({} cores here)", cpu::cores());
     }
     if let Some(steal) = steal {
         println!("web machine: the host took {:.1}% of this machine's CPU time while the navigations ran (steal)", steal * 100.0);

@@ -6,6 +6,7 @@ mod ask_form;
 mod console;
 mod dashboard;
 mod governance;
+mod harness;
 mod roles;
 pub mod streaming;
 mod submissions;
