@@ -17,7 +17,11 @@ fn bundle_host() -> PathBuf {
     let modules = root.join("apps/web/node_modules");
     let esbuild = modules.join(".bin/esbuild");
     assert!(esbuild.exists(), "esbuild and ext-apps are in apps/web/node_modules: `cargo xtask test` installs them (npm ci)");
-    let out = std::env::temp_dir().join(format!("lattice-mcp-host-{}.js", std::process::id()));
+    // A file of each call's own: the suites bundle at the same time, and
+    // one writing where another reads hands that one half a script.
+    static BUNDLES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = BUNDLES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let out = std::env::temp_dir().join(format!("lattice-mcp-host-{}-{n}.js", std::process::id()));
     let status = std::process::Command::new(esbuild)
         .arg(root.join("e2e/mcp/host.mjs"))
         .args(["--bundle", "--format=iife", "--platform=browser", "--log-level=warning"])
