@@ -4,7 +4,6 @@
 use std::path::Path;
 
 use lattice_e2e::browser::{Chrome, DISABLED_FEATURES};
-use playwright_rs::protocol::BrowserContextOptions;
 
 /// Full Chromium builds browser UI for each window (the address bar's
 /// popups, WebUI pages in a renderer of their own); a browser context is a
@@ -12,7 +11,7 @@ use playwright_rs::protocol::BrowserContextOptions;
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_window_holds_the_page_and_no_browser_ui() {
     let chrome = Chrome::launch().await;
-    let context = chrome.browser.new_context_with_options(BrowserContextOptions::builder().build()).await.expect("a browser context");
+    let context = chrome.browser.new_context().await.expect("a browser context");
     let page = context.new_page().await.expect("a page");
     page.goto("data:text/html,<p>hi</p>", None).await.expect("a page to show");
     let session = chrome.browser.new_browser_cdp_session().await.expect("the browser's DevTools session");
