@@ -32,13 +32,30 @@ async fn serve(router: axum::Router) -> String {
     format!("http://{addr}")
 }
 
-/// Requests per second of `GET url` by `CLIENTS` clients.
-async fn rate(url: &str, token: Option<&str>) -> f64 {
+/// This process's CPU time so far (user and system, all threads), in
+/// seconds: the clients, the edge and the log service, not PostgreSQL.
+fn cpu_seconds() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // After the command's `)`: state is field 3, utime 14 and stime 15.
+    let fields: Vec<&str> = stat.rsplit_once(')').map_or("", |(_, rest)| rest).split_whitespace().collect();
+    let ticks = |i: usize| fields.get(i - 3).and_then(|f| f.parse::<f64>().ok()).unwrap_or(0.0);
+    (ticks(14) + ticks(15)) / 100.0
+}
+
+/// Requests per second of `GET url` by `CLIENTS` clients, and the
+/// process's CPU seconds per request while they were counted.
+async fn rate(url: &str, token: Option<&str>) -> (f64, f64) {
     let client = crate::setup::http().pool_max_idle_per_host(CLIENTS).build().unwrap();
     let count = Arc::new(AtomicU64::new(0));
     let start = Instant::now();
     let measuring_from = start + WARM;
     let end = measuring_from + MEASURE;
+    let cpu = tokio::spawn(async move {
+        tokio::time::sleep_until(measuring_from.into()).await;
+        let from = cpu_seconds();
+        tokio::time::sleep_until(end.into()).await;
+        cpu_seconds() - from
+    });
     let mut tasks = Vec::new();
     for _ in 0..CLIENTS {
         let (client, count, url, token) = (client.clone(), count.clone(), url.to_owned(), token.map(str::to_owned));
@@ -60,7 +77,8 @@ async fn rate(url: &str, token: Option<&str>) -> f64 {
     for t in tasks {
         t.await.unwrap();
     }
-    count.load(Ordering::Relaxed) as f64 / MEASURE.as_secs_f64()
+    let count = count.load(Ordering::Relaxed) as f64;
+    (count / MEASURE.as_secs_f64(), cpu.await.unwrap() / count.max(1.0))
 }
 
 pub async fn run() {
@@ -85,17 +103,26 @@ pub async fn run() {
     .await;
     let token = lattice_testkit::token("t1", "alice", TenantRole::Member);
 
-    let (mut read_direct, mut read_edge, mut doc_bare, mut doc_apps) = (0.0, 0.0, 0.0, 0.0);
+    let sides = [
+        ("authenticated-read direct", format!("{direct}/v1/workspaces"), Some(&token)),
+        ("authenticated-read through-edge", format!("{edge}/v1/workspaces"), Some(&token)),
+        ("proxy-document bare-axum", format!("{bare}/sandbox"), None),
+        ("proxy-document apps-origin", format!("{apps}/sandbox"), None),
+    ];
+    // Requests per second and CPU seconds per request, each side's mean.
+    let mut measured = [(0.0, 0.0); 4];
     for _ in 0..ROUNDS {
-        read_direct += rate(&format!("{direct}/v1/workspaces"), Some(&token)).await / ROUNDS as f64;
-        read_edge += rate(&format!("{edge}/v1/workspaces"), Some(&token)).await / ROUNDS as f64;
-        doc_bare += rate(&format!("{bare}/sandbox"), None).await / ROUNDS as f64;
-        doc_apps += rate(&format!("{apps}/sandbox"), None).await / ROUNDS as f64;
+        for ((_, url, token), sum) in sides.iter().zip(&mut measured) {
+            let (rps, cpu) = rate(url, token.map(String::as_str)).await;
+            sum.0 += rps / ROUNDS as f64;
+            sum.1 += cpu / ROUNDS as f64;
+        }
     }
-    println!("edge authenticated-read direct {read_direct:.0} requests/s");
-    println!("edge authenticated-read through-edge {read_edge:.0} requests/s");
-    println!("edge proxy-document bare-axum {doc_bare:.0} requests/s");
-    println!("edge proxy-document apps-origin {doc_apps:.0} requests/s");
+    for ((name, ..), (rps, cpu)) in sides.iter().zip(measured) {
+        println!("edge {name} {rps:.0} requests/s, {:.0} µs of this process's CPU a request", cpu * 1e6);
+    }
+    let [(read_direct, cpu_direct), (read_edge, cpu_edge), (doc_bare, _), (doc_apps, _)] = measured;
+    println!("edge hop: {:.0} µs more of this process's CPU a read through the edge (PostgreSQL's not counted)", (cpu_edge - cpu_direct) * 1e6);
     let read = read_edge / read_direct;
     let doc = doc_apps / doc_bare;
     println!("ratio {read:.3} an authenticated read through the edge vs directly to the log service");

@@ -8,11 +8,18 @@
 //! per connection spends; `cargo xtask bench edge`). A connection goes
 //! back to the idle ones only once its answer was read to the end; one
 //! closed while idle is found and dropped when next taken.
+//!
+//! The connection hands the answer and its body to the task that drives
+//! it, and would wake that task to say so, while it runs: the task would
+//! then be polled once more for nothing, twice a request. So the
+//! connection is first driven without the task's waker and asked only
+//! for what it then handed over; the waker is left with it just when
+//! the task has to wait for the socket (`drive`).
 
 use std::future::{Future, poll_fn};
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, PoisonError};
-use std::task::{Context, Poll};
+use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use axum::body::Bytes;
@@ -84,16 +91,18 @@ impl Connections {
             // connection ended, dropping it settles the answer (an error,
             // with the request when it was never written).
             let head = poll_fn(|cx| {
-                if let Poll::Ready(r) = answer.as_mut().poll(cx) {
-                    return Poll::Ready(r);
-                }
-                if let Some(d) = &mut driver
-                    && Pin::new(d).poll(cx).is_ready()
-                {
-                    driver = None;
-                    return answer.as_mut().poll(cx);
-                }
-                Poll::Pending
+                drive(
+                    cx,
+                    |cx| {
+                        if let Some(d) = &mut driver
+                            && Pin::new(d).poll(cx).is_ready()
+                        {
+                            driver = None;
+                        }
+                        driver.is_some()
+                    },
+                    |cx| answer.as_mut().poll(cx),
+                )
             })
             .await;
             match head {
@@ -114,7 +123,10 @@ impl Connections {
     async fn take_ready(&self) -> Option<Conn> {
         loop {
             let mut conn = self.idle.lock().unwrap_or_else(PoisonError::into_inner).pop()?;
-            let ready = match poll_fn(|cx| Poll::Ready(poll_ready(&mut conn, cx))).await {
+            // Without this task's waker, which the request sent next would
+            // wake (`drive`).
+            let now = poll_ready(&mut conn, &mut Context::from_waker(Waker::noop()));
+            let ready = match now {
                 Poll::Ready(ready) => ready,
                 Poll::Pending => tokio::time::timeout(READY_WITHIN, poll_fn(|cx| poll_ready(&mut conn, cx))).await.unwrap_or(false),
             };
@@ -133,6 +145,29 @@ impl Connections {
             .map_err(|e| Failed::Connect(std::io::Error::other(e)))?;
         Ok(Conn { send, driver })
     }
+}
+
+/// Drives a connection (`connection`, false once it ended) until what
+/// it hands over (`settled`) is ready, or until it waits for the socket:
+/// first with no waker, so that handing it over wakes no one, then with
+/// the task's, for the socket. What is handed over is only ever handed
+/// over within `connection`, and asked for right after it; with the
+/// connection ended, nothing else will hand it over and it is waited on.
+fn drive<T>(
+    cx: &mut Context<'_>,
+    mut connection: impl FnMut(&mut Context<'_>) -> bool,
+    mut settled: impl FnMut(&mut Context<'_>) -> Poll<T>,
+) -> Poll<T> {
+    for waker in [Waker::noop(), cx.waker()] {
+        let open = connection(&mut Context::from_waker(waker));
+        if let Poll::Ready(t) = settled(&mut Context::from_waker(Waker::noop())) {
+            return Poll::Ready(t);
+        }
+        if !open {
+            return settled(cx);
+        }
+    }
+    Poll::Pending
 }
 
 /// Whether an idle connection can take a request: `false` once it ended.
@@ -160,12 +195,19 @@ impl Body for Relayed {
         let this = self.get_mut();
         // The connection reads the body into `body`; ended, `body` has
         // its end or its error.
-        if let Some(conn) = &mut this.conn
-            && Pin::new(&mut conn.driver).poll(cx).is_ready()
-        {
-            this.conn = None;
-        }
-        let frame = Pin::new(&mut this.body).poll_frame(cx);
+        let (conn, body) = (&mut this.conn, &mut this.body);
+        let frame = drive(
+            cx,
+            |cx| {
+                if let Some(c) = conn
+                    && Pin::new(&mut c.driver).poll(cx).is_ready()
+                {
+                    *conn = None;
+                }
+                conn.is_some()
+            },
+            |cx| Pin::new(&mut *body).poll_frame(cx),
+        );
         if let Poll::Ready(None) = frame {
             this.ended = true;
         }
@@ -246,6 +288,38 @@ mod tests {
         drop(connections.send(get(&authority, "/v1/unread")).await.unwrap_or_else(|e| panic!("{e}")));
         assert_eq!(text(&connections, &authority, "/v1/after").await, "/v1/after");
         assert_eq!(accepted.load(Ordering::Relaxed), 2);
+    }
+
+    /// `fut`'s output, and how many times it was polled to get it.
+    async fn polled<F: std::future::Future>(fut: F) -> (F::Output, usize) {
+        let mut fut = std::pin::pin!(fut);
+        let mut polls = 0;
+        let out = std::future::poll_fn(|cx| {
+            polls += 1;
+            fut.as_mut().poll(cx)
+        })
+        .await;
+        (out, polls)
+    }
+
+    /// On a kept connection the task that forwards a request is polled
+    /// twice until the answer's head (to write the request, then when
+    /// the answer came) and once for its body: the connection handing
+    /// them over does not wake the task again.
+    #[tokio::test]
+    async fn a_forwarded_request_does_not_wake_its_own_task() {
+        let (authority, accepted) = replica(false).await;
+        let connections = Connections::new(authority.clone());
+        assert_eq!(text(&connections, &authority, "/v1/first").await, "/v1/first");
+        for i in 0..20 {
+            let (answer, polls) = polled(connections.send(get(&authority, &format!("/v1/{i}")))).await;
+            let answer = answer.unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(polls, 2, "request {i}: polls until the answer's head");
+            let (body, polls) = polled(answer.into_body().collect()).await;
+            assert_eq!(body.unwrap().to_bytes(), format!("/v1/{i}").as_bytes(), "request {i}");
+            assert_eq!(polls, 1, "request {i}: polls until the body's end");
+        }
+        assert_eq!(accepted.load(Ordering::Relaxed), 1);
     }
 
     #[tokio::test]
