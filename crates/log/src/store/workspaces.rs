@@ -18,14 +18,14 @@ pub(crate) async fn create_workspace(conn: &mut AnyConnection, w: &Writing<'_>, 
         .execute(&mut *conn)
         .await
         .map_err(db_error)?;
-    upsert_member(conn, id.as_str(), w.user, Role::Admin).await?;
+    set_role(conn, ON_WORKSPACE, id.as_str(), w.user, Role::Admin).await?;
     Ok(WorkspaceCreated { workspace: id.to_string(), name: name.to_owned(), admin: w.user.to_owned() }.into())
 }
 
 /// A member of the writing's workspace, or a new role for one.
 pub(crate) async fn add_member(conn: &mut AnyConnection, w: &Writing<'_>, user: &str, role: Role) -> Result<Event, Error> {
     let workspace = w.workspace.expect("a member is added to a workspace");
-    upsert_member(conn, workspace, user, role).await?;
+    set_role(conn, ON_WORKSPACE, workspace, user, role).await?;
     Ok(MemberAdded { workspace: workspace.to_owned(), user: user.to_owned(), role }.into())
 }
 
@@ -44,7 +44,7 @@ pub(crate) async fn create_thread(conn: &mut AnyConnection, w: &Writing<'_>, id:
         .map_err(db_error)?;
     if restricted {
         // Its starter sees it, whatever becomes of the starter's role.
-        list_on_thread(conn, id.as_str(), w.user, Role::Editor).await?;
+        set_role(conn, ON_THREAD, id.as_str(), w.user, Role::Editor).await?;
     }
     Ok(ThreadCreated { thread: id.to_string(), title: title.to_owned(), restricted }.into())
 }
@@ -52,34 +52,18 @@ pub(crate) async fn create_thread(conn: &mut AnyConnection, w: &Writing<'_>, id:
 /// A person listed on the writing's thread, or a new role for one.
 pub(crate) async fn share_thread(conn: &mut AnyConnection, w: &Writing<'_>, user: &str, role: Role) -> Result<Event, Error> {
     let thread = w.thread.expect("a thread is shared");
-    list_on_thread(conn, thread, user, role).await?;
+    set_role(conn, ON_THREAD, thread, user, role).await?;
     Ok(ThreadShared { thread: thread.to_owned(), user: user.to_owned(), role }.into())
 }
 
-async fn list_on_thread(conn: &mut AnyConnection, thread: &str, user: &str, role: Role) -> Result<(), Error> {
-    sqlx::query(
-        "INSERT INTO thread_members (thread, user_id, role) VALUES ($1, $2, $3) \
-         ON CONFLICT (thread, user_id) DO UPDATE SET role = excluded.role",
-    )
-    .bind(thread)
-    .bind(user)
-    .bind(role.as_str())
-    .execute(&mut *conn)
-    .await
-    .map_err(db_error)?;
-    Ok(())
-}
+/// A person's role on a workspace (`members`) or a thread
+/// (`thread_members`): listed, or the role they had replaced.
+const ON_WORKSPACE: &str = "INSERT INTO members (workspace, user_id, role) VALUES ($1, $2, $3) \
+     ON CONFLICT (workspace, user_id) DO UPDATE SET role = excluded.role";
+const ON_THREAD: &str = "INSERT INTO thread_members (thread, user_id, role) VALUES ($1, $2, $3) \
+     ON CONFLICT (thread, user_id) DO UPDATE SET role = excluded.role";
 
-async fn upsert_member(conn: &mut AnyConnection, workspace: &str, user: &str, role: Role) -> Result<(), Error> {
-    sqlx::query(
-        "INSERT INTO members (workspace, user_id, role) VALUES ($1, $2, $3) \
-         ON CONFLICT (workspace, user_id) DO UPDATE SET role = excluded.role",
-    )
-    .bind(workspace)
-    .bind(user)
-    .bind(role.as_str())
-    .execute(&mut *conn)
-    .await
-    .map_err(db_error)?;
+async fn set_role(conn: &mut AnyConnection, upsert: &'static str, on: &str, user: &str, role: Role) -> Result<(), Error> {
+    sqlx::query(upsert).bind(on).bind(user).bind(role.as_str()).execute(&mut *conn).await.map_err(db_error)?;
     Ok(())
 }
