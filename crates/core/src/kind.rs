@@ -40,6 +40,12 @@ pub trait ArtifactKind: Send + Sync {
     fn respondents_create(&self) -> bool {
         false
     }
+
+    /// Whether one may tell the agent what it shows (an app's model
+    /// context, `SetAppContext`).
+    fn tells_context(&self) -> bool {
+        false
+    }
 }
 
 /// An artifact as a check reads it.

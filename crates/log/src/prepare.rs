@@ -85,8 +85,8 @@ impl LogService {
             }
             Command::SetAppContext { text, structured, .. } => {
                 let head = scope.artifact.as_ref().expect("authorize loads the artifact");
-                if head.kind != "app" {
-                    return Err(Error::field("artifact", "kind", "only an app tells the agent what it shows"));
+                if !self.kind(&head.kind).is_ok_and(|kind| kind.tells_context()) {
+                    return Err(Error::field("artifact", "kind", format!("a {} does not tell the agent what it shows", head.kind)));
                 }
                 Effect::AppContext { artifact: head.id.clone(), text: text.clone(), structured: structured.clone() }
             }

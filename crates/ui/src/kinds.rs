@@ -160,6 +160,10 @@ impl ArtifactKind for AppKind {
         title(&app.title)?;
         app.check()
     }
+
+    fn tells_context(&self) -> bool {
+        true
+    }
 }
 
 fn title(title: &str) -> Result<(), Error> {

@@ -33,6 +33,12 @@ lattice_testkit::both_backends! {
         log.execute(&alice, tell("x".repeat(8 * 1024))).await.unwrap();
         let over = log.execute(&alice, tell("x".repeat(8 * 1024 + 1))).await.unwrap_err();
         assert!(matches!(&over, Error::ValidationFailed { .. }), "{over:?}");
+        // Only a kind that says so (an app) tells the agent what it shows.
+        let dashboard = json!({"title": "D", "as_of": "2026-11-29T12:00:00Z", "panels": []});
+        let dashboard = log.execute(&alice, Command::CreateArtifact { thread: th.clone(), id: None, kind: "dashboard".into(), data: dashboard }).await.unwrap().id.unwrap();
+        let told = Command::SetAppContext { artifact: ArtifactId::parse("id", &dashboard).unwrap(), text: "hi".into(), structured: None };
+        let refused = log.execute(&alice, told).await.unwrap_err().to_string();
+        assert!(refused.contains("a dashboard does not tell the agent what it shows"), "{refused}");
         // A viewer's app does not speak for the thread; the switch governs it.
         let vera = who("t1", "vera", TenantRole::Member);
         assert!(matches!(log.execute(&vera, tell("hi".into())).await, Err(Error::Forbidden { .. })));
