@@ -2,6 +2,7 @@
 //! PostgreSQL (`name::sqlite`, `name::postgres`).
 
 mod access;
+mod connections;
 mod horizon;
 mod migrations;
 mod queries;
