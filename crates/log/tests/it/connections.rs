@@ -12,14 +12,24 @@ use std::str::FromStr;
 
 use lattice_log::{Backend, Db};
 use lattice_testkit::fresh_url;
+use sqlx::Connection;
 
-/// The remote port of socket `fd`, if it is an IPv4 or IPv6 one.
-fn peer_port(fd: RawFd) -> Option<u16> {
+/// The ports of socket `fd`, its own and its peer's, if it is an IPv4 or
+/// IPv6 one.
+fn ports(fd: RawFd) -> Option<(u16, u16)> {
+    Some((port(fd, libc::getsockname)?, port(fd, libc::getpeername)?))
+}
+
+type NameOf = unsafe extern "C" fn(libc::c_int, *mut libc::sockaddr, *mut libc::socklen_t) -> libc::c_int;
+
+/// The port of one end of socket `fd` (`getsockname` or `getpeername`).
+fn port(fd: RawFd, name_of: NameOf) -> Option<u16> {
+    // SAFETY: all zeroes is a valid `sockaddr_storage`.
     let mut addr: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
     let mut len = std::mem::size_of::<libc::sockaddr_storage>() as libc::socklen_t;
     // SAFETY: `addr` is as large as `len` says; a descriptor that is no
     // socket (or closed meanwhile) is refused with an error.
-    if unsafe { libc::getpeername(fd, (&raw mut addr).cast(), &mut len) } != 0 {
+    if unsafe { name_of(fd, (&raw mut addr).cast(), &mut len) } != 0 {
         return None;
     }
     match i32::from(addr.ss_family) {
@@ -39,21 +49,40 @@ fn nodelay(fd: RawFd) -> bool {
     got == 0 && on != 0
 }
 
+/// The pool's own connections, told from the other tests' (which share
+/// this process and may be halfway through connecting) by the client
+/// ports PostgreSQL sees on the test's database.
 #[tokio::test]
 async fn every_connection_to_postgres_sends_at_once() {
     let url = fresh_url(Backend::Postgres).await;
-    let port = sqlx::postgres::PgConnectOptions::from_str(&url).unwrap().get_port();
+    let options = sqlx::postgres::PgConnectOptions::from_str(&url).unwrap();
+    let (server_port, database) = (options.get_port(), options.get_database().unwrap().to_owned());
     let db = Db::connect(&url, 2).await.unwrap();
     // Opens a connection of the pool's and keeps it idle there.
     db.migrate().await.unwrap();
+    let mut asking = sqlx::PgConnection::connect(&url).await.unwrap();
+    let pool_ports: Vec<i32> = sqlx::query_scalar(
+        "SELECT client_port FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid() AND client_port IS NOT NULL",
+    )
+    .bind(&database)
+    .fetch_all(&mut asking)
+    .await
+    .unwrap();
+    assert!(!pool_ports.is_empty(), "PostgreSQL sees no connection of the pool's");
     let sockets: Vec<(RawFd, bool)> = std::fs::read_dir("/proc/self/fd")
         .unwrap()
         .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<RawFd>().ok())
-        .filter(|&fd| peer_port(fd) == Some(port))
+        .filter(|&fd| ports(fd).is_some_and(|(local, peer)| peer == server_port && pool_ports.contains(&i32::from(local))))
         .map(|fd| (fd, nodelay(fd)))
         .collect();
-    assert!(!sockets.is_empty(), "no connection to PostgreSQL's port {port} is open");
+    assert_eq!(
+        sockets.len(),
+        pool_ports.len(),
+        "the pool's connections (client ports {pool_ports:?}) among this process's sockets: {sockets:?}; \
+         a server behind a port mapping shows other ports"
+    );
     let delayed: Vec<RawFd> = sockets.iter().filter(|(_, on)| !on).map(|(fd, _)| *fd).collect();
     assert!(delayed.is_empty(), "connections to PostgreSQL with Nagle's algorithm on (descriptors {delayed:?} of {sockets:?})");
-    drop(db);
+    asking.close().await.unwrap();
+    db.close().await;
 }
