@@ -7,46 +7,23 @@
 //! the replicas benchmark's p99 showed it. sqlx 0.9.0 dropped the option
 //! and 0.9.1 set it again.
 
-use std::os::fd::RawFd;
+use std::os::fd::{BorrowedFd, RawFd};
 use std::str::FromStr;
 
 use lattice_log::{Backend, Db};
 use lattice_testkit::fresh_url;
+use socket2::SockRef;
 use sqlx::Connection;
 
-/// The ports of socket `fd`, its own and its peer's, if it is an IPv4 or
-/// IPv6 one.
-fn ports(fd: RawFd) -> Option<(u16, u16)> {
-    Some((port(fd, libc::getsockname)?, port(fd, libc::getpeername)?))
-}
-
-type NameOf = unsafe extern "C" fn(libc::c_int, *mut libc::sockaddr, *mut libc::socklen_t) -> libc::c_int;
-
-/// The port of one end of socket `fd` (`getsockname` or `getpeername`).
-fn port(fd: RawFd, name_of: NameOf) -> Option<u16> {
-    // SAFETY: all zeroes is a valid `sockaddr_storage`.
-    let mut addr: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
-    let mut len = std::mem::size_of::<libc::sockaddr_storage>() as libc::socklen_t;
-    // SAFETY: `addr` is as large as `len` says; a descriptor that is no
-    // socket (or closed meanwhile) is refused with an error.
-    if unsafe { name_of(fd, (&raw mut addr).cast(), &mut len) } != 0 {
-        return None;
-    }
-    match i32::from(addr.ss_family) {
-        // SAFETY: the family says which address the storage holds.
-        libc::AF_INET => Some(u16::from_be(unsafe { (*(&raw const addr).cast::<libc::sockaddr_in>()).sin_port })),
-        libc::AF_INET6 => Some(u16::from_be(unsafe { (*(&raw const addr).cast::<libc::sockaddr_in6>()).sin6_port })),
-        _ => None,
-    }
-}
-
-/// Whether Nagle's algorithm is off on TCP socket `fd`.
-fn nodelay(fd: RawFd) -> bool {
-    let mut on: libc::c_int = 0;
-    let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
-    // SAFETY: `on` is an int, as TCP_NODELAY's value is.
-    let got = unsafe { libc::getsockopt(fd, libc::IPPROTO_TCP, libc::TCP_NODELAY, (&raw mut on).cast(), &mut len) };
-    got == 0 && on != 0
+/// Socket `fd`'s own port and its peer's, and whether Nagle's algorithm
+/// is off on it; `None` for a descriptor that is no TCP socket.
+fn tcp(fd: RawFd) -> Option<(u16, u16, bool)> {
+    // SAFETY: the descriptor is this process's (listed in /proc/self/fd)
+    // and only asked about; one closed meanwhile answers with errors.
+    let fd = unsafe { BorrowedFd::borrow_raw(fd) };
+    let socket = SockRef::from(&fd);
+    let (local, peer) = (socket.local_addr().ok()?.as_socket()?, socket.peer_addr().ok()?.as_socket()?);
+    Some((local.port(), peer.port(), socket.tcp_nodelay().ok()?))
 }
 
 /// The pool's own connections, told from the other tests' (which share
@@ -72,8 +49,10 @@ async fn every_connection_to_postgres_sends_at_once() {
     let sockets: Vec<(RawFd, bool)> = std::fs::read_dir("/proc/self/fd")
         .unwrap()
         .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<RawFd>().ok())
-        .filter(|&fd| ports(fd).is_some_and(|(local, peer)| peer == server_port && pool_ports.contains(&i32::from(local))))
-        .map(|fd| (fd, nodelay(fd)))
+        .filter_map(|fd| match tcp(fd)? {
+            (local, peer, nodelay) if peer == server_port && pool_ports.contains(&i32::from(local)) => Some((fd, nodelay)),
+            _ => None,
+        })
         .collect();
     assert_eq!(
         sockets.len(),

@@ -2,6 +2,7 @@
 //! PostgreSQL (`name::sqlite`, `name::postgres`).
 
 mod access;
+#[cfg(target_os = "linux")]
 mod connections;
 mod horizon;
 mod migrations;
