@@ -20,6 +20,11 @@ pub enum Command {
         user: UserId,
         role: Role,
     },
+    /// Takes a person out of a workspace, with their listings on its threads.
+    RemoveMember {
+        workspace: WorkspaceId,
+        user: UserId,
+    },
     CreateThread {
         workspace: WorkspaceId,
         title: String,
@@ -33,6 +38,17 @@ pub enum Command {
         thread: ThreadId,
         user: UserId,
         role: Role,
+    },
+    /// Takes a person's listing off a thread (a restricted thread's member,
+    /// or an outsider it was shared with).
+    UnshareThread {
+        thread: ThreadId,
+        user: UserId,
+    },
+    /// Ends every token and session a person of the caller's tenant holds:
+    /// what they present afterwards, minted before, is refused.
+    EndSessions {
+        user: UserId,
     },
     PostMessage {
         thread: ThreadId,
@@ -127,8 +143,11 @@ pub struct Audit {
 pub enum CommandType {
     CreateWorkspace,
     AddMember,
+    RemoveMember,
     CreateThread,
     ShareThread,
+    UnshareThread,
+    EndSessions,
     PostMessage,
     CreateArtifact,
     EditArtifact,
@@ -148,6 +167,9 @@ impl Command {
         match self {
             Self::CreateWorkspace { .. } => CommandType::CreateWorkspace,
             Self::AddMember { .. } => CommandType::AddMember,
+            Self::RemoveMember { .. } => CommandType::RemoveMember,
+            Self::UnshareThread { .. } => CommandType::UnshareThread,
+            Self::EndSessions { .. } => CommandType::EndSessions,
             Self::CreateThread { .. } => CommandType::CreateThread,
             Self::ShareThread { .. } => CommandType::ShareThread,
             Self::PostMessage { .. } => CommandType::PostMessage,

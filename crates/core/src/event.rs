@@ -88,10 +88,16 @@ macro_rules! events {
 events! {
     WorkspaceCreated => "workspace_created",
     MemberAdded => "member_added",
+    /// A person taken out of a workspace, and off its threads.
+    MemberRemoved => "member_removed",
     ThreadCreated => "thread_created",
     /// A person listed on a thread (a restricted thread's member, or an
     /// outsider it is shared with).
     ThreadShared => "thread_shared",
+    /// A person's listing taken off a thread.
+    ThreadUnshared => "thread_unshared",
+    /// Every token and session of a person ended ("sign out everywhere").
+    SessionsEnded => "sessions_ended",
     MessagePosted => "message_posted",
     ArtifactCreated => "artifact_created",
     ArtifactChanged => "artifact_changed",
@@ -144,6 +150,33 @@ pub struct MemberAdded {
     pub workspace: String,
     pub user: String,
     pub role: Role,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MemberRemoved {
+    pub workspace: String,
+    pub user: String,
+    /// The role they had.
+    pub role: Role,
+    /// How many of the workspace's threads they were listed on, listings
+    /// that went with them.
+    #[serde(default)]
+    pub listings: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ThreadUnshared {
+    pub thread: String,
+    pub user: String,
+    /// The role they were listed with.
+    pub role: Role,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SessionsEnded {
+    pub user: String,
+    /// When (ms since the epoch): a token issued at or before it is refused.
+    pub at: i64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -10,11 +10,22 @@ use serde::{Deserialize, Serialize};
 
 /// A principal whose token verified.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Authenticated(Principal, Option<String>);
+pub struct Authenticated(Principal, Option<String>, Issued);
+
+/// When a principal's token was issued (ms since the epoch): a person's
+/// sign-out refuses every token issued at or before it. What no token
+/// vouched for (lattice's own parts) has no time and is never signed out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Issued(pub(crate) Option<i64>);
 
 impl Authenticated {
     pub fn principal(&self) -> &Principal {
         &self.0
+    }
+
+    /// When its token was issued, if a token vouched for it.
+    pub fn issued(&self) -> Issued {
+        self.2
     }
 
     /// Who its envelopes name: the principal, or the named part of lattice
@@ -28,13 +39,13 @@ impl Authenticated {
 
     /// A principal no token vouched for: only through [`crate::Trusted`].
     pub(crate) fn trusted(principal: Principal) -> Self {
-        Self(principal, None)
+        Self(principal, None, Issued(None))
     }
 
     /// A part of lattice named `name`, with `principal`'s rights: only
     /// through [`crate::Trusted`].
     pub(crate) fn system(name: String, principal: Principal) -> Self {
-        Self(principal, Some(name))
+        Self(principal, Some(name), Issued(None))
     }
 }
 
@@ -47,15 +58,22 @@ struct Claims {
     #[serde(default)]
     agent: bool,
     iat: u64,
+    /// `iat` in milliseconds: a sign-out and a new sign-in in the same
+    /// second are told apart.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    ims: Option<u64>,
     exp: u64,
 }
 
 /// A view's capability: the right to call one artifact's app-only tools
-/// as one caller.
+/// as one caller. `agent` is part of who the caller is: a person's view
+/// and that person's agent (the same `sub`) are two callers. It has no
+/// default, so a capability minted before it was a claim does not verify.
 #[derive(Debug, Serialize, Deserialize)]
 struct CapabilityClaims {
     sub: String,
     tenant: String,
+    agent: bool,
     art: String,
     exp: u64,
 }
@@ -104,13 +122,15 @@ impl Authenticator {
     }
 
     pub fn mint(&self, principal: &Principal) -> String {
-        let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default().as_secs();
+        let now_ms = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default().as_millis() as u64;
+        let now = now_ms / 1000;
         let claims = Claims {
             sub: principal.user.to_string(),
             tenant: principal.tenant.to_string(),
             role: principal.role,
             agent: principal.agent,
             iat: now,
+            ims: Some(now_ms),
             exp: now + self.ttl.as_secs(),
         };
         jsonwebtoken::encode(&Header::new(Algorithm::HS256), &claims, &self.encoding)
@@ -139,7 +159,9 @@ impl Authenticator {
         let claims = data.claims;
         let tenant = TenantId::parse("tenant", &claims.tenant).map_err(|_| unauthorized("bad tenant claim"))?;
         let user = UserId::parse("sub", &claims.sub).map_err(|_| unauthorized("bad subject claim"))?;
-        Ok(Authenticated(Principal { tenant, user, role: claims.role, agent: claims.agent, run: None, within: None }, None))
+        let issued = claims.ims.unwrap_or(claims.iat.saturating_mul(1000)).min(i64::MAX as u64) as i64;
+        let principal = Principal { tenant, user, role: claims.role, agent: claims.agent, run: None, within: None };
+        Ok(Authenticated(principal, None, Issued(Some(issued))))
     }
 
     /// The capability to call `artifact`'s app-only tools as `principal`:
@@ -151,6 +173,7 @@ impl Authenticator {
         let claims = CapabilityClaims {
             sub: principal.user.to_string(),
             tenant: principal.tenant.to_string(),
+            agent: principal.agent,
             art: artifact.to_owned(),
             exp: now + CAPABILITY_TTL.as_secs(),
         };
@@ -170,6 +193,12 @@ impl Authenticator {
         if data.claims.sub != p.user.as_str() || data.claims.tenant != p.tenant.as_str() {
             return Err(refused("it was given to someone else"));
         }
+        // A person's view and their agent's token are not one caller: a
+        // capability minted for the view never lets the agent make the call.
+        if data.claims.agent != p.agent {
+            let given = if data.claims.agent { "to an agent, not to the person" } else { "to the person, not to an agent" };
+            return Err(refused(&format!("it was given to someone else ({given})")));
+        }
         Ok(data.claims.art)
     }
 
@@ -177,7 +206,7 @@ impl Authenticator {
     /// (in-process parts get [`crate::Trusted`] from the log's builder).
     #[cfg(any(test, feature = "testing"))]
     pub fn vouch(&self, principal: Principal) -> Authenticated {
-        Authenticated(principal, None)
+        Authenticated(principal, None, Issued(None))
     }
 }
 
@@ -221,9 +250,17 @@ mod tests {
             within: None,
         };
         let bob = Principal { user: UserId::parse("u", "bob").unwrap(), ..ana.clone() };
+        let anas_agent = Principal { agent: true, ..ana.clone() };
         let cap = auth.capability(&ana, "art_1");
         assert_eq!(auth.capability_artifact(&cap, &auth.vouch(ana.clone())).unwrap(), "art_1");
         assert!(auth.capability_artifact(&cap, &auth.vouch(bob)).unwrap_err().to_string().contains("someone else"));
+        // The same name is not the same caller: the person's view's
+        // capability is not the agent's, nor the agent's the person's.
+        let refused = auth.capability_artifact(&cap, &auth.vouch(anas_agent.clone())).unwrap_err();
+        assert!(matches!(refused, Error::Forbidden { .. }) && refused.to_string().contains("not to an agent"), "{refused}");
+        let agents = auth.capability(&anas_agent, "art_1");
+        assert_eq!(auth.capability_artifact(&agents, &auth.vouch(anas_agent)).unwrap(), "art_1");
+        assert!(auth.capability_artifact(&agents, &auth.vouch(ana.clone())).unwrap_err().to_string().contains("to an agent"));
         assert!(auth.verify(&cap).is_err(), "a capability is no bearer token");
         let bearer = auth.mint(&ana);
         assert!(auth.capability_artifact(&bearer, &auth.vouch(ana)).is_err(), "a bearer token is no capability");

@@ -47,6 +47,11 @@ impl LogService {
                 access.require(Role::Admin, "adding a member")?;
                 Ok(in_workspace(access))
             }
+            Command::RemoveMember { workspace, .. } => {
+                let access = workspace_access(db, p, workspace.as_str()).await?;
+                access.require(Role::Admin, "removing a member")?;
+                Ok(in_workspace(access))
+            }
             Command::CreateThread { workspace, .. } => {
                 let access = workspace_access(db, p, workspace.as_str()).await?;
                 access.require(Role::Editor, "starting a thread")?;
@@ -63,6 +68,19 @@ impl LogService {
                     return Err(Error::field("role", "enum", format!("{user} is not a member of the workspace: a thread is shared with them as viewer or respondent")));
                 }
                 Ok(in_thread(access, thread.clone()))
+            }
+            Command::UnshareThread { thread, .. } => {
+                let access = thread_access(db, p, thread).await?;
+                access.require(Role::Admin, "taking a person off a thread")?;
+                Ok(in_thread(access, thread.clone()))
+            }
+            // Anyone ends their own sessions; a tenant admin anyone's of the
+            // tenant (the tenant is the caller's: another's is out of reach).
+            Command::EndSessions { user } => {
+                if user != &p.user && p.role != TenantRole::TenantAdmin {
+                    return Err(Error::forbidden("only a tenant admin signs someone else out"));
+                }
+                Ok(Scope::default())
             }
             // A respondent's one kind of artifact (a submission); the kind's
             // checks say what it may submit to.

@@ -14,6 +14,9 @@ pub(crate) enum Effect {
     Member { user: String, role: Role },
     Thread { id: ThreadId, title: String, restricted: bool },
     Shared { user: String, role: Role },
+    MemberRemoved { user: String },
+    Unshared { user: String },
+    SessionsEnded { user: String },
     Message { text: String },
     Created { id: ArtifactId, kind: String, data: Value, digest: String, parent: Option<String> },
     Changed { head: ArtifactRow, data: Value, digest: String, patch: json_patch::Patch },
@@ -96,6 +99,9 @@ impl Effect {
             Self::Member { user, role } => store::add_member(conn, w, &user, role).await,
             Self::Thread { id, title, restricted } => store::create_thread(conn, w, &id, &title, restricted).await,
             Self::Shared { user, role } => store::share_thread(conn, w, &user, role).await,
+            Self::MemberRemoved { user } => store::remove_member(conn, w, &user).await,
+            Self::Unshared { user } => store::unshare_thread(conn, w, &user).await,
+            Self::SessionsEnded { user } => store::end_sessions(conn, w, &user).await,
             Self::Message { text } => {
                 Ok(MessagePosted { thread: w.thread.expect("a message is posted in a thread").to_owned(), text }.into())
             }

@@ -16,8 +16,8 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
-use lattice_core::event::{MemberAdded, SwitchSet};
-use lattice_core::{Error, ThreadId};
+use lattice_core::event::{Event, MemberAdded, MemberRemoved, SessionsEnded, SwitchSet, ThreadShared, ThreadUnshared};
+use lattice_core::{Error, Principal, ThreadId};
 use tokio::sync::{mpsc, watch};
 
 use crate::auth::Authenticated;
@@ -33,9 +33,9 @@ const QUEUE: usize = 1024;
 const BATCH: i64 = 1000;
 /// Envelopes a stream reads from the database at a time while catching up.
 const PAGE: i64 = 500;
-/// Events after which a stream checks again that its caller may still read
-/// what it follows.
-const RECHECK_EVENTS: [&str; 1] = [MemberAdded::NAME];
+/// Events that change what the person they name may read: each of that
+/// person's streams decides again, before anything after it is handed on.
+const ACCESS_EVENTS: [&str; 5] = [MemberAdded::NAME, MemberRemoved::NAME, ThreadShared::NAME, ThreadUnshared::NAME, SessionsEnded::NAME];
 
 /// One envelope on its way to the streams: serialized once for all of them.
 #[derive(Debug)]
@@ -65,6 +65,9 @@ pub enum Live {
     /// A committed envelope, with its sequence number.
     Committed(Arc<Delivered>),
     Passing(Arc<Passing>),
+    /// The caller may no longer read what it follows (removed, demoted,
+    /// unlisted, signed out): the stream's last item.
+    AccessLost,
 }
 
 enum Delivery {
@@ -85,13 +88,14 @@ pub(crate) struct Subscribers {
     threads: HashMap<String, Vec<Subscriber>>,
     /// Streams of a whole workspace.
     workspaces: HashMap<String, Vec<Subscriber>>,
-    /// Thread streams by their workspace, told to recheck access.
-    rechecks: HashMap<String, Vec<Subscriber>>,
+    /// Every stream and access watcher by its person (`tenant/user`),
+    /// told when that person's access changes.
+    people: HashMap<String, Vec<Subscriber>>,
 }
 
 impl Subscribers {
     fn is_empty(&self) -> bool {
-        self.threads.is_empty() && self.workspaces.is_empty()
+        self.threads.is_empty() && self.workspaces.is_empty() && self.people.is_empty()
     }
 
     /// Hands a delivery to each of `list`; answers those whose queue is
@@ -115,7 +119,7 @@ impl Subscribers {
     }
 
     fn remove(&mut self, id: u64) {
-        for map in [&mut self.threads, &mut self.workspaces, &mut self.rechecks] {
+        for map in [&mut self.threads, &mut self.workspaces, &mut self.people] {
             map.retain(|_, list| {
                 list.retain(|s| s.id != id);
                 !list.is_empty()
@@ -187,18 +191,19 @@ impl Fanout {
         Subscribers::pass(&self.subscribers, thread, passing);
     }
 
-    fn subscribe(&self, thread: Option<&str>, workspace: &str) -> Subscription {
+    /// A stream of `followed` (a thread, a workspace, or nothing but its
+    /// person's access), told too when `person`'s access changes.
+    fn subscribe(&self, followed: Followed<'_>, person: &Principal) -> Subscription {
         let (tx, rx) = mpsc::channel(QUEUE);
         let mut subs = self.subscribers.lock().expect("the fan-out's lock is never poisoned");
         subs.next_id += 1;
         let id = subs.next_id;
-        match thread {
-            Some(thread) => {
-                subs.threads.entry(thread.to_owned()).or_default().push(Subscriber { id, tx: tx.clone() });
-                subs.rechecks.entry(workspace.to_owned()).or_default().push(Subscriber { id, tx });
-            }
-            None => subs.workspaces.entry(workspace.to_owned()).or_default().push(Subscriber { id, tx }),
+        match followed {
+            Followed::Thread(thread) => subs.threads.entry(thread.to_owned()).or_default().push(Subscriber { id, tx: tx.clone() }),
+            Followed::Workspace(ws) => subs.workspaces.entry(ws.to_owned()).or_default().push(Subscriber { id, tx: tx.clone() }),
+            Followed::Access => {}
         }
+        subs.people.entry(person_key(person.tenant.as_str(), person.user.as_str())).or_default().push(Subscriber { id, tx });
         Subscription { id, rx, subscribers: Arc::downgrade(&self.subscribers) }
     }
 }
@@ -238,10 +243,18 @@ async fn hand_on(
         if e.event_type == SwitchSet::NAME {
             switches.send_replace(e.seq);
         }
-        let Some(workspace) = e.workspace.as_deref() else { continue };
-        let recheck = RECHECK_EVENTS.contains(&e.event_type.as_str());
-        let followed = e.thread.as_deref().is_some_and(|t| subs.threads.contains_key(t)) || subs.workspaces.contains_key(workspace);
-        if followed {
+        // Told before the envelope itself is handed on: a person taken out
+        // of a workspace does not read the news on its stream.
+        if ACCESS_EVENTS.contains(&e.event_type.as_str())
+            && let Some(list) = concerned(&e).and_then(|person| subs.people.get(&person))
+        {
+            Subscribers::send(list, || Delivery::Recheck, &mut failed);
+        }
+        let workspace = e.workspace.as_deref();
+        let followed = e.thread.as_deref().is_some_and(|t| subs.threads.contains_key(t)) || workspace.is_some_and(|w| subs.workspaces.contains_key(w));
+        if let Some(workspace) = workspace
+            && followed
+        {
             let delivered = Arc::new(Delivered::of(&e));
             if let Some(thread) = e.thread.as_deref()
                 && let Some(list) = subs.threads.get(thread)
@@ -252,9 +265,6 @@ async fn hand_on(
                 Subscribers::send(list, || Delivery::Envelope(delivered.clone()), &mut failed);
             }
         }
-        if recheck && let Some(list) = subs.rechecks.get(workspace) {
-            Subscribers::send(list, || Delivery::Recheck, &mut failed);
-        }
         // A stream that fell behind leaves every list at once, so that its
         // queue closes and it catches up from the log.
         for id in failed.drain(..) {
@@ -262,6 +272,31 @@ async fn hand_on(
         }
     }
     Ok(Some(if full { last } else { to }))
+}
+
+/// The person (`tenant/user`) whose access an access event changes.
+fn concerned(e: &StoredEnvelope) -> Option<String> {
+    let user = match Event::decode(&e.event_type, &e.payload_json).ok()? {
+        Event::MemberAdded(m) => m.user,
+        Event::MemberRemoved(m) => m.user,
+        Event::ThreadShared(s) => s.user,
+        Event::ThreadUnshared(s) => s.user,
+        Event::SessionsEnded(s) => s.user,
+        _ => return None,
+    };
+    Some(person_key(&e.tenant, &user))
+}
+
+fn person_key(tenant: &str, user: &str) -> String {
+    format!("{tenant}/{user}")
+}
+
+/// What a subscription follows besides its person's access.
+enum Followed<'a> {
+    Thread(&'a str),
+    Workspace(&'a str),
+    /// Nothing else: an access watcher (an MCP session's streams).
+    Access,
 }
 
 /// A stream's place in the fan-out; leaving it (dropping this) removes it.
@@ -297,8 +332,10 @@ pub struct LiveEvents {
     catching_up: bool,
     subscription: Option<Subscription>,
     /// A workspace stream's answer, per thread, to whether its caller
-    /// reads it (restricted threads).
+    /// reads it (restricted threads); forgotten when its access changes.
     reads: HashMap<String, bool>,
+    /// Access was lost and said: nothing more comes.
+    ended: bool,
 }
 
 impl LogService {
@@ -316,6 +353,7 @@ impl LogService {
             catching_up: true,
             subscription: None,
             reads: HashMap::new(),
+            ended: false,
         };
         live.subscribe();
         Ok(live)
@@ -334,11 +372,30 @@ impl LogService {
 
 impl LiveEvents {
     fn subscribe(&mut self) {
-        let thread = match &self.follow {
-            Follow::Thread(t) => Some(ThreadId::as_str(t)),
-            Follow::Workspace(_) => None,
+        let followed = match &self.follow {
+            Follow::Thread(t) => Followed::Thread(ThreadId::as_str(t)),
+            Follow::Workspace(_) => Followed::Workspace(&self.workspace),
         };
-        self.subscription = Some(self.log.inner.fanout.subscribe(thread, &self.workspace));
+        self.subscription = Some(self.log.inner.fanout.subscribe(followed, self.who.principal()));
+    }
+
+    /// Decides again whether the caller reads what it follows: its token
+    /// not ended, its access to the thread or workspace still there.
+    async fn still_allowed(&mut self) -> Result<(), Error> {
+        self.reads.clear();
+        self.log.still_signed_in(&self.who).await?;
+        self.log.followed_workspace(&self.who, &self.follow).await.map(drop)
+    }
+
+    /// Ends the stream with [`Live::AccessLost`] when `e` says access is
+    /// gone; `None` for any other failure.
+    fn failed(&mut self, e: &Error) -> Option<Live> {
+        tracing::debug!(error = %e, "live stream ends");
+        if matches!(e, Error::NotFound | Error::Forbidden { .. } | Error::Unauthorized { .. }) {
+            self.ended = true;
+            return Some(Live::AccessLost);
+        }
+        None
     }
 
     /// Reads what the caller missed into the stream, up to now: from here
@@ -378,16 +435,22 @@ impl LiveEvents {
     /// The next committed envelope, passing what is not kept by.
     pub async fn next_committed(&mut self) -> Option<Arc<Delivered>> {
         loop {
-            if let Live::Committed(d) = self.next().await? {
-                return Some(d);
+            match self.next().await? {
+                Live::Committed(d) => return Some(d),
+                Live::AccessLost => return None,
+                Live::Passing(_) => {}
             }
         }
     }
 
-    /// The next envelope or passing event; `None` when the caller may no
-    /// longer read what it follows, or the database fails while catching up.
+    /// The next envelope or passing event; [`Live::AccessLost`] once when
+    /// the caller may no longer read what it follows, then `None`; `None`
+    /// too when the database fails while catching up.
     pub async fn next(&mut self) -> Option<Live> {
         loop {
+            if self.ended {
+                return None;
+            }
             if let Some(d) = self.backlog.pop_front() {
                 if d.seq > self.after {
                     self.after = d.seq;
@@ -404,10 +467,7 @@ impl LiveEvents {
                         self.backlog = page.iter().map(|e| Arc::new(Delivered::of(e))).collect();
                     }
                     Ok(_) => self.catching_up = false,
-                    Err(e) => {
-                        tracing::debug!(error = %e, "live stream ends");
-                        return None;
-                    }
+                    Err(e) => return self.failed(&e),
                 }
                 continue;
             }
@@ -421,16 +481,46 @@ impl LiveEvents {
                 }
                 Some(Delivery::Passing(p)) => return Some(Live::Passing(p)),
                 Some(Delivery::Recheck) => {
-                    if self.log.followed_workspace(&self.who, &self.follow).await.is_err() {
-                        return None;
+                    if let Err(e) = self.still_allowed().await {
+                        return self.failed(&e);
                     }
                 }
                 None => {
-                    // Dropped for falling behind: catch up from the log.
+                    // Dropped for falling behind: catch up from the log,
+                    // deciding access again (a change may have been missed).
                     self.subscription = None;
                     self.catching_up = true;
+                    if let Err(e) = self.still_allowed().await {
+                        return self.failed(&e);
+                    }
                 }
             }
         }
+    }
+}
+
+/// Watches one person's access, for a surface that is no stream of the log
+/// (an MCP session's open responses): [`AccessWatch::changed`] answers when
+/// something changes what they may read, or their sessions end.
+pub struct AccessWatch {
+    subscription: Subscription,
+}
+
+impl AccessWatch {
+    /// Waits for the next change of the person's access (or for the
+    /// service to stop).
+    pub async fn changed(&mut self) {
+        while let Some(delivery) = self.subscription.rx.recv().await {
+            if matches!(delivery, Delivery::Recheck) {
+                return;
+            }
+        }
+    }
+}
+
+impl LogService {
+    /// Watches `who`'s access from now on.
+    pub fn watch_access(&self, who: &Authenticated) -> AccessWatch {
+        AccessWatch { subscription: self.inner.fanout.subscribe(Followed::Access, who.principal()) }
     }
 }

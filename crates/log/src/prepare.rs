@@ -19,6 +19,9 @@ impl LogService {
                 Effect::Thread { id: ThreadId::generate(), title: title.clone(), restricted: *restricted }
             }
             Command::ShareThread { user, role, .. } => Effect::Shared { user: user.to_string(), role: *role },
+            Command::RemoveMember { user, .. } => Effect::MemberRemoved { user: user.to_string() },
+            Command::UnshareThread { user, .. } => Effect::Unshared { user: user.to_string() },
+            Command::EndSessions { user } => Effect::SessionsEnded { user: user.to_string() },
             Command::PostMessage { text, .. } => Effect::Message { text: text.clone() },
             Command::CreateArtifact { id, kind, data, .. } => {
                 let spec = self.kind(kind)?;

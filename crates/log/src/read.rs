@@ -54,6 +54,13 @@ fn thread_from_row(row: &sqlx::any::AnyRow) -> Result<ThreadSummary, Error> {
     })
 }
 
+/// A person on a workspace's members list or listed on a thread.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Listed {
+    pub user: String,
+    pub role: Role,
+}
+
 /// What the live stream follows.
 #[derive(Debug, Clone)]
 pub enum Follow {
@@ -200,6 +207,32 @@ impl LogService {
             out.push(ThreadAccess { thread, role: access.role });
         }
         Ok(out)
+    }
+
+    /// The workspace's members and their roles (its admins: who else is in
+    /// a workspace is for those who manage it), by user id.
+    pub async fn members(&self, who: &Authenticated, workspace: &str) -> Result<Vec<Listed>, Error> {
+        let access = workspace_access(&self.inner.db, who.principal(), workspace).await?;
+        access.require(Role::Admin, "listing the members")?;
+        self.listed("SELECT user_id, role FROM members WHERE workspace = $1 ORDER BY user_id LIMIT 10000", access.workspace.as_str()).await
+    }
+
+    /// The people listed on a thread and their roles there (its admins).
+    pub async fn thread_members(&self, who: &Authenticated, thread: &ThreadId) -> Result<Vec<Listed>, Error> {
+        let access = thread_access(&self.inner.db, who.principal(), thread).await?;
+        access.require(Role::Admin, "listing the people on a thread")?;
+        self.listed("SELECT user_id, role FROM thread_members WHERE thread = $1 ORDER BY user_id LIMIT 10000", thread.as_str()).await
+    }
+
+    async fn listed(&self, query: &'static str, on: &str) -> Result<Vec<Listed>, Error> {
+        let rows = sqlx::query(query).bind(on).fetch_all(&self.inner.db.pool).await.map_err(db_error)?;
+        rows.iter()
+            .map(|row| {
+                let role: String = row.try_get(1).map_err(db_error)?;
+                let role = Role::parse(&role).ok_or_else(|| Error::unavailable(format!("stored role {role:?} is unknown")))?;
+                Ok(Listed { user: row.try_get(0).map_err(db_error)?, role })
+            })
+            .collect()
     }
 
     /// A thread the caller can read, and its role there.

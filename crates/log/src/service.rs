@@ -39,6 +39,7 @@ pub(crate) struct Inner {
     pub(crate) kinds: BTreeMap<String, SharedKind>,
     pub(crate) checks: BTreeMap<CommandType, Vec<SharedCheck>>,
     pub(crate) switches: SwitchStore,
+    pub(crate) sign_outs: crate::sign_outs::SignOuts,
     pub(crate) horizon: Horizon,
     pub(crate) fanout: crate::fanout::Fanout,
     /// Runs the deadline scheduler answered a request of.
@@ -92,6 +93,7 @@ impl Builder {
                 fanout,
                 expirations: tokio::sync::broadcast::channel(256).0,
                 switches: SwitchStore::new(self.db.clone()),
+                sign_outs: crate::sign_outs::SignOuts::new(self.db.clone()),
                 db: self.db,
                 auth: self.auth,
                 kinds: self.kinds,
@@ -124,6 +126,20 @@ impl LogService {
 
     pub fn horizon(&self) -> &Horizon {
         &self.inner.horizon
+    }
+
+    /// The caller of a request: its `Authorization` header's token, verified
+    /// and not ended by a sign-out. Every surface (the API, MCP) asks this.
+    pub async fn authenticate(&self, header: Option<&[u8]>) -> Result<Authenticated, Error> {
+        let who = self.inner.auth.verify_header(header)?;
+        self.inner.sign_outs.check(&who, false).await?;
+        Ok(who)
+    }
+
+    /// Whether `who`'s token still stands (no sign-out since it was
+    /// issued), read afresh: what an open stream asks when access changes.
+    pub async fn still_signed_in(&self, who: &Authenticated) -> Result<(), Error> {
+        self.inner.sign_outs.check(who, true).await
     }
 
     /// Runs one command through the write path, as `who`.
@@ -163,6 +179,9 @@ impl LogService {
         self.run_checks(&actor, view.as_ref(), &command).await?;
         let effect = self.prepare(&scope, &command)?;
         let committed = self.commit(principal, &actor, &scope, effect, audit.as_ref()).await?;
+        if let Command::EndSessions { user } = &command {
+            self.inner.sign_outs.forget(principal.tenant.as_str(), user.as_str());
+        }
         self.inner.horizon.committed(committed.seq);
         static COMMANDS: lattice_telemetry::Counter = lattice_telemetry::Counter::new("lattice.commands");
         COMMANDS.add(&[lattice_telemetry::KeyValue::new("command", format!("{command_type:?}"))]);

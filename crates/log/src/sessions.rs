@@ -1,6 +1,12 @@
 //! Protocol sessions that replicas share (the MCP transport's): a session
 //! opened on one replica is found on another. The log keeps each session's
 //! owner and its state, which it does not read; only the owner may use it.
+//!
+//! The table is the truth of which sessions live: a session whose row is
+//! gone (forgotten for the caller's newer ones, closed, or its person
+//! signed out) has ended, whatever a replica still holds in memory. So an
+//! owner is read from the table on every request, never remembered: a
+//! replica cannot see another's eviction in what it remembers.
 
 use std::time::Duration;
 
@@ -16,31 +22,38 @@ pub const SESSION_STATE_BYTES: usize = 64 * 1024;
 const KEPT: Duration = Duration::from_secs(7 * 24 * 3600);
 /// The sessions one caller keeps at most: opening another forgets its oldest.
 pub const SESSIONS_PER_CALLER: i64 = 64;
+/// Ids asked about in one statement (within every backend's bound on
+/// parameters).
+const IDS_PER_QUERY: usize = 500;
 
-/// Owners remembered in this process (an owner never changes), so that a
-/// session's every request does not read the table.
-const REMEMBERED: usize = 4096;
-
-/// The shared session table. Clones share what they remember.
+/// The shared session table.
 #[derive(Clone)]
 pub struct Sessions {
     db: Db,
-    owners: std::sync::Arc<std::sync::Mutex<std::collections::HashMap<String, String>>>,
 }
 
 fn owner_of(p: &Principal) -> String {
-    format!("{}/{}", p.tenant, p.user)
+    owner_key(p.tenant.as_str(), p.user.as_str())
+}
+
+/// How a session's owner is stored (a person's sign-out drops theirs).
+pub(crate) fn owner_key(tenant: &str, user: &str) -> String {
+    format!("{tenant}/{user}")
 }
 
 impl LogService {
     pub fn sessions(&self) -> Sessions {
-        Sessions { db: self.inner.db.clone(), owners: Default::default() }
+        Sessions { db: self.inner.db.clone() }
     }
 }
 
 impl Sessions {
-    /// Records who opened `id`; a session's owner never changes.
-    pub async fn open(&self, id: &str, owner: &Principal) -> Result<(), Error> {
+    /// Records who opened `id` (a session's owner never changes), and
+    /// forgets the sessions that opening it leaves over the bounds: the
+    /// caller's oldest past [`SESSIONS_PER_CALLER`], anyone's older than a
+    /// week. Answers the ids forgotten, which have ended: whoever serves
+    /// one closes it.
+    pub async fn open(&self, id: &str, owner: &Principal) -> Result<Vec<String>, Error> {
         let _writer = self.db.writer().await;
         let now = now_ms();
         sqlx::query(
@@ -69,28 +82,30 @@ impl Sessions {
             .await
             .map_err(db_error)?,
         );
-        let mut owners = self.owners.lock().expect("not poisoned");
-        for id in forgotten {
-            owners.remove(&id);
-        }
-        Ok(())
+        Ok(forgotten)
     }
 
-    /// Whether `who` owns `id`; `None` when no replica has recorded it.
+    /// Whether `who` owns `id`; `None` when the table has no owner for it:
+    /// never opened, or ended (forgotten, closed, its person signed out).
     pub async fn owned_by(&self, id: &str, who: &Principal) -> Result<Option<bool>, Error> {
-        let caller = owner_of(who);
-        if let Some(owner) = self.owners.lock().expect("not poisoned").get(id) {
-            return Ok(Some(*owner == caller));
-        }
         let owner: Option<Option<String>> =
             sqlx::query_scalar("SELECT owner FROM sessions WHERE id = $1").bind(id).fetch_optional(&self.db.pool).await.map_err(db_error)?;
-        let Some(owner) = owner.flatten() else { return Ok(None) };
-        let mut owners = self.owners.lock().expect("not poisoned");
-        if owners.len() >= REMEMBERED {
-            owners.clear();
+        Ok(owner.flatten().map(|owner| owner == owner_of(who)))
+    }
+
+    /// Which of `ids` still have their row and its owner: the rest ended.
+    pub async fn living(&self, ids: &[String]) -> Result<Vec<String>, Error> {
+        let mut living = Vec::new();
+        for chunk in ids.chunks(IDS_PER_QUERY) {
+            let marks: Vec<String> = (1..=chunk.len()).map(|i| format!("${i}")).collect();
+            let sql = format!("SELECT id FROM sessions WHERE owner IS NOT NULL AND id IN ({})", marks.join(", "));
+            let mut query = sqlx::query_scalar::<_, String>(sqlx::AssertSqlSafe(sql));
+            for id in chunk {
+                query = query.bind(id);
+            }
+            living.extend(query.fetch_all(&self.db.pool).await.map_err(db_error)?);
         }
-        owners.insert(id.to_owned(), owner.clone());
-        Ok(Some(owner == caller))
+        Ok(living)
     }
 
     pub async fn state(&self, id: &str) -> Result<Option<String>, Error> {
@@ -118,9 +133,32 @@ impl Sessions {
     }
 
     pub async fn close(&self, id: &str) -> Result<(), Error> {
-        self.owners.lock().expect("not poisoned").remove(id);
         let _writer = self.db.writer().await;
         sqlx::query("DELETE FROM sessions WHERE id = $1").bind(id).execute(&self.db.pool).await.map_err(db_error)?;
         Ok(())
+    }
+
+    /// The tenants whose switches were set after `after` up to `to` (the
+    /// deployment's flips as `lattice_core::envelope::DEPLOYMENT_TENANT`),
+    /// in order, once each: what a flip concerns, so that it wakes only
+    /// the sessions of those tenants. A switch's envelope is kept under
+    /// the tenant it governs (a workspace's under its tenant).
+    pub async fn tenants_flipped(&self, after: i64, to: i64) -> Result<Vec<String>, Error> {
+        let tenants: Vec<String> = sqlx::query_scalar(sqlx::AssertSqlSafe(format!(
+            "SELECT tenant FROM envelopes WHERE type = '{}' AND seq > $1 AND seq <= $2 ORDER BY seq",
+            lattice_core::event::SwitchSet::NAME
+        )))
+        .bind(after)
+        .bind(to)
+        .fetch_all(&self.db.pool)
+        .await
+        .map_err(db_error)?;
+        let mut once = Vec::new();
+        for tenant in tenants {
+            if !once.contains(&tenant) {
+                once.push(tenant);
+            }
+        }
+        Ok(once)
     }
 }

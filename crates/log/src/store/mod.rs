@@ -4,13 +4,15 @@
 
 mod artifacts;
 mod audit;
+mod people;
 mod runs;
 mod workspaces;
 
 pub(crate) use artifacts::{archive_artifact, change_artifact, create_artifact};
 pub(crate) use audit::record_audit;
 pub(crate) use runs::{Answering, answer_request, record_step, start_run};
-pub(crate) use workspaces::{add_member, create_thread, create_workspace, share_thread};
+pub(crate) use people::end_sessions;
+pub(crate) use workspaces::{add_member, create_thread, create_workspace, remove_member, share_thread, unshare_thread};
 
 use lattice_core::event::Event;
 use lattice_core::{Actor, ArtifactId, ArtifactView, Envelope, Error, TenantId, ThreadId};

@@ -1,6 +1,6 @@
 //! Writers of workspaces, their members and their threads.
 
-use lattice_core::event::{Event, MemberAdded, ThreadCreated, ThreadShared, WorkspaceCreated};
+use lattice_core::event::{Event, MemberAdded, MemberRemoved, ThreadCreated, ThreadShared, ThreadUnshared, WorkspaceCreated};
 use lattice_core::{Error, Role, ThreadId, WorkspaceId};
 use sqlx::AnyConnection;
 
@@ -27,6 +27,39 @@ pub(crate) async fn add_member(conn: &mut AnyConnection, w: &Writing<'_>, user: 
     let workspace = w.workspace.expect("a member is added to a workspace");
     set_role(conn, ON_WORKSPACE, workspace, user, role).await?;
     Ok(MemberAdded { workspace: workspace.to_owned(), user: user.to_owned(), role }.into())
+}
+
+/// A member taken out of the writing's workspace, and off every thread of
+/// it they were listed on: leaving a workspace leaves its threads too.
+pub(crate) async fn remove_member(conn: &mut AnyConnection, w: &Writing<'_>, user: &str) -> Result<Event, Error> {
+    let workspace = w.workspace.expect("a member is removed from a workspace");
+    let role = take_role(conn, "DELETE FROM members WHERE workspace = $1 AND user_id = $2 RETURNING role", workspace, user).await?;
+    let listings = sqlx::query("DELETE FROM thread_members WHERE user_id = $1 AND thread IN (SELECT id FROM threads WHERE workspace = $2)")
+        .bind(user)
+        .bind(workspace)
+        .execute(&mut *conn)
+        .await
+        .map_err(db_error)?
+        .rows_affected();
+    Ok(MemberRemoved { workspace: workspace.to_owned(), user: user.to_owned(), role, listings }.into())
+}
+
+/// A person's listing taken off the writing's thread.
+pub(crate) async fn unshare_thread(conn: &mut AnyConnection, w: &Writing<'_>, user: &str) -> Result<Event, Error> {
+    let thread = w.thread.expect("a thread is unshared");
+    let role = take_role(conn, "DELETE FROM thread_members WHERE thread = $1 AND user_id = $2 RETURNING role", thread, user).await?;
+    Ok(ThreadUnshared { thread: thread.to_owned(), user: user.to_owned(), role }.into())
+}
+
+/// Deletes a person's role on a workspace or thread, answering the role
+/// they had; `NotFound` when they had none (nothing is written then).
+async fn take_role(conn: &mut AnyConnection, delete: &'static str, on: &str, user: &str) -> Result<Role, Error> {
+    let row = sqlx::query(delete).bind(on).bind(user).fetch_optional(&mut *conn).await.map_err(db_error)?;
+    let Some(row) = row else {
+        return Err(Error::field("user", "enum", format!("{user} holds no role here")));
+    };
+    let role: String = sqlx::Row::try_get(&row, 0).map_err(db_error)?;
+    Role::parse(&role).ok_or_else(|| Error::unavailable(format!("stored role {role:?} is unknown")))
 }
 
 /// A thread in the writing's workspace.

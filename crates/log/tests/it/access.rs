@@ -127,6 +127,7 @@ async fn next(stream: &mut lattice_log::LiveEvents) -> std::sync::Arc<lattice_lo
         match tokio::time::timeout(Duration::from_secs(5), stream.next()).await.expect("the stream hands something on within 5 s") {
             Some(Live::Committed(d)) => return d,
             Some(Live::Passing(_)) => continue,
+            Some(Live::AccessLost) => panic!("the stream lost access"),
             None => panic!("the stream ended"),
         }
     }

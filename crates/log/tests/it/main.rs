@@ -9,6 +9,7 @@ mod migrations;
 mod queries;
 mod reads;
 mod replicas;
+mod revocation;
 mod sessions;
 mod switches;
 mod write_path;
