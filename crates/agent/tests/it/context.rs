@@ -57,7 +57,9 @@ lattice_testkit::both_backends! {
         assert_eq!(told.len(), 1, "one context per app: {seen:?}");
         assert!(told[0].contains("The person picked us-east.") && told[0].contains(r#"{"region":"us-east"}"#), "{}", told[0]);
         assert!(!told[0].contains("eu-west"), "the last one wins");
-        assert!(told[0].contains(&format!("<untrusted-data source=\"app context\" author=\"{app}\">")), "{}", told[0]);
+        let boundary = told[0].split("boundary=\"").nth(1).and_then(|rest| rest.get(..24)).unwrap_or_default();
+        assert!(told[0].contains(&format!("\n<untrusted-data source=\"app context\" author=\"{app}\" boundary=\"{boundary}\">\n")), "{}", told[0]);
+        assert!(told[0].ends_with(&format!("\n</untrusted-data boundary=\"{boundary}\">")), "{}", told[0]);
 
         // An archived app says nothing more.
         log.execute(&alice, Command::ArchiveArtifact { id: app.clone() }).await.unwrap();

@@ -4,6 +4,7 @@
 mod budgets;
 mod context;
 mod deadlines;
+mod fence;
 mod leases;
 mod openai;
 mod runs;
