@@ -7,6 +7,7 @@ mod healthcheck;
 mod observe;
 mod schema;
 mod serve;
+mod sign_out;
 mod switch;
 mod telemetry;
 
@@ -68,6 +69,17 @@ enum Command {
     Switch {
         #[command(subcommand)]
         action: SwitchAction,
+    },
+    /// Signs a person out everywhere: every token issued to them until now
+    /// is refused and their open streams and MCP sessions end (as the
+    /// system actor `cli:<your user>`, in the log).
+    SignOut {
+        /// The person's tenant.
+        #[arg(long)]
+        tenant: String,
+        /// The person.
+        #[arg(long)]
+        user: String,
     },
     /// Exits 0 when this machine's service (at LATTICE_HTTP_ADDR) is ready:
     /// a container health check that needs no HTTP client in the image.
@@ -202,6 +214,7 @@ fn main() -> anyhow::Result<()> {
                         switch::set(&config, &level, &key, &state, reason).await
                     }
                     Command::Switch { action: SwitchAction::List { level } } => switch::list(&config, level.as_deref()).await,
+                    Command::SignOut { tenant, user } => sign_out::run(&config, &tenant, &user).await,
                     Command::Up => serve::up(config).await,
                     Command::Serve { service: Service::Log } => serve::log(config).await,
                     Command::Serve { service: Service::Bridge } => serve::bridge(config).await,

@@ -69,7 +69,7 @@ async fn operator(trusted: &Trusted, level: &Level) -> anyhow::Result<lattice_lo
 }
 
 /// Who runs the command, as the operating system names them.
-fn os_user() -> String {
+pub(crate) fn os_user() -> String {
     let named = ["USER", "LOGNAME"].iter().find_map(|v| std::env::var(v).ok().filter(|u| !u.is_empty()));
     let name = named.unwrap_or_else(|| {
         // SAFETY: getuid has no preconditions and cannot fail.

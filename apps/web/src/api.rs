@@ -17,6 +17,8 @@ use crate::session;
 pub enum Failure {
     Refused { status: u16, error: Error },
     Unreachable(String),
+    /// A live stream ended for good, in words for a person.
+    Ended(String),
 }
 
 impl Failure {
@@ -25,13 +27,14 @@ impl Failure {
         match self {
             Self::Refused { error, .. } => error.to_string(),
             Self::Unreachable(why) => format!("The server can't be reached ({why}). Try again."),
+            Self::Ended(why) => why.clone(),
         }
     }
 
     pub fn error(&self) -> Option<&Error> {
         match self {
             Self::Refused { error, .. } => Some(error),
-            Self::Unreachable(_) => None,
+            Self::Unreachable(_) | Self::Ended(_) => None,
         }
     }
 }

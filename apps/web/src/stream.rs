@@ -9,6 +9,9 @@ use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{AbortController, ReadableStreamDefaultReader};
 
+/// The event a live stream ends with when its reader loses access.
+const ACCESS_LOST: &str = "access_lost";
+
 /// One server-sent event.
 pub struct Event {
     pub id: Option<String>,
@@ -110,6 +113,11 @@ async fn read(
         buffer.extend(js_sys::Uint8Array::new(&value).to_vec());
         for block in take_blocks(&mut buffer) {
             if let Some(event) = parse(&block) {
+                // The reader lost the right to read this (removed, unlisted,
+                // signed out): said once, and never reconnected.
+                if event.name == ACCESS_LOST {
+                    return Err(Some(crate::api::Failure::Ended("You no longer have access to this thread".into())));
+                }
                 if event.id.is_some() {
                     last_id.clone_from(&event.id);
                 }

@@ -19,7 +19,7 @@ impl FromRequestParts<AppState> for Caller {
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, Self::Rejection> {
         let header = parts.headers.get(axum::http::header::AUTHORIZATION).map(|h| h.as_bytes());
-        let who = state.log.authenticator().verify_header(header)?;
+        let who = state.log.authenticate(header).await?;
         // Writes count against the caller's rate; reads do not.
         if !parts.method.is_safe() {
             state.guard.admit_write(who.principal())?;

@@ -11,13 +11,13 @@ pub mod routes;
 pub mod state;
 
 use axum::Router;
-use axum::routing::{get, post, put};
+use axum::routing::{delete, get, post, put};
 use utoipa::OpenApi;
 
 pub use error::{ApiError, status_of};
 pub use state::AppState;
 
-use routes::{agui, app_calls, artifacts, events, integrations, runs, system, workspaces};
+use routes::{agui, app_calls, artifacts, events, integrations, people, runs, system, workspaces};
 
 /// The whole API, with its state.
 pub fn router(state: AppState) -> Router {
@@ -26,12 +26,15 @@ pub fn router(state: AppState) -> Router {
         .route("/dev/token", post(system::dev_token))
         .route("/me", get(system::me))
         .route("/workspaces", get(workspaces::list).post(workspaces::create))
-        .route("/workspaces/{ws}/members", post(workspaces::add_member))
+        .route("/workspaces/{ws}/members", get(people::members).post(workspaces::add_member))
+        .route("/workspaces/{ws}/members/{user}", delete(people::remove_member))
+        .route("/people/{user}/sign-out", post(people::sign_out))
         .route("/workspaces/{ws}/threads", get(workspaces::threads).post(workspaces::create_thread))
         .route("/workspaces/{ws}/events", get(events::workspace).post(events::append))
         .route("/threads", get(workspaces::listed))
         .route("/threads/{th}", get(workspaces::thread))
-        .route("/threads/{th}/members", post(workspaces::share))
+        .route("/threads/{th}/members", get(people::thread_members).post(workspaces::share))
+        .route("/threads/{th}/members/{user}", delete(people::unshare))
         .route("/threads/{th}/messages", post(workspaces::post_message))
         .route("/threads/{th}/artifacts", get(artifacts::list).post(artifacts::create))
         .route("/threads/{th}/events", get(events::thread))
@@ -43,6 +46,7 @@ pub fn router(state: AppState) -> Router {
         .route("/artifacts/{id}", get(artifacts::get).patch(artifacts::edit))
         .route("/artifacts/{id}/archive", post(artifacts::archive))
         .route("/artifacts/{id}/context", put(artifacts::set_context))
+        .route("/artifacts/{id}/capability", post(app_calls::capability))
         .route("/artifacts/{id}/calls", get(app_calls::list).post(app_calls::call))
         .route("/app-calls/{confirmation}", post(app_calls::confirm))
         .route("/integrations/effective", get(integrations::effective))

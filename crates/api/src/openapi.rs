@@ -3,7 +3,7 @@
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 
-use crate::routes::{agui, app_calls, artifacts, events, integrations, runs, system, workspaces};
+use crate::routes::{agui, app_calls, artifacts, events, integrations, people, runs, system, workspaces};
 
 #[derive(OpenApi)]
 #[openapi(
@@ -12,11 +12,12 @@ use crate::routes::{agui, app_calls, artifacts, events, integrations, runs, syst
         system::healthz, system::readyz, system::dev_token, system::me,
         workspaces::list, workspaces::create, workspaces::add_member, workspaces::threads, workspaces::create_thread,
         workspaces::post_message, workspaces::thread, workspaces::listed, workspaces::share,
+        people::members, people::remove_member, people::thread_members, people::unshare, people::sign_out,
         artifacts::create, artifacts::get, artifacts::edit, artifacts::archive, artifacts::list, artifacts::set_context,
         events::thread, events::workspace, events::append,
         integrations::effective, integrations::effective_stream, integrations::set, integrations::audit, integrations::levels, integrations::levels_stream,
         runs::start, runs::get, runs::answer, runs::cancel, agui::run,
-        app_calls::call, app_calls::confirm, app_calls::list,
+        app_calls::capability, app_calls::call, app_calls::confirm, app_calls::list,
     ),
     modifiers(&BearerAuth)
 )]

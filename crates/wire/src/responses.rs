@@ -219,6 +219,17 @@ pub struct Answered {
     pub answered: bool,
 }
 
+/// The capability to make an app's calls (`POST /v1/artifacts/{id}/capability`):
+/// bound to the caller and the app, signed with a key of its own (never a
+/// bearer token), for `expires_in_secs`. lattice's chat host keeps it for
+/// the app it shows and sends it with each of that app's calls.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct AppCapability {
+    pub capability: String,
+    pub expires_in_secs: u64,
+}
+
 /// What an app's tool call came through: recorded with each decision.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -263,7 +274,8 @@ pub struct CallRecord {
     pub at: String,
     pub actor: String,
     pub tool: String,
-    /// `allow`, `deny`, `ask`, `confirmed` or `declined`.
+    /// `allow`, `deny`, `ask`, `confirmed`, `declined`, or `read_only` (a
+    /// reader's call of a tool that changes the app, refused).
     pub decision: String,
     pub via: Via,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -305,4 +317,13 @@ pub struct ToolInputDelta {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct AppContextKept {
     pub seq: i64,
+}
+
+/// A person on a workspace's members list, or listed on a thread.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct Member {
+    pub user: String,
+    /// `viewer`, `respondent`, `editor` or `admin`.
+    pub role: String,
 }

@@ -11,6 +11,7 @@ mod mcp;
 mod migrate;
 mod operator;
 mod replicas;
+mod revocation;
 mod apps;
 mod tls;
 mod web;

@@ -224,6 +224,7 @@ lattice_testkit::both_backends! {
                 Live::Committed(d) if d.event_type == "message_posted" => kept_message = Some(d.json.clone()),
                 Live::Committed(d) if d.event_type == "run_finished" => break,
                 Live::Committed(_) => {}
+                Live::AccessLost => panic!("alice lost access to her own thread"),
             }
         }
         assert_eq!(told, pieces.concat(), "the deltas add up to the reply");

@@ -143,7 +143,11 @@ fn events(
     stream::unfold((pending, live, translator, permit, shutdown), |(mut pending, mut live, mut translator, permit, mut shutdown)| async move {
         loop {
             if let Some(event) = pending.pop_front() {
+                // Named as every live stream names it, so that a client
+                // of either kind knows why the stream ends.
+                let lost = event.get("code").and_then(Value::as_str) == Some("AccessLost");
                 let sse = SseEvent::default().data(event.to_string());
+                let sse = if lost { sse.event(super::events::ACCESS_LOST) } else { sse };
                 return Some((Ok(sse), (pending, live, translator, permit, shutdown)));
             }
             let stream = live.as_mut()?;
@@ -244,6 +248,12 @@ impl Translator {
             Live::Committed(d) => {
                 let Ok(envelope) = serde_json::from_str::<Envelope>(&d.json) else { return (out, false) };
                 self.envelope(&envelope, &mut out)
+            }
+            // The run's end for this reader: what follows is not theirs.
+            Live::AccessLost => {
+                self.close_message(&mut out);
+                out.push(json!({"type": "RUN_ERROR", "message": "You no longer have access to this thread", "code": "AccessLost"}));
+                (out, true)
             }
         }
     }

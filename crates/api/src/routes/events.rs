@@ -148,10 +148,21 @@ fn follow_stream(
         let event = match delivered {
             Live::Committed(d) => Event::default().id(d.seq.to_string()).event(&d.event_type).data(&d.json),
             Live::Passing(p) => Event::default().event(p.name).data(&p.json),
+            Live::AccessLost => access_lost(),
         };
         Some((Ok(event), (live, permit, shutdown)))
     })
 }
+
+/// The last event of a stream whose reader lost the right to read what it
+/// follows: a reconnect is refused as any read is, so a client stops
+/// instead of retrying.
+pub fn access_lost() -> Event {
+    Event::default().event(ACCESS_LOST).data(r#"{"reason":"You no longer have access to this thread"}"#)
+}
+
+/// The name of [`access_lost`]'s event.
+pub const ACCESS_LOST: &str = "access_lost";
 
 /// Appends an application's event to the workspace's log; the bridge
 /// publishes it as `lattice.<tenant>.<ws>.<namespace>.<name>`.
