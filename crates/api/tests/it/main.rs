@@ -7,6 +7,7 @@ mod app_calls;
 mod contract;
 mod hostile;
 mod input;
+mod revocation;
 mod snapshots;
 mod stream;
 mod ui_model;
