@@ -16,6 +16,7 @@ pub mod integrations;
 pub mod json;
 pub mod kind;
 pub mod patch;
+pub mod policy;
 pub mod rfc3339;
 pub mod role;
 pub mod run;

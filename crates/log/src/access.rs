@@ -3,6 +3,7 @@
 //! not even whether an id exists; what they may see but not do answers
 //! `Forbidden`.
 
+use lattice_core::policy::{self, Action, thread_role};
 use lattice_core::{ArtifactId, Error, Principal, Role, TenantId, TenantRole, ThreadId, WorkspaceId};
 use sqlx::Row;
 
@@ -18,17 +19,9 @@ pub struct Access {
 }
 
 impl Access {
-    /// Refuses unless the caller's role is at least `min`.
-    pub fn require(&self, min: Role, doing: &str) -> Result<(), Error> {
-        if self.role >= min {
-            Ok(())
-        } else {
-            Err(Error::forbidden(format!(
-                "{doing} needs the {} role here; you are {}",
-                min.as_str(),
-                self.role.as_str()
-            )))
-        }
+    /// Refuses unless the policy lets the caller's role do `action` here.
+    pub fn allow(&self, action: Action) -> Result<(), Error> {
+        policy::decide(self.role, action)
     }
 }
 
@@ -135,24 +128,6 @@ async fn thread_access_of(db: &Db, p: &Principal, thread: &ThreadId) -> Result<A
     let listed = stored_role(row.try_get(4).map_err(db_error)?)?;
     let role = thread_role(p.role, member, restricted, listed).ok_or(Error::NotFound)?;
     Ok(Access { tenant: TenantId::from_trusted(tenant), workspace: WorkspaceId::from_trusted(workspace), role })
-}
-
-/// Who sees a thread, and as what (docs/ACCESS.md): a tenant admin and
-/// the workspace's admins see every thread as admins; a restricted thread
-/// only the people listed on it, in the role they are listed with; any
-/// other thread the workspace's members in their role, raised by a
-/// listing, and the people outside the workspace it is shared with.
-pub fn thread_role(tenant_role: TenantRole, member: Option<Role>, restricted: bool, listed: Option<Role>) -> Option<Role> {
-    if tenant_role == TenantRole::TenantAdmin || member == Some(Role::Admin) {
-        return Some(Role::Admin);
-    }
-    if restricted {
-        return listed;
-    }
-    match (member, listed) {
-        (Some(m), Some(l)) => Some(m.max(l)),
-        (m, l) => m.or(l),
-    }
 }
 
 fn stored_role(role: Option<String>) -> Result<Option<Role>, Error> {

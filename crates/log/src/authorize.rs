@@ -4,6 +4,7 @@
 
 use std::sync::Arc;
 
+use lattice_core::policy::{self, Action};
 use lattice_core::{Command, Error, Level, Principal, Role, TenantRole, ThreadId};
 
 use crate::access::{Access, artifact_access, thread_access, workspace_access};
@@ -44,22 +45,22 @@ impl LogService {
             Command::CreateWorkspace { .. } => Ok(Scope::default()),
             Command::AddMember { workspace, .. } => {
                 let access = workspace_access(db, p, workspace.as_str()).await?;
-                access.require(Role::Admin, "adding a member")?;
+                access.allow(Action::ManageMembers)?;
                 Ok(in_workspace(access))
             }
             Command::RemoveMember { workspace, .. } => {
                 let access = workspace_access(db, p, workspace.as_str()).await?;
-                access.require(Role::Admin, "removing a member")?;
+                access.allow(Action::ManageMembers)?;
                 Ok(in_workspace(access))
             }
             Command::CreateThread { workspace, .. } => {
                 let access = workspace_access(db, p, workspace.as_str()).await?;
-                access.require(Role::Editor, "starting a thread")?;
+                access.allow(Action::StartThread)?;
                 Ok(in_workspace(access))
             }
             Command::ShareThread { thread, user, role } => {
                 let access = thread_access(db, p, thread).await?;
-                access.require(Role::Admin, "listing a person on a thread")?;
+                access.allow(Action::ManageListings)?;
                 if *role == Role::Admin {
                     return Err(Error::field("role", "enum", "a thread lists viewers, respondents and editors; admins see every thread"));
                 }
@@ -71,7 +72,7 @@ impl LogService {
             }
             Command::UnshareThread { thread, .. } => {
                 let access = thread_access(db, p, thread).await?;
-                access.require(Role::Admin, "taking a person off a thread")?;
+                access.allow(Action::ManageListings)?;
                 Ok(in_thread(access, thread.clone()))
             }
             // Anyone ends their own sessions; a tenant admin anyone's of the
@@ -86,21 +87,18 @@ impl LogService {
             // checks say what it may submit to.
             Command::CreateArtifact { thread, kind, .. } if self.inner.kinds.get(kind).is_some_and(|k| k.respondents_create()) => {
                 let access = thread_access(db, p, thread).await?;
-                access.require(Role::Respondent, "submitting")?;
+                access.allow(Action::Submit)?;
                 Ok(in_thread(access, thread.clone()))
             }
             Command::PostMessage { thread, .. } | Command::CreateArtifact { thread, .. } => {
                 let access = thread_access(db, p, thread).await?;
-                access.require(Role::Editor, "writing in a thread")?;
+                access.allow(if matches!(command, Command::PostMessage { .. }) { Action::Post } else { Action::Author })?;
                 Ok(in_thread(access, thread.clone()))
             }
             Command::EditArtifact { id, .. } | Command::ArchiveArtifact { id } => {
                 let (access, head) = artifact_access(db, p, id).await?;
-                access.require(Role::Editor, "changing an artifact")?;
-                if matches!(command, Command::ArchiveArtifact { .. })
-                    && access.role < Role::Admin
-                    && head.author != p.user.as_str()
-                {
+                access.allow(if matches!(command, Command::ArchiveArtifact { .. }) { Action::Archive } else { Action::Author })?;
+                if matches!(command, Command::ArchiveArtifact { .. }) && !policy::archives(access.role, head.author == p.user.as_str()) {
                     return Err(Error::forbidden("only the artifact's author or a workspace admin archives it"));
                 }
                 if head.archived {
@@ -111,7 +109,7 @@ impl LogService {
             }
             Command::SetAppContext { artifact, .. } => {
                 let (access, head) = artifact_access(db, p, artifact).await?;
-                access.require(Role::Editor, "telling the agent what an app shows")?;
+                access.allow(Action::TellContext)?;
                 if head.archived {
                     return Err(Error::invalid_state("the app is archived"));
                 }
@@ -120,7 +118,7 @@ impl LogService {
             }
             Command::AppEvent { workspace, namespace, .. } => {
                 let access = workspace_access(db, p, workspace.as_str()).await?;
-                access.require(Role::Editor, "publishing an application event")?;
+                access.allow(Action::PublishEvent)?;
                 if crate::limits::RESERVED_NAMESPACES.contains(&namespace.as_str()) {
                     return Err(Error::forbidden(format!(
                         "the {namespace} namespace is lattice's own: only the bridge publishes there"
@@ -133,7 +131,7 @@ impl LogService {
             Command::RecordAudit { thread, .. } => Ok(in_thread(thread_access(db, p, thread).await?, thread.clone())),
             Command::StartRun { thread, .. } => {
                 let access = thread_access(db, p, thread).await?;
-                access.require(Role::Editor, "starting an agent turn")?;
+                access.allow(Action::Run)?;
                 Ok(in_thread(access, thread.clone()))
             }
             Command::AnswerDeferred { run, .. } | Command::CancelRun { run } | Command::RecordRun { run, .. } => {
@@ -145,8 +143,8 @@ impl LogService {
                 let access = thread_access(db, p, &thread).await?;
                 match command {
                     // Which requests a respondent may answer, the answer's checks say.
-                    Command::AnswerDeferred { .. } => access.require(Role::Respondent, "answering an agent's request")?,
-                    _ => access.require(Role::Editor, "acting in an agent turn")?,
+                    Command::AnswerDeferred { .. } => access.allow(Action::Submit)?,
+                    _ => access.allow(Action::Run)?,
                 }
                 let requests = load_requests(db, &p.tenant, &row.id).await?;
                 Ok(Scope { run: Some(Arc::new(LoadedRun { run: row, requests })), ..in_thread(access, thread) })
@@ -163,7 +161,7 @@ impl LogService {
                 Level::Tenant(_) => Ok(Scope::default()),
                 Level::Workspace(workspace) => {
                     let access = workspace_access(db, p, workspace.as_str()).await?;
-                    access.require(Role::Admin, "setting the workspace's switch")?;
+                    access.allow(Action::Administer)?;
                     Ok(in_workspace(access))
                 }
             },

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use lattice_core::envelope::DEPLOYMENT_TENANT;
 use lattice_core::event::{Event, SwitchSet};
 use lattice_core::integrations::resolve;
+use lattice_core::policy::Action;
 use lattice_core::{ArtifactId, Effective, Envelope, Error, Integrations, Level, Role, SwitchKey, SwitchState, TenantRole, ThreadId, WorkspaceId};
 use serde::Serialize;
 use sqlx::Row;
@@ -137,7 +138,7 @@ impl LogService {
     }
 
     /// The newest thread the caller can read, and its workspace: one query,
-    /// with the visibility rule of [`crate::access::thread_role`].
+    /// with the visibility rule of [`lattice_core::policy::thread_role`].
     pub async fn latest_thread(&self, who: &Authenticated) -> Result<Option<(ThreadId, String)>, Error> {
         let p = who.principal();
         let db = &self.inner.db;
@@ -213,14 +214,14 @@ impl LogService {
     /// a workspace is for those who manage it), by user id.
     pub async fn members(&self, who: &Authenticated, workspace: &str) -> Result<Vec<Listed>, Error> {
         let access = workspace_access(&self.inner.db, who.principal(), workspace).await?;
-        access.require(Role::Admin, "listing the members")?;
+        access.allow(Action::ManageMembers)?;
         self.listed("SELECT user_id, role FROM members WHERE workspace = $1 ORDER BY user_id LIMIT 10000", access.workspace.as_str()).await
     }
 
     /// The people listed on a thread and their roles there (its admins).
     pub async fn thread_members(&self, who: &Authenticated, thread: &ThreadId) -> Result<Vec<Listed>, Error> {
         let access = thread_access(&self.inner.db, who.principal(), thread).await?;
-        access.require(Role::Admin, "listing the people on a thread")?;
+        access.allow(Action::ManageListings)?;
         self.listed("SELECT user_id, role FROM thread_members WHERE thread = $1 ORDER BY user_id LIMIT 10000", thread.as_str()).await
     }
 
@@ -334,7 +335,7 @@ impl LogService {
     /// `limit`: for the workspace's admins.
     pub async fn audit_records(&self, who: &Authenticated, workspace: &str, name: &str, limit: i64) -> Result<Vec<Envelope>, Error> {
         let access = workspace_access(&self.inner.db, who.principal(), workspace).await?;
-        access.require(Role::Admin, "reading the workspace's audit")?;
+        access.allow(Action::Administer)?;
         let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
             "SELECT {ENVELOPE_COLUMNS} FROM envelopes WHERE workspace = $1 AND type = $2 ORDER BY seq DESC LIMIT $3"
         )))
@@ -509,7 +510,7 @@ impl LogService {
         let mut scopes = Vec::new();
         if let Some(ws) = workspace {
             let access = workspace_access(&self.inner.db, p, ws).await?;
-            access.require(Role::Admin, "reading the workspace's switch audit")?;
+            access.allow(Action::Administer)?;
             scopes.push(("workspace = $1", access.workspace.to_string()));
             return Ok(scopes);
         }

@@ -2,7 +2,8 @@
 //! answered with values valid for the schema it carries, and only while
 //! forms are on (answering one is using a form); an `ask_user` with text.
 
-use lattice_core::{Actor, Check, Command, Error, Role, SwitchKey, WorkspaceView};
+use lattice_core::policy::{self, Action};
+use lattice_core::{Actor, Check, Command, Error, SwitchKey, WorkspaceView};
 use serde_json::Value;
 
 use crate::kinds::prefixed;
@@ -46,7 +47,7 @@ impl Check for AskUserAnswer {
         let Command::AnswerDeferred { run, tool_call_id, answer, .. } = command else { return Ok(()) };
         let Some(request) = view.deferred_request(run, tool_call_id).await? else { return Ok(()) };
         // A respondent answers forms, never the chat's questions.
-        if request.tool_name != ASK_FORM && view.role() < Role::Editor {
+        if request.tool_name != ASK_FORM && !policy::allows(view.role(), Action::Run) {
             return Err(Error::forbidden("a respondent answers forms only"));
         }
         if request.tool_name == ASK_USER && !answer.is_string() {

@@ -3,6 +3,7 @@
 //! The effective switches arrive pushed (I4): what is off stops being
 //! offered and shows why.
 
+use lattice_core::policy::{self, Action};
 use std::cell::RefCell;
 use std::collections::HashSet;
 use std::rc::Rc;
@@ -131,7 +132,7 @@ fn ThreadView(id: String) -> impl IntoView {
     let refused = RwSignal::new(None::<String>);
     let pinned = RwSignal::new(saved_pin(&id));
     let role = RwSignal::new(None::<String>);
-    let answering = Memo::new(move |_| role.with(|r| r.as_deref().map(|r| r != "viewer")));
+    let answering = Memo::new(move |_| role.with(|r| r.as_deref().map(|r| may(r, Action::Submit))));
     let ctx = Ctx { thread: StoredValue::new(id.clone()), state, switches, deaf, pinned, role, answering };
 
     let th = id.clone();
@@ -259,8 +260,8 @@ fn ThreadView(id: String) -> impl IntoView {
             role.try_set(thread.role);
         }
     });
-    let admin = Memo::new(move |_| role.with(|r| r.as_deref() == Some("admin")));
-    let writes = Memo::new(move |_| role.with(|r| matches!(r.as_deref(), Some("editor" | "admin"))));
+    let admin = Memo::new(move |_| role.with(|r| r.as_deref().is_some_and(|r| may(r, Action::ManageListings))));
+    let writes = Memo::new(move |_| role.with(|r| r.as_deref().is_some_and(|r| may(r, Action::Post))));
     let title = Memo::new(move |_| state.with(|t| t.title.clone()));
     let ws_link = move || workspace.get().map(|ws| view! { <A href=format!("/w/{ws}")>"Threads"</A> });
     let items = move || state.with(|t| t.items.clone());
@@ -335,7 +336,7 @@ fn item_view(ctx: Ctx, item: Item) -> AnyView {
                     }
                 });
             };
-            let open = move || matches!(status.get().as_str(), "running" | "paused") && ctx.role.with(|r| matches!(r.as_deref(), Some("editor" | "admin")));
+            let open = move || matches!(status.get().as_str(), "running" | "paused") && ctx.role.with(|r| r.as_deref().is_some_and(|r| may(r, Action::Run)));
             view! {
                 <p class="run">
                     <strong>{started_by}</strong>" asked the agent: “" {prompt} "” "
@@ -854,4 +855,11 @@ fn Share(thread: String) -> impl IntoView {
             })}
         </details>
     }
+}
+
+/// Whether the reader's role here (as the server said it) lets them do
+/// `action`: the server's own policy, so the chat offers exactly what the
+/// server allows.
+fn may(role: &str, action: Action) -> bool {
+    lattice_core::Role::parse(role).is_some_and(|r| policy::allows(r, action))
 }
