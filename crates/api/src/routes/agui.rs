@@ -54,6 +54,47 @@ struct ResumeEntry {
     payload: Value,
 }
 
+/// Bounds of a `RunAgentInput` (docs/AGUI.md), past the body's own size:
+/// what lattice reads of it, and what it writes back into every event.
+pub const MESSAGES_MAX: usize = 256;
+/// Content parts of one message.
+pub const PARTS_MAX: usize = 64;
+/// Interrupts answered at once.
+pub const RESUME_MAX: usize = 16;
+/// Bytes of `threadId`, `runId` and an `interruptId`.
+pub const ID_MAX: usize = 256;
+
+impl RunAgentInput {
+    /// Refuses an input past its bounds, naming the field; the prompt's own
+    /// bound is the write path's (a run's prompt, like a message).
+    fn check(&self) -> Result<(), Error> {
+        let many = |field: &str, len: usize, max: usize| Error::field(field, "maxItems", format!("{len} items exceeds the limit {max}"));
+        let long = |field: &str, len: usize| Error::field(field, "maxLength", format!("{len} bytes exceeds the limit {ID_MAX}"));
+        if self.messages.len() > MESSAGES_MAX {
+            return Err(many("messages", self.messages.len(), MESSAGES_MAX));
+        }
+        for (i, message) in self.messages.iter().enumerate() {
+            if let Some(parts) = message.get("content").and_then(Value::as_array)
+                && parts.len() > PARTS_MAX
+            {
+                return Err(many(&format!("messages/{i}/content"), parts.len(), PARTS_MAX));
+            }
+        }
+        if self.resume.len() > RESUME_MAX {
+            return Err(many("resume", self.resume.len(), RESUME_MAX));
+        }
+        for (field, id) in [("threadId", &self.thread_id), ("runId", &self.run_id)] {
+            if id.len() > ID_MAX {
+                return Err(long(field, id.len()));
+            }
+        }
+        match self.resume.iter().position(|r| r.interrupt_id.len() > ID_MAX) {
+            Some(i) => Err(long(&format!("resume/{i}/interruptId"), self.resume[i].interrupt_id.len())),
+            None => Ok(()),
+        }
+    }
+}
+
 /// An interrupt's id: the run and the request it waits on.
 fn interrupt_id(run: &str, tool_call_id: &str) -> String {
     format!("{run}:{tool_call_id}")
@@ -83,6 +124,7 @@ fn prompt(messages: &[Value]) -> Option<String> {
     params(("th" = String, Path)), security(("bearer" = [])))]
 pub async fn run(State(state): State<AppState>, Caller(who): Caller, Path(th): Path<String>, Body(input): Body<RunAgentInput>) -> ApiResult<Response> {
     let thread = path_id(ThreadId::parse, &th)?;
+    input.check()?;
     // Followed from here: everything the run does comes after.
     let after = state.log.horizon().current();
     let mut live = state.log.follow(&who, Follow::Thread(thread.clone()), after).await?;
