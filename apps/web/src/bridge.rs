@@ -6,10 +6,13 @@
 //! than 64 KB, and a frame's requests beyond 60 a minute get no answer.
 //! Nothing is sent to an app before it says `ui/notifications/initialized`.
 //! `tools/call` reaches get_state, set_state and submit only, and each is
-//! handed to the server (`POST /v1/artifacts/{app}/calls`), which decides
-//! with the deployment's policy, records the decision with the call's
-//! effect, and says when the person must confirm; the person's answer goes
-//! back as its own request. Nothing is decided here.
+//! handed to the server (`POST /v1/artifacts/{app}/calls`) with the app's
+//! capability, which this page asks the server for (as an MCP host's view
+//! is given its own) and keeps: the frame never sees it, nor the session's
+//! token. The server decides with the deployment's policy, records the
+//! decision with the call's effect, and says when the person must confirm;
+//! the person's answer goes back as its own request, sent only from this
+//! page's dialog. Nothing is decided here.
 
 use std::cell::RefCell;
 use std::collections::VecDeque;
@@ -18,7 +21,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::Closure;
-use lattice_wire::{AppCall, Confirmation, Outcome};
+use lattice_wire::{AppCall, AppCapability, Confirmation, Outcome};
 use web_sys::{HtmlIFrameElement, MessageEvent};
 
 use crate::api;
@@ -65,6 +68,8 @@ struct Frame {
     app: AppInfo,
     initialized: bool,
     calls: VecDeque<f64>,
+    /// The app's capability, and until when (ms) it is used.
+    capability: Option<(String, f64)>,
     teardown: Option<(Value, Box<dyn FnOnce()>)>,
     next_id: u64,
     /// The display mode in force, and those the app said it supports.
@@ -115,6 +120,7 @@ pub fn register(iframe: HtmlIFrameElement, app: AppInfo) -> u64 {
             app,
             initialized: false,
             calls: VecDeque::new(),
+            capability: None,
             teardown: None,
             next_id: 1,
             mode: "inline",
@@ -505,7 +511,11 @@ async fn open_link(id: u64, rid: Value, url: String) {
 /// the server recorded, and sends their answer back.
 async fn call_tool(id: u64, rid: Value, name: String, arguments: Value) {
     let Some(app) = with_frame(id, |f| f.app.clone()) else { return };
-    let body = AppCall { tool: name.clone(), arguments };
+    let capability = match capability_for(id, &app.id).await {
+        Ok(capability) => capability,
+        Err(e) => return answer(id, &rid, tool_error(&e.message())),
+    };
+    let body = AppCall { tool: name.clone(), arguments, capability: Some(capability) };
     let mut outcome = match api::post::<Outcome>(&format!("/v1/artifacts/{}/calls", app.id), &body).await {
         Ok(outcome) => outcome,
         Err(e) => return answer(id, &rid, tool_error(&e.message())),
@@ -520,6 +530,9 @@ async fn call_tool(id: u64, rid: Value, name: String, arguments: Value) {
             ),
             _ => (format!("Allow {} to call {name}?", app.title), "With these arguments:".to_owned(), "Allow", serde_json::to_string_pretty(asked).unwrap_or_default()),
         };
+        // The confirmation is the person's: it goes out only from this
+        // page's own dialog, with the session's token, which the app's frame
+        // has no way to reach (no message of the bridge confirms).
         let accept = confirm::ask(&title, &lead, &shown, button).await;
         outcome = match api::post::<Outcome>(&format!("/v1/app-calls/{confirmation}"), &Confirmation { accept }).await {
             Ok(outcome) => outcome,
@@ -531,6 +544,20 @@ async fn call_tool(id: u64, rid: Value, name: String, arguments: Value) {
         Outcome::Refused { reason } => answer(id, &rid, tool_error(&reason)),
         Outcome::Confirm { .. } => answer(id, &rid, tool_error("the call was not confirmed")),
     }
+}
+
+/// The capability to make the calls of the app a frame runs: given by the
+/// server to this page, the person's session, for an app it shows; kept
+/// with the frame and asked for again a minute before it expires.
+async fn capability_for(id: u64, app: &str) -> api::Result<String> {
+    let kept = with_frame(id, |f| f.capability.clone()).flatten().filter(|(_, until)| now() < *until);
+    if let Some((capability, _)) = kept {
+        return Ok(capability);
+    }
+    let given: AppCapability = api::post(&format!("/v1/artifacts/{app}/capability"), &json!({})).await?;
+    let until = now() + (given.expires_in_secs as f64 - 60.0).max(0.0) * 1000.0;
+    with_frame(id, |f| f.capability = Some((given.capability.clone(), until)));
+    Ok(given.capability)
 }
 
 fn tool_error(why: &str) -> Value {

@@ -113,7 +113,8 @@ impl Runner {
     }
 
     /// Answers a request; once every request of the run is answered, the
-    /// run resumes, acting for the one who answered last.
+    /// run resumes: acting for the one who answered last if they may act in
+    /// a run, else (a respondent's answer) for whom it acted for.
     pub async fn answer(&self, who: &Authenticated, run: &RunId, tool_call_id: String, answer: Value) -> Result<(), Error> {
         self.inner
             .log
@@ -226,30 +227,23 @@ impl Runner {
     }
 
     /// Resumes a paused run whose requests are all answered; answers
-    /// whether it did. It goes on acting for `answerer` (who answered
-    /// last), with a member's tenant role (the token's role is not kept; a
-    /// lower role only narrows what the run may do); for whom it acted for
-    /// when the deadline answered last.
+    /// whether it did. `answerer` is who answered last, with a member's
+    /// tenant role (the token's role is not kept; a lower role only narrows
+    /// what the run may do); `None` when the deadline did.
     async fn resume_answered(&self, tenant: &TenantId, run: &RunId, answerer: Option<String>) -> Result<bool, Error> {
         let Some(row) = self.inner.trusted.run_state(tenant, run).await? else { return Ok(false) };
         if row.status != RunStatus::Paused {
             return Ok(false);
         }
-        let acting = self.inner.trusted.principal_for(tenant, &row);
-        let (actor, role) = match answerer {
-            Some(user) if user != row.acting_for => (user, lattice_core::TenantRole::Member),
-            _ => (row.acting_for.clone(), row.acting_role),
-        };
-        let step = RunStep::Resumed { actor, role };
-        match self.record_as(&acting, run, step).await {
-            Ok(()) => {
-                self.spawn(tenant.clone(), run.clone());
-                Ok(true)
-            }
-            // Still waiting on another request, or resumed a moment ago.
-            Err(Error::InvalidState { .. }) => Ok(false),
-            Err(e) => Err(e),
-        }
+        let answerer = answerer.map(|user| Principal {
+            tenant: tenant.clone(),
+            user: lattice_core::UserId::from_trusted(user),
+            role: lattice_core::TenantRole::Member,
+            agent: false,
+            run: None,
+            within: None,
+        });
+        self.resume(tenant, run, &row, answerer.as_ref()).await
     }
 
     async fn resume_if_answered(&self, who: &Authenticated, run: &RunId) -> Result<(), Error> {
@@ -258,15 +252,44 @@ impl Runner {
             return Ok(());
         }
         let p = who.principal();
-        let acting = Principal { agent: true, run: Some(run.clone()), ..p.clone() };
-        let step = RunStep::Resumed { actor: p.user.to_string(), role: p.role };
-        match self.record_as(&acting, run, step).await {
-            Ok(()) => {
-                self.spawn(p.tenant.clone(), run.clone());
-                Ok(())
+        self.resume(&p.tenant, run, &view.run, Some(p)).await.map(drop)
+    }
+
+    /// Resumes `row`, paused with every request answered, and drives it;
+    /// answers whether this call resumed it.
+    ///
+    /// An answer from someone who may act in an agent turn (an editor) is
+    /// an instruction: the run goes on acting for them, within what its
+    /// starter may do (docs/ACCESS.md). An answer from someone who may not
+    /// (a respondent's to an ask_form) is data the run asked for, like a
+    /// deadline's: the run goes on acting for whom it acted for, and the
+    /// answerer gains nothing by it. Which of the two, the write path
+    /// decides, by its one rule of who acts in a run: the resume is
+    /// recorded as the answerer's agent and, refused, as the run's.
+    async fn resume(&self, tenant: &TenantId, run: &RunId, row: &RunRow, answerer: Option<&Principal>) -> Result<bool, Error> {
+        if let Some(p) = answerer.filter(|p| p.user.as_str() != row.acting_for) {
+            let acting = Principal { agent: true, run: Some(run.clone()), within: None, ..p.clone() };
+            match self.record_as(&acting, run, RunStep::Resumed { actor: p.user.to_string(), role: p.role }).await {
+                // The answerer may not act in a run: it goes on as it was.
+                Err(Error::Forbidden { .. }) => {}
+                recorded => return self.resumed(tenant, run, recorded),
             }
-            // Another answer resumed it a moment ago.
-            Err(Error::InvalidState { .. }) => Ok(()),
+        }
+        let acting = self.inner.trusted.principal_for(tenant, row);
+        let step = RunStep::Resumed { actor: row.acting_for.clone(), role: row.acting_role };
+        let recorded = self.record_as(&acting, run, step).await;
+        self.resumed(tenant, run, recorded)
+    }
+
+    /// Drives a run whose resume was recorded; answers whether it was.
+    fn resumed(&self, tenant: &TenantId, run: &RunId, recorded: Result<(), Error>) -> Result<bool, Error> {
+        match recorded {
+            Ok(()) => {
+                self.spawn(tenant.clone(), run.clone());
+                Ok(true)
+            }
+            // Still waiting on another request, or resumed a moment ago.
+            Err(Error::InvalidState { .. }) => Ok(false),
             Err(e) => Err(e),
         }
     }

@@ -1,28 +1,44 @@
 //! A mini app's tool calls (REQUIREMENTS.md M5), decided and carried out on the server,
 //! once, for every host: lattice's chat host hands an app's `tools/call` to
 //! `POST /v1/artifacts/{app}/calls`, and the MCP exporter calls the same
-//! [`AppCalls`].
+//! [`AppCalls::call`].
+//!
+//! One rule lets a call in, however it arrives: it carries the capability
+//! its view was given ([`AppCalls::call`] verifies it, bound to the exact
+//! caller and to the app). An MCP host hands it to the app's view in a
+//! tool result's `_meta`; lattice's chat host asks for it
+//! ([`AppCalls::host_capability`]) for the app it shows. A model that
+//! holds the same bearer token through its host is given neither.
 //!
 //! A call is decided with the deployment's [`AppToolPolicy`]. Every
-//! decision is an audit row (`audit.app_tool_call`) written in the same
-//! transaction as the call's effect: no row, no call. `ask` records the
-//! exact arguments and answers with a confirmation; the person's answer is
-//! its own command ([`AppCalls::confirm`]), which acts on the recorded
-//! arguments, not on any sent with it, and can be used once.
+//! decision of a caller who may change the app is an audit row
+//! (`audit.app_tool_call`) written in the same transaction as the call's
+//! effect: no row, no call. `ask` records the exact arguments and answers
+//! with a confirmation; the person's answer is its own command
+//! ([`AppCalls::confirm`]), which acts on the recorded arguments, not on
+//! any sent with it, and can be used once.
+//!
+//! A reader (a viewer, a respondent, an outsider with a read-only share)
+//! changes no app: its calls are decided and counted like anyone's, but
+//! what the log keeps of them is bounded. Its `get_state` is a read and
+//! leaves no row (as no read does); its `set_state` or `submit` is
+//! refused before any `ask`, with a row holding the tool, the decision and
+//! the arguments' digest and size, never the arguments.
 
 mod state_writes;
 
 use std::sync::Arc;
 use std::time::Duration;
 
+use lattice_core::event::Event;
 use lattice_core::{ArtifactId, Audit, Command, Error, SwitchKey, ThreadId};
 use lattice_log::{ArtifactRow, Authenticated, LogService};
-use lattice_ui::app_policy::{APP_TOOLS, AppToolPolicy, Decision};
-use lattice_ui::form::Submissions;
 use lattice_ui::SUBMISSION;
+use lattice_ui::app_policy::{APP_TOOLS, AppToolPolicy, Decision};
+use lattice_ui::checks::writes_to_apps;
+use lattice_ui::form::Submissions;
 use lattice_ui::submission::Submission;
-use lattice_core::event::Event;
-pub use lattice_wire::{CallRecord, Outcome, Via};
+pub use lattice_wire::{AppCapability, CallRecord, Outcome, Via};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
@@ -32,6 +48,11 @@ use crate::state_writes::StateWrites;
 pub const AUDIT_NAME: &str = "app_tool_call";
 /// How long a person has to confirm an `ask`.
 pub const CONFIRM_WITHIN: Duration = Duration::from_secs(600);
+/// The decision recorded when a reader calls a tool that changes the app.
+pub const READ_ONLY: &str = "read_only";
+
+/// Every call, by tool, decision and host, whatever the log keeps of it.
+static CALLS: lattice_telemetry::Counter = lattice_telemetry::Counter::new("lattice.app_calls");
 
 /// What an `app_tool_call` audit row holds.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -47,6 +68,12 @@ struct CallAudit {
     /// What an `ask` asked the person to confirm.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     arguments: Option<Value>,
+    /// What a reader's refused call sent, instead of what it sent: the
+    /// arguments' digest and size in bytes of JSON.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    arguments_digest: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    arguments_bytes: Option<u64>,
 }
 
 impl CallAudit {
@@ -62,6 +89,23 @@ impl CallAudit {
             _ => None,
         }
     }
+}
+
+/// Whether an app tool changes the app (its state, its submissions).
+fn changes_the_app(tool: &str) -> bool {
+    tool != "get_state"
+}
+
+fn count(tool: &str, decision: &str, via: Via) {
+    let via = match via {
+        Via::Chat => "chat",
+        Via::Mcp => "mcp",
+    };
+    CALLS.add(&[
+        lattice_telemetry::KeyValue::new("tool", tool.to_owned()),
+        lattice_telemetry::KeyValue::new("decision", decision.to_owned()),
+        lattice_telemetry::KeyValue::new("via", via),
+    ]);
 }
 
 /// App tool calls, for one deployment's policy.
@@ -81,22 +125,69 @@ impl AppCalls {
         &self.policy
     }
 
-    /// An app's call of `tool` with `arguments`, by `who`.
-    pub async fn call(&self, who: &Authenticated, app: &ArtifactId, tool: &str, arguments: &Value, via: Via) -> Result<Outcome, Error> {
+    /// An app's call of `tool` with `arguments`, by `who`, carrying the
+    /// `capability` its view was given: the one door of every host (the
+    /// chat host's `POST /v1/artifacts/{app}/calls`, the MCP exporter's
+    /// app-only tools). `app`, when the call names one, must be the
+    /// capability's.
+    pub async fn call(
+        &self,
+        who: &Authenticated,
+        capability: Option<&str>,
+        app: Option<&str>,
+        tool: &str,
+        arguments: &Value,
+        via: Via,
+    ) -> Result<Outcome, Error> {
         if !APP_TOOLS.contains(&tool) {
             return Err(Error::field("tool", "enum", format!("{tool:?} is not a tool an app may call ({})", APP_TOOLS.join(", "))));
         }
-        let head = self.app(who, app).await?;
+        let app = self.granted(who, capability, app, tool)?;
+        let head = self.app(who, &app).await?;
         let decision = self.policy.decide(who.principal().tenant.as_str(), &head.id, tool);
-        let base = CallAudit { app: head.id.clone(), version: head.version, tool: tool.into(), via, decision: String::new(), confirmation: None, arguments: None };
+        let base = CallAudit {
+            app: head.id.clone(),
+            version: head.version,
+            tool: tool.into(),
+            via,
+            decision: String::new(),
+            confirmation: None,
+            arguments: None,
+            arguments_digest: None,
+            arguments_bytes: None,
+        };
+        let reader = !writes_to_apps(self.log.thread(who, &ThreadId::from_trusted(head.thread.clone())).await?.role);
         match decision {
             Decision::Deny => {
+                count(tool, "deny", via);
                 self.record(who, &head, base.decided("deny"), None).await?;
                 Ok(Outcome::Refused { reason: "the deployment's policy denies this tool to apps".into() })
             }
-            Decision::Allow => self.act(who, &head, tool, arguments, base.decided("allow"), None).await,
+            // A reader changes nothing: refused before anything is asked of
+            // anyone, and the row says what was sent only by its digest and
+            // size (the caller chose those bytes; the log keeps none).
+            _ if reader && changes_the_app(tool) => {
+                count(tool, READ_ONLY, via);
+                let refused = CallAudit {
+                    arguments_digest: Some(lattice_log::digest(arguments)),
+                    arguments_bytes: Some(lattice_core::document::size(arguments) as u64),
+                    ..base
+                };
+                self.record(who, &head, refused.decided(READ_ONLY), None).await?;
+                Err(Error::forbidden(format!("{tool} changes the app, and this caller may only read it here")))
+            }
+            // A reader's read is a read: like any other it leaves no row.
+            Decision::Allow if reader => {
+                count(tool, "allow", via);
+                Ok(state_of(&head))
+            }
+            Decision::Allow => {
+                count(tool, "allow", via);
+                self.act(who, &head, tool, arguments, base.decided("allow"), None).await
+            }
             Decision::Ask => {
-                let arguments = bounded_arguments(tool, arguments)?;
+                count(tool, "ask", via);
+                let arguments = asked_arguments(tool, arguments)?;
                 let asked = CallAudit { arguments: Some(arguments.clone()), ..base };
                 let row = self.record(who, &head, asked.decided("ask"), None).await?;
                 Ok(Outcome::Confirm {
@@ -110,15 +201,67 @@ impl AppCalls {
         }
     }
 
+    /// The app a call may act on: the one its capability was given for, to
+    /// this very caller (person or agent: `Authenticator::capability_artifact`).
+    fn granted(&self, who: &Authenticated, capability: Option<&str>, named: Option<&str>, tool: &str) -> Result<ArtifactId, Error> {
+        let Some(capability) = capability else {
+            return Err(Error::forbidden(format!("{tool} is app-only: it is called by an app's view with the capability its host was given for it")));
+        };
+        let granted = self.log.authenticator().capability_artifact(capability, who)?;
+        if named.is_some_and(|named| named != granted) {
+            return Err(Error::forbidden("the capability was given for another artifact"));
+        }
+        ArtifactId::parse("capability", &granted)
+    }
+
+    /// The capability lattice's chat host passes with the calls of an app it
+    /// shows, as an MCP host's view gets its own in a tool result: bound to
+    /// the caller and the app, for [`lattice_log::CAPABILITY_TTL`]. Only a
+    /// person's session asks for one: the chat host is a person's, and an
+    /// agent's token (a program's) gets an app's capability only in the
+    /// result of the MCP tool that showed the app, where its host keeps it
+    /// from the model. The chat host keeps it to itself: the app's frame
+    /// never sees it.
+    pub async fn host_capability(&self, who: &Authenticated, app: &ArtifactId) -> Result<AppCapability, Error> {
+        if who.principal().agent {
+            return Err(Error::forbidden("an agent's app views get their capability in the MCP tool result that shows them"));
+        }
+        let head = self.app(who, app).await?;
+        Ok(AppCapability {
+            capability: self.log.authenticator().capability(who.principal(), &head.id),
+            expires_in_secs: lattice_log::CAPABILITY_TTL.as_secs(),
+        })
+    }
+
     /// The person's answer to an `ask`: `accept` carries out the call with
     /// the arguments recorded then; either answer is usable once.
+    ///
+    /// Why the answer is the person's own: it needs the bearer token of
+    /// exactly the caller who was asked (person or agent alike), and an
+    /// app's frame never holds one. In lattice's chat the token lives in the
+    /// portal origin's `localStorage`; the app runs on the apps origin, in a
+    /// sandboxed frame whose policy closes the network, and reaches the host
+    /// only by `postMessage`, which has no message that confirms: the chat
+    /// host sends this request only from its own dialog, after the person
+    /// pressed its button. It does not take the app's capability, which is
+    /// what a view can hold. An ask is answered where it was put to the
+    /// person (`via`): one asked over MCP only by the answer to its host's
+    /// elicitation, which a model cannot give, never by a request that
+    /// holds the same token; and in lattice's chat only by a person, since
+    /// there a person's click is what answers.
     pub async fn confirm(&self, who: &Authenticated, confirmation: &str, accept: bool, via: Via) -> Result<Outcome, Error> {
         let asked = self.log.audit_record(who, confirmation).await?;
         let p = who.principal();
         let Some(call) = CallAudit::of(&asked.event).filter(|call| call.decision == "ask") else { return Err(Error::NotFound) };
-        // Only the person who was asked answers.
+        // Only the caller who was asked answers.
         if asked.actor.name() != p.user.as_str() || asked.actor.is_agent() != p.agent {
             return Err(Error::NotFound);
+        }
+        if call.via != via {
+            return Err(Error::invalid_state("this call was put to the person through another host: it is answered there"));
+        }
+        if via == Via::Chat && p.agent {
+            return Err(Error::forbidden("in lattice's chat a person confirms an app's call"));
         }
         let asked_at = time_ms(&asked.at);
         if lattice_log::now_ms() - asked_at > CONFIRM_WITHIN.as_millis() as i64 {
@@ -128,9 +271,11 @@ impl AppCalls {
         let arguments = call.arguments.clone().unwrap_or_else(|| json!({}));
         let answer = CallAudit { version: head.version, via, confirmation: Some(confirmation.to_owned()), arguments: None, ..call };
         if !accept {
+            count(&answer.tool, "declined", via);
             self.record(who, &head, answer.decided("declined"), Some(confirmation)).await?;
             return Ok(Outcome::Refused { reason: "the person declined".into() });
         }
+        count(&answer.tool, "confirmed", via);
         let tool = answer.tool.clone();
         self.act(who, &head, &tool, &arguments, answer.decided("confirmed"), Some(confirmation)).await
     }
@@ -179,10 +324,8 @@ impl AppCalls {
         let audit = Audit { name: AUDIT_NAME.into(), data: audit, once: once.map(str::to_owned) };
         match tool {
             "get_state" => {
-                let done = self.log.execute(who, Command::RecordAudit { thread: ThreadId::from_trusted(head.thread.clone()), audit }).await;
-                done?;
-                let state = head.data.get("state").cloned().unwrap_or(Value::Null);
-                Ok(Outcome::Done { text: state.to_string(), result: json!({"state": state}) })
+                self.log.execute(who, Command::RecordAudit { thread: ThreadId::from_trusted(head.thread.clone()), audit }).await?;
+                Ok(state_of(head))
             }
             "set_state" => {
                 let ops = match lattice_ui::app::state_patch(arguments) {
@@ -216,15 +359,28 @@ impl AppCalls {
     }
 }
 
-/// What a person is asked to confirm: the values of a submit, the whole
-/// arguments otherwise.
-fn bounded_arguments(tool: &str, arguments: &Value) -> Result<Value, Error> {
+/// What a person is asked to confirm, and what the `ask` row keeps: the
+/// arguments the tool reads and nothing else a caller added (a submit's
+/// values, a set_state's patch, nothing of a get_state), within 48 KiB.
+fn asked_arguments(tool: &str, arguments: &Value) -> Result<Value, Error> {
+    let read = |key: &str, empty: Value| json!({key: arguments.get(key).cloned().unwrap_or(empty)});
     let shown = match tool {
-        "submit" => json!({"values": arguments.get("values").cloned().unwrap_or_else(|| json!({}))}),
-        _ => arguments.clone(),
+        "submit" => read("values", json!({})),
+        // A patch the state cannot take is refused now, not once confirmed.
+        "set_state" => {
+            lattice_ui::app::state_patch(arguments).map_err(|why| Error::field("arguments.patch", "patch", why))?;
+            read("patch", json!([]))
+        }
+        _ => json!({}),
     };
     lattice_core::document::check(&shown, "arguments", 48 * 1024)?;
     Ok(shown)
+}
+
+/// `get_state`'s answer: the app's state at its head.
+fn state_of(head: &ArtifactRow) -> Outcome {
+    let state = head.data.get("state").cloned().unwrap_or(Value::Null);
+    Outcome::Done { text: state.to_string(), result: json!({"state": state}) }
 }
 
 fn title(head: &ArtifactRow) -> String {

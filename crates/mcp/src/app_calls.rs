@@ -1,8 +1,9 @@
 //! Calls a view or an app makes through its host (REQUIREMENTS.md M4, M5). A form's
 //! view sends its values with `submit_form`, a submission as the caller. An
 //! app's `get_state`, `set_state` and `submit` are `lattice-apps`' calls,
-//! the same as in lattice's chat: decided by the app tool policy, audited
-//! with their effect. `ask` is put to the person through the host's
+//! the same as in lattice's chat: let in by the view's capability (bound to
+//! the caller and the app), decided by the app tool policy, audited with
+//! their effect. `ask` is put to the person through the host's
 //! elicitation, and the answer is their confirmation; without elicitation
 //! the call is refused and its confirmation left unanswered.
 
@@ -23,7 +24,7 @@ use serde_json::{Value, json};
 use crate::Exporter;
 use crate::calls::{not_offered, tool_error};
 use crate::listing::SUBMIT_FORM;
-use crate::scope::{Scope, refused};
+use crate::scope::refused;
 
 /// How long a person has to answer an `ask`.
 const ASK_TIMEOUT: Duration = Duration::from_secs(300);
@@ -35,42 +36,34 @@ pub(crate) async fn call(
     args: &Value,
     context: &RequestContext<RoleServer>,
 ) -> Result<CallToolResult, McpError> {
-    // App-only: the caller must hold its view's capability for the
-    // artifact it acts on.
-    let granted = match args.get("capability").and_then(Value::as_str) {
-        Some(token) => match ex.log.authenticator().capability_artifact(token, who) {
-            Ok(artifact) => artifact,
-            Err(e) => return Ok(tool_error(e.to_string())),
-        },
-        None => return Ok(tool_error(format!("{name} is app-only: it is called by a view with the capability its tool result gave it"))),
-    };
+    let capability = args.get("capability").and_then(Value::as_str);
     if name == SUBMIT_FORM {
+        // App-only: the caller must hold its view's capability for the
+        // form it sends to.
+        let granted = match capability {
+            Some(token) => match ex.log.authenticator().capability_artifact(token, who) {
+                Ok(artifact) => artifact,
+                Err(e) => return Ok(tool_error(e.to_string())),
+            },
+            None => return Ok(tool_error(format!("{name} is app-only: it is called by a view with the capability its tool result gave it"))),
+        };
         if args.get("form").and_then(Value::as_str) != Some(granted.as_str()) {
             return Ok(tool_error("the capability was given for another artifact"));
         }
         return submit_form(&ex.log, who, args).await;
     }
-    let mut args = args.clone();
-    match args.get("app").and_then(Value::as_str) {
-        Some(app) if app != granted => return Ok(tool_error("the capability was given for another artifact")),
-        Some(_) => {}
-        None => args["app"] = json!(granted),
-    }
-    let args = &args;
-    let app = match find_app(&ex.log, who, args).await {
-        Ok(app) => app,
-        Err(why) => return Ok(tool_error(why)),
-    };
-    let id = ArtifactId::from_trusted(app.id.clone());
-    // The tool's own arguments: what names the app and the capability are
-    // this exporter's.
+    // An app's calls pass lattice-apps' one door, as the chat host's do: the
+    // capability, then the policy. The tool's own arguments are what is
+    // left once what names the app and the capability (this exporter's)
+    // is taken out.
+    let app = args.get("app").and_then(Value::as_str);
     let mut tool_args = args.clone();
     if let Some(map) = tool_args.as_object_mut() {
         for key in ["app", "thread", "capability"] {
             map.remove(key);
         }
     }
-    let mut outcome = ex.apps.call(who, &id, name, &tool_args, Via::Mcp).await;
+    let mut outcome = ex.apps.call(who, capability, app, name, &tool_args, Via::Mcp).await;
     if let Ok(Outcome::Confirm { confirmation, title, tool, arguments, .. }) = &outcome {
         outcome = match ask(title, tool, arguments, context).await {
             Some(accept) => ex.apps.confirm(who, confirmation, accept, Via::Mcp).await,
@@ -91,29 +84,6 @@ pub(crate) async fn call(
         Err(Error::Unavailable { reason }) => Err(McpError::internal_error(reason, None)),
         Err(refusal) => Ok(tool_error(refusal.to_string())),
     }
-}
-
-/// The app a call names, or the most recent app of the thread it names.
-async fn find_app(log: &LogService, who: &Authenticated, args: &Value) -> Result<lattice_log::ArtifactRow, String> {
-    let row = match args.get("app").and_then(Value::as_str) {
-        Some(id) => {
-            let id = ArtifactId::parse("app", id).map_err(|e| e.to_string())?;
-            log.artifact(who, &id, None).await.map_err(|e| format!("app: {e}"))?
-        }
-        None => {
-            let scope = Scope::find(log, who, args.get("thread").and_then(Value::as_str)).await.map_err(|e| format!("thread: {e}"))?;
-            let (thread, _) = scope.here.ok_or("app: the caller has no thread, so no app")?;
-            let apps = log.artifacts(who, &thread, Some("app"), None).await.map_err(|e| e.to_string())?;
-            apps.into_iter().rfind(|a| !a.archived).ok_or("app: there is no app in the thread")?
-        }
-    };
-    if row.kind != "app" {
-        return Err(format!("app: {} is a {}, not an app", row.id, row.kind));
-    }
-    if row.archived {
-        return Err(format!("app: {} is archived", row.id));
-    }
-    Ok(row)
 }
 
 /// Puts an `ask` to the person through the host, with the exact

@@ -74,7 +74,7 @@ impl Check for SubmissionCheck {
             return Err(Error::field("form_id", "thread", "a submission is sent in its form's thread"));
         }
         // A respondent submits to forms, not to apps.
-        if target.kind != "form" && view.role() < lattice_core::Role::Editor {
+        if target.kind != "form" && !writes_to_apps(view.role()) {
             return Err(Error::forbidden("a respondent submits to forms only"));
         }
         let policy = match target.kind.as_str() {
@@ -117,6 +117,15 @@ impl Check for SubmissionCheck {
     }
 }
 
+/// Who changes an app's state or submits to it: editors and admins. A
+/// respondent submits to forms only and a viewer reads (changing any
+/// artifact takes an editor on the write path). `lattice-apps` asks it
+/// before a call, so that of a reader's call it records no more than the
+/// refusal.
+pub fn writes_to_apps(role: Role) -> bool {
+    role >= Role::Editor
+}
+
 /// Only an agent creates an app: the HTML that runs is always an agent's.
 pub struct AppsAreAgents;
 
@@ -132,10 +141,13 @@ impl Check for AppsAreAgents {
     }
 }
 
-/// Who may change what (U9): nobody edits a submission; a form's `closed`
-/// and schema change only by its author or a workspace admin; a person
-/// edits an app under `/state` only.
+/// Who may change what (U9): nobody edits a submission; a form's `closed`,
+/// deadline (`closes_at`), schema and submission policy change only by its
+/// author or a workspace admin; a person edits an app under `/state` only.
 pub struct EditRules;
+
+/// A form's fields only its author or a workspace admin changes.
+const FORM_AUTHORS_FIELDS: [&str; 4] = ["closed", "closes_at", "schema", "submissions"];
 
 #[async_trait::async_trait]
 impl Check for EditRules {
@@ -147,9 +159,14 @@ impl Check for EditRules {
             "form" => {
                 let after = lattice_core::patch::apply(&head.data, patch, crate::form::FORM_MAX_BYTES)?;
                 let changes = |key: &str| head.data.get(key) != after.get(key);
-                let governed = changes("closed") || changes("schema") || changes("submissions");
+                // The deadline closes the form as `closed` does: moved into
+                // the past it refuses every answer, removed it keeps open
+                // what its author meant to close.
+                let governed = FORM_AUTHORS_FIELDS.iter().any(|key| changes(key));
                 if governed && head.author != actor.name() && view.role() < Role::Admin {
-                    return Err(Error::forbidden("only the form's author or a workspace admin changes its schema or closes it"));
+                    return Err(Error::forbidden(
+                        "only the form's author or a workspace admin changes its schema, its submissions, its deadline or closes it",
+                    ));
                 }
                 Ok(())
             }

@@ -126,6 +126,10 @@ pub struct AppCall {
     #[serde(default)]
     #[cfg_attr(feature = "openapi", schema(value_type = Object))]
     pub arguments: Value,
+    /// The capability the host was given for this app
+    /// (`POST /v1/artifacts/{id}/capability`); a call without it is refused.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capability: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -1,34 +1,51 @@
 //! An app's tool calls, made by lattice's chat host for the app it runs:
 //! decided, audited and carried out here (`lattice-apps`), never in the
-//! browser.
+//! browser, by the same rule as an MCP host's: each call carries the
+//! capability its host was given for the app.
 
 use axum::Json;
 use axum::extract::{Path, State};
 use lattice_core::ArtifactId;
 
 use super::path_id;
-use lattice_wire::{AppCall, CallRecord, Confirmation, ErrorBody, Outcome, Via};
+use lattice_wire::{AppCall, AppCapability, CallRecord, Confirmation, ErrorBody, Outcome, Via};
 use crate::error::ApiResult;
 use crate::extract::{Body, Caller};
 use crate::state::AppState;
 
-/// An app's call of one of its tools, as the person viewing it. Answers
-/// `{"status": "done", "result"}`, `{"status": "refused", "reason"}`, or
-/// `{"status": "confirm", "confirmation", "tool", "arguments"}` when the
-/// person must confirm first (`POST /v1/app-calls/{confirmation}`).
+/// The capability the chat host sends with the calls of an app it shows,
+/// bound to the person and the app: what an MCP host's view gets in its
+/// tool result. A person's session only (an agent's token is refused).
+#[utoipa::path(post, path = "/v1/artifacts/{id}/capability",
+    responses((status = 200, body = AppCapability), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody),
+        (status = 409, body = ErrorBody), (status = 423, body = ErrorBody)),
+    params(("id" = String, Path)), security(("bearer" = [])))]
+pub async fn capability(State(state): State<AppState>, Caller(who): Caller, Path(id): Path<String>) -> ApiResult<Json<AppCapability>> {
+    let app = path_id(ArtifactId::parse, &id)?;
+    Ok(Json(state.apps.host_capability(&who, &app).await?))
+}
+
+/// An app's call of one of its tools, as the person viewing it, with the
+/// app's capability. Answers `{"status": "done", "result"}`,
+/// `{"status": "refused", "reason"}`, or `{"status": "confirm",
+/// "confirmation", "tool", "arguments"}` when the person must confirm first
+/// (`POST /v1/app-calls/{confirmation}`).
 #[utoipa::path(post, path = "/v1/artifacts/{id}/calls", request_body = AppCall,
-    responses((status = 200, description = "done, refused, or to confirm"), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody),
-        (status = 423, body = ErrorBody)),
+    responses((status = 200, description = "done, refused, or to confirm"), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody),
+        (status = 422, body = ErrorBody), (status = 423, body = ErrorBody)),
     params(("id" = String, Path)), security(("bearer" = [])))]
 pub async fn call(State(state): State<AppState>, Caller(who): Caller, Path(id): Path<String>, Body(req): Body<AppCall>) -> ApiResult<Json<Outcome>> {
     let app = path_id(ArtifactId::parse, &id)?;
     let arguments = if req.arguments.is_null() { serde_json::json!({}) } else { req.arguments };
-    Ok(Json(state.apps.call(&who, &app, &req.tool, &arguments, Via::Chat).await?))
+    Ok(Json(state.apps.call(&who, req.capability.as_deref(), Some(app.as_str()), &req.tool, &arguments, Via::Chat).await?))
 }
 
 /// The person's answer to a call that asked: the recorded arguments, once.
+/// Only with the person's own bearer token, which an app's frame never
+/// holds (`lattice_apps::AppCalls::confirm` says why that makes it theirs).
 #[utoipa::path(post, path = "/v1/app-calls/{confirmation}", request_body = Confirmation,
-    responses((status = 200, description = "done or refused"), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody)),
+    responses((status = 200, description = "done or refused"), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody),
+        (status = 409, body = ErrorBody)),
     params(("confirmation" = String, Path)), security(("bearer" = [])))]
 pub async fn confirm(
     State(state): State<AppState>,

@@ -70,7 +70,9 @@ pub async fn cancel(State(state): State<AppState>, Caller(who): Caller, Path(run
     Ok(Json(run_of(state.log.run(&who, &run).await?)))
 }
 
-/// Answers a paused run's request; the run resumes acting for the answerer.
+/// Answers a paused run's request; the run resumes acting for the answerer,
+/// or, when the answerer may not act in a run (a respondent's ask_form),
+/// for whom it acted for: the answer is kept and the run goes on either way.
 #[utoipa::path(post, path = "/v1/runs/{run}/answers", request_body = Answer,
     responses((status = 200, body = Answered), (status = 409, body = ErrorBody), (status = 422, body = ErrorBody),
         (status = 423, body = ErrorBody)),

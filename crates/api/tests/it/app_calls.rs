@@ -1,7 +1,8 @@
 //! An app's tool calls over HTTP, as lattice's chat host makes them: the
 //! server decides, records each decision with the call's effect, and asks
 //! the person when the policy says so, with a confirmation bound to the
-//! exact arguments and usable once.
+//! exact arguments and usable once. Each call carries the capability the
+//! chat host is given for the app it shows.
 
 use axum::http::StatusCode;
 use lattice_core::TenantRole;
@@ -16,6 +17,8 @@ struct Scene {
     ws: String,
     th: String,
     id: String,
+    /// Each caller's capability for the app: (token, capability).
+    capabilities: Vec<(String, String)>,
 }
 
 /// ana's workspace with bob as an editor, mini apps on, and an app an
@@ -36,12 +39,19 @@ async fn scene(backend: lattice_log::Backend) -> Scene {
         json!({"kind": "app", "data": {"title": "Counter", "summary": "s", "html": "<p>c</p>", "state": {"count": 1}}})).await;
     assert_eq!(made.status, StatusCode::OK, "{:?}", made.body);
     let id = made.body["id"].as_str().unwrap().to_owned();
-    Scene { app, ana, bob, ws, th, id }
+    let mut capabilities = Vec::new();
+    for token in [&ana, &bob] {
+        let given = app.send("POST", &format!("/v1/artifacts/{id}/capability"), Some(token), None).await;
+        assert_eq!(given.status, StatusCode::OK, "{:?}", given.body);
+        capabilities.push((token.clone(), given.body["capability"].as_str().unwrap().to_owned()));
+    }
+    Scene { app, ana, bob, ws, th, id, capabilities }
 }
 
 impl Scene {
     async fn call(&self, token: &str, tool: &str, arguments: Value) -> crate::Reply {
-        self.app.post(&format!("/v1/artifacts/{}/calls", self.id), token, json!({"tool": tool, "arguments": arguments})).await
+        let capability = self.capabilities.iter().find(|(t, _)| t == token).map(|(_, c)| c.clone());
+        self.app.post(&format!("/v1/artifacts/{}/calls", self.id), token, json!({"tool": tool, "arguments": arguments, "capability": capability})).await
     }
 
     async fn confirm(&self, token: &str, confirmation: &str, accept: bool) -> crate::Reply {

@@ -4,9 +4,12 @@
 mod authorization;
 mod agent_runs;
 mod app_calls;
+mod app_callers;
 mod contract;
+mod form_deadline;
 mod hostile;
 mod input;
+mod respondent_answers;
 mod revocation;
 mod snapshots;
 mod stream;

@@ -195,9 +195,11 @@ lattice_testkit::both_backends! {
         let made = json!({"kind": "app", "data": {"title": "Counter", "summary": "Counts", "html": "<p>c</p>", "state": {"count": 1}}});
         let r = send("POST", format!("/v1/threads/{th}/artifacts"), Some(bot.clone()), Some(made)).await;
         let app_id = walk.ok::<wire::Versioned>("POST /v1/threads/{th}/artifacts (an app, by an agent)", &r).id;
-        let r = send("POST", format!("/v1/artifacts/{app_id}/calls"), Some(ana.clone()), Some(json!({"tool": "get_state"}))).await;
+        let r = send("POST", format!("/v1/artifacts/{app_id}/capability"), Some(ana.clone()), None).await;
+        let capability = walk.ok::<wire::AppCapability>("POST /v1/artifacts/{id}/capability", &r).capability;
+        let r = send("POST", format!("/v1/artifacts/{app_id}/calls"), Some(ana.clone()), Some(json!({"tool": "get_state", "capability": capability}))).await;
         walk.ok::<wire::Outcome>("POST /v1/artifacts/{id}/calls (allowed)", &r);
-        let r = send("POST", format!("/v1/artifacts/{app_id}/calls"), Some(ana.clone()), Some(json!({"tool": "submit", "arguments": {"values": {"n": 2}}}))).await;
+        let r = send("POST", format!("/v1/artifacts/{app_id}/calls"), Some(ana.clone()), Some(json!({"tool": "submit", "arguments": {"values": {"n": 2}}, "capability": capability}))).await;
         let wire::Outcome::Confirm { confirmation, .. } = walk.ok::<wire::Outcome>("POST /v1/artifacts/{id}/calls (to confirm)", &r) else {
             panic!("submit is asked: {}", r.body)
         };
