@@ -57,6 +57,10 @@ pub async fn put<T: DeserializeOwned>(path: &str, body: &impl Serialize) -> Resu
     call("PUT", path, serde_json::to_value(body).expect("a request serializes")).await
 }
 
+pub async fn delete<T: DeserializeOwned>(path: &str) -> Result<T> {
+    call("DELETE", path, Value::Null).await
+}
+
 /// A GET; the caller reads the response (the live streams). The same read
 /// started before the page was built ([`crate::early`]) is taken over.
 pub async fn open(path: &str, accept: &str, signal: Option<&web_sys::AbortSignal>) -> Result<Response> {

@@ -177,6 +177,10 @@ pub fn Console() -> impl IntoView {
             Some(Ok(list)) if list.is_empty() => view! { <p>"You administer no level: there is nothing to switch here."</p> }.into_any(),
             Some(Ok(list)) => list.into_iter().map(|l| view! { <LevelCard level=l/> }).collect_view().into_any(),
         }}
+        {move || match levels.get() {
+            Some(Ok(list)) => Some(view! { <super::people::People levels=list/> }),
+            _ => None,
+        }}
         <AuditTrail rows=audit/>
         <section aria-labelledby="app-calls-title">
             <h2 id="app-calls-title">"Mini apps' calls"</h2>

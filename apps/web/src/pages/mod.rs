@@ -2,6 +2,7 @@
 
 mod console;
 mod home;
+mod people;
 mod sign_in;
 pub(crate) mod thread;
 mod workspace;

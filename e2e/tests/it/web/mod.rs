@@ -7,6 +7,7 @@ mod console;
 mod dashboard;
 mod governance;
 mod harness;
+mod revocation;
 mod roles;
 pub mod streaming;
 mod submissions;
