@@ -14,6 +14,6 @@ mod payloads;
 mod projections;
 mod publisher;
 
-pub use payloads::{AppSubmitted, AuthorKind, FormRef, FormSubmitted, Origin, bridge_schema};
-pub use projections::{BRIDGED, Outgoing, project, subject};
+pub use payloads::{AppSubmitted, AuthorKind, FormRef, FormSubmitted, Marks, Origin, bridge_schema};
+pub use projections::{BRIDGED, Outgoing, Projector, subject};
 pub use publisher::{Bridge, BridgeConfig, BridgeStatus, DUPLICATE_WINDOW, STREAM, ensure_stream};

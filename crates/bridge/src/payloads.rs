@@ -50,11 +50,53 @@ pub struct Origin {
     /// a chat's own runs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub chain: Option<String>,
+    /// A chain lattice minted for this event: pass it as a run's `chain`
+    /// to start a conversation about it (docs/BRIDGE.md, Chains).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub new_chain: Option<String>,
     /// The thread is restricted (docs/ACCESS.md): a consumer that shows
     /// this to people shows it to the thread's listed people and the
     /// workspace's admins only.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub restricted: bool,
+}
+
+/// What the bridge adds to an envelope it publishes as it is stored
+/// (`log.*`, `audit.*`, an application's own events): fields of the
+/// message beside the envelope's own, never inside its payload.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Marks {
+    /// The envelope's thread is restricted (docs/ACCESS.md): a consumer
+    /// that shows this to people shows it to the thread's listed people
+    /// and the workspace's admins only.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub restricted: bool,
+    /// The chain a rule started this run for, or that this answer joins
+    /// (`run_started`, `deferred_answered`), as a rule passes it on. The
+    /// payload's own `chain` is the form lattice records, which no run
+    /// may be started with.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chain: Option<String>,
+    /// A chain lattice minted for this event: pass it as a run's `chain`
+    /// to start a conversation about it (docs/BRIDGE.md, Chains).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub new_chain: Option<String>,
+}
+
+impl Marks {
+    /// `envelope` (a JSON object) with the marks as fields of its own. The
+    /// envelope's text is handed on as it is (a stored one is never
+    /// decoded on the way), so the marks are written after its last field.
+    pub(crate) fn append_to(&self, mut envelope: Vec<u8>) -> Vec<u8> {
+        let marks = serde_json::to_vec(self).expect("marks serialize");
+        if marks.len() > 2 {
+            let closing = envelope.pop();
+            debug_assert_eq!(closing, Some(b'}'), "an envelope is a JSON object");
+            envelope.push(b',');
+            envelope.extend_from_slice(&marks[1..]);
+        }
+        envelope
+    }
 }
 
 /// `lattice.<tenant>.<workspace>.ui.form_submitted`: one shape for both ways
@@ -106,18 +148,24 @@ pub fn bridge_schema() -> Value {
                "$ref": "#/$defs/Envelope"}),
     );
     let mut defs: Map<String, Value> = generator.take_definitions(true).into_iter().collect();
+    // The marks are fields of the message, beside the envelope's own.
+    let marks = SchemaSettings::draft2020_12().into_generator().into_root_schema_for::<Marks>().to_value();
+    let mut properties = json!({
+        "seq": {"type": "integer"}, "id": {"type": "string"}, "tenant": {"type": "string"},
+        "workspace": {"type": "string"}, "thread": {"type": "string"},
+        "actor": {"type": "object"}, "at": {"type": "string", "format": "date-time"},
+        "type": {"enum": crate::projections::BRIDGED}, "payload": {"type": "object"}
+    });
+    if let (Some(properties), Some(Value::Object(marks))) = (properties.as_object_mut(), marks.get("properties")) {
+        properties.extend(marks.clone());
+    }
     defs.insert(
         "Envelope".into(),
         json!({
-            "description": "A log envelope as it is stored: every bridged type not projected into `ui`.",
+            "description": "A log envelope as it is stored, with the bridge's marks beside its fields: every bridged type not projected into `ui`.",
             "type": "object",
             "required": ["seq", "id", "tenant", "actor", "at", "type", "payload"],
-            "properties": {
-                "seq": {"type": "integer"}, "id": {"type": "string"}, "tenant": {"type": "string"},
-                "workspace": {"type": "string"}, "thread": {"type": "string"},
-                "actor": {"type": "object"}, "at": {"type": "string", "format": "date-time"},
-                "type": {"enum": crate::projections::BRIDGED}, "payload": {"type": "object"}
-            }
+            "properties": properties
         }),
     );
     json!({

@@ -5,15 +5,20 @@
 //! event replaces the generic one; a submission's changes and archiving map
 //! to nothing.
 
+use std::collections::HashMap;
+use std::sync::Mutex;
+
 use lattice_core::event::{self, Event};
 use lattice_core::{Actor, Envelope, Error};
 use lattice_ui::asks::ASK_FORM;
 use lattice_ui::submission::Submission;
 use lattice_ui::{APP, SUBMISSION};
 use lattice_log::LogReader;
+use lattice_log::chain::ChainKey;
+use serde::Deserialize;
 use serde_json::Value;
 
-use crate::payloads::{AppSubmitted, AuthorKind, FormRef, FormSubmitted, Origin};
+use crate::payloads::{AppSubmitted, AuthorKind, FormRef, FormSubmitted, Marks, Origin};
 
 /// The types the bridge publishes. `run_paused`, `run_resumed`,
 /// `model_replied` and `tool_returned` are not bridged: rules react to what
@@ -67,112 +72,186 @@ fn title(v: &Value) -> String {
     v.get("title").and_then(Value::as_str).unwrap_or_default().to_owned()
 }
 
-async fn origin(e: &Envelope, author: String, chain: Option<String>, reader: &LogReader) -> Result<Origin, Error> {
-    let (author_kind, run_id) = match &e.actor {
-        Actor::Person { .. } => (AuthorKind::Person, None),
-        Actor::Agent { run, .. } => (AuthorKind::Agent, run.as_ref().map(ToString::to_string)),
-        Actor::System { .. } => (AuthorKind::System, None),
-    };
-    let restricted = match e.thread.as_deref() {
-        Some(thread) => reader.thread_restricted(thread).await?,
-        None => false,
-    };
-    Ok(Origin {
-        author,
-        author_kind,
-        run_id,
-        tenant: e.tenant.clone(),
-        workspace: e.workspace.clone().unwrap_or_default(),
-        thread: e.thread.clone().unwrap_or_default(),
-        envelope_id: e.id.clone(),
-        seq: e.seq,
-        at: e.at.clone(),
-        chain,
-        restricted,
-    })
+/// The chain recorded in a `run_started` payload, read without decoding
+/// the rest.
+#[derive(Deserialize)]
+struct Chained {
+    #[serde(default)]
+    chain: Option<String>,
 }
 
-/// Maps one stored envelope: decodes it only when a projection may apply
-/// (answers, artifacts); the rest go out as stored.
-pub async fn project_stored(e: &lattice_log::StoredEnvelope, reader: &LogReader) -> Result<Option<Outgoing>, Error> {
-    if !BRIDGED.contains(&e.event_type.as_str()) {
-        return Ok(None);
-    }
-    match e.event_type.as_str() {
-        projected if PROJECTED.contains(&projected) => project(&e.decode()?, reader).await,
-        _ => Ok(Some(Outgoing {
-            seq: e.seq,
-            subject: format!("lattice.{}.{}.log.{}", e.tenant, e.workspace.as_deref().unwrap_or("_"), e.event_type),
-            msg_id: e.id.clone(),
-            payload: e.to_json(),
-        })),
-    }
+/// Threads remembered at most, before the memory starts over.
+const THREADS_KEPT: usize = 65_536;
+
+/// Maps envelopes to messages, with what it reads besides them: the log,
+/// the key chains are minted under, and which threads are restricted.
+pub struct Projector {
+    reader: LogReader,
+    chains: Option<ChainKey>,
+    /// Whether each thread seen is restricted. A thread's `restricted` is
+    /// fixed when it is created (no command changes it), so what was read
+    /// once holds, and the hot path asks the database once per thread, not
+    /// once per envelope.
+    restricted: Mutex<HashMap<String, bool>>,
 }
 
-/// Maps one envelope; `None` when it is not bridged.
-pub async fn project(e: &Envelope, reader: &LogReader) -> Result<Option<Outgoing>, Error> {
-    if !BRIDGED.contains(&e.event_type()) {
-        return Ok(None);
+impl Projector {
+    /// Without a key (a bridge nobody gave one: tests, benchmarks), chains
+    /// go out as recorded and none is minted.
+    pub fn new(reader: LogReader, chains: Option<ChainKey>) -> Self {
+        Self { reader, chains, restricted: Mutex::default() }
     }
-    let projected: Option<(&str, Vec<u8>)> = match &e.event {
-        Event::DeferredAnswered(answered) if answered.tool_name == ASK_FORM => {
-            let args = reader.request_args(&e.tenant, &answered.run_id, &answered.tool_call_id).await?.unwrap_or(Value::Null);
-            let body = FormSubmitted {
-                form: FormRef::AskForm { run_id: answered.run_id.clone(), tool_call_id: answered.tool_call_id.clone(), title: title(&args) },
-                values: if answered.expired { Value::Null } else { answered.answer.clone() },
-                expired: answered.expired,
-                origin: origin(e, answered.author.clone(), answered.chain.clone(), reader).await?,
-            };
-            Some(("form_submitted", serde_json::to_vec(&body).expect("a payload serializes")))
-        }
-        Event::ArtifactCreated(created) if created.kind == SUBMISSION => {
-            // The log checked the shape when it committed the submission.
-            let Ok(submission) = serde_json::from_value::<Submission>(created.data.clone()) else { return Ok(None) };
-            let target = reader.artifact_data(&e.tenant, &submission.form_id, Some(submission.form_version)).await?;
-            let (target_kind, target_data) = target.unwrap_or_default();
-            let chain = reader.artifact_chain(&e.tenant, &submission.form_id).await?;
-            let origin = origin(e, e.actor.name().to_owned(), chain, reader).await?;
-            let submission_id = created.id.clone();
-            if target_kind == APP {
-                let body = AppSubmitted { app_id: submission.form_id, title: title(&target_data), submission_id, values: submission.values, origin };
-                Some(("app_submitted", serde_json::to_vec(&body).expect("a payload serializes")))
-            } else {
-                let form = FormRef::Form { form_id: submission.form_id, form_version: submission.form_version, title: title(&target_data), submission_id };
-                let body = FormSubmitted { form, values: submission.values, expired: false, origin };
-                Some(("form_submitted", serde_json::to_vec(&body).expect("a payload serializes")))
-            }
-        }
-        // An application's event goes out under its own namespace and name
-        // (never ui or log: the log service refuses those).
-        Event::AppEvent(app) => {
-            if app.namespace.is_empty() || app.name.is_empty() || lattice_log::limits::RESERVED_NAMESPACES.contains(&app.namespace.as_str()) {
-                return Ok(None);
-            }
-            return Ok(Some(as_is(e, subject(e, &app.namespace, &app.name))));
-        }
-        // lattice's own audit rows, under the namespace only the bridge
-        // publishes in.
-        Event::AuditRecorded(audit) => {
-            if audit.name.is_empty() {
-                return Ok(None);
-            }
-            return Ok(Some(as_is(e, subject(e, "audit", &audit.name))));
-        }
-        // A submission never changes; its archiving is nobody's event.
-        Event::ArtifactChanged(event::ArtifactChanged { kind, .. }) | Event::ArtifactArchived(event::ArtifactArchived { kind, .. })
-            if kind == SUBMISSION =>
-        {
+
+    /// Maps one stored envelope: decodes it only when a projection may
+    /// apply (answers, artifacts); the rest go out as stored, with the
+    /// bridge's marks.
+    pub async fn project_stored(&self, e: &lattice_log::StoredEnvelope) -> Result<Option<Outgoing>, Error> {
+        let event_type = e.event_type.as_str();
+        if !BRIDGED.contains(&event_type) {
             return Ok(None);
         }
-        _ => None,
-    };
-    Ok(Some(match projected {
-        Some((name, payload)) => Outgoing { seq: e.seq, subject: subject(e, "ui", name), msg_id: e.id.clone(), payload },
-        None => as_is(e, subject(e, "log", e.event_type())),
-    }))
-}
+        if PROJECTED.contains(&event_type) {
+            return self.project(&e.decode()?).await;
+        }
+        let recorded = match event_type {
+            event::RunStarted::NAME => serde_json::from_str::<Chained>(&e.payload_json).ok().and_then(|c| c.chain),
+            _ => None,
+        };
+        let marks = self.marks(&e.tenant, &e.id, e.thread.as_deref(), recorded).await?;
+        Ok(Some(Outgoing {
+            seq: e.seq,
+            subject: format!("lattice.{}.{}.log.{event_type}", e.tenant, e.workspace.as_deref().unwrap_or("_")),
+            msg_id: e.id.clone(),
+            payload: marks.append_to(e.to_json()),
+        }))
+    }
 
-/// The envelope itself, on `subject`.
-fn as_is(e: &Envelope, subject: String) -> Outgoing {
-    Outgoing { seq: e.seq, subject, msg_id: e.id.clone(), payload: serde_json::to_vec(e).expect("an envelope serializes") }
+    /// Maps one envelope; `None` when it is not bridged.
+    pub async fn project(&self, e: &Envelope) -> Result<Option<Outgoing>, Error> {
+        if !BRIDGED.contains(&e.event_type()) {
+            return Ok(None);
+        }
+        let projected: Option<(&str, Vec<u8>)> = match &e.event {
+            Event::DeferredAnswered(answered) if answered.tool_name == ASK_FORM => {
+                let args = self.reader.request_args(&e.tenant, &answered.run_id, &answered.tool_call_id).await?.unwrap_or(Value::Null);
+                let body = FormSubmitted {
+                    form: FormRef::AskForm { run_id: answered.run_id.clone(), tool_call_id: answered.tool_call_id.clone(), title: title(&args) },
+                    values: if answered.expired { Value::Null } else { answered.answer.clone() },
+                    expired: answered.expired,
+                    origin: self.origin(e, answered.author.clone(), answered.chain.clone()).await?,
+                };
+                Some(("form_submitted", serde_json::to_vec(&body).expect("a payload serializes")))
+            }
+            Event::ArtifactCreated(created) if created.kind == SUBMISSION => {
+                // The log checked the shape when it committed the submission.
+                let Ok(submission) = serde_json::from_value::<Submission>(created.data.clone()) else { return Ok(None) };
+                let target = self.reader.artifact_data(&e.tenant, &submission.form_id, Some(submission.form_version)).await?;
+                let (target_kind, target_data) = target.unwrap_or_default();
+                let chain = self.reader.artifact_chain(&e.tenant, &submission.form_id).await?;
+                let origin = self.origin(e, e.actor.name().to_owned(), chain).await?;
+                let submission_id = created.id.clone();
+                if target_kind == APP {
+                    let body = AppSubmitted { app_id: submission.form_id, title: title(&target_data), submission_id, values: submission.values, origin };
+                    Some(("app_submitted", serde_json::to_vec(&body).expect("a payload serializes")))
+                } else {
+                    let form = FormRef::Form { form_id: submission.form_id, form_version: submission.form_version, title: title(&target_data), submission_id };
+                    let body = FormSubmitted { form, values: submission.values, expired: false, origin };
+                    Some(("form_submitted", serde_json::to_vec(&body).expect("a payload serializes")))
+                }
+            }
+            // An application's event goes out under its own namespace and name
+            // (never ui or log: the log service refuses those).
+            Event::AppEvent(app) => {
+                if app.namespace.is_empty() || app.name.is_empty() || lattice_log::limits::RESERVED_NAMESPACES.contains(&app.namespace.as_str()) {
+                    return Ok(None);
+                }
+                return Ok(Some(self.as_is(e, subject(e, &app.namespace, &app.name)).await?));
+            }
+            // lattice's own audit rows, under the namespace only the bridge
+            // publishes in.
+            Event::AuditRecorded(audit) => {
+                if audit.name.is_empty() {
+                    return Ok(None);
+                }
+                return Ok(Some(self.as_is(e, subject(e, "audit", &audit.name)).await?));
+            }
+            // A submission never changes; its archiving is nobody's event.
+            Event::ArtifactChanged(event::ArtifactChanged { kind, .. }) | Event::ArtifactArchived(event::ArtifactArchived { kind, .. })
+                if kind == SUBMISSION =>
+            {
+                return Ok(None);
+            }
+            _ => None,
+        };
+        Ok(Some(match projected {
+            Some((name, payload)) => Outgoing { seq: e.seq, subject: subject(e, "ui", name), msg_id: e.id.clone(), payload },
+            None => self.as_is(e, subject(e, "log", e.event_type())).await?,
+        }))
+    }
+
+    /// The envelope itself, on `subject`, with the bridge's marks.
+    async fn as_is(&self, e: &Envelope, subject: String) -> Result<Outgoing, Error> {
+        let recorded = match &e.event {
+            Event::RunStarted(started) => started.chain.clone(),
+            Event::DeferredAnswered(answered) => answered.chain.clone(),
+            _ => None,
+        };
+        let marks = self.marks(&e.tenant, &e.id, e.thread.as_deref(), recorded).await?;
+        let envelope = serde_json::to_vec(e).expect("an envelope serializes");
+        Ok(Outgoing { seq: e.seq, subject, msg_id: e.id.clone(), payload: marks.append_to(envelope) })
+    }
+
+    async fn origin(&self, e: &Envelope, author: String, recorded: Option<String>) -> Result<Origin, Error> {
+        let (author_kind, run_id) = match &e.actor {
+            Actor::Person { .. } => (AuthorKind::Person, None),
+            Actor::Agent { run, .. } => (AuthorKind::Agent, run.as_ref().map(ToString::to_string)),
+            Actor::System { .. } => (AuthorKind::System, None),
+        };
+        let Marks { restricted, chain, new_chain } = self.marks(&e.tenant, &e.id, e.thread.as_deref(), recorded).await?;
+        Ok(Origin {
+            author,
+            author_kind,
+            run_id,
+            tenant: e.tenant.clone(),
+            workspace: e.workspace.clone().unwrap_or_default(),
+            thread: e.thread.clone().unwrap_or_default(),
+            envelope_id: e.id.clone(),
+            seq: e.seq,
+            at: e.at.clone(),
+            chain,
+            new_chain,
+            restricted,
+        })
+    }
+
+    /// What the bridge says of envelope `id` beside it: whether its thread
+    /// is restricted, the chain it joins (passable, and only one lattice
+    /// recorded), and the chain that begins at it.
+    async fn marks(&self, tenant: &str, id: &str, thread: Option<&str>, recorded: Option<String>) -> Result<Marks, Error> {
+        let restricted = match thread {
+            Some(thread) => self.restricted(thread).await?,
+            None => false,
+        };
+        Ok(match &self.chains {
+            Some(key) => Marks {
+                restricted,
+                chain: recorded.and_then(|chain| key.pass_on(tenant, &chain)),
+                new_chain: Some(key.mint(tenant, id)),
+            },
+            None => Marks { restricted, chain: recorded, new_chain: None },
+        })
+    }
+
+    async fn restricted(&self, thread: &str) -> Result<bool, Error> {
+        if let Some(known) = self.restricted.lock().expect("never poisoned").get(thread) {
+            return Ok(*known);
+        }
+        let restricted = self.reader.thread_restricted(thread).await?;
+        let mut known = self.restricted.lock().expect("never poisoned");
+        if known.len() >= THREADS_KEPT {
+            known.clear();
+        }
+        known.insert(thread.to_owned(), restricted);
+        Ok(restricted)
+    }
 }

@@ -11,8 +11,9 @@ use async_nats::jetstream::context::PublishAckFuture;
 use async_nats::jetstream::{self, stream};
 use lattice_core::Error;
 use lattice_log::LogReader;
+use lattice_log::chain::ChainKey;
 
-use crate::projections::project_stored;
+use crate::projections::Projector;
 
 pub const STREAM: &str = "LATTICE";
 
@@ -118,6 +119,7 @@ pub async fn ensure_stream_with(js: &jetstream::Context, replicas: usize) -> Res
 
 pub struct Bridge {
     reader: LogReader,
+    projector: Projector,
     config: BridgeConfig,
     status: Arc<BridgeStatus>,
     /// This bridge's name on the lead it holds.
@@ -204,7 +206,15 @@ struct Progress {
 impl Bridge {
     pub fn new(reader: LogReader, config: BridgeConfig) -> Self {
         let holder = format!("bridge-{}", ulid::Ulid::generate().to_string().to_lowercase());
-        Self { reader, config, status: Arc::default(), holder }
+        Self { projector: Projector::new(reader.clone(), None), reader, config, status: Arc::default(), holder }
+    }
+
+    /// Mints chains under `key` (the deployment's, `ChainKey::derive` of
+    /// its token secret, as the log service checks them): every message
+    /// carries a `new_chain`, and an answer the chain its run recorded.
+    pub fn with_chains(mut self, key: ChainKey) -> Self {
+        self.projector = Projector::new(self.reader.clone(), Some(key));
+        self
     }
 
     /// Its status, shared: `/readyz` and the lag gauges read it.
@@ -460,7 +470,7 @@ impl Bridge {
 
     /// Sends one envelope (if it is bridged); the acknowledgement comes later.
     async fn send(&self, js: &jetstream::Context, e: &lattice_log::StoredEnvelope) -> Result<Option<PublishAckFuture>, Error> {
-        let Some(out) = project_stored(e, &self.reader).await? else { return Ok(None) };
+        let Some(out) = self.projector.project_stored(e).await? else { return Ok(None) };
         let mut headers = async_nats::HeaderMap::new();
         headers.insert("Nats-Msg-Id", out.msg_id.as_str());
         // The publish is a span of the command's trace, and the message

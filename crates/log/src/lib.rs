@@ -9,6 +9,7 @@
 mod access;
 mod auth;
 mod authorize;
+pub mod chain;
 mod clock;
 mod commit;
 mod db;

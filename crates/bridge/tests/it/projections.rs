@@ -154,3 +154,67 @@ async fn an_application_event_goes_out_under_its_own_namespace() {
     let _ = stop_tx.send(true);
     bridge.await.unwrap().unwrap();
 }
+
+lattice_testkit::both_backends! {
+    async fn every_payload_from_a_restricted_thread_says_so(backend: Backend) {
+        let nats = NatsServer::start();
+        let log = lattice_testkit::service(backend).await;
+        let (stop_tx, stop) = tokio::sync::watch::channel(false);
+        let bridge = crate::spawn_bridge(&log, &nats.url, stop);
+        let alice = who("t1", "alice", TenantRole::Member);
+        let ws = log.execute(&alice, Command::CreateWorkspace { name: "W".into() }).await.unwrap().id.unwrap();
+        let workspace = WorkspaceId::parse("w", &ws).unwrap();
+        let mut threads = Vec::new();
+        for restricted in [false, true] {
+            let th = log.execute(&alice, Command::CreateThread { workspace: workspace.clone(), title: "T".into(), restricted }).await.unwrap().id.unwrap();
+            let th = ThreadId::parse("t", &th).unwrap();
+            // Published as stored (a message), and decoded on the way (an artifact).
+            log.execute(&alice, Command::PostMessage { thread: th.clone(), text: "the figures".into() }).await.unwrap();
+            let form = json!({"title": "Poll", "submissions": "many", "schema": {"type": "object", "properties": {"ok": {"type": "boolean"}}}});
+            let form_id = log.execute(&alice, Command::CreateArtifact { thread: th.clone(), id: None, kind: "form".into(), data: form })
+                .await.unwrap().id.unwrap();
+            let sub = submission_id(&form_id, Submissions::Many, "alice", Some("nonce-0001"));
+            log.execute(&alice, Command::CreateArtifact {
+                thread: th.clone(),
+                id: Some(lattice_core::ArtifactId::parse("id", &sub).unwrap()),
+                kind: "submission".into(),
+                data: json!({"form_id": form_id, "form_version": 1, "values": {"ok": true}, "nonce": "nonce-0001"}),
+            }).await.unwrap();
+            threads.push(th.to_string());
+        }
+        let [open, secret] = [threads[0].clone(), threads[1].clone()];
+
+        let js = jetstream::new(async_nats::connect(&nats.url).await.unwrap());
+        let mut messages = Vec::new();
+        for _ in 0..200 {
+            messages = stream_messages(&js).await;
+            if messages.iter().filter(|(s, _, _)| s.ends_with(".ui.form_submitted")).count() == 2 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+        let name = |s: &str| s.split('.').skip(3).collect::<Vec<_>>().join(".");
+        let of = |thread: &str| -> Vec<(String, serde_json::Value)> {
+            messages.iter().filter(|(_, _, p)| p["thread"] == thread).map(|(s, _, p)| (name(s), p.clone())).collect()
+        };
+        let expected = ["log.thread_created", "log.message_posted", "log.artifact_created", "ui.form_submitted"];
+        for (thread, restricted) in [(&secret, Some(true)), (&open, None)] {
+            let published = of(thread);
+            assert_eq!(published.iter().map(|(s, _)| s.as_str()).collect::<Vec<_>>(), expected, "{published:#?}");
+            for (subject, payload) in &published {
+                assert_eq!(payload.get("restricted").and_then(serde_json::Value::as_bool), restricted, "{subject}: {payload}");
+            }
+        }
+        // Besides the bridge's marks, a log payload is the envelope as the log keeps it.
+        let events = log.events(&alice, &lattice_log::Follow::Thread(ThreadId::parse("t", &secret).unwrap()), 0, 100).await.unwrap();
+        for (subject, mut payload) in of(&secret).into_iter().filter(|(s, _)| s.starts_with("log.")) {
+            for mark in ["restricted", "chain", "new_chain"] {
+                payload.as_object_mut().unwrap().remove(mark);
+            }
+            let stored = events.iter().find(|e| e.id == payload["id"]).unwrap();
+            assert_eq!(payload, serde_json::to_value(stored).unwrap(), "{subject}");
+        }
+        let _ = stop_tx.send(true);
+        bridge.await.unwrap().unwrap();
+    }
+}
