@@ -117,13 +117,12 @@ impl Check for SubmissionCheck {
     }
 }
 
-/// Who changes an app's state or submits to it: editors and admins. A
-/// respondent submits to forms only and a viewer reads (changing any
-/// artifact takes an editor on the write path). `lattice-apps` asks it
-/// before a call, so that of a reader's call it records no more than the
-/// refusal.
+/// Who changes an app's state or submits to it: whoever changes
+/// artifacts (the policy's `Author`; a respondent submits to forms only, a
+/// viewer reads). `lattice-apps` asks it before a call, so that of a
+/// reader's call it records no more than the refusal.
 pub fn writes_to_apps(role: Role) -> bool {
-    role >= Role::Editor
+    lattice_core::policy::allows(role, lattice_core::policy::Action::Author)
 }
 
 /// Only an agent creates an app: the HTML that runs is always an agent's.
