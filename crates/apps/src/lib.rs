@@ -397,3 +397,43 @@ pub fn server_nonce() -> String {
 fn time_ms(at: &str) -> i64 {
     lattice_log::parse_rfc3339(at).unwrap_or(0)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_ask_keeps_only_what_its_tool_reads() {
+        let junk = json!("x".repeat(1000));
+        let patch = json!([{"op": "replace", "path": "/count", "value": 2}]);
+        let check = |tool: &str, arguments: Value, kept: Value| assert_eq!(asked_arguments(tool, &arguments).unwrap(), kept, "{tool}");
+        check("submit", json!({"values": {"n": 1}, "junk": junk}), json!({"values": {"n": 1}}));
+        check("submit", json!({"junk": junk}), json!({"values": {}}));
+        check("set_state", json!({"patch": patch, "junk": junk}), json!({"patch": patch}));
+        check("get_state", json!({"junk": junk}), json!({}));
+        // A patch the state cannot take is refused before anyone is asked.
+        let outside = asked_arguments("set_state", &json!({"patch": [{"op": "replace", "path": "html", "value": "x"}]}));
+        assert!(matches!(outside, Err(Error::ValidationFailed { .. })), "{outside:?}");
+        let large = asked_arguments("submit", &json!({"values": {"n": "x".repeat(49 * 1024)}}));
+        assert!(matches!(large, Err(Error::TooLarge { .. })), "{large:?}");
+    }
+
+    #[test]
+    fn a_readers_row_holds_no_arguments() {
+        let arguments = json!({"patch": [{"op": "add", "path": "/junk", "value": "x".repeat(40 * 1024)}]});
+        let row = CallAudit {
+            app: "art_01".into(),
+            version: 1,
+            tool: "set_state".into(),
+            via: Via::Chat,
+            decision: String::new(),
+            confirmation: None,
+            arguments: None,
+            arguments_digest: Some(lattice_log::digest(&arguments)),
+            arguments_bytes: Some(lattice_core::document::size(&arguments) as u64),
+        }
+        .decided(READ_ONLY);
+        assert!(row.to_string().len() < 256, "{row}");
+        assert!(row["arguments_bytes"].as_u64().unwrap() > 40 * 1024);
+    }
+}
