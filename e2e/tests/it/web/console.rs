@@ -72,8 +72,10 @@ async fn the_console_shows_each_apps_calls() {
     let bot = Client::sign_in_as(&up.base, json!({"tenant": "acme", "user": "bot", "agent": true})).await;
     let app = bot.ok("POST", &format!("/v1/threads/{th}/artifacts"), json!({"kind": "app", "data": {"title": "Counter", "summary": "s", "html": "<p>c</p>"}}))
         .await["id"].as_str().unwrap().to_owned();
-    ana.ok("POST", &format!("/v1/artifacts/{app}/calls"), json!({"tool": "get_state", "arguments": {}})).await;
-    let asked = ana.ok("POST", &format!("/v1/artifacts/{app}/calls"), json!({"tool": "submit", "arguments": {"values": {"n": 1}}})).await;
+    // The calls a chat host makes for the app, with the capability it gets for it.
+    let cap = ana.ok("POST", &format!("/v1/artifacts/{app}/capability"), json!({})).await["capability"].as_str().unwrap().to_owned();
+    ana.ok("POST", &format!("/v1/artifacts/{app}/calls"), json!({"tool": "get_state", "arguments": {}, "capability": cap})).await;
+    let asked = ana.ok("POST", &format!("/v1/artifacts/{app}/calls"), json!({"tool": "submit", "arguments": {"values": {"n": 1}}, "capability": cap})).await;
     ana.ok("POST", &format!("/v1/app-calls/{}", asked["confirmation"].as_str().unwrap()), json!({"accept": false})).await;
 
     let chrome = Chrome::launch().await;
