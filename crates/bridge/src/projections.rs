@@ -26,8 +26,11 @@ use crate::payloads::{AppSubmitted, AuthorKind, FormRef, FormSubmitted, Marks, O
 pub const BRIDGED: &[&str] = &[
     event::WorkspaceCreated::NAME,
     event::MemberAdded::NAME,
+    event::MemberRemoved::NAME,
     event::ThreadCreated::NAME,
     event::ThreadShared::NAME,
+    event::ThreadUnshared::NAME,
+    event::SessionsEnded::NAME,
     event::MessagePosted::NAME,
     event::ArtifactCreated::NAME,
     event::ArtifactChanged::NAME,

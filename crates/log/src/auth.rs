@@ -92,6 +92,8 @@ pub struct Authenticator {
     /// secret), so that one is never a bearer token, nor a bearer token one.
     capability_encoding: EncodingKey,
     capability_decoding: DecodingKey,
+    /// Chains are minted under a key of their own, from the same secret.
+    chains: crate::chain::ChainKey,
 }
 
 impl Authenticator {
@@ -118,7 +120,13 @@ impl Authenticator {
             ttl,
             capability_encoding: EncodingKey::from_secret(&derived).map_err(bad_key)?,
             capability_decoding: DecodingKey::from_secret(&derived).map_err(bad_key)?,
+            chains: crate::chain::ChainKey::derive(secret),
         })
+    }
+
+    /// The key the write path checks a run's chain under.
+    pub fn chains(&self) -> &crate::chain::ChainKey {
+        &self.chains
     }
 
     pub fn mint(&self, principal: &Principal) -> String {

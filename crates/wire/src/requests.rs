@@ -101,8 +101,10 @@ pub struct StartRun {
     /// `scripted:<name>` or a configured model; the default when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
-    /// The chain of the event a rule starts this run for (its `chain`, or
-    /// its envelope id when it has none): answers to the run join it.
+    /// The chain of the event a rule starts this run for, as the bridge
+    /// published it (its `chain`, or its `new_chain` when it has none):
+    /// answers to the run join it. Only a chain lattice minted for the
+    /// run's tenant is taken (422 on `chain` otherwise).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub chain: Option<String>,
 }

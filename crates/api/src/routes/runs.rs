@@ -11,7 +11,8 @@ use crate::error::ApiResult;
 use crate::extract::{Body, Caller};
 use crate::state::AppState;
 
-/// Starts an agent turn in a thread.
+/// Starts an agent turn in a thread. A rule names the chain the bridge
+/// minted for its event; the write path refuses any other (422 on `chain`).
 #[utoipa::path(post, path = "/v1/threads/{th}/runs", request_body = StartRun,
     responses((status = 200, body = RunStarted), (status = 403, body = ErrorBody), (status = 422, body = ErrorBody)),
     params(("th" = String, Path)), security(("bearer" = [])))]

@@ -31,14 +31,16 @@ pub async fn stream_messages(js: &jetstream::Context) -> Vec<(String, String, Va
     out
 }
 
-/// The bridge over `log`, publishing to the NATS at `url` (no user) until `stop`.
+/// The bridge over `log`, publishing to the NATS at `url` (no user) until
+/// `stop`, minting chains under the key the log service checks them with.
 pub fn spawn_bridge(
     log: &lattice_log::LogService,
     url: &str,
     stop: tokio::sync::watch::Receiver<bool>,
 ) -> tokio::task::JoinHandle<Result<(), lattice_core::Error>> {
     let config = lattice_bridge::BridgeConfig { nats_url: url.to_owned(), user: None, password: None, name: "bridge".into(), ca_file: None, stream_replicas: 1 };
-    tokio::spawn(lattice_bridge::Bridge::new(lattice_log::LogReader::of(log), config).run(stop))
+    let chains = log.authenticator().chains().clone();
+    tokio::spawn(lattice_bridge::Bridge::new(lattice_log::LogReader::of(log), config).with_chains(chains).run(stop))
 }
 
 /// A fresh PostgreSQL database with the log on it, a workspace and a

@@ -155,7 +155,7 @@ async fn a_client_with_form_elicitation_gets_a_flat_forms_answer_in_one_call() {
     let answered = &s["steps"][0];
     assert_eq!(answered["structuredContent"]["status"], "answered", "{answered}");
     assert_eq!(answered["structuredContent"]["answer"], json!({"days": 3, "kind": "holiday"}));
-    assert!(text(answered).contains("<untrusted-data source=\"form answer\" author=\"ana\">"), "{}", text(answered));
+    assert!(text(answered).contains("<untrusted-data source=\"form answer\" author=\"ana\" boundary=\""), "{}", text(answered));
     let form = answered["structuredContent"]["receipt"]["id"].as_str().unwrap().to_owned();
     let subs = ana.ok("GET", &format!("/v1/threads/{th}/artifacts?kind=submission&form_id={form}"), Value::Null).await;
     let subs = subs.as_array().unwrap();
