@@ -10,6 +10,9 @@ use lattice_core::{Audit, Command, Error, FieldError, RunStep};
 
 pub const NAME_MAX: usize = 200;
 pub const MESSAGE_MAX: usize = 16 * 1024;
+/// A run's prompt: what a person asks, as long as a message may be (it is
+/// kept in the run's first envelope and read back with every step).
+pub const PROMPT_MAX: usize = MESSAGE_MAX;
 pub const REASON_MAX: usize = 500;
 pub const PATCH_OPS_MAX: usize = 1000;
 pub const APP_EVENT_MAX: usize = 64 * 1024;
@@ -46,11 +49,14 @@ pub(crate) fn check_command(command: &Command) -> Result<(), Error> {
         Command::CreateArtifact { data, .. } => document::check(data, "data", MAX_BYTES)?,
         Command::AnswerDeferred { answer, .. } => document::check(answer, "answer", MAX_BYTES)?,
         Command::RecordRun { step, .. } => check_step(step)?,
-        Command::StartRun { chain: Some(chain), .. } if !chain_token(chain) => errors.push(FieldError::new(
-            "chain",
-            "pattern",
-            format!("1 to {CHAIN_MAX} of A-Z, a-z, 0-9, _, -, . and :"),
-        )),
+        Command::StartRun { prompt, chain, .. } => {
+            if prompt.len() > PROMPT_MAX {
+                return Err(Error::TooLarge { limit: PROMPT_MAX as u64, size: prompt.len() as u64 });
+            }
+            if chain.as_deref().is_some_and(|chain| !chain_token(chain)) {
+                errors.push(FieldError::new("chain", "pattern", format!("1 to {CHAIN_MAX} of A-Z, a-z, 0-9, _, -, . and :")));
+            }
+        }
         Command::SetAppContext { text: said, structured, .. } => {
             if said.len() > APP_CONTEXT_MAX {
                 errors.push(FieldError::new("text", "maxLength", format!("{} bytes exceed the limit {APP_CONTEXT_MAX}", said.len())));

@@ -9,6 +9,7 @@ mod contract;
 mod form_deadline;
 mod hostile;
 mod input;
+mod prompt_limit;
 mod respondent_answers;
 mod revocation;
 mod snapshots;
