@@ -7,12 +7,17 @@
 //! - The apps origin serves the sandbox proxy document and the vendored MCP
 //!   Apps SDK, and nothing else. It never sets a cookie and drops any it is
 //!   sent, so there is nothing on it for an app to take.
+//! - What the services behind it are told of the name and scheme a request
+//!   came by (`X-Forwarded-Host`, `X-Forwarded-Proto`) is the edge's own
+//!   word, or that of a proxy in front of it that it trusts (`forwarded`).
 
 mod apps;
+pub mod forwarded;
 mod portal;
 mod relay;
 mod upstream;
 
 pub use apps::{AppsOrigin, INNER_POLICY, apps_router, sdk_dir_of};
 pub use portal::{PortalConfig, portal_router};
-pub use upstream::{mcp_router, upstream_router};
+pub use forwarded::TrustedProxies;
+pub use upstream::{mcp_router, mcp_router_behind, upstream_router, upstream_router_behind};

@@ -22,6 +22,7 @@ use axum::extract::{Request, State};
 use axum::http::{HeaderName, HeaderValue, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 
+use crate::forwarded::{self, TrustedProxies, X_FORWARDED_HOST, X_FORWARDED_PROTO};
 use crate::relay::{Connections, Failed};
 
 /// The most of a request's body the edge holds (the MCP exporter takes
@@ -38,6 +39,9 @@ struct Upstream {
     next: Arc<AtomicUsize>,
     /// What answers there, for the error when it does not.
     name: &'static str,
+    /// The proxies in front of the edge, whose word on the name and scheme
+    /// a request came by is passed on.
+    trusted: TrustedProxies,
 }
 
 struct Replica {
@@ -54,14 +58,14 @@ struct Replica {
 
 impl Upstream {
     /// `bases`: one URL or several, comma-separated.
-    fn new(bases: &str, name: &'static str) -> Self {
+    fn new(bases: &str, name: &'static str, trusted: TrustedProxies) -> Self {
         let bases: Arc<[Replica]> = bases
             .split(',')
             .map(str::trim)
             .filter(|b| !b.is_empty())
             .map(|b| Replica::of(b, name))
             .collect();
-        Self { bases, next: Arc::default(), name }
+        Self { bases, next: Arc::default(), name, trusted }
     }
 
     /// The replicas in the order this request tries them: in turn, the
@@ -119,25 +123,36 @@ fn since_start() -> u64 {
 }
 
 /// Forwards `/v1/*`, `/openapi.json` and `/readyz` to `base` (the log
-/// service, e.g. `http://127.0.0.1:8090`, or its replicas, comma-separated).
+/// service, e.g. `http://127.0.0.1:8090`, or its replicas, comma-separated),
+/// with nothing in front of the edge.
 pub fn upstream_router(base: &str) -> Router {
+    upstream_router_behind(base, TrustedProxies::none())
+}
+
+/// [`upstream_router`] behind `trusted` proxies (a TLS-terminating
+/// ingress), whose forwarded name and scheme are passed on.
+pub fn upstream_router_behind(base: &str, trusted: TrustedProxies) -> Router {
     Router::new()
         .route("/v1/{*rest}", axum::routing::any(forward))
         .route("/openapi.json", axum::routing::get(forward))
         .route("/readyz", axum::routing::get(forward))
-        .with_state(Upstream::new(base, "the log service"))
+        .with_state(Upstream::new(base, "the log service", trusted))
 }
 
 /// Forwards `/mcp` to `base` (`lattice serve mcp`), so MCP clients find it
 /// beside the chat, as with `lattice up`.
 pub fn mcp_router(base: &str) -> Router {
+    mcp_router_behind(base, TrustedProxies::none())
+}
+
+/// [`mcp_router`] behind `trusted` proxies.
+pub fn mcp_router_behind(base: &str, trusted: TrustedProxies) -> Router {
     Router::new()
         .route("/mcp", axum::routing::any(forward))
         .route("/.well-known/oauth-protected-resource/mcp", axum::routing::get(forward))
-        .with_state(Upstream::new(base, "the MCP exporter"))
+        .with_state(Upstream::new(base, "the MCP exporter", trusted))
 }
 
-const X_FORWARDED_HOST: HeaderName = HeaderName::from_static("x-forwarded-host");
 const TRACEPARENT: HeaderName = HeaderName::from_static("traceparent");
 
 const HOP_BY_HOP: [HeaderName; 7] = [
@@ -166,14 +181,16 @@ async fn forward(State(up): State<Upstream>, req: Request) -> Response {
         let refusal = serde_json::json!({"error": {"type": "TooLarge", "limit": HELD_BODY, "size": HELD_BODY + 1}});
         return (StatusCode::PAYLOAD_TOO_LARGE, axum::Json(refusal)).into_response();
     };
-    // The name the client used, for what the upstream writes into URLs
-    // (`/mcp`'s protected-resource metadata); the client's own claim of
-    // it does not pass.
-    let host = parts.headers.get(header::HOST).cloned();
+    // The name and scheme the client used, for what the upstream writes
+    // into URLs (`/mcp`'s protected-resource metadata): the edge's own
+    // view, or its trusted proxy's; a client's own claim never passes.
+    let origin = up.trusted.origin_of(&parts.headers, forwarded::peer_of(&parts.extensions));
     parts.headers.remove(&X_FORWARDED_HOST);
-    if let Some(host) = host {
+    parts.headers.remove(&X_FORWARDED_PROTO);
+    if let Some(host) = origin.host.as_deref().and_then(|h| HeaderValue::from_str(h).ok()) {
         parts.headers.insert(X_FORWARDED_HOST, host);
     }
+    parts.headers.insert(X_FORWARDED_PROTO, HeaderValue::from_static(origin.scheme()));
     for name in HOP_BY_HOP {
         parts.headers.remove(name);
     }
@@ -260,6 +277,47 @@ mod tests {
         let router = super::upstream_router("https://127.0.0.1:1");
         let res = router.oneshot(Request::get("/v1/me").body(Body::empty()).unwrap()).await.unwrap();
         assert_eq!(res.status(), 502);
+    }
+
+    /// What the edge says of the name and scheme a request came by is its
+    /// own: a client's `X-Forwarded-Host`/`-Proto` are replaced by the Host
+    /// it used and `http`; a trusted proxy's (a TLS-terminating ingress)
+    /// are passed on.
+    #[tokio::test]
+    async fn the_edge_sets_the_forwarded_headers_itself() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        let app = axum::Router::new().fallback(|headers: axum::http::HeaderMap| async move {
+            let said = |name: &str| headers.get(name).map_or("-", |v| v.to_str().unwrap()).to_owned();
+            format!("{} {}", said("x-forwarded-proto"), said("x-forwarded-host"))
+        });
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        let trusted = crate::TrustedProxies::parse("10.0.0.2").unwrap();
+        let router = super::mcp_router_behind(&base, trusted);
+        let ask = |peer: &str| {
+            let mut req = Request::get("/mcp")
+                .header("host", "chat.example")
+                .header("x-forwarded-host", "evil.example")
+                .header("x-forwarded-proto", "https")
+                .body(Body::empty())
+                .unwrap();
+            let peer: std::net::SocketAddr = format!("{peer}:40000").parse().unwrap();
+            req.extensions_mut().insert(axum::extract::ConnectInfo(peer));
+            let router = router.clone();
+            async move {
+                let res = router.oneshot(req).await.unwrap();
+                String::from_utf8(axum::body::to_bytes(res.into_body(), usize::MAX).await.unwrap().to_vec()).unwrap()
+            }
+        };
+        assert_eq!(ask("203.0.113.9").await, "http chat.example", "a client's claims are replaced");
+        assert_eq!(ask("10.0.0.2").await, "https evil.example", "the trusted proxy's are passed on");
+        // Without connection information nobody is trusted.
+        let res = super::mcp_router(&base)
+            .oneshot(Request::get("/mcp").header("host", "chat.example").header("x-forwarded-proto", "https").body(Body::empty()).unwrap())
+            .await
+            .unwrap();
+        let body = axum::body::to_bytes(res.into_body(), usize::MAX).await.unwrap();
+        assert_eq!(String::from_utf8_lossy(&body), "http chat.example");
     }
 
     /// A replica that refuses connections is passed over, and the request
