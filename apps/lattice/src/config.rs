@@ -152,6 +152,12 @@ pub struct Config {
     /// comma-separated (LATTICE_MCP_AUTHORIZATION_SERVERS): named in its
     /// protected-resource metadata (RFC 9728) for MCP clients to find.
     pub mcp_authorization_servers: Option<String>,
+    /// The proxies whose `X-Forwarded-Host` and `X-Forwarded-Proto` are
+    /// believed, as IP addresses and CIDR blocks, comma-separated
+    /// (LATTICE_TRUSTED_PROXIES, e.g. `10.0.0.0/8`): the edge, for the
+    /// services behind it; a TLS-terminating ingress, for the edge. Unset:
+    /// nobody's, and a request is taken by its own Host and plain HTTP.
+    pub trusted_proxies: Option<String>,
     /// Where OpenTelemetry traces and metrics go over OTLP/HTTP
     /// (LATTICE_OTLP_ENDPOINT, e.g. `http://otel-collector:4318`); unset:
     /// none are recorded.
@@ -207,6 +213,7 @@ impl Default for Config {
             switch_heartbeat_ms: 5000,
             mcp_allowed_origins: None,
             mcp_authorization_servers: None,
+            trusted_proxies: None,
             otlp_endpoint: None,
         }
     }
@@ -219,6 +226,7 @@ impl Config {
         let config = Self::read(file)?;
         config.validate()?;
         config.app_tools()?;
+        config.trusted_proxies()?;
         Ok(config)
     }
 
@@ -314,6 +322,11 @@ impl Config {
     pub fn mcp_allowed_origins(&self) -> Vec<String> {
         let list = self.mcp_allowed_origins.as_deref().unwrap_or_default();
         list.split(',').map(str::trim).filter(|o| !o.is_empty()).map(str::to_owned).collect()
+    }
+
+    /// The proxies whose forwarded headers are believed.
+    pub fn trusted_proxies(&self) -> anyhow::Result<lattice_edge::TrustedProxies> {
+        lattice_edge::TrustedProxies::parse(self.trusted_proxies.as_deref().unwrap_or_default()).map_err(|e| anyhow::anyhow!("LATTICE_TRUSTED_PROXIES: {e}"))
     }
 
     pub fn portal_origin(&self) -> String {
@@ -462,6 +475,24 @@ mod tests {
             ..Config::default()
         };
         assert!(db.validate().unwrap_err().to_string().contains("LATTICE_DATABASE_URL"));
+    }
+
+    /// The proxies are addresses and blocks, none by default, and a list
+    /// that is neither stops the service at start; compose.yaml's services
+    /// believe the address it gives the edge.
+    #[test]
+    fn trusted_proxies_are_addresses_and_blocks() {
+        assert!(Config::default().trusted_proxies().unwrap().is_empty());
+        let set = Config { trusted_proxies: Some("10.213.47.10, fd00::/8".into()), ..Config::default() }.trusted_proxies().unwrap();
+        assert!(set.trusts("10.213.47.10".parse().unwrap()) && set.trusts("fd00::1".parse().unwrap()));
+        assert!(!set.trusts("10.213.47.1".parse().unwrap()));
+        let bad = Config { trusted_proxies: Some("edge".into()), ..Config::default() }.trusted_proxies().unwrap_err();
+        assert!(bad.to_string().contains("LATTICE_TRUSTED_PROXIES"), "{bad}");
+
+        let compose = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../compose.yaml")).unwrap();
+        let value = |key: &str| compose.lines().find_map(|l| l.trim().strip_prefix(key)).map(str::trim).unwrap_or_else(|| panic!("compose.yaml sets {key}"));
+        let trusted = lattice_edge::TrustedProxies::parse(value("LATTICE_TRUSTED_PROXIES:")).unwrap();
+        assert!(trusted.trusts(value("ipv4_address:").parse().unwrap()), "the edge's address is believed");
     }
 
     #[test]

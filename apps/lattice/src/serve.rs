@@ -245,10 +245,13 @@ pub async fn edge(config: Config) -> anyhow::Result<()> {
     let upstream = config.log_url.clone().context("lattice serve edge needs LATTICE_LOG_URL (the log service)")?;
     let (stop, shutdown) = tokio::sync::watch::channel(false);
     spawn_apps_origin(&config, shutdown.clone()).await?;
-    let mut app = lattice_edge::upstream_router(&upstream).merge(portal(&config)?).route("/healthz", axum::routing::get(|| async { "ok" }));
+    // What the edge tells the services of the name and scheme a request
+    // came by is its own word, or the trusted proxy's in front of it.
+    let trusted = config.trusted_proxies()?;
+    let mut app = lattice_edge::upstream_router_behind(&upstream, trusted.clone()).merge(portal(&config)?).route("/healthz", axum::routing::get(|| async { "ok" }));
     let mut what = format!("the chat at /, /v1 passed to {upstream}");
     if let Some(mcp) = &config.mcp_url {
-        app = app.merge(lattice_edge::mcp_router(mcp));
+        app = app.merge(lattice_edge::mcp_router_behind(mcp, trusted));
         what.push_str(&format!(", /mcp to {mcp}"));
     }
     serve_until_signal(&config, app, stop, &what).await
@@ -267,7 +270,9 @@ async fn serve_until_signal(config: &Config, app: axum::Router, stop: tokio::syn
         .with_context(|| format!("listening on {}", config.http_addr))?;
     println!("lattice is listening on http://{} ({what})", listener.local_addr()?);
     let grace = Duration::from_secs(config.shutdown_grace_secs);
-    axum::serve(without_delay(listener), app)
+    // Each request knows its peer: forwarded headers count from the
+    // trusted proxies only (LATTICE_TRUSTED_PROXIES).
+    axum::serve(without_delay(listener), app.into_make_service_with_connect_info::<std::net::SocketAddr>())
         .with_graceful_shutdown(async move {
             shutdown_signal(grace).await;
             let _ = stop.send(true);
@@ -279,19 +284,23 @@ async fn serve_until_signal(config: &Config, app: axum::Router, stop: tokio::syn
 /// The listener with Nagle's algorithm off on each connection (axum leaves
 /// it on): an answer written in pieces, a stream's events above all, goes
 /// out as it is written instead of waiting for the peer's acknowledgement.
-fn without_delay(listener: TcpListener) -> impl axum::serve::Listener<Addr = std::net::SocketAddr> {
-    axum::serve::ListenerExt::tap_io(listener, |tcp| {
+/// (The listener's type is named, not hidden, so that axum can tell each
+/// request its peer through it.)
+fn without_delay(listener: TcpListener) -> axum::serve::TapIo<TcpListener, fn(&mut tokio::net::TcpStream)> {
+    fn no_delay(tcp: &mut tokio::net::TcpStream) {
         if let Err(e) = tcp.set_nodelay(true) {
             tracing::debug!(error = %e, "TCP_NODELAY not set");
         }
-    })
+    }
+    axum::serve::ListenerExt::tap_io(listener, no_delay as fn(&mut tokio::net::TcpStream))
 }
 
 /// `/mcp`: the MCP exporter, as configured, over streamable HTTP.
 fn mcp_routes(config: &Config, log: &LogService, apps: lattice_apps::AppCalls, guard: Arc<lattice_api::guard::Guard>) -> anyhow::Result<axum::Router> {
     let authorization_servers = config.mcp_authorization_servers.as_deref().unwrap_or_default().split(',').map(str::trim).filter(|s| !s.is_empty()).map(str::to_owned).collect();
-    let router = lattice_mcp::http::router(exporter(config, log, apps), log.authenticator().clone(), guard, config.mcp_allowed_origins());
-    Ok(router.merge(lattice_mcp::http::protected_resource(authorization_servers)))
+    let trusted = config.trusted_proxies()?;
+    let router = lattice_mcp::http::router(exporter(config, log, apps), log.authenticator().clone(), guard, config.mcp_allowed_origins(), trusted.clone());
+    Ok(router.merge(lattice_mcp::http::protected_resource(authorization_servers, trusted)))
 }
 
 /// The exporter as configured: the app tool policy, and the vendored SDK

@@ -143,15 +143,18 @@ enum Elicited {
 async fn elicit(ex: &Exporter, who: &Authenticated, form: &lattice_log::ArtifactRow, context: &RequestContext<RoleServer>) -> Result<Elicited, McpError> {
     use rmcp::model::{ElicitRequestParams, ElicitationAction};
     use rmcp::service::ElicitationMode;
+    // Waiting for the person is one of the caller's open streams, for as
+    // long as it lasts.
+    let _held = crate::http::held_stream(&context.extensions);
     let modes = context.peer.supported_elicitation_modes();
     let requested = lattice_ui::elicitation::requested_schema(&form.data["schema"]);
     let beyond = "This form is more than a client's form can ask (constrained fields).";
     let Some(requested) = requested.filter(|_| modes.contains(&ElicitationMode::Form)) else {
         // A client that opens links is pointed to the form in the chat.
         if modes.contains(&ElicitationMode::Url)
-            && let Some(parts) = context.extensions.get::<axum::http::request::Parts>()
+            && let Some(origin) = crate::http::request_origin(&context.extensions)
         {
-            let url = format!("{}/t/{}", crate::http::origin(&parts.headers), form.thread);
+            let url = format!("{origin}/t/{}", form.thread);
             let message = format!("{} — answer it in lattice", form.data["title"].as_str().unwrap_or("A form"));
             let params = ElicitRequestParams::UrlElicitationParams { meta: None, message, url: url.clone(), elicitation_id: form.id.clone() };
             if let Err(e) = context.peer.create_elicitation_with_timeout(params, Some(Duration::from_secs(30))).await {
@@ -214,6 +217,9 @@ async fn submissions(ex: &Exporter, who: &Authenticated, args: &Value, context: 
         Err(e) => return Ok(tool_error(format!("id: {e}"))),
     };
     let thread = lattice_core::ThreadId::from_trusted(form.thread.clone());
+    // The wait is one of the caller's open streams until it ends, even if
+    // the client stops reading its answer.
+    let _held = crate::http::held_stream(&context.extensions);
     let token = context.meta.get_progress_token();
     let started = Instant::now();
     let deadline = started + Duration::from_secs(wait);

@@ -1,38 +1,53 @@
 //! `/mcp`: the exporter over streamable HTTP. Every request carries a
 //! bearer token, verified once here (the exporter reads the caller from the
 //! request); every message a client posts counts against the caller's
-//! write rate; browser-based hosts on the allowed origins get CORS.
+//! write rate, and its event stream and every tool call (which may wait)
+//! against its open streams;
+//! browser-based hosts on the allowed origins get CORS.
 
 use std::sync::Arc;
 
+use axum::body::Body;
 use axum::extract::Request;
+use axum::http::StatusCode;
 use axum::http::{HeaderName, HeaderValue, Method, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use http_body_util::BodyExt;
 use lattice_api::ApiError;
-use lattice_api::guard::Guard;
+use lattice_api::guard::{Guard, StreamPermit};
 use lattice_core::Error;
-use axum::http::StatusCode;
-use lattice_log::{Authenticator, Sessions};
+use lattice_edge::forwarded::{Origin, TrustedProxies, peer_of};
+use lattice_log::Authenticator;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 
 use crate::Exporter;
+use crate::sessions::Served;
+
+/// The largest message a client may post (rmcp's own default, read here
+/// first to tell a request from an answer).
+pub const MAX_MESSAGE_BYTES: usize = 4 * 1024 * 1024;
 
 /// The `/mcp` routes, serving `exporter` to every session: the app state
 /// writes it merges are per app, whichever session they come from.
-pub fn router(exporter: Exporter, auth: Authenticator, guard: Arc<Guard>, allowed_origins: Vec<String>) -> axum::Router {
-    let sessions = exporter.log.sessions();
+/// `trusted`: the proxies (the edge) whose word on the name and scheme a
+/// request came by is believed.
+pub fn router(exporter: Exporter, auth: Authenticator, guard: Arc<Guard>, allowed_origins: Vec<String>, trusted: TrustedProxies) -> axum::Router {
+    let table = exporter.log.sessions();
     // The Host check is every service's, in one place (lattice-api's guard).
     let mut config = StreamableHttpServerConfig::default()
         .disable_allowed_hosts()
         .with_allowed_origins(allowed_origins.clone())
-        .enforce_origin_validation();
+        .enforce_origin_validation()
+        .with_max_request_body_bytes(MAX_MESSAGE_BYTES);
     // Any replica serves any session (crate::sessions says why).
-    config.session_store = Some(Arc::new(crate::sessions::SharedSessions(sessions.clone())));
-    let service = StreamableHttpService::new(move || Ok(exporter.clone()), Arc::new(LocalSessionManager::default()), config);
+    config.session_store = Some(Arc::new(crate::sessions::SharedSessions(table.clone())));
+    let manager = Arc::new(LocalSessionManager::default());
+    let served = Served::start(table, manager.clone());
+    let service = StreamableHttpService::new(move || Ok(exporter.clone()), manager, config);
     let router = axum::Router::new().nest_service("/mcp", service).layer(axum::middleware::from_fn(move |req: Request, next: Next| {
-        admit(auth.clone(), guard.clone(), sessions.clone(), req, next)
+        admit(auth.clone(), guard.clone(), served.clone(), trusted.clone(), req, next)
     }));
     if allowed_origins.is_empty() {
         return router;
@@ -63,14 +78,15 @@ pub const RESOURCE_METADATA: &str = "/.well-known/oauth-protected-resource/mcp";
 /// authorization servers configured to issue its tokens, and that a token
 /// goes in the `Authorization` header. lattice is not an authorization
 /// server: it verifies the tokens it is configured to trust.
-pub fn protected_resource(authorization_servers: Vec<String>) -> axum::Router {
+pub fn protected_resource(authorization_servers: Vec<String>, trusted: TrustedProxies) -> axum::Router {
     axum::Router::new().route(
         RESOURCE_METADATA,
-        axum::routing::get(move |headers: axum::http::HeaderMap| {
+        axum::routing::get(move |req: Request| {
             let servers = authorization_servers.clone();
+            let origin = origin(&trusted, &req);
             async move {
                 axum::Json(serde_json::json!({
-                    "resource": format!("{}/mcp", origin(&headers)),
+                    "resource": format!("{}/mcp", origin.url()),
                     "authorization_servers": servers,
                     "bearer_methods_supported": ["header"],
                     "resource_name": "lattice",
@@ -80,24 +96,44 @@ pub fn protected_resource(authorization_servers: Vec<String>) -> axum::Router {
     )
 }
 
-/// The origin a request was addressed to: the name the edge in front
-/// received it on, or its own Host (which the guard has checked against the
-/// configured names), and the scheme a proxy in front says it took. Only
-/// ever written back to the same caller.
-pub(crate) fn origin(headers: &axum::http::HeaderMap) -> String {
-    let host = ["x-forwarded-host", "host"]
-        .iter()
-        .find_map(|h| headers.get(*h).and_then(|v| v.to_str().ok()))
-        .filter(|h| h.bytes().all(|b| b.is_ascii_alphanumeric() || b".-:[]".contains(&b)))
-        .unwrap_or("localhost");
-    let scheme = headers.get("x-forwarded-proto").and_then(|v| v.to_str().ok()).filter(|p| *p == "https").unwrap_or("http");
-    format!("{scheme}://{host}")
+/// The origin a request was addressed to: what the edge in front says it
+/// received it by, when the request came from a trusted proxy, else its
+/// own Host (which the guard has checked against the configured names)
+/// and plain HTTP. Only ever written back to the same caller.
+fn origin(trusted: &TrustedProxies, req: &Request) -> Origin {
+    trusted.origin_of(req.headers(), peer_of(req.extensions()))
+}
+
+/// The origin a request was addressed to (`origin`), for the exporter's
+/// handlers: in the request's extensions.
+#[derive(Clone, Debug)]
+pub(crate) struct RequestOrigin(pub String);
+
+/// One of the caller's open streams, held by what keeps it open: the
+/// response's body, and the tool call while it runs (in the request's
+/// extensions, which rmcp hands the handler) and explicitly while it waits
+/// (`form_submissions`, an elicitation), so that a client that leaves a
+/// wait behind does not free its place before the wait ends.
+#[derive(Clone)]
+pub(crate) struct HeldStream {
+    _permit: Arc<StreamPermit>,
+}
+
+/// The stream place of the request `context` answers, if it holds one
+/// (over stdio there is one caller and no limit).
+pub(crate) fn held_stream(extensions: &rmcp::model::Extensions) -> Option<HeldStream> {
+    extensions.get::<axum::http::request::Parts>().and_then(|p| p.extensions.get::<HeldStream>()).cloned()
+}
+
+/// The origin of the request `extensions` came with, over HTTP.
+pub(crate) fn request_origin(extensions: &rmcp::model::Extensions) -> Option<String> {
+    extensions.get::<axum::http::request::Parts>().and_then(|p| p.extensions.get::<RequestOrigin>()).map(|o| o.0.clone())
 }
 
 /// A 401 that tells an MCP client where to find how to get a token.
-fn unauthorized(reason: String, headers: &axum::http::HeaderMap) -> Response {
+fn unauthorized(reason: String, origin: &Origin) -> Response {
     let mut response = ApiError(Error::Unauthorized { reason }).into_response();
-    let challenge = format!("Bearer resource_metadata=\"{}{RESOURCE_METADATA}\"", origin(headers));
+    let challenge = format!("Bearer resource_metadata=\"{}{RESOURCE_METADATA}\"", origin.url());
     if let Ok(value) = HeaderValue::from_str(&challenge) {
         response.headers_mut().insert(header::WWW_AUTHENTICATE, value);
     }
@@ -107,11 +143,17 @@ fn unauthorized(reason: String, headers: &axum::http::HeaderMap) -> Response {
 /// The header naming a request's session.
 const SESSION: &str = "mcp-session-id";
 
-async fn admit(auth: Authenticator, guard: Arc<Guard>, sessions: Sessions, mut req: Request, next: Next) -> Response {
+/// What rmcp answers for a session that is not there, to everyone alike.
+fn session_not_found() -> Response {
+    (StatusCode::NOT_FOUND, "Not Found: Session not found").into_response()
+}
+
+async fn admit(auth: Authenticator, guard: Arc<Guard>, served: Arc<Served>, trusted: TrustedProxies, req: Request, next: Next) -> Response {
+    let origin = origin(&trusted, &req);
     let header = req.headers().get(header::AUTHORIZATION).map(HeaderValue::as_bytes);
     let who = match auth.verify_header(header) {
         Ok(who) => who,
-        Err(Error::Unauthorized { reason }) => return unauthorized(format!("MCP needs a bearer token: {reason}"), req.headers()),
+        Err(Error::Unauthorized { reason }) => return unauthorized(format!("MCP needs a bearer token: {reason}"), &origin),
         Err(e) => return ApiError(e).into_response(),
     };
     if req.method() == Method::POST
@@ -119,23 +161,140 @@ async fn admit(auth: Authenticator, guard: Arc<Guard>, sessions: Sessions, mut r
     {
         return ApiError(e).into_response();
     }
-    // A session is its opener's: another caller naming it finds nothing.
+    // A session is its opener's for its whole life, and lives while its
+    // row does: another caller naming it finds nothing, and so does anyone
+    // once the row is gone.
     let session = req.headers().get(SESSION).and_then(|v| v.to_str().ok()).map(str::to_owned);
     if let Some(id) = &session {
-        match sessions.owned_by(id, who.principal()).await {
-            Ok(Some(false)) => return (StatusCode::NOT_FOUND, "Not Found: Session not found").into_response(),
-            Ok(_) => {}
+        match served.table.owned_by(id, who.principal()).await {
+            Ok(Some(true)) => served.confirm(id),
+            Ok(Some(false)) => return session_not_found(),
+            Ok(None) => {
+                // Ended everywhere (or never opened): here too.
+                served.end(id).await;
+                return session_not_found();
+            }
             Err(e) => return ApiError(e).into_response(),
         }
     }
+    let (mut req, opens) = match opens_stream(req).await {
+        Ok(read) => read,
+        Err(e) => return ApiError(e).into_response(),
+    };
+    let held = if opens {
+        match guard.open_stream(who.principal()) {
+            Ok(permit) => Some(HeldStream { _permit: Arc::new(permit) }),
+            Err(e) => return ApiError(e).into_response(),
+        }
+    } else {
+        None
+    };
     let principal = who.principal().clone();
     req.extensions_mut().insert(who);
-    let response = next.run(req).await;
-    if session.is_none()
-        && let Some(id) = response.headers().get(SESSION).and_then(|v| v.to_str().ok())
-        && let Err(e) = sessions.open(id, &principal).await
-    {
-        return ApiError(e).into_response();
+    req.extensions_mut().insert(RequestOrigin(origin.url()));
+    if let Some(held) = &held {
+        req.extensions_mut().insert(held.clone());
     }
-    response
+    let response = next.run(req).await;
+    // A session this request made is its caller's from now on; the ones
+    // opening it forgot (the caller's oldest) end here and now, and on
+    // other replicas at their next request or sweep.
+    if session.is_none()
+        && let Some(id) = response.headers().get(SESSION).and_then(|v| v.to_str().ok()).map(str::to_owned)
+    {
+        match served.table.open(&id, &principal).await {
+            Ok(forgotten) => {
+                served.confirm(&id);
+                for ended in forgotten {
+                    served.end(&ended).await;
+                }
+            }
+            Err(e) => {
+                // No session lives without its owner's row.
+                served.end(&id).await;
+                if let Err(e) = served.table.close(&id).await {
+                    tracing::warn!(error = %e, session = %id, "an MCP session without its owner stays in the table (nobody may use it)");
+                }
+                return ApiError(e).into_response();
+            }
+        }
+    }
+    match held {
+        // The place is the stream's until its body is dropped (read to the
+        // end, or the client gone), and the handler's while it waits.
+        Some(held) => {
+            let (parts, body) = response.into_parts();
+            let body = body.map_frame(move |frame| {
+                let _held = &held;
+                frame
+            });
+            Response::from_parts(parts, Body::new(body))
+        }
+        None => response,
+    }
+}
+
+/// Whether `req` opens a stream that may stay open: the GET event stream,
+/// or a posted tool call (which may wait: `form_submissions`, a person
+/// asked through elicitation). What else is posted is answered at once, and
+/// an answer to the server's own request must pass even when the caller's
+/// places are taken, or the wait it answers would never end. A posted body
+/// is read here, within [`MAX_MESSAGE_BYTES`], and handed on whole.
+async fn opens_stream(req: Request) -> Result<(Request, bool), Error> {
+    match *req.method() {
+        Method::GET => return Ok((req, true)),
+        Method::POST => {}
+        _ => return Ok((req, false)),
+    }
+    let (parts, body) = req.into_parts();
+    let told = parts.headers.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<u64>().ok());
+    let bytes = axum::body::to_bytes(body, MAX_MESSAGE_BYTES).await.map_err(|_| Error::TooLarge {
+        limit: MAX_MESSAGE_BYTES as u64,
+        size: told.filter(|t| *t > MAX_MESSAGE_BYTES as u64).unwrap_or(MAX_MESSAGE_BYTES as u64 + 1),
+    })?;
+    let opens = is_tool_call(&bytes);
+    Ok((Request::from_parts(parts, Body::from(bytes)), opens))
+}
+
+/// Whether a posted body holds a `tools/call` request (the method and an
+/// id), alone or in a batch. What does not parse is rmcp's to refuse.
+fn is_tool_call(body: &[u8]) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Message {
+        #[serde(default)]
+        method: Option<String>,
+        #[serde(default)]
+        id: Option<serde::de::IgnoredAny>,
+    }
+    #[derive(serde::Deserialize)]
+    #[serde(untagged)]
+    enum Posted {
+        One(Message),
+        Batch(Vec<Message>),
+    }
+    let request = |m: &Message| m.method.as_deref() == Some("tools/call") && m.id.is_some();
+    match serde_json::from_slice::<Posted>(body) {
+        Ok(Posted::One(m)) => request(&m),
+        Ok(Posted::Batch(all)) => all.iter().any(request),
+        Err(_) => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn tool_calls_are_told_from_what_is_answered_at_once() {
+        for (body, call) in [
+            (r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{}}"#, true),
+            (r#"{"jsonrpc":"2.0","id":"a","method":"initialize"}"#, false),
+            (r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#, false),
+            (r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#, false),
+            (r#"{"jsonrpc":"2.0","id":1,"result":{"action":"accept"}}"#, false),
+            (r#"{"jsonrpc":"2.0","id":null,"method":"tools/call"}"#, false),
+            (r#"[{"jsonrpc":"2.0","method":"n"},{"jsonrpc":"2.0","id":2,"method":"tools/call"}]"#, true),
+            (r#"not json"#, false),
+        ] {
+            assert_eq!(super::is_tool_call(body.as_bytes()), call, "{body}");
+        }
+    }
 }

@@ -12,6 +12,7 @@
 mod app_calls;
 mod calls;
 mod fallback;
+mod flips;
 pub mod http;
 pub mod stdio;
 mod listing;
@@ -46,13 +47,16 @@ pub struct Exporter {
     apps: lattice_apps::AppCalls,
     /// The vendored MCP Apps SDK, inlined into apps that ask for it.
     sdk: Option<Arc<str>>,
+    /// Switch flips, told to the sessions of the tenants they concern.
+    flips: flips::Flips,
 }
 
 impl Exporter {
     /// `apps` decides and carries out apps' tool calls: the one the chat
     /// host's API uses, where both run in one process.
     pub fn over_http(log: LogService, apps: lattice_apps::AppCalls) -> Self {
-        Self { apps, log, fixed: None, sdk: None }
+        let flips = flips::Flips::new(log.clone());
+        Self { apps, log, fixed: None, sdk: None, flips }
     }
 
     /// The exporter for one caller, whatever the requests carry (stdio).
@@ -123,7 +127,7 @@ impl ServerHandler for Exporter {
     /// `notifications/tools/list_changed`.
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
         let Ok(who) = self.caller_in(&context.extensions) else { return };
-        tokio::spawn(listing::watch(self.log.clone(), who, context.peer));
+        tokio::spawn(listing::watch(self.log.clone(), self.flips.clone(), who, context.peer));
     }
 
     async fn list_tools(&self, _request: Option<PaginatedRequestParams>, context: RequestContext<RoleServer>) -> Result<ListToolsResult, McpError> {

@@ -134,15 +134,20 @@ pub fn tools(enabled: &BTreeMap<SwitchKey, bool>) -> Vec<Tool> {
 }
 
 /// Tells `peer` whenever the toolset `who` is offered changes, until the
-/// session ends. Woken by switch changes only.
-pub(crate) async fn watch(log: lattice_log::LogService, who: lattice_log::Authenticated, peer: rmcp::service::Peer<rmcp::service::RoleServer>) {
+/// session ends. Woken only by the flips that concern `who`'s tenant
+/// (`crate::flips`).
+pub(crate) async fn watch(
+    log: lattice_log::LogService,
+    flips: crate::flips::Flips,
+    who: lattice_log::Authenticated,
+    peer: rmcp::service::Peer<rmcp::service::RoleServer>,
+) {
     let names = |enabled: &BTreeMap<SwitchKey, bool>| tools(enabled).into_iter().map(|t| t.name.to_string()).collect::<Vec<_>>();
     let offered = || async {
         let scope = crate::scope::Scope::find(&log, &who, None).await.ok()?;
         scope.switches(&log, &who).await.ok().map(|enabled| names(&enabled))
     };
-    let mut changes = log.switch_changes();
-    changes.mark_unchanged();
+    let mut changes = flips.watch(&who.principal().tenant);
     let mut last = offered().await;
     loop {
         tokio::select! {

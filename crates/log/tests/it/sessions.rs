@@ -1,10 +1,13 @@
 //! The shared session table's bounds: a state at the limit is kept, one
 //! byte more refused; a caller keeps at most SESSIONS_PER_CALLER sessions,
-//! opening another forgets the oldest; a session is its opener's.
+//! opening another forgets the oldest (and says which); a session is its
+//! opener's, and lives while its row does. And which tenants switch flips
+//! concern, for the MCP sessions' watchers.
 
-use lattice_core::{Error, TenantRole};
+use lattice_core::envelope::DEPLOYMENT_TENANT;
+use lattice_core::{Command, Error, Level, SwitchKey, SwitchState, TenantId, TenantRole, WorkspaceId};
 use lattice_log::{SESSION_STATE_BYTES, SESSIONS_PER_CALLER};
-use lattice_testkit::{both_backends, principal, service};
+use lattice_testkit::{both_backends, principal, service, who};
 
 both_backends! {
     async fn sessions_are_bounded_in_size_and_count_and_owned(backend: Backend) {
@@ -31,9 +34,44 @@ both_backends! {
         }
         // At the limit: every one is kept.
         assert_eq!(sessions.owned_by("s-state", &ana).await.unwrap(), Some(true));
-        sessions.open("s-over", &ana).await.unwrap();
+        let forgotten = sessions.open("s-over", &ana).await.unwrap();
+        assert_eq!(forgotten, vec!["s-state".to_owned()], "opening past the limit says what it forgot");
         assert_eq!(sessions.owned_by("s-state", &ana).await.unwrap(), None, "the oldest is forgotten");
         assert_eq!(sessions.owned_by("s-001", &ana).await.unwrap(), Some(true));
         assert_eq!(sessions.owned_by("s-over", &ana).await.unwrap(), Some(true));
+
+        // What lives is what has its row and its owner.
+        sessions.keep_state("s-ownerless", "{}").await.unwrap();
+        let asked: Vec<String> = ["s-state", "s-001", "s-over", "s-ownerless", "s-unknown"].map(str::to_owned).into();
+        let mut living = sessions.living(&asked).await.unwrap();
+        living.sort();
+        assert_eq!(living, ["s-001", "s-over"]);
+        sessions.close("s-001").await.unwrap();
+        assert_eq!(sessions.living(&asked).await.unwrap(), ["s-over"]);
+        // More ids than one statement asks about.
+        let many: Vec<String> = (0..1200).map(|i| format!("s-{i:03}")).collect();
+        assert_eq!(sessions.living(&many).await.unwrap().len() as i64, SESSIONS_PER_CALLER - 2);
+    }
+}
+
+both_backends! {
+    async fn switch_flips_name_the_tenants_they_concern(backend: Backend) {
+        let log = service(backend).await;
+        let sessions = log.sessions();
+        let set = |level: Level| Command::SetSwitch { level, key: SwitchKey::Forms, state: SwitchState::Off, reason: "testing".into() };
+        let t1 = who("t1", "root", TenantRole::TenantAdmin);
+        let t2 = who("t2", "root", TenantRole::TenantAdmin);
+        let ws = log.execute(&t2, Command::CreateWorkspace { name: "W".into() }).await.unwrap().id.unwrap();
+        let before = log.horizon().current();
+
+        let first = log.execute(&t1, set(Level::Tenant(TenantId::parse("t", "t1").unwrap()))).await.unwrap().seq;
+        log.execute(&t2, set(Level::Workspace(WorkspaceId::parse("w", &ws).unwrap()))).await.unwrap();
+        log.execute(&t1, set(Level::Tenant(TenantId::parse("t", "t1").unwrap()))).await.unwrap();
+        let last = log.execute(&who("ops", "root", TenantRole::DeploymentAdmin), set(Level::Deployment)).await.unwrap().seq;
+
+        // In order, each once; a workspace's flip is its tenant's.
+        assert_eq!(sessions.tenants_flipped(before, last).await.unwrap(), ["t1", "t2", DEPLOYMENT_TENANT]);
+        assert_eq!(sessions.tenants_flipped(first, last - 1).await.unwrap(), ["t2", "t1"]);
+        assert!(sessions.tenants_flipped(last, last).await.unwrap().is_empty());
     }
 }

@@ -4,6 +4,7 @@
 //! log service and one set of app calls (as `lattice up` wires them).
 
 mod app_calls;
+mod over_http;
 
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
