@@ -1,8 +1,10 @@
 //! The HTTP API in-process (`tower::ServiceExt::oneshot`), on SQLite and
 //! PostgreSQL.
 
+mod access_suite;
 mod authorization;
 mod agent_runs;
+mod agui_input;
 mod app_calls;
 mod app_callers;
 mod contract;
