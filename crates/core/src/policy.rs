@@ -100,7 +100,7 @@ pub fn decide(role: Role, action: Action) -> Result<(), Error> {
         return Ok(());
     }
     let rule = rule(action);
-    Err(Error::forbidden(format!("{} needs the {} role here; you are {}", capitalized(rule.doing), rule.needs.as_str(), role.as_str())))
+    Err(Error::forbidden(format!("{} needs the {} role here; you are {}", rule.doing, rule.needs.as_str(), role.as_str())))
 }
 
 /// Whether a caller of `role` archives an artifact `authored` by them or not:
@@ -146,10 +146,6 @@ pub fn markdown_table() -> String {
     out
 }
 
-fn capitalized(text: &str) -> String {
-    let mut chars = text.chars();
-    chars.next().map(|c| c.to_uppercase().chain(chars).collect()).unwrap_or_default()
-}
 
 #[cfg(test)]
 mod tests {
@@ -167,7 +163,7 @@ mod tests {
     fn a_refusal_names_what_was_needed() {
         assert!(decide(Role::Editor, Action::Post).is_ok());
         let e = decide(Role::Respondent, Action::Post).unwrap_err();
-        assert_eq!(e, Error::forbidden("Posting a message needs the editor role here; you are respondent"));
+        assert_eq!(e, Error::forbidden("posting a message needs the editor role here; you are respondent"));
         assert!(decide(Role::Respondent, Action::Submit).is_ok());
         assert!(decide(Role::Viewer, Action::Submit).is_err());
         assert!(archives(Role::Editor, true) && !archives(Role::Editor, false) && archives(Role::Admin, false) && !archives(Role::Respondent, true));
