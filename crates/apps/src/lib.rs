@@ -283,6 +283,10 @@ impl AppCalls {
     /// The app's calls, newest first, for its workspace's admins.
     pub async fn calls_of(&self, who: &Authenticated, app: &ArtifactId) -> Result<Vec<CallRecord>, Error> {
         let head = self.log.artifact(who, app, None).await?;
+        // Who reads the app is told, by the policy, that its audit is for
+        // the workspace's admins (a listed reader learns no more than that).
+        let here = self.log.thread(who, &lattice_core::ThreadId::from_trusted(head.thread.clone())).await?;
+        lattice_core::policy::decide(here.role, lattice_core::policy::Action::Administer)?;
         let rows = self.log.audit_records(who, &head.workspace, AUDIT_NAME, 2000).await?;
         Ok(rows
             .into_iter()

@@ -39,23 +39,8 @@ use crate::App;
 /// reported, never silently passed: a cell listed here that agrees with the
 /// policy again fails the suite, so that the list only ever shrinks.
 const KNOWN_GAPS: &[(&str, &str, &str, &str, &str, &str)] = &[
-    // An app's calls (its audit) to someone listed on the app's thread but no
-    // member of the workspace: the policy gives it a role there (it reads the
-    // app: GET /v1/artifacts/{id} answers 200), so refusing `Administer`
-    // should be 403; the server answers 404, because
-    // `lattice_apps::AppCalls::calls_of` asks `LogService::audit_records`,
-    // which decides on the workspace role alone (`workspace_access`). Nothing
-    // leaks (404 is what a missing id answers), but what the caller sees and
-    // may not do is not 403. The fix belongs in `calls_of` (decide
-    // `Administer` on the role `LogService::thread` gives for the app's
-    // thread before reading the rows), not in a handler: handlers decide
-    // nothing themselves (crates/api/src/lib.rs).
-    ("GET", "/v1/artifacts/{id}/calls", "the app's calls (audit)", "App(Open)", "outsider with a share",
-        "open thread's app: a listed outsider (viewer) gets 404, the policy says 403 (audit_records decides on the workspace role)"),
-    ("GET", "/v1/artifacts/{id}/calls", "the app's calls (audit)", "App(Restricted)", "listed viewer",
-        "restricted thread's app: a listed non-member (viewer) gets 404, the policy says 403 (audit_records decides on the workspace role)"),
-    ("GET", "/v1/artifacts/{id}/calls", "the app's calls (audit)", "App(Restricted)", "listed respondent",
-        "restricted thread's app: a listed non-member (respondent) gets 404, the policy says 403 (audit_records decides on the workspace role)"),
+    // None: a cell that disagrees with the policy goes here, with why, until
+    // the server is fixed (and a listed gap that agrees fails the suite).
 ];
 
 // ---------------------------------------------------------------------------
