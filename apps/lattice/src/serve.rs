@@ -86,7 +86,8 @@ fn bridge_config(config: &Config, url: &str) -> BridgeConfig {
 /// its readiness joins the service's.
 fn spawn_bridge(config: &Config, log: &LogService, stop: tokio::sync::watch::Receiver<bool>) -> Option<lattice_api::state::Readiness> {
     let url = config.nats_url.as_ref()?;
-    let bridge = Bridge::new(LogReader::of(log), bridge_config(config, url));
+    // Chains minted under the key the log service checks them with.
+    let bridge = Bridge::new(LogReader::of(log), bridge_config(config, url)).with_chains(log.authenticator().chains().clone());
     let readiness = bridge_readiness(bridge.status());
     tokio::spawn(async move {
         if let Err(e) = bridge.run(stop).await {
@@ -115,7 +116,10 @@ pub async fn bridge(config: Config) -> anyhow::Result<()> {
     let listener = TcpListener::bind(config.http_addr).await.with_context(|| format!("listening on {}", config.http_addr))?;
     // Another process commits: look often while the log moves, every 50 ms when idle.
     let reader = LogReader::open(db.clone(), Duration::from_millis(50));
-    let bridge = Bridge::new(reader, bridge_config(&config, &url));
+    // The chains it mints, the log service checks: the same key, from the
+    // deployment's token secret (docs/BRIDGE.md, Chains).
+    let chains = lattice_log::chain::ChainKey::derive(&config.secret()?);
+    let bridge = Bridge::new(reader, bridge_config(&config, &url)).with_chains(chains);
     // Health and readiness for orchestrators (the bridge serves nothing
     // else): ready while it publishes, and says why not otherwise.
     let probes = health_routes(db, Some(bridge_readiness(bridge.status())));
