@@ -303,7 +303,7 @@ fn without_delay(listener: TcpListener) -> axum::serve::TapIo<TcpListener, fn(&m
 fn mcp_routes(config: &Config, log: &LogService, apps: lattice_apps::AppCalls, guard: Arc<lattice_api::guard::Guard>) -> anyhow::Result<axum::Router> {
     let authorization_servers = config.mcp_authorization_servers.as_deref().unwrap_or_default().split(',').map(str::trim).filter(|s| !s.is_empty()).map(str::to_owned).collect();
     let trusted = config.trusted_proxies()?;
-    let router = lattice_mcp::http::router(exporter(config, log, apps), log.authenticator().clone(), guard, config.mcp_allowed_origins(), trusted.clone());
+    let router = lattice_mcp::http::router(exporter(config, log, apps), guard, config.mcp_allowed_origins(), trusted.clone());
     Ok(router.merge(lattice_mcp::http::protected_resource(authorization_servers, trusted)))
 }
 

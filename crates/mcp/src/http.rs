@@ -18,7 +18,8 @@ use lattice_api::ApiError;
 use lattice_api::guard::{Guard, StreamPermit};
 use lattice_core::Error;
 use lattice_edge::forwarded::{Origin, TrustedProxies, peer_of};
-use lattice_log::Authenticator;
+use futures_util::StreamExt;
+use lattice_log::LogService;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 
@@ -33,8 +34,9 @@ pub const MAX_MESSAGE_BYTES: usize = 4 * 1024 * 1024;
 /// writes it merges are per app, whichever session they come from.
 /// `trusted`: the proxies (the edge) whose word on the name and scheme a
 /// request came by is believed.
-pub fn router(exporter: Exporter, auth: Authenticator, guard: Arc<Guard>, allowed_origins: Vec<String>, trusted: TrustedProxies) -> axum::Router {
+pub fn router(exporter: Exporter, guard: Arc<Guard>, allowed_origins: Vec<String>, trusted: TrustedProxies) -> axum::Router {
     let table = exporter.log.sessions();
+    let log = exporter.log.clone();
     // The Host check is every service's, in one place (lattice-api's guard).
     let mut config = StreamableHttpServerConfig::default()
         .disable_allowed_hosts()
@@ -47,7 +49,7 @@ pub fn router(exporter: Exporter, auth: Authenticator, guard: Arc<Guard>, allowe
     let served = Served::start(table, manager.clone());
     let service = StreamableHttpService::new(move || Ok(exporter.clone()), manager, config);
     let router = axum::Router::new().nest_service("/mcp", service).layer(axum::middleware::from_fn(move |req: Request, next: Next| {
-        admit(auth.clone(), guard.clone(), served.clone(), trusted.clone(), req, next)
+        admit(log.clone(), guard.clone(), served.clone(), trusted.clone(), req, next)
     }));
     if allowed_origins.is_empty() {
         return router;
@@ -148,10 +150,11 @@ fn session_not_found() -> Response {
     (StatusCode::NOT_FOUND, "Not Found: Session not found").into_response()
 }
 
-async fn admit(auth: Authenticator, guard: Arc<Guard>, served: Arc<Served>, trusted: TrustedProxies, req: Request, next: Next) -> Response {
+async fn admit(log: LogService, guard: Arc<Guard>, served: Arc<Served>, trusted: TrustedProxies, req: Request, next: Next) -> Response {
     let origin = origin(&trusted, &req);
     let header = req.headers().get(header::AUTHORIZATION).map(HeaderValue::as_bytes);
-    let who = match auth.verify_header(header) {
+    // The token verified and not ended by a sign-out, as on every surface.
+    let who = match log.authenticate(header).await {
         Ok(who) => who,
         Err(Error::Unauthorized { reason }) => return unauthorized(format!("MCP needs a bearer token: {reason}"), &origin),
         Err(e) => return ApiError(e).into_response(),
@@ -190,6 +193,11 @@ async fn admit(auth: Authenticator, guard: Arc<Guard>, served: Arc<Served>, trus
         None
     };
     let principal = who.principal().clone();
+    // A stream that stays open ends when its caller's access changes (a
+    // removal, a lowered role, a sign-out): the client's next request is
+    // decided afresh. Watched from before the handler runs, so no change
+    // falls between.
+    let watch = held.as_ref().map(|_| log.watch_access(&who));
     req.extensions_mut().insert(who);
     req.extensions_mut().insert(RequestOrigin(origin.url()));
     if let Some(held) = &held {
@@ -228,7 +236,9 @@ async fn admit(auth: Authenticator, guard: Arc<Guard>, served: Arc<Served>, trus
                 let _held = &held;
                 frame
             });
-            Response::from_parts(parts, Body::new(body))
+            let Some(mut watch) = watch else { return Response::from_parts(parts, Body::new(body)) };
+            let changed = Box::pin(async move { watch.changed().await });
+            Response::from_parts(parts, Body::from_stream(body.into_data_stream().take_until(changed)))
         }
         None => response,
     }

@@ -36,7 +36,7 @@ impl Replica {
         let apps = lattice_apps::AppCalls::new(log.clone(), lattice_ui::app_policy::AppToolPolicy::parse("get_state=allow").unwrap());
         let exporter = lattice_mcp::Exporter::over_http(log.clone(), apps);
         let guard = Arc::new(Guard::new(limits));
-        let router = lattice_mcp::http::router(exporter, log.authenticator().clone(), guard, Vec::new(), trusted.clone())
+        let router = lattice_mcp::http::router(exporter, guard, Vec::new(), trusted.clone())
             .merge(lattice_mcp::http::protected_resource(Vec::new(), trusted));
         Self { router }
     }
