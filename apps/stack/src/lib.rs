@@ -301,6 +301,11 @@ impl Stack {
         for (k, v) in &self.env {
             cmd.env(k, v);
         }
+        // The edge on this machine fronts the log service and the exporter:
+        // its word on the name a request came by is believed, no one else's.
+        if matches!(args, [_, "log" | "mcp"]) {
+            cmd.env("LATTICE_TRUSTED_PROXIES", "127.0.0.1,::1");
+        }
         if args == ["serve", "bridge"] {
             cmd.env("LATTICE_NATS_URL", &self.nats_url).env("LATTICE_NATS_USER", "bridge").env("LATTICE_NATS_PASSWORD", NATS_USERS[0].1);
         } else {

@@ -1,6 +1,7 @@
 //! Access taken away, from outside (R1, docs/ACCESS.md): a person holds a
 //! thread's SSE stream, an AG-UI run's stream and an MCP session's stream
-//! open; when they are removed from the workspace, or signed out, every one
+//! open; when they are removed from the workspace, demoted below what the
+//! thread needs, or signed out, every one
 //! of them ends within a second, the two live streams with
 //! `event: access_lost`, and what they send afterwards is refused.
 
@@ -108,11 +109,18 @@ async fn slow_model() -> String {
 }
 
 async fn workspace_with_bob(up: &UpProcess) -> (Client, Client, String, String) {
+    workspace_with(up, "editor", false).await
+}
+
+/// Alice's workspace with Bob in it as `role`, and a thread (restricted to
+/// its listed people and the admins, or open).
+async fn workspace_with(up: &UpProcess, role: &str, restricted: bool) -> (Client, Client, String, String) {
     let alice = Client::sign_in_as(&up.base, json!({"tenant": "t-rev", "user": "alice"})).await;
     let bob = Client::sign_in_as(&up.base, json!({"tenant": "t-rev", "user": "bob"})).await;
     let ws = alice.ok("POST", "/v1/workspaces", json!({"name": "Ops"})).await["id"].as_str().unwrap().to_owned();
-    alice.ok("POST", &format!("/v1/workspaces/{ws}/members"), json!({"user": "bob", "role": "editor"})).await;
-    let th = alice.ok("POST", &format!("/v1/workspaces/{ws}/threads"), json!({"title": "Incident"})).await["id"].as_str().unwrap().to_owned();
+    alice.ok("POST", &format!("/v1/workspaces/{ws}/members"), json!({"user": "bob", "role": role})).await;
+    let thread = json!({"title": "Incident", "restricted": restricted});
+    let th = alice.ok("POST", &format!("/v1/workspaces/{ws}/threads"), thread).await["id"].as_str().unwrap().to_owned();
     (alice, bob, ws, th)
 }
 
@@ -140,6 +148,23 @@ async fn removing_a_member_ends_every_surface_they_hold_within_a_second() {
     assert_eq!(removal["actor"]["user"], "alice");
     let members = alice.ok("GET", &format!("/v1/workspaces/{ws}/members"), Value::Null).await;
     assert_eq!(members, json!([{"user": "alice", "role": "admin"}]));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn demoting_an_admin_ends_the_surfaces_of_a_thread_they_no_longer_see() {
+    let model = slow_model().await;
+    let up = UpProcess::start_with(&[("LATTICE_MODEL_BASE_URL", model.as_str()), ("LATTICE_MODEL_NAME", "slow")]).await;
+    // A restricted thread Bob reads as an admin, and is not listed on.
+    let (alice, bob, ws, th) = workspace_with(&up, "admin", true).await;
+    let mut surfaces = open_surfaces(&up, &bob, &th).await;
+
+    alice.ok("POST", &format!("/v1/workspaces/{ws}/members"), json!({"user": "bob", "role": "viewer"})).await;
+    let changed = Instant::now();
+    ends_everything(&mut surfaces, changed).await;
+    let (status, _) = bob.get(&format!("/v1/threads/{th}")).await.unwrap();
+    assert_eq!(status, 404, "a viewer not listed on a restricted thread does not see it");
+    let (status, list) = bob.get("/v1/workspaces").await.unwrap();
+    assert_eq!((status, list[0]["role"].clone()), (200, json!("viewer")), "he is still a member, as a viewer");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
