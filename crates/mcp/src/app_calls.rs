@@ -45,10 +45,11 @@ pub(crate) async fn call(
                 Ok(artifact) => artifact,
                 Err(e) => return Ok(tool_error(e.to_string())),
             },
-            None => return Ok(tool_error(format!("{name} is app-only: it is called by a view with the capability its tool result gave it"))),
+            None => return Ok(tool_error(Error::forbidden(format!("{name} is app-only: it is called by a view with the capability its tool result gave it")).to_string())),
         };
+        // Refused in the words of lattice-apps' door: a refusal says so.
         if args.get("form").and_then(Value::as_str) != Some(granted.as_str()) {
-            return Ok(tool_error("the capability was given for another artifact"));
+            return Ok(tool_error(Error::forbidden("the capability was given for another artifact").to_string()));
         }
         return submit_form(&ex.log, who, args).await;
     }

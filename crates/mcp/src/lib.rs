@@ -71,8 +71,17 @@ impl Exporter {
         self
     }
 
-    fn caller(&self, context: &RequestContext<RoleServer>) -> Result<Authenticated, McpError> {
-        self.caller_in(&context.extensions)
+    /// The caller of a request. Over HTTP `/mcp`'s front verified its token
+    /// and asked whether a sign-out ended it (src/http.rs); over stdio the
+    /// token was verified once, when the process started, and nothing is in
+    /// front: each request asks here, so a sign-out ends a stdio caller's
+    /// requests as it ends an HTTP caller's.
+    async fn caller(&self, context: &RequestContext<RoleServer>) -> Result<Authenticated, McpError> {
+        let who = self.caller_in(&context.extensions)?;
+        if self.fixed.is_some() {
+            self.log.still_signed_in(&who).await.map_err(|e| McpError::invalid_request(e.to_string(), None))?;
+        }
+        Ok(who)
     }
 
     fn caller_in(&self, extensions: &rmcp::model::Extensions) -> Result<Authenticated, McpError> {
@@ -131,14 +140,14 @@ impl ServerHandler for Exporter {
     }
 
     async fn list_tools(&self, _request: Option<PaginatedRequestParams>, context: RequestContext<RoleServer>) -> Result<ListToolsResult, McpError> {
-        let who = self.caller(&context)?;
+        let who = self.caller(&context).await?;
         let scope = scope::Scope::find(&self.log, &who, None).await.map_err(scope::refused)?;
         let enabled = scope.switches(&self.log, &who).await?;
         Ok(ListToolsResult::with_all_items(listing::tools(&enabled)))
     }
 
     async fn call_tool(&self, request: CallToolRequestParams, context: RequestContext<RoleServer>) -> Result<CallToolResponse, McpError> {
-        let who = self.caller(&context)?;
+        let who = self.caller(&context).await?;
         let args = request.arguments.clone().map(Value::Object).unwrap_or_else(|| json!({}));
         let result = if listing::is_app_tool(&request.name) {
             app_calls::call(self, &who, &request.name, &args, &context).await
@@ -149,7 +158,7 @@ impl ServerHandler for Exporter {
     }
 
     async fn list_resources(&self, _request: Option<PaginatedRequestParams>, context: RequestContext<RoleServer>) -> Result<ListResourcesResult, McpError> {
-        self.caller(&context)?;
+        self.caller(&context).await?;
         Ok(ListResourcesResult::with_all_items(views::listed()))
     }
 
@@ -158,12 +167,12 @@ impl ServerHandler for Exporter {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, McpError> {
-        self.caller(&context)?;
+        self.caller(&context).await?;
         Ok(ListResourceTemplatesResult::with_all_items(views::templates()))
     }
 
     async fn read_resource(&self, request: ReadResourceRequestParams, context: RequestContext<RoleServer>) -> Result<ReadResourceResponse, McpError> {
-        let who = self.caller(&context)?;
+        let who = self.caller(&context).await?;
         Ok(views::read(&self.log, &who, &request.uri, self.sdk.as_deref()).await?.into())
     }
 }

@@ -3,6 +3,7 @@
 //! --stdio` does, beside the HTTP API the chat host uses, both over one
 //! log service and one set of app calls (as `lattice up` wires them).
 
+mod access_suite;
 mod app_calls;
 mod over_http;
 
