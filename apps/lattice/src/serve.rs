@@ -338,6 +338,8 @@ pub(crate) fn health_routes(db: Db, readiness: Option<lattice_api::state::Readin
 pub async fn mcp_stdio(config: Config, token: &str) -> anyhow::Result<()> {
     let log = start_log(&config, Behind::Refuse).await?;
     let who = log.authenticator().verify(token).map_err(|e| anyhow::anyhow!("LATTICE_TOKEN: {e}"))?;
+    // A token a sign-out ended starts nothing (each request checks again).
+    log.still_signed_in(&who).await.map_err(|e| anyhow::anyhow!("LATTICE_TOKEN: {e}"))?;
     let exporter = exporter(&config, &log, lattice_apps::AppCalls::new(log.clone(), config.app_tools()?));
     lattice_mcp::stdio::serve(exporter, who).await.map_err(|e| anyhow::anyhow!("serving MCP over stdio: {e}"))?;
     log.db().close().await;

@@ -73,8 +73,9 @@ pub enum Live {
 enum Delivery {
     Envelope(Arc<Delivered>),
     Passing(Arc<Passing>),
-    /// The caller's access may have changed: check it again.
-    Recheck,
+    /// The caller's access may have changed (at this sequence number):
+    /// check it again.
+    Recheck(i64),
 }
 
 struct Subscriber {
@@ -248,7 +249,7 @@ async fn hand_on(
         if ACCESS_EVENTS.contains(&e.event_type.as_str())
             && let Some(list) = concerned(&e).and_then(|person| subs.people.get(&person))
         {
-            Subscribers::send(list, || Delivery::Recheck, &mut failed);
+            Subscribers::send(list, || Delivery::Recheck(e.seq), &mut failed);
         }
         let workspace = e.workspace.as_deref();
         let followed = e.thread.as_deref().is_some_and(|t| subs.threads.contains_key(t)) || workspace.is_some_and(|w| subs.workspaces.contains_key(w));
@@ -480,7 +481,7 @@ impl LiveEvents {
                     }
                 }
                 Some(Delivery::Passing(p)) => return Some(Live::Passing(p)),
-                Some(Delivery::Recheck) => {
+                Some(Delivery::Recheck(_)) => {
                     if let Err(e) = self.still_allowed().await {
                         return self.failed(&e);
                     }
@@ -504,6 +505,10 @@ impl LiveEvents {
 /// something changes what they may read, or their sessions end.
 pub struct AccessWatch {
     subscription: Subscription,
+    /// The log as far as it was known when the watch began: a change
+    /// committed before it (and handed on late) is no change to what the
+    /// watcher was let in with.
+    since: i64,
 }
 
 impl AccessWatch {
@@ -511,7 +516,7 @@ impl AccessWatch {
     /// service to stop).
     pub async fn changed(&mut self) {
         while let Some(delivery) = self.subscription.rx.recv().await {
-            if matches!(delivery, Delivery::Recheck) {
+            if matches!(delivery, Delivery::Recheck(seq) if seq > self.since) {
                 return;
             }
         }
@@ -521,6 +526,7 @@ impl AccessWatch {
 impl LogService {
     /// Watches `who`'s access from now on.
     pub fn watch_access(&self, who: &Authenticated) -> AccessWatch {
-        AccessWatch { subscription: self.inner.fanout.subscribe(Followed::Access, who.principal()) }
+        let since = self.inner.horizon.known();
+        AccessWatch { subscription: self.inner.fanout.subscribe(Followed::Access, who.principal()), since }
     }
 }

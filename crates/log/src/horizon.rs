@@ -220,6 +220,12 @@ impl Horizon {
         *self.tx.borrow()
     }
 
+    /// The furthest this process knows the log to reach: the horizon, or
+    /// its own latest commit past it.
+    pub(crate) fn known(&self) -> i64 {
+        self.current().max(self.latest_local.load(Ordering::Relaxed))
+    }
+
     /// Waits until the horizon reaches `seq` (or `timeout` passes); returns
     /// the horizon then.
     pub async fn wait_for(&self, seq: i64, timeout: Duration) -> i64 {

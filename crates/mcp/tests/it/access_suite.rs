@@ -39,7 +39,7 @@
 //! allowed ones, so one caller's success never changes another's answer.
 //! The cells start once the log has handed on the fixture's own changes;
 //! a call made right after its caller's access changed is probed on its
-//! own (a known gap, [`KNOWN_GAPS`]).
+//! own ([`right_after_access_changed`]): it is answered.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -65,25 +65,11 @@ use crate::over_http::{PATIENCE, refusal};
 /// reported, never silently passed: a cell listed here that agrees with the
 /// policy again fails the suite, so that the list only ever shrinks.
 const KNOWN_GAPS: &[(&str, &str, &str, &str)] = &[
-    // A call made just after its caller's access changed (here: added to the
-    // workspace as viewer, which the policy lets read) gets no answer: its
-    // response stream ends empty. `/mcp` ends a call's response at the next
-    // change of its caller's access the log's fan-out hands on
-    // (`lattice_log::LogService::watch_access`, crates/mcp/src/http.rs `admit`:
-    // `take_until(changed)`, without deciding again), and the fan-out hands
-    // on, after the watch began, changes committed before it: it follows the
-    // horizon, which trails commits by up to `IDLE_POLL` (200 ms) while
-    // nobody follows it. The fix is the watch's (its first sequence number:
-    // crates/log/src/fanout.rs) or http.rs's (deciding again before it ends), so
-    // outside this suite's files. Probed by [`right_after_access_changed`];
-    // the cells of the table are decided once the fixture's changes were
-    // handed on ([`handed_on`]).
-    (
-        "form_submissions",
-        RIGHT_AFTER,
-        "viewer just added",
-        "the response ends without an answer: the fan-out hands on a change committed before the call (crates/log/src/fanout.rs, crates/mcp/src/http.rs)",
-    ),
+    // None. (A call made just after its caller's access changed once got no
+    // answer: the fan-out handed on, after the call's watch began, a change
+    // committed before it. The watch now starts at the log as far as it is
+    // known then (`AccessWatch`'s `since`), and the probe
+    // [`right_after_access_changed`] holds it to that.)
 ];
 
 /// The case of the probe [`right_after_access_changed`].
