@@ -15,6 +15,8 @@ mod bench;
 mod containers;
 mod images;
 mod infra;
+#[cfg(test)]
+mod layers;
 mod postgres;
 mod shell;
 mod web;

@@ -3,9 +3,7 @@
 //! generated from the code. Handlers translate HTTP to commands and reads of
 //! `lattice-log`; they decide nothing themselves.
 
-pub mod error;
 pub mod extract;
-pub mod guard;
 pub mod openapi;
 pub mod routes;
 pub mod state;
@@ -14,7 +12,10 @@ use axum::Router;
 use axum::routing::{delete, get, post, put};
 use utoipa::OpenApi;
 
-pub use error::{ApiError, status_of};
+// The error mapping and the guard are every HTTP service's (the MCP
+// exporter's too), so they live in `lattice-http`; these paths stay.
+pub use lattice_http::error::{self, ApiError, status_of};
+pub use lattice_http::guard;
 pub use state::AppState;
 
 use routes::{agui, app_calls, artifacts, events, integrations, people, runs, system, workspaces};

@@ -19,8 +19,10 @@ use axum::Router;
 use axum::body::{Body, Bytes};
 use http_body_util::Full;
 use axum::extract::{Request, State};
-use axum::http::{HeaderName, HeaderValue, StatusCode, Uri, header};
+use axum::http::{HeaderName, HeaderValue, Uri, header};
 use axum::response::{IntoResponse, Response};
+use lattice_core::Error;
+use lattice_http::ApiError;
 
 use crate::forwarded::{self, TrustedProxies, X_FORWARDED_HOST, X_FORWARDED_PROTO};
 use crate::relay::{Connections, Failed};
@@ -89,7 +91,7 @@ impl Upstream {
 
 impl Replica {
     /// A replica from its URL: `http://host[:port][/prefix]`. One that is
-    /// none is said at start and kept, answering 502 as a replica that
+    /// none is said at start and kept, answering 503 as a replica that
     /// refuses connections does, so that the others still serve.
     fn of(url: &str, name: &str) -> Self {
         let base = url.trim_end_matches('/').to_owned();
@@ -165,12 +167,10 @@ const HOP_BY_HOP: [HeaderName; 7] = [
     header::PROXY_AUTHORIZATION,
 ];
 
+/// The edge's own refusals are typed errors, written by the one mapping
+/// every service uses (`lattice_http::ApiError`): no answer is 503.
 fn unavailable(name: &str) -> Response {
-    (
-        StatusCode::BAD_GATEWAY,
-        axum::Json(serde_json::json!({"error": {"type": "Unavailable", "reason": format!("{name} did not answer")}})),
-    )
-        .into_response()
+    ApiError(Error::unavailable(format!("{name} did not answer"))).into_response()
 }
 
 async fn forward(State(up): State<Upstream>, req: Request) -> Response {
@@ -178,8 +178,7 @@ async fn forward(State(up): State<Upstream>, req: Request) -> Response {
     use axum::body::HttpBody as _;
     let body = if body.size_hint().exact() == Some(0) { Ok(Bytes::new()) } else { axum::body::to_bytes(body, HELD_BODY).await };
     let Ok(body) = body else {
-        let refusal = serde_json::json!({"error": {"type": "TooLarge", "limit": HELD_BODY, "size": HELD_BODY + 1}});
-        return (StatusCode::PAYLOAD_TOO_LARGE, axum::Json(refusal)).into_response();
+        return ApiError(Error::TooLarge { limit: HELD_BODY as u64, size: HELD_BODY as u64 + 1 }).into_response();
     };
     // The name and scheme the client used, for what the upstream writes
     // into URLs (`/mcp`'s protected-resource metadata): the edge's own
@@ -273,10 +272,12 @@ mod tests {
             let body = axum::body::to_bytes(res.into_body(), usize::MAX).await.unwrap();
             assert_eq!(String::from_utf8_lossy(&body), seen, "{url}");
         }
-        // Not an http:// URL: 502, as for a replica that is down.
+        // Not an http:// URL: 503 `Unavailable`, as for a replica that is down.
         let router = super::upstream_router("https://127.0.0.1:1");
         let res = router.oneshot(Request::get("/v1/me").body(Body::empty()).unwrap()).await.unwrap();
-        assert_eq!(res.status(), 502);
+        assert_eq!(res.status(), 503);
+        let body = axum::body::to_bytes(res.into_body(), usize::MAX).await.unwrap();
+        assert!(String::from_utf8_lossy(&body).contains(r#""type":"Unavailable""#), "{body:?}");
     }
 
     /// What the edge says of the name and scheme a request came by is its

@@ -14,8 +14,8 @@ use axum::http::{HeaderName, HeaderValue, Method, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use http_body_util::BodyExt;
-use lattice_api::ApiError;
-use lattice_api::guard::{Guard, StreamPermit};
+use lattice_http::ApiError;
+use lattice_http::guard::{Guard, StreamPermit};
 use lattice_core::Error;
 use lattice_edge::forwarded::{Origin, TrustedProxies, peer_of};
 use futures_util::StreamExt;
@@ -37,7 +37,7 @@ pub const MAX_MESSAGE_BYTES: usize = 4 * 1024 * 1024;
 pub fn router(exporter: Exporter, guard: Arc<Guard>, allowed_origins: Vec<String>, trusted: TrustedProxies) -> axum::Router {
     let table = exporter.log.sessions();
     let log = exporter.log.clone();
-    // The Host check is every service's, in one place (lattice-api's guard).
+    // The Host check is every service's, in one place (lattice-http's guard).
     let mut config = StreamableHttpServerConfig::default()
         .disable_allowed_hosts()
         .with_allowed_origins(allowed_origins.clone())

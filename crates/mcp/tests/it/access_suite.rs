@@ -49,7 +49,7 @@ use std::time::Instant;
 use axum::body::Body;
 use axum::http::{Request, Response, StatusCode};
 use http_body_util::BodyExt;
-use lattice_api::guard::{Guard, Limits};
+use lattice_http::guard::{Guard, Limits};
 use lattice_core::policy::{self, Action};
 use lattice_core::{Command, Level, Principal, Role, SwitchKey, SwitchState, TenantId, TenantRole};
 use lattice_edge::TrustedProxies;

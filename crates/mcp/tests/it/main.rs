@@ -44,7 +44,7 @@ impl Stack {
             apps: apps.clone(),
             dev_sign_in: true,
             max_body_bytes: 1024 * 1024,
-            guard: std::sync::Arc::new(lattice_api::guard::Guard::new(lattice_api::guard::Limits::default())),
+            guard: std::sync::Arc::new(lattice_http::guard::Guard::new(lattice_http::guard::Limits::default())),
             readiness: None,
             switch_heartbeat: std::time::Duration::from_secs(5),
             shutdown,

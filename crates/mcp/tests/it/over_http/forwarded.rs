@@ -10,7 +10,7 @@ use axum::body::Body;
 use axum::extract::ConnectInfo;
 use axum::http::{Request, StatusCode};
 use http_body_util::BodyExt;
-use lattice_api::guard::Limits;
+use lattice_http::guard::Limits;
 use lattice_edge::TrustedProxies;
 use serde_json::Value;
 use tower::ServiceExt;

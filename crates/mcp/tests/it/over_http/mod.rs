@@ -14,7 +14,7 @@ use std::time::Duration;
 use axum::body::Body;
 use axum::http::{Request, Response, StatusCode};
 use http_body_util::BodyExt;
-use lattice_api::guard::{Guard, Limits};
+use lattice_http::guard::{Guard, Limits};
 use lattice_core::TenantRole;
 use lattice_edge::TrustedProxies;
 use lattice_log::LogService;

@@ -7,7 +7,7 @@
 use std::time::Duration;
 
 use axum::http::StatusCode;
-use lattice_api::guard::Limits;
+use lattice_http::guard::Limits;
 use lattice_core::{Command, TenantRole, ThreadId, WorkspaceId};
 use lattice_edge::TrustedProxies;
 use serde_json::{Value, json};
