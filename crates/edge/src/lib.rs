@@ -12,12 +12,12 @@
 //!   word, or that of a proxy in front of it that it trusts (`forwarded`).
 
 mod apps;
-pub mod forwarded;
 mod portal;
 mod relay;
 mod upstream;
 
 pub use apps::{AppsOrigin, INNER_POLICY, apps_router, sdk_dir_of};
 pub use portal::{PortalConfig, portal_router};
-pub use forwarded::TrustedProxies;
+// The rule of whose forwarded headers are believed is every service's.
+pub use lattice_http::forwarded::{self, TrustedProxies};
 pub use upstream::{mcp_router, mcp_router_behind, upstream_router, upstream_router_behind};

@@ -24,7 +24,7 @@ use axum::response::{IntoResponse, Response};
 use lattice_core::Error;
 use lattice_http::ApiError;
 
-use crate::forwarded::{self, TrustedProxies, X_FORWARDED_HOST, X_FORWARDED_PROTO};
+use lattice_http::forwarded::{self, TrustedProxies, X_FORWARDED_HOST, X_FORWARDED_PROTO};
 use crate::relay::{Connections, Failed};
 
 /// The most of a request's body the edge holds (the MCP exporter takes

@@ -1,10 +1,12 @@
 //! What every HTTP surface of lattice shares, whichever service it is in
 //! (the `/v1` API, the MCP exporter, the edge): the one mapping of
 //! `lattice_core::Error` to a status and a JSON body (`error.rs`), and the
-//! guard every request passes first (`guard.rs`). It knows no route and
-//! no service.
+//! guard every request passes first (`guard.rs`), and whose forwarded
+//! headers are believed (`forwarded.rs`). It knows no route and no service.
 
 pub mod error;
+pub mod forwarded;
 pub mod guard;
 
 pub use error::{ApiError, ApiResult, status_of};
+pub use forwarded::TrustedProxies;

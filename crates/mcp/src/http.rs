@@ -17,7 +17,7 @@ use http_body_util::BodyExt;
 use lattice_http::ApiError;
 use lattice_http::guard::{Guard, StreamPermit};
 use lattice_core::Error;
-use lattice_edge::forwarded::{Origin, TrustedProxies, peer_of};
+use lattice_http::forwarded::{Origin, TrustedProxies, peer_of};
 use futures_util::StreamExt;
 use lattice_log::LogService;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
