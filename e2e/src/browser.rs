@@ -63,9 +63,8 @@ impl Chrome {
             Path::new(&exe).exists(),
             "Chromium is missing at {exe}: `cargo xtask test` installs it (apt-get install chromium), or set LATTICE_CHROMIUM"
         );
-        let playwright = Playwright::launch().await.expect(
-            "Playwright's driver: `cargo xtask test` installs it (npm ci in e2e/); PLAYWRIGHT_CLI_JS points at it",
-        );
+        let playwright =
+            Playwright::launch().await.expect("Playwright's driver: `cargo xtask test` installs it (npm ci in e2e/); PLAYWRIGHT_CLI_JS points at it");
         let mut args: Vec<String> = [
             "--no-sandbox",
             "--disable-gpu",
@@ -172,8 +171,7 @@ impl Window {
         let source = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("node_modules/axe-core/axe.min.js"))
             .expect("axe-core: `cargo xtask test` installs it (npm ci in e2e/)");
         // Evaluated by the driver, which the page's policy does not govern.
-        let _: serde_json::Value =
-            self.eval(&format!("(() => {{ {source}\n; return true; }})()")).await;
+        let _: serde_json::Value = self.eval(&format!("(() => {{ {source}\n; return true; }})()")).await;
         let result: serde_json::Value = self
             .eval("async () => { const r = await axe.run(document, { resultTypes: ['violations'] }); return r.violations.map(v => ({id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map(n => n.target.join(' ')).slice(0, 5)})); }")
             .await;

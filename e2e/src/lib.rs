@@ -162,11 +162,7 @@ impl UpProcess {
         }
         let child = cmd.spawn().expect("starting lattice up");
         // A listen address of the caller's own is reached on loopback.
-        let port = env
-            .iter()
-            .find(|(k, _)| *k == "LATTICE_HTTP_ADDR")
-            .and_then(|(_, addr)| addr.rsplit(':').next()?.parse().ok())
-            .unwrap_or(port);
+        let port = env.iter().find(|(k, _)| *k == "LATTICE_HTTP_ADDR").and_then(|(_, addr)| addr.rsplit(':').next()?.parse().ok()).unwrap_or(port);
         let process = Self { child, base: format!("http://127.0.0.1:{port}"), apps: format!("http://localhost:{apps_port}"), dir };
         wait_ready(&process.base).await;
         process
@@ -213,15 +209,7 @@ impl Client {
     /// Signs in with a dev token request of one's own (a role, an agent).
     pub async fn sign_in_as(base: &str, request: Value) -> Self {
         let http = http();
-        let reply: Value = http
-            .post(format!("{base}/v1/dev/token"))
-            .json(&request)
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let reply: Value = http.post(format!("{base}/v1/dev/token")).json(&request).send().await.unwrap().json().await.unwrap();
         Self { http, base: base.to_owned(), token: reply["token"].as_str().expect("a token").to_owned() }
     }
 

@@ -37,10 +37,12 @@ impl ModelService {
                     service.asked.lock().unwrap().push(body);
                     let next = service.replies.lock().unwrap().pop_front();
                     match next {
-                        Some(Reply::Busy) => {
-                            (axum::http::StatusCode::TOO_MANY_REQUESTS, [("retry-after", "1")], axum::Json(json!({"error": {"message": "slow down"}})))
-                                .into_response()
-                        }
+                        Some(Reply::Busy) => (
+                            axum::http::StatusCode::TOO_MANY_REQUESTS,
+                            [("retry-after", "1")],
+                            axum::Json(json!({"error": {"message": "slow down"}})),
+                        )
+                            .into_response(),
                         Some(Reply::Stream { chunks, pause }) => stream(chunks, pause),
                         None => stream(vec![text("ok")], Duration::ZERO),
                     }
@@ -88,4 +90,3 @@ pub fn tool_call(id: &str, name: &str, first: bool, piece: &str) -> Value {
     };
     json!({"choices": [{"index": 0, "delta": {"tool_calls": [call]}}]})
 }
-

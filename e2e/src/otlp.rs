@@ -134,12 +134,18 @@ pub async fn receiver(into: Arc<Mutex<Received>>) -> String {
                         let resource: Vec<String> = rm.resource.iter().flat_map(|r| r.attributes.iter().map(|a| a.key.replace('.', "_"))).collect();
                         for metric in rm.scope_metrics.into_iter().flat_map(|sm| sm.metrics) {
                             use opentelemetry_proto::tonic::metrics::v1::metric::Data;
-                            let keys = |attrs: &[opentelemetry_proto::tonic::common::v1::KeyValue]| attrs.iter().map(|a| a.key.replace('.', "_")).collect::<Vec<_>>();
+                            let keys = |attrs: &[opentelemetry_proto::tonic::common::v1::KeyValue]| {
+                                attrs.iter().map(|a| a.key.replace('.', "_")).collect::<Vec<_>>()
+                            };
                             let (kind, labels) = match &metric.data {
-                                Some(Data::Sum(sum)) if sum.is_monotonic => (MetricKind::Counter, sum.data_points.iter().flat_map(|p| keys(&p.attributes)).collect()),
+                                Some(Data::Sum(sum)) if sum.is_monotonic => {
+                                    (MetricKind::Counter, sum.data_points.iter().flat_map(|p| keys(&p.attributes)).collect())
+                                }
                                 Some(Data::Sum(sum)) => (MetricKind::Gauge, sum.data_points.iter().flat_map(|p| keys(&p.attributes)).collect()),
                                 Some(Data::Gauge(gauge)) => (MetricKind::Gauge, gauge.data_points.iter().flat_map(|p| keys(&p.attributes)).collect()),
-                                Some(Data::Histogram(h)) => (MetricKind::Histogram, h.data_points.iter().flat_map(|p| keys(&p.attributes)).chain(["le".to_owned()]).collect()),
+                                Some(Data::Histogram(h)) => {
+                                    (MetricKind::Histogram, h.data_points.iter().flat_map(|p| keys(&p.attributes)).chain(["le".to_owned()]).collect())
+                                }
                                 _ => (MetricKind::Gauge, Vec::new()),
                             };
                             for series in prometheus_names(&metric.name, &metric.unit, kind) {

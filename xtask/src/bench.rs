@@ -8,7 +8,8 @@ use crate::shell;
 const NAMES: &[&str] = &["write-path", "validator", "bridge", "web", "edge", "fanout", "replicas"];
 
 pub fn run(args: &[String]) -> Result {
-    let name = args.first().map(String::as_str).ok_or("usage: cargo xtask bench NAME (write-path, validator, bridge, web, edge, fanout, replicas, all)")?;
+    let name =
+        args.first().map(String::as_str).ok_or("usage: cargo xtask bench NAME (write-path, validator, bridge, web, edge, fanout, replicas, all)")?;
     let names: Vec<&str> = match name {
         "all" => NAMES.to_vec(),
         n if NAMES.contains(&n) => vec![n],

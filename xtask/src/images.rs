@@ -133,9 +133,15 @@ impl Context {
 
     fn build(&self, tag: &str, instructions: &str, host: &str) -> Result {
         let uid = self.uid;
-        let dockerfile = format!("FROM scratch\nCOPY root/ /\nCOPY --chown={uid}:{uid} owned/ /\nENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\n{instructions}");
+        let dockerfile = format!(
+            "FROM scratch\nCOPY root/ /\nCOPY --chown={uid}:{uid} owned/ /\nENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\n{instructions}"
+        );
         std::fs::write(self.dir.join("Dockerfile"), dockerfile).map_err(|e| e.to_string())?;
-        run(Command::new(super::containers::docker()).env("DOCKER_HOST", host).args(["build", "--quiet", "-t", tag]).arg(&self.dir).stdout(Stdio::null()))?;
+        run(Command::new(super::containers::docker())
+            .env("DOCKER_HOST", host)
+            .args(["build", "--quiet", "-t", tag])
+            .arg(&self.dir)
+            .stdout(Stdio::null()))?;
         // The image this tag named before, kept by nothing now.
         run(Command::new(super::containers::docker()).env("DOCKER_HOST", host).args(["image", "prune", "--force"]).stdout(Stdio::null()))
     }

@@ -22,17 +22,40 @@ pub fn validate() -> Result {
     // Compose: the real file passes, a broken one is refused.
     let compose = compose_binary()?;
     let broken = scratch.join("broken-compose.yaml");
-    std::fs::write(&broken, "services:\n  x:\n    image: a\n    depends_on:\n      nowhere:\n        condition: service_healthy\n").map_err(|e| e.to_string())?;
+    std::fs::write(&broken, "services:\n  x:\n    image: a\n    depends_on:\n      nowhere:\n        condition: service_healthy\n")
+        .map_err(|e| e.to_string())?;
     refuses(Command::new(&compose).arg("-f").arg(&broken).args(["config", "-q"]), "docker-compose config")?;
     run(Command::new(&compose).current_dir(&root).args(["--env-file", ".env.example", "-f", "compose.yaml", "config", "-q"]))?;
-    run(Command::new(&compose).current_dir(&root).args(["--env-file", ".env.example", "-f", "compose.yaml", "-f", "compose.dev.yaml", "config", "-q"]))?;
-    run(Command::new(&compose).current_dir(&root).args(["--env-file", ".env.example", "-f", "compose.yaml", "-f", "infra/compose.stand-ins.yaml", "config", "-q"]))?;
-    println!("xtask: compose.yaml, alone, with compose.dev.yaml and with infra/compose.stand-ins.yaml, is valid (Compose {})", output(Command::new(&compose).arg("version").arg("--short")).unwrap_or_default().trim());
+    run(Command::new(&compose).current_dir(&root).args([
+        "--env-file",
+        ".env.example",
+        "-f",
+        "compose.yaml",
+        "-f",
+        "compose.dev.yaml",
+        "config",
+        "-q",
+    ]))?;
+    run(Command::new(&compose).current_dir(&root).args([
+        "--env-file",
+        ".env.example",
+        "-f",
+        "compose.yaml",
+        "-f",
+        "infra/compose.stand-ins.yaml",
+        "config",
+        "-q",
+    ]))?;
+    println!(
+        "xtask: compose.yaml, alone, with compose.dev.yaml and with infra/compose.stand-ins.yaml, is valid (Compose {})",
+        output(Command::new(&compose).arg("version").arg("--short")).unwrap_or_default().trim()
+    );
 
     // Kubernetes: each overlay rendered by kustomize, then validated; without
     // kubectl (it is not in Debian's archive), each manifest as written.
     let bad = scratch.join("broken-deployment.yaml");
-    std::fs::write(&bad, "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: x\nspec:\n  replicas: one\n  selector: {}\n  template: {}\n").map_err(|e| e.to_string())?;
+    std::fs::write(&bad, "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: x\nspec:\n  replicas: one\n  selector: {}\n  template: {}\n")
+        .map_err(|e| e.to_string())?;
     refuses(kubernetes_validate().arg(&bad), "kubernetes-validate")?;
     match which("kubectl") {
         Some(kubectl) => {

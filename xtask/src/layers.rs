@@ -26,7 +26,8 @@ fn read_table(doc: &str) -> Result<Table, String> {
         if name.eq_ignore_ascii_case("crate") || name.chars().all(|c| c == '-' || c == ':') {
             continue;
         }
-        let allowed = allowed.split(',').map(|a| a.trim().trim_matches('`')).filter(|a| !a.is_empty() && *a != "—" && *a != "-").map(str::to_owned).collect();
+        let allowed =
+            allowed.split(',').map(|a| a.trim().trim_matches('`')).filter(|a| !a.is_empty() && *a != "—" && *a != "-").map(str::to_owned).collect();
         if table.insert(name.to_owned(), allowed).is_some() {
             return Err(format!("docs/ARCHITECTURE.md's `{SECTION}` lists {name} twice"));
         }

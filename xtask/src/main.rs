@@ -163,7 +163,10 @@ fn stack(args: &[String]) -> Result {
 /// `lattice` and the stack binary, always in one invocation: the same
 /// feature set each time, so nothing is built twice.
 fn build_binaries() -> Result {
-    shell::cargo(&["build", "--package", "lattice", "--package", "lattice-stack", "--package", "lattice-e2e", "--bin", "lattice", "--bin", "stack"], &[])
+    shell::cargo(
+        &["build", "--package", "lattice", "--package", "lattice-stack", "--package", "lattice-e2e", "--bin", "lattice", "--bin", "stack"],
+        &[],
+    )
 }
 
 /// PostgreSQL and nats-server, from Debian's packages when missing.

@@ -59,12 +59,7 @@ impl Server {
             run(Command::new("chown").args(["-R", "postgres"]).arg(&data))?;
         }
         let pgdata = data.join("pgdata");
-        output(
-            as_postgres(&bin, "initdb")
-                .arg("-D")
-                .arg(&pgdata)
-                .args(["-U", "postgres", "--auth=trust", "--no-sync", "-E", "UTF8"]),
-        )?;
+        output(as_postgres(&bin, "initdb").arg("-D").arg(&pgdata).args(["-U", "postgres", "--auth=trust", "--no-sync", "-E", "UTF8"]))?;
         let tls = tls(&data, &pgdata)?;
         let port = free_port();
         let options = format!(
@@ -74,17 +69,19 @@ impl Server {
             tls.join("server.pem").display(),
             tls.join("server.key").display(),
         );
-        output(
-            as_postgres(&bin, "pg_ctl")
-                .arg("-D")
-                .arg(&pgdata)
-                .arg("-l")
-                .arg(data.join("log"))
-                .args(["-w", "-t", "60", "-o", &options, "start"]),
-        )
-        .map_err(|e| format!("PostgreSQL did not start: {e}\n{}", std::fs::read_to_string(data.join("log")).unwrap_or_default()))?;
+        output(as_postgres(&bin, "pg_ctl").arg("-D").arg(&pgdata).arg("-l").arg(data.join("log")).args(["-w", "-t", "60", "-o", &options, "start"]))
+            .map_err(|e| format!("PostgreSQL did not start: {e}\n{}", std::fs::read_to_string(data.join("log")).unwrap_or_default()))?;
         let version = output(Command::new(bin.join("postgres")).arg("--version")).unwrap_or_default().trim().to_owned();
-        output(as_postgres(&bin, "psql").args(["-h", "127.0.0.1", "-p", &port.to_string(), "-U", "postgres", "-c", &format!("CREATE DATABASE {TLS_DATABASE}")]))?;
+        output(as_postgres(&bin, "psql").args([
+            "-h",
+            "127.0.0.1",
+            "-p",
+            &port.to_string(),
+            "-U",
+            "postgres",
+            "-c",
+            &format!("CREATE DATABASE {TLS_DATABASE}"),
+        ]))?;
         Ok(Self {
             url: format!("postgres://postgres@127.0.0.1:{port}/postgres"),
             tls_url: format!("postgres://postgres@127.0.0.1:{port}/{TLS_DATABASE}"),
@@ -119,7 +116,23 @@ fn tls(data: &Path, pgdata: &Path) -> Result<PathBuf> {
     openssl(&["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.pem", "-days", "7", "-subj", "/CN=lattice test CA"])?;
     openssl(&["req", "-newkey", "rsa:2048", "-nodes", "-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=127.0.0.1"])?;
     std::fs::write(dir.join("server.ext"), "subjectAltName=IP:127.0.0.1,DNS:localhost\nbasicConstraints=CA:FALSE\n").map_err(|e| e.to_string())?;
-    openssl(&["x509", "-req", "-in", "server.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial", "-out", "server.pem", "-days", "7", "-extfile", "server.ext"])?;
+    openssl(&[
+        "x509",
+        "-req",
+        "-in",
+        "server.csr",
+        "-CA",
+        "ca.pem",
+        "-CAkey",
+        "ca.key",
+        "-CAcreateserial",
+        "-out",
+        "server.pem",
+        "-days",
+        "7",
+        "-extfile",
+        "server.ext",
+    ])?;
     if is_root() {
         run(Command::new("chown").args(["-R", "postgres"]).arg(&dir))?;
     }

@@ -42,10 +42,7 @@ pub fn cargo_test(args: &[&str], env: &[(&str, &str)]) -> Result<(u64, u64)> {
 
 /// The number before `label` in "ok. 12 passed; 0 failed; …".
 fn count(line: &str, label: &str) -> u64 {
-    line.find(label)
-        .and_then(|end| line[..end].rsplit([' ', '.']).next())
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(0)
+    line.find(label).and_then(|end| line[..end].rsplit([' ', '.']).next()).and_then(|n| n.parse().ok()).unwrap_or(0)
 }
 
 pub fn run(cmd: &mut Command) -> Result {
@@ -87,10 +84,7 @@ pub fn apt_install(packages: &[&str]) -> Result {
     }
     println!("xtask: installing {} from Debian's packages", packages.join(", "));
     run(Command::new("apt-get").args(["update", "-qq"]))?;
-    run(Command::new("apt-get")
-        .args(["install", "-y", "-qq", "--no-install-recommends"])
-        .args(packages)
-        .env("DEBIAN_FRONTEND", "noninteractive"))
+    run(Command::new("apt-get").args(["install", "-y", "-qq", "--no-install-recommends"]).args(packages).env("DEBIAN_FRONTEND", "noninteractive"))
 }
 
 /// Blocks until stdin closes or the process is interrupted (Ctrl-C ends the

@@ -32,7 +32,10 @@ const STD_ENV: [(&str, &str); 2] = [
     // first time it is called, on the page's thread, and opening a thread
     // called about 4,400 of them; with this, about 3,150, for 5.7 KB more
     // brotli (75: 9.5 KB more, the first load at the 250 KiB goal).
-    ("CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUSTFLAGS", "-Zunstable-options -Cpanic=immediate-abort -Zlocation-detail=none -Cllvm-args=-inline-threshold=50"),
+    (
+        "CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUSTFLAGS",
+        "-Zunstable-options -Cpanic=immediate-abort -Zlocation-detail=none -Cllvm-args=-inline-threshold=50",
+    ),
 ];
 
 /// Where cargo puts its output (`CARGO_TARGET_DIR`, or `target/`).
@@ -173,12 +176,17 @@ fn place_with_chunks(out: &Path, split: &Split, js: &str) -> Result<(String, Str
             return Err(format!("the split loader does not fetch {file}"));
         }
         let bytes = optimize(chunk)?;
-        let loaded = format!("{fetched};\n    src.catch(() => {{}});\n    return async (imports) => (WebAssembly.instantiateStreaming(src, imports));");
+        let loaded =
+            format!("{fetched};\n    src.catch(() => {{}});\n    return async (imports) => (WebAssembly.instantiateStreaming(src, imports));");
         if !link.contains(&loaded) {
             return Err(format!("the split loader does not load {file} as expected"));
         }
         if file.starts_with("chunk_") {
-            let from_shared = format!("__shared({}, {});\n    src.catch(() => {{}});\n    return async (imports) => __instantiate(await src, imports);", shared.len(), bytes.len());
+            let from_shared = format!(
+                "__shared({}, {});\n    src.catch(() => {{}});\n    return async (imports) => __instantiate(await src, imports);",
+                shared.len(),
+                bytes.len()
+            );
             link = link.replace(&loaded, &from_shared);
             shared.extend(bytes);
             continue;
@@ -293,12 +301,8 @@ fn same_tree(a: &Path, b: &Path) -> bool {
 fn vendor_sdk(source: &Path, out: &Path) -> Result {
     let package = source.join("node_modules/@modelcontextprotocol/ext-apps");
     let manifest = text(&package.join("package.json"))?;
-    let version = manifest
-        .split("\"version\"")
-        .nth(1)
-        .and_then(|rest| rest.split('"').nth(1))
-        .ok_or("the ext-apps package has no version")?
-        .to_owned();
+    let version =
+        manifest.split("\"version\"").nth(1).and_then(|rest| rest.split('"').nth(1)).ok_or("the ext-apps package has no version")?.to_owned();
     let sdk = out.join("sdk");
     std::fs::create_dir_all(&sdk).map_err(|e| e.to_string())?;
     shell::run(

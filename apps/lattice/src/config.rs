@@ -250,10 +250,7 @@ impl Config {
             _ => Vec::new(),
         };
         let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
-        let config: Config = figment
-            .merge(Env::prefixed("LATTICE_").only(&keys))
-            .extract()
-            .context("reading the configuration")?;
+        let config: Config = figment.merge(Env::prefixed("LATTICE_").only(&keys)).extract().context("reading the configuration")?;
         Ok(config)
     }
 
@@ -268,7 +265,11 @@ impl Config {
         }
         if self.profile == Profile::Production {
             let placeholder = |what: &str, value: &str| {
-                is_placeholder(value).then(|| anyhow::anyhow!("{what} is a placeholder shipped with lattice: the production profile refuses it; make one (`openssl rand -hex 32`)"))
+                is_placeholder(value).then(|| {
+                    anyhow::anyhow!(
+                        "{what} is a placeholder shipped with lattice: the production profile refuses it; make one (`openssl rand -hex 32`)"
+                    )
+                })
             };
             if let Some(e) = self.auth_secret.as_deref().and_then(|s| placeholder("LATTICE_AUTH_SECRET", s)) {
                 return Err(e);
@@ -326,7 +327,8 @@ impl Config {
 
     /// The proxies whose forwarded headers are believed.
     pub fn trusted_proxies(&self) -> anyhow::Result<lattice_edge::TrustedProxies> {
-        lattice_edge::TrustedProxies::parse(self.trusted_proxies.as_deref().unwrap_or_default()).map_err(|e| anyhow::anyhow!("LATTICE_TRUSTED_PROXIES: {e}"))
+        lattice_edge::TrustedProxies::parse(self.trusted_proxies.as_deref().unwrap_or_default())
+            .map_err(|e| anyhow::anyhow!("LATTICE_TRUSTED_PROXIES: {e}"))
     }
 
     pub fn portal_origin(&self) -> String {
@@ -469,11 +471,8 @@ mod tests {
         let none = Config { profile: Profile::Production, ..Config::default() };
         none.validate().expect("a service that signs nothing (the edge) starts without a secret");
         assert!(none.secret().unwrap_err().to_string().contains("needs LATTICE_AUTH_SECRET"));
-        let db = Config {
-            profile: Profile::Production,
-            database_url: "postgres://lattice:dev-only@postgres:5432/lattice".into(),
-            ..Config::default()
-        };
+        let db =
+            Config { profile: Profile::Production, database_url: "postgres://lattice:dev-only@postgres:5432/lattice".into(), ..Config::default() };
         assert!(db.validate().unwrap_err().to_string().contains("LATTICE_DATABASE_URL"));
     }
 
@@ -490,7 +489,8 @@ mod tests {
         assert!(bad.to_string().contains("LATTICE_TRUSTED_PROXIES"), "{bad}");
 
         let compose = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../compose.yaml")).unwrap();
-        let value = |key: &str| compose.lines().find_map(|l| l.trim().strip_prefix(key)).map(str::trim).unwrap_or_else(|| panic!("compose.yaml sets {key}"));
+        let value =
+            |key: &str| compose.lines().find_map(|l| l.trim().strip_prefix(key)).map(str::trim).unwrap_or_else(|| panic!("compose.yaml sets {key}"));
         let trusted = lattice_edge::TrustedProxies::parse(value("LATTICE_TRUSTED_PROXIES:")).unwrap();
         assert!(trusted.trusts(value("ipv4_address:").parse().unwrap()), "the edge's address is believed");
     }

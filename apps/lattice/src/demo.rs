@@ -65,26 +65,25 @@ async fn opt_in_to_apps(trusted: &Trusted, ws: &WorkspaceId) -> anyhow::Result<(
     let deployment = trusted.switch_levels(Some(Level::Deployment)).await?;
     let undecided = deployment.iter().flat_map(|l| &l.keys).any(|k| k.key == SwitchKey::MiniApps.as_str() && k.state == "unset");
     if undecided {
-        let operator = trusted.operator(SEED.into(), Principal {
-            tenant: TenantId::from_trusted(lattice_core::envelope::DEPLOYMENT_TENANT),
-            user: UserId::from_trusted(SEED),
-            role: TenantRole::DeploymentAdmin,
-            agent: false,
-            run: None,
-            within: None,
-        });
+        let operator = trusted.operator(
+            SEED.into(),
+            Principal {
+                tenant: TenantId::from_trusted(lattice_core::envelope::DEPLOYMENT_TENANT),
+                user: UserId::from_trusted(SEED),
+                role: TenantRole::DeploymentAdmin,
+                agent: false,
+                run: None,
+                within: None,
+            },
+        );
         let reason = "the demo shows a mini app (outside production only)".to_owned();
         log.execute(&operator, Command::SetSwitch { level: Level::Deployment, key: SwitchKey::MiniApps, state: SwitchState::On, reason }).await?;
     }
     let tenant = trusted.workspace_tenant(ws).await?.ok_or_else(|| anyhow::anyhow!("the demo workspace vanished"))?;
-    let admin = trusted.operator(SEED.into(), Principal {
-        tenant,
-        user: UserId::from_trusted(SEED),
-        role: TenantRole::TenantAdmin,
-        agent: false,
-        run: None,
-        within: None,
-    });
+    let admin = trusted.operator(
+        SEED.into(),
+        Principal { tenant, user: UserId::from_trusted(SEED), role: TenantRole::TenantAdmin, agent: false, run: None, within: None },
+    );
     let reason = "the demo workspace shows a mini app".to_owned();
     log.execute(&admin, Command::SetSwitch { level: Level::Workspace(ws.clone()), key: SwitchKey::MiniApps, state: SwitchState::On, reason }).await?;
     Ok(())

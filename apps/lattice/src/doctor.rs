@@ -116,8 +116,12 @@ async fn database(config: &Config) -> Finding {
     })
     .await;
     match opened {
-        Err(_) => Finding::fix("database", format!("{shown} did not answer within 15 s"), "check the host, port and firewall in LATTICE_DATABASE_URL"),
-        Ok(Err(e)) => Finding::fix("database", format!("{shown}: {e}"), "check LATTICE_DATABASE_URL, and that the database server runs and takes this user"),
+        Err(_) => {
+            Finding::fix("database", format!("{shown} did not answer within 15 s"), "check the host, port and firewall in LATTICE_DATABASE_URL")
+        }
+        Ok(Err(e)) => {
+            Finding::fix("database", format!("{shown}: {e}"), "check LATTICE_DATABASE_URL, and that the database server runs and takes this user")
+        }
         Ok(Ok((_, Schema::Current))) => Finding::fine("database", format!("{shown} answers; its schema is this binary's")),
         Ok(Ok((Backend::Sqlite, Schema::Behind { applied, known }))) => {
             Finding::fine("database", format!("{shown} answers; {applied} of {known} migrations, the rest applied when lattice starts"))
@@ -173,7 +177,11 @@ fn apps_origin(config: &Config) -> Finding {
     let portal = config.portal_origin();
     let apps = &config.apps_origin;
     let (Ok(p), Ok(a)) = (url::Url::parse(&portal), url::Url::parse(apps)) else {
-        return Finding::fix("apps origin", format!("{apps:?} or {portal:?} is not an origin"), "set LATTICE_APPS_ORIGIN (and LATTICE_PORTAL_ORIGIN) to scheme://host[:port]");
+        return Finding::fix(
+            "apps origin",
+            format!("{apps:?} or {portal:?} is not an origin"),
+            "set LATTICE_APPS_ORIGIN (and LATTICE_PORTAL_ORIGIN) to scheme://host[:port]",
+        );
     };
     if p.origin() == a.origin() {
         return Finding::fix(
@@ -197,7 +205,8 @@ fn same_site(a: &url::Url, b: &url::Url) -> bool {
     let site = |u: &url::Url| -> String {
         let host = u.host_str().unwrap_or_default();
         let is_name = matches!(u.host(), Some(url::Host::Domain(_)));
-        let site = if is_name { host.rsplit('.').take(2).collect::<Vec<_>>().into_iter().rev().collect::<Vec<_>>().join(".") } else { host.to_owned() };
+        let site =
+            if is_name { host.rsplit('.').take(2).collect::<Vec<_>>().into_iter().rev().collect::<Vec<_>>().join(".") } else { host.to_owned() };
         format!("{}://{site}", u.scheme())
     };
     site(a) == site(b)

@@ -21,7 +21,11 @@ use lattice_core::{Principal, TenantId, TenantRole, UserId};
 use crate::config::Config;
 
 #[derive(Parser)]
-#[command(name = "lattice", version, about = "Forms, dashboards and sandboxed mini apps in the chat, every action one command in an append-only log.")]
+#[command(
+    name = "lattice",
+    version,
+    about = "Forms, dashboards and sandboxed mini apps in the chat, every action one command in an append-only log."
+)]
 struct Cli {
     /// A TOML configuration file (default: ./lattice.toml when present).
     #[arg(long, global = true, env = "LATTICE_CONFIG")]

@@ -121,7 +121,13 @@ mod tests {
         // of no interest before this subscriber existed: look again.
         tracing::callsite::rebuild_interest_cache();
         let app = axum::Router::new()
-            .route("/v1/things/{id}", get(|| async { tracing::info!("handled"); "ok" }))
+            .route(
+                "/v1/things/{id}",
+                get(|| async {
+                    tracing::info!("handled");
+                    "ok"
+                }),
+            )
             .layer(axum::middleware::from_fn(super::observe));
         let req = axum::http::Request::get("/v1/things/7")
             .header("x-request-id", "req-7")

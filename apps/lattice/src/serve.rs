@@ -56,11 +56,8 @@ fn models(config: &Config) -> anyhow::Result<Models> {
 }
 
 async fn start_runner(config: &Config, trusted: &Trusted) -> anyhow::Result<Runner> {
-    let budget = Budget {
-        model_calls: config.run_max_model_calls,
-        tokens: config.run_max_tokens,
-        wall_time: Duration::from_secs(config.run_max_seconds),
-    };
+    let budget =
+        Budget { model_calls: config.run_max_model_calls, tokens: config.run_max_tokens, wall_time: Duration::from_secs(config.run_max_seconds) };
     let runner = Runner::new(trusted.clone(), models(config)?).with_budget(budget);
     let resumed = runner.recover().await?;
     if resumed > 0 {
@@ -126,7 +123,11 @@ pub async fn bridge(config: Config) -> anyhow::Result<()> {
     let (stop_tx, stop) = tokio::sync::watch::channel(false);
     let mut stopped = stop.clone();
     tokio::spawn(async move {
-        let _ = axum::serve(listener, probes).with_graceful_shutdown(async move { let _ = stopped.changed().await; }).await;
+        let _ = axum::serve(listener, probes)
+            .with_graceful_shutdown(async move {
+                let _ = stopped.changed().await;
+            })
+            .await;
     });
     tokio::spawn(async move {
         shutdown_signal(Duration::from_secs(10)).await;
@@ -214,10 +215,8 @@ async fn shutdown_signal(grace: Duration) {
 
 /// The portal's own routes: the chat host's files and `/config.json`.
 fn portal(config: &Config) -> anyhow::Result<axum::Router> {
-    let portal = lattice_edge::PortalConfig {
-        apps_origin: config.apps_origin.clone(),
-        link_sign_in: config.profile != crate::config::Profile::Production,
-    };
+    let portal =
+        lattice_edge::PortalConfig { apps_origin: config.apps_origin.clone(), link_sign_in: config.profile != crate::config::Profile::Production };
     Ok(lattice_edge::portal_router(&config.web_dir(), portal))
 }
 
@@ -227,9 +226,7 @@ async fn spawn_apps_origin(config: &Config, mut stop: tokio::sync::watch::Receiv
         portal_origin: config.portal_origin(),
         sdk_dir: Some(lattice_edge::sdk_dir_of(&config.web_dir())),
     });
-    let listener = TcpListener::bind(config.apps_addr)
-        .await
-        .with_context(|| format!("listening on {} (the apps origin)", config.apps_addr))?;
+    let listener = TcpListener::bind(config.apps_addr).await.with_context(|| format!("listening on {} (the apps origin)", config.apps_addr))?;
     println!("the apps origin is on http://{} (the sandbox proxy only)", listener.local_addr()?);
     tokio::spawn(async move {
         let served = axum::serve(without_delay(listener), router).with_graceful_shutdown(async move {
@@ -252,7 +249,9 @@ pub async fn edge(config: Config) -> anyhow::Result<()> {
     // What the edge tells the services of the name and scheme a request
     // came by is its own word, or the trusted proxy's in front of it.
     let trusted = config.trusted_proxies()?;
-    let mut app = lattice_edge::upstream_router_behind(&upstream, trusted.clone()).merge(portal(&config)?).route("/healthz", axum::routing::get(|| async { "ok" }));
+    let mut app = lattice_edge::upstream_router_behind(&upstream, trusted.clone())
+        .merge(portal(&config)?)
+        .route("/healthz", axum::routing::get(|| async { "ok" }));
     let mut what = format!("the chat at /, /v1 passed to {upstream}");
     if let Some(mcp) = &config.mcp_url {
         app = app.merge(lattice_edge::mcp_router_behind(mcp, trusted));
@@ -269,9 +268,7 @@ async fn serve_until_signal(config: &Config, app: axum::Router, stop: tokio::syn
     let app = app
         .layer(axum::middleware::from_fn(move |req, next| hosts.clone().check(req, next)))
         .layer(axum::middleware::from_fn(crate::observe::observe));
-    let listener = TcpListener::bind(config.http_addr)
-        .await
-        .with_context(|| format!("listening on {}", config.http_addr))?;
+    let listener = TcpListener::bind(config.http_addr).await.with_context(|| format!("listening on {}", config.http_addr))?;
     println!("lattice is listening on http://{} ({what})", listener.local_addr()?);
     let grace = Duration::from_secs(config.shutdown_grace_secs);
     // Each request knows its peer: forwarded headers count from the
@@ -300,8 +297,21 @@ fn without_delay(listener: TcpListener) -> axum::serve::TapIo<TcpListener, fn(&m
 }
 
 /// `/mcp`: the MCP exporter, as configured, over streamable HTTP.
-fn mcp_routes(config: &Config, log: &LogService, apps: lattice_apps::AppCalls, guard: Arc<lattice_api::guard::Guard>) -> anyhow::Result<axum::Router> {
-    let authorization_servers = config.mcp_authorization_servers.as_deref().unwrap_or_default().split(',').map(str::trim).filter(|s| !s.is_empty()).map(str::to_owned).collect();
+fn mcp_routes(
+    config: &Config,
+    log: &LogService,
+    apps: lattice_apps::AppCalls,
+    guard: Arc<lattice_api::guard::Guard>,
+) -> anyhow::Result<axum::Router> {
+    let authorization_servers = config
+        .mcp_authorization_servers
+        .as_deref()
+        .unwrap_or_default()
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(str::to_owned)
+        .collect();
     let trusted = config.trusted_proxies()?;
     let router = lattice_mcp::http::router(exporter(config, log, apps), guard, config.mcp_allowed_origins(), trusted.clone());
     Ok(router.merge(lattice_mcp::http::protected_resource(authorization_servers, trusted)))

@@ -15,7 +15,14 @@ pub async fn run(config: &Config, tenant: &str, user: &str) -> anyhow::Result<()
     let user = UserId::parse("--user", user).map_err(|e| anyhow::anyhow!("{e}"))?;
     let (_, trusted) = crate::serve::start_log_trusted(config, Behind::Refuse).await?;
     let name = format!("cli:{}", crate::switch::os_user());
-    let principal = Principal { tenant: tenant.clone(), user: UserId::from_trusted(name.clone()), role: TenantRole::TenantAdmin, agent: false, run: None, within: None };
+    let principal = Principal {
+        tenant: tenant.clone(),
+        user: UserId::from_trusted(name.clone()),
+        role: TenantRole::TenantAdmin,
+        agent: false,
+        run: None,
+        within: None,
+    };
     let who = trusted.operator(name, principal);
     let done = trusted
         .log()

@@ -35,9 +35,8 @@ pub async fn set(config: &Config, level: &str, key: &str, state: &str, reason: S
 /// `lattice switch list [LEVEL]`: one level, or the deployment and every
 /// level that holds a state.
 pub async fn list(config: &Config, level: Option<&str>) -> anyhow::Result<()> {
-    let level = level
-        .map(|l| Level::parse(l).map_err(|_| anyhow::anyhow!("{l:?} is not a level: deployment, tenant:<id> or workspace:<id>")))
-        .transpose()?;
+    let level =
+        level.map(|l| Level::parse(l).map_err(|_| anyhow::anyhow!("{l:?} is not a level: deployment, tenant:<id> or workspace:<id>"))).transpose()?;
     let (_, trusted) = crate::serve::start_log_trusted(config, Behind::Refuse).await?;
     let levels = trusted.switch_levels(level).await.map_err(|e| match e {
         lattice_core::Error::NotFound => anyhow::anyhow!("no such workspace"),

@@ -27,7 +27,9 @@ pub fn init(config: &Config, to_stderr: bool, service: &str) -> anyhow::Result<O
     let otel = otel.map(|l| l.with_filter(EnvFilter::new("info")));
     let registry = tracing_subscriber::registry().with(otel);
     match config.log_format {
-        LogFormat::Json => registry.with(tracing_subscriber::fmt::layer().json().flatten_event(true).with_target(true).with_writer(writer).with_filter(filter)).init(),
+        LogFormat::Json => registry
+            .with(tracing_subscriber::fmt::layer().json().flatten_event(true).with_target(true).with_writer(writer).with_filter(filter))
+            .init(),
         LogFormat::Text => registry.with(tracing_subscriber::fmt::layer().with_target(true).with_writer(writer).with_filter(filter)).init(),
     }
     Ok(guard)

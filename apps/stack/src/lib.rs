@@ -24,11 +24,7 @@ pub fn binary() -> PathBuf {
     let dir = exe.parent().expect("the executable's folder");
     let profile_dir = if dir.ends_with("deps") { dir.parent().expect("target/<profile>") } else { dir };
     let bin = profile_dir.join("lattice");
-    assert!(
-        bin.exists(),
-        "{} is missing: build it with `cargo build -p lattice` (cargo xtask test does), or set LATTICE_BIN",
-        bin.display()
-    );
+    assert!(bin.exists(), "{} is missing: build it with `cargo build -p lattice` (cargo xtask test does), or set LATTICE_BIN", bin.display());
     bin
 }
 
@@ -89,12 +85,21 @@ impl Ports {
     pub const STANDARD: Ports = Ports { portal: 8080, apps: 8081, log: 8090, mcp: 8091, bridge: 8092, postgres: 5433, nats: 4223 };
 
     pub fn free() -> Self {
-        Self { portal: free_port(), apps: free_port(), log: free_port(), mcp: free_port(), bridge: free_port(), postgres: free_port(), nats: free_port() }
+        Self {
+            portal: free_port(),
+            apps: free_port(),
+            log: free_port(),
+            mcp: free_port(),
+            bridge: free_port(),
+            postgres: free_port(),
+            nats: free_port(),
+        }
     }
 
     /// `portal,apps,log,mcp,bridge,postgres,nats`, as LATTICE_STACK_PORTS gives them.
     pub fn parse(text: &str) -> Result<Self, String> {
-        let n: Vec<u16> = text.split(',').map(|p| p.trim().parse::<u16>()).collect::<Result<_, _>>().map_err(|e| format!("LATTICE_STACK_PORTS: {e}"))?;
+        let n: Vec<u16> =
+            text.split(',').map(|p| p.trim().parse::<u16>()).collect::<Result<_, _>>().map_err(|e| format!("LATTICE_STACK_PORTS: {e}"))?;
         match n[..] {
             [portal, apps, log, mcp, bridge, postgres, nats] => Ok(Self { portal, apps, log, mcp, bridge, postgres, nats }),
             _ => Err("LATTICE_STACK_PORTS: seven ports: portal,apps,log,mcp,bridge,postgres,nats".into()),
@@ -471,7 +476,6 @@ pub fn alive(pid: i32) -> bool {
     }
 }
 
-
 /// One plain HTTP/1.0 GET of `http://host:port/path`: whether it answered 200.
 fn answers_200(url: &str) -> bool {
     use std::io::{Read, Write};
@@ -526,7 +530,11 @@ fn pg_tool(tool: &str) -> Result<Command, String> {
 
 fn checked(cmd: &mut Command, what: &str) -> Result<(), String> {
     let out = cmd.output().map_err(|e| format!("{what}: {e}"))?;
-    if out.status.success() { Ok(()) } else { Err(format!("{what} failed: {}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr))) }
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!("{what} failed: {}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)))
+    }
 }
 
 pub fn postgres_start(dir: &Path, port: u16) -> Result<(), String> {

@@ -15,7 +15,10 @@ use crate::session;
 /// Why a call failed: the server's typed refusal, or no answer at all.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Failure {
-    Refused { status: u16, error: Error },
+    Refused {
+        status: u16,
+        error: Error,
+    },
     Unreachable(String),
     /// A live stream ended for good, in words for a person.
     Ended(String),
@@ -142,7 +145,9 @@ pub fn refusal(status: u16, text: &str) -> Failure {
 }
 
 fn js(e: JsValue) -> Failure {
-    Failure::Unreachable(e.as_string().or_else(|| js_sys::JSON::stringify(&e).ok().and_then(|s| s.as_string())).unwrap_or_else(|| "a network error".into()))
+    Failure::Unreachable(
+        e.as_string().or_else(|| js_sys::JSON::stringify(&e).ok().and_then(|s| s.as_string())).unwrap_or_else(|| "a network error".into()),
+    )
 }
 
 /// Percent-encodes a query value.

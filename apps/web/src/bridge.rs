@@ -17,11 +17,11 @@
 use std::cell::RefCell;
 use std::collections::VecDeque;
 
+use lattice_wire::{AppCall, AppCapability, Confirmation, Outcome};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::Closure;
-use lattice_wire::{AppCall, AppCapability, Confirmation, Outcome};
 use web_sys::{HtmlIFrameElement, MessageEvent};
 
 use crate::api;
@@ -166,11 +166,14 @@ pub fn teardown(id: u64, wait_ms: i32, done: impl FnOnce() + 'static) {
         if let Some(rid) = request_id {
             let on_answer = done.clone();
             with_frame(id, |f| {
-                f.teardown = Some((rid.clone(), Box::new(move || {
-                    if let Some(d) = on_answer.borrow_mut().take() {
-                        d();
-                    }
-                })))
+                f.teardown = Some((
+                    rid.clone(),
+                    Box::new(move || {
+                        if let Some(d) = on_answer.borrow_mut().take() {
+                            d();
+                        }
+                    }),
+                ))
             });
             send(id, &json!({"jsonrpc": "2.0", "id": rid, "method": "ui/resource-teardown", "params": {"reason": "the app is no longer shown"}}));
         }
@@ -307,12 +310,8 @@ fn on_message(event: MessageEvent) {
     }
     let Some(source) = event.source() else { return };
     let source: &js_sys::Object = source.unchecked_ref();
-    let frame = FRAMES.with(|f| {
-        f.borrow()
-            .iter()
-            .find(|fr| fr.iframe.content_window().is_some_and(|w| js_sys::Object::is(w.as_ref(), source)))
-            .map(|fr| fr.id)
-    });
+    let frame = FRAMES
+        .with(|f| f.borrow().iter().find(|fr| fr.iframe.content_window().is_some_and(|w| js_sys::Object::is(w.as_ref(), source))).map(|fr| fr.id));
     let Some(id) = frame else { return };
     let Some(text) = js_sys::JSON::stringify(&event.data()).ok().and_then(|s| s.as_string()) else { return };
     if text.len() > MAX_MESSAGE_BYTES {
@@ -358,7 +357,10 @@ fn on_message(event: MessageEvent) {
     match method.as_str() {
         "ui/notifications/sandbox-proxy-ready" => {
             let html = with_frame(id, |f| f.app.html.clone()).unwrap_or_default();
-            send(id, &json!({"jsonrpc": "2.0", "method": "ui/notifications/sandbox-resource-ready", "params": {"html": html, "sandbox": "allow-scripts"}}));
+            send(
+                id,
+                &json!({"jsonrpc": "2.0", "method": "ui/notifications/sandbox-resource-ready", "params": {"html": html, "sandbox": "allow-scripts"}}),
+            );
         }
         "ui/notifications/initialized" => {
             let Some(app) = with_frame(id, |f| {
@@ -367,7 +369,10 @@ fn on_message(event: MessageEvent) {
             }) else {
                 return;
             };
-            send(id, &json!({"jsonrpc": "2.0", "method": "ui/notifications/tool-input", "params": {"arguments": {"title": app.title, "summary": app.summary}}}));
+            send(
+                id,
+                &json!({"jsonrpc": "2.0", "method": "ui/notifications/tool-input", "params": {"arguments": {"title": app.title, "summary": app.summary}}}),
+            );
             send(id, &json!({"jsonrpc": "2.0", "method": "ui/notifications/tool-result", "params": app_result(&app)}));
         }
         "ui/notifications/size-changed" => {
@@ -457,7 +462,14 @@ fn handle_request(id: u64, rid: Value, method: &str, params: Value) {
 fn text_of(content: Option<&Value>) -> String {
     content
         .and_then(Value::as_array)
-        .map(|blocks| blocks.iter().filter(|b| b.get("type").and_then(Value::as_str) == Some("text")).filter_map(|b| b.get("text").and_then(Value::as_str)).collect::<Vec<_>>().join("\n"))
+        .map(|blocks| {
+            blocks
+                .iter()
+                .filter(|b| b.get("type").and_then(Value::as_str) == Some("text"))
+                .filter_map(|b| b.get("text").and_then(Value::as_str))
+                .collect::<Vec<_>>()
+                .join("\n")
+        })
         .unwrap_or_default()
 }
 
@@ -528,7 +540,12 @@ async fn call_tool(id: u64, rid: Value, name: String, arguments: Value) {
                 "Send",
                 serde_json::to_string_pretty(asked.get("values").unwrap_or(&Value::Null)).unwrap_or_default(),
             ),
-            _ => (format!("Allow {} to call {name}?", app.title), "With these arguments:".to_owned(), "Allow", serde_json::to_string_pretty(asked).unwrap_or_default()),
+            _ => (
+                format!("Allow {} to call {name}?", app.title),
+                "With these arguments:".to_owned(),
+                "Allow",
+                serde_json::to_string_pretty(asked).unwrap_or_default(),
+            ),
         };
         // The confirmation is the person's: it goes out only from this
         // page's own dialog, with the session's token, which the app's frame

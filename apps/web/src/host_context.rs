@@ -88,8 +88,23 @@ const VARIABLES: &[(&str, &str)] = &[
 
 /// lattice's own tokens, told beside the standard ones.
 const OURS: [&str; 17] = [
-    "--paper", "--paper-2", "--fg", "--fg-muted", "--line", "--accent", "--accent-fg", "--danger", "--ok", "--warn", "--focus",
-    "--chart-1", "--chart-2", "--chart-3", "--chart-4", "--chart-5", "--chart-6",
+    "--paper",
+    "--paper-2",
+    "--fg",
+    "--fg-muted",
+    "--line",
+    "--accent",
+    "--accent-fg",
+    "--danger",
+    "--ok",
+    "--warn",
+    "--focus",
+    "--chart-1",
+    "--chart-2",
+    "--chart-3",
+    "--chart-4",
+    "--chart-5",
+    "--chart-6",
 ];
 
 /// The display modes this host offers.
@@ -120,10 +135,7 @@ pub fn resolve(value: &str, dark: bool) -> String {
 pub fn variables(token: impl Fn(&str) -> String, dark: bool) -> (Map<String, Value>, Map<String, Value>) {
     let fill = |source: &str| -> String {
         // A value may name tokens inside it (`0 0 0 1px --line`).
-        let words: Vec<String> = source
-            .split(' ')
-            .map(|w| if w.starts_with("--") { resolve(&token(w), dark) } else { w.to_owned() })
-            .collect();
+        let words: Vec<String> = source.split(' ').map(|w| if w.starts_with("--") { resolve(&token(w), dark) } else { w.to_owned() }).collect();
         words.join(" ")
     };
     let standard = VARIABLES.iter().map(|(name, source)| ((*name).to_owned(), Value::String(fill(source)))).collect();

@@ -6,14 +6,14 @@
 mod api;
 mod app;
 mod bridge;
-mod host_context;
 mod components;
 mod early;
+mod host_context;
 mod model;
-mod text;
 mod pages;
 mod session;
 mod stream;
+mod text;
 mod theme;
 
 use wasm_bindgen::prelude::wasm_bindgen;

@@ -6,19 +6,40 @@ use lattice_core::event::{
     RunResumed, RunStarted, ThreadCreated, ToolReturned,
 };
 use lattice_core::{Actor, Envelope, RunFailure};
-use lattice_wire::{TextDelta, ToolInputDelta};
 use lattice_ui::SUBMISSION;
+use lattice_wire::{TextDelta, ToolInputDelta};
 use serde_json::Value;
 
 /// One entry of the timeline, in log order.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Item {
-    Message { seq: i64, author: String, agent: bool, text: String, at: String },
-    RunStarted { seq: i64, run: String, prompt: String, started_by: String },
+    Message {
+        seq: i64,
+        author: String,
+        agent: bool,
+        text: String,
+        at: String,
+    },
+    RunStarted {
+        seq: i64,
+        run: String,
+        prompt: String,
+        started_by: String,
+    },
     /// A run waits for a person: ask_form shows a form, ask_user a question.
-    Request { seq: i64, run: String, tool_call_id: String, tool_name: String, args: Value, expires_at: Option<String> },
+    Request {
+        seq: i64,
+        run: String,
+        tool_call_id: String,
+        tool_name: String,
+        args: Value,
+        expires_at: Option<String>,
+    },
     /// A form, dashboard or app (submissions show under their form).
-    Artifact { seq: i64, id: String },
+    Artifact {
+        seq: i64,
+        id: String,
+    },
 }
 
 impl Item {
@@ -332,17 +353,12 @@ impl Thread {
 
     /// The submissions to a form, oldest first.
     pub fn submissions_to(&self, form_id: &str) -> Vec<&ArtifactView> {
-        let mut subs: Vec<&ArtifactView> = self
-            .artifacts
-            .values()
-            .filter(|a| a.kind == SUBMISSION && a.data.get("form_id").and_then(Value::as_str) == Some(form_id))
-            .collect();
+        let mut subs: Vec<&ArtifactView> =
+            self.artifacts.values().filter(|a| a.kind == SUBMISSION && a.data.get("form_id").and_then(Value::as_str) == Some(form_id)).collect();
         subs.sort_by_key(|a| a.seq);
         subs
     }
-
 }
-
 
 #[cfg(test)]
 mod tests {
@@ -373,16 +389,34 @@ mod tests {
     #[test]
     fn a_reply_grows_as_it_is_written_and_gives_way_to_what_it_came_to() {
         let mut t = Thread::default();
-        t.apply(&envelope(1, RunStarted { run_id: "run_1".into(), prompt: "p".into(), model: "m".into(), started_by: "alice".into(), chain: None }.into()));
+        t.apply(&envelope(
+            1,
+            RunStarted { run_id: "run_1".into(), prompt: "p".into(), model: "m".into(), started_by: "alice".into(), chain: None }.into(),
+        ));
         t.text_delta(text(0, "The figures "));
         t.text_delta(text(0, "are in."));
-        t.tool_input(ToolInputDelta { run_id: "run_1".into(), model_call: 0, tool_call_id: "c1".into(), name: "ask_form".into(), arguments: json!({"title": "In"}) });
-        t.tool_input(ToolInputDelta { run_id: "run_1".into(), model_call: 0, tool_call_id: "c1".into(), name: "ask_form".into(), arguments: json!({"title": "Incident"}) });
+        t.tool_input(ToolInputDelta {
+            run_id: "run_1".into(),
+            model_call: 0,
+            tool_call_id: "c1".into(),
+            name: "ask_form".into(),
+            arguments: json!({"title": "In"}),
+        });
+        t.tool_input(ToolInputDelta {
+            run_id: "run_1".into(),
+            model_call: 0,
+            tool_call_id: "c1".into(),
+            name: "ask_form".into(),
+            arguments: json!({"title": "Incident"}),
+        });
         let w = t.writing.get("run_1").unwrap();
         assert_eq!(w.text, "The figures are in.");
         assert_eq!(w.tools, vec![("c1".to_owned(), "ask_form".to_owned(), json!({"title": "Incident"}))]);
 
-        t.apply(&envelope(2, ModelReplied { run_id: "run_1".into(), text: Some("The figures are in.".into()), tool_calls: vec![], tokens: None }.into()));
+        t.apply(&envelope(
+            2,
+            ModelReplied { run_id: "run_1".into(), text: Some("The figures are in.".into()), tool_calls: vec![], tokens: None }.into(),
+        ));
         assert!(t.writing.get("run_1").unwrap().done, "whole: no longer busy");
         // A delta of that call heard late (a stream catching up) is stale.
         t.text_delta(text(0, " again"));

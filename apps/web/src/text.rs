@@ -11,8 +11,8 @@ use wasm_bindgen::JsValue;
 /// (`-1.5e3`, `.5`); `None` for anything else, an empty text among them.
 /// The browser alone would also take `0x1f`, `Infinity` and blanks.
 pub fn number_in(text: &str) -> Option<f64> {
-    let decimal = text.bytes().any(|b| b.is_ascii_digit())
-        && text.bytes().all(|b| b.is_ascii_digit() || matches!(b, b'+' | b'-' | b'.' | b'e' | b'E'));
+    let decimal =
+        text.bytes().any(|b| b.is_ascii_digit()) && text.bytes().all(|b| b.is_ascii_digit() || matches!(b, b'+' | b'-' | b'.' | b'e' | b'E'));
     // `+text`, as `Number(text)`.
     let n = JsValue::from_str(text).unchecked_into_f64();
     (decimal && n.is_finite()).then_some(n)

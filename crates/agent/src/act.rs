@@ -102,8 +102,7 @@ pub fn check_form(args: &Value) -> Result<(), Error> {
     let schema = args.get("schema").cloned().unwrap_or(Value::Null);
     let compiled = lattice_ui::compile(&schema)?;
     if let Some(ui) = args.get("ui").filter(|v| !v.is_null()) {
-        let hints: lattice_ui::hints::UiHints =
-            serde_json::from_value(ui.clone()).map_err(|e| Error::field("ui", "shape", e.to_string()))?;
+        let hints: lattice_ui::hints::UiHints = serde_json::from_value(ui.clone()).map_err(|e| Error::field("ui", "shape", e.to_string()))?;
         hints.check(&compiled)?;
     }
     Ok(())

@@ -48,10 +48,7 @@ impl OpenAiModel {
     pub fn new(base_url: &str, api_key: Option<String>, model: &str, timeout: Duration) -> Result<Self, ModelError> {
         // TLS by rustls with ring; the system's roots (and SSL_CERT_FILE).
         let _ = rustls::crypto::ring::default_provider().install_default();
-        let http = reqwest::Client::builder()
-            .connect_timeout(timeout)
-            .build()
-            .map_err(|e| ModelError::Unreachable(e.to_string()))?;
+        let http = reqwest::Client::builder().connect_timeout(timeout).build().map_err(|e| ModelError::Unreachable(e.to_string()))?;
         Ok(Self {
             http,
             base_url: base_url.trim_end_matches('/').to_owned(),
@@ -89,17 +86,12 @@ impl OpenAiModel {
         }
         let quiet = |e: ModelError| Failed { error: e, retry_after: None, told: false };
         let failed = |e: reqwest::Error| if e.is_timeout() { ModelError::Timeout } else { ModelError::Unreachable(e.to_string()) };
-        let mut response = tokio::time::timeout(self.idle, call.send())
-            .await
-            .map_err(|_| quiet(ModelError::Timeout))?
-            .map_err(|e| quiet(failed(e)))?;
+        let mut response =
+            tokio::time::timeout(self.idle, call.send()).await.map_err(|_| quiet(ModelError::Timeout))?.map_err(|e| quiet(failed(e)))?;
         let status = response.status();
         let retry_after = response.headers().get("retry-after").and_then(|v| v.to_str().ok()).and_then(retry_after);
-        let streamed = response
-            .headers()
-            .get(reqwest::header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(|v| v.starts_with("text/event-stream"));
+        let streamed =
+            response.headers().get(reqwest::header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).is_some_and(|v| v.starts_with("text/event-stream"));
         if !status.is_success() || !streamed {
             let text = self.read_whole(&mut response).await.map_err(quiet)?;
             if !status.is_success() {
@@ -114,10 +106,7 @@ impl OpenAiModel {
         let mut reply = Streamed::default();
         let mut lines = Lines::default();
         loop {
-            let chunk = tokio::time::timeout(self.idle, response.chunk())
-                .await
-                .map_err(|_| ModelError::Timeout)
-                .and_then(|c| c.map_err(failed));
+            let chunk = tokio::time::timeout(self.idle, response.chunk()).await.map_err(|_| ModelError::Timeout).and_then(|c| c.map_err(failed));
             let chunk = match chunk {
                 Ok(Some(chunk)) => chunk,
                 Ok(None) => break,
@@ -266,8 +255,8 @@ impl Streamed {
             }
             call.tell(i, deltas);
             let raw = if call.arguments.trim().is_empty() { "{}" } else { call.arguments.as_str() };
-            let arguments: Value = serde_json::from_str(raw)
-                .map_err(|e| ModelError::Malformed(format!("tool_calls[{i}] arguments are not JSON: {e}")))?;
+            let arguments: Value =
+                serde_json::from_str(raw).map_err(|e| ModelError::Malformed(format!("tool_calls[{i}] arguments are not JSON: {e}")))?;
             let id = if call.id.is_empty() { format!("call_{i}") } else { std::mem::take(&mut call.id) };
             tool_calls.push(ToolCall { id, name: std::mem::take(&mut call.name), arguments });
         }
@@ -319,8 +308,10 @@ impl OpenAiModel {
                     if !tool_calls.is_empty() {
                         msg["tool_calls"] = tool_calls
                             .iter()
-                            .map(|c| json!({"id": c.id, "type": "function",
-                                "function": {"name": c.name, "arguments": c.arguments.to_string()}}))
+                            .map(|c| {
+                                json!({"id": c.id, "type": "function",
+                                "function": {"name": c.name, "arguments": c.arguments.to_string()}})
+                            })
                             .collect();
                     }
                     msg
@@ -335,8 +326,10 @@ impl OpenAiModel {
             body["tools"] = request
                 .tools
                 .iter()
-                .map(|t| json!({"type": "function",
-                    "function": {"name": t.name, "description": t.description, "parameters": t.parameters}}))
+                .map(|t| {
+                    json!({"type": "function",
+                    "function": {"name": t.name, "description": t.description, "parameters": t.parameters}})
+                })
                 .collect();
         }
         body

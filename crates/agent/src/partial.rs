@@ -16,13 +16,7 @@ const MAX_DEPTH: usize = 64;
 /// nothing whole can be made of it yet.
 pub fn complete(text: &str) -> Option<Value> {
     let scan = Scan::of(text)?;
-    let closers = |depth: usize| -> String {
-        scan.stack[..depth]
-            .iter()
-            .rev()
-            .map(|&b| b as char)
-            .collect()
-    };
+    let closers = |depth: usize| -> String { scan.stack[..depth].iter().rev().map(|&b| b as char).collect() };
     let whole = |candidate: String| serde_json::from_str::<Value>(&candidate).ok();
     if scan.in_string && !scan.in_key {
         let open = without_broken_escape(text);
@@ -52,12 +46,7 @@ struct Scan {
 
 impl Scan {
     fn of(text: &str) -> Option<Self> {
-        let mut scan = Scan {
-            stack: Vec::new(),
-            in_string: false,
-            in_key: false,
-            safe: (0, 0),
-        };
+        let mut scan = Scan { stack: Vec::new(), in_string: false, in_key: false, safe: (0, 0) };
         let mut escaped = false;
         // In an object, whether the next string is a key.
         let mut expect_key = false;
@@ -115,16 +104,9 @@ fn without_broken_escape(text: &str) -> &str {
     if slashes % 2 == 1 {
         return &text[..text.len() - 1];
     }
-    if let Some(at) = text
-        .get(text.len().saturating_sub(5)..)
-        .and_then(|tail| tail.rfind("\\u"))
-    {
+    if let Some(at) = text.get(text.len().saturating_sub(5)..).and_then(|tail| tail.rfind("\\u")) {
         let start = text.len().saturating_sub(5) + at;
-        let before = bytes[..start]
-            .iter()
-            .rev()
-            .take_while(|&&b| b == b'\\')
-            .count();
+        let before = bytes[..start].iter().rev().take_while(|&&b| b == b'\\').count();
         if before % 2 == 0 && text.len() - start < 6 {
             return &text[..start];
         }
@@ -149,28 +131,15 @@ mod tests {
                 shown += 1;
             }
         }
-        assert!(
-            shown > doc.len() / 2,
-            "{shown} of {} prefixes were shown",
-            doc.len()
-        );
+        assert!(shown > doc.len() / 2, "{shown} of {} prefixes were shown", doc.len());
         assert_eq!(complete(doc), Some(finished));
     }
 
     #[test]
     fn open_strings_show_as_far_as_they_came_and_keys_cut_short_are_left_out() {
-        assert_eq!(
-            complete(r#"{"title": "Inci"#),
-            Some(json!({"title": "Inci"}))
-        );
-        assert_eq!(
-            complete(r#"{"title": "A", "sche"#),
-            Some(json!({"title": "A"}))
-        );
-        assert_eq!(
-            complete(r#"{"title": "A", "schema":"#),
-            Some(json!({"title": "A"}))
-        );
+        assert_eq!(complete(r#"{"title": "Inci"#), Some(json!({"title": "Inci"})));
+        assert_eq!(complete(r#"{"title": "A", "sche"#), Some(json!({"title": "A"})));
+        assert_eq!(complete(r#"{"title": "A", "schema":"#), Some(json!({"title": "A"})));
         assert_eq!(complete(r#"{"n": 12"#), Some(json!({"n": 12})));
         assert_eq!(complete(r#"{"ok": tr"#), Some(json!({})));
         assert_eq!(complete(r#"{"a": [1, 2, "#), Some(json!({"a": [1, 2]})));
@@ -184,9 +153,6 @@ mod tests {
     #[test]
     fn nesting_past_the_limit_is_not_shown() {
         assert_eq!(complete(&"[".repeat(65)), None);
-        assert_eq!(
-            complete(&"[".repeat(64)),
-            Some(serde_json::from_str(&format!("{}{}", "[".repeat(64), "]".repeat(64))).unwrap())
-        );
+        assert_eq!(complete(&"[".repeat(64)), Some(serde_json::from_str(&format!("{}{}", "[".repeat(64), "]".repeat(64))).unwrap()));
     }
 }

@@ -4,10 +4,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use lattice_core::{
-    Command, DeferredRequest, Error, Principal, RunFailure, RunId, RunStatus, RunStep, SwitchKey, TenantId, ThreadId,
-    ToolCall,
-};
+use lattice_core::{Command, DeferredRequest, Error, Principal, RunFailure, RunId, RunStatus, RunStep, SwitchKey, TenantId, ThreadId, ToolCall};
 use lattice_log::{Authenticated, LogService, Passing, RunRow, Trusted};
 use lattice_wire::{TextDelta, ToolInputDelta};
 use serde_json::Value;
@@ -116,10 +113,7 @@ impl Runner {
     /// run resumes: acting for the one who answered last if they may act in
     /// a run, else (a respondent's answer) for whom it acted for.
     pub async fn answer(&self, who: &Authenticated, run: &RunId, tool_call_id: String, answer: Value) -> Result<(), Error> {
-        self.inner
-            .log
-            .execute(who, Command::AnswerDeferred { run: run.clone(), tool_call_id, answer, approved: true })
-            .await?;
+        self.inner.log.execute(who, Command::AnswerDeferred { run: run.clone(), tool_call_id, answer, approved: true }).await?;
         self.resume_if_answered(who, run).await
     }
 
@@ -465,12 +459,8 @@ impl Runner {
                         self.record_as(&acting, run, step).await?;
                     }
                     Outcome::Refused(reason) => {
-                        let step = RunStep::ToolReturned {
-                            tool_call_id: call.id,
-                            tool_name: call.name,
-                            result: Value::String(reason),
-                            is_error: true,
-                        };
+                        let step =
+                            RunStep::ToolReturned { tool_call_id: call.id, tool_name: call.name, result: Value::String(reason), is_error: true };
                         self.record_as(&acting, run, step).await?;
                     }
                 }

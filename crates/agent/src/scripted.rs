@@ -10,11 +10,7 @@ use crate::model::{ChatMessage, Model, ModelError, ModelReply, ModelRequest};
 use crate::tools;
 
 pub fn all() -> Vec<(&'static str, Arc<dyn Model>)> {
-    vec![
-        ("scripted:ask_form", Arc::new(AskForm)),
-        ("scripted:dashboard", Arc::new(ShowDashboard)),
-        ("scripted:app", Arc::new(MakeApp)),
-    ]
+    vec![("scripted:ask_form", Arc::new(AskForm)), ("scripted:dashboard", Arc::new(ShowDashboard)), ("scripted:app", Arc::new(MakeApp))]
 }
 
 fn offered(request: &ModelRequest, name: &str) -> bool {

@@ -178,8 +178,5 @@ pub fn all_tools() -> Vec<ToolDefinition> {
 
 /// The tools offered where `enabled` says which switches are on.
 pub fn toolset(enabled: &BTreeMap<SwitchKey, bool>) -> Vec<ToolDefinition> {
-    all_tools()
-        .into_iter()
-        .filter(|t| switch_of(&t.name).is_none_or(|key| enabled.get(&key).copied().unwrap_or(false)))
-        .collect()
+    all_tools().into_iter().filter(|t| switch_of(&t.name).is_none_or(|key| enabled.get(&key).copied().unwrap_or(false))).collect()
 }

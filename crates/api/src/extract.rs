@@ -36,11 +36,7 @@ impl<T: DeserializeOwned> FromRequest<AppState> for Body<T> {
 
     async fn from_request(req: Request, state: &AppState) -> Result<Self, Self::Rejection> {
         let limit = state.max_body_bytes;
-        let declared = req
-            .headers()
-            .get(axum::http::header::CONTENT_LENGTH)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.parse::<u64>().ok());
+        let declared = req.headers().get(axum::http::header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<u64>().ok());
         if let Some(size) = declared
             && size > limit as u64
         {
@@ -59,8 +55,8 @@ pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, Error> {
     if bytes.is_empty() {
         return Err(Error::Malformed { reason: "the request needs a JSON body".into() });
     }
-    let value: serde_json::Value = serde_json::from_slice(bytes)
-        .map_err(|e| Error::Malformed { reason: format!("the body is not valid JSON: {e}") })?;
+    let value: serde_json::Value =
+        serde_json::from_slice(bytes).map_err(|e| Error::Malformed { reason: format!("the body is not valid JSON: {e}") })?;
     serde_path_to_error::deserialize(value).map_err(|e| {
         let path = e.path().to_string();
         let path = if path == "." { String::new() } else { path };
@@ -84,9 +80,8 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequestParts<S> for Query<T> {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
-        let axum::extract::Query(value) = axum::extract::Query::<T>::from_request_parts(parts, state)
-            .await
-            .map_err(|e| Error::Malformed { reason: e.body_text() })?;
+        let axum::extract::Query(value) =
+            axum::extract::Query::<T>::from_request_parts(parts, state).await.map_err(|e| Error::Malformed { reason: e.body_text() })?;
         Ok(Query(value))
     }
 }

@@ -190,13 +190,7 @@ impl AppCalls {
                 let arguments = asked_arguments(tool, arguments)?;
                 let asked = CallAudit { arguments: Some(arguments.clone()), ..base };
                 let row = self.record(who, &head, asked.decided("ask"), None).await?;
-                Ok(Outcome::Confirm {
-                    confirmation: row,
-                    app: head.id.clone(),
-                    title: title(&head),
-                    tool: tool.to_owned(),
-                    arguments,
-                })
+                Ok(Outcome::Confirm { confirmation: row, app: head.id.clone(), title: title(&head), tool: tool.to_owned(), arguments })
             }
         }
     }
@@ -292,7 +286,15 @@ impl AppCalls {
             .into_iter()
             .filter_map(|e| {
                 let call = CallAudit::of(&e.event).filter(|call| call.app == head.id)?;
-                Some(CallRecord { seq: e.seq, at: e.at, actor: e.actor.name().to_owned(), tool: call.tool, decision: call.decision, via: call.via, confirmation: call.confirmation })
+                Some(CallRecord {
+                    seq: e.seq,
+                    at: e.at,
+                    actor: e.actor.name().to_owned(),
+                    tool: call.tool,
+                    decision: call.decision,
+                    via: call.via,
+                    confirmation: call.confirmation,
+                })
             })
             .collect())
     }
@@ -324,7 +326,15 @@ impl AppCalls {
 
     /// Carries out an allowed or confirmed call; its audit row goes with
     /// its effect.
-    async fn act(&self, who: &Authenticated, head: &ArtifactRow, tool: &str, arguments: &Value, audit: Value, once: Option<&str>) -> Result<Outcome, Error> {
+    async fn act(
+        &self,
+        who: &Authenticated,
+        head: &ArtifactRow,
+        tool: &str,
+        arguments: &Value,
+        audit: Value,
+        once: Option<&str>,
+    ) -> Result<Outcome, Error> {
         let audit = Audit { name: AUDIT_NAME.into(), data: audit, once: once.map(str::to_owned) };
         match tool {
             "get_state" => {
@@ -342,12 +352,16 @@ impl AppCalls {
                 } else {
                     self.state_writes.write(&self.log, who, &head.id, ops, audit).await?
                 };
-                Ok(Outcome::Done { text: format!("state saved as version {}", receipt["version"]), result: json!({"version": receipt["version"], "receipt": receipt}) })
+                Ok(Outcome::Done {
+                    text: format!("state saved as version {}", receipt["version"]),
+                    result: json!({"version": receipt["version"], "receipt": receipt}),
+                })
             }
             "submit" => {
                 let values = arguments.get("values").cloned().unwrap_or_else(|| json!({}));
                 // An app takes many submissions.
-                let (id, submission) = Submission::to_form(&head.id, head.version, Submissions::Many, who.principal().user.as_str(), values, server_nonce);
+                let (id, submission) =
+                    Submission::to_form(&head.id, head.version, Submissions::Many, who.principal().user.as_str(), values, server_nonce);
                 let command = Command::CreateArtifact {
                     thread: ThreadId::from_trusted(head.thread.clone()),
                     id: Some(ArtifactId::from_trusted(id)),
@@ -356,7 +370,10 @@ impl AppCalls {
                 };
                 let done = self.log.execute_audited(who, command, audit).await?;
                 let receipt = json!({"id": done.id, "version": done.version, "digest": done.digest});
-                Ok(Outcome::Done { text: format!("Sent as {}.", done.id.clone().unwrap_or_default()), result: json!({"id": receipt["id"], "submission": receipt}) })
+                Ok(Outcome::Done {
+                    text: format!("Sent as {}.", done.id.clone().unwrap_or_default()),
+                    result: json!({"id": receipt["id"], "submission": receipt}),
+                })
             }
             other => Err(Error::field("tool", "enum", format!("{other:?} is not a tool an app may call"))),
         }

@@ -83,7 +83,10 @@ async fn durable() {
     println!("bridge durable: default sync ours {default_ours:.0} events/s, raw {default_raw:.0} events/s");
     println!("bridge durable: sync_interval always ours {durable_ours:.0} events/s, raw {durable_raw:.0} events/s");
     println!("ratio {:.3} bridge with durable acknowledgements vs raw publish to the same durable server", durable_ours / durable_raw);
-    println!("ratio {:.3} bridge with durable acknowledgements vs the bridge with the default sync (the durability's cost)", durable_ours / default_ours);
+    println!(
+        "ratio {:.3} bridge with durable acknowledgements vs the bridge with the default sync (the durability's cost)",
+        durable_ours / default_ours
+    );
 }
 
 /// The bridge's events per second catching up on N committed messages,

@@ -87,7 +87,17 @@ pub async fn run() {
     let runner = lattice_agent::Runner::new(lattice_testkit::trusted(&log), lattice_agent::Models::scripted());
     let (_stop, shutdown) = tokio::sync::watch::channel(false);
     let apps = lattice_apps::AppCalls::new(log.clone(), Default::default());
-    let state = lattice_api::AppState { log, runner, apps, dev_sign_in: false, max_body_bytes: 1 << 20, guard: std::sync::Arc::new(lattice_api::guard::Guard::new(lattice_api::guard::Limits::default())), readiness: None, switch_heartbeat: std::time::Duration::from_secs(5), shutdown };
+    let state = lattice_api::AppState {
+        log,
+        runner,
+        apps,
+        dev_sign_in: false,
+        max_body_bytes: 1 << 20,
+        guard: std::sync::Arc::new(lattice_api::guard::Guard::new(lattice_api::guard::Limits::default())),
+        readiness: None,
+        switch_heartbeat: std::time::Duration::from_secs(5),
+        shutdown,
+    };
     let direct = serve(lattice_api::router(state)).await;
     let edge = serve(lattice_edge::upstream_router(&direct)).await;
     let portal = "http://127.0.0.1:1".to_owned();

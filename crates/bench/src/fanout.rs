@@ -53,7 +53,13 @@ fn latency_of(data: &str, epoch: Instant) -> Option<u64> {
 
 /// Opens the clients (client i follows `urls[i % urls.len()]`), and waits
 /// until each has its stream open.
-async fn clients(count: usize, urls: Vec<(String, Option<String>)>, epoch: Instant, seen: Arc<Seen>, stop: tokio::sync::watch::Receiver<bool>) -> Vec<tokio::task::JoinHandle<()>> {
+async fn clients(
+    count: usize,
+    urls: Vec<(String, Option<String>)>,
+    epoch: Instant,
+    seen: Arc<Seen>,
+    stop: tokio::sync::watch::Receiver<bool>,
+) -> Vec<tokio::task::JoinHandle<()>> {
     let http = crate::setup::http().pool_max_idle_per_host(0).build().unwrap();
     let (ready_tx, mut ready_rx) = tokio::sync::mpsc::channel(count);
     let mut tasks = Vec::new();
@@ -203,8 +209,9 @@ async fn baseline_side(epoch: Instant) -> Figures {
         axum::routing::get(move |axum::extract::Path(n): axum::extract::Path<usize>| {
             let rx = served[&n].subscribe();
             async move {
-                let events = tokio_stream::wrappers::BroadcastStream::new(rx)
-                    .filter_map(|m| async move { m.ok().map(|data| Ok::<_, std::convert::Infallible>(Event::default().event("message_posted").data(data))) });
+                let events = tokio_stream::wrappers::BroadcastStream::new(rx).filter_map(|m| async move {
+                    m.ok().map(|data| Ok::<_, std::convert::Infallible>(Event::default().event("message_posted").data(data)))
+                });
                 Sse::new(events)
             }
         }),
@@ -243,9 +250,14 @@ pub async fn run() {
     let (_, queries_few, _) = lattice_side(THREADS, epoch).await;
     let expected = commits as usize * (CLIENTS / THREADS);
     println!("fanout: {CLIENTS} SSE clients over {THREADS} threads, {commits} commits to one thread at {RATE}/s ({expected} deliveries due)");
-    println!("fanout bare-axum-broadcast {:.0} deliveries/s ({} delivered), p50 {:.2} ms, p99 {:.2} ms", base.per_sec, base.delivered, base.p50_ms, base.p99_ms);
+    println!(
+        "fanout bare-axum-broadcast {:.0} deliveries/s ({} delivered), p50 {:.2} ms, p99 {:.2} ms",
+        base.per_sec, base.delivered, base.p50_ms, base.p99_ms
+    );
     println!("fanout lattice {:.0} deliveries/s ({} delivered), p50 {:.2} ms, p99 {:.2} ms", ours.per_sec, ours.delivered, ours.p50_ms, ours.p99_ms);
-    println!("fanout lattice database queries per commit: {queries:.2} with {CLIENTS} streams, {queries_few:.2} with {THREADS} (every query of the server's, the commit's own included)");
+    println!(
+        "fanout lattice database queries per commit: {queries:.2} with {CLIENTS} streams, {queries_few:.2} with {THREADS} (every query of the server's, the commit's own included)"
+    );
     println!("p99_ms {:.2} fanout commit-to-delivery (lattice)", ours.p99_ms);
     println!("p99_ms {:.2} fanout commit-to-delivery (bare axum broadcast)", base.p99_ms);
     println!("ratio {:.3} fanout deliveries per second, lattice vs a bare axum broadcast", ours.per_sec / base.per_sec);

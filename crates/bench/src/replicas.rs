@@ -48,7 +48,10 @@ async fn measure(a: &LogService, b: &LogService, who: &lattice_log::Authenticate
             let mut live = log.follow(&who, Follow::Thread(thread), after).await.expect("following");
             let mut arrivals = Vec::with_capacity(MESSAGES);
             while arrivals.len() < MESSAGES {
-                let d = tokio::time::timeout(Duration::from_secs(10), live.next_committed()).await.expect("a delivery within 10 s").expect("a live envelope");
+                let d = tokio::time::timeout(Duration::from_secs(10), live.next_committed())
+                    .await
+                    .expect("a delivery within 10 s")
+                    .expect("a live envelope");
                 arrivals.push((d.seq, Instant::now()));
             }
             arrivals

@@ -133,10 +133,7 @@ pub fn bridge_schema() -> Value {
     let mut subjects = Map::new();
     subjects.insert("lattice.<tenant>.<workspace>.ui.form_submitted".into(), generator.subject_schema::<FormSubmitted>());
     subjects.insert("lattice.<tenant>.<workspace>.ui.app_submitted".into(), generator.subject_schema::<AppSubmitted>());
-    subjects.insert(
-        "lattice.<tenant>.<workspace>.log.<event type>".into(),
-        json!({"$ref": "#/$defs/Envelope"}),
-    );
+    subjects.insert("lattice.<tenant>.<workspace>.log.<event type>".into(), json!({"$ref": "#/$defs/Envelope"}));
     subjects.insert(
         "lattice.<tenant>.<workspace>.audit.<name>".into(),
         json!({"description": "lattice's audit rows (an app's tool call and its decision: app_tool_call): an envelope of type audit_recorded, its payload {name, data}. Only the bridge publishes here.",

@@ -10,11 +10,11 @@ use std::sync::Mutex;
 
 use lattice_core::event::{self, Event};
 use lattice_core::{Actor, Envelope, Error};
+use lattice_log::LogReader;
+use lattice_log::chain::ChainKey;
 use lattice_ui::asks::ASK_FORM;
 use lattice_ui::submission::Submission;
 use lattice_ui::{APP, SUBMISSION};
-use lattice_log::LogReader;
-use lattice_log::chain::ChainKey;
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -154,10 +154,16 @@ impl Projector {
                 let origin = self.origin(e, e.actor.name().to_owned(), chain).await?;
                 let submission_id = created.id.clone();
                 if target_kind == APP {
-                    let body = AppSubmitted { app_id: submission.form_id, title: title(&target_data), submission_id, values: submission.values, origin };
+                    let body =
+                        AppSubmitted { app_id: submission.form_id, title: title(&target_data), submission_id, values: submission.values, origin };
                     Some(("app_submitted", serde_json::to_vec(&body).expect("a payload serializes")))
                 } else {
-                    let form = FormRef::Form { form_id: submission.form_id, form_version: submission.form_version, title: title(&target_data), submission_id };
+                    let form = FormRef::Form {
+                        form_id: submission.form_id,
+                        form_version: submission.form_version,
+                        title: title(&target_data),
+                        submission_id,
+                    };
                     let body = FormSubmitted { form, values: submission.values, expired: false, origin };
                     Some(("form_submitted", serde_json::to_vec(&body).expect("a payload serializes")))
                 }
@@ -236,11 +242,7 @@ impl Projector {
             None => false,
         };
         Ok(match &self.chains {
-            Some(key) => Marks {
-                restricted,
-                chain: recorded.and_then(|chain| key.pass_on(tenant, &chain)),
-                new_chain: Some(key.mint(tenant, id)),
-            },
+            Some(key) => Marks { restricted, chain: recorded.and_then(|chain| key.pass_on(tenant, &chain)), new_chain: Some(key.mint(tenant, id)) },
             None => Marks { restricted, chain: recorded, new_chain: None },
         })
     }

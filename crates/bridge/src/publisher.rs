@@ -236,11 +236,7 @@ impl Bridge {
         let mut options = async_nats::ConnectOptions::new()
             .connection_timeout(Duration::from_secs(5))
             .reconnect_delay_callback(move |_| {
-                if connected_for_delay.load(std::sync::atomic::Ordering::SeqCst) {
-                    Duration::from_secs(24 * 3600)
-                } else {
-                    Duration::ZERO
-                }
+                if connected_for_delay.load(std::sync::atomic::Ordering::SeqCst) { Duration::from_secs(24 * 3600) } else { Duration::ZERO }
             })
             .event_callback(move |event| {
                 let (lost_tx, connected) = (lost_tx.clone(), connected.clone());
@@ -485,10 +481,7 @@ impl Bridge {
         }
         static PUBLISHED: lattice_telemetry::Counter = lattice_telemetry::Counter::new("lattice.bridge.published");
         PUBLISHED.add(&[lattice_telemetry::KeyValue::new("event", out.subject.splitn(4, '.').nth(3).unwrap_or_default().to_owned())]);
-        js.publish_with_headers(out.subject, headers, out.payload.into())
-            .await
-            .map(Some)
-            .map_err(|e| Error::unavailable(format!("publish: {e}")))
+        js.publish_with_headers(out.subject, headers, out.payload.into()).await.map(Some).map_err(|e| Error::unavailable(format!("publish: {e}")))
     }
 }
 

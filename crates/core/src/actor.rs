@@ -46,7 +46,10 @@ impl Principal {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case", try_from = "ActorWire")]
 pub enum Actor {
-    Person { tenant: TenantId, user: UserId },
+    Person {
+        tenant: TenantId,
+        user: UserId,
+    },
     /// An agent, acting in a workspace as the member it was added as, and
     /// for a run when it acts inside one.
     Agent {
@@ -56,7 +59,9 @@ pub enum Actor {
         run: Option<RunId>,
     },
     /// A named part of lattice itself (the bridge publishes as `bridge`).
-    System { name: String },
+    System {
+        name: String,
+    },
 }
 
 /// An actor as it is read: the variants' fields side by side, then

@@ -5,9 +5,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::ids::{ArtifactId, RunId, ThreadId, UserId, WorkspaceId};
-use crate::run::RunStep;
 use crate::integrations::{Level, SwitchKey, SwitchState};
 use crate::role::Role;
+use crate::run::RunStep;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]

@@ -100,10 +100,7 @@ pub fn check_depth(value: &Value, path: &str, below: usize) -> Result<(), Error>
 }
 
 pub fn too_deep(path: &str) -> Error {
-    Error::ValidationFailed {
-        errors: vec![FieldError::new(path, "maxDepth", format!("nests deeper than the limit of {MAX_DEPTH} levels"))],
-        more: 0,
-    }
+    Error::ValidationFailed { errors: vec![FieldError::new(path, "maxDepth", format!("nests deeper than the limit of {MAX_DEPTH} levels"))], more: 0 }
 }
 
 #[cfg(test)]

@@ -127,7 +127,11 @@ mod tests {
         let other = message.replace("message_posted", RunStarted::NAME);
         assert!(Envelope::from_json(&other).is_err());
         assert_eq!(Envelope::from_json_in::<SOME>(&other).unwrap(), None);
-        for refused in [message.replace("message_posted", "no_such_event"), message.replace(r#","text":"hi""#, ""), message.replace(r#""seq":1"#, r#""seq":"1""#)] {
+        for refused in [
+            message.replace("message_posted", "no_such_event"),
+            message.replace(r#","text":"hi""#, ""),
+            message.replace(r#""seq":1"#, r#""seq":"1""#),
+        ] {
             assert!(Envelope::from_json_in::<SOME>(&refused).is_err(), "{refused}");
         }
         assert_ne!(MessagePosted::BIT, ThreadCreated::BIT);

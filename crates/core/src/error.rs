@@ -24,11 +24,7 @@ impl FieldError {
 
 impl std::fmt::Display for FieldError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        if self.path.is_empty() {
-            write!(f, "{}", self.message)
-        } else {
-            write!(f, "{}: {}", self.path, self.message)
-        }
+        if self.path.is_empty() { write!(f, "{}", self.message) } else { write!(f, "{}: {}", self.path, self.message) }
     }
 }
 
@@ -246,14 +242,9 @@ impl Error {
             Self::NotEnabled { key } => Self::NotEnabled { key: cut(key) },
             Self::ValidationFailed { errors, more } => {
                 let extra = errors.len().saturating_sub(MAX_ERRORS) as u64;
-                Self::ValidationFailed {
-                    errors: errors.into_iter().take(MAX_ERRORS).map(FieldError::bounded).collect(),
-                    more: more + extra,
-                }
+                Self::ValidationFailed { errors: errors.into_iter().take(MAX_ERRORS).map(FieldError::bounded).collect(), more: more + extra }
             }
-            Self::InvalidState { reason, answered_by } => {
-                Self::InvalidState { reason: cut(reason), answered_by: answered_by.map(cut) }
-            }
+            Self::InvalidState { reason, answered_by } => Self::InvalidState { reason: cut(reason), answered_by: answered_by.map(cut) },
             Self::Conflict { reason, expected, actual } => Self::Conflict { reason: cut(reason), expected, actual },
             Self::Unavailable { reason } => Self::Unavailable { reason: cut(reason) },
             Self::MisdirectedRequest { host } => Self::MisdirectedRequest { host: truncate(host, MAX_PATH_BYTES) },
@@ -266,11 +257,7 @@ impl Error {
     }
 
     pub fn version_conflict(expected: u64, actual: u64) -> Self {
-        Self::Conflict {
-            reason: format!("expected version {expected}, the head is {actual}"),
-            expected: Some(expected),
-            actual: Some(actual),
-        }
+        Self::Conflict { reason: format!("expected version {expected}, the head is {actual}"), expected: Some(expected), actual: Some(actual) }
     }
 
     pub fn unavailable(reason: impl std::fmt::Display) -> Self {

@@ -96,11 +96,7 @@ impl Level {
         if let Some(id) = value.strip_prefix("workspace:") {
             return Ok(Self::Workspace(WorkspaceId::parse("level", id)?));
         }
-        Err(Error::field(
-            "level",
-            "enum",
-            format!("{value:?} is not deployment, tenant:{{id}} or workspace:{{id}}"),
-        ))
+        Err(Error::field("level", "enum", format!("{value:?} is not deployment, tenant:{{id}} or workspace:{{id}}")))
     }
 }
 

@@ -11,9 +11,9 @@ use crate::actor::{Actor, Principal};
 use crate::command::Command;
 use crate::error::Error;
 use crate::ids::{ArtifactId, RunId, TenantId, ThreadId, WorkspaceId};
-use crate::run::DeferredRequest;
 use crate::integrations::SwitchKey;
 use crate::role::Role;
+use crate::run::DeferredRequest;
 
 /// A kind of artifact, registered with the log service from outside it.
 pub trait ArtifactKind: Send + Sync {

@@ -27,6 +27,6 @@ pub use envelope::Envelope;
 pub use error::{Error, FieldError, FieldErrors};
 pub use ids::{ArtifactId, RunId, TenantId, ThreadId, UserId, WorkspaceId};
 pub use integrations::{Effective, Integrations, Level, SwitchKey, SwitchState};
+pub use kind::{ArtifactKind, ArtifactView, Check, WorkspaceView};
 pub use role::{Role, TenantRole};
 pub use run::{DeferredRequest, RunFailure, RunStatus, RunStep, ToolCall};
-pub use kind::{ArtifactKind, ArtifactView, Check, WorkspaceView};

@@ -51,10 +51,9 @@ impl Refusal {
 
     fn at(self, op: usize) -> Error {
         match self {
-            Self::Invalid { keyword, message } => Error::ValidationFailed {
-                errors: vec![FieldError::new(format!("patch.{op}"), keyword, message).bounded()],
-                more: 0,
-            },
+            Self::Invalid { keyword, message } => {
+                Error::ValidationFailed { errors: vec![FieldError::new(format!("patch.{op}"), keyword, message).bounded()], more: 0 }
+            }
             Self::TooLarge { size, limit } => Error::TooLarge { limit: limit as u64, size: size as u64 },
         }
     }
@@ -115,11 +114,7 @@ impl Patcher {
                 let path = tokens(op.path.as_str())?;
                 self.spend(document::size(&op.value))?;
                 let found = self.lookup(&path)?;
-                if *found == op.value {
-                    Ok(())
-                } else {
-                    Err(Refusal::invalid(format!("the value at {} is not the one tested", op.path.as_str())))
-                }
+                if *found == op.value { Ok(()) } else { Err(Refusal::invalid(format!("the value at {} is not the one tested", op.path.as_str()))) }
             }
         }
     }
@@ -134,8 +129,7 @@ impl Patcher {
                 message: format!("the document would nest deeper than the limit of {MAX_DEPTH} levels"),
             });
         }
-        size_within(value, self.max_bytes)
-            .map_err(|size| Refusal::TooLarge { size: self.size.saturating_add(size), limit: self.max_bytes })
+        size_within(value, self.max_bytes).map_err(|size| Refusal::TooLarge { size: self.size.saturating_add(size), limit: self.max_bytes })
     }
 
     fn spend(&mut self, bytes: usize) -> Step {
@@ -425,7 +419,12 @@ mod agreement {
     use super::*;
 
     fn leaf() -> impl Strategy<Value = Value> {
-        prop_oneof![Just(json!(null)), any::<bool>().prop_map(Value::from), (-5i64..5).prop_map(Value::from), "[a-z\"\\\\\n]{0,4}".prop_map(Value::from)]
+        prop_oneof![
+            Just(json!(null)),
+            any::<bool>().prop_map(Value::from),
+            (-5i64..5).prop_map(Value::from),
+            "[a-z\"\\\\\n]{0,4}".prop_map(Value::from)
+        ]
     }
 
     fn value() -> impl Strategy<Value = Value> {

@@ -146,7 +146,6 @@ pub fn markdown_table() -> String {
     out
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;

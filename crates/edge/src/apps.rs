@@ -80,9 +80,7 @@ pub fn apps_router(origin: AppsOrigin) -> Router {
     } else {
         tracing::warn!("the MCP Apps SDK is not built: apps that ask for it get nothing (run `cargo xtask web`)");
     }
-    router
-        .fallback(|| async { (StatusCode::NOT_FOUND, "the apps origin serves the sandbox only") })
-        .layer(axum::middleware::from_fn(holds_nothing))
+    router.fallback(|| async { (StatusCode::NOT_FOUND, "the apps origin serves the sandbox only") }).layer(axum::middleware::from_fn(holds_nothing))
 }
 
 /// Drops the request's cookies; sets none; forbids sniffing and referrers.

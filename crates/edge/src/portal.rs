@@ -57,10 +57,7 @@ pub fn portal_router(dir: &Path, config: PortalConfig) -> Router {
         .nest_service(
             "/assets",
             tower::ServiceBuilder::new()
-                .layer(SetResponseHeaderLayer::overriding(
-                    header::CACHE_CONTROL,
-                    HeaderValue::from_static("public, max-age=31536000, immutable"),
-                ))
+                .layer(SetResponseHeaderLayer::overriding(header::CACHE_CONTROL, HeaderValue::from_static("public, max-age=31536000, immutable")))
                 .service(assets),
         )
         .fallback_service(

@@ -139,10 +139,7 @@ impl Connections {
     async fn connect(&self) -> Result<Conn, Failed> {
         let stream = TcpStream::connect(&self.authority).await.map_err(Failed::Connect)?;
         let _ = stream.set_nodelay(true);
-        let (send, driver) = http1::Builder::new()
-            .handshake(TokioIo::new(stream))
-            .await
-            .map_err(|e| Failed::Connect(std::io::Error::other(e)))?;
+        let (send, driver) = http1::Builder::new().handshake(TokioIo::new(stream)).await.map_err(|e| Failed::Connect(std::io::Error::other(e)))?;
         Ok(Conn { send, driver })
     }
 }

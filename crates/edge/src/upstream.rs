@@ -17,15 +17,15 @@ use std::time::{Duration, Instant};
 
 use axum::Router;
 use axum::body::{Body, Bytes};
-use http_body_util::Full;
 use axum::extract::{Request, State};
 use axum::http::{HeaderName, HeaderValue, Uri, header};
 use axum::response::{IntoResponse, Response};
+use http_body_util::Full;
 use lattice_core::Error;
 use lattice_http::ApiError;
 
-use lattice_http::forwarded::{self, TrustedProxies, X_FORWARDED_HOST, X_FORWARDED_PROTO};
 use crate::relay::{Connections, Failed};
+use lattice_http::forwarded::{self, TrustedProxies, X_FORWARDED_HOST, X_FORWARDED_PROTO};
 
 /// The most of a request's body the edge holds (the MCP exporter takes
 /// 4 MiB, the log service 1 MiB): more is refused here.
@@ -61,12 +61,7 @@ struct Replica {
 impl Upstream {
     /// `bases`: one URL or several, comma-separated.
     fn new(bases: &str, name: &'static str, trusted: TrustedProxies) -> Self {
-        let bases: Arc<[Replica]> = bases
-            .split(',')
-            .map(str::trim)
-            .filter(|b| !b.is_empty())
-            .map(|b| Replica::of(b, name))
-            .collect();
+        let bases: Arc<[Replica]> = bases.split(',').map(str::trim).filter(|b| !b.is_empty()).map(|b| Replica::of(b, name)).collect();
         Self { bases, next: Arc::default(), name, trusted }
     }
 
@@ -157,15 +152,8 @@ pub fn mcp_router_behind(base: &str, trusted: TrustedProxies) -> Router {
 
 const TRACEPARENT: HeaderName = HeaderName::from_static("traceparent");
 
-const HOP_BY_HOP: [HeaderName; 7] = [
-    header::CONNECTION,
-    header::HOST,
-    header::TRANSFER_ENCODING,
-    header::TE,
-    header::TRAILER,
-    header::UPGRADE,
-    header::PROXY_AUTHORIZATION,
-];
+const HOP_BY_HOP: [HeaderName; 7] =
+    [header::CONNECTION, header::HOST, header::TRANSFER_ENCODING, header::TE, header::TRAILER, header::UPGRADE, header::PROXY_AUTHORIZATION];
 
 /// The edge's own refusals are typed errors, written by the one mapping
 /// every service uses (`lattice_http::ApiError`): no answer is 503.
@@ -238,7 +226,9 @@ mod tests {
     async fn replica() -> String {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let base = format!("http://{}", listener.local_addr().unwrap());
-        let app = axum::Router::new().route("/v1/{*rest}", axum::routing::any(|body: axum::body::Bytes| async move { body.len().to_string() })).layer(axum::extract::DefaultBodyLimit::disable());
+        let app = axum::Router::new()
+            .route("/v1/{*rest}", axum::routing::any(|body: axum::body::Bytes| async move { body.len().to_string() }))
+            .layer(axum::extract::DefaultBodyLimit::disable());
         tokio::spawn(async move { axum::serve(listener, app).await });
         base
     }
@@ -262,10 +252,9 @@ mod tests {
         });
         tokio::spawn(async move { axum::serve(listener, app).await });
         let authority = base.trim_start_matches("http://").to_owned();
-        for (url, seen) in [
-            (format!("{base}/lattice/"), format!("/lattice/v1/me?x=1 {authority}")),
-            (base.clone(), format!("/v1/me?x=1 {authority}")),
-        ] {
+        for (url, seen) in
+            [(format!("{base}/lattice/"), format!("/lattice/v1/me?x=1 {authority}")), (base.clone(), format!("/v1/me?x=1 {authority}"))]
+        {
             let router = super::upstream_router(&url);
             let req = Request::get("/v1/me?x=1").header("host", "chat.example").body(Body::empty()).unwrap();
             let res = router.oneshot(req).await.unwrap();

@@ -38,7 +38,8 @@ impl Block {
             Some((address, prefix)) => (address, Some(prefix)),
             None => (entry, None),
         };
-        let network: IpAddr = address.trim_start_matches('[').trim_end_matches(']').parse().map_err(|_| format!("{entry:?} is not an IP address or a CIDR block"))?;
+        let network: IpAddr =
+            address.trim_start_matches('[').trim_end_matches(']').parse().map_err(|_| format!("{entry:?} is not an IP address or a CIDR block"))?;
         let bits = if network.is_ipv4() { 32 } else { 128 };
         let prefix = match prefix {
             None => bits,
@@ -96,10 +97,8 @@ impl TrustedProxies {
     pub fn origin_of(&self, headers: &HeaderMap, peer: Option<IpAddr>) -> Origin {
         let trusted = peer.is_some_and(|p| self.trusts(p));
         let said = |name: &HeaderName| trusted.then(|| headers.get(name).and_then(|v| v.to_str().ok())).flatten();
-        let host = said(&X_FORWARDED_HOST)
-            .or_else(|| headers.get(header::HOST).and_then(|v| v.to_str().ok()))
-            .filter(|h| is_host(h))
-            .map(str::to_owned);
+        let host =
+            said(&X_FORWARDED_HOST).or_else(|| headers.get(header::HOST).and_then(|v| v.to_str().ok())).filter(|h| is_host(h)).map(str::to_owned);
         let https = said(&X_FORWARDED_PROTO).is_some_and(|p| p.eq_ignore_ascii_case("https"));
         Origin { host, https }
     }

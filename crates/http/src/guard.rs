@@ -54,11 +54,7 @@ impl AllowedHosts {
             .and_then(|h| h.to_str().ok())
             .or_else(|| req.uri().authority().map(|a| a.as_str()))
             .unwrap_or_default();
-        if self.allows(host) {
-            next.run(req).await
-        } else {
-            ApiError(Error::MisdirectedRequest { host: host.to_owned() }).into_response()
-        }
+        if self.allows(host) { next.run(req).await } else { ApiError(Error::MisdirectedRequest { host: host.to_owned() }).into_response() }
     }
 }
 

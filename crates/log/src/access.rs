@@ -26,11 +26,7 @@ impl Access {
 }
 
 pub(crate) async fn workspace_access(db: &Db, p: &Principal, workspace: &str) -> Result<Access, Error> {
-    let row = sqlx::query("SELECT tenant FROM workspaces WHERE id = $1")
-        .bind(workspace)
-        .fetch_optional(&db.pool)
-        .await
-        .map_err(db_error)?;
+    let row = sqlx::query("SELECT tenant FROM workspaces WHERE id = $1").bind(workspace).fetch_optional(&db.pool).await.map_err(db_error)?;
     let Some(row) = row else { return Err(Error::NotFound) };
     let tenant: String = row.try_get(0).map_err(db_error)?;
     access_in(db, p, tenant, workspace.to_owned()).await
@@ -82,16 +78,10 @@ fn resolve(p: &Principal, tenant: String, workspace: String, member: Option<Stri
     } else {
         match member {
             None => return Err(Error::NotFound),
-            Some(role) => {
-                Role::parse(&role).ok_or_else(|| Error::unavailable(format!("stored role {role:?} is unknown")))?
-            }
+            Some(role) => Role::parse(&role).ok_or_else(|| Error::unavailable(format!("stored role {role:?} is unknown")))?,
         }
     };
-    Ok(Access {
-        tenant: TenantId::from_trusted(tenant),
-        workspace: WorkspaceId::from_trusted(workspace),
-        role,
-    })
+    Ok(Access { tenant: TenantId::from_trusted(tenant), workspace: WorkspaceId::from_trusted(workspace), role })
 }
 
 /// The caller's access to a thread: its role there, bounded by a resumed

@@ -141,8 +141,7 @@ impl Authenticator {
             ims: Some(now_ms),
             exp: now + self.ttl.as_secs(),
         };
-        jsonwebtoken::encode(&Header::new(Algorithm::HS256), &claims, &self.encoding)
-            .expect("HS256 signing with a valid key cannot fail")
+        jsonwebtoken::encode(&Header::new(Algorithm::HS256), &claims, &self.encoding).expect("HS256 signing with a valid key cannot fail")
     }
 
     /// Verifies the token of an `Authorization` header's value: the one
@@ -150,19 +149,16 @@ impl Authenticator {
     /// call it). The scheme is matched in any case, as RFC 9110 has it.
     pub fn verify_header(&self, header: Option<&[u8]>) -> Result<Authenticated, Error> {
         let header = header.ok_or_else(|| Error::Unauthorized { reason: "no bearer token".into() })?;
-        let token = bearer_token(header)
-            .ok_or_else(|| Error::Unauthorized { reason: "the Authorization header is not `Bearer <token>`".into() })?;
+        let token = bearer_token(header).ok_or_else(|| Error::Unauthorized { reason: "the Authorization header is not `Bearer <token>`".into() })?;
         self.verify(token)
     }
 
     /// Verifies a bearer token's signature, expiry and claims.
     pub fn verify(&self, token: &str) -> Result<Authenticated, Error> {
         let unauthorized = |reason: &str| Error::Unauthorized { reason: reason.to_owned() };
-        let data = jsonwebtoken::decode::<Claims>(token, &self.decoding, &self.validation).map_err(|e| {
-            match e.kind() {
-                jsonwebtoken::errors::ErrorKind::ExpiredSignature => unauthorized("the token has expired"),
-                _ => unauthorized("the token does not verify"),
-            }
+        let data = jsonwebtoken::decode::<Claims>(token, &self.decoding, &self.validation).map_err(|e| match e.kind() {
+            jsonwebtoken::errors::ErrorKind::ExpiredSignature => unauthorized("the token has expired"),
+            _ => unauthorized("the token does not verify"),
         })?;
         let claims = data.claims;
         let tenant = TenantId::parse("tenant", &claims.tenant).map_err(|_| unauthorized("bad tenant claim"))?;
@@ -185,8 +181,7 @@ impl Authenticator {
             art: artifact.to_owned(),
             exp: now + CAPABILITY_TTL.as_secs(),
         };
-        jsonwebtoken::encode(&Header::new(Algorithm::HS256), &claims, &self.capability_encoding)
-            .expect("HS256 signing with a valid key cannot fail")
+        jsonwebtoken::encode(&Header::new(Algorithm::HS256), &claims, &self.capability_encoding).expect("HS256 signing with a valid key cannot fail")
     }
 
     /// The artifact a capability was given for, if it verifies and is

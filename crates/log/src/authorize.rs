@@ -66,7 +66,11 @@ impl LogService {
                 }
                 // Someone outside the workspace reads, or answers, never writes.
                 if *role > Role::Respondent && !crate::access::is_member(db, access.workspace.as_str(), user.as_str()).await? {
-                    return Err(Error::field("role", "enum", format!("{user} is not a member of the workspace: a thread is shared with them as viewer or respondent")));
+                    return Err(Error::field(
+                        "role",
+                        "enum",
+                        format!("{user} is not a member of the workspace: a thread is shared with them as viewer or respondent"),
+                    ));
                 }
                 Ok(in_thread(access, thread.clone()))
             }
@@ -120,9 +124,7 @@ impl LogService {
                 let access = workspace_access(db, p, workspace.as_str()).await?;
                 access.allow(Action::PublishEvent)?;
                 if crate::limits::RESERVED_NAMESPACES.contains(&namespace.as_str()) {
-                    return Err(Error::forbidden(format!(
-                        "the {namespace} namespace is lattice's own: only the bridge publishes there"
-                    )));
+                    return Err(Error::forbidden(format!("the {namespace} namespace is lattice's own: only the bridge publishes there")));
                 }
                 Ok(in_workspace(access))
             }
@@ -155,9 +157,7 @@ impl LogService {
                 }
                 Level::Deployment => Ok(Scope::default()),
                 Level::Tenant(tenant) if tenant != &p.tenant => Err(Error::NotFound),
-                Level::Tenant(_) if p.role != TenantRole::TenantAdmin => {
-                    Err(Error::forbidden("only a tenant admin sets the tenant's switch"))
-                }
+                Level::Tenant(_) if p.role != TenantRole::TenantAdmin => Err(Error::forbidden("only a tenant admin sets the tenant's switch")),
                 Level::Tenant(_) => Ok(Scope::default()),
                 Level::Workspace(workspace) => {
                     let access = workspace_access(db, p, workspace.as_str()).await?;
@@ -168,4 +168,3 @@ impl LogService {
         }
     }
 }
-

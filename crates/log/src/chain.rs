@@ -124,7 +124,11 @@ mod tests {
         check(b"Jefe", b"what do ya want for nothing?", "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
         check(&[0xaa; 20], &[0xdd; 50], "773ea91e36800e46854db8ebd09181a72959098b3ef8c122d9635514ced565fe");
         // A key longer than the block is hashed first.
-        check(&[0xaa; 131], b"Test Using Larger Than Block-Size Key - Hash Key First", "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54");
+        check(
+            &[0xaa; 131],
+            b"Test Using Larger Than Block-Size Key - Hash Key First",
+            "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54",
+        );
     }
 
     fn key() -> ChainKey {
@@ -153,16 +157,16 @@ mod tests {
         let (id, mac) = chain.split_once('.').unwrap();
         let flipped = format!("{id}.{}{}", if mac.starts_with('0') { '1' } else { '0' }, &mac[1..]);
         for refused in [
-            "01JD8Z3K4M5N6P7Q8R9S0T1V2W",                     // a bare envelope id, as rules passed before
-            "evt-01J9-rule",                                  // whatever a caller liked
-            recorded.as_str(),                                // the form anyone reading the thread sees
-            other_deployment.as_str(),                        // another deployment's
-            flipped.as_str(),                                 // one digit off
-            &format!("{id}.{}", &mac[..MAC_HEX - 1]),         // cut short
-            &format!("{id}x.{mac}"),                          // another id
-            &format!("{}.{mac}", id.to_lowercase()),          // the id in another case
-            &format!(".{mac}"),                               // no id
-            &format!("{id}.{mac}.{mac}"),                     // two MACs
+            "01JD8Z3K4M5N6P7Q8R9S0T1V2W",             // a bare envelope id, as rules passed before
+            "evt-01J9-rule",                          // whatever a caller liked
+            recorded.as_str(),                        // the form anyone reading the thread sees
+            other_deployment.as_str(),                // another deployment's
+            flipped.as_str(),                         // one digit off
+            &format!("{id}.{}", &mac[..MAC_HEX - 1]), // cut short
+            &format!("{id}x.{mac}"),                  // another id
+            &format!("{}.{mac}", id.to_lowercase()),  // the id in another case
+            &format!(".{mac}"),                       // no id
+            &format!("{id}.{mac}.{mac}"),             // two MACs
         ] {
             let err = key.record("acme", refused).unwrap_err();
             assert!(matches!(&err, Error::ValidationFailed { errors, .. } if errors[0].path == "chain"), "{refused}: {err:?}");

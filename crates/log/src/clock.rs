@@ -11,16 +11,7 @@ pub fn now_ms() -> i64 {
 /// lattice shows has the same width (`2026-11-30T10:00:00.000Z`).
 pub fn rfc3339(ms: i64) -> String {
     let Ok(t) = OffsetDateTime::from_unix_timestamp_nanos(ms as i128 * 1_000_000) else { return String::new() };
-    format!(
-        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z",
-        t.year(),
-        u8::from(t.month()),
-        t.day(),
-        t.hour(),
-        t.minute(),
-        t.second(),
-        t.millisecond()
-    )
+    format!("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z", t.year(), u8::from(t.month()), t.day(), t.hour(), t.minute(), t.second(), t.millisecond())
 }
 
 #[cfg(test)]

@@ -15,7 +15,14 @@ impl LogService {
     /// The write path's database work, a span of its own (`db.system.name`
     /// by the database conventions) inside `log.execute`.
     #[tracing::instrument(name = "log.commit", skip_all, fields(otel.kind = "client", db.system.name = self.inner.db.backend.system_name()))]
-    pub(crate) async fn commit(&self, p: &Principal, actor: &Actor, scope: &Scope, effect: Effect, attached: Option<&Audit>) -> Result<Committed, Error> {
+    pub(crate) async fn commit(
+        &self,
+        p: &Principal,
+        actor: &Actor,
+        scope: &Scope,
+        effect: Effect,
+        attached: Option<&Audit>,
+    ) -> Result<Committed, Error> {
         let db = &self.inner.db;
         // SQLite has one writer; waiting here beats waiting on its busy lock.
         let _writer = db.writer().await;
@@ -42,7 +49,12 @@ impl LogService {
             run: p.run.as_ref().map(lattice_core::RunId::as_str),
             at: now_ms(),
         };
-        let acting = Place { tenant: p.tenant.to_string(), workspace: workspace.clone(), thread: thread.clone(), run: p.run.as_ref().map(ToString::to_string) };
+        let acting = Place {
+            tenant: p.tenant.to_string(),
+            workspace: workspace.clone(),
+            thread: thread.clone(),
+            run: p.run.as_ref().map(ToString::to_string),
+        };
         let traceparent = crate::trace::current();
         // The audit row first: its once key, taken here, refuses a second
         // use before anything else is written.

@@ -130,10 +130,7 @@ impl Db {
             Backend::Postgres => &POSTGRES,
             Backend::Sqlite => &SQLITE,
         };
-        migrator
-            .run(&self.pool)
-            .await
-            .map_err(|e| Error::unavailable(format!("migration failed: {e}")))
+        migrator.run(&self.pool).await.map_err(|e| Error::unavailable(format!("migration failed: {e}")))
     }
 
     /// Where the schema stands against this binary's migrations, without
@@ -144,7 +141,9 @@ impl Db {
             Backend::Sqlite => &SQLITE,
         };
         let exists = match self.backend {
-            Backend::Postgres => "SELECT CAST(COUNT(*) AS BIGINT) FROM pg_tables WHERE tablename = '_sqlx_migrations' AND schemaname = current_schema()",
+            Backend::Postgres => {
+                "SELECT CAST(COUNT(*) AS BIGINT) FROM pg_tables WHERE tablename = '_sqlx_migrations' AND schemaname = current_schema()"
+            }
             Backend::Sqlite => "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = '_sqlx_migrations'",
         };
         let tables: i64 = sqlx::query_scalar(exists).fetch_one(&self.pool).await.map_err(db_error)?;
@@ -155,11 +154,7 @@ impl Db {
         };
         let known: Vec<i64> = migrator.iter().filter(|m| !m.migration_type.is_down_migration()).map(|m| m.version).collect();
         let missing = known.iter().filter(|v| !applied.contains(v)).count();
-        Ok(if missing == 0 {
-            Schema::Current
-        } else {
-            Schema::Behind { applied: known.len() - missing, known: known.len() }
-        })
+        Ok(if missing == 0 { Schema::Current } else { Schema::Behind { applied: known.len() - missing, known: known.len() } })
     }
 
     /// Answers when the database does (readiness).
@@ -180,8 +175,7 @@ fn sqlite_url(url: &str) -> Result<String, Error> {
     if let Some(parent) = std::path::Path::new(file).parent()
         && !parent.as_os_str().is_empty()
     {
-        std::fs::create_dir_all(parent)
-            .map_err(|e| Error::unavailable(format!("cannot create {}: {e}", parent.display())))?;
+        std::fs::create_dir_all(parent).map_err(|e| Error::unavailable(format!("cannot create {}: {e}", parent.display())))?;
     }
     Ok(if url.contains("mode=") {
         url.to_owned()

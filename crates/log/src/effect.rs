@@ -1,8 +1,8 @@
 //! A command's effect, worked out before the transaction opens: where its
 //! envelope goes, and the store writer that makes it (one per effect).
 
-use lattice_core::event::{AppContextSet, AppEvent, Event, MessagePosted};
 use lattice_core::envelope::DEPLOYMENT_TENANT;
+use lattice_core::event::{AppContextSet, AppEvent, Event, MessagePosted};
 use lattice_core::{Actor, ArtifactId, Audit, Error, Level, Role, RunId, RunStep, SwitchKey, SwitchState, ThreadId, WorkspaceId};
 use serde_json::Value;
 use sqlx::AnyConnection;
@@ -102,12 +102,8 @@ impl Effect {
             Self::MemberRemoved { user } => store::remove_member(conn, w, &user).await,
             Self::Unshared { user } => store::unshare_thread(conn, w, &user).await,
             Self::SessionsEnded { user } => store::end_sessions(conn, w, &user).await,
-            Self::Message { text } => {
-                Ok(MessagePosted { thread: w.thread.expect("a message is posted in a thread").to_owned(), text }.into())
-            }
-            Self::Created { id, kind, data, digest, parent } => {
-                store::create_artifact(conn, w, &id, &kind, data, digest, parent.as_deref()).await
-            }
+            Self::Message { text } => Ok(MessagePosted { thread: w.thread.expect("a message is posted in a thread").to_owned(), text }.into()),
+            Self::Created { id, kind, data, digest, parent } => store::create_artifact(conn, w, &id, &kind, data, digest, parent.as_deref()).await,
             Self::Changed { head, data, digest, patch } => store::change_artifact(conn, w, &head, &data, digest, patch).await,
             Self::Archived { head } => store::archive_artifact(conn, w, &head).await,
             Self::Switch { level, key, state, reason } => crate::switches::set_switch(conn, &level, key, state, &reason).await,

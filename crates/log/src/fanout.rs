@@ -225,15 +225,14 @@ async fn hand_on(
         // Nobody listens: nothing to read.
         return Ok(Some(to));
     }
-    let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
-        "SELECT {ENVELOPE_COLUMNS} FROM envelopes WHERE seq > $1 AND seq <= $2 ORDER BY seq LIMIT $3"
-    )))
-    .bind(from)
-    .bind(to)
-    .bind(BATCH)
-    .fetch_all(&db.pool)
-    .await
-    .map_err(db_error)?;
+    let rows =
+        sqlx::query(sqlx::AssertSqlSafe(format!("SELECT {ENVELOPE_COLUMNS} FROM envelopes WHERE seq > $1 AND seq <= $2 ORDER BY seq LIMIT $3")))
+            .bind(from)
+            .bind(to)
+            .bind(BATCH)
+            .fetch_all(&db.pool)
+            .await
+            .map_err(db_error)?;
     let full = rows.len() as i64 == BATCH;
     let mut last = from;
     let mut subs = subs.lock().expect("the fan-out's lock is never poisoned");
@@ -252,7 +251,8 @@ async fn hand_on(
             Subscribers::send(list, || Delivery::Recheck(e.seq), &mut failed);
         }
         let workspace = e.workspace.as_deref();
-        let followed = e.thread.as_deref().is_some_and(|t| subs.threads.contains_key(t)) || workspace.is_some_and(|w| subs.workspaces.contains_key(w));
+        let followed =
+            e.thread.as_deref().is_some_and(|t| subs.threads.contains_key(t)) || workspace.is_some_and(|w| subs.workspaces.contains_key(w));
         if let Some(workspace) = workspace
             && followed
         {

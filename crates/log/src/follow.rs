@@ -54,25 +54,21 @@ impl LogReader {
         if horizon <= after {
             return Ok(Vec::new());
         }
-        let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
-            "SELECT {ENVELOPE_COLUMNS} FROM envelopes WHERE seq > $1 AND seq <= $2 ORDER BY seq LIMIT $3"
-        )))
-        .bind(after)
-        .bind(horizon)
-        .bind(limit)
-        .fetch_all(&self.db.pool)
-        .await
-        .map_err(db_error)?;
+        let rows =
+            sqlx::query(sqlx::AssertSqlSafe(format!("SELECT {ENVELOPE_COLUMNS} FROM envelopes WHERE seq > $1 AND seq <= $2 ORDER BY seq LIMIT $3")))
+                .bind(after)
+                .bind(horizon)
+                .bind(limit)
+                .fetch_all(&self.db.pool)
+                .await
+                .map_err(db_error)?;
         rows.iter().map(StoredEnvelope::from_row).collect()
     }
 
     /// The follower's checkpoint (0 when it never ran).
     pub async fn checkpoint(&self, name: &str) -> Result<i64, Error> {
-        let row = sqlx::query("SELECT seq FROM follower_checkpoints WHERE name = $1")
-            .bind(name)
-            .fetch_optional(&self.db.pool)
-            .await
-            .map_err(db_error)?;
+        let row =
+            sqlx::query("SELECT seq FROM follower_checkpoints WHERE name = $1").bind(name).fetch_optional(&self.db.pool).await.map_err(db_error)?;
         Ok(match row {
             Some(row) => row.try_get(0).map_err(db_error)?,
             None => 0,

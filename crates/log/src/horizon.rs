@@ -353,10 +353,7 @@ impl Tracker {
     async fn advance(&mut self) -> Result<(), lattice_core::Error> {
         match self.db.backend {
             Backend::Sqlite => {
-                let row = sqlx::query("SELECT COALESCE(MAX(seq), 0) FROM envelopes")
-                    .fetch_one(&self.db.pool)
-                    .await
-                    .map_err(db_error)?;
+                let row = sqlx::query("SELECT COALESCE(MAX(seq), 0) FROM envelopes").fetch_one(&self.db.pool).await.map_err(db_error)?;
                 self.horizon = row.try_get(0).map_err(db_error)?;
                 Ok(())
             }

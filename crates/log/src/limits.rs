@@ -30,11 +30,9 @@ pub(crate) fn check_command(command: &Command) -> Result<(), Error> {
         Command::CreateThread { title, .. } => text(&mut errors, "title", title, 1, NAME_MAX),
         Command::PostMessage { text: body, .. } => text(&mut errors, "text", body, 1, MESSAGE_MAX),
         Command::SetSwitch { reason, .. } => text(&mut errors, "reason", reason, 1, REASON_MAX),
-        Command::EditArtifact { patch, .. } if patch.0.len() > PATCH_OPS_MAX => errors.push(FieldError::new(
-            "patch",
-            "maxItems",
-            format!("{} operations exceed the limit {PATCH_OPS_MAX}", patch.0.len()),
-        )),
+        Command::EditArtifact { patch, .. } if patch.0.len() > PATCH_OPS_MAX => {
+            errors.push(FieldError::new("patch", "maxItems", format!("{} operations exceed the limit {PATCH_OPS_MAX}", patch.0.len())))
+        }
         Command::EditArtifact { patch, .. } => {
             for (i, op) in patch.0.iter().enumerate() {
                 let value = match op {

@@ -166,8 +166,7 @@ impl LogService {
             .await
         }
         .map_err(db_error)?;
-        row.map(|row| Ok((ThreadId::from_trusted(row.try_get::<String, _>(0).map_err(db_error)?), row.try_get(1).map_err(db_error)?)))
-            .transpose()
+        row.map(|row| Ok((ThreadId::from_trusted(row.try_get::<String, _>(0).map_err(db_error)?), row.try_get(1).map_err(db_error)?))).transpose()
     }
 
     /// The workspace's threads the caller can read, newest first: a
@@ -275,13 +274,7 @@ impl LogService {
     }
 
     /// As `events`, with payloads left as their stored JSON text.
-    pub(crate) async fn events_stored(
-        &self,
-        who: &Authenticated,
-        follow: &Follow,
-        after: i64,
-        limit: i64,
-    ) -> Result<Vec<StoredEnvelope>, Error> {
+    pub(crate) async fn events_stored(&self, who: &Authenticated, follow: &Follow, after: i64, limit: i64) -> Result<Vec<StoredEnvelope>, Error> {
         let p = who.principal();
         let db = &self.inner.db;
         let (column, key, hidden) = match follow {
@@ -305,26 +298,21 @@ impl LogService {
         .bind(after)
         .bind(horizon)
         .bind(limit);
-        let rows = if hidden.is_empty() { query } else { query.bind(p.user.as_str()) }
-        .fetch_all(&db.pool)
-        .await
-        .map_err(db_error)?;
+        let rows = if hidden.is_empty() { query } else { query.bind(p.user.as_str()) }.fetch_all(&db.pool).await.map_err(db_error)?;
         rows.iter().map(StoredEnvelope::from_row).collect()
     }
 
     /// One audit row by its envelope id, if the caller can read its thread.
     pub async fn audit_record(&self, who: &Authenticated, id: &str) -> Result<Envelope, Error> {
         let p = who.principal();
-        let row = sqlx::query(sqlx::AssertSqlSafe(format!(
-            "SELECT {ENVELOPE_COLUMNS} FROM envelopes WHERE id = $1 AND tenant = $2 AND type = $3"
-        )))
-        .bind(id)
-        .bind(p.tenant.as_str())
-        .bind(lattice_core::event::AuditRecorded::NAME)
-        .fetch_optional(&self.inner.db.pool)
-        .await
-        .map_err(db_error)?
-        .ok_or(Error::NotFound)?;
+        let row = sqlx::query(sqlx::AssertSqlSafe(format!("SELECT {ENVELOPE_COLUMNS} FROM envelopes WHERE id = $1 AND tenant = $2 AND type = $3")))
+            .bind(id)
+            .bind(p.tenant.as_str())
+            .bind(lattice_core::event::AuditRecorded::NAME)
+            .fetch_optional(&self.inner.db.pool)
+            .await
+            .map_err(db_error)?
+            .ok_or(Error::NotFound)?;
         let envelope = envelope_from_row(&row)?;
         let thread = envelope.thread.clone().ok_or(Error::NotFound)?;
         thread_access(&self.inner.db, p, &ThreadId::from_trusted(thread)).await?;
@@ -466,12 +454,7 @@ impl LogService {
     /// The switch changes the caller administers: the deployment's for a
     /// deployment admin, the tenant's and its workspaces' for a tenant admin,
     /// a workspace's for its admins. Narrowed by `tenant` and `workspace`.
-    pub async fn audit(
-        &self,
-        who: &Authenticated,
-        tenant: Option<&str>,
-        workspace: Option<&str>,
-    ) -> Result<Vec<AuditRow>, Error> {
+    pub async fn audit(&self, who: &Authenticated, tenant: Option<&str>, workspace: Option<&str>) -> Result<Vec<AuditRow>, Error> {
         let p = who.principal();
         let mut rows = Vec::new();
         for (filter, value) in self.audit_scopes(who, tenant, workspace).await? {

@@ -164,7 +164,8 @@ impl LogService {
         let scope = self.authorize(principal, &command).await?;
         // What checks read: the workspace as the principal sees it, with the
         // run authorization read (read once, whoever asks).
-        let view = scope.access.clone().map(|access| ScopedView::new(self.clone(), principal.clone(), access, scope.run.clone(), scope.thread.clone()));
+        let view =
+            scope.access.clone().map(|access| ScopedView::new(self.clone(), principal.clone(), access, scope.run.clone(), scope.thread.clone()));
         // Who the envelope and the checks name: read once per command.
         let actor = who.actor();
         let mut command = command;

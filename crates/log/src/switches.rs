@@ -20,17 +20,8 @@ impl SwitchStore {
     }
 
     /// The three levels' states for one key in one workspace.
-    pub async fn states(
-        &self,
-        tenant: &TenantId,
-        workspace: &WorkspaceId,
-        key: SwitchKey,
-    ) -> Result<[SwitchState; 3], Error> {
-        let levels = [
-            Level::Deployment.to_string(),
-            Level::Tenant(tenant.clone()).to_string(),
-            Level::Workspace(workspace.clone()).to_string(),
-        ];
+    pub async fn states(&self, tenant: &TenantId, workspace: &WorkspaceId, key: SwitchKey) -> Result<[SwitchState; 3], Error> {
+        let levels = [Level::Deployment.to_string(), Level::Tenant(tenant.clone()).to_string(), Level::Workspace(workspace.clone()).to_string()];
         let rows = sqlx::query("SELECT level, state FROM switches WHERE key = $1 AND level IN ($2, $3, $4)")
             .bind(key.as_str())
             .bind(&levels[0])
@@ -68,7 +59,9 @@ impl SwitchStore {
             let level: String = row.try_get(0).map_err(db_error)?;
             let key: String = row.try_get(1).map_err(db_error)?;
             let state: String = row.try_get(2).map_err(db_error)?;
-            let (Some(i), Some(k)) = (names.iter().position(|n| *n == level), SwitchKey::ALL.iter().position(|k| k.as_str() == key)) else { continue };
+            let (Some(i), Some(k)) = (names.iter().position(|n| *n == level), SwitchKey::ALL.iter().position(|k| k.as_str() == key)) else {
+                continue;
+            };
             out[i][k] = SwitchState::parse(&state).unwrap_or_default();
         }
         Ok(out)
@@ -99,13 +92,7 @@ impl Integrations for SwitchStore {
 
 /// The writer of a switch: one level's state set inside the commit's
 /// transaction, the event recording the old state and the new.
-pub(crate) async fn set_switch(
-    conn: &mut AnyConnection,
-    level: &Level,
-    key: SwitchKey,
-    state: SwitchState,
-    reason: &str,
-) -> Result<Event, Error> {
+pub(crate) async fn set_switch(conn: &mut AnyConnection, level: &Level, key: SwitchKey, state: SwitchState, reason: &str) -> Result<Event, Error> {
     let level = level.to_string();
     let old = sqlx::query("SELECT state FROM switches WHERE level = $1 AND key = $2")
         .bind(&level)

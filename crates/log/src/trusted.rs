@@ -109,10 +109,8 @@ impl Trusted {
         let levels = match only {
             Some(level) => vec![level],
             None => {
-                let rows = sqlx::query("SELECT DISTINCT level FROM switches ORDER BY level")
-                    .fetch_all(&self.log.inner.db.pool)
-                    .await
-                    .map_err(db_error)?;
+                let rows =
+                    sqlx::query("SELECT DISTINCT level FROM switches ORDER BY level").fetch_all(&self.log.inner.db.pool).await.map_err(db_error)?;
                 let mut levels = vec![Level::Deployment];
                 for row in rows {
                     let level: String = row.try_get(0).map_err(db_error)?;
@@ -135,14 +133,12 @@ impl Trusted {
     /// Every envelope of a run, in order: what the runner rebuilds a
     /// conversation from.
     pub async fn run_log(&self, tenant: &TenantId, run: &RunId) -> Result<Vec<lattice_core::Envelope>, Error> {
-        let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
-            "SELECT {ENVELOPE_COLUMNS} FROM envelopes WHERE tenant = $1 AND run = $2 ORDER BY seq"
-        )))
-        .bind(tenant.as_str())
-        .bind(run.as_str())
-        .fetch_all(&self.log.inner.db.pool)
-        .await
-        .map_err(db_error)?;
+        let rows = sqlx::query(sqlx::AssertSqlSafe(format!("SELECT {ENVELOPE_COLUMNS} FROM envelopes WHERE tenant = $1 AND run = $2 ORDER BY seq")))
+            .bind(tenant.as_str())
+            .bind(run.as_str())
+            .fetch_all(&self.log.inner.db.pool)
+            .await
+            .map_err(db_error)?;
         rows.iter().map(envelope_from_row).collect()
     }
 
@@ -252,17 +248,11 @@ impl Trusted {
 
 /// Runs read with their tenant (`{RUN_COLUMNS}, tenant`).
 fn tenant_runs(rows: &[sqlx::any::AnyRow]) -> Result<Vec<(TenantId, RunRow)>, Error> {
-    rows.iter()
-        .map(|row| Ok((TenantId::from_trusted(row.try_get::<String, _>("tenant").map_err(db_error)?), run_from_row(row)?)))
-        .collect()
+    rows.iter().map(|row| Ok((TenantId::from_trusted(row.try_get::<String, _>("tenant").map_err(db_error)?), run_from_row(row)?))).collect()
 }
 
 /// The tenant a workspace belongs to, if it exists.
 pub(crate) async fn workspace_tenant(db: &Db, workspace: &WorkspaceId) -> Result<Option<TenantId>, Error> {
-    let row = sqlx::query("SELECT tenant FROM workspaces WHERE id = $1")
-        .bind(workspace.as_str())
-        .fetch_optional(&db.pool)
-        .await
-        .map_err(db_error)?;
+    let row = sqlx::query("SELECT tenant FROM workspaces WHERE id = $1").bind(workspace.as_str()).fetch_optional(&db.pool).await.map_err(db_error)?;
     row.map(|row| row.try_get::<String, _>(0).map(TenantId::from_trusted).map_err(db_error)).transpose()
 }

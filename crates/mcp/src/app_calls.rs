@@ -9,10 +9,10 @@
 
 use std::time::Duration;
 
+use lattice_apps::server_nonce;
 use lattice_apps::{Outcome, Via};
 use lattice_core::{ArtifactId, Command, Error, SwitchKey, ThreadId};
 use lattice_log::{Authenticated, LogService};
-use lattice_apps::server_nonce;
 use lattice_ui::form::Form;
 use lattice_ui::submission::Submission;
 use lattice_ui::{FORM, SUBMISSION};
@@ -45,7 +45,11 @@ pub(crate) async fn call(
                 Ok(artifact) => artifact,
                 Err(e) => return Ok(tool_error(e.to_string())),
             },
-            None => return Ok(tool_error(Error::forbidden(format!("{name} is app-only: it is called by a view with the capability its tool result gave it")).to_string())),
+            None => {
+                return Ok(tool_error(
+                    Error::forbidden(format!("{name} is app-only: it is called by a view with the capability its tool result gave it")).to_string(),
+                ));
+            }
         };
         // Refused in the words of lattice-apps' door: a refusal says so.
         if args.get("form").and_then(Value::as_str) != Some(granted.as_str()) {
@@ -68,9 +72,9 @@ pub(crate) async fn call(
     if let Ok(Outcome::Confirm { confirmation, title, tool, arguments, .. }) = &outcome {
         outcome = match ask(title, tool, arguments, context).await {
             Some(accept) => ex.apps.confirm(who, confirmation, accept, Via::Mcp).await,
-            None => Ok(Outcome::Refused {
-                reason: "this call needs a person's confirmation, and the host offers no way to ask (elicitation)".into(),
-            }),
+            None => {
+                Ok(Outcome::Refused { reason: "this call needs a person's confirmation, and the host offers no way to ask (elicitation)".into() })
+            }
         };
     }
     match outcome {
@@ -134,12 +138,8 @@ pub(crate) async fn submit_form(log: &LogService, who: &Authenticated, args: &Va
 }
 
 async fn submit(log: &LogService, who: &Authenticated, thread: &str, id: String, data: Value) -> Result<CallToolResult, McpError> {
-    let command = Command::CreateArtifact {
-        thread: ThreadId::from_trusted(thread),
-        id: Some(ArtifactId::from_trusted(id)),
-        kind: SUBMISSION.into(),
-        data,
-    };
+    let command =
+        Command::CreateArtifact { thread: ThreadId::from_trusted(thread), id: Some(ArtifactId::from_trusted(id)), kind: SUBMISSION.into(), data };
     match log.execute(who, command).await {
         Ok(done) => {
             let receipt = json!({"id": done.id, "version": done.version, "digest": done.digest});

@@ -64,7 +64,10 @@ pub(crate) async fn call(
         if let Err(e) = check_form(&args) {
             return Ok(tool_error(format!("the form was refused: {e}. Fix it and ask again.")));
         }
-        if args.get("expires_in_secs").is_some_and(|v| !v.is_null() && v.as_u64().is_none_or(|s| s == 0 || s > lattice_core::run::MAX_EXPIRES_IN_SECS)) {
+        if args
+            .get("expires_in_secs")
+            .is_some_and(|v| !v.is_null() && v.as_u64().is_none_or(|s| s == 0 || s > lattice_core::run::MAX_EXPIRES_IN_SECS))
+        {
             return Ok(tool_error(format!("expires_in_secs: a whole number of seconds from 1 to {}", lattice_core::run::MAX_EXPIRES_IN_SECS)));
         }
         args["submissions"] = json!("once");
@@ -91,7 +94,10 @@ pub(crate) async fn call(
                 structured["status"] = json!("answered");
                 structured["answer"] = values.clone();
                 structured["submission"] = submission;
-                text.push_str(&format!("\nAnswered by the person through the client:\n{}\n", lattice_agent::untrusted("form answer", who.principal().user.as_str(), &values)));
+                text.push_str(&format!(
+                    "\nAnswered by the person through the client:\n{}\n",
+                    lattice_agent::untrusted("form answer", who.principal().user.as_str(), &values)
+                ));
             }
             Elicited::NotAsked(why) => {
                 structured["status"] = json!("pending");
@@ -140,7 +146,12 @@ enum Elicited {
 /// Asks an ask_form through the client's form elicitation when the client
 /// declares it and the form fits its flat subset (`lattice_ui::elicitation`);
 /// the answer goes through the write path as the caller, like any answer.
-async fn elicit(ex: &Exporter, who: &Authenticated, form: &lattice_log::ArtifactRow, context: &RequestContext<RoleServer>) -> Result<Elicited, McpError> {
+async fn elicit(
+    ex: &Exporter,
+    who: &Authenticated,
+    form: &lattice_log::ArtifactRow,
+    context: &RequestContext<RoleServer>,
+) -> Result<Elicited, McpError> {
     use rmcp::model::{ElicitRequestParams, ElicitationAction};
     use rmcp::service::ElicitationMode;
     // Waiting for the person is one of the caller's open streams, for as
@@ -234,7 +245,8 @@ async fn submissions(ex: &Exporter, who: &Authenticated, args: &Value, context: 
         if let Some(token) = token.clone().filter(|_| now >= next_progress) {
             next_progress = now + PROGRESS_EVERY;
             let waited = started.elapsed().as_secs_f64().floor();
-            let note = ProgressNotificationParam::new(token, waited).with_total(wait as f64).with_message(format!("waiting for an answer to {}", form.id));
+            let note =
+                ProgressNotificationParam::new(token, waited).with_total(wait as f64).with_message(format!("waiting for an answer to {}", form.id));
             let _ = context.peer.notify_progress(note).await;
         }
         let until = deadline.min(next_progress);
@@ -243,10 +255,8 @@ async fn submissions(ex: &Exporter, who: &Authenticated, args: &Value, context: 
     let answered = found.len() > after;
     let closes_at = form.data.get("closes_at").and_then(Value::as_str).map(str::to_owned);
     let expired = !answered && closes_at.as_deref().and_then(lattice_core::rfc3339::date_time_ms).is_some_and(|at| at <= lattice_log::now_ms());
-    let listed: Vec<Value> = found
-        .iter()
-        .map(|s| json!({"id": s.id, "by": s.author, "at": lattice_log::rfc3339(s.created_at), "values": s.data["values"]}))
-        .collect();
+    let listed: Vec<Value> =
+        found.iter().map(|s| json!({"id": s.id, "by": s.author, "at": lattice_log::rfc3339(s.created_at), "values": s.data["values"]})).collect();
     let mut text = format!("## Submissions to {} ({})\n\n", form.data["title"].as_str().unwrap_or_default(), listed.len());
     for s in &listed {
         text.push_str(&format!("- {} at {}: `{}`\n", s["by"].as_str().unwrap_or_default(), s["at"].as_str().unwrap_or_default(), s["values"]));
@@ -257,7 +267,13 @@ async fn submissions(ex: &Exporter, who: &Authenticated, args: &Value, context: 
         text.push_str(&format!("\nNothing new after {wait} s: still pending. Call again to keep waiting.\n"));
     }
     let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
-    let status = if answered { "answered" } else if expired { "expired" } else { "pending" };
+    let status = if answered {
+        "answered"
+    } else if expired {
+        "expired"
+    } else {
+        "pending"
+    };
     let mut structured = json!({
         "form": {"id": form.id, "version": form.version, "digest": form.digest},
         "status": status,

@@ -51,7 +51,12 @@ fn dashboard(data: &Value) -> String {
     let mut out = format!("## {}\n\nFigures as of {}.\n\n", data["title"].as_str().unwrap_or_default(), data["as_of"].as_str().unwrap_or_default());
     for panel in data["panels"].as_array().into_iter().flatten() {
         match panel["type"].as_str() {
-            Some("metric") => out.push_str(&format!("- **{}**: {}{}\n", panel["label"].as_str().unwrap_or_default(), panel["value"], panel["unit"].as_str().map(|u| format!(" {u}")).unwrap_or_default())),
+            Some("metric") => out.push_str(&format!(
+                "- **{}**: {}{}\n",
+                panel["label"].as_str().unwrap_or_default(),
+                panel["value"],
+                panel["unit"].as_str().map(|u| format!(" {u}")).unwrap_or_default()
+            )),
             Some("line" | "bar") => {
                 out.push_str(&format!("\n### {}\n\n| |", panel["title"].as_str().unwrap_or_default()));
                 let series = panel["series"].as_array().cloned().unwrap_or_default();
@@ -68,10 +73,12 @@ fn dashboard(data: &Value) -> String {
                 }
             }
             Some("table") => {
-                let columns: Vec<String> = panel["columns"].as_array().into_iter().flatten().map(|c| c.as_str().unwrap_or_default().to_owned()).collect();
+                let columns: Vec<String> =
+                    panel["columns"].as_array().into_iter().flatten().map(|c| c.as_str().unwrap_or_default().to_owned()).collect();
                 out.push_str(&format!("\n| {} |\n|{}\n", columns.join(" | "), "---|".repeat(columns.len())));
                 for row in panel["rows"].as_array().into_iter().flatten() {
-                    let cells: Vec<String> = row.as_array().into_iter().flatten().map(|c| c.as_str().map_or_else(|| c.to_string(), str::to_owned)).collect();
+                    let cells: Vec<String> =
+                        row.as_array().into_iter().flatten().map(|c| c.as_str().map_or_else(|| c.to_string(), str::to_owned)).collect();
                     out.push_str(&format!("| {} |\n", cells.join(" | ")));
                 }
             }

@@ -14,10 +14,10 @@ mod calls;
 mod fallback;
 mod flips;
 pub mod http;
-pub mod stdio;
 mod listing;
 mod scope;
 mod sessions;
+pub mod stdio;
 mod views;
 
 use std::sync::Arc;
@@ -26,9 +26,8 @@ use lattice_log::{Authenticated, LogService};
 use rmcp::ErrorData as McpError;
 use rmcp::handler::server::ServerHandler;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, ExtensionCapabilities, Implementation, ListResourceTemplatesResult,
-    ListResourcesResult, ListToolsResult, MetaObject, PaginatedRequestParams, ReadResourceRequestParams,
-    ReadResourceResponse, ServerCapabilities, ServerConfig,
+    CallToolRequestParams, CallToolResponse, ExtensionCapabilities, Implementation, ListResourceTemplatesResult, ListResourcesResult,
+    ListToolsResult, MetaObject, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleServer};
 use serde_json::{Value, json};
@@ -122,13 +121,13 @@ impl ServerHandler for Exporter {
         ServerConfig::new(
             ServerCapabilities::builder().enable_tools().enable_tool_list_changed().enable_resources().enable_extensions_with(extensions).build(),
         )
-            .with_server_info(Implementation::new("lattice", env!("CARGO_PKG_VERSION")))
-            .with_instructions(
-                "lattice puts forms, dashboards and sandboxed mini apps into a lattice chat thread. Tools act in the \
+        .with_server_info(Implementation::new("lattice", env!("CARGO_PKG_VERSION")))
+        .with_instructions(
+            "lattice puts forms, dashboards and sandboxed mini apps into a lattice chat thread. Tools act in the \
                  caller's most recent thread unless given `thread`. ask_form asks the person through the client's form \
                  elicitation when the client has it and the form is flat, and returns the answer; otherwise it returns \
                  at once with the form's id, and form_submissions waits for the answer.",
-            )
+        )
     }
 
     /// Once a session is open, its toolset is watched: when a switch flip
@@ -157,7 +156,11 @@ impl ServerHandler for Exporter {
         Ok(result?.into())
     }
 
-    async fn list_resources(&self, _request: Option<PaginatedRequestParams>, context: RequestContext<RoleServer>) -> Result<ListResourcesResult, McpError> {
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
         self.caller(&context).await?;
         Ok(ListResourcesResult::with_all_items(views::listed()))
     }

@@ -36,7 +36,8 @@ fn page(title: &str, waiting: &str, script: &str) -> String {
 
 static FORM_PAGE: LazyLock<String> = LazyLock::new(|| page("lattice form", "Waiting for the form…", include_str!("views/form.js")));
 static APP_PAGE: LazyLock<String> = LazyLock::new(|| page("lattice app", "Waiting for the app…", include_str!("views/app.js")));
-static DASHBOARD_PAGE: LazyLock<String> = LazyLock::new(|| page("lattice dashboard", "Waiting for the dashboard…", include_str!("views/dashboard.js")));
+static DASHBOARD_PAGE: LazyLock<String> =
+    LazyLock::new(|| page("lattice dashboard", "Waiting for the dashboard…", include_str!("views/dashboard.js")));
 
 /// No network, no frames, no base URL: what every lattice view and app gets.
 fn closed() -> Value {

@@ -33,13 +33,8 @@ pub async fn fresh_url(backend: Backend) -> String {
         }
         Backend::Postgres => {
             let base = postgres_url();
-            let mut conn = sqlx::PgConnection::connect(&base)
-                .await
-                .unwrap_or_else(|e| panic!("cannot reach PostgreSQL at {base}: {e}"));
-            sqlx::raw_sql(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
-                .execute(&mut conn)
-                .await
-                .expect("CREATE DATABASE");
+            let mut conn = sqlx::PgConnection::connect(&base).await.unwrap_or_else(|e| panic!("cannot reach PostgreSQL at {base}: {e}"));
+            sqlx::raw_sql(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}"))).execute(&mut conn).await.expect("CREATE DATABASE");
             conn.close().await.ok();
             match base.rfind('/') {
                 Some(i) if base[..i].contains("//") && i > base.find("//").unwrap() + 1 => {

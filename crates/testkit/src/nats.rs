@@ -65,15 +65,8 @@ impl NatsServer {
         let store = std::env::temp_dir().join(format!("lattice-nats-{port}"));
         let _ = std::fs::remove_dir_all(&store);
         std::fs::create_dir_all(&store).unwrap();
-        let mut server = Self {
-            child: None,
-            binary,
-            port,
-            url: format!("nats://127.0.0.1:{port}"),
-            store,
-            config: config.map(Path::to_path_buf),
-            env,
-        };
+        let mut server =
+            Self { child: None, binary, port, url: format!("nats://127.0.0.1:{port}"), store, config: config.map(Path::to_path_buf), env };
         server.spawn();
         server
     }

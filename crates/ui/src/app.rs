@@ -135,7 +135,6 @@ pub fn state_patch(arguments: &Value) -> Result<Vec<Value>, String> {
     Ok(rewritten)
 }
 
-
 #[cfg(test)]
 mod tests {
     use serde_json::json;

@@ -95,12 +95,7 @@ impl AppToolPolicy {
     /// The decision for `tool` called by the app `app` of `tenant`: the
     /// app's overlay, else the deployment's, else ask.
     pub fn decide(&self, tenant: &str, app: &str, tool: &str) -> Decision {
-        self.apps
-            .get(&format!("{tenant}:{app}"))
-            .and_then(|o| o.get(tool))
-            .or_else(|| self.tools.get(tool))
-            .copied()
-            .unwrap_or(Decision::Ask)
+        self.apps.get(&format!("{tenant}:{app}")).and_then(|o| o.get(tool)).or_else(|| self.tools.get(tool)).copied().unwrap_or(Decision::Ask)
     }
 }
 

@@ -104,7 +104,11 @@ impl Check for SubmissionCheck {
         match (policy, submission.nonce.as_deref()) {
             (Submissions::Many, Some(n)) if nonce_ok(n) => {}
             (Submissions::Many, _) => {
-                return Err(Error::field("nonce", "nonce", "this form takes many submissions: each needs a nonce of 8 to 64 letters, digits, - or _"));
+                return Err(Error::field(
+                    "nonce",
+                    "nonce",
+                    "this form takes many submissions: each needs a nonce of 8 to 64 letters, digits, - or _",
+                ));
             }
             (_, Some(_)) => return Err(Error::field("nonce", "nonce", "only a form that takes many submissions takes a nonce")),
             (_, None) => {}
@@ -132,9 +136,7 @@ pub struct AppsAreAgents;
 impl Check for AppsAreAgents {
     async fn check(&self, _view: &dyn WorkspaceView, actor: &Actor, command: &Command) -> Result<(), Error> {
         match command {
-            Command::CreateArtifact { kind, .. } if kind == "app" && !actor.is_agent() => {
-                Err(Error::forbidden("only an agent creates an app"))
-            }
+            Command::CreateArtifact { kind, .. } if kind == "app" && !actor.is_agent() => Err(Error::forbidden("only an agent creates an app")),
             _ => Ok(()),
         }
     }
@@ -178,11 +180,7 @@ impl Check for EditRules {
                             && op.get("from").and_then(Value::as_str).is_none_or(under_state)
                     })
                 });
-                if touches_only_state {
-                    Ok(())
-                } else {
-                    Err(Error::forbidden("a person edits an app's /state only; its HTML is always an agent's"))
-                }
+                if touches_only_state { Ok(()) } else { Err(Error::forbidden("a person edits an app's /state only; its HTML is always an agent's")) }
             }
             _ => Ok(()),
         }

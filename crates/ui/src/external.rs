@@ -65,8 +65,8 @@ impl TokenSink for Sink {
                         self.report(|| css(&value));
                     }
                 }
-                let refresh = name == "meta"
-                    && tag.attrs.iter().any(|a| &*a.name.local == "http-equiv" && a.value.trim().eq_ignore_ascii_case("refresh"));
+                let refresh =
+                    name == "meta" && tag.attrs.iter().any(|a| &*a.name.local == "http-equiv" && a.value.trim().eq_ignore_ascii_case("refresh"));
                 if refresh {
                     self.report(|| Some("a meta refresh".to_owned()));
                 }
@@ -133,8 +133,8 @@ fn leaves(url: &str) -> Option<String> {
 fn attribute_url(name: &str, value: &str) -> Option<String> {
     match name {
         "srcset" | "imagesrcset" => value.split(',').find_map(|candidate| leaves(candidate.split_whitespace().next().unwrap_or(""))),
-        "src" | "href" | "action" | "formaction" | "poster" | "data" | "background" | "cite" | "longdesc" | "ping" | "manifest"
-        | "codebase" | "archive" | "icon" | "lowsrc" | "dynsrc" | "xlink:href" | "itemtype" | "profile" => {
+        "src" | "href" | "action" | "formaction" | "poster" | "data" | "background" | "cite" | "longdesc" | "ping" | "manifest" | "codebase"
+        | "archive" | "icon" | "lowsrc" | "dynsrc" | "xlink:href" | "itemtype" | "profile" => {
             value.split_whitespace().find_map(leaves).or_else(|| leaves(value))
         }
         _ => None,

@@ -69,11 +69,7 @@ async fn main() {
     let (mut page_cpu, mut chromium_cpu) = (Vec::new(), Vec::new());
     let machine_before = cpu::Machine::read();
     for _ in 0..RUNS {
-        let context = chrome
-            .browser
-            .new_context_with_options(BrowserContextOptions::builder().color_scheme("light".into()).build())
-            .await
-            .unwrap();
+        let context = chrome.browser.new_context_with_options(BrowserContextOptions::builder().color_scheme("light".into()).build()).await.unwrap();
         context.add_init_script(&watch).await.unwrap();
         let page = context.new_page().await.unwrap();
         let before = cpu::Threads::read();
@@ -92,7 +88,13 @@ async fn main() {
     times.sort_by(f64::total_cmp);
     steadiness.sort_by(f64::total_cmp);
     let at = |q: f64| times[((times.len() as f64 - 1.0) * q).round() as usize];
-    println!("web navigation-to-interactive-form runs={RUNS} min {:.0} ms, p50 {:.0} ms, p90 {:.0} ms, max {:.0} ms", times[0], at(0.5), at(0.9), times[times.len() - 1]);
+    println!(
+        "web navigation-to-interactive-form runs={RUNS} min {:.0} ms, p50 {:.0} ms, p90 {:.0} ms, max {:.0} ms",
+        times[0],
+        at(0.5),
+        at(0.9),
+        times[times.len() - 1]
+    );
     println!(
         "web machine: the same fixed work after each navigation took min {:.1} ms, p50 {:.1} ms, max {:.1} ms (how steady the machine was)",
         steadiness[0],
@@ -103,14 +105,20 @@ async fn main() {
         page_cpu.sort_by(f64::total_cmp);
         chromium_cpu.sort_by(f64::total_cmp);
         let (page, all) = (page_cpu[page_cpu.len() / 2], chromium_cpu[chromium_cpu.len() / 2]);
-        println!("web cpu: a navigation took p50 {page:.0} ms of CPU on renderers' main threads (the page's, its app's) and {all:.0} ms in all of Chromium's processes ({} cores here)", cpu::cores());
+        println!(
+            "web cpu: a navigation took p50 {page:.0} ms of CPU on renderers' main threads (the page's, its app's) and {all:.0} ms in all of Chromium's processes ({} cores here)",
+            cpu::cores()
+        );
     }
     if let Some(steal) = steal {
         println!("web machine: the host took {:.1}% of this machine's CPU time while the navigations ran (steal)", steal * 100.0);
     }
     println!("size_kib_gzip {gzip_kib:.1} first load of the chat host, gzip (a browser without brotli)");
     println!("size_kib {kib:.1} first load of the chat host, brotli as Chromium takes it (goal <= 250)");
-    println!("web thread-page boot {:.1} KiB brotli: the first load and the forms' chunk a thread's page fetches beside it", (br_bytes + at_boot) as f64 / 1024.0);
+    println!(
+        "web thread-page boot {:.1} KiB brotli: the first load and the forms' chunk a thread's page fetches beside it",
+        (br_bytes + at_boot) as f64 / 1024.0
+    );
     println!("p50_ms {:.0} navigation to an interactive form, cold cache (goal < 500)", at(0.5));
     println!("p99_ms {:.0} navigation to an interactive form, cold cache (goal < 500)", at(0.99));
 }
@@ -138,7 +146,11 @@ async fn first_load_kib(base: &str) -> (f64, Vec<(String, usize)>) {
         async move {
             let r = http.get(&url).header("accept-encoding", "gzip").send().await.unwrap();
             assert!(r.status().is_success(), "{url}: {}", r.status());
-            assert_eq!(r.headers().get("content-encoding").map(|v| v.to_str().unwrap().to_owned()).as_deref(), Some("gzip"), "{url} is sent compressed");
+            assert_eq!(
+                r.headers().get("content-encoding").map(|v| v.to_str().unwrap().to_owned()).as_deref(),
+                Some("gzip"),
+                "{url} is sent compressed"
+            );
             r.bytes().await.unwrap().to_vec()
         }
     };

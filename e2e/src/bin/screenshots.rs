@@ -30,7 +30,8 @@ async fn main() {
     }
     let up = UpProcess::start().await;
     let root = Client::sign_in_as(&up.base, json!({"tenant": "ops", "user": "root", "role": "deployment_admin"})).await;
-    root.ok("PUT", "/v1/integrations/deployment/ui:dashboards", json!({"state": "off", "reason": "incident 42: a dashboard shows stale figures"})).await;
+    root.ok("PUT", "/v1/integrations/deployment/ui:dashboards", json!({"state": "off", "reason": "incident 42: a dashboard shows stale figures"}))
+        .await;
     root.ok("PUT", "/v1/integrations/deployment/ui:dashboards", json!({"state": "unset", "reason": "incident 42 resolved"})).await;
     let demo = Client::sign_in_as(&up.base, json!({"tenant": "demo", "user": "demo", "role": "tenant_admin"})).await;
     let ws = demo.ok("GET", "/v1/workspaces", Value::Null).await[0]["id"].as_str().unwrap().to_owned();
@@ -47,7 +48,11 @@ async fn main() {
         w.until("() => !!document.querySelector('form.schema-form')", "the form").await;
         // The demo's thread as a newcomer meets it: the dashboard, the app
         // running, the agent waiting on the form.
-        w.until("() => !!document.querySelector('.dashboard .panels') && !!document.querySelector('.app-frame iframe')", "the demo's dashboard and app").await;
+        w.until(
+            "() => !!document.querySelector('.dashboard .panels') && !!document.querySelector('.app-frame iframe')",
+            "the demo's dashboard and app",
+        )
+        .await;
         let count = w.page.frame_locator(".app-frame iframe").frame_locator("iframe").locator("#count");
         count.wait_for(None).await.expect("the demo's app running");
         // Tall enough for the whole thread, so the frames are drawn too (a
@@ -66,7 +71,8 @@ async fn main() {
         form.scroll_into_view_if_needed().await.unwrap();
         shoot(&w, &format!("form-{scheme}.png")).await;
         let w = chrome.window(&up.base, &demo.token, scheme, &format!("/t/{other}")).await;
-        w.until("() => !!document.querySelector('.dashboard .panels') && !!document.querySelector('.app-frame iframe')", "the dashboard and the app").await;
+        w.until("() => !!document.querySelector('.dashboard .panels') && !!document.querySelector('.app-frame iframe')", "the dashboard and the app")
+            .await;
         let count = w.page.frame_locator(".app-frame iframe").frame_locator("iframe").locator("#count");
         count.wait_for(None).await.expect("the app running");
         let _: bool = w.eval("() => { document.querySelectorAll('details.figures').forEach(d => d.open = true); return true; }").await;
@@ -176,6 +182,12 @@ async fn trace() {
     std::fs::write(&out, png).unwrap();
     println!("wrote {} ({} spans of trace {trace})", out.display(), spans.len());
     for s in &spans {
-        println!("  {:>9.3} ms {:>9.3} ms  {} {}", (s.start_ns - t0) as f64 / 1e6, s.end_ns.saturating_sub(s.start_ns) as f64 / 1e6, s.service, s.name);
+        println!(
+            "  {:>9.3} ms {:>9.3} ms  {} {}",
+            (s.start_ns - t0) as f64 / 1e6,
+            s.end_ns.saturating_sub(s.start_ns) as f64 / 1e6,
+            s.service,
+            s.name
+        );
     }
 }

@@ -15,7 +15,8 @@ fn session(base: &str, token: &str, thread: &str, model: Option<&str>) -> Value 
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("agui/client.mjs");
     let out = Command::new("node").arg(script).args([base, token, thread]).args(model).output().expect("node runs the AG-UI client");
     let text = String::from_utf8_lossy(&out.stdout);
-    serde_json::from_str(text.trim()).unwrap_or_else(|e| panic!("the client printed {text:?} ({e}); stderr: {}", String::from_utf8_lossy(&out.stderr)))
+    serde_json::from_str(text.trim())
+        .unwrap_or_else(|e| panic!("the client printed {text:?} ({e}); stderr: {}", String::from_utf8_lossy(&out.stderr)))
 }
 
 fn types(events: &Value) -> Vec<String> {
@@ -56,10 +57,7 @@ async fn an_ag_ui_client_runs_ask_form_to_its_interrupt_and_resumes_it() {
     assert!(runs[1][1]["message"].as_str().unwrap().contains("severity"), "{}", runs[1][1]);
 
     // The answer that fits: the run goes on to its reply and finishes.
-    assert_eq!(
-        types(&runs[2]),
-        ["RUN_STARTED", "TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_END", "RUN_FINISHED"]
-    );
+    assert_eq!(types(&runs[2]), ["RUN_STARTED", "TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_END", "RUN_FINISHED"]);
     assert!(runs[2][2]["delta"].as_str().unwrap().starts_with("Thanks, I have the report."));
     assert_eq!(runs[2][4]["outcome"]["type"], "success");
 
@@ -91,6 +89,7 @@ async fn a_streaming_model_reaches_an_ag_ui_client_as_it_writes() {
     expected.extend(pieces.iter().map(|_| "TEXT_MESSAGE_CONTENT"));
     expected.extend(["TEXT_MESSAGE_END", "RUN_FINISHED"]);
     assert_eq!(types(events), expected, "one content event per piece the model wrote");
-    let told: String = events.as_array().unwrap().iter().filter(|e| e["type"] == "TEXT_MESSAGE_CONTENT").map(|e| e["delta"].as_str().unwrap()).collect();
+    let told: String =
+        events.as_array().unwrap().iter().filter(|e| e["type"] == "TEXT_MESSAGE_CONTENT").map(|e| e["delta"].as_str().unwrap()).collect();
     assert_eq!(told, pieces.concat());
 }

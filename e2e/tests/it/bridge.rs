@@ -116,10 +116,8 @@ async fn a_postgres_restart_in_the_middle_of_a_burst_loses_nothing() {
     let th = alice.ok("POST", &format!("/v1/workspaces/{ws}/threads"), json!({"title": "poll"})).await["id"].as_str().unwrap().to_owned();
     let form = json!({"title": "Poll", "submissions": "many",
         "schema": {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}});
-    let form_id = alice.ok("POST", &format!("/v1/threads/{th}/artifacts"), json!({"kind": "form", "data": form})).await["id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
+    let form_id =
+        alice.ok("POST", &format!("/v1/threads/{th}/artifacts"), json!({"kind": "form", "data": form})).await["id"].as_str().unwrap().to_owned();
     let bridge_ready = format!("{}/readyz", bridge.probes());
     lattice_e2e::wait_ready(&bridge.probes()).await;
 

@@ -51,7 +51,11 @@ async fn lattice_up_serves_the_seeded_demo() {
     // form waiting, and no console error.
     let chrome = lattice_e2e::browser::Chrome::launch().await;
     let (chat, errors) = chrome.window_with_errors(&base, &demo.token, &format!("/t/{th}")).await;
-    chat.until("() => !!document.querySelector('.dashboard') && document.querySelectorAll('.dashboard .metric').length > 0", "the dashboard's figures").await;
+    chat.until(
+        "() => !!document.querySelector('.dashboard') && document.querySelectorAll('.dashboard .metric').length > 0",
+        "the dashboard's figures",
+    )
+    .await;
     chat.until("() => !!document.querySelector('.app-frame iframe')", "the app's frame").await;
     chat.until("() => !!document.querySelector('form button[type=submit]')", "the waiting form").await;
     let app = chat.page.frame_locator(".app-frame iframe").frame_locator("iframe").locator("body");

@@ -106,11 +106,8 @@ async fn the_chat_host_is_sent_as_brotli_or_gzip_as_accepted() {
     let up = lattice_e2e::UpProcess::start().await;
     let http = lattice_e2e::http();
     let page = http.get(format!("{}/", up.base)).send().await.unwrap().text().await.unwrap();
-    let script = page
-        .split(['"', '\''])
-        .find(|p| p.starts_with("/assets/") && p.ends_with(".js"))
-        .map(|js| js.to_owned())
-        .expect("the page names its script");
+    let script =
+        page.split(['"', '\'']).find(|p| p.starts_with("/assets/") && p.ends_with(".js")).map(|js| js.to_owned()).expect("the page names its script");
     for path in ["/".to_owned(), script] {
         let fetch = |accept: &'static str| {
             let (http, url) = (http.clone(), format!("{}{path}", up.base));

@@ -28,10 +28,7 @@ struct Target {
 /// A memory figure of a process (`VmRSS`, `VmHWM`), in kB.
 fn memory_kb(pid: u32, field: &str) -> u64 {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix(field).and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok()))
-        .unwrap_or(0)
+    status.lines().find_map(|l| l.strip_prefix(field).and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())).unwrap_or(0)
 }
 
 fn nested(levels: usize) -> Value {
@@ -159,13 +156,21 @@ async fn scene(base: &str) -> Scene {
         "tags": {"type": "array", "uniqueItems": true, "items": {"enum": choices}},
         "note": {"type": "string", "maxLength": 500}}});
     let form = ana
-        .ok("POST", &format!("/v1/threads/{thread}/artifacts"), json!({"kind": "form", "data": {"title": "F", "schema": schema, "submissions": "many", "closed": false}}))
+        .ok(
+            "POST",
+            &format!("/v1/threads/{thread}/artifacts"),
+            json!({"kind": "form", "data": {"title": "F", "schema": schema, "submissions": "many", "closed": false}}),
+        )
         .await["id"]
         .as_str()
         .unwrap()
         .to_owned();
     let app = bot
-        .ok("POST", &format!("/v1/threads/{thread}/artifacts"), json!({"kind": "app", "data": {"title": "A", "summary": "s", "html": "<p>a</p>", "state": {"a": [1]}}}))
+        .ok(
+            "POST",
+            &format!("/v1/threads/{thread}/artifacts"),
+            json!({"kind": "app", "data": {"title": "A", "summary": "s", "html": "<p>a</p>", "state": {"a": [1]}}}),
+        )
         .await["id"]
         .as_str()
         .unwrap()
@@ -177,7 +182,8 @@ async fn scene(base: &str) -> Scene {
 async fn send(http: &reqwest::Client, method: reqwest::Method, url: &str, token: &str, body: Option<String>, headers: &[(String, String)]) -> u16 {
     let mut req = http.request(method, url).bearer_auth(token);
     for (name, value) in headers {
-        if let (Ok(name), Ok(value)) = (reqwest::header::HeaderName::try_from(name.as_str()), reqwest::header::HeaderValue::try_from(value.as_str())) {
+        if let (Ok(name), Ok(value)) = (reqwest::header::HeaderName::try_from(name.as_str()), reqwest::header::HeaderValue::try_from(value.as_str()))
+        {
             req = req.header(name, value);
         }
     }
@@ -248,16 +254,17 @@ async fn attack(target: Target) {
     }
     for headers in samples(headers(), CASES) {
         let body = json!({"text": "with headers"}).to_string();
-        tally(send(&http, reqwest::Method::POST, &format!("{base}/v1/threads/{}/messages", scene.thread), &scene.ana.token, Some(body), &headers).await);
-        tally(send(&http, reqwest::Method::GET, &format!("{base}/v1/threads/{}/events?format=json", scene.thread), &scene.ana.token, None, &headers).await);
+        tally(
+            send(&http, reqwest::Method::POST, &format!("{base}/v1/threads/{}/messages", scene.thread), &scene.ana.token, Some(body), &headers).await,
+        );
+        tally(
+            send(&http, reqwest::Method::GET, &format!("{base}/v1/threads/{}/events?format=json", scene.thread), &scene.ana.token, None, &headers)
+                .await,
+        );
     }
     still_whole(&target, &scene).await;
     let peak = memory_kb(target.pid, "VmHWM:");
-    println!(
-        "hostile input: {accepted} accepted, {refused} refused; peak memory {} MB over {} MB at rest",
-        peak / 1024,
-        target.idle_kb / 1024
-    );
+    println!("hostile input: {accepted} accepted, {refused} refused; peak memory {} MB over {} MB at rest", peak / 1024, target.idle_kb / 1024);
 }
 
 /// Writes as fast as a client can send them: the suites raise the limit
@@ -316,7 +323,14 @@ async fn a_rebinding_page_and_a_runaway_client_are_turned_away() {
         let ana = ana.clone();
         let th = th.clone();
         async move {
-            let r = ana.http.post(format!("{}/v1/threads/{th}/messages", ana.base)).bearer_auth(&ana.token).json(&json!({"text": format!("m{i}")})).send().await.unwrap();
+            let r = ana
+                .http
+                .post(format!("{}/v1/threads/{th}/messages", ana.base))
+                .bearer_auth(&ana.token)
+                .json(&json!({"text": format!("m{i}")}))
+                .send()
+                .await
+                .unwrap();
             (r.status().as_u16(), r.headers().get("retry-after").and_then(|v| v.to_str().ok()).map(str::to_owned))
         }
     });
@@ -343,11 +357,7 @@ async fn dev_sign_in_answers_on_loopback_only() {
     let port = lattice_e2e::free_port();
     let addr = format!("0.0.0.0:{port}");
     let _up = UpProcess::start_with(&[("LATTICE_HTTP_ADDR", &addr), ("LATTICE_DEV_SIGN_IN_REMOTE", "true")]).await;
-    let reply = lattice_e2e::http()
-        .post(format!("http://127.0.0.1:{port}/v1/dev/token"))
-        .json(&json!({"tenant": "t1", "user": "ana"}))
-        .send()
-        .await
-        .unwrap();
+    let reply =
+        lattice_e2e::http().post(format!("http://127.0.0.1:{port}/v1/dev/token")).json(&json!({"tenant": "t1", "user": "ana"})).send().await.unwrap();
     assert_eq!(reply.status().as_u16(), 200, "configured to answer anywhere");
 }

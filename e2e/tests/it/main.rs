@@ -2,6 +2,7 @@
 
 mod acceptance;
 mod agui;
+mod apps;
 mod bridge;
 mod crash;
 mod demo;
@@ -12,6 +13,5 @@ mod migrate;
 mod operator;
 mod replicas;
 mod revocation;
-mod apps;
 mod tls;
 mod web;

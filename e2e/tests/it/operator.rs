@@ -115,7 +115,8 @@ fn doctor(env: &[(&str, &str)]) -> (bool, String) {
     std::fs::create_dir_all(&dir).unwrap();
     let mut cmd = Command::new(binary());
     cmd.arg("doctor").current_dir(&dir).env("LATTICE_DATA_DIR", dir.join("data"));
-    for var in ["LATTICE_DATABASE_URL", "LATTICE_NATS_URL", "LATTICE_AUTH_SECRET", "LATTICE_PROFILE", "LATTICE_APPS_ORIGIN", "LATTICE_PORTAL_ORIGIN"] {
+    for var in ["LATTICE_DATABASE_URL", "LATTICE_NATS_URL", "LATTICE_AUTH_SECRET", "LATTICE_PROFILE", "LATTICE_APPS_ORIGIN", "LATTICE_PORTAL_ORIGIN"]
+    {
         cmd.env_remove(var);
     }
     for (k, v) in env {
@@ -129,7 +130,10 @@ fn doctor(env: &[(&str, &str)]) -> (bool, String) {
 /// The finding on `topic`: its line and the fix under it.
 fn finding(said: &str, topic: &str) -> String {
     let lines: Vec<&str> = said.lines().collect();
-    let at = lines.iter().position(|l| l.split_whitespace().nth(1) == Some(topic.split(' ').next().unwrap())).unwrap_or_else(|| panic!("no {topic} finding: {said}"));
+    let at = lines
+        .iter()
+        .position(|l| l.split_whitespace().nth(1) == Some(topic.split(' ').next().unwrap()))
+        .unwrap_or_else(|| panic!("no {topic} finding: {said}"));
     let fix = lines.get(at + 1).filter(|l| l.contains('→')).copied().unwrap_or_default();
     format!("{}\n{fix}", lines[at])
 }
@@ -189,11 +193,8 @@ async fn doctor_names_each_problem_with_its_fix() {
 
     // The local default on a laptop: apps on another port of the same
     // host is a note, not a fix.
-    let (ok, said) = doctor(&[
-        ("LATTICE_PROFILE", "local"),
-        ("LATTICE_APPS_ORIGIN", "http://127.0.0.1:8081"),
-        ("LATTICE_WEB_DIR", "/nonexistent/web"),
-    ]);
+    let (ok, said) =
+        doctor(&[("LATTICE_PROFILE", "local"), ("LATTICE_APPS_ORIGIN", "http://127.0.0.1:8081"), ("LATTICE_WEB_DIR", "/nonexistent/web")]);
     assert!(!ok, "{said}");
     assert!(finding(&said, "apps origin").starts_with("  note"), "{said}");
     assert!(finding(&said, "database").contains("not there yet"), "{said}");

@@ -11,20 +11,33 @@ use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use futures_util::StreamExt;
 use async_nats::jetstream;
+use futures_util::StreamExt;
 use lattice_e2e::{BridgeProcess, Client, EdgeProcess, LogProcess};
 use serde_json::{Value, json};
 
 /// Follows a thread through the edge from `after`, reconnecting (from the
 /// last sequence number it saw) whenever the stream ends; collects the
 /// messages' texts with their sequence numbers.
-fn follow(portal: String, token: String, th: String, seen: Arc<Mutex<Vec<(i64, String)>>>, reconnects: Arc<Mutex<usize>>, opened: Arc<std::sync::atomic::AtomicUsize>) {
+fn follow(
+    portal: String,
+    token: String,
+    th: String,
+    seen: Arc<Mutex<Vec<(i64, String)>>>,
+    reconnects: Arc<Mutex<usize>>,
+    opened: Arc<std::sync::atomic::AtomicUsize>,
+) {
     tokio::spawn(async move {
         let http = lattice_e2e::http();
         let mut after = 0;
         loop {
-            let Ok(r) = http.get(format!("{portal}/v1/threads/{th}/events?after={after}")).bearer_auth(&token).header("accept", "text/event-stream").send().await else {
+            let Ok(r) = http
+                .get(format!("{portal}/v1/threads/{th}/events?after={after}"))
+                .bearer_auth(&token)
+                .header("accept", "text/event-stream")
+                .send()
+                .await
+            else {
                 tokio::time::sleep(Duration::from_millis(100)).await;
                 continue;
             };
@@ -88,7 +101,9 @@ async fn a_killed_log_replica_and_leading_bridge_lose_nothing_and_streams_runs_a
         let (ana, th, runs, stop) = (ana.clone(), th.clone(), runs.clone(), stop_runs.clone());
         tokio::spawn(async move {
             while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-                if let Ok((200, body)) = ana.post(&format!("/v1/threads/{th}/runs"), json!({"prompt": "Figures.", "model": "scripted:dashboard"})).await {
+                if let Ok((200, body)) =
+                    ana.post(&format!("/v1/threads/{th}/runs"), json!({"prompt": "Figures.", "model": "scripted:dashboard"})).await
+                {
                     runs.lock().unwrap().push(body["run_id"].as_str().unwrap_or_default().to_owned());
                 }
                 tokio::time::sleep(Duration::from_millis(40)).await;
@@ -151,7 +166,8 @@ async fn a_killed_log_replica_and_leading_bridge_lose_nothing_and_streams_runs_a
     let deadline = Instant::now() + Duration::from_secs(60);
     let finished = loop {
         let events = ana.all_events(&th).await;
-        let finished: Vec<String> = events.iter().filter(|e| e["type"] == "run_finished").map(|e| e["payload"]["run_id"].as_str().unwrap_or_default().to_owned()).collect();
+        let finished: Vec<String> =
+            events.iter().filter(|e| e["type"] == "run_finished").map(|e| e["payload"]["run_id"].as_str().unwrap_or_default().to_owned()).collect();
         if runs.iter().all(|r| finished.contains(r)) || Instant::now() > deadline {
             break finished;
         }
@@ -200,7 +216,14 @@ async fn a_killed_log_replica_and_leading_bridge_lose_nothing_and_streams_runs_a
         tokio::time::sleep(Duration::from_millis(250)).await;
     };
     let unique: BTreeSet<&String> = on_nats.iter().collect();
-    assert_eq!((on_nats.len(), unique.len()), (logged.len(), logged.len()), "message_posted on NATS: {} in all, {} distinct, {} in the log", on_nats.len(), unique.len(), logged.len());
+    assert_eq!(
+        (on_nats.len(), unique.len()),
+        (logged.len(), logged.len()),
+        "message_posted on NATS: {} in all, {} distinct, {} in the log",
+        on_nats.len(),
+        unique.len(),
+        logged.len()
+    );
     println!(
         "replicas: {} acknowledged ({} before the SIGKILL of a log replica and the leading bridge), {} refused and tried again, {} in the log, {} stream reconnections, all four streams whole; {} runs each finished once; {} messages on NATS, each once",
         acked.len(),

@@ -62,7 +62,8 @@ const MCP_ACCEPT: &str = "application/json, text/event-stream";
 
 async fn open_surfaces(up: &UpProcess, bob: &Client, th: &str) -> Surfaces {
     let http = &bob.http;
-    let sse = http.get(format!("{}/v1/threads/{th}/events", up.base)).bearer_auth(&bob.token).header("accept", "text/event-stream").send().await.unwrap();
+    let sse =
+        http.get(format!("{}/v1/threads/{th}/events", up.base)).bearer_auth(&bob.token).header("accept", "text/event-stream").send().await.unwrap();
     let mut sse = Open::of(sse);
     let input = json!({"threadId": th, "runId": "r1", "messages": [{"id": "m1", "role": "user", "content": "tell me slowly"}],
         "tools": [], "context": [], "state": {}, "forwardedProps": {"model": "slow"}});
@@ -76,11 +77,26 @@ async fn open_surfaces(up: &UpProcess, bob: &Client, th: &str) -> Surfaces {
     let session = r.headers().get("mcp-session-id").expect("a session id").to_str().unwrap().to_owned();
     drop(r.bytes().await);
     let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-    let r = http.post(format!("{}/mcp", up.base)).bearer_auth(&bob.token).header("accept", MCP_ACCEPT).header("mcp-session-id", &session)
-        .header("mcp-protocol-version", "2025-06-18").json(&initialized).send().await.unwrap();
+    let r = http
+        .post(format!("{}/mcp", up.base))
+        .bearer_auth(&bob.token)
+        .header("accept", MCP_ACCEPT)
+        .header("mcp-session-id", &session)
+        .header("mcp-protocol-version", "2025-06-18")
+        .json(&initialized)
+        .send()
+        .await
+        .unwrap();
     assert!(r.status().is_success(), "{}", r.status());
-    let mcp = http.get(format!("{}/mcp", up.base)).bearer_auth(&bob.token).header("accept", "text/event-stream").header("mcp-session-id", &session)
-        .header("mcp-protocol-version", "2025-06-18").send().await.unwrap();
+    let mcp = http
+        .get(format!("{}/mcp", up.base))
+        .bearer_auth(&bob.token)
+        .header("accept", "text/event-stream")
+        .header("mcp-session-id", &session)
+        .header("mcp-protocol-version", "2025-06-18")
+        .send()
+        .await
+        .unwrap();
     let mcp = Open::of(mcp);
     // The thread's stream is live: a message reaches it.
     sse.until("run_started").await;
@@ -139,7 +155,14 @@ async fn removing_a_member_ends_every_surface_they_hold_within_a_second() {
     // Every read of the thread is now as for a missing id.
     let (status, _) = bob.get(&format!("/v1/threads/{th}")).await.unwrap();
     assert_eq!(status, 404);
-    let again = bob.http.get(format!("{}/v1/threads/{th}/events", up.base)).bearer_auth(&bob.token).header("accept", "text/event-stream").send().await.unwrap();
+    let again = bob
+        .http
+        .get(format!("{}/v1/threads/{th}/events", up.base))
+        .bearer_auth(&bob.token)
+        .header("accept", "text/event-stream")
+        .send()
+        .await
+        .unwrap();
     assert_eq!(again.status(), 404);
     // The change is in the log, for whoever administers the workspace.
     let events = alice.ok("GET", &format!("/v1/workspaces/{ws}/events?format=json"), Value::Null).await;
@@ -184,16 +207,34 @@ async fn signing_out_everywhere_ends_every_surface_and_every_token() {
     assert_eq!(status, 401, "{body}");
     assert_eq!(body["error"]["type"], "Unauthorized");
     let ping = json!({"jsonrpc": "2.0", "id": 2, "method": "ping"});
-    let r = bob.http.post(format!("{}/mcp", up.base)).bearer_auth(&bob.token).header("accept", MCP_ACCEPT)
-        .header("mcp-session-id", &surfaces.session).header("mcp-protocol-version", "2025-06-18").json(&ping).send().await.unwrap();
+    let r = bob
+        .http
+        .post(format!("{}/mcp", up.base))
+        .bearer_auth(&bob.token)
+        .header("accept", MCP_ACCEPT)
+        .header("mcp-session-id", &surfaces.session)
+        .header("mcp-protocol-version", "2025-06-18")
+        .json(&ping)
+        .send()
+        .await
+        .unwrap();
     assert_eq!(r.status(), 401);
     assert!(r.headers().contains_key("www-authenticate"));
     // Signing in again gives a token that works, and no old session.
     let fresh = Client::sign_in_as(&up.base, json!({"tenant": "t-rev", "user": "bob"})).await;
     let (status, _) = fresh.get("/v1/workspaces").await.unwrap();
     assert_eq!(status, 200);
-    let r = fresh.http.post(format!("{}/mcp", up.base)).bearer_auth(&fresh.token).header("accept", MCP_ACCEPT)
-        .header("mcp-session-id", &surfaces.session).header("mcp-protocol-version", "2025-06-18").json(&ping).send().await.unwrap();
+    let r = fresh
+        .http
+        .post(format!("{}/mcp", up.base))
+        .bearer_auth(&fresh.token)
+        .header("accept", MCP_ACCEPT)
+        .header("mcp-session-id", &surfaces.session)
+        .header("mcp-protocol-version", "2025-06-18")
+        .json(&ping)
+        .send()
+        .await
+        .unwrap();
     assert_eq!(r.status(), 404, "the session ended with the sign-out");
 }
 
@@ -201,7 +242,14 @@ async fn signing_out_everywhere_ends_every_surface_and_every_token() {
 async fn an_operator_signs_a_person_out_from_a_terminal() {
     let up = UpProcess::start().await;
     let (_alice, bob, _ws, th) = workspace_with_bob(&up).await;
-    let sse = bob.http.get(format!("{}/v1/threads/{th}/events", up.base)).bearer_auth(&bob.token).header("accept", "text/event-stream").send().await.unwrap();
+    let sse = bob
+        .http
+        .get(format!("{}/v1/threads/{th}/events", up.base))
+        .bearer_auth(&bob.token)
+        .header("accept", "text/event-stream")
+        .send()
+        .await
+        .unwrap();
     let mut sse = Open::of(sse);
     sse.until("thread_created").await;
 

@@ -76,7 +76,10 @@ async fn serve_tls(certs: &Certs, app: axum::Router) -> u16 {
     port
 }
 
-async fn hyper_serve(io: tokio_rustls::server::TlsStream<tokio::net::TcpStream>, app: axum::Router) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+async fn hyper_serve(
+    io: tokio_rustls::server::TlsStream<tokio::net::TcpStream>,
+    app: axum::Router,
+) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     let service = hyper_util::service::TowerToHyperService::new(app);
     hyper_util::server::conn::auto::Builder::new(hyper_util::rt::TokioExecutor::new())
         .serve_connection(hyper_util::rt::TokioIo::new(io), service)

@@ -137,11 +137,8 @@ pub fn ChartView(chart: Chart, kind: Kind, id: String) -> impl IntoView {
         .iter()
         .enumerate()
         .map(|(i, label)| {
-            let cells = chart
-                .series
-                .iter()
-                .map(|s| view! { <td>{s.values.get(i).map(|v| format_figure(*v)).unwrap_or_default()}</td> })
-                .collect_view();
+            let cells =
+                chart.series.iter().map(|s| view! { <td>{s.values.get(i).map(|v| format_figure(*v)).unwrap_or_default()}</td> }).collect_view();
             view! { <tr><th scope="row">{label.clone()}</th>{cells}</tr> }
         })
         .collect_view();

@@ -16,11 +16,7 @@ fn figure(v: &Value) -> String {
 
 /// `on_action` presses an action panel's button: a submission to its form.
 #[component]
-pub fn DashboardView(
-    id: String,
-    dashboard: Dashboard,
-    #[prop(into)] on_action: Callback<String>,
-) -> impl IntoView {
+pub fn DashboardView(id: String, dashboard: Dashboard, #[prop(into)] on_action: Callback<String>) -> impl IntoView {
     let title_id = format!("{id}-title");
     let panels = dashboard
         .panels
@@ -41,10 +37,8 @@ pub fn DashboardView(
                 Panel::Bar(chart) => view! { <div class="panel"><ChartView chart kind=Kind::Bar id=pid/></div> }.into_any(),
                 Panel::Table { title, columns, rows } => {
                     let head = columns.into_iter().map(|c| view! { <th scope="col">{c}</th> }).collect_view();
-                    let body = rows
-                        .into_iter()
-                        .map(|r| view! { <tr>{r.iter().map(|c| view! { <td>{figure(c)}</td> }).collect_view()}</tr> })
-                        .collect_view();
+                    let body =
+                        rows.into_iter().map(|r| view! { <tr>{r.iter().map(|c| view! { <td>{figure(c)}</td> }).collect_view()}</tr> }).collect_view();
                     view! {
                         <div class="panel table-panel">
                             <table>

@@ -5,8 +5,8 @@
 //! fetched the first time a page shows one.
 
 use lattice_ui::dashboard::{Dashboard, Panel};
-use serde_json::Value;
 use leptos::prelude::*;
+use serde_json::Value;
 use wasm_bindgen::JsCast;
 
 use super::app_frame::AppFrame;

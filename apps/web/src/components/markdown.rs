@@ -48,7 +48,6 @@ pub fn render(source: &str) -> AnyView {
     view! { <div class="markdown">{children.into_iter().map(draw).collect_view()}</div> }.into_any()
 }
 
-
 /// Headings in a panel start at level 3: every item of the timeline (a
 /// dashboard among them) has a level-2 title.
 fn element_of(tag: &Tag) -> &'static str {

@@ -58,18 +58,11 @@ impl Field {
         Ok(match self.control {
             Widget::Checkbox => Some(raw),
             Widget::Checkboxes => {
-                let chosen: Vec<Value> = raw
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .filter_map(Value::as_u64)
-                    .filter_map(|i| self.choices.get(i as usize).cloned())
-                    .collect();
+                let chosen: Vec<Value> =
+                    raw.as_array().into_iter().flatten().filter_map(Value::as_u64).filter_map(|i| self.choices.get(i as usize).cloned()).collect();
                 (!chosen.is_empty() || self.required).then(|| Value::Array(chosen))
             }
-            Widget::Select | Widget::Radio => {
-                raw.as_u64().and_then(|i| self.choices.get(i as usize).cloned())
-            }
+            Widget::Select | Widget::Radio => raw.as_u64().and_then(|i| self.choices.get(i as usize).cloned()),
             Widget::Number => {
                 let integer = is_integer(&self.property);
                 let s = raw.as_str().unwrap_or_default().trim().to_owned();
@@ -108,17 +101,9 @@ fn initial(p: &Property, control: Widget, choices: &[Value]) -> Value {
     match control {
         Widget::Checkbox => Value::Bool(default.and_then(Value::as_bool).unwrap_or(false)),
         Widget::Checkboxes => Value::Array(
-            default
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-                .filter_map(|d| choices.iter().position(|c| c == d))
-                .map(|i| json!(i))
-                .collect(),
+            default.and_then(Value::as_array).into_iter().flatten().filter_map(|d| choices.iter().position(|c| c == d)).map(|i| json!(i)).collect(),
         ),
-        Widget::Select | Widget::Radio => {
-            default.and_then(|d| choices.iter().position(|c| c == d)).map_or(Value::Null, |i| json!(i))
-        }
+        Widget::Select | Widget::Radio => default.and_then(|d| choices.iter().position(|c| c == d)).map_or(Value::Null, |i| json!(i)),
         _ => match default {
             Some(Value::String(s)) => Value::String(s.clone()),
             Some(Value::Number(n)) => Value::String(n.to_string()),
@@ -308,11 +293,7 @@ pub fn schema_form(props: FormProps) -> AnyView {
     let groups_view = groups
         .into_iter()
         .map(|(title, names)| {
-            let items = names
-                .iter()
-                .filter_map(|n| fields.iter().find(|f| f.name == *n).cloned())
-                .map(|f| field_view(f, &form_id))
-                .collect_view();
+            let items = names.iter().filter_map(|n| fields.iter().find(|f| f.name == *n).cloned()).map(|f| field_view(f, &form_id)).collect_view();
             match title {
                 Some(t) => view! { <fieldset class="section"><legend>{t}</legend>{items}</fieldset> }.into_any(),
                 None => items.into_any(),
@@ -395,11 +376,7 @@ fn field_view(f: Field, form: &str) -> AnyView {
                     let label = choice_label(c);
                     let checked = move || {
                         let v = raw.get();
-                        if multiple {
-                            v.as_array().is_some_and(|a| a.contains(&json!(i)))
-                        } else {
-                            v.as_u64() == Some(i as u64)
-                        }
+                        if multiple { v.as_array().is_some_and(|a| a.contains(&json!(i))) } else { v.as_u64() == Some(i as u64) }
                     };
                     let change = move |ev: leptos::ev::Event| {
                         let on = event_target_checked(&ev);

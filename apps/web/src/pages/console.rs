@@ -6,8 +6,8 @@
 //! off at a level; the audit trail filtered, paged and exported as CSV;
 //! and each app's calls.
 
-use leptos::prelude::*;
 use lattice_wire::{Artifact, AuditEntry, CallRecord, KeyView, LevelView, Posted, SetSwitch, Thread, Via};
+use leptos::prelude::*;
 use serde_json::Value;
 
 use crate::api;
@@ -220,12 +220,7 @@ fn LevelCard(level: LevelView) -> impl IntoView {
         Some(("tenant", id)) => format!("Tenant {id}"),
         Some(_) => format!("Workspace {}", level.name),
     };
-    let rows = level
-        .keys
-        .iter()
-        .cloned()
-        .map(|k| view! { <KeyRow level=level.clone() key_view=k/> })
-        .collect_view();
+    let rows = level.keys.iter().cloned().map(|k| view! { <KeyRow level=level.clone() key_view=k/> }).collect_view();
     let labelled = heading.clone();
     let kept = expect_context::<Kept>();
     let (reason_id, message_id) = (format!("{id}-all-reason"), format!("{id}-all-message"));

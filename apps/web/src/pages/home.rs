@@ -1,10 +1,9 @@
 //! The viewer's workspaces, and making one.
 
+use lattice_wire::{CreateWorkspace, Created, Thread, Workspace};
 use leptos::prelude::*;
 use leptos_router::components::A;
 use leptos_router::hooks::use_navigate;
-use lattice_wire::{CreateWorkspace, Created, Thread, Workspace};
-
 
 #[component]
 pub fn Home() -> impl IntoView {

@@ -4,8 +4,8 @@
 //! (a workspace admin manages members, a tenant admin signs people out)
 //! and every stream the person has open ends with it.
 
-use leptos::prelude::*;
 use lattice_wire::{AddMember, LevelView, Member, Posted};
+use leptos::prelude::*;
 
 use crate::api;
 use crate::components::confirm;

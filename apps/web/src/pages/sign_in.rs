@@ -1,11 +1,10 @@
 //! Dev sign-in (embedded and local profiles): a tenant and a user name
 //! mint a token. Elsewhere a sign-in link (`/#token=…`) is the way in.
 
-use leptos::prelude::*;
 use lattice_wire::{DevTokenRequest, TokenResponse};
+use leptos::prelude::*;
 
 use crate::session::{self, Session};
-
 
 #[component]
 pub fn SignIn() -> impl IntoView {
@@ -23,9 +22,9 @@ pub fn SignIn() -> impl IntoView {
                     session::keep(&t.token);
                     session.refresh();
                 }
-                Err(crate::api::Failure::Refused { status: 404, .. }) => message.set(
-                    "Dev sign-in is off in this deployment. Open the sign-in link your operator gave you.".into(),
-                ),
+                Err(crate::api::Failure::Refused { status: 404, .. }) => {
+                    message.set("Dev sign-in is off in this deployment. Open the sign-in link your operator gave you.".into())
+                }
                 Err(e) => message.set(e.message()),
             }
         });

@@ -336,7 +336,8 @@ fn item_view(ctx: Ctx, item: Item) -> AnyView {
                     }
                 });
             };
-            let open = move || matches!(status.get().as_str(), "running" | "paused") && ctx.role.with(|r| r.as_deref().is_some_and(|r| may(r, Action::Run)));
+            let open =
+                move || matches!(status.get().as_str(), "running" | "paused") && ctx.role.with(|r| r.as_deref().is_some_and(|r| may(r, Action::Run)));
             view! {
                 <p class="run">
                     <strong>{started_by}</strong>" asked the agent: “" {prompt} "” "
@@ -517,7 +518,8 @@ fn ask_form_view(ctx: Ctx, run: String, tool_call_id: String, args: Value, expir
         if let Some(note) = unsendable(ctx) {
             return note;
         }
-        let due = deadline.clone().map(|at| view! { <p class="muted deadline">"Answer by " <time datetime=at.clone()>{short_time(&at)}</time>"."</p> });
+        let due =
+            deadline.clone().map(|at| view! { <p class="muted deadline">"Answer by " <time datetime=at.clone()>{short_time(&at)}</time>"."</p> });
         let focus_once = tool_call_id.clone();
         let take_focus: Rc<dyn Fn() -> bool> = Rc::new(move || FOCUSED.with(|f| f.borrow_mut().insert(focus_once.clone())));
         let run = run.clone();
@@ -617,7 +619,12 @@ fn form_artifact(ctx: Ctx, a: ArtifactView, first_version: u64) -> AnyView {
     let form_id = a.id.clone();
     let subs_of = a.id.clone();
     let submissions = Memo::new(move |_| {
-        ctx.state.with(|t| t.submissions_to(&subs_of).into_iter().map(|s| (s.author.clone(), s.data.get("values").cloned().unwrap_or(Value::Null))).collect::<Vec<_>>())
+        ctx.state.with(|t| {
+            t.submissions_to(&subs_of)
+                .into_iter()
+                .map(|s| (s.author.clone(), s.data.get("values").cloned().unwrap_or(Value::Null)))
+                .collect::<Vec<_>>()
+        })
     });
     // Reactive on the viewer: the page shows before `/v1/me` answers.
     let mine = Memo::new(move |_| {
@@ -757,9 +764,7 @@ fn Composer(ctx: Ctx) -> impl IntoView {
     let text = RwSignal::new(String::new());
     let model = RwSignal::new(String::new());
     let message = RwSignal::new(String::new());
-    let offered = move |key: Option<&str>| {
-        key.is_none_or(|k| ctx.switches.with(|s| s.as_ref().and_then(|m| m.get(k)).is_none_or(|e| e.enabled)))
-    };
+    let offered = move |key: Option<&str>| key.is_none_or(|k| ctx.switches.with(|s| s.as_ref().and_then(|m| m.get(k)).is_none_or(|e| e.enabled)));
     let post = move |ev: leptos::ev::SubmitEvent| {
         ev.prevent_default();
         let body = PostMessage { text: text.get_untracked() };

@@ -1,10 +1,9 @@
 //! A workspace: its threads, and starting one.
 
+use lattice_wire::{CreateThread, Created, Thread};
 use leptos::prelude::*;
 use leptos_router::components::A;
 use leptos_router::hooks::{use_navigate, use_params_map};
-use lattice_wire::{CreateThread, Created, Thread};
-
 
 #[component]
 pub fn WorkspacePage() -> impl IntoView {

@@ -4,13 +4,9 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use lattice_agent::{
-    Budget, Delta, Deltas, Model, ModelError, ModelReply, ModelRequest, Models, Runner,
-};
+use lattice_agent::{Budget, Delta, Deltas, Model, ModelError, ModelReply, ModelRequest, Models, Runner};
 use lattice_core::event::Event;
-use lattice_core::{
-    Command, Error, Role, RunId, RunStatus, TenantRole, ThreadId, ToolCall, UserId, WorkspaceId,
-};
+use lattice_core::{Command, Error, Role, RunId, RunStatus, TenantRole, ThreadId, ToolCall, UserId, WorkspaceId};
 use lattice_log::{Authenticated, Follow, Live, LogService};
 use lattice_testkit::who;
 use serde_json::{Value, json};
@@ -19,74 +15,27 @@ use crate::{Script, wait_for};
 
 async fn thread(log: &LogService) -> ThreadId {
     let alice = who("t1", "alice", TenantRole::Member);
-    let ws = log
-        .execute(&alice, Command::CreateWorkspace { name: "W".into() })
-        .await
-        .unwrap()
-        .id
-        .unwrap();
+    let ws = log.execute(&alice, Command::CreateWorkspace { name: "W".into() }).await.unwrap().id.unwrap();
     let ws = WorkspaceId::parse("ws", &ws).unwrap();
-    log.execute(
-        &alice,
-        Command::AddMember {
-            workspace: ws.clone(),
-            user: UserId::parse("u", "vera").unwrap(),
-            role: Role::Viewer,
-        },
-    )
-    .await
-    .unwrap();
-    let th = log
-        .execute(
-            &alice,
-            Command::CreateThread {
-                workspace: ws,
-                title: "T".into(),
-                restricted: false,
-            },
-        )
-        .await
-        .unwrap()
-        .id
-        .unwrap();
+    log.execute(&alice, Command::AddMember { workspace: ws.clone(), user: UserId::parse("u", "vera").unwrap(), role: Role::Viewer }).await.unwrap();
+    let th = log.execute(&alice, Command::CreateThread { workspace: ws, title: "T".into(), restricted: false }).await.unwrap().id.unwrap();
     ThreadId::parse("th", &th).unwrap()
 }
 
 fn runner(log: &LogService, model: Arc<dyn Model>, budget: Budget) -> Runner {
-    Runner::new(
-        lattice_testkit::trusted(log),
-        Models::default().with("m", model, true),
-    )
-    .with_budget(budget)
+    Runner::new(lattice_testkit::trusted(log), Models::default().with("m", model, true)).with_budget(budget)
 }
 
 /// A reply that calls a tool nobody offers: the run goes on to its next
 /// model call at once.
 fn busy(tokens: Option<u64>) -> ModelReply {
-    ModelReply {
-        text: None,
-        tool_calls: vec![ToolCall {
-            id: "c".into(),
-            name: "no_such_tool".into(),
-            arguments: json!({}),
-        }],
-        tokens,
-    }
+    ModelReply { text: None, tool_calls: vec![ToolCall { id: "c".into(), name: "no_such_tool".into(), arguments: json!({}) }], tokens }
 }
 
 /// How the run ended: its `run_failed` payload.
 async fn failure(log: &LogService, who: &Authenticated, run: &RunId) -> Value {
-    let events = lattice_testkit::trusted(log)
-        .run_log(&who.principal().tenant, run)
-        .await
-        .unwrap();
-    events
-        .iter()
-        .rev()
-        .find(|e| e.event_type() == "run_failed")
-        .expect("the run failed")
-        .event
-        .payload()
+    let events = lattice_testkit::trusted(log).run_log(&who.principal().tenant, run).await.unwrap();
+    events.iter().rev().find(|e| e.event_type() == "run_failed").expect("the run failed").event.payload()
 }
 
 /// Answers after `delay`, or streams `pieces` first.

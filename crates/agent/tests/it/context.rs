@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use lattice_agent::{ChatMessage, ModelReply, Models, Runner};
-use lattice_core::{Command, Error, Level, Role, RunStatus, SwitchKey, SwitchState, TenantRole, ThreadId, UserId, WorkspaceId, ArtifactId};
+use lattice_core::{ArtifactId, Command, Error, Level, Role, RunStatus, SwitchKey, SwitchState, TenantRole, ThreadId, UserId, WorkspaceId};
 use lattice_testkit::who;
 use serde_json::json;
 

@@ -6,8 +6,8 @@
 use std::time::Duration;
 
 use lattice_agent::{Models, Runner};
-use lattice_core::{Actor, Command, Error, Role, RunStatus, TenantRole, ThreadId, UserId, WorkspaceId};
 use lattice_core::event::Event;
+use lattice_core::{Actor, Command, Error, Role, RunStatus, TenantRole, ThreadId, UserId, WorkspaceId};
 use lattice_log::{Follow, LogService};
 use lattice_testkit::{service_on, who};
 use serde_json::json;

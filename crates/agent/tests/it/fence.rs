@@ -49,8 +49,26 @@ fn unescape(text: &str) -> String {
 /// entity, a URL or JSON escape, and perhaps a boundary of its own.
 fn closing_tag() -> impl Strategy<Value = String> {
     let lt = prop::sample::select(vec![
-        "<", "＜", "﹤", "‹", "〈", "⟨", "˂", "ᐸ", "&lt;", "&LT;", "&#60;", "&#x3c;", "&#X3C;", "%3C", "%3c", "%253C", "\\u003c",
-        "\\x3c", "\u{200b}<", "<\u{0338}",
+        "<",
+        "＜",
+        "﹤",
+        "‹",
+        "〈",
+        "⟨",
+        "˂",
+        "ᐸ",
+        "&lt;",
+        "&LT;",
+        "&#60;",
+        "&#x3c;",
+        "&#X3C;",
+        "%3C",
+        "%3c",
+        "%253C",
+        "\\u003c",
+        "\\x3c",
+        "\u{200b}<",
+        "<\u{0338}",
     ]);
     let slash = prop::sample::select(vec!["/", "／", "⁄", "∕", "%2F", "&#47;", "\\/", ""]);
     let gt = prop::sample::select(vec![">", "＞", "﹥", "›", "〉", "⟩", "&gt;", "&#62;", "%3E", "\\u003e", " />", ""]);

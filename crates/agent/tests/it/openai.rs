@@ -59,18 +59,23 @@ async fn tool_calls_round_trip_through_the_wire_format() {
 #[tokio::test]
 async fn errors_and_timeouts_are_typed() {
     let router = axum::Router::new()
-        .route("/a/v1/chat/completions", post(|| async {
-            (StatusCode::TOO_MANY_REQUESTS, Json(json!({"error": {"message": "slow down", "type": "rate_limit"}})))
-        }))
-        .route("/b/v1/chat/completions", post(|| async {
-            tokio::time::sleep(Duration::from_secs(3)).await;
-            Json(json!({}))
-        }))
+        .route(
+            "/a/v1/chat/completions",
+            post(|| async { (StatusCode::TOO_MANY_REQUESTS, Json(json!({"error": {"message": "slow down", "type": "rate_limit"}}))) }),
+        )
+        .route(
+            "/b/v1/chat/completions",
+            post(|| async {
+                tokio::time::sleep(Duration::from_secs(3)).await;
+                Json(json!({}))
+            }),
+        )
         .route("/c/v1/chat/completions", post(|| async { "not json" }));
     let base = serve(router).await;
     let root = base.trim_end_matches("/v1");
     // No retries here: each error as it comes.
-    let at = |p: &str, t: u64| OpenAiModel::new(&format!("{root}/{p}/v1"), None, "m", Duration::from_millis(t)).unwrap().with_retries(0, Duration::ZERO);
+    let at =
+        |p: &str, t: u64| OpenAiModel::new(&format!("{root}/{p}/v1"), None, "m", Duration::from_millis(t)).unwrap().with_retries(0, Duration::ZERO);
     assert_eq!(at("a", 2000).reply(request()).await.unwrap_err(), ModelError::Status { status: 429, message: "slow down".into() });
     assert_eq!(at("b", 300).reply(request()).await.unwrap_err(), ModelError::Timeout);
     assert!(matches!(at("c", 2000).reply(request()).await.unwrap_err(), ModelError::Malformed(_)));
@@ -165,10 +170,7 @@ fn event_stream(chunks: Vec<Value>, pause: Duration, done: bool) -> axum::respon
         tokio::time::sleep(pause).await;
         Some((Ok::<_, std::convert::Infallible>(line), rest))
     });
-    axum::response::Response::builder()
-        .header("content-type", "text/event-stream")
-        .body(axum::body::Body::from_stream(body))
-        .unwrap()
+    axum::response::Response::builder().header("content-type", "text/event-stream").body(axum::body::Body::from_stream(body)).unwrap()
 }
 
 fn text_chunk(text: &str) -> Value {
@@ -199,7 +201,8 @@ async fn a_streamed_reply_is_told_as_it_arrives_and_adds_up_to_the_reply() {
         post(move |Json(body): Json<Value>| {
             *seen_by_server.lock().unwrap() = body;
             async move {
-                let args = [r#"{"title": "Inci"#, r#"dent", "schema": {"type": "obj"#, r#"ect", "properties": {"sev"#, r#"erity": {"type": "string"}}}}"#];
+                let args =
+                    [r#"{"title": "Inci"#, r#"dent", "schema": {"type": "obj"#, r#"ect", "properties": {"sev"#, r#"erity": {"type": "string"}}}}"#];
                 let mut chunks = vec![text_chunk("Let me "), text_chunk("ask you "), text_chunk("a form.")];
                 chunks.extend(args.iter().enumerate().map(|(i, a)| args_chunk(i == 0, a)));
                 chunks.push(json!({"choices": [], "usage": {"prompt_tokens": 30, "completion_tokens": 12, "total_tokens": 42}}));
@@ -237,19 +240,26 @@ async fn a_stream_is_bounded_and_not_asked_again_once_told() {
     let counted = calls.clone();
     let router = axum::Router::new()
         // A reply past the size limit, in pieces.
-        .route("/long/v1/chat/completions", post(|| async {
-            let piece = "x".repeat(64 * 1024);
-            event_stream((0..20).map(|_| text_chunk(&piece)).collect(), Duration::ZERO, true)
-        }))
+        .route(
+            "/long/v1/chat/completions",
+            post(|| async {
+                let piece = "x".repeat(64 * 1024);
+                event_stream((0..20).map(|_| text_chunk(&piece)).collect(), Duration::ZERO, true)
+            }),
+        )
         // Text told, then the service fails mid-stream.
-        .route("/broken/v1/chat/completions", post(move || {
-            counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-            async move { event_stream(vec![text_chunk("Half a "), json!({"error": {"message": "overloaded"}})], Duration::ZERO, false) }
-        }))
+        .route(
+            "/broken/v1/chat/completions",
+            post(move || {
+                counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                async move { event_stream(vec![text_chunk("Half a "), json!({"error": {"message": "overloaded"}})], Duration::ZERO, false) }
+            }),
+        )
         // A stream that ends without [DONE] still ends the reply.
         .route("/short/v1/chat/completions", post(|| async { event_stream(vec![text_chunk("ok")], Duration::ZERO, false) }));
     let root = serve(router).await.trim_end_matches("/v1").to_owned();
-    let at = |p: &str| OpenAiModel::new(&format!("{root}/{p}/v1"), None, "m", Duration::from_secs(5)).unwrap().with_retries(3, Duration::from_millis(10));
+    let at =
+        |p: &str| OpenAiModel::new(&format!("{root}/{p}/v1"), None, "m", Duration::from_secs(5)).unwrap().with_retries(3, Duration::from_millis(10));
 
     let (seen, sink) = collector();
     let long = at("long").stream(request(), &sink).await.unwrap_err();

@@ -3,7 +3,7 @@ use std::time::Duration;
 use lattice_agent::{ModelReply, Models, Runner};
 use lattice_core::{Command, Error, Level, Role, RunStatus, SwitchKey, SwitchState, TenantRole, ThreadId, ToolCall, UserId, WorkspaceId};
 use lattice_log::LogService;
-use lattice_testkit::{who, service_on};
+use lattice_testkit::{service_on, who};
 use serde_json::json;
 
 use crate::{Script, wait_for};
@@ -29,9 +29,7 @@ async fn workspace(log: &LogService) -> (WorkspaceId, ThreadId) {
     let ws = log.execute(&alice, Command::CreateWorkspace { name: "W".into() }).await.unwrap().id.unwrap();
     let ws = WorkspaceId::parse("ws", &ws).unwrap();
     let th = log.execute(&alice, Command::CreateThread { workspace: ws.clone(), title: "T".into(), restricted: false }).await.unwrap().id.unwrap();
-    log.execute(&alice, Command::AddMember { workspace: ws.clone(), user: UserId::parse("u", "bob").unwrap(), role: Role::Editor })
-        .await
-        .unwrap();
+    log.execute(&alice, Command::AddMember { workspace: ws.clone(), user: UserId::parse("u", "bob").unwrap(), role: Role::Editor }).await.unwrap();
     (ws, ThreadId::parse("th", &th).unwrap())
 }
 

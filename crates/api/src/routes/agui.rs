@@ -122,7 +122,12 @@ fn prompt(messages: &[Value]) -> Option<String> {
     responses((status = 200, description = "text/event-stream of AG-UI events"), (status = 403, body = lattice_wire::ErrorBody),
         (status = 404, body = lattice_wire::ErrorBody), (status = 422, body = lattice_wire::ErrorBody)),
     params(("th" = String, Path)), security(("bearer" = [])))]
-pub async fn run(State(state): State<AppState>, Caller(who): Caller, Path(th): Path<String>, Body(input): Body<RunAgentInput>) -> ApiResult<Response> {
+pub async fn run(
+    State(state): State<AppState>,
+    Caller(who): Caller,
+    Path(th): Path<String>,
+    Body(input): Body<RunAgentInput>,
+) -> ApiResult<Response> {
     let thread = path_id(ThreadId::parse, &th)?;
     input.check()?;
     // Followed from here: everything the run does comes after.
@@ -152,7 +157,9 @@ pub async fn run(State(state): State<AppState>, Caller(who): Caller, Path(th): P
         translator.run = run.to_string();
         live
     });
-    Ok(Sse::new(events(first, live, translator, permit, state.shutdown.clone())).keep_alive(KeepAlive::new().interval(Duration::from_secs(15))).into_response())
+    Ok(Sse::new(events(first, live, translator, permit, state.shutdown.clone()))
+        .keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
+        .into_response())
 }
 
 /// Answers each interrupt as the caller (or cancels the run); answers the

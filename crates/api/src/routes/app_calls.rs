@@ -8,10 +8,10 @@ use axum::extract::{Path, State};
 use lattice_core::ArtifactId;
 
 use super::path_id;
-use lattice_wire::{AppCall, AppCapability, CallRecord, Confirmation, ErrorBody, Outcome, Via};
 use crate::error::ApiResult;
 use crate::extract::{Body, Caller};
 use crate::state::AppState;
+use lattice_wire::{AppCall, AppCapability, CallRecord, Confirmation, ErrorBody, Outcome, Via};
 
 /// The capability the chat host sends with the calls of an app it shows,
 /// bound to the person and the app: what an MCP host's view gets in its

@@ -6,10 +6,10 @@ use lattice_core::{ArtifactId, Command, Error, ThreadId};
 use serde::Deserialize;
 
 use super::path_id;
-use lattice_wire::{AppContext, AppContextKept, Archived, Artifact, CreateArtifact, EditArtifact, ErrorBody, Versioned};
 use crate::error::ApiResult;
 use crate::extract::{Body, Caller, Query};
 use crate::state::AppState;
+use lattice_wire::{AppContext, AppContextKept, Archived, Artifact, CreateArtifact, EditArtifact, ErrorBody, Versioned};
 
 /// Creates an artifact in a thread. An id that exists is refused (409).
 #[utoipa::path(post, path = "/v1/threads/{th}/artifacts", request_body = CreateArtifact,
@@ -25,11 +25,7 @@ pub async fn create(
     let thread = path_id(ThreadId::parse, &th)?;
     let id = req.id.as_deref().map(|id| ArtifactId::parse("id", id)).transpose()?;
     let done = state.log.execute(&who, Command::CreateArtifact { thread, id, kind: req.kind, data: req.data }).await?;
-    Ok(Json(Versioned {
-        id: done.id.unwrap_or_default(),
-        version: done.version.unwrap_or(1),
-        digest: done.digest.unwrap_or_default(),
-    }))
+    Ok(Json(Versioned { id: done.id.unwrap_or_default(), version: done.version.unwrap_or(1), digest: done.digest.unwrap_or_default() }))
 }
 
 #[derive(Debug, Deserialize)]
@@ -61,15 +57,10 @@ pub async fn edit(
     Body(req): Body<EditArtifact>,
 ) -> ApiResult<Json<Versioned>> {
     let id = path_id(ArtifactId::parse, &id)?;
-    let patch: json_patch::Patch = serde_json::from_value(req.patch).map_err(|e| {
-        Error::field("patch", "type", format!("not an RFC 6902 patch: {}", e.to_string().split(" at line ").next().unwrap_or("")))
-    })?;
+    let patch: json_patch::Patch = serde_json::from_value(req.patch)
+        .map_err(|e| Error::field("patch", "type", format!("not an RFC 6902 patch: {}", e.to_string().split(" at line ").next().unwrap_or(""))))?;
     let done = state.log.execute(&who, Command::EditArtifact { id, expected_version: req.expected_version, patch }).await?;
-    Ok(Json(Versioned {
-        id: done.id.unwrap_or_default(),
-        version: done.version.unwrap_or_default(),
-        digest: done.digest.unwrap_or_default(),
-    }))
+    Ok(Json(Versioned { id: done.id.unwrap_or_default(), version: done.version.unwrap_or_default(), digest: done.digest.unwrap_or_default() }))
 }
 
 /// Archives an artifact (its author or a workspace admin).

@@ -7,11 +7,11 @@ use std::task::Poll;
 use std::time::Duration;
 
 use axum::Json;
+use axum::body::{Body, Bytes};
 use axum::extract::{Path, State};
 use axum::http::HeaderMap;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
-use axum::body::{Body, Bytes};
 use futures_util::StreamExt;
 use futures_util::stream::{self, Stream};
 use lattice_core::{Error, ThreadId};
@@ -19,11 +19,11 @@ use lattice_log::{Authenticated, Follow, Live, LiveEvents};
 use serde::Deserialize;
 
 use super::path_id;
-use lattice_wire::{AppEventBody, Appended, ErrorBody, EventPage};
 use crate::error::ApiResult;
 use crate::extract::{Caller, Query};
 use crate::guard::StreamPermit;
 use crate::state::AppState;
+use lattice_wire::{AppEventBody, Appended, ErrorBody, EventPage};
 
 const PAGE: i64 = 500;
 /// Bytes in one write of the live stream, after which it writes what it has
@@ -176,9 +176,7 @@ pub async fn append(
     crate::extract::Body(req): crate::extract::Body<AppEventBody>,
 ) -> ApiResult<Json<Appended>> {
     let workspace = path_id(lattice_core::WorkspaceId::parse, &ws)?;
-    let done = state
-        .log
-        .execute(&who, lattice_core::Command::AppEvent { workspace, namespace: req.namespace, name: req.name, data: req.data })
-        .await?;
+    let done =
+        state.log.execute(&who, lattice_core::Command::AppEvent { workspace, namespace: req.namespace, name: req.name, data: req.data }).await?;
     Ok(Json(Appended { seq: done.seq, id: done.envelope_id }))
 }

@@ -6,16 +6,16 @@ use std::convert::Infallible;
 use std::time::Duration;
 
 use axum::Json;
+use axum::extract::{Path, State};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use futures_util::stream::{self, Stream};
-use axum::extract::{Path, State};
 use lattice_core::{Command, Error, Level, SwitchKey, SwitchState};
 use serde::Deserialize;
 
-use lattice_wire::{AuditEntry, EffectiveValue, ErrorBody, KeyView, LevelView, Posted, SetSwitch};
 use crate::error::ApiResult;
 use crate::extract::{Body, Caller, Query};
 use crate::state::AppState;
+use lattice_wire::{AuditEntry, EffectiveValue, ErrorBody, KeyView, LevelView, Posted, SetSwitch};
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -32,11 +32,7 @@ pub async fn effective(
     Query(q): Query<WorkspaceQuery>,
 ) -> ApiResult<Json<BTreeMap<String, EffectiveValue>>> {
     let map = state.log.effective(&who, &q.workspace).await?;
-    Ok(Json(
-        map.into_iter()
-            .map(|(k, e)| (k.as_str().to_owned(), EffectiveValue { enabled: e.enabled, because: e.because }))
-            .collect(),
-    ))
+    Ok(Json(map.into_iter().map(|(k, e)| (k.as_str().to_owned(), EffectiveValue { enabled: e.enabled, because: e.because })).collect()))
 }
 
 /// The effective values as a live stream (SSE): an `effective` event at
@@ -90,9 +86,7 @@ pub async fn effective_stream(
 }
 
 fn as_wire(map: &std::collections::BTreeMap<SwitchKey, lattice_core::Effective>) -> BTreeMap<String, EffectiveValue> {
-    map.iter()
-        .map(|(k, e)| (k.as_str().to_owned(), EffectiveValue { enabled: e.enabled, because: e.because.clone() }))
-        .collect()
+    map.iter().map(|(k, e)| (k.as_str().to_owned(), EffectiveValue { enabled: e.enabled, because: e.because.clone() })).collect()
 }
 
 /// Sets one level's state for one key, with a reason (an admin of that level).
@@ -108,12 +102,9 @@ pub async fn set(
 ) -> ApiResult<Json<Posted>> {
     let level = Level::parse(&level).map_err(|_| Error::NotFound)?;
     let key = SwitchKey::parse(&key).ok_or(Error::NotFound)?;
-    let state_value = SwitchState::parse(&req.state)
-        .ok_or_else(|| Error::field("state", "enum", format!("{:?} is not on, off or unset", req.state)))?;
-    let done = state
-        .log
-        .execute(&who, Command::SetSwitch { level, key, state: state_value, reason: req.reason })
-        .await?;
+    let state_value =
+        SwitchState::parse(&req.state).ok_or_else(|| Error::field("state", "enum", format!("{:?} is not on, off or unset", req.state)))?;
+    let done = state.log.execute(&who, Command::SetSwitch { level, key, state: state_value, reason: req.reason }).await?;
     Ok(Json(Posted { seq: done.seq }))
 }
 
@@ -132,10 +123,7 @@ pub async fn levels(State(state): State<AppState>, Caller(who): Caller) -> ApiRe
 /// or terminal made it.
 #[utoipa::path(get, path = "/v1/integrations/levels/stream", responses((status = 200, description = "text/event-stream")),
     security(("bearer" = [])))]
-pub async fn levels_stream(
-    State(state): State<AppState>,
-    Caller(who): Caller,
-) -> ApiResult<Sse<impl Stream<Item = Result<Event, Infallible>>>> {
+pub async fn levels_stream(State(state): State<AppState>, Caller(who): Caller) -> ApiResult<Sse<impl Stream<Item = Result<Event, Infallible>>>> {
     let mut changes = state.log.switch_changes();
     changes.mark_unchanged();
     let first = levels_view(state.log.switch_levels(&who).await?);
@@ -176,23 +164,23 @@ async fn last_audited(state: &AppState, who: &lattice_log::Authenticated) -> Res
 }
 
 fn levels_view(levels: Vec<lattice_log::LevelStates>) -> Vec<LevelView> {
-        levels
-            .into_iter()
-            .map(|l| LevelView {
-                level: l.level,
-                name: l.name,
-                workspaces: l.workspaces,
-                keys: l
-                    .keys
-                    .into_iter()
-                    .map(|k| KeyView {
-                        key: k.key,
-                        state: k.state,
-                        effective: EffectiveValue { enabled: k.effective.enabled, because: k.effective.because },
-                    })
-                    .collect(),
-            })
-            .collect()
+    levels
+        .into_iter()
+        .map(|l| LevelView {
+            level: l.level,
+            name: l.name,
+            workspaces: l.workspaces,
+            keys: l
+                .keys
+                .into_iter()
+                .map(|k| KeyView {
+                    key: k.key,
+                    state: k.state,
+                    effective: EffectiveValue { enabled: k.effective.enabled, because: k.effective.because },
+                })
+                .collect(),
+        })
+        .collect()
 }
 
 #[derive(Debug, Deserialize)]
@@ -205,11 +193,7 @@ pub struct AuditQuery {
 /// The switch changes the caller administers, oldest first.
 #[utoipa::path(get, path = "/v1/integrations/audit", responses((status = 200, body = Vec<AuditEntry>)),
     params(("tenant" = Option<String>, Query), ("workspace" = Option<String>, Query)), security(("bearer" = [])))]
-pub async fn audit(
-    State(state): State<AppState>,
-    Caller(who): Caller,
-    Query(q): Query<AuditQuery>,
-) -> ApiResult<Json<Vec<AuditEntry>>> {
+pub async fn audit(State(state): State<AppState>, Caller(who): Caller, Query(q): Query<AuditQuery>) -> ApiResult<Json<Vec<AuditEntry>>> {
     let rows = state.log.audit(&who, q.tenant.as_deref(), q.workspace.as_deref()).await?;
     Ok(Json(
         rows.into_iter()

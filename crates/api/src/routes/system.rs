@@ -5,10 +5,10 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use lattice_core::{Error, Principal, TenantId, TenantRole, UserId};
 
-use lattice_wire::{DevTokenRequest, ErrorBody, Me, TokenResponse};
 use crate::error::ApiResult;
 use crate::extract::{Body, Caller};
 use crate::state::AppState;
+use lattice_wire::{DevTokenRequest, ErrorBody, Me, TokenResponse};
 
 /// Alive.
 #[utoipa::path(get, path = "/healthz", responses((status = 200, description = "alive")))]
@@ -42,12 +42,7 @@ pub async fn dev_token(State(state): State<AppState>, Body(req): Body<DevTokenRe
         Some("tenant_admin") => TenantRole::TenantAdmin,
         Some("deployment_admin") => TenantRole::DeploymentAdmin,
         Some(other) => {
-            return Err(Error::field(
-                "role",
-                "enum",
-                format!("{other:?} is not member, tenant_admin or deployment_admin"),
-            )
-            .into());
+            return Err(Error::field("role", "enum", format!("{other:?} is not member, tenant_admin or deployment_admin")).into());
         }
     };
     let principal = Principal {

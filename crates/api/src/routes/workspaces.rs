@@ -5,28 +5,22 @@ use axum::extract::{Path, State};
 use lattice_core::{Command, Error, Role, ThreadId, UserId, WorkspaceId};
 
 use super::path_id;
-use lattice_wire::{AddMember, CreateThread, CreateWorkspace, Created, ErrorBody, PostMessage, Posted, ShareThread, Thread, Workspace};
 use crate::error::ApiResult;
 use crate::extract::{Body, Caller};
 use crate::state::AppState;
+use lattice_wire::{AddMember, CreateThread, CreateWorkspace, Created, ErrorBody, PostMessage, Posted, ShareThread, Thread, Workspace};
 
 /// The caller's workspaces.
 #[utoipa::path(get, path = "/v1/workspaces", responses((status = 200, body = Vec<Workspace>)), security(("bearer" = [])))]
 pub async fn list(State(state): State<AppState>, Caller(who): Caller) -> ApiResult<Json<Vec<Workspace>>> {
     let list = state.log.workspaces(&who).await?;
-    Ok(Json(
-        list.into_iter().map(|w| Workspace { id: w.id, name: w.name, role: w.role.as_str().into() }).collect(),
-    ))
+    Ok(Json(list.into_iter().map(|w| Workspace { id: w.id, name: w.name, role: w.role.as_str().into() }).collect()))
 }
 
 /// Creates a workspace in the caller's tenant; the caller is its admin.
 #[utoipa::path(post, path = "/v1/workspaces", request_body = CreateWorkspace,
     responses((status = 200, body = Created), (status = 422, body = ErrorBody)), security(("bearer" = [])))]
-pub async fn create(
-    State(state): State<AppState>,
-    Caller(who): Caller,
-    Body(req): Body<CreateWorkspace>,
-) -> ApiResult<Json<Created>> {
+pub async fn create(State(state): State<AppState>, Caller(who): Caller, Body(req): Body<CreateWorkspace>) -> ApiResult<Json<Created>> {
     let done = state.log.execute(&who, Command::CreateWorkspace { name: req.name }).await?;
     Ok(Json(Created { id: done.id.unwrap_or_default() }))
 }
@@ -43,8 +37,8 @@ pub async fn add_member(
 ) -> ApiResult<Json<Posted>> {
     let workspace = path_id(WorkspaceId::parse, &ws)?;
     let user = UserId::parse("user", &req.user)?;
-    let role = Role::parse(&req.role)
-        .ok_or_else(|| Error::field("role", "enum", format!("{:?} is not viewer, respondent, editor or admin", req.role)))?;
+    let role =
+        Role::parse(&req.role).ok_or_else(|| Error::field("role", "enum", format!("{:?} is not viewer, respondent, editor or admin", req.role)))?;
     let done = state.log.execute(&who, Command::AddMember { workspace, user, role }).await?;
     Ok(Json(Posted { seq: done.seq }))
 }
@@ -54,9 +48,7 @@ pub async fn add_member(
     params(("ws" = String, Path)), security(("bearer" = [])))]
 pub async fn threads(State(state): State<AppState>, Caller(who): Caller, Path(ws): Path<String>) -> ApiResult<Json<Vec<Thread>>> {
     let list = state.log.threads(&who, &ws).await?;
-    Ok(Json(
-        list.into_iter().map(|t| thread_of(t, None)).collect(),
-    ))
+    Ok(Json(list.into_iter().map(|t| thread_of(t, None)).collect()))
 }
 
 /// Starts a thread.

@@ -250,97 +250,288 @@ fn table() -> Vec<Entry> {
     use Action::*;
     use Rule::*;
     vec![
-        entry("POST", "/v1/dev/token", one("mint a token", On::Nothing, NoToken, |_, _, _| ("/v1/dev/token".into(), Some(json!({"tenant": "t1", "user": "newcomer"}))))),
+        entry(
+            "POST",
+            "/v1/dev/token",
+            one("mint a token", On::Nothing, NoToken, |_, _, _| ("/v1/dev/token".into(), Some(json!({"tenant": "t1", "user": "newcomer"})))),
+        ),
         entry("GET", "/v1/me", one("who am I", On::Nothing, Token, |_, _, _| ("/v1/me".into(), None))),
         entry("GET", "/v1/workspaces", one("my workspaces", On::Nothing, Token, |_, _, _| ("/v1/workspaces".into(), None))),
-        entry("POST", "/v1/workspaces", one("a workspace of my own", On::Nothing, Token, |_, _, _| ("/v1/workspaces".into(), Some(json!({"name": "Mine"}))))),
-        entry("GET", "/v1/workspaces/{ws}/members", one("list the members", On::Workspace, Needs(ManageMembers), |ids, _, _| (format!("/v1/workspaces/{}/members", ids.ws), None))),
-        entry("POST", "/v1/workspaces/{ws}/members", one("add a member", On::Workspace, Needs(ManageMembers),
-            |ids, _, _| (format!("/v1/workspaces/{}/members", ids.ws), Some(json!({"user": "newbie", "role": "viewer"}))))),
-        entry("DELETE", "/v1/workspaces/{ws}/members/{user}", one("remove a member", On::Workspace, Needs(ManageMembers),
-            |ids, _, _| (format!("/v1/workspaces/{}/members/{}", ids.ws, ZED.0), None))),
-        entry("POST", "/v1/people/{user}/sign-out", vec![
-            Case { what: "sign another person out", on: On::Person, rule: TenantAdminOfCaller, build: |_, _, _| (format!("/v1/people/{}/sign-out", ZED.0), None) },
-            Case { what: "sign oneself out", on: On::Nothing, rule: Token, build: |_, w, _| (format!("/v1/people/{}/sign-out", w.user), None) },
-        ]),
-        entry("GET", "/v1/workspaces/{ws}/threads", one("list the workspace's threads", On::Workspace, Needs(Read), |ids, _, _| (format!("/v1/workspaces/{}/threads", ids.ws), None))),
-        entry("POST", "/v1/workspaces/{ws}/threads", one("start a thread", On::Workspace, Needs(StartThread),
-            |ids, _, _| (format!("/v1/workspaces/{}/threads", ids.ws), Some(json!({"title": "New"}))))),
-        entry("GET", "/v1/workspaces/{ws}/events", one("follow the workspace (SSE)", On::Workspace, Needs(Read), |ids, _, _| (format!("/v1/workspaces/{}/events", ids.ws), None))),
-        entry("POST", "/v1/workspaces/{ws}/events", one("publish an app event", On::Workspace, Needs(PublishEvent),
-            |ids, _, _| (format!("/v1/workspaces/{}/events", ids.ws), Some(json!({"namespace": "ops", "name": "ping", "data": {}}))))),
-        entry("GET", "/v1/threads", one("the threads listed for me", On::Nothing, Token, |_, _, _| ("/v1/threads".into(), None))),
-        entry("GET", "/v1/threads/{th}", both("read the thread", On::Thread, Needs(Read), |ids, _, which| (format!("/v1/threads/{}", ids.thread(which)), None))),
-        entry("GET", "/v1/threads/{th}/members", both("list who is listed", On::Thread, Needs(ManageListings), |ids, _, which| (format!("/v1/threads/{}/members", ids.thread(which)), None))),
-        entry("POST", "/v1/threads/{th}/members", both("list someone on the thread", On::Thread, Needs(ManageListings),
-            |ids, _, which| (format!("/v1/threads/{}/members", ids.thread(which)), Some(json!({"user": "newbie", "role": "viewer"}))))),
-        entry("DELETE", "/v1/threads/{th}/members/{user}", both("take a listing off", On::Thread, Needs(ManageListings),
-            |ids, _, which| (format!("/v1/threads/{}/members/{}", ids.thread(which), ZED.0), None))),
-        entry("POST", "/v1/threads/{th}/messages", both("post a message", On::Thread, Needs(Post),
-            |ids, _, which| (format!("/v1/threads/{}/messages", ids.thread(which)), Some(json!({"text": "hi"}))))),
-        entry("GET", "/v1/threads/{th}/artifacts", both("list the artifacts", On::Thread, Needs(Read), |ids, _, which| (format!("/v1/threads/{}/artifacts", ids.thread(which)), None))),
-        entry("POST", "/v1/threads/{th}/artifacts", [
-            both("create a dashboard", On::Thread, Needs(Author),
-                |ids, _, which| (format!("/v1/threads/{}/artifacts", ids.thread(which)), Some(json!({"kind": "dashboard", "data": dashboard()})))),
-            both("submit to the owner's form", On::Thread, Needs(Submit), |ids, _, which| {
-                let data = json!({"form_id": ids.form(which), "form_version": 1, "values": {"ok": true}});
-                (format!("/v1/threads/{}/artifacts", ids.thread(which)), Some(json!({"kind": "submission", "data": data})))
+        entry(
+            "POST",
+            "/v1/workspaces",
+            one("a workspace of my own", On::Nothing, Token, |_, _, _| ("/v1/workspaces".into(), Some(json!({"name": "Mine"})))),
+        ),
+        entry(
+            "GET",
+            "/v1/workspaces/{ws}/members",
+            one("list the members", On::Workspace, Needs(ManageMembers), |ids, _, _| (format!("/v1/workspaces/{}/members", ids.ws), None)),
+        ),
+        entry(
+            "POST",
+            "/v1/workspaces/{ws}/members",
+            one("add a member", On::Workspace, Needs(ManageMembers), |ids, _, _| {
+                (format!("/v1/workspaces/{}/members", ids.ws), Some(json!({"user": "newbie", "role": "viewer"})))
             }),
-        ].concat()),
-        entry("GET", "/v1/threads/{th}/events", both("follow the thread (SSE)", On::Thread, Needs(Read), |ids, _, which| (format!("/v1/threads/{}/events", ids.thread(which)), None))),
-        entry("POST", "/v1/threads/{th}/runs", both("start an agent turn", On::Thread, Needs(Run),
-            |ids, _, which| (format!("/v1/threads/{}/runs", ids.thread(which)), Some(json!({"prompt": "go", "model": "scripted:dashboard"}))))),
+        ),
+        entry(
+            "DELETE",
+            "/v1/workspaces/{ws}/members/{user}",
+            one("remove a member", On::Workspace, Needs(ManageMembers), |ids, _, _| (format!("/v1/workspaces/{}/members/{}", ids.ws, ZED.0), None)),
+        ),
+        entry(
+            "POST",
+            "/v1/people/{user}/sign-out",
+            vec![
+                Case {
+                    what: "sign another person out",
+                    on: On::Person,
+                    rule: TenantAdminOfCaller,
+                    build: |_, _, _| (format!("/v1/people/{}/sign-out", ZED.0), None),
+                },
+                Case { what: "sign oneself out", on: On::Nothing, rule: Token, build: |_, w, _| (format!("/v1/people/{}/sign-out", w.user), None) },
+            ],
+        ),
+        entry(
+            "GET",
+            "/v1/workspaces/{ws}/threads",
+            one("list the workspace's threads", On::Workspace, Needs(Read), |ids, _, _| (format!("/v1/workspaces/{}/threads", ids.ws), None)),
+        ),
+        entry(
+            "POST",
+            "/v1/workspaces/{ws}/threads",
+            one("start a thread", On::Workspace, Needs(StartThread), |ids, _, _| {
+                (format!("/v1/workspaces/{}/threads", ids.ws), Some(json!({"title": "New"})))
+            }),
+        ),
+        entry(
+            "GET",
+            "/v1/workspaces/{ws}/events",
+            one("follow the workspace (SSE)", On::Workspace, Needs(Read), |ids, _, _| (format!("/v1/workspaces/{}/events", ids.ws), None)),
+        ),
+        entry(
+            "POST",
+            "/v1/workspaces/{ws}/events",
+            one("publish an app event", On::Workspace, Needs(PublishEvent), |ids, _, _| {
+                (format!("/v1/workspaces/{}/events", ids.ws), Some(json!({"namespace": "ops", "name": "ping", "data": {}})))
+            }),
+        ),
+        entry("GET", "/v1/threads", one("the threads listed for me", On::Nothing, Token, |_, _, _| ("/v1/threads".into(), None))),
+        entry(
+            "GET",
+            "/v1/threads/{th}",
+            both("read the thread", On::Thread, Needs(Read), |ids, _, which| (format!("/v1/threads/{}", ids.thread(which)), None)),
+        ),
+        entry(
+            "GET",
+            "/v1/threads/{th}/members",
+            both("list who is listed", On::Thread, Needs(ManageListings), |ids, _, which| {
+                (format!("/v1/threads/{}/members", ids.thread(which)), None)
+            }),
+        ),
+        entry(
+            "POST",
+            "/v1/threads/{th}/members",
+            both("list someone on the thread", On::Thread, Needs(ManageListings), |ids, _, which| {
+                (format!("/v1/threads/{}/members", ids.thread(which)), Some(json!({"user": "newbie", "role": "viewer"})))
+            }),
+        ),
+        entry(
+            "DELETE",
+            "/v1/threads/{th}/members/{user}",
+            both("take a listing off", On::Thread, Needs(ManageListings), |ids, _, which| {
+                (format!("/v1/threads/{}/members/{}", ids.thread(which), ZED.0), None)
+            }),
+        ),
+        entry(
+            "POST",
+            "/v1/threads/{th}/messages",
+            both("post a message", On::Thread, Needs(Post), |ids, _, which| {
+                (format!("/v1/threads/{}/messages", ids.thread(which)), Some(json!({"text": "hi"})))
+            }),
+        ),
+        entry(
+            "GET",
+            "/v1/threads/{th}/artifacts",
+            both("list the artifacts", On::Thread, Needs(Read), |ids, _, which| (format!("/v1/threads/{}/artifacts", ids.thread(which)), None)),
+        ),
+        entry(
+            "POST",
+            "/v1/threads/{th}/artifacts",
+            [
+                both("create a dashboard", On::Thread, Needs(Author), |ids, _, which| {
+                    (format!("/v1/threads/{}/artifacts", ids.thread(which)), Some(json!({"kind": "dashboard", "data": dashboard()})))
+                }),
+                both("submit to the owner's form", On::Thread, Needs(Submit), |ids, _, which| {
+                    let data = json!({"form_id": ids.form(which), "form_version": 1, "values": {"ok": true}});
+                    (format!("/v1/threads/{}/artifacts", ids.thread(which)), Some(json!({"kind": "submission", "data": data})))
+                }),
+            ]
+            .concat(),
+        ),
+        entry(
+            "GET",
+            "/v1/threads/{th}/events",
+            both("follow the thread (SSE)", On::Thread, Needs(Read), |ids, _, which| (format!("/v1/threads/{}/events", ids.thread(which)), None)),
+        ),
+        entry(
+            "POST",
+            "/v1/threads/{th}/runs",
+            both("start an agent turn", On::Thread, Needs(Run), |ids, _, which| {
+                (format!("/v1/threads/{}/runs", ids.thread(which)), Some(json!({"prompt": "go", "model": "scripted:dashboard"})))
+            }),
+        ),
         entry("GET", "/v1/runs/{run}", both("read the run", On::Run, Needs(Read), |ids, _, which| (format!("/v1/runs/{}", ids.run(which)), None))),
-        entry("POST", "/v1/runs/{run}/answers", both("answer its ask_form", On::Run, Needs(Submit), |ids, _, which| {
-            let answer = json!({"date": "2026-11-29", "severity": "high"});
-            (format!("/v1/runs/{}/answers", ids.run(which)), Some(json!({"tool_call_id": ASK_FORM_CALL, "answer": answer})))
-        })),
-        entry("POST", "/v1/runs/{run}/cancel", both("cancel the run", On::Run, Needs(Run), |ids, _, which| (format!("/v1/runs/{}/cancel", ids.run(which)), None))),
-        entry("POST", "/v1/agui/threads/{th}", both("start an AG-UI run (SSE)", On::Thread, Needs(Run), |ids, _, which| {
-            let input = json!({"threadId": ids.thread(which), "runId": "agui-1", "messages": [{"id": "m1", "role": "user", "content": "show the dashboard"}],
+        entry(
+            "POST",
+            "/v1/runs/{run}/answers",
+            both("answer its ask_form", On::Run, Needs(Submit), |ids, _, which| {
+                let answer = json!({"date": "2026-11-29", "severity": "high"});
+                (format!("/v1/runs/{}/answers", ids.run(which)), Some(json!({"tool_call_id": ASK_FORM_CALL, "answer": answer})))
+            }),
+        ),
+        entry(
+            "POST",
+            "/v1/runs/{run}/cancel",
+            both("cancel the run", On::Run, Needs(Run), |ids, _, which| (format!("/v1/runs/{}/cancel", ids.run(which)), None)),
+        ),
+        entry(
+            "POST",
+            "/v1/agui/threads/{th}",
+            both("start an AG-UI run (SSE)", On::Thread, Needs(Run), |ids, _, which| {
+                let input = json!({"threadId": ids.thread(which), "runId": "agui-1", "messages": [{"id": "m1", "role": "user", "content": "show the dashboard"}],
                 "forwardedProps": {"model": "scripted:dashboard"}});
-            (format!("/v1/agui/threads/{}", ids.thread(which)), Some(input))
-        })),
-        entry("GET", "/v1/artifacts/{id}", both("read the dashboard", On::Artifact, Needs(Read), |ids, _, which| (format!("/v1/artifacts/{}", ids.dashboard(which)), None))),
-        entry("PATCH", "/v1/artifacts/{id}", both("edit the dashboard", On::Artifact, Needs(Author), |ids, _, which| {
-            let patch = json!({"expected_version": 1, "patch": [{"op": "replace", "path": "/title", "value": "E"}]});
-            (format!("/v1/artifacts/{}", ids.dashboard(which)), Some(patch))
-        })),
-        entry("POST", "/v1/artifacts/{id}/archive", both("archive the owner's dashboard", On::Artifact, Archives,
-            |ids, _, which| (format!("/v1/artifacts/{}/archive", ids.dashboard(which)), Some(json!({}))))),
-        entry("PUT", "/v1/artifacts/{id}/context", both("tell the agent what the app shows", On::App, Needs(TellContext),
-            |ids, _, which| (format!("/v1/artifacts/{}/context", ids.app(which)), Some(json!({"text": "the count is 1"}))))),
-        entry("POST", "/v1/artifacts/{id}/capability", both("the app's capability for the chat host", On::App, PeopleOnly(Read),
-            |ids, _, which| (format!("/v1/artifacts/{}/capability", ids.app(which)), None))),
-        entry("GET", "/v1/artifacts/{id}/calls", both("the app's calls (audit)", On::App, Needs(Administer), |ids, _, which| (format!("/v1/artifacts/{}/calls", ids.app(which)), None))),
-        entry("POST", "/v1/artifacts/{id}/calls", [
-            both("the app reads its state", On::App, Needs(Read), |ids, who, which| app_call(ids, who, which, "get_state", json!({}))),
-            // Changing an app (its state, its submissions) is changing an
-            // artifact: lattice_ui::checks::writes_to_apps.
-            both("the app sets its state", On::App, Needs(Author),
-                |ids, who, which| app_call(ids, who, which, "set_state", json!({"patch": [{"op": "replace", "path": "/count", "value": 2}]}))),
-            both("the app submits", On::App, Needs(Author), |ids, who, which| app_call(ids, who, which, "submit", json!({"values": {"rating": 5}}))),
-        ].concat()),
-        entry("POST", "/v1/app-calls/{confirmation}", one("confirm the owner's app call", On::Confirmation, Asker,
-            |ids, _, _| (format!("/v1/app-calls/{}", ids.confirmation), Some(json!({"accept": true}))))),
-        entry("GET", "/v1/integrations/effective", one("the workspace's effective switches", On::Switches, Needs(Read),
-            |ids, _, _| (format!("/v1/integrations/effective?workspace={}", ids.ws), None))),
-        entry("GET", "/v1/integrations/effective/stream", one("follow them (SSE)", On::Switches, Needs(Read),
-            |ids, _, _| (format!("/v1/integrations/effective/stream?workspace={}", ids.ws), None))),
-        entry("GET", "/v1/integrations/audit", vec![
-            Case { what: "the workspace's switch audit", on: On::Workspace, rule: Needs(Administer), build: |ids, _, _| (format!("/v1/integrations/audit?workspace={}", ids.ws), None) },
-            Case { what: "the audit of what I administer", on: On::Nothing, rule: Token, build: |_, _, _| ("/v1/integrations/audit".into(), None) },
-        ]),
-        entry("GET", "/v1/integrations/levels", one("the levels I administer", On::Nothing, Token, |_, _, _| ("/v1/integrations/levels".into(), None))),
-        entry("GET", "/v1/integrations/levels/stream", one("follow them (SSE)", On::Nothing, Token, |_, _, _| ("/v1/integrations/levels/stream".into(), None))),
-        entry("PUT", "/v1/integrations/{level}/{key}", vec![
-            Case { what: "set the workspace's switch", on: On::Workspace, rule: Needs(Administer),
-                build: |ids, _, _| (format!("/v1/integrations/workspace:{}/ui:forms", ids.ws), Some(json!({"state": "on", "reason": "suite"}))) },
-            Case { what: "set the tenant's switch", on: On::TenantLevel, rule: TenantLevelAdmin,
-                build: |ids, _, _| (format!("/v1/integrations/tenant:{}/ui:forms", ids.tenant), Some(json!({"state": "on", "reason": "suite"}))) },
-            Case { what: "set the deployment's switch", on: On::DeploymentLevel, rule: DeploymentAdmin,
-                build: |_, _, _| ("/v1/integrations/deployment/ui:forms".into(), Some(json!({"state": "on", "reason": "suite"}))) },
-        ]),
+                (format!("/v1/agui/threads/{}", ids.thread(which)), Some(input))
+            }),
+        ),
+        entry(
+            "GET",
+            "/v1/artifacts/{id}",
+            both("read the dashboard", On::Artifact, Needs(Read), |ids, _, which| (format!("/v1/artifacts/{}", ids.dashboard(which)), None)),
+        ),
+        entry(
+            "PATCH",
+            "/v1/artifacts/{id}",
+            both("edit the dashboard", On::Artifact, Needs(Author), |ids, _, which| {
+                let patch = json!({"expected_version": 1, "patch": [{"op": "replace", "path": "/title", "value": "E"}]});
+                (format!("/v1/artifacts/{}", ids.dashboard(which)), Some(patch))
+            }),
+        ),
+        entry(
+            "POST",
+            "/v1/artifacts/{id}/archive",
+            both("archive the owner's dashboard", On::Artifact, Archives, |ids, _, which| {
+                (format!("/v1/artifacts/{}/archive", ids.dashboard(which)), Some(json!({})))
+            }),
+        ),
+        entry(
+            "PUT",
+            "/v1/artifacts/{id}/context",
+            both("tell the agent what the app shows", On::App, Needs(TellContext), |ids, _, which| {
+                (format!("/v1/artifacts/{}/context", ids.app(which)), Some(json!({"text": "the count is 1"})))
+            }),
+        ),
+        entry(
+            "POST",
+            "/v1/artifacts/{id}/capability",
+            both("the app's capability for the chat host", On::App, PeopleOnly(Read), |ids, _, which| {
+                (format!("/v1/artifacts/{}/capability", ids.app(which)), None)
+            }),
+        ),
+        entry(
+            "GET",
+            "/v1/artifacts/{id}/calls",
+            both("the app's calls (audit)", On::App, Needs(Administer), |ids, _, which| (format!("/v1/artifacts/{}/calls", ids.app(which)), None)),
+        ),
+        entry(
+            "POST",
+            "/v1/artifacts/{id}/calls",
+            [
+                both("the app reads its state", On::App, Needs(Read), |ids, who, which| app_call(ids, who, which, "get_state", json!({}))),
+                // Changing an app (its state, its submissions) is changing an
+                // artifact: lattice_ui::checks::writes_to_apps.
+                both("the app sets its state", On::App, Needs(Author), |ids, who, which| {
+                    app_call(ids, who, which, "set_state", json!({"patch": [{"op": "replace", "path": "/count", "value": 2}]}))
+                }),
+                both("the app submits", On::App, Needs(Author), |ids, who, which| {
+                    app_call(ids, who, which, "submit", json!({"values": {"rating": 5}}))
+                }),
+            ]
+            .concat(),
+        ),
+        entry(
+            "POST",
+            "/v1/app-calls/{confirmation}",
+            one("confirm the owner's app call", On::Confirmation, Asker, |ids, _, _| {
+                (format!("/v1/app-calls/{}", ids.confirmation), Some(json!({"accept": true})))
+            }),
+        ),
+        entry(
+            "GET",
+            "/v1/integrations/effective",
+            one("the workspace's effective switches", On::Switches, Needs(Read), |ids, _, _| {
+                (format!("/v1/integrations/effective?workspace={}", ids.ws), None)
+            }),
+        ),
+        entry(
+            "GET",
+            "/v1/integrations/effective/stream",
+            one("follow them (SSE)", On::Switches, Needs(Read), |ids, _, _| {
+                (format!("/v1/integrations/effective/stream?workspace={}", ids.ws), None)
+            }),
+        ),
+        entry(
+            "GET",
+            "/v1/integrations/audit",
+            vec![
+                Case {
+                    what: "the workspace's switch audit",
+                    on: On::Workspace,
+                    rule: Needs(Administer),
+                    build: |ids, _, _| (format!("/v1/integrations/audit?workspace={}", ids.ws), None),
+                },
+                Case {
+                    what: "the audit of what I administer",
+                    on: On::Nothing,
+                    rule: Token,
+                    build: |_, _, _| ("/v1/integrations/audit".into(), None),
+                },
+            ],
+        ),
+        entry(
+            "GET",
+            "/v1/integrations/levels",
+            one("the levels I administer", On::Nothing, Token, |_, _, _| ("/v1/integrations/levels".into(), None)),
+        ),
+        entry(
+            "GET",
+            "/v1/integrations/levels/stream",
+            one("follow them (SSE)", On::Nothing, Token, |_, _, _| ("/v1/integrations/levels/stream".into(), None)),
+        ),
+        entry(
+            "PUT",
+            "/v1/integrations/{level}/{key}",
+            vec![
+                Case {
+                    what: "set the workspace's switch",
+                    on: On::Workspace,
+                    rule: Needs(Administer),
+                    build: |ids, _, _| (format!("/v1/integrations/workspace:{}/ui:forms", ids.ws), Some(json!({"state": "on", "reason": "suite"}))),
+                },
+                Case {
+                    what: "set the tenant's switch",
+                    on: On::TenantLevel,
+                    rule: TenantLevelAdmin,
+                    build: |ids, _, _| (format!("/v1/integrations/tenant:{}/ui:forms", ids.tenant), Some(json!({"state": "on", "reason": "suite"}))),
+                },
+                Case {
+                    what: "set the deployment's switch",
+                    on: On::DeploymentLevel,
+                    rule: DeploymentAdmin,
+                    build: |_, _, _| ("/v1/integrations/deployment/ui:forms".into(), Some(json!({"state": "on", "reason": "suite"}))),
+                },
+            ],
+        ),
     ]
 }
 
@@ -388,10 +579,28 @@ fn expect(case: &Case, w: &Who) -> Expect {
         Rule::Archives => decide(role, &|r| policy::archives(r, false)),
         Rule::PeopleOnly(_) if w.agent => ForbiddenBlind,
         Rule::PeopleOnly(action) => decide(role, &|r| policy::allows(r, action)),
-        Rule::TenantAdminOfCaller => if w.tenant_role == TenantRole::TenantAdmin { Allowed } else { Forbidden },
+        Rule::TenantAdminOfCaller => {
+            if w.tenant_role == TenantRole::TenantAdmin {
+                Allowed
+            } else {
+                Forbidden
+            }
+        }
         Rule::TenantLevelAdmin if w.tenant != "t1" => Missing,
-        Rule::TenantLevelAdmin => if w.tenant_role == TenantRole::TenantAdmin { Allowed } else { Forbidden },
-        Rule::DeploymentAdmin => if w.tenant_role == TenantRole::DeploymentAdmin { Allowed } else { Forbidden },
+        Rule::TenantLevelAdmin => {
+            if w.tenant_role == TenantRole::TenantAdmin {
+                Allowed
+            } else {
+                Forbidden
+            }
+        }
+        Rule::DeploymentAdmin => {
+            if w.tenant_role == TenantRole::DeploymentAdmin {
+                Allowed
+            } else {
+                Forbidden
+            }
+        }
         Rule::Asker => {
             let owner = &PRINCIPALS[OWNER];
             if (w.tenant, w.user, w.agent) == (owner.tenant, owner.user, owner.agent) { Allowed } else { Missing }
@@ -607,7 +816,8 @@ async fn fixture(backend: lattice_log::Backend, needs: Needs, sent: Arc<AtomicUs
     let mut ids = Ids { ws: ws.clone(), open: open.clone(), restricted: restricted.clone(), tenant: "t1".into(), ..Ids::missing() };
     for (i, th) in [&open, &restricted].into_iter().enumerate() {
         let path = format!("/v1/threads/{th}/artifacts");
-        ids.dashboards[i] = http.ok("POST", &path, &owner, Some(json!({"kind": "dashboard", "data": dashboard()}))).await["id"].as_str().unwrap().to_owned();
+        ids.dashboards[i] =
+            http.ok("POST", &path, &owner, Some(json!({"kind": "dashboard", "data": dashboard()}))).await["id"].as_str().unwrap().to_owned();
         let form = json!({"title": "F", "schema": {"type": "object", "properties": {"ok": {"type": "boolean"}}}, "submissions": "per_person"});
         ids.forms[i] = http.ok("POST", &path, &owner, Some(json!({"kind": "form", "data": form}))).await["id"].as_str().unwrap().to_owned();
     }
@@ -628,7 +838,9 @@ async fn fixture(backend: lattice_log::Backend, needs: Needs, sent: Arc<AtomicUs
     }
     if needs.runs {
         for (i, th) in [&open, &restricted].into_iter().enumerate() {
-            let started = http.ok("POST", &format!("/v1/threads/{th}/runs"), &owner, Some(json!({"prompt": "Report an incident", "model": "scripted:ask_form"}))).await;
+            let started = http
+                .ok("POST", &format!("/v1/threads/{th}/runs"), &owner, Some(json!({"prompt": "Report an incident", "model": "scripted:ask_form"})))
+                .await;
             ids.runs[i] = started["run_id"].as_str().unwrap().to_owned();
         }
         for run in &ids.runs {
@@ -647,9 +859,18 @@ async fn fixture(backend: lattice_log::Backend, needs: Needs, sent: Arc<AtomicUs
     }
 
     // The server holds what the principals' model says it does.
-    let listed = |v: Value| v.as_array().unwrap().iter().map(|m| (m["user"].as_str().unwrap().to_owned(), m["role"].as_str().unwrap().to_owned())).collect::<BTreeSet<_>>();
+    let listed = |v: Value| {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .map(|m| (m["user"].as_str().unwrap().to_owned(), m["role"].as_str().unwrap().to_owned()))
+            .collect::<BTreeSet<_>>()
+    };
     let model = |f: &dyn Fn(&Who) -> Option<Role>, extra: &[(&str, Role)]| {
-        PRINCIPALS.iter().filter(|w| w.tenant == "t1").filter_map(|w| f(w).map(|r| (w.user.to_owned(), r.as_str().to_owned())))
+        PRINCIPALS
+            .iter()
+            .filter(|w| w.tenant == "t1")
+            .filter_map(|w| f(w).map(|r| (w.user.to_owned(), r.as_str().to_owned())))
             .chain(extra.iter().map(|(u, r)| (u.to_string(), r.as_str().to_owned())))
             .collect::<BTreeSet<_>>()
     };
@@ -774,13 +995,18 @@ async fn run_case(backend: lattice_log::Backend, entry: &Entry, case: &Case, sen
             let me = fx.http.send("GET", "/v1/me", Some(&fx.zed), None).await;
             let want = if tenant_admin_signed_zed_out { StatusCode::UNAUTHORIZED } else { StatusCode::OK };
             if me.status != want {
-                tally.failures.push(format!("{} {path} as {}: afterwards t1's {} answers {} on /v1/me, expected {want}", entry.method, w.name, ZED.0, me.status));
+                tally.failures.push(format!(
+                    "{} {path} as {}: afterwards t1's {} answers {} on /v1/me, expected {want}",
+                    entry.method, w.name, ZED.0, me.status
+                ));
             }
         }
         let cell = format!("{} {} [{}, {:?}] as {}", entry.method, path, case.what, case.on, w.name);
         match (wrong, known_gap(entry.method, entry.path, case.what, case.on, w.name)) {
             (Some(detail), None) => tally.failures.push(format!("{cell}: expected {expected:?}, got {} {}{detail}", got.status, got.json())),
-            (Some(detail), Some(why)) => tally.gaps_seen.push(format!("{cell}: expected {expected:?}, got {} {}{detail} — known gap: {why}", got.status, got.json())),
+            (Some(detail), Some(why)) => {
+                tally.gaps_seen.push(format!("{cell}: expected {expected:?}, got {} {}{detail} — known gap: {why}", got.status, got.json()))
+            }
             (None, Some(_)) => tally.failures.push(format!("{cell}: listed as a known gap but now agrees with the policy: take it off KNOWN_GAPS")),
             (None, None) => {}
         }

@@ -44,8 +44,13 @@ async fn scene(backend: lattice_log::Backend) -> (Scene, String) {
     let bot = app.token("t1", "bot", TenantRole::Member, true).await;
     let mut ids = Vec::new();
     for title in ["Counter", "Other"] {
-        let made = app.post(&format!("/v1/threads/{th}/artifacts"), &bot,
-            json!({"kind": "app", "data": {"title": title, "summary": "s", "html": "<p>c</p>", "state": {"count": 1}}})).await;
+        let made = app
+            .post(
+                &format!("/v1/threads/{th}/artifacts"),
+                &bot,
+                json!({"kind": "app", "data": {"title": title, "summary": "s", "html": "<p>c</p>", "state": {"count": 1}}}),
+            )
+            .await;
         assert_eq!(made.status, StatusCode::OK, "{:?}", made.body);
         ids.push(made.body["id"].as_str().unwrap().to_owned());
     }
@@ -55,7 +60,11 @@ async fn scene(backend: lattice_log::Backend) -> (Scene, String) {
         vera: app.token("t1", "vera", TenantRole::Member, false).await,
         rita: app.token("t1", "rita", TenantRole::Member, false).await,
         otto: app.token("t1", "otto", TenantRole::Member, false).await,
-        app, ana, bot, ws, th,
+        app,
+        ana,
+        bot,
+        ws,
+        th,
         id: ids[0].clone(),
     };
     (scene, ids[1].clone())
@@ -75,7 +84,9 @@ impl Scene {
     }
 
     async fn call(&self, token: &str, capability: Option<&str>, tool: &str, arguments: Value) -> crate::Reply {
-        self.app.post(&format!("/v1/artifacts/{}/calls", self.id), token, json!({"tool": tool, "arguments": arguments, "capability": capability})).await
+        self.app
+            .post(&format!("/v1/artifacts/{}/calls", self.id), token, json!({"tool": tool, "arguments": arguments, "capability": capability}))
+            .await
     }
 
     /// The thread's envelopes, as ana reads them.

@@ -35,8 +35,13 @@ async fn scene(backend: lattice_log::Backend) -> Scene {
     }
     let on = app.send("PUT", "/v1/integrations/deployment/ui:mini-apps", Some(&root), Some(&json!({"state": "on", "reason": "t"}).to_string())).await;
     assert_eq!(on.status, StatusCode::OK);
-    let made = app.post(&format!("/v1/threads/{th}/artifacts"), &bot,
-        json!({"kind": "app", "data": {"title": "Counter", "summary": "s", "html": "<p>c</p>", "state": {"count": 1}}})).await;
+    let made = app
+        .post(
+            &format!("/v1/threads/{th}/artifacts"),
+            &bot,
+            json!({"kind": "app", "data": {"title": "Counter", "summary": "s", "html": "<p>c</p>", "state": {"count": 1}}}),
+        )
+        .await;
     assert_eq!(made.status, StatusCode::OK, "{:?}", made.body);
     let id = made.body["id"].as_str().unwrap().to_owned();
     let mut capabilities = Vec::new();
@@ -51,7 +56,9 @@ async fn scene(backend: lattice_log::Backend) -> Scene {
 impl Scene {
     async fn call(&self, token: &str, tool: &str, arguments: Value) -> crate::Reply {
         let capability = self.capabilities.iter().find(|(t, _)| t == token).map(|(_, c)| c.clone());
-        self.app.post(&format!("/v1/artifacts/{}/calls", self.id), token, json!({"tool": tool, "arguments": arguments, "capability": capability})).await
+        self.app
+            .post(&format!("/v1/artifacts/{}/calls", self.id), token, json!({"tool": tool, "arguments": arguments, "capability": capability}))
+            .await
     }
 
     async fn confirm(&self, token: &str, confirmation: &str, accept: bool) -> crate::Reply {
@@ -62,7 +69,11 @@ impl Scene {
     async fn audit(&self) -> Vec<(String, String, String)> {
         let rows = self.app.get(&format!("/v1/artifacts/{}/calls", self.id), &self.ana).await;
         assert_eq!(rows.status, StatusCode::OK, "{:?}", rows.body);
-        let mut rows: Vec<(String, String, String)> = rows.body.as_array().unwrap().iter()
+        let mut rows: Vec<(String, String, String)> = rows
+            .body
+            .as_array()
+            .unwrap()
+            .iter()
             .map(|r| (r["actor"].as_str().unwrap().into(), r["tool"].as_str().unwrap().into(), r["decision"].as_str().unwrap().into()))
             .collect();
         rows.reverse();

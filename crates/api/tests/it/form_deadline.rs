@@ -20,8 +20,12 @@ async fn patch(app: &App, token: &str, form: &str, ops: Value) -> crate::Reply {
 
 async fn submit(app: &App, token: &str, th: &str, form: &str) -> crate::Reply {
     let version = app.get(&format!("/v1/artifacts/{form}"), token).await.body["version"].as_u64().unwrap();
-    app.post(&format!("/v1/threads/{th}/artifacts"), token,
-        json!({"kind": "submission", "data": {"form_id": form, "form_version": version, "values": {"ok": true}, "nonce": format!("n-{}", ulid())}})).await
+    app.post(
+        &format!("/v1/threads/{th}/artifacts"),
+        token,
+        json!({"kind": "submission", "data": {"form_id": form, "form_version": version, "values": {"ok": true}, "nonce": format!("n-{}", ulid())}}),
+    )
+    .await
 }
 
 fn ulid() -> String {

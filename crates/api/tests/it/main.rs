@@ -2,11 +2,11 @@
 //! PostgreSQL.
 
 mod access_suite;
-mod authorization;
 mod agent_runs;
 mod agui_input;
-mod app_calls;
 mod app_callers;
+mod app_calls;
+mod authorization;
 mod contract;
 mod form_deadline;
 mod hostile;
@@ -48,8 +48,21 @@ impl App {
         let log = lattice_testkit::service(backend).await;
         let (stop, shutdown) = tokio::sync::watch::channel(false);
         let runner = lattice_agent::Runner::new(lattice_testkit::trusted(&log), lattice_agent::Models::scripted());
-        let apps = lattice_apps::AppCalls::new(log.clone(), lattice_ui::app_policy::AppToolPolicy::parse("get_state=allow,set_state=allow,submit=ask").unwrap());
-        let router = lattice_api::router(AppState { log: log.clone(), runner, apps, dev_sign_in, max_body_bytes: 1024 * 1024, guard: std::sync::Arc::new(lattice_api::guard::Guard::new(lattice_api::guard::Limits::default())), readiness: None, switch_heartbeat: std::time::Duration::from_secs(5), shutdown });
+        let apps = lattice_apps::AppCalls::new(
+            log.clone(),
+            lattice_ui::app_policy::AppToolPolicy::parse("get_state=allow,set_state=allow,submit=ask").unwrap(),
+        );
+        let router = lattice_api::router(AppState {
+            log: log.clone(),
+            runner,
+            apps,
+            dev_sign_in,
+            max_body_bytes: 1024 * 1024,
+            guard: std::sync::Arc::new(lattice_api::guard::Guard::new(lattice_api::guard::Limits::default())),
+            readiness: None,
+            switch_heartbeat: std::time::Duration::from_secs(5),
+            shutdown,
+        });
         Self { router, log, _stop: stop }
     }
 

@@ -45,7 +45,10 @@ async fn scene(backend: lattice_log::Backend) -> Scene {
 impl Scene {
     /// A run of the scripted ask_form model, paused on its form: (run, tool call).
     async fn paused(&self) -> (String, String) {
-        let started = self.app.post(&format!("/v1/threads/{}/runs", self.th), &self.alice, json!({"prompt": "Report an incident", "model": "scripted:ask_form"})).await;
+        let started = self
+            .app
+            .post(&format!("/v1/threads/{}/runs", self.th), &self.alice, json!({"prompt": "Report an incident", "model": "scripted:ask_form"}))
+            .await;
         assert_eq!(started.status, StatusCode::OK, "{}", started.body);
         let run = started.body["run_id"].as_str().unwrap().to_owned();
         let paused = wait_for(&self.app, &self.alice, &run, "paused").await;
@@ -54,7 +57,8 @@ impl Scene {
 
     /// What the run recorded after its resume, with the message it posted.
     async fn after_resume(&self) -> Vec<Value> {
-        let events = self.app.get(&format!("/v1/threads/{}/events?format=json", self.th), &self.alice).await.body["events"].as_array().unwrap().clone();
+        let events =
+            self.app.get(&format!("/v1/threads/{}/events?format=json", self.th), &self.alice).await.body["events"].as_array().unwrap().clone();
         assert!(events.iter().filter(|e| e["type"] == "run_started").count() == 1, "one run in the thread");
         events.into_iter().skip_while(|e| e["type"] != "run_resumed").collect()
     }

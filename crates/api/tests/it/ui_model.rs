@@ -49,7 +49,10 @@ async fn setup(backend: lattice_log::Backend) -> Setup {
 
 impl Setup {
     async fn form(&self, submissions: &str) -> String {
-        let r = self.app.post(&format!("/v1/threads/{}/artifacts", self.th), &self.alice, json!({"kind": "form", "data": incident_form(submissions)})).await;
+        let r = self
+            .app
+            .post(&format!("/v1/threads/{}/artifacts", self.th), &self.alice, json!({"kind": "form", "data": incident_form(submissions)}))
+            .await;
         assert_eq!(r.status, StatusCode::OK, "{}", r.body);
         r.body["id"].as_str().unwrap().to_owned()
     }

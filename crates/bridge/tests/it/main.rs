@@ -38,7 +38,14 @@ pub fn spawn_bridge(
     url: &str,
     stop: tokio::sync::watch::Receiver<bool>,
 ) -> tokio::task::JoinHandle<Result<(), lattice_core::Error>> {
-    let config = lattice_bridge::BridgeConfig { nats_url: url.to_owned(), user: None, password: None, name: "bridge".into(), ca_file: None, stream_replicas: 1 };
+    let config = lattice_bridge::BridgeConfig {
+        nats_url: url.to_owned(),
+        user: None,
+        password: None,
+        name: "bridge".into(),
+        ca_file: None,
+        stream_replicas: 1,
+    };
     let chains = log.authenticator().chains().clone();
     tokio::spawn(lattice_bridge::Bridge::new(lattice_log::LogReader::of(log), config).with_chains(chains).run(stop))
 }

@@ -58,9 +58,7 @@ async fn only_the_bridge_publishes_under_ui() {
     let mut service = connect("service", "service-secret").await;
     assert!(publish_refused(&mut service, "lattice.t1.ws_1.ui.form_submitted").await);
     // A wrong password does not connect at all.
-    let wrong = async_nats::ConnectOptions::with_user_and_password("bridge".into(), "nope".into())
-        .connect(nats.url.clone())
-        .await;
+    let wrong = async_nats::ConnectOptions::with_user_and_password("bridge".into(), "nope".into()).connect(nats.url.clone()).await;
     assert!(wrong.is_err());
 }
 
@@ -73,7 +71,8 @@ async fn rules_consume_and_acknowledge_and_touch_nothing_else() {
     use futures_util::StreamExt;
 
     let nats = shipped_nats();
-    let client = |user: &str, password: &str| async_nats::ConnectOptions::with_user_and_password(user.into(), password.into()).connect(nats.url.clone());
+    let client =
+        |user: &str, password: &str| async_nats::ConnectOptions::with_user_and_password(user.into(), password.into()).connect(nats.url.clone());
     let bridge = client("bridge", "bridge-secret").await.unwrap();
     let mut bridge_js = jetstream::new(bridge);
     bridge_js.set_timeout(Duration::from_secs(1));
@@ -90,7 +89,11 @@ async fn rules_consume_and_acknowledge_and_touch_nothing_else() {
     let durable = lattice
         .get_or_create_consumer(
             "escalations",
-            consumer::pull::Config { durable_name: Some("escalations".into()), filter_subject: "lattice.*.*.ui.form_submitted".into(), ..Default::default() },
+            consumer::pull::Config {
+                durable_name: Some("escalations".into()),
+                filter_subject: "lattice.*.*.ui.form_submitted".into(),
+                ..Default::default()
+            },
         )
         .await
         .expect("rules make a durable consumer");

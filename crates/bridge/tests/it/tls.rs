@@ -24,10 +24,13 @@ async fn the_bridge_publishes_over_tls_to_a_server_its_ca_signed() {
     let log = service(Backend::Sqlite).await;
     let alice = who("t1", "alice", TenantRole::Member);
     let ws = log.execute(&alice, Command::CreateWorkspace { name: "W".into() }).await.unwrap().id.unwrap();
-    log.execute(&alice, Command::CreateThread { workspace: WorkspaceId::parse("w", &ws).unwrap(), title: "T".into(), restricted: false }).await.unwrap();
+    log.execute(&alice, Command::CreateThread { workspace: WorkspaceId::parse("w", &ws).unwrap(), title: "T".into(), restricted: false })
+        .await
+        .unwrap();
 
     let bridge = |ca_file| {
-        let config = lattice_bridge::BridgeConfig { nats_url: url.clone(), user: None, password: None, name: "bridge".into(), ca_file, stream_replicas: 1 };
+        let config =
+            lattice_bridge::BridgeConfig { nats_url: url.clone(), user: None, password: None, name: "bridge".into(), ca_file, stream_replicas: 1 };
         lattice_bridge::Bridge::new(LogReader::of(&log), config)
     };
 
@@ -38,7 +41,9 @@ async fn the_bridge_publishes_over_tls_to_a_server_its_ca_signed() {
     let running = tokio::spawn(untrusting.run(stop));
     let mut why = String::new();
     for _ in 0..100 {
-        if let Err(e) = status.ready() && !e.contains("not connected yet") {
+        if let Err(e) = status.ready()
+            && !e.contains("not connected yet")
+        {
             why = e;
             break;
         }

@@ -16,8 +16,12 @@ async fn the_trace_context_reaches_the_nats_message() {
     let log = lattice_testkit::service(Backend::Sqlite).await;
     let alice = who("t1", "alice", TenantRole::Member);
     let ws = log.execute(&alice, Command::CreateWorkspace { name: "W".into() }).await.unwrap().id.unwrap();
-    let th = log.execute(&alice, Command::CreateThread { workspace: WorkspaceId::parse("w", &ws).unwrap(), title: "T".into(), restricted: false })
-        .await.unwrap().id.unwrap();
+    let th = log
+        .execute(&alice, Command::CreateThread { workspace: WorkspaceId::parse("w", &ws).unwrap(), title: "T".into(), restricted: false })
+        .await
+        .unwrap()
+        .id
+        .unwrap();
     let traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
     let posted = with_traceparent(Some(traceparent.into()), async {
         log.execute(&alice, Command::PostMessage { thread: ThreadId::parse("t", &th).unwrap(), text: "traced".into() }).await

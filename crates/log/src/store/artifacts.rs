@@ -103,18 +103,16 @@ pub(crate) async fn archive_artifact(conn: &mut AnyConnection, w: &Writing<'_>, 
 }
 
 async fn insert_version(conn: &mut AnyConnection, w: &Writing<'_>, id: &str, version: u64, data: &str, digest: &str) -> Result<(), Error> {
-    sqlx::query(
-        "INSERT INTO artifact_versions (tenant, id, version, data, digest, author, at) VALUES ($1, $2, $3, $4, $5, $6, $7)",
-    )
-    .bind(w.tenant)
-    .bind(id)
-    .bind(version as i64)
-    .bind(data)
-    .bind(digest)
-    .bind(w.author)
-    .bind(w.at)
-    .execute(&mut *conn)
-    .await
-    .map_err(db_error)?;
+    sqlx::query("INSERT INTO artifact_versions (tenant, id, version, data, digest, author, at) VALUES ($1, $2, $3, $4, $5, $6, $7)")
+        .bind(w.tenant)
+        .bind(id)
+        .bind(version as i64)
+        .bind(data)
+        .bind(digest)
+        .bind(w.author)
+        .bind(w.at)
+        .execute(&mut *conn)
+        .await
+        .map_err(db_error)?;
     Ok(())
 }

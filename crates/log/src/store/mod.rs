@@ -10,8 +10,8 @@ mod workspaces;
 
 pub(crate) use artifacts::{archive_artifact, change_artifact, create_artifact};
 pub(crate) use audit::record_audit;
-pub(crate) use runs::{Answering, answer_request, record_step, start_run};
 pub(crate) use people::end_sessions;
+pub(crate) use runs::{Answering, answer_request, record_step, start_run};
 pub(crate) use workspaces::{add_member, create_thread, create_workspace, remove_member, share_thread, unshare_thread};
 
 use lattice_core::event::Event;
@@ -54,8 +54,7 @@ impl ArtifactRow {
     }
 }
 
-const ARTIFACT_COLUMNS: &str =
-    "a.id, a.workspace, a.thread, a.kind, a.version, a.data, a.digest, a.author, a.created_at, a.updated_at, a.archived";
+const ARTIFACT_COLUMNS: &str = "a.id, a.workspace, a.thread, a.kind, a.version, a.data, a.digest, a.author, a.created_at, a.updated_at, a.archived";
 
 pub(crate) fn artifact_from_row(row: &AnyRow) -> Result<ArtifactRow, Error> {
     let data: String = row.try_get(5).map_err(db_error)?;
@@ -75,21 +74,14 @@ pub(crate) fn artifact_from_row(row: &AnyRow) -> Result<ArtifactRow, Error> {
 }
 
 /// The head of an artifact, or one version of it (`version`), in a tenant.
-pub(crate) async fn load_artifact(
-    db: &Db,
-    tenant: &TenantId,
-    id: &ArtifactId,
-    version: Option<u64>,
-) -> Result<Option<ArtifactRow>, Error> {
+pub(crate) async fn load_artifact(db: &Db, tenant: &TenantId, id: &ArtifactId, version: Option<u64>) -> Result<Option<ArtifactRow>, Error> {
     let row = match version {
         None => {
-            sqlx::query(sqlx::AssertSqlSafe(format!(
-                "SELECT {ARTIFACT_COLUMNS} FROM artifacts a WHERE a.tenant = $1 AND a.id = $2"
-            )))
-            .bind(tenant.as_str())
-            .bind(id.as_str())
-            .fetch_optional(&db.pool)
-            .await
+            sqlx::query(sqlx::AssertSqlSafe(format!("SELECT {ARTIFACT_COLUMNS} FROM artifacts a WHERE a.tenant = $1 AND a.id = $2")))
+                .bind(tenant.as_str())
+                .bind(id.as_str())
+                .fetch_optional(&db.pool)
+                .await
         }
         Some(version) => {
             sqlx::query(

@@ -2,9 +2,7 @@
 //! status change is conditional on the status the write path read, so two
 //! writers racing (to resume, say) cannot both succeed.
 
-use lattice_core::event::{
-    DeferredAnswered, Event, ModelReplied, RunFailed, RunFinished, RunPaused, RunResumed, RunStarted, ToolReturned,
-};
+use lattice_core::event::{DeferredAnswered, Event, ModelReplied, RunFailed, RunFinished, RunPaused, RunResumed, RunStarted, ToolReturned};
 use lattice_core::{Error, RunId, RunStep};
 use serde_json::Value;
 use sqlx::{AnyConnection, Row};
@@ -78,10 +76,7 @@ pub(crate) async fn answer_request(conn: &mut AnyConnection, w: &Writing<'_>, a:
             .map_err(db_error)?
             .try_get(0)
             .map_err(db_error)?;
-        return Err(Error::InvalidState {
-            reason: format!("already answered by {}", by.as_deref().unwrap_or("someone")),
-            answered_by: by,
-        });
+        return Err(Error::InvalidState { reason: format!("already answered by {}", by.as_deref().unwrap_or("someone")), answered_by: by });
     }
     Ok(DeferredAnswered {
         run_id: run.to_owned(),

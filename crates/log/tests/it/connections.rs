@@ -38,13 +38,12 @@ async fn every_connection_to_postgres_sends_at_once() {
     // Opens a connection of the pool's and keeps it idle there.
     db.migrate().await.unwrap();
     let mut asking = sqlx::PgConnection::connect(&url).await.unwrap();
-    let pool_ports: Vec<i32> = sqlx::query_scalar(
-        "SELECT client_port FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid() AND client_port IS NOT NULL",
-    )
-    .bind(&database)
-    .fetch_all(&mut asking)
-    .await
-    .unwrap();
+    let pool_ports: Vec<i32> =
+        sqlx::query_scalar("SELECT client_port FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid() AND client_port IS NOT NULL")
+            .bind(&database)
+            .fetch_all(&mut asking)
+            .await
+            .unwrap();
     assert!(!pool_ports.is_empty(), "PostgreSQL sees no connection of the pool's");
     let sockets: Vec<(RawFd, bool)> = std::fs::read_dir("/proc/self/fd")
         .unwrap()

@@ -21,12 +21,7 @@ use lattice_log::{Authenticated, LogService};
 pub async fn workspace_with_thread(log: &LogService, who: &Authenticated) -> (WorkspaceId, ThreadId) {
     let ws = log.execute(who, Command::CreateWorkspace { name: "W".into() }).await.unwrap().id.unwrap();
     let ws = WorkspaceId::parse("ws", &ws).unwrap();
-    let th = log
-        .execute(who, Command::CreateThread { workspace: ws.clone(), title: "T".into(), restricted: false })
-        .await
-        .unwrap()
-        .id
-        .unwrap();
+    let th = log.execute(who, Command::CreateThread { workspace: ws.clone(), title: "T".into(), restricted: false }).await.unwrap().id.unwrap();
     (ws, ThreadId::parse("th", &th).unwrap())
 }
 

@@ -101,7 +101,8 @@ async fn names(pool: &sqlx::AnyPool, sql: String) -> Vec<String> {
 async fn sqlite_schema() -> BTreeSet<Fact> {
     let pool = migrated(Backend::Sqlite).await;
     let mut facts = BTreeSet::new();
-    let tables = names(&pool, "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name <> '_sqlx_migrations'".into()).await;
+    let tables =
+        names(&pool, "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name <> '_sqlx_migrations'".into()).await;
     for table in tables {
         let columns = sqlx::query(sqlx::AssertSqlSafe(format!("SELECT name, type, \"notnull\", pk FROM pragma_table_info('{table}')")))
             .fetch_all(&pool)
@@ -144,7 +145,10 @@ async fn postgres_and_sqlite_migrations_define_the_same_schema() {
     let sqlite = sqlite_schema().await;
     for facts in [&postgres, &sqlite] {
         assert!(facts.iter().any(|f| matches!(f, Fact::Column { table, .. } if table == "envelopes")), "{facts:#?}");
-        assert!(facts.iter().any(|f| matches!(f, Fact::PrimaryKey { table, columns } if table == "members" && columns == "workspace,user_id")), "{facts:#?}");
+        assert!(
+            facts.iter().any(|f| matches!(f, Fact::PrimaryKey { table, columns } if table == "members" && columns == "workspace,user_id")),
+            "{facts:#?}"
+        );
         assert!(facts.iter().any(|f| matches!(f, Fact::Index { table, unique: false, .. } if table == "envelopes")), "{facts:#?}");
     }
     let only_postgres: Vec<&Fact> = postgres.difference(&sqlite).collect();

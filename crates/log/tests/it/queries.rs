@@ -91,16 +91,17 @@ async fn an_ask_form_answer_costs_a_bounded_number_of_statements() {
     let log = lattice_testkit::service(Backend::Postgres).await;
     let alice = who("t1", "alice", TenantRole::Member);
     let (_, thread) = workspace_with_thread(&log, &alice).await;
-    let started = log
-        .execute(&alice, Command::StartRun { thread, prompt: "Report".into(), model: "scripted".into(), chain: None })
-        .await
-        .unwrap();
+    let started = log.execute(&alice, Command::StartRun { thread, prompt: "Report".into(), model: "scripted".into(), chain: None }).await.unwrap();
     let run = RunId::parse("run", started.id.as_deref().unwrap()).unwrap();
     let schema = json!({"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]});
-    let request = DeferredRequest { tool_call_id: "f1".into(), tool_name: "ask_form".into(), args: json!({"title": "T", "schema": schema}), expires_in_secs: None, expires_at: None };
-    log.execute(&runner(&run), Command::RecordRun { run: run.clone(), step: RunStep::Paused { requests: vec![request] } })
-        .await
-        .unwrap();
+    let request = DeferredRequest {
+        tool_call_id: "f1".into(),
+        tool_name: "ask_form".into(),
+        args: json!({"title": "T", "schema": schema}),
+        expires_in_secs: None,
+        expires_at: None,
+    };
+    log.execute(&runner(&run), Command::RecordRun { run: run.clone(), step: RunStep::Paused { requests: vec![request] } }).await.unwrap();
 
     let answer = Command::AnswerDeferred { run: run.clone(), tool_call_id: "f1".into(), answer: json!({"ok": true}), approved: true };
     let (answered, answer_statements) = statements(log.execute(&alice, answer)).await;

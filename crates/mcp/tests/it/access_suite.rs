@@ -49,10 +49,10 @@ use std::time::Instant;
 use axum::body::Body;
 use axum::http::{Request, Response, StatusCode};
 use http_body_util::BodyExt;
-use lattice_http::guard::{Guard, Limits};
 use lattice_core::policy::{self, Action};
 use lattice_core::{Command, Level, Principal, Role, SwitchKey, SwitchState, TenantId, TenantRole};
 use lattice_edge::TrustedProxies;
+use lattice_http::guard::{Guard, Limits};
 use rmcp::model::CallToolRequestParams;
 use serde_json::{Value, json};
 use tower::ServiceExt;
@@ -233,24 +233,49 @@ fn table() -> Vec<Entry> {
         // Asking is putting a form in the thread (a `create_form` of one
         // submission): changing artifacts. Answering it is `Submit`.
         entry("ask_form", On::Thread, Needs(Author), &[], |ids, w| json!({"thread": ids.thread(w), "title": "Q", "schema": form_schema()})),
-        entry("create_form", On::Thread, Needs(Author), &[],
-            |ids, w| json!({"thread": ids.thread(w), "title": "Poll", "schema": form_schema(), "submissions": "many"})),
+        entry(
+            "create_form",
+            On::Thread,
+            Needs(Author),
+            &[],
+            |ids, w| json!({"thread": ids.thread(w), "title": "Poll", "schema": form_schema(), "submissions": "many"}),
+        ),
         entry("show_dashboard", On::Thread, Needs(Author), &[], |ids, w| json!({"thread": ids.thread(w), "title": "D", "panels": []})),
         entry("update_dashboard", On::Thread, Needs(Author), &[], |ids, w| json!({"thread": ids.thread(w), "id": ids.dashboard(w), "panels": []})),
-        entry("create_app", On::Thread, AgentsOnly(Author), &["only an agent creates an app"],
-            |ids, w| json!({"thread": ids.thread(w), "title": "Counter", "summary": "Counts.", "html": "<p>0</p>"})),
-        entry("update_app", On::Thread, AgentsOnly(Author), &["a person edits an app's /state only; its HTML is always an agent's"],
-            |ids, w| json!({"thread": ids.thread(w), "id": ids.app(w), "html": "<p>1</p>"})),
+        entry(
+            "create_app",
+            On::Thread,
+            AgentsOnly(Author),
+            &["only an agent creates an app"],
+            |ids, w| json!({"thread": ids.thread(w), "title": "Counter", "summary": "Counts.", "html": "<p>0</p>"}),
+        ),
+        entry(
+            "update_app",
+            On::Thread,
+            AgentsOnly(Author),
+            &["a person edits an app's /state only; its HTML is always an agent's"],
+            |ids, w| json!({"thread": ids.thread(w), "id": ids.app(w), "html": "<p>1</p>"}),
+        ),
         entry("form_submissions", On::Form, Needs(Read), &[], |ids, w| json!({"id": ids.form(w), "wait_seconds": 0})),
         app_only("submit_form", On::Form, Needs(Submit), &[], |ids, w| json!({"form": ids.form(w), "form_version": 1, "values": {"ok": true}})),
         app_only("get_state", On::App, Needs(Read), &[], |ids, w| json!({"app": ids.app(w)})),
         // Changing an app (its state, its submissions) is changing an
         // artifact (lattice_ui::checks::writes_to_apps); a reader's call is
         // refused by lattice-apps' reader rule, which leaves a bounded trace.
-        app_only("set_state", On::App, Needs(Author), &["set_state changes the app, and this caller may only read it here"],
-            |ids, w| json!({"app": ids.app(w), "patch": [{"op": "replace", "path": "/count", "value": 2}]})),
-        app_only("submit", On::App, Needs(Author), &["submit changes the app, and this caller may only read it here"],
-            |ids, w| json!({"app": ids.app(w), "values": {"rating": 5}})),
+        app_only(
+            "set_state",
+            On::App,
+            Needs(Author),
+            &["set_state changes the app, and this caller may only read it here"],
+            |ids, w| json!({"app": ids.app(w), "patch": [{"op": "replace", "path": "/count", "value": 2}]}),
+        ),
+        app_only(
+            "submit",
+            On::App,
+            Needs(Author),
+            &["submit changes the app, and this caller may only read it here"],
+            |ids, w| json!({"app": ids.app(w), "values": {"rating": 5}}),
+        ),
     ]
 }
 
@@ -402,7 +427,11 @@ impl Rpc {
 
     /// What a report shows of it.
     fn shown(&self) -> String {
-        let s = if self.result().is_some() { format!("{} {:?}", if self.is_tool_error() { "tool error" } else { "result" }, self.text()) } else { self.raw.clone() };
+        let s = if self.result().is_some() {
+            format!("{} {:?}", if self.is_tool_error() { "tool error" } else { "result" }, self.text())
+        } else {
+            self.raw.clone()
+        };
         s.chars().take(400).collect()
     }
 }
@@ -562,9 +591,19 @@ async fn fixture(backend: lattice_log::Backend, requests: Arc<AtomicUsize>) -> F
     }
 
     // The server holds what the principals' model says it does.
-    let listed = |v: Value| v.as_array().unwrap().iter().map(|m| (m["user"].as_str().unwrap().to_owned(), m["role"].as_str().unwrap().to_owned())).collect::<BTreeSet<_>>();
+    let listed = |v: Value| {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .map(|m| (m["user"].as_str().unwrap().to_owned(), m["role"].as_str().unwrap().to_owned()))
+            .collect::<BTreeSet<_>>()
+    };
     let model = |f: &dyn Fn(&Who) -> Option<Role>| {
-        PRINCIPALS.iter().filter(|w| w.tenant == "t1").filter_map(|w| f(w).map(|r| (w.user.to_owned(), r.as_str().to_owned()))).collect::<BTreeSet<_>>()
+        PRINCIPALS
+            .iter()
+            .filter(|w| w.tenant == "t1")
+            .filter_map(|w| f(w).map(|r| (w.user.to_owned(), r.as_str().to_owned())))
+            .collect::<BTreeSet<_>>()
     };
     let maker_editor = (MAKER.to_owned(), "editor".to_owned());
     let mut members = model(&|w| w.member);
@@ -573,7 +612,11 @@ async fn fixture(backend: lattice_log::Backend, requests: Arc<AtomicUsize>) -> F
     assert_eq!(listed(s.ok("GET", &format!("/v1/threads/{open}/members"), &owner, None).await), model(&|w| w.open), "the open thread's listings");
     let mut on_restricted = model(&|w| w.restricted);
     on_restricted.insert(maker_editor);
-    assert_eq!(listed(s.ok("GET", &format!("/v1/threads/{restricted}/members"), &owner, None).await), on_restricted, "the restricted thread's listings");
+    assert_eq!(
+        listed(s.ok("GET", &format!("/v1/threads/{restricted}/members"), &owner, None).await),
+        on_restricted,
+        "the restricted thread's listings"
+    );
 
     // A session each; then the signed-out person signs out everywhere.
     let mut sessions = Vec::new();
@@ -598,9 +641,17 @@ async fn fixture(backend: lattice_log::Backend, requests: Arc<AtomicUsize>) -> F
 async fn handed_on(s: &Stack) {
     let mut changes = s.log.switch_changes();
     let admin = lattice_testkit::who("tmarker", "root", TenantRole::TenantAdmin);
-    let flip = Command::SetSwitch { level: Level::Tenant(TenantId::parse("tenant", "tmarker").unwrap()), key: SwitchKey::Forms, state: SwitchState::On, reason: "a marker".into() };
+    let flip = Command::SetSwitch {
+        level: Level::Tenant(TenantId::parse("tenant", "tmarker").unwrap()),
+        key: SwitchKey::Forms,
+        state: SwitchState::On,
+        reason: "a marker".into(),
+    };
     let marker = s.log.execute(&admin, flip).await.expect("the marker commits").seq;
-    tokio::time::timeout(PATIENCE, changes.wait_for(|&seq| seq >= marker)).await.expect("the fan-out hands the marker on in time").expect("the log runs");
+    tokio::time::timeout(PATIENCE, changes.wait_for(|&seq| seq >= marker))
+        .await
+        .expect("the fan-out hands the marker on in time")
+        .expect("the log runs");
 }
 
 // ---------------------------------------------------------------------------
@@ -689,9 +740,14 @@ async fn signed_out(fx: &Fixture, tally: &mut Tally) {
     let (status, body) = refusal(res).await;
     let typed = serde_json::from_str::<Value>(&body).ok().and_then(|b| b["error"]["type"].as_str().map(str::to_owned));
     if (status, typed.as_deref()) != (StatusCode::UNAUTHORIZED, Some("Unauthorized")) || !challenge.starts_with("Bearer resource_metadata=") {
-        tally.failures.push(format!("HTTP: initialize as the signed-out person: expected 401 Unauthorized with its challenge, got {status} {body} ({challenge:?})"));
+        tally.failures.push(format!(
+            "HTTP: initialize as the signed-out person: expected 401 Unauthorized with its challenge, got {status} {body} ({challenge:?})"
+        ));
     }
-    for (method, params) in [("tools/list", json!({})), ("tools/call", json!({"name": "show_dashboard", "arguments": {"thread": fx.ids.open, "title": "D", "panels": []}}))] {
+    for (method, params) in [
+        ("tools/list", json!({})),
+        ("tools/call", json!({"name": "show_dashboard", "arguments": {"thread": fx.ids.open, "title": "D", "panels": []}})),
+    ] {
         let got = fx.mcp.request(token, &fx.sessions[sox], method, params).await;
         if !got.raw.starts_with("HTTP 401 Unauthorized") || !got.raw.contains("\"Unauthorized\"") {
             tally.failures.push(format!("HTTP: {method} in the signed-out person's session: expected 401 Unauthorized, got {}", got.shown()));
@@ -703,7 +759,10 @@ async fn signed_out(fx: &Fixture, tally: &mut Tally) {
     let stdio = fx.s.mcp(token).await;
     let listed = stdio.list_tools(None).await;
     let called = stdio
-        .call_tool(CallToolRequestParams::new("show_dashboard").with_arguments(json!({"thread": fx.ids.open, "title": "D", "panels": []}).as_object().unwrap().clone()))
+        .call_tool(
+            CallToolRequestParams::new("show_dashboard")
+                .with_arguments(json!({"thread": fx.ids.open, "title": "D", "panels": []}).as_object().unwrap().clone()),
+        )
         .await;
     let refused = |e: String| e.contains("unauthorized") && e.contains("sign-out");
     if !listed.as_ref().is_err_and(|e| refused(e.to_string())) {
@@ -711,7 +770,10 @@ async fn signed_out(fx: &Fixture, tally: &mut Tally) {
         tally.failures.push(format!("stdio: tools/list as the signed-out person: expected a refusal (unauthorized, a sign-out), got {got:?}"));
     }
     if !called.as_ref().is_err_and(|e| refused(e.to_string())) {
-        tally.failures.push(format!("stdio: tools/call as the signed-out person: expected a refusal (unauthorized, a sign-out), got {:?}", called.map(|r| r.is_error)));
+        tally.failures.push(format!(
+            "stdio: tools/call as the signed-out person: expected a refusal (unauthorized, a sign-out), got {:?}",
+            called.map(|r| r.is_error)
+        ));
     }
     let _ = stdio.cancel().await;
     tally.cells += 5;
@@ -824,12 +886,14 @@ async fn right_after_access_changed(backend: lattice_log::Backend, requests: Arc
         let owner = mint(PRINCIPALS[OWNER].principal());
         let newbie = mint(lattice_testkit::principal("t1", "newbie", TenantRole::Member, false));
         let ws = s.ok("POST", "/v1/workspaces", &owner, Some(json!({"name": "W"}))).await["id"].as_str().unwrap().to_owned();
-        let th = s.ok("POST", &format!("/v1/workspaces/{ws}/threads"), &owner, Some(json!({"title": "Open"}))).await["id"].as_str().unwrap().to_owned();
+        let th =
+            s.ok("POST", &format!("/v1/workspaces/{ws}/threads"), &owner, Some(json!({"title": "Open"}))).await["id"].as_str().unwrap().to_owned();
         let form = json!({"kind": "form", "data": {"title": "F", "schema": form_schema(), "submissions": "per_person"}});
         let form = s.ok("POST", &format!("/v1/threads/{th}/artifacts"), &owner, Some(form)).await["id"].as_str().unwrap().to_owned();
         s.ok("POST", &format!("/v1/workspaces/{ws}/members"), &owner, Some(json!({"user": "newbie", "role": "viewer"}))).await;
         let session = mcp.open(&newbie).await;
-        let got = mcp.request(&newbie, &session, "tools/call", json!({"name": "form_submissions", "arguments": {"id": form, "wait_seconds": 1}})).await;
+        let got =
+            mcp.request(&newbie, &session, "tools/call", json!({"name": "form_submissions", "arguments": {"id": form, "wait_seconds": 1}})).await;
         tally.calls += 1;
         if !(got.is_success() && got.result().is_some_and(|r| r["structuredContent"]["status"] == "pending")) {
             wrong = Some(got.shown());
@@ -840,7 +904,9 @@ async fn right_after_access_changed(backend: lattice_log::Backend, requests: Arc
     let shown = format!("form_submissions [{RIGHT_AFTER}] as viewer just added");
     match (wrong, known_gap("form_submissions", RIGHT_AFTER, "viewer just added")) {
         (Some(got), None) => tally.failures.push(format!("{shown}: expected Allowed (an answer, status pending), got {got}")),
-        (Some(got), Some(why)) => tally.gaps_seen.push(format!("{shown}: expected Allowed (an answer, status pending), got {got} — known gap: {why}")),
+        (Some(got), Some(why)) => {
+            tally.gaps_seen.push(format!("{shown}: expected Allowed (an answer, status pending), got {got} — known gap: {why}"))
+        }
         (None, Some(_)) => tally.failures.push(format!("{shown}: listed as a known gap but now agrees with the policy: take it off KNOWN_GAPS")),
         (None, None) => {}
     }

@@ -13,9 +13,9 @@ use http_body_util::BodyExt;
 use lattice_api::AppState;
 use lattice_log::{Backend, LogService};
 use lattice_mcp::Exporter;
+use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
 use rmcp::service::{RoleClient, RunningService};
-use rmcp::ServiceExt;
 use serde_json::Value;
 use tower::ServiceExt as _;
 

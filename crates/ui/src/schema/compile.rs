@@ -15,9 +15,25 @@ pub fn root_keywords() -> &'static [&'static str] {
 /// Keywords allowed in a property's schema.
 pub fn property_keywords() -> &'static [&'static str] {
     &[
-        "type", "enum", "const", "default", "title", "description", "examples", "minLength", "maxLength", "format",
-        "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "minItems", "maxItems",
-        "uniqueItems", "items",
+        "type",
+        "enum",
+        "const",
+        "default",
+        "title",
+        "description",
+        "examples",
+        "minLength",
+        "maxLength",
+        "format",
+        "minimum",
+        "maximum",
+        "exclusiveMinimum",
+        "exclusiveMaximum",
+        "multipleOf",
+        "minItems",
+        "maxItems",
+        "uniqueItems",
+        "items",
     ]
 }
 
@@ -26,15 +42,19 @@ pub fn property_keywords() -> &'static [&'static str] {
 fn refusal(keyword: &str) -> &'static str {
     match keyword {
         "$ref" | "$defs" | "definitions" | "$dynamicRef" | "$anchor" | "$id" => "keyword not allowed: a form is one self-contained schema",
-        "properties" | "patternProperties" | "additionalProperties" | "propertyNames" | "dependentSchemas"
-        | "dependentRequired" | "unevaluatedProperties" | "required" | "minProperties" | "maxProperties" => {
-            "keyword not allowed: nested objects are not allowed"
-        }
+        "properties"
+        | "patternProperties"
+        | "additionalProperties"
+        | "propertyNames"
+        | "dependentSchemas"
+        | "dependentRequired"
+        | "unevaluatedProperties"
+        | "required"
+        | "minProperties"
+        | "maxProperties" => "keyword not allowed: nested objects are not allowed",
         "pattern" => "keyword not allowed: patterns are not allowed (use format or enum)",
         "if" | "then" | "else" | "allOf" | "anyOf" | "oneOf" | "not" => "keyword not allowed: no conditional or combined schemas",
-        "prefixItems" | "contains" | "minContains" | "maxContains" | "unevaluatedItems" => {
-            "keyword not allowed: arrays hold enumerated strings only"
-        }
+        "prefixItems" | "contains" | "minContains" | "maxContains" | "unevaluatedItems" => "keyword not allowed: arrays hold enumerated strings only",
         _ => "keyword not allowed",
     }
 }
@@ -75,9 +95,7 @@ impl Compiler {
             if !root_keywords().contains(&key.as_str()) {
                 let message = match key.as_str() {
                     "properties" | "required" => "keyword not allowed",
-                    other if property_keywords().contains(&other) => {
-                        "keyword not allowed at the root: a form's root is an object of properties"
-                    }
+                    other if property_keywords().contains(&other) => "keyword not allowed at the root: a form's root is an object of properties",
                     other => refusal(other),
                 };
                 self.fail(key, key, message);
@@ -109,11 +127,7 @@ impl Compiler {
             }
         };
         if properties.len() > limits::PROPERTIES {
-            self.fail(
-                "properties",
-                "maxProperties",
-                format!("{} properties exceed the limit {}", properties.len(), limits::PROPERTIES),
-            );
+            self.fail("properties", "maxProperties", format!("{} properties exceed the limit {}", properties.len(), limits::PROPERTIES));
         }
         let required = self.required(map, &properties);
         let mut compiled = Vec::with_capacity(properties.len());
@@ -141,9 +155,7 @@ impl Compiler {
                 Some(name) if !properties.contains_key(name) => {
                     self.fail(&format!("required.{i}"), "required", format!("{name:?} is not a property of this form"))
                 }
-                Some(name) if names.iter().any(|n| n == name) => {
-                    self.fail(&format!("required.{i}"), "required", format!("{name:?} is listed twice"))
-                }
+                Some(name) if names.iter().any(|n| n == name) => self.fail(&format!("required.{i}"), "required", format!("{name:?} is listed twice")),
                 Some(name) => names.push(name.to_owned()),
                 None => self.fail(&format!("required.{i}"), "required", "must be a property name"),
             }
@@ -203,10 +215,7 @@ impl Compiler {
         p.description = self.text(map, path, "description");
         p.types = map.get("type").and_then(|t| self.types(&join(path, "type"), t));
         p.choices = map.get("enum").and_then(|v| self.choices(&join(path, "enum"), "enum", v));
-        p.string_choices = p
-            .choices
-            .as_ref()
-            .and_then(|c| c.iter().map(|v| v.as_str().map(str::to_owned)).collect::<Option<Vec<String>>>());
+        p.string_choices = p.choices.as_ref().and_then(|c| c.iter().map(|v| v.as_str().map(str::to_owned)).collect::<Option<Vec<String>>>());
         if let Some(v) = map.get("const") {
             if is_scalar(v) {
                 p.constant = Some(v.clone());

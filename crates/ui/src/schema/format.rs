@@ -61,7 +61,6 @@ impl Format {
     }
 }
 
-
 /// An RFC 5321 mailbox: a dot-atom or quoted local part, `@`, and a domain
 /// name or an address literal.
 pub fn is_email(s: &str) -> bool {

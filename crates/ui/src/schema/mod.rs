@@ -7,13 +7,13 @@
 
 mod compile;
 mod equal;
-mod rules;
 pub mod format;
+mod rules;
 mod validate;
 
 use serde_json::Value;
 
-pub use compile::{compile, root_keywords, property_keywords};
+pub use compile::{compile, property_keywords, root_keywords};
 pub use equal::json_equal;
 pub use format::Format;
 
@@ -143,10 +143,7 @@ impl CompiledForm {
         let mut by_name: Vec<(String, usize)> = properties.iter().enumerate().map(|(i, p)| (p.name.clone(), i)).collect();
         by_name.sort_unstable();
         let required_count = properties.iter().filter(|p| p.required).count();
-        let hot = properties
-            .iter()
-            .map(|p| Hot { name: p.name.as_str().into(), required: p.required, check: rules::Fast::of(p) })
-            .collect();
+        let hot = properties.iter().map(|p| Hot { name: p.name.as_str().into(), required: p.required, check: rules::Fast::of(p) }).collect();
         Self { title, description, properties, by_name, required_count, hot }
     }
 

@@ -37,29 +37,29 @@ pub(crate) enum Rule {
 /// else the general list of rules.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Fast {
-    Text {
-        choices: Option<Box<[Box<str>]>>,
-        min: Option<u64>,
-        max: Option<u64>,
-        format: Option<Format>,
-    },
-    Choices {
-        choices: Box<[Box<str>]>,
-        unique: bool,
-        min: Option<u64>,
-        max: Option<u64>,
-    },
+    Text { choices: Option<Box<[Box<str>]>>, min: Option<u64>, max: Option<u64>, format: Option<Format> },
+    Choices { choices: Box<[Box<str>]>, unique: bool, min: Option<u64>, max: Option<u64> },
     Boolean,
     Rules(Box<[Rule]>),
 }
 
 impl Fast {
     pub(crate) fn of(p: &Property) -> Self {
-        let plain = p.constant.is_none() && p.minimum.is_none() && p.maximum.is_none() && p.exclusive_minimum.is_none()
-            && p.exclusive_maximum.is_none() && p.multiple_of.is_none();
+        let plain = p.constant.is_none()
+            && p.minimum.is_none()
+            && p.maximum.is_none()
+            && p.exclusive_minimum.is_none()
+            && p.exclusive_maximum.is_none()
+            && p.multiple_of.is_none();
         match p.types {
-            Some(t) if t == Types::STRING && plain && p.min_items.is_none() && p.max_items.is_none() && !p.unique_items
-                && p.item_choices.is_none() && (p.choices.is_none() || p.string_choices.is_some()) =>
+            Some(t)
+                if t == Types::STRING
+                    && plain
+                    && p.min_items.is_none()
+                    && p.max_items.is_none()
+                    && !p.unique_items
+                    && p.item_choices.is_none()
+                    && (p.choices.is_none() || p.string_choices.is_some()) =>
             {
                 Fast::Text {
                     choices: p.string_choices.as_ref().map(|c| c.iter().map(|s| s.as_str().into()).collect()),

@@ -250,7 +250,6 @@ pub(crate) fn is_multiple(n: &serde_json::Number, m: f64) -> bool {
     (q - q.round()).abs() <= q.abs().max(1.0) * 1e-9
 }
 
-
 /// The length of `value` serialized as compact JSON, without building it.
 pub fn json_size(value: &Value) -> usize {
     lattice_core::document::size(value)

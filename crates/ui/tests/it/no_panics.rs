@@ -11,21 +11,49 @@ fn json_value() -> impl Strategy<Value = Value> {
         any::<i64>().prop_map(|n| json!(n)),
         any::<f64>().prop_filter("finite", |f| f.is_finite()).prop_map(|f| json!(f)),
         "[a-z0-9:/.@ -]{0,12}".prop_map(Value::String),
-        prop_oneof![Just("string"), Just("number"), Just("integer"), Just("boolean"), Just("array"), Just("object"), Just("date"),
-            Just("email"), Just("uri"), Just("date-time"), Just("time")]
-            .prop_map(|s| Value::String(s.into())),
+        prop_oneof![
+            Just("string"),
+            Just("number"),
+            Just("integer"),
+            Just("boolean"),
+            Just("array"),
+            Just("object"),
+            Just("date"),
+            Just("email"),
+            Just("uri"),
+            Just("date-time"),
+            Just("time")
+        ]
+        .prop_map(|s| Value::String(s.into())),
     ];
     let keys = prop_oneof![
-        Just("type"), Just("enum"), Just("const"), Just("minimum"), Just("maximum"), Just("exclusiveMinimum"),
-        Just("exclusiveMaximum"), Just("multipleOf"), Just("minLength"), Just("maxLength"), Just("format"), Just("items"),
-        Just("minItems"), Just("maxItems"), Just("uniqueItems"), Just("properties"), Just("required"), Just("title"),
-        Just("default"), Just("pattern"), Just("v"), Just("w"),
+        Just("type"),
+        Just("enum"),
+        Just("const"),
+        Just("minimum"),
+        Just("maximum"),
+        Just("exclusiveMinimum"),
+        Just("exclusiveMaximum"),
+        Just("multipleOf"),
+        Just("minLength"),
+        Just("maxLength"),
+        Just("format"),
+        Just("items"),
+        Just("minItems"),
+        Just("maxItems"),
+        Just("uniqueItems"),
+        Just("properties"),
+        Just("required"),
+        Just("title"),
+        Just("default"),
+        Just("pattern"),
+        Just("v"),
+        Just("w"),
     ];
     leaf.prop_recursive(4, 48, 6, move |inner| {
         prop_oneof![
             prop::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
-            prop::collection::btree_map(keys.clone().prop_map(str::to_owned), inner, 0..6)
-                .prop_map(|m| Value::Object(m.into_iter().collect())),
+            prop::collection::btree_map(keys.clone().prop_map(str::to_owned), inner, 0..6).prop_map(|m| Value::Object(m.into_iter().collect())),
         ]
     })
 }

@@ -16,30 +16,57 @@ fn one(property: Value) -> Value {
 
 #[test]
 fn every_refused_keyword_is_named_where_it_stands() {
-    check(one(json!({"type": "string", "pattern": "^[0-9]{5}$"})), expect![[r#"properties.zip.pattern: keyword not allowed: patterns are not allowed (use format or enum) [pattern]"#]]);
+    check(
+        one(json!({"type": "string", "pattern": "^[0-9]{5}$"})),
+        expect![[r#"properties.zip.pattern: keyword not allowed: patterns are not allowed (use format or enum) [pattern]"#]],
+    );
     check(one(json!({"$ref": "#/$defs/zip"})), expect![[r#"properties.zip.$ref: keyword not allowed: a form is one self-contained schema [$ref]"#]]);
-    check(json!({"type": "object", "$defs": {"zip": {"type": "string"}}, "properties": {}}), expect![[r#"$defs: keyword not allowed: a form is one self-contained schema [$defs]"#]]);
-    check(one(json!({"type": "object", "properties": {"a": {"type": "string"}}})), expect![[r#"
+    check(
+        json!({"type": "object", "$defs": {"zip": {"type": "string"}}, "properties": {}}),
+        expect![[r#"$defs: keyword not allowed: a form is one self-contained schema [$defs]"#]],
+    );
+    check(
+        one(json!({"type": "object", "properties": {"a": {"type": "string"}}})),
+        expect![[r#"
         properties.zip.properties: keyword not allowed: nested objects are not allowed [properties]
-        properties.zip.type: "object": nested objects are not allowed [type]"#]]);
-    check(one(json!({"if": {"const": 1}, "then": {"minimum": 2}, "else": {"maximum": 0}})), expect![[r#"
+        properties.zip.type: "object": nested objects are not allowed [type]"#]],
+    );
+    check(
+        one(json!({"if": {"const": 1}, "then": {"minimum": 2}, "else": {"maximum": 0}})),
+        expect![[r#"
         properties.zip.if: keyword not allowed: no conditional or combined schemas [if]
         properties.zip.then: keyword not allowed: no conditional or combined schemas [then]
-        properties.zip.else: keyword not allowed: no conditional or combined schemas [else]"#]]);
+        properties.zip.else: keyword not allowed: no conditional or combined schemas [else]"#]],
+    );
     for combinator in ["allOf", "anyOf", "oneOf"] {
         let got = render(compile(&one(json!({combinator: [{"type": "string"}]}))).map(|_| ()));
         assert_eq!(got, format!("properties.zip.{combinator}: keyword not allowed: no conditional or combined schemas [{combinator}]"));
     }
     check(one(json!({"not": {"type": "string"}})), expect![[r#"properties.zip.not: keyword not allowed: no conditional or combined schemas [not]"#]]);
-    check(one(json!({"type": "string", "format": "password"})), expect![[r#"properties.zip.format: format "password" is refused: a form never asks for a password [format]"#]]);
-    check(one(json!({"type": "string", "format": "hostname"})), expect![[r#"properties.zip.format: format "hostname" is not one of date, time, date-time, email, uri [format]"#]]);
+    check(
+        one(json!({"type": "string", "format": "password"})),
+        expect![[r#"properties.zip.format: format "password" is refused: a form never asks for a password [format]"#]],
+    );
+    check(
+        one(json!({"type": "string", "format": "hostname"})),
+        expect![[r#"properties.zip.format: format "hostname" is not one of date, time, date-time, email, uri [format]"#]],
+    );
     check(one(json!({"type": "string", "x-widget": "fancy"})), expect![[r#"properties.zip.x-widget: keyword not allowed [x-widget]"#]]);
-    check(one(json!({"type": "array", "items": {"type": "integer"}})), expect![[r#"
+    check(
+        one(json!({"type": "array", "items": {"type": "integer"}})),
+        expect![[r#"
         properties.zip.items.type: array items are strings [type]
-        properties.zip.items.enum: array items need an enum of strings (multi-choice) [enum]"#]]);
-    check(json!({"type": "object", "properties": {}, "minimum": 3}), expect![[r#"minimum: keyword not allowed at the root: a form's root is an object of properties [minimum]"#]]);
+        properties.zip.items.enum: array items need an enum of strings (multi-choice) [enum]"#]],
+    );
+    check(
+        json!({"type": "object", "properties": {}, "minimum": 3}),
+        expect![[r#"minimum: keyword not allowed at the root: a form's root is an object of properties [minimum]"#]],
+    );
     check(json!({"type": "array"}), expect![[r#"type: a form's root must be of type "object" [type]"#]]);
-    check(json!({"type": "object", "properties": {}, "additionalProperties": true}), expect![[r#"additionalProperties: only false is allowed: values carry only the form's properties [additionalProperties]"#]]);
+    check(
+        json!({"type": "object", "properties": {}, "additionalProperties": true}),
+        expect![[r#"additionalProperties: only false is allowed: values carry only the form's properties [additionalProperties]"#]],
+    );
     check(json!({"properties": {"a": {}}, "required": ["b"]}), expect![[r#"required.0: "b" is not a property of this form [required]"#]]);
 }
 

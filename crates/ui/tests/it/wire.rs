@@ -13,10 +13,7 @@ fn the_committed_wire_schema_matches_the_types() {
         return;
     }
     let committed = std::fs::read_to_string(&path).unwrap_or_default();
-    assert!(
-        committed == generated,
-        "schemas/ui.v1.json differs from what crates/ui generates: run `cargo xtask schema` and commit the result"
-    );
+    assert!(committed == generated, "schemas/ui.v1.json differs from what crates/ui generates: run `cargo xtask schema` and commit the result");
 }
 
 #[test]

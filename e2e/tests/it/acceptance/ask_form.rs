@@ -27,7 +27,11 @@ async fn a_person_answers_the_demo_form_and_nats_hears_it() {
     let w = chrome.window(&stack.portal, &demo.demo.token, "light", &format!("/t/{}", demo.th)).await;
     lattice_e2e::demo::send_the_paused_form(&w, "2026-11-29", "Down since ten.").await;
 
-    w.until("() => [...document.querySelectorAll('.message.agent .text')].some(m => m.textContent.includes('Thanks, I have the report'))", "the resumed run's reply").await;
+    w.until(
+        "() => [...document.querySelectorAll('.message.agent .text')].some(m => m.textContent.includes('Thanks, I have the report'))",
+        "the resumed run's reply",
+    )
+    .await;
     let message = tokio::time::timeout(Duration::from_secs(10), heard.next()).await.expect("ui.form_submitted within 10 s").unwrap();
     let body: Value = serde_json::from_slice(&message.payload).unwrap();
     assert_eq!(body["values"]["severity"], "high", "{body}");

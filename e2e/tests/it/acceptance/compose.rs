@@ -37,7 +37,11 @@ impl Project {
         let out = self.command(args).output().expect("running docker-compose");
         let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
         if !out.status.success() {
-            let logs = self.command(&["logs", "--no-color", "--tail", "40"]).output().map(|o| String::from_utf8_lossy(&o.stdout).into_owned()).unwrap_or_default();
+            let logs = self
+                .command(&["logs", "--no-color", "--tail", "40"])
+                .output()
+                .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+                .unwrap_or_default();
             panic!("docker-compose {args:?} failed ({}):\n{text}\nthe services' last lines:\n{logs}", out.status);
         }
         text
@@ -94,19 +98,31 @@ async fn compose_comes_up_healthy_and_an_ask_form_goes_round_through_the_edge() 
     assert!(migrate.contains("Exited (0)"), "the migration job did not complete: {migrate}");
 
     // A token minted by the image itself, with the deployment's secret.
-    let token = tokio::task::block_in_place(|| project.run(&["exec", "-T", "log", "lattice", "token", "--tenant", "acme", "--user", "ana", "--role", "tenant-admin"]));
+    let token = tokio::task::block_in_place(|| {
+        project.run(&["exec", "-T", "log", "lattice", "token", "--tenant", "acme", "--user", "ana", "--role", "tenant-admin"])
+    });
     let ana = Client { http: lattice_e2e::http(), base: "http://127.0.0.1:8080".into(), token: token.trim().to_owned() };
 
     // A rule's consumer on the stack's NATS, at the container's address.
     let nats_id = tokio::task::block_in_place(|| project.run(&["ps", "-q", "nats"]));
-    let inspect = Command::new("docker").args(["inspect", "-f", "{{range .NetworkSettings.Networks}}{{.IPAddress}} {{end}}", nats_id.trim()]).output().expect("docker inspect");
+    let inspect = Command::new("docker")
+        .args(["inspect", "-f", "{{range .NetworkSettings.Networks}}{{.IPAddress}} {{end}}", nats_id.trim()])
+        .output()
+        .expect("docker inspect");
     let address = String::from_utf8_lossy(&inspect.stdout).split_whitespace().next().map(str::to_owned).expect("the NATS container's address");
-    let nats = async_nats::ConnectOptions::with_user_and_password("rules".into(), rules_password).connect(format!("nats://{address}:4222")).await.expect("NATS from the host");
+    let nats = async_nats::ConnectOptions::with_user_and_password("rules".into(), rules_password)
+        .connect(format!("nats://{address}:4222"))
+        .await
+        .expect("NATS from the host");
 
     let ws = ana.ok("POST", "/v1/workspaces", json!({"name": "Compose"})).await["id"].as_str().unwrap().to_owned();
     let mut heard = nats.subscribe(format!("lattice.acme.{ws}.ui.form_submitted")).await.unwrap();
     let th = ana.ok("POST", &format!("/v1/workspaces/{ws}/threads"), json!({"title": "Incident"})).await["id"].as_str().unwrap().to_owned();
-    let run = ana.ok("POST", &format!("/v1/threads/{th}/runs"), json!({"prompt": "Report an incident", "model": "scripted:ask_form"})).await["run_id"].as_str().unwrap().to_owned();
+    let run =
+        ana.ok("POST", &format!("/v1/threads/{th}/runs"), json!({"prompt": "Report an incident", "model": "scripted:ask_form"})).await["run_id"]
+            .as_str()
+            .unwrap()
+            .to_owned();
     let paused = until(&ana, &run, "paused").await;
     let call = paused["requests"][0]["tool_call_id"].as_str().expect("the ask_form's call").to_owned();
     let values = json!({"date": "2026-12-01", "severity": "high", "affected": ["API"], "note": "Down since ten."});

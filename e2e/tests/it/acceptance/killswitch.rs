@@ -40,7 +40,12 @@ async fn mini_apps_off_for_the_tenant_reaches_frame_mcp_and_log_within_a_second(
     // A tenant-wide flip asks first, naming what it stops and whom it reaches.
     console.until("() => !!document.querySelector('#lattice-confirm[open]')", "the confirmation").await;
     let asked: String = console.eval("() => document.getElementById('lattice-confirm').textContent").await;
-    assert!(asked.contains("Turn ui:mini-apps off for tenant acme?") && asked.contains("This reaches 1 workspace") && asked.contains("every running app stops"), "{asked}");
+    assert!(
+        asked.contains("Turn ui:mini-apps off for tenant acme?")
+            && asked.contains("This reaches 1 workspace")
+            && asked.contains("every running app stops"),
+        "{asked}"
+    );
     let clicked = Instant::now();
     console.page.locator("#lattice-confirm-ok").click(None).await.unwrap();
     let limit = Duration::from_secs(1);

@@ -24,11 +24,7 @@ pub async fn stack() -> Stack {
 pub async fn mcp_tool_names(base: &str, token: &str) -> Vec<String> {
     let http = lattice_e2e::http();
     let post = |body: Value, session: Option<String>| {
-        let mut r = http
-            .post(format!("{base}/mcp"))
-            .bearer_auth(token)
-            .header("accept", "application/json, text/event-stream")
-            .json(&body);
+        let mut r = http.post(format!("{base}/mcp")).bearer_auth(token).header("accept", "application/json, text/event-stream").json(&body);
         if let Some(s) = session {
             r = r.header("mcp-session-id", s).header("mcp-protocol-version", "2025-06-18");
         }
@@ -57,7 +53,11 @@ async fn the_harness_says_how_it_runs_nats_and_the_bridge_reaches_it() {
     let engine = lattice_e2e::stack::container_engine();
     let stack = stack().await;
     match &engine {
-        Ok(host) => assert!(stack.nats_engine.starts_with("testcontainers") && stack.nats_engine.contains(host.as_str()), "an engine answers at {host}, yet: {}", stack.nats_engine),
+        Ok(host) => assert!(
+            stack.nats_engine.starts_with("testcontainers") && stack.nats_engine.contains(host.as_str()),
+            "an engine answers at {host}, yet: {}",
+            stack.nats_engine
+        ),
         Err(why) => assert!(stack.nats_engine.starts_with("a native process"), "no engine ({why}), yet: {}", stack.nats_engine),
     }
     let rules = async_nats::ConnectOptions::with_user_and_password("rules".into(), lattice_e2e::stack::NATS_USERS[1].1.into());

@@ -13,8 +13,8 @@ use std::time::{Duration, Instant};
 
 use futures_util::StreamExt;
 use lattice_e2e::Client;
-use lattice_e2e::stack::Stack;
 use lattice_e2e::otlp::{Received, Span, receiver};
+use lattice_e2e::stack::Stack;
 use serde_json::json;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -22,7 +22,11 @@ async fn one_trace_from_the_request_to_the_nats_message() {
     let received = Arc::new(Mutex::new(Received::default()));
     let endpoint = receiver(received.clone()).await;
     let stack = tokio::task::spawn_blocking(move || {
-        Stack::temporary_with(&[("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint.as_str()), ("OTEL_BSP_SCHEDULE_DELAY", "100"), ("OTEL_METRIC_EXPORT_INTERVAL", "500")])
+        Stack::temporary_with(&[
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint.as_str()),
+            ("OTEL_BSP_SCHEDULE_DELAY", "100"),
+            ("OTEL_METRIC_EXPORT_INTERVAL", "500"),
+        ])
     })
     .await
     .unwrap()
@@ -56,13 +60,19 @@ async fn one_trace_from_the_request_to_the_nats_message() {
     let deadline = Instant::now() + Duration::from_secs(15);
     let spans = loop {
         let spans: Vec<Span> = received.lock().unwrap().spans.iter().filter(|s| s.trace == trace).cloned().collect();
-        if spans.iter().any(|s| s.name == "bridge.publish") && spans.iter().filter(|s| s.name.starts_with("POST /v1/")).count() >= 2 || Instant::now() > deadline {
+        if spans.iter().any(|s| s.name == "bridge.publish") && spans.iter().filter(|s| s.name.starts_with("POST /v1/")).count() >= 2
+            || Instant::now() > deadline
+        {
             break spans;
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     };
     let find = |service: &str, name: &str| {
-        spans.iter().find(|s| s.service == service && s.name == name).unwrap_or_else(|| panic!("no {name} span from {service} in the trace: {spans:#?}")).clone()
+        spans
+            .iter()
+            .find(|s| s.service == service && s.name == name)
+            .unwrap_or_else(|| panic!("no {name} span from {service} in the trace: {spans:#?}"))
+            .clone()
     };
     // A server span is named by its method and its route's template.
     let edge = find("lattice-edge", "POST /v1/{*rest}");
@@ -94,7 +104,8 @@ async fn one_trace_from_the_request_to_the_nats_message() {
     loop {
         let got = received.lock().unwrap().metrics.clone();
         let has = |service: &str, name: &str| got.get(service).is_some_and(|m| m.iter().any(|n| n == name));
-        let http = ["lattice-edge", "lattice-log", "lattice-mcp"].iter().all(|s| has(s, "lattice.http.requests") && has(s, "http.server.request.duration"));
+        let http =
+            ["lattice-edge", "lattice-log", "lattice-mcp"].iter().all(|s| has(s, "lattice.http.requests") && has(s, "http.server.request.duration"));
         let bridge = ["lattice.bridge.published", "lattice.bridge.lag", "lattice.bridge.lag.duration"].iter().all(|m| has("lattice-bridge", m));
         if http && has("lattice-log", "lattice.commands") && bridge {
             break;
@@ -106,15 +117,25 @@ async fn one_trace_from_the_request_to_the_nats_message() {
     // Every series lattice's Grafana dashboard asks Prometheus for is one
     // these services export, as the Collector names it, with the labels
     // the query groups or selects by.
-    let dashboard: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../infra/grafana/dashboards/lattice.json")).unwrap()).unwrap();
-    let queries: Vec<String> = dashboard["panels"].as_array().unwrap().iter().flat_map(|p| p["targets"].as_array().cloned().unwrap_or_default()).filter_map(|t| t["expr"].as_str().map(str::to_owned)).collect();
+    let dashboard: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../infra/grafana/dashboards/lattice.json")).unwrap())
+            .unwrap();
+    let queries: Vec<String> = dashboard["panels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|p| p["targets"].as_array().cloned().unwrap_or_default())
+        .filter_map(|t| t["expr"].as_str().map(str::to_owned))
+        .collect();
     assert!(queries.len() >= 8, "the dashboard's queries: {queries:?}");
     let exported = received.lock().unwrap().prometheus.clone();
     for query in &queries {
         let (series, labels) = promql_names(query);
         assert!(!series.is_empty(), "no series in {query}");
         for name in &series {
-            let have = exported.get(name).unwrap_or_else(|| panic!("the dashboard asks for {name} ({query}); exported: {:?}", exported.keys().collect::<Vec<_>>()));
+            let have = exported
+                .get(name)
+                .unwrap_or_else(|| panic!("the dashboard asks for {name} ({query}); exported: {:?}", exported.keys().collect::<Vec<_>>()));
             for label in &labels {
                 assert!(have.contains(label), "{name} has no label {label} ({query}); it has {have:?}");
             }

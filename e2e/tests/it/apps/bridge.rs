@@ -64,7 +64,8 @@ async fn lifecycle_and_tools(on: On) {
 
     // submit: the host shows exactly what will be sent, and sends on "Send".
     w.until("() => !!document.querySelector('dialog#lattice-confirm[open]')", "the confirmation dialog").await;
-    let shown: serde_json::Value = serde_json::from_str(&w.eval::<String>("() => document.getElementById('lattice-confirm-text').textContent").await).unwrap();
+    let shown: serde_json::Value =
+        serde_json::from_str(&w.eval::<String>("() => document.getElementById('lattice-confirm-text').textContent").await).unwrap();
     assert_eq!(shown, json!({"count": 5, "note": "five"}));
     w.page.locator("#lattice-confirm-ok").click(None).await.unwrap();
     let sent = until_logged(&w, "submit").await;
@@ -78,12 +79,8 @@ async fn lifecycle_and_tools(on: On) {
     let sub = apps.artifact(&sub_id).await;
     assert_eq!(sub["author"], "ana");
     assert_eq!(sub["data"]["values"], json!({"count": 5, "note": "five"}));
-    let decisions: Vec<(String, String)> = apps
-        .audit()
-        .await
-        .iter()
-        .map(|d| (d["tool"].as_str().unwrap().to_owned(), d["decision"].as_str().unwrap().to_owned()))
-        .collect();
+    let decisions: Vec<(String, String)> =
+        apps.audit().await.iter().map(|d| (d["tool"].as_str().unwrap().to_owned(), d["decision"].as_str().unwrap().to_owned())).collect();
     assert_eq!(
         decisions,
         vec![

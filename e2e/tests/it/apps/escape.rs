@@ -155,7 +155,13 @@ async fn css_beacon(on: On) {
 }
 
 async fn anchor_ping(on: On) {
-    escape_with(on, "const a = document.createElement('a'); a.href = U + '/nav'; a.ping = U + '/ping'; a.textContent = 'x'; document.body.append(a); a.click();", false, Heard::ARefusedNavigation).await;
+    escape_with(
+        on,
+        "const a = document.createElement('a'); a.href = U + '/nav'; a.ping = U + '/ping'; a.textContent = 'x'; document.body.append(a); a.click();",
+        false,
+        Heard::ARefusedNavigation,
+    )
+    .await;
 }
 
 async fn prefetch_and_preconnect(on: On) {
@@ -262,9 +268,25 @@ macro_rules! on_both {
     };
 }
 
-on_both!(fetch, xhr, websocket, event_source, image_beacon, css_beacon, anchor_ping, prefetch_and_preconnect, names_prefetched_and_preconnected,
-    webrtc_data_channel, webrtc_by_name_from_a_child_frame, form_submission, top_navigation, own_navigation, window_open,
-    the_portals_cookies_and_storage, a_nested_frame_to_the_portal);
+on_both!(
+    fetch,
+    xhr,
+    websocket,
+    event_source,
+    image_beacon,
+    css_beacon,
+    anchor_ping,
+    prefetch_and_preconnect,
+    names_prefetched_and_preconnected,
+    webrtc_data_channel,
+    webrtc_by_name_from_a_child_frame,
+    form_submission,
+    top_navigation,
+    own_navigation,
+    window_open,
+    the_portals_cookies_and_storage,
+    a_nested_frame_to_the_portal
+);
 
 /// An app that never yields (`while (true) {}`) leaves the chat answering:
 /// the apps origin is another site, so the browser runs the app in another

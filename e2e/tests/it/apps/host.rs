@@ -78,7 +78,18 @@ async fn an_app_by_hand_gets_the_host_context_fullscreen_and_the_models_ear() {
     // resolved for the scheme in force.
     let context: Value = serde_json::from_str(until_logged(&w, "context ").await.trim_start_matches("context ")).unwrap();
     let keys: Vec<&str> = context["keys"].as_array().unwrap().iter().map(|k| k.as_str().unwrap()).collect();
-    for key in ["availableDisplayModes", "containerDimensions", "deviceCapabilities", "displayMode", "locale", "platform", "safeAreaInsets", "styles", "theme", "timeZone"] {
+    for key in [
+        "availableDisplayModes",
+        "containerDimensions",
+        "deviceCapabilities",
+        "displayMode",
+        "locale",
+        "platform",
+        "safeAreaInsets",
+        "styles",
+        "theme",
+        "timeZone",
+    ] {
         assert!(keys.contains(&key), "{key} in {keys:?}");
     }
     assert_eq!(context["theme"], "light");
@@ -121,13 +132,21 @@ async fn an_app_by_hand_gets_the_host_context_fullscreen_and_the_models_ear() {
     assert!(told_the_model(&model, r#"{"region":"eu"}"#));
 
     // A message the app asks to post goes in as the person, once confirmed.
-    let _: Value = w.page.frame_locator(".app-frame iframe").frame_locator("iframe").locator("#log").evaluate("() => { window.say(); return null }", None::<()>).await.unwrap();
+    let _: Value = w
+        .page
+        .frame_locator(".app-frame iframe")
+        .frame_locator("iframe")
+        .locator("#log")
+        .evaluate("() => { window.say(); return null }", None::<()>)
+        .await
+        .unwrap();
     w.until("() => !!document.querySelector('dialog#lattice-confirm[open]')", "the confirmation").await;
     let shown: String = w.eval("() => document.querySelector('dialog#lattice-confirm').textContent").await;
     assert!(shown.contains("Summarise the EU figures, please."), "the person reads what is posted: {shown}");
     w.page.locator("#lattice-confirm-ok").click(None).await.unwrap();
     assert_eq!(until_logged(&w, "message ").await, "message {}");
-    let posted: Vec<Value> = apps.ana.all_events(&apps.th).await.into_iter().filter(|e| e["type"] == "message_posted" && e["actor"]["kind"] == "person").collect();
+    let posted: Vec<Value> =
+        apps.ana.all_events(&apps.th).await.into_iter().filter(|e| e["type"] == "message_posted" && e["actor"]["kind"] == "person").collect();
     assert_eq!(posted.len(), 1);
     assert_eq!(posted[0]["payload"]["text"], "Summarise the EU figures, please.");
     assert_eq!(posted[0]["actor"]["user"], "ana");

@@ -5,16 +5,16 @@
 mod bridge;
 mod escape;
 mod host;
+mod limits;
 mod links;
 mod pinned;
-mod limits;
 mod sdk;
 mod switch;
 
 use std::time::Duration;
 
-use lattice_e2e::browser::{Chrome, Window};
 pub use lattice_e2e::On;
+use lattice_e2e::browser::{Chrome, Window};
 use lattice_e2e::{Client, Deployment};
 use serde_json::{Value, json};
 

@@ -34,8 +34,12 @@ async fn a_pinned_view_stays_in_view_and_updates_in_place() {
     for n in 0..15 {
         say(n).await;
     }
-    let dashboard = json!({"title": "Error rate", "as_of": "2026-12-01T00:00:00Z", "panels": [{"type": "metric", "label": "Errors", "value": 1.5, "unit": "%"}]});
-    let dash = apps.bot.ok("POST", &format!("/v1/threads/{}/artifacts", apps.th), json!({"kind": "dashboard", "data": dashboard})).await["id"].as_str().unwrap().to_owned();
+    let dashboard =
+        json!({"title": "Error rate", "as_of": "2026-12-01T00:00:00Z", "panels": [{"type": "metric", "label": "Errors", "value": 1.5, "unit": "%"}]});
+    let dash = apps.bot.ok("POST", &format!("/v1/threads/{}/artifacts", apps.th), json!({"kind": "dashboard", "data": dashboard})).await["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
     let app = apps.app("Counter", &by_hand(COUNTER)).await;
     for n in 15..40 {
         say(n).await;
@@ -50,7 +54,8 @@ async fn a_pinned_view_stays_in_view_and_updates_in_place() {
     let dash_item = format!("li.item:has(#dash-{dash}-title)");
     w.eval::<Value>(&format!("() => {{ document.querySelector({}).querySelector('.pin').click(); return null }}", json!(dash_item))).await;
     w.until(&format!("() => document.querySelector({}).classList.contains('pinned')", json!(dash_item)), "the dashboard pinned").await;
-    let pressed: String = w.eval(&format!("() => document.querySelector({}).querySelector('.pin').getAttribute('aria-pressed')", json!(dash_item))).await;
+    let pressed: String =
+        w.eval(&format!("() => document.querySelector({}).querySelector('.pin').getAttribute('aria-pressed')", json!(dash_item))).await;
     assert_eq!(pressed, "true");
     let tall: bool = w.eval("() => document.documentElement.scrollHeight > innerHeight * 2").await;
     assert!(tall, "the thread is long enough to scroll");
@@ -73,7 +78,15 @@ async fn a_pinned_view_stays_in_view_and_updates_in_place() {
     // frame (not started again), and an agent's update reaches it in place.
     let app_item = "li.item:has(.app-frame)";
     w.eval::<Value>(&format!("() => {{ document.querySelector({}).querySelector('.pin').click(); return null }}", json!(app_item))).await;
-    w.until(&format!("() => document.querySelector({}).classList.contains('pinned') && !document.querySelector({}).classList.contains('pinned')", json!(app_item), json!(dash_item)), "the app pinned instead").await;
+    w.until(
+        &format!(
+            "() => document.querySelector({}).classList.contains('pinned') && !document.querySelector({}).classList.contains('pinned')",
+            json!(app_item),
+            json!(dash_item)
+        ),
+        "the app pinned instead",
+    )
+    .await;
     scroll(&w, "document.documentElement.scrollHeight").await;
     assert!(in_view(&w, app_item).await, "the app in view at the bottom");
     let patch = json!({"expected_version": 1, "patch": [{"op": "replace", "path": "/state/count", "value": 2}]});
@@ -85,5 +98,9 @@ async fn a_pinned_view_stays_in_view_and_updates_in_place() {
 
     // The pin is remembered for the thread in this browser.
     w.page.reload(None).await.unwrap();
-    w.until(&format!("() => !!document.querySelector({}) && document.querySelector({}).classList.contains('pinned')", json!(app_item), json!(app_item)), "still pinned after a reload").await;
+    w.until(
+        &format!("() => !!document.querySelector({}) && document.querySelector({}).classList.contains('pinned')", json!(app_item), json!(app_item)),
+        "still pinned after a reload",
+    )
+    .await;
 }

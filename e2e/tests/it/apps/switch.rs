@@ -20,9 +20,7 @@ async fn the_switch_off_removes_the_running_frame_within_a_second() {
     until_logged(&w, "running").await;
 
     let flipped = Instant::now();
-    apps.ana
-        .ok("PUT", &format!("/v1/integrations/workspace:{}/ui:mini-apps", apps.ws), json!({"state": "off", "reason": "apps misbehave"}))
-        .await;
+    apps.ana.ok("PUT", &format!("/v1/integrations/workspace:{}/ui:mini-apps", apps.ws), json!({"state": "off", "reason": "apps misbehave"})).await;
     w.until_within("() => !document.querySelector('.app-frame')", "the frame removed", Duration::from_secs(1)).await;
     println!("mini-apps off to the frame gone: {} ms", flipped.elapsed().as_millis());
     let card: String = w.eval("() => document.querySelector('.app-card').textContent").await;

@@ -56,21 +56,32 @@ async fn apps_over_mcp_pass_the_policy_and_leave_an_audit_row() {
     // App-only means app-only: a caller without the view's capability (a
     // model with the same token) is refused, and so is a capability given
     // for another artifact or to another person.
-    let form = steps(&up.base, &bot.token, json!({"steps": [{"call": "create_form", "arguments": {"title": "F", "thread": th,
-        "schema": {"type": "object", "properties": {"x": {"type": "string"}}}}}]})).await;
+    let form = steps(
+        &up.base,
+        &bot.token,
+        json!({"steps": [{"call": "create_form", "arguments": {"title": "F", "thread": th,
+        "schema": {"type": "object", "properties": {"x": {"type": "string"}}}}}]}),
+    )
+    .await;
     let form_cap = form["steps"][0]["_meta"]["lattice"]["capability"].as_str().unwrap().to_owned();
     let form_id = form["steps"][0]["structuredContent"]["receipt"]["id"].as_str().unwrap().to_owned();
     let ana_cap = {
-        let s = steps(&up.base, &ana.token, json!({"steps": [{"call": "show_dashboard", "arguments": {"title": "D", "panels": [], "thread": th}}]})).await;
+        let s = steps(&up.base, &ana.token, json!({"steps": [{"call": "show_dashboard", "arguments": {"title": "D", "panels": [], "thread": th}}]}))
+            .await;
         s["steps"][0]["_meta"]["lattice"]["capability"].as_str().unwrap().to_owned()
     };
-    let s = steps(&up.base, &bot.token, json!({"steps": [
-        {"call": "get_state", "arguments": {"app": app}},
-        {"call": "get_state", "arguments": {"app": app, "capability": form_cap}},
-        {"call": "get_state", "arguments": {"app": app, "capability": ana_cap}},
-        {"call": "get_state", "arguments": {"app": app, "capability": "not-a-capability"}},
-        {"call": "submit_form", "arguments": {"form": form_id, "form_version": 1, "values": {}, "capability": cap}},
-    ]})).await;
+    let s = steps(
+        &up.base,
+        &bot.token,
+        json!({"steps": [
+            {"call": "get_state", "arguments": {"app": app}},
+            {"call": "get_state", "arguments": {"app": app, "capability": form_cap}},
+            {"call": "get_state", "arguments": {"app": app, "capability": ana_cap}},
+            {"call": "get_state", "arguments": {"app": app, "capability": "not-a-capability"}},
+            {"call": "submit_form", "arguments": {"form": form_id, "form_version": 1, "values": {}, "capability": cap}},
+        ]}),
+    )
+    .await;
     for (i, why) in ["app-only", "another artifact", "someone else", "does not verify", "another artifact"].iter().enumerate() {
         assert_eq!(s["steps"][i]["isError"], true, "{i}: {s}");
         assert!(text(&s["steps"][i]).contains(why), "{i}: {}", text(&s["steps"][i]));
@@ -97,7 +108,10 @@ async fn apps_over_mcp_pass_the_policy_and_leave_an_audit_row() {
     let doc = content["text"].as_str().unwrap();
     assert!(doc.starts_with("<!doctype html><meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none';"), "{}", &doc[..200]);
     assert!(doc.contains("RTCPeerConnection"), "the prelude takes WebRTC away");
-    assert!(doc.contains("_meta.lattice.capability") && doc.contains("A.prototype.callServerTool"), "the prelude keeps the capability and the SDK passes it");
+    assert!(
+        doc.contains("_meta.lattice.capability") && doc.contains("A.prototype.callServerTool"),
+        "the prelude keeps the capability and the SDK passes it"
+    );
     assert!(doc.len() > HTML.len() + 100_000 && doc.contains("ExtApps"), "the vendored SDK is inlined");
     assert!(!doc.contains("data-lattice-sdk"), "the marker was replaced by the SDK");
     assert_eq!(s["steps"][1]["structuredContent"]["state"], json!({}), "{}", s["steps"][1]);
@@ -136,8 +150,14 @@ async fn apps_over_mcp_pass_the_policy_and_leave_an_audit_row() {
     let gth = root_globex.ok("POST", &format!("/v1/workspaces/{gws}/threads"), json!({"title": "Theirs"})).await["id"].as_str().unwrap().to_owned();
     root_globex.ok("POST", &format!("/v1/workspaces/{gws}/members"), json!({"user": "gbot", "role": "editor"})).await;
     let gbot = Client::sign_in_as(&up.base, json!({"tenant": "globex", "user": "gbot", "agent": true})).await;
-    gbot.ok("POST", &format!("/v1/threads/{gth}/artifacts"), json!({"id": app, "kind": "app", "data": {"title": "Same id", "summary": "s", "html": "<p>x</p>"}})).await;
-    let made = steps(&up.base, &gbot.token, json!({"steps": [{"call": "update_app", "arguments": {"id": app, "html": "<p>y</p>", "thread": gth}}]})).await;
+    gbot.ok(
+        "POST",
+        &format!("/v1/threads/{gth}/artifacts"),
+        json!({"id": app, "kind": "app", "data": {"title": "Same id", "summary": "s", "html": "<p>x</p>"}}),
+    )
+    .await;
+    let made =
+        steps(&up.base, &gbot.token, json!({"steps": [{"call": "update_app", "arguments": {"id": app, "html": "<p>y</p>", "thread": gth}}]})).await;
     let gcap = made["steps"][0]["_meta"]["lattice"]["capability"].as_str().expect("their view's capability").to_owned();
     let s = steps(&overlaid.base, &gbot.token, json!({"steps": [{"call": "get_state", "arguments": {"app": app, "capability": gcap}}]})).await;
     assert_eq!(s["steps"][0]["isError"], false, "globex's app is not acme's: {s}");
@@ -176,7 +196,12 @@ async fn apps_over_mcp_pass_the_policy_and_leave_an_audit_row() {
     assert!(s["steps"][0]["error"].as_str().is_some_and(|e| e.contains("no app")), "{s}");
     assert_eq!(s["steps"][1]["isError"], true, "{s}");
     root.ok("PUT", "/v1/integrations/deployment/ui:mini-apps", json!({"state": "off", "reason": "the MCP apps suite"})).await;
-    let s = steps(&up.base, &bot.token, json!({"steps": [{"list": true}, {"read": uri}, {"call": "get_state", "arguments": {"app": app, "capability": cap}}]})).await;
+    let s = steps(
+        &up.base,
+        &bot.token,
+        json!({"steps": [{"list": true}, {"read": uri}, {"call": "get_state", "arguments": {"app": app, "capability": cap}}]}),
+    )
+    .await;
     let names: Vec<&str> = s["steps"][0].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
     assert!(!names.iter().any(|n| ["create_app", "update_app", "get_state", "set_state", "submit"].contains(n)), "{names:?}");
     assert!(s["steps"][1]["error"].as_str().is_some_and(|e| e.contains("mini apps are off")), "{s}");

@@ -20,7 +20,8 @@ async fn ask_form_returns_a_handle_and_form_submissions_waits_for_the_answer() {
     ana.ok("POST", &format!("/v1/workspaces/{ws}/members"), json!({"user": "bob", "role": "editor"})).await;
     let bob = Client::sign_in(&up.base, "acme", "bob").await;
 
-    let schema = json!({"type": "object", "properties": {"days": {"title": "Days", "type": "integer", "minimum": 1, "maximum": 30}}, "required": ["days"]});
+    let schema =
+        json!({"type": "object", "properties": {"days": {"title": "Days", "type": "integer", "minimum": 1, "maximum": 30}}, "required": ["days"]});
     let plan = json!({"steps": [
         {"call": "ask_form", "arguments": {"title": "How many days?", "schema": schema, "thread": th}},
         {"call": "ask_form", "arguments": {"title": "Bad", "schema": {"type": "object", "properties": {"x": {"type": "string", "pattern": "^a"}}}, "thread": th}},
@@ -95,12 +96,19 @@ async fn a_call_naming_a_thread_touches_only_that_threads_artifacts() {
         let ws = ana.ok("POST", "/v1/workspaces", json!({"name": name})).await["id"].as_str().unwrap().to_owned();
         threads.push(ana.ok("POST", &format!("/v1/workspaces/{ws}/threads"), json!({"title": name})).await["id"].as_str().unwrap().to_owned());
     }
-    let made = steps(&up.base, &ana.token, json!({"steps": [{"call": "show_dashboard", "arguments": {"title": "D", "panels": [], "thread": threads[0]}}]})).await;
+    let made =
+        steps(&up.base, &ana.token, json!({"steps": [{"call": "show_dashboard", "arguments": {"title": "D", "panels": [], "thread": threads[0]}}]}))
+            .await;
     let id = made["steps"][0]["structuredContent"]["receipt"]["id"].as_str().unwrap().to_owned();
-    let s = steps(&up.base, &ana.token, json!({"steps": [
-        {"call": "update_dashboard", "arguments": {"id": id, "panels": [{"type": "text", "markdown": "x"}], "thread": threads[1]}},
-        {"call": "update_dashboard", "arguments": {"id": id, "panels": [{"type": "text", "markdown": "y"}], "thread": threads[0]}},
-    ]})).await;
+    let s = steps(
+        &up.base,
+        &ana.token,
+        json!({"steps": [
+            {"call": "update_dashboard", "arguments": {"id": id, "panels": [{"type": "text", "markdown": "x"}], "thread": threads[1]}},
+            {"call": "update_dashboard", "arguments": {"id": id, "panels": [{"type": "text", "markdown": "y"}], "thread": threads[0]}},
+        ]}),
+    )
+    .await;
     assert_eq!(s["steps"][0]["isError"], true, "{s}");
     assert!(text(&s["steps"][0]).contains("is not an artifact of this thread"), "{}", text(&s["steps"][0]));
     assert_eq!(s["steps"][1]["structuredContent"]["receipt"]["version"], 2, "{s}");
@@ -114,12 +122,19 @@ async fn a_switch_flip_tells_open_sessions_their_tools_changed() {
     let up = UpProcess::start_with(&[("LATTICE_SEED_DEMO", "false")]).await;
     let root = Client::sign_in_as(&up.base, json!({"tenant": "ops", "user": "root", "role": "deployment_admin"})).await;
     let bot = Client::sign_in_as(&up.base, json!({"tenant": "acme", "user": "bot", "agent": true})).await;
-    let flip = |state: &str| json!({"fetch": {"method": "PUT", "path": "/v1/integrations/deployment/ui:mini-apps", "token": root.token,
-        "body": {"state": state, "reason": "the MCP suite"}}});
-    let s = steps(&up.base, &bot.token, json!({"steps": [
-        {"list": true}, flip("on"), {"wait_list_changed": 5000}, {"list": true},
-        {"wait_list_changed": 1000}, flip("on"), {"wait_list_changed": 1500},
-    ]})).await;
+    let flip = |state: &str| {
+        json!({"fetch": {"method": "PUT", "path": "/v1/integrations/deployment/ui:mini-apps", "token": root.token,
+        "body": {"state": state, "reason": "the MCP suite"}}})
+    };
+    let s = steps(
+        &up.base,
+        &bot.token,
+        json!({"steps": [
+            {"list": true}, flip("on"), {"wait_list_changed": 5000}, {"list": true},
+            {"wait_list_changed": 1000}, flip("on"), {"wait_list_changed": 1500},
+        ]}),
+    )
+    .await;
     let names = |i: usize| s["steps"][i].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap().to_owned()).collect::<Vec<_>>();
     assert!(!names(0).contains(&"create_app".to_owned()), "{s}");
     assert_eq!(s["steps"][1]["status"], 200);
@@ -192,7 +207,8 @@ async fn a_restricted_thread_and_a_deadline_over_mcp() {
     let up = UpProcess::start().await;
     let ana = Client::sign_in(&up.base, "acme", "ana").await;
     let ws = ana.ok("POST", "/v1/workspaces", json!({"name": "HR"})).await["id"].as_str().unwrap().to_owned();
-    let th = ana.ok("POST", &format!("/v1/workspaces/{ws}/threads"), json!({"title": "Pay", "restricted": true})).await["id"].as_str().unwrap().to_owned();
+    let th =
+        ana.ok("POST", &format!("/v1/workspaces/{ws}/threads"), json!({"title": "Pay", "restricted": true})).await["id"].as_str().unwrap().to_owned();
     for user in ["ed", "lia"] {
         ana.ok("POST", &format!("/v1/workspaces/{ws}/members"), json!({"user": user, "role": "editor"})).await;
     }
@@ -223,10 +239,15 @@ async fn a_restricted_thread_and_a_deadline_over_mcp() {
     assert_eq!(s["steps"][0]["structuredContent"]["status"], "pending", "{}", s["steps"][0]);
 
     tokio::time::sleep_until((asked_by + Duration::from_millis(8_300)).into()).await;
-    let s = steps(&up.base, &ana.token, json!({"steps": [
-        {"call": "form_submissions", "arguments": {"id": form}},
-        {"call": "submit_form", "arguments": {"form": form, "form_version": 1, "values": {"ok": true}}},
-    ]})).await;
+    let s = steps(
+        &up.base,
+        &ana.token,
+        json!({"steps": [
+            {"call": "form_submissions", "arguments": {"id": form}},
+            {"call": "submit_form", "arguments": {"form": form, "form_version": 1, "values": {"ok": true}}},
+        ]}),
+    )
+    .await;
     assert_eq!(s["steps"][0]["structuredContent"]["status"], "expired", "{}", s["steps"][0]);
     assert_eq!(s["steps"][1]["isError"], true, "a submission after the deadline: {}", s["steps"][1]);
     let arts = ana.ok("GET", &format!("/v1/threads/{th}/artifacts?kind=submission"), Value::Null).await;

@@ -37,7 +37,8 @@ fn node(script: &str, args: &[&str], env: &[(&str, String)]) -> Value {
     }
     let out = node.output().expect("node runs the SDK client");
     let text = String::from_utf8_lossy(&out.stdout);
-    serde_json::from_str(text.trim()).unwrap_or_else(|e| panic!("the client printed {text:?} ({e}); stderr: {}", String::from_utf8_lossy(&out.stderr)))
+    serde_json::from_str(text.trim())
+        .unwrap_or_else(|e| panic!("the client printed {text:?} ({e}); stderr: {}", String::from_utf8_lossy(&out.stderr)))
 }
 
 /// A tool result's text.

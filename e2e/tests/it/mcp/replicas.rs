@@ -100,7 +100,8 @@ async fn a_killed_mcp_replica_behind_the_edge_leaves_its_sessions_to_the_other()
     let mut answered = 0;
     for round in 0..3 {
         for session in &sessions {
-            let (status, _, listed) = post(&edge.base, &ana, Some(session), json!({"jsonrpc": "2.0", "id": 10 + round, "method": "tools/list"})).await;
+            let (status, _, listed) =
+                post(&edge.base, &ana, Some(session), json!({"jsonrpc": "2.0", "id": 10 + round, "method": "tools/list"})).await;
             assert_eq!(status, 200, "session {session} after the SIGKILL: {listed}");
             assert!(listed["result"]["tools"].as_array().is_some_and(|t| !t.is_empty()), "{listed}");
             answered += 1;

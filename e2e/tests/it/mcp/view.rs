@@ -61,7 +61,13 @@ async fn the_form_view_in_an_app_bridge_host_sends_as_the_caller() {
     let options = playwright_rs::protocol::BrowserContextOptions::builder().timezone_id("Africa/Cairo".into()).build();
     let context = chrome.browser.new_context_with_options(options).await.unwrap();
     if std::env::var_os("LATTICE_E2E_CONSOLE").is_some() {
-        context.on_console(|m| async move { eprintln!("[console] {}", m.text()); Ok(()) }).await.unwrap();
+        context
+            .on_console(|m| async move {
+                eprintln!("[console] {}", m.text());
+                Ok(())
+            })
+            .await
+            .unwrap();
     }
     let page = context.new_page().await.unwrap();
     page.goto(&format!("{host}/"), None).await.unwrap();
@@ -166,7 +172,13 @@ async fn a_host_shows_create_apps_declared_view_and_it_becomes_the_app() {
     let chrome = Chrome::launch().await;
     let context = chrome.browser.new_context().await.unwrap();
     if std::env::var_os("LATTICE_E2E_CONSOLE").is_some() {
-        context.on_console(|m| async move { eprintln!("[console] {}", m.text()); Ok(()) }).await.unwrap();
+        context
+            .on_console(|m| async move {
+                eprintln!("[console] {}", m.text());
+                Ok(())
+            })
+            .await
+            .unwrap();
     }
     let page = context.new_page().await.unwrap();
     page.goto(&format!("{host}/"), None).await.unwrap();

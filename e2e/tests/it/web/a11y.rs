@@ -20,7 +20,8 @@ async fn no_axe_violation_in_light_or_dark() {
     let mut found = Vec::new();
     for scheme in ["light", "dark"] {
         let w = chrome.window(&up.base, &demo.token, scheme, &format!("/t/{th}")).await;
-        w.until("() => !!document.querySelector('form.schema-form') && !!document.querySelector('.dashboard .panels')", "the form and the dashboard").await;
+        w.until("() => !!document.querySelector('form.schema-form') && !!document.querySelector('.dashboard .panels')", "the form and the dashboard")
+            .await;
         // The figures open too, so their tables are checked.
         let _: bool = w.eval("() => { document.querySelectorAll('details').forEach(d => d.open = true); return true; }").await;
         found.extend(w.axe().await.into_iter().map(|v| (scheme, "thread", v)));

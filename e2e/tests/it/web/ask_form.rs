@@ -20,7 +20,8 @@ async fn ask_form_round_trip_with_the_keyboard() {
     w.until(&format!("() => document.activeElement && document.activeElement.id === '{prefix}-date'"), "the focus on the form's first field").await;
 
     // Every field is labelled, the required ones in words.
-    let labels: Vec<String> = w.eval("() => [...document.querySelectorAll('form.schema-form label, form.schema-form legend')].map(l => l.textContent)").await;
+    let labels: Vec<String> =
+        w.eval("() => [...document.querySelectorAll('form.schema-form label, form.schema-form legend')].map(l => l.textContent)").await;
     assert!(labels.iter().any(|l| l == "When did it start? (required)"), "{labels:?}");
     assert!(labels.iter().any(|l| l == "Severity (required)"), "{labels:?}");
     assert!(labels.iter().any(|l| l == "What happened?"), "{labels:?}");
@@ -56,7 +57,8 @@ async fn ask_form_round_trip_with_the_keyboard() {
     let alert: String = w.eval(&format!("() => document.querySelector('#{prefix} [role=alert]').textContent")).await;
     assert!(alert.contains("Severity"), "the alert names the field: {alert}");
     assert_eq!(w.focused().await, format!("{prefix}-severity-0"), "the focus moves to the first refused field");
-    let described: String = w.eval(&format!("() => document.getElementById('{prefix}-severity-0').closest('fieldset').getAttribute('aria-describedby')")).await;
+    let described: String =
+        w.eval(&format!("() => document.getElementById('{prefix}-severity-0').closest('fieldset').getAttribute('aria-describedby')")).await;
     assert!(described.contains(&format!("{prefix}-severity-error")), "the refusal describes its field: {described}");
     let sent_events = demo.all_events(&th).await.iter().filter(|e| e["type"] == "deferred_answered").count();
     assert_eq!(sent_events, 0, "a refused form sends nothing");
@@ -71,8 +73,16 @@ async fn ask_form_round_trip_with_the_keyboard() {
     w.press("Enter").await;
 
     // The run resumes as the person who answered, and its message appears.
-    w.until("() => [...document.querySelectorAll('.message.agent .text')].some(m => m.textContent.includes('Thanks, I have the report'))", "the agent's reply").await;
-    w.until("() => document.querySelector('.answered') && document.querySelector('.answered').textContent === 'Already answered by demo.'", "the answered request").await;
+    w.until(
+        "() => [...document.querySelectorAll('.message.agent .text')].some(m => m.textContent.includes('Thanks, I have the report'))",
+        "the agent's reply",
+    )
+    .await;
+    w.until(
+        "() => document.querySelector('.answered') && document.querySelector('.answered').textContent === 'Already answered by demo.'",
+        "the answered request",
+    )
+    .await;
     let run = demo.all_events(&th).await.into_iter().find(|e| e["type"] == "deferred_answered").expect("the answer is in the log");
     let answer = &run["payload"]["answer"];
     assert_eq!(answer["date"], "2026-11-29");

@@ -48,14 +48,20 @@ async fn a_flip_reaches_an_open_chat_within_a_second() {
     assert_eq!(refusal, "Dashboards are turned off here: ui:dashboards is off for the workspace");
 
     // The console shows the new state, why, and the audit trail.
-    console.until("() => [...document.querySelectorAll('table.audit tbody tr')].some(r => r.textContent.includes('Dashboards leak figures'))", "the audit row").await;
+    console
+        .until(
+            "() => [...document.querySelectorAll('table.audit tbody tr')].some(r => r.textContent.includes('Dashboards leak figures'))",
+            "the audit row",
+        )
+        .await;
     let audit: String = console.eval("() => document.querySelector('table.audit tbody tr').textContent").await;
     assert!(audit.contains("ana") && audit.contains("ui:dashboards") && audit.contains("unset → off"), "{audit}");
     let row: String = console.eval(&format!("() => document.getElementById('{base}-state').closest('tr').textContent")).await;
     assert!(row.contains("off — ui:dashboards is off for the workspace"), "{row}");
 
     // The log refuses a new dashboard, as the chat said.
-    let (status, body) = ana.post(&format!("/v1/threads/{th}/artifacts"), json!({"kind": "dashboard", "data": super::every_panel("art_none")})).await.unwrap();
+    let (status, body) =
+        ana.post(&format!("/v1/threads/{th}/artifacts"), json!({"kind": "dashboard", "data": super::every_panel("art_none")})).await.unwrap();
     assert_eq!(status, 423, "{body}");
 }
 
@@ -70,12 +76,17 @@ async fn the_console_shows_each_apps_calls() {
     let (ws, th) = super::workspace_with_thread(&ana, "Apps").await;
     ana.ok("POST", &format!("/v1/workspaces/{ws}/members"), json!({"user": "bot", "role": "editor"})).await;
     let bot = Client::sign_in_as(&up.base, json!({"tenant": "acme", "user": "bot", "agent": true})).await;
-    let app = bot.ok("POST", &format!("/v1/threads/{th}/artifacts"), json!({"kind": "app", "data": {"title": "Counter", "summary": "s", "html": "<p>c</p>"}}))
-        .await["id"].as_str().unwrap().to_owned();
+    let app = bot
+        .ok("POST", &format!("/v1/threads/{th}/artifacts"), json!({"kind": "app", "data": {"title": "Counter", "summary": "s", "html": "<p>c</p>"}}))
+        .await["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
     // The calls a chat host makes for the app, with the capability it gets for it.
     let cap = ana.ok("POST", &format!("/v1/artifacts/{app}/capability"), json!({})).await["capability"].as_str().unwrap().to_owned();
     ana.ok("POST", &format!("/v1/artifacts/{app}/calls"), json!({"tool": "get_state", "arguments": {}, "capability": cap})).await;
-    let asked = ana.ok("POST", &format!("/v1/artifacts/{app}/calls"), json!({"tool": "submit", "arguments": {"values": {"n": 1}}, "capability": cap})).await;
+    let asked =
+        ana.ok("POST", &format!("/v1/artifacts/{app}/calls"), json!({"tool": "submit", "arguments": {"values": {"n": 1}}, "capability": cap})).await;
     ana.ok("POST", &format!("/v1/app-calls/{}", asked["confirmation"].as_str().unwrap()), json!({"accept": false})).await;
 
     let chrome = Chrome::launch().await;
@@ -85,7 +96,9 @@ async fn the_console_shows_each_apps_calls() {
     assert!(summary.starts_with("Counter (Apps, ") && summary.ends_with(": 3 calls"), "{summary}");
     console.page.locator("details.app-calls summary").click(None).await.unwrap();
     let rows: Vec<String> = console
-        .eval("() => [...document.querySelectorAll('details.app-calls tbody tr')].map(r => [...r.children].slice(1).map(c => c.textContent).join(' '))")
+        .eval(
+            "() => [...document.querySelectorAll('details.app-calls tbody tr')].map(r => [...r.children].slice(1).map(c => c.textContent).join(' '))",
+        )
         .await;
     assert_eq!(rows, vec!["ana submit declined chat", "ana submit ask chat", "ana get_state allow chat"]);
 }
@@ -115,7 +128,13 @@ async fn the_console_is_live_asks_before_a_wide_flip_and_exports_its_audit() {
     // Live: another admin's flip shows without a reload.
     let flipped = Instant::now();
     other.ok("PUT", "/v1/integrations/deployment/ui:dashboards", json!({"state": "off", "reason": "elsewhere"})).await;
-    console.until_within(&format!("() => ({}).includes('off — ui:dashboards is off for the deployment')", row("ui:dashboards")), "the flip shown", Duration::from_secs(1)).await;
+    console
+        .until_within(
+            &format!("() => ({}).includes('off — ui:dashboards is off for the deployment')", row("ui:dashboards")),
+            "the flip shown",
+            Duration::from_secs(1),
+        )
+        .await;
     println!("a flip made elsewhere shown in the open console after {} ms", flipped.elapsed().as_millis());
 
     // A deployment-wide flip asks first; cancelling changes nothing.
@@ -125,7 +144,12 @@ async fn the_console_is_live_asks_before_a_wide_flip_and_exports_its_audit() {
     apply.click(None).await.unwrap();
     console.until("() => !!document.querySelector('#lattice-confirm[open]')", "the confirmation").await;
     let asked: String = console.eval("() => document.getElementById('lattice-confirm').textContent").await;
-    assert!(asked.contains("Turn ui:forms off for the deployment?") && asked.contains("This reaches 2 workspaces") && asked.contains("no form can be shown"), "{asked}");
+    assert!(
+        asked.contains("Turn ui:forms off for the deployment?")
+            && asked.contains("This reaches 2 workspaces")
+            && asked.contains("no form can be shown"),
+        "{asked}"
+    );
     console.page.locator("#lattice-confirm-cancel").click(None).await.unwrap();
     console.until("() => document.getElementById('deployment-ui-forms-message').textContent === 'Nothing changed.'", "the cancel acknowledged").await;
     assert_eq!(levels().await[0]["keys"][0]["state"], "unset", "a cancelled flip changed the switch");
@@ -138,7 +162,10 @@ async fn the_console_is_live_asks_before_a_wide_flip_and_exports_its_audit() {
     console.page.locator("form.all-off button").click(None).await.unwrap();
     console.until("() => !!document.querySelector('#lattice-confirm[open]')", "the confirmation").await;
     let asked: String = console.eval("() => document.getElementById('lattice-confirm').textContent").await;
-    assert!(asked.contains("Turn ui:forms, ui:dashboards, ui:mini-apps off for the deployment?") && asked.contains("every running app stops"), "{asked}");
+    assert!(
+        asked.contains("Turn ui:forms, ui:dashboards, ui:mini-apps off for the deployment?") && asked.contains("every running app stops"),
+        "{asked}"
+    );
     console.page.locator("#lattice-confirm-ok").click(None).await.unwrap();
     console.until("() => document.getElementById('deployment-all-message').textContent === 'Everything is off here.'", "everything off").await;
     let states: Vec<String> = levels().await[0]["keys"].as_array().unwrap().iter().map(|k| k["state"].as_str().unwrap().to_owned()).collect();
@@ -152,10 +179,13 @@ async fn the_console_is_live_asks_before_a_wide_flip_and_exports_its_audit() {
     let total = root.ok("GET", "/v1/integrations/audit", serde_json::Value::Null).await.as_array().unwrap().len();
     assert!(total > 20, "{total}");
     console.until(&format!("() => document.getElementById('audit-status')?.textContent === 'Changes 1 to 20 of {total}'"), "the first page").await;
-    let next: String = console.eval("() => { const b = document.getElementById('audit-next'); return b.outerHTML + ' disabled=' + b.disabled; }").await;
+    let next: String =
+        console.eval("() => { const b = document.getElementById('audit-next'); return b.outerHTML + ' disabled=' + b.disabled; }").await;
     assert!(next.ends_with("disabled=false"), "{next}");
     console.page.locator("#audit-next").click(None).await.unwrap();
-    console.until(&format!("() => document.getElementById('audit-status').textContent === 'Changes 21 to {total} of {total}'"), "the second page").await;
+    console
+        .until(&format!("() => document.getElementById('audit-status').textContent === 'Changes 21 to {total} of {total}'"), "the second page")
+        .await;
     console.page.locator("#audit-key").select_option("ui:forms", None).await.unwrap();
     console.until("() => document.getElementById('audit-status').textContent === 'Changes 1 to 2 of 2'", "the key's changes").await;
     let keys: Vec<String> = console.eval("() => [...document.querySelectorAll('table.audit tbody tr')].map(r => r.children[3].textContent)").await;
@@ -163,7 +193,8 @@ async fn the_console_is_live_asks_before_a_wide_flip_and_exports_its_audit() {
     console.page.locator("#audit-key").select_option("", None).await.unwrap();
     console.page.locator("#audit-actor").fill("demo-seed", None).await.unwrap();
     console.until("() => document.getElementById('audit-status').textContent === 'Changes 1 to 1 of 1'", "the seed's change").await;
-    let csv: String = console.eval("() => decodeURIComponent(document.getElementById('audit-csv').getAttribute('href').split(',').slice(1).join(','))").await;
+    let csv: String =
+        console.eval("() => decodeURIComponent(document.getElementById('audit-csv').getAttribute('href').split(',').slice(1).join(','))").await;
     let lines: Vec<&str> = csv.split("\r\n").filter(|l| !l.is_empty()).collect();
     assert_eq!(lines.len(), 2, "{csv}");
     assert_eq!(lines[0], "seq,at,actor,level,key,old,new,reason");

@@ -53,7 +53,8 @@ async fn every_panel_renders_with_its_figures_on(on: On) {
         assert!(!shown, "the {kind} chart's figures start folded");
         w.page.locator(format!("figure.chart[data-kind={kind}] summary")).focus().await.unwrap();
         w.press("Enter").await;
-        w.until(&format!("() => document.querySelector('figure.chart[data-kind={kind}] details table').checkVisibility()"), "the figures shown").await;
+        w.until(&format!("() => document.querySelector('figure.chart[data-kind={kind}] details table').checkVisibility()"), "the figures shown")
+            .await;
     }
     let line_rows: Vec<String> = w.eval("() => [...document.querySelectorAll('figure.chart[data-kind=line] details tbody tr')].map(r => [...r.children].map(c => c.textContent).join(' '))").await;
     assert_eq!(line_rows, vec!["10:00 120 80", "10:05 180 95", "10:10 150 70"]);

@@ -29,8 +29,13 @@ async fn apps_stop_and_forms_wait_while_the_switch_cannot_be_heard() {
     ana.ok("POST", &format!("/v1/workspaces/{ws}/members"), json!({"user": "bot", "role": "editor"})).await;
     let bot = Client::sign_in_as(&up.base, json!({"tenant": "acme", "user": "bot", "agent": true})).await;
     bot.ok("POST", &format!("/v1/threads/{th}/artifacts"), json!({"kind": "app", "data": {"title": "Runs", "summary": "s", "html": APP}})).await;
-    ana.ok("POST", &format!("/v1/threads/{th}/artifacts"), json!({"kind": "form", "data": {"title": "Report",
-        "schema": {"type": "object", "properties": {"note": {"type": "string"}}}, "submissions": "many"}})).await;
+    ana.ok(
+        "POST",
+        &format!("/v1/threads/{th}/artifacts"),
+        json!({"kind": "form", "data": {"title": "Report",
+        "schema": {"type": "object", "properties": {"note": {"type": "string"}}}, "submissions": "many"}}),
+    )
+    .await;
 
     let chrome = Chrome::launch().await;
     let w = chrome.window(&up.base, &ana.token, "light", &format!("/t/{th}")).await;

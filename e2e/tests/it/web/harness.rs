@@ -37,12 +37,8 @@ fn the_disabled_features_keep_playwrights_own() {
     let start = bundle.find("disabledFeatures = [").expect("playwright-core lists the features it turns off in `disabledFeatures`");
     let list = &bundle[start..];
     let list = &list[..list.find("].filter(Boolean)").expect("the end of `disabledFeatures`")];
-    let theirs: Vec<&str> = list
-        .lines()
-        .map(str::trim)
-        .filter(|line| line.starts_with('"'))
-        .map(|line| line.trim_end_matches(',').trim_matches('"'))
-        .collect();
+    let theirs: Vec<&str> =
+        list.lines().map(str::trim).filter(|line| line.starts_with('"')).map(|line| line.trim_end_matches(',').trim_matches('"')).collect();
     assert!(theirs.len() >= 10, "Playwright's list read whole: {theirs:?}");
     let missing: Vec<_> = theirs.iter().filter(|f| !DISABLED_FEATURES.contains(f)).collect();
     assert!(missing.is_empty(), "features Playwright turns off that `browser::DISABLED_FEATURES` would turn back on: {missing:?}");

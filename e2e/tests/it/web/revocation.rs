@@ -32,7 +32,11 @@ async fn a_member_removed_in_the_console_loses_the_open_thread_at_once() {
     let removed = Instant::now();
     console.page.locator("#lattice-confirm-ok").click(None).await.unwrap();
     thread
-        .until_within("() => /You no longer have access to this thread/.test(document.body.textContent)", "the thread says access is gone", Duration::from_secs(2))
+        .until_within(
+            "() => /You no longer have access to this thread/.test(document.body.textContent)",
+            "the thread says access is gone",
+            Duration::from_secs(2),
+        )
         .await;
     println!("bob's thread said access was gone {} ms after the removal was confirmed", removed.elapsed().as_millis());
     console.until("() => /bob was removed/.test(document.body.textContent)", "the console says it").await;

@@ -34,12 +34,18 @@ async fn a_reply_and_a_form_appear_while_the_model_writes_them() {
     let run = start_run(&alice, &th, "How are the error rates?").await;
 
     // Part of it shows before the rest is written, in a live region kept busy.
-    w.until_within("() => { const t = document.querySelector('.message.agent.writing .text'); return !!t && t.textContent.length > 0 }", "the reply while it is written", Duration::from_secs(15))
-        .await;
+    w.until_within(
+        "() => { const t = document.querySelector('.message.agent.writing .text'); return !!t && t.textContent.length > 0 }",
+        "the reply while it is written",
+        Duration::from_secs(15),
+    )
+    .await;
     let partial: String = w.eval("() => document.querySelector('.message.agent.writing .text').textContent").await;
     assert!(whole.starts_with(&partial) && partial.len() < whole.len(), "{partial:?} is the start of {whole:?}");
     let region: Vec<String> = w
-        .eval("() => { const a = document.querySelector('.message.agent.writing'); return [a.getAttribute('aria-live'), a.getAttribute('aria-busy')] }")
+        .eval(
+            "() => { const a = document.querySelector('.message.agent.writing'); return [a.getAttribute('aria-live'), a.getAttribute('aria-busy')] }",
+        )
         .await;
     assert_eq!(region, ["polite", "true"], "announced once, whole, not every few characters");
     let status: String = w.eval("() => document.querySelector('.run-status').textContent").await;
@@ -73,10 +79,18 @@ async fn a_reply_and_a_form_appear_while_the_model_writes_them() {
     let chunks = form.iter().enumerate().map(|(i, p)| arguments(i == 0, p)).collect();
     model.then(Reply::Stream { chunks, pause: Duration::from_millis(700) });
     start_run(&alice, &th, "Ask me for the incident").await;
-    w.until_within("() => { const h = document.querySelector('.form-request.writing h2'); return !!h && h.textContent.startsWith('Incident rep') }", "the form's title while it is written", Duration::from_secs(15))
-        .await;
+    w.until_within(
+        "() => { const h = document.querySelector('.form-request.writing h2'); return !!h && h.textContent.startsWith('Incident rep') }",
+        "the form's title while it is written",
+        Duration::from_secs(15),
+    )
+    .await;
     let fields_then: usize = w.eval("() => document.querySelectorAll('.form-request.writing .fields-so-far li').length").await;
-    w.until("() => [...document.querySelectorAll('.form-request.writing .fields-so-far li')].map(l => l.textContent).join(',') === 'Severity,Note'", "both fields as they arrive").await;
+    w.until(
+        "() => [...document.querySelectorAll('.form-request.writing .fields-so-far li')].map(l => l.textContent).join(',') === 'Severity,Note'",
+        "both fields as they arrive",
+    )
+    .await;
     assert!(fields_then < 2, "the fields came after the title ({fields_then} at first)");
     let refusals: usize = w.eval("() => document.querySelectorAll('.writing .refusal, .writing [role=alert]').length").await;
     assert_eq!(refusals, 0, "nothing is refused while it arrives");
@@ -93,11 +107,19 @@ async fn a_reply_and_a_form_appear_while_the_model_writes_them() {
     let chunks = dashboard.iter().enumerate().map(|(i, p)| tool_call("call_dash", "show_dashboard", i == 0, p)).collect();
     model.then(Reply::Stream { chunks, pause: Duration::from_millis(1500) });
     start_run(&alice, &th, "Show me the error rates").await;
-    w.until_within("() => document.querySelectorAll('.writing .dashboard .panel').length === 1", "the first panel while the second is written", Duration::from_secs(15))
-        .await;
+    w.until_within(
+        "() => document.querySelectorAll('.writing .dashboard .panel').length === 1",
+        "the first panel while the second is written",
+        Duration::from_secs(15),
+    )
+    .await;
     let shown: String = w.eval("() => document.querySelector('.writing .dashboard').textContent").await;
     assert!(shown.contains("Error rates") && shown.contains("Errors") && !shown.contains("Requests per minute"), "{shown}");
-    w.until("() => [...document.querySelectorAll('.dashboard')].some(d => !d.closest('.writing') && d.querySelectorAll('.panel').length === 2)", "the dashboard made").await;
+    w.until(
+        "() => [...document.querySelectorAll('.dashboard')].some(d => !d.closest('.writing') && d.querySelectorAll('.panel').length === 2)",
+        "the dashboard made",
+    )
+    .await;
     w.until("() => !document.querySelector('.writing')", "no dashboard being written").await;
     w.until("() => [...document.querySelectorAll('.run .badge')].pop().textContent === 'finished'", "the dashboard's run finished").await;
 
@@ -105,7 +127,8 @@ async fn a_reply_and_a_form_appear_while_the_model_writes_them() {
     model.then(Reply::Stream { chunks: (0..40).map(|_| text("slow ")).collect(), pause: Duration::from_millis(500) });
     let run = start_run(&alice, &th, "Take your time").await;
     w.until_within("() => !!document.querySelector('.message.agent.writing')", "the slow reply", Duration::from_secs(15)).await;
-    let cancel = format!("() => {{ const b = [...document.querySelectorAll('.run')].pop().querySelector('button'); b.click(); return b.textContent }}");
+    let cancel =
+        format!("() => {{ const b = [...document.querySelectorAll('.run')].pop().querySelector('button'); b.click(); return b.textContent }}");
     assert_eq!(w.eval::<String>(&cancel).await, "Cancel");
     w.until("() => [...document.querySelectorAll('.run .badge')].pop().textContent === 'cancelled'", "the run cancelled").await;
     w.until("() => !document.querySelector('.writing')", "nothing written any more").await;

@@ -57,16 +57,25 @@ async fn two_people_submit_and_each_sees_the_list_on(on: On) {
         w.until(&format!("() => document.querySelector('#form-{form_id} [role=status]').textContent === 'Sent.'"), "the sent note").await;
     }
     for (w, _) in &pages {
-        w.until("() => [...document.querySelectorAll('.submissions summary')].some(s => s.textContent === 'Submissions (2)')", "both submissions listed").await;
+        w.until(
+            "() => [...document.querySelectorAll('.submissions summary')].some(s => s.textContent === 'Submissions (2)')",
+            "both submissions listed",
+        )
+        .await;
         let items: Vec<String> = w.eval("() => [...document.querySelectorAll('.submissions li')].map(li => li.textContent)").await;
         assert_eq!(items, vec!["ana: idea: Ana wants shorter standups; votes: 2", "bob: idea: Bob wants fewer meetings; votes: 2"]);
         // A form that takes many stays open for another.
         assert_eq!(w.eval::<String>(&format!("() => document.getElementById('{field}').value")).await, "", "the fields are cleared");
     }
     // The form changes under both: each page says so and shows the new one.
-    ana.ok("PATCH", &format!("/v1/artifacts/{form_id}"), json!({"expected_version": 1, "patch": [
-        {"op": "replace", "path": "/title", "value": "Ideas, round two"}
-    ]})).await;
+    ana.ok(
+        "PATCH",
+        &format!("/v1/artifacts/{form_id}"),
+        json!({"expected_version": 1, "patch": [
+            {"op": "replace", "path": "/title", "value": "Ideas, round two"}
+        ]}),
+    )
+    .await;
     for (w, _) in &pages {
         w.until("() => document.querySelector('.form-artifact .changed') !== null", "the changed note").await;
         let note: String = w.eval("() => document.querySelector('.form-artifact .changed').textContent").await;

@@ -10,8 +10,8 @@ use axum::body::Body;
 use axum::extract::ConnectInfo;
 use axum::http::{Request, StatusCode};
 use http_body_util::BodyExt;
-use lattice_http::guard::Limits;
 use lattice_edge::TrustedProxies;
+use lattice_http::guard::Limits;
 use serde_json::Value;
 use tower::ServiceExt;
 

@@ -14,9 +14,9 @@ use std::time::Duration;
 use axum::body::Body;
 use axum::http::{Request, Response, StatusCode};
 use http_body_util::BodyExt;
-use lattice_http::guard::{Guard, Limits};
 use lattice_core::TenantRole;
 use lattice_edge::TrustedProxies;
+use lattice_http::guard::{Guard, Limits};
 use lattice_log::LogService;
 use serde_json::{Value, json};
 use tower::ServiceExt;
@@ -36,8 +36,8 @@ impl Replica {
         let apps = lattice_apps::AppCalls::new(log.clone(), lattice_ui::app_policy::AppToolPolicy::parse("get_state=allow").unwrap());
         let exporter = lattice_mcp::Exporter::over_http(log.clone(), apps);
         let guard = Arc::new(Guard::new(limits));
-        let router = lattice_mcp::http::router(exporter, guard, Vec::new(), trusted.clone())
-            .merge(lattice_mcp::http::protected_resource(Vec::new(), trusted));
+        let router =
+            lattice_mcp::http::router(exporter, guard, Vec::new(), trusted.clone()).merge(lattice_mcp::http::protected_resource(Vec::new(), trusted));
         Self { router }
     }
 

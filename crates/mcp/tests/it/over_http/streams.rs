@@ -7,9 +7,9 @@
 use std::time::Duration;
 
 use axum::http::StatusCode;
-use lattice_http::guard::Limits;
 use lattice_core::{Command, TenantRole, ThreadId, WorkspaceId};
 use lattice_edge::TrustedProxies;
+use lattice_http::guard::Limits;
 use serde_json::{Value, json};
 
 use super::{PATIENCE, Replica, Sse, refusal, token};
