@@ -66,6 +66,8 @@ fn main() -> ExitCode {
 type Result<T = ()> = std::result::Result<T, String>;
 
 fn test(extra: &[String]) -> Result {
+    // The tree as rustfmt writes it (rustfmt.toml): checked first, it takes a second.
+    formatted()?;
     let pg = postgres::Server::start()?;
     println!("xtask: PostgreSQL {} at {}", pg.version, pg.url);
     // The bridge's tests and the stack start nats-server themselves; it must be installed.
@@ -128,6 +130,15 @@ fn images() -> Result {
     images::lattice(&engine.host)?;
     println!("xtask: {}, {} and {} built at {}", images::NATS, images::POSTGRES, images::LATTICE, engine.host);
     Ok(())
+}
+
+/// Fails when a file is not as `cargo fmt` writes it, naming it; rustfmt
+/// is added to the toolchain when it is missing.
+fn formatted() -> Result {
+    if shell::output(std::process::Command::new("rustfmt").arg("--version")).is_err() {
+        shell::run(std::process::Command::new("rustup").args(["component", "add", "rustfmt"]))?;
+    }
+    shell::cargo(&["fmt", "--all", "--check"], &[]).map_err(|e| format!("{e}: run `cargo fmt --all`"))
 }
 
 /// `just`, which the acceptance suite runs as a person would (`just up`):
