@@ -399,7 +399,7 @@ impl Deployment {
 /// its subject, its `Nats-Msg-Id` and its payload, in stream order.
 pub async fn stream_messages(js: &async_nats::jetstream::Context, keep: impl Fn(&str) -> bool) -> Vec<(String, String, Vec<u8>)> {
     let Ok(mut stream) = js.get_stream("LATTICE").await else { return Vec::new() };
-    let Ok(info) = stream.info().await.map(|i| i.clone()) else { return Vec::new() };
+    let Ok(info) = stream.info().await.cloned() else { return Vec::new() };
     let mut out = Vec::new();
     if info.state.messages == 0 {
         return out;

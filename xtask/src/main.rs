@@ -79,6 +79,9 @@ fn test(extra: &[String]) -> Result {
     // the browser suites drive it in Chromium.
     web::build()?;
     web::browser_tools()?;
+    // Clippy with warnings denied, on the host's crates and the chat host's
+    // wasm32 build (the workspace's lints, Cargo.toml).
+    linted()?;
     // The binary is built first: the end-to-end tests start it as a process.
     build_binaries()?;
     // Libraries, binaries and integration tests; the benchmarks have none.
@@ -139,6 +142,16 @@ fn formatted() -> Result {
         shell::run(std::process::Command::new("rustup").args(["component", "add", "rustfmt"]))?;
     }
     shell::cargo(&["fmt", "--all", "--check"], &[]).map_err(|e| format!("{e}: run `cargo fmt --all`"))
+}
+
+/// Fails on any clippy warning, in every target of every crate (the web
+/// front end for wasm32, as it ships).
+fn linted() -> Result {
+    if shell::output(std::process::Command::new("cargo").args(["clippy", "--version"])).is_err() {
+        shell::run(std::process::Command::new("rustup").args(["component", "add", "clippy"]))?;
+    }
+    shell::cargo(&["clippy", "--workspace", "--exclude", "lattice-web", "--all-targets", "--quiet", "--", "-D", "warnings"], &[])?;
+    shell::cargo(&["clippy", "--package", "lattice-web", "--target", "wasm32-unknown-unknown", "--quiet", "--", "-D", "warnings"], &[])
 }
 
 /// `just`, which the acceptance suite runs as a person would (`just up`):

@@ -74,7 +74,7 @@ async fn wait(config: &Config, db: &Db, why: String) -> anyhow::Result<()> {
             Ok(Schema::Current) => break,
             Ok(Schema::Behind { applied, known }) => {
                 let now = self::why(applied, known);
-                if looks % 15 == 0 {
+                if looks.is_multiple_of(15) {
                     tracing::error!("{now}; still waiting");
                 }
                 *reason.lock().expect("not poisoned") = now;

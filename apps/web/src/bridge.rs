@@ -152,10 +152,14 @@ pub fn update(id: u64, info: AppInfo) {
     }
 }
 
+/// What runs once a teardown is over, taken by whichever comes first: the
+/// app's answer or the wait running out.
+type Once = std::rc::Rc<RefCell<Option<Box<dyn FnOnce()>>>>;
+
 /// Asks the app to wind down (`ui/resource-teardown`); `done` runs on its
 /// answer, or after `wait_ms` without one.
 pub fn teardown(id: u64, wait_ms: i32, done: impl FnOnce() + 'static) {
-    let done: std::rc::Rc<RefCell<Option<Box<dyn FnOnce()>>>> = std::rc::Rc::new(RefCell::new(Some(Box::new(done))));
+    let done: Once = std::rc::Rc::new(RefCell::new(Some(Box::new(done))));
     let initialized = with_frame(id, |f| f.initialized).unwrap_or(false);
     if initialized {
         let request_id = with_frame(id, |f| {

@@ -15,8 +15,11 @@ use tokio::sync::{Mutex, oneshot};
 /// At most one version per app and caller per this.
 const EVERY: Duration = Duration::from_secs(5);
 
+/// Whose writes wait together: the tenant, the app and the caller.
+type Writer = (String, String, String);
+
 #[derive(Clone, Default)]
-pub(crate) struct StateWrites(Arc<Mutex<HashMap<(String, String, String), Pending>>>);
+pub(crate) struct StateWrites(Arc<Mutex<HashMap<Writer, Pending>>>);
 
 #[derive(Default)]
 struct Pending {
@@ -57,7 +60,7 @@ impl StateWrites {
         rx.await.unwrap_or_else(|_| Err(Error::unavailable("the state write was dropped")))
     }
 
-    async fn flush(&self, log: &LogService, who: &Authenticated, key: (String, String, String)) {
+    async fn flush(&self, log: &LogService, who: &Authenticated, key: Writer) {
         let (ops, waiting, audit, calls) = {
             let mut all = self.0.lock().await;
             let pending = all.entry(key.clone()).or_default();

@@ -31,7 +31,7 @@ pub async fn thread_of(log: &LogService, who: &lattice_log::Authenticated) -> Th
     let alice = who;
     let ws = log.execute(alice, Command::CreateWorkspace { name: "bench".into() }).await.unwrap().id.unwrap();
     let th = log
-        .execute(&alice, Command::CreateThread { workspace: WorkspaceId::parse("ws", &ws).unwrap(), title: "bench".into(), restricted: false })
+        .execute(alice, Command::CreateThread { workspace: WorkspaceId::parse("ws", &ws).unwrap(), title: "bench".into(), restricted: false })
         .await
         .unwrap()
         .id

@@ -333,10 +333,7 @@ impl Bridge {
             saving: None,
             renewing: None,
         };
-        let failure = match self.publish_from(&js, &mut p, &mut horizon, &mut lost, stop, progressed).await {
-            Ok(()) => None,
-            Err(e) => Some(e),
-        };
+        let failure = self.publish_from(&js, &mut p, &mut horizon, &mut lost, stop, progressed).await.err();
         // The writes under way land before the last checkpoint and before
         // a step down (a renewal landing after it would take the lead back).
         if let Some(saving) = p.saving.take()

@@ -81,10 +81,8 @@ fn check_token(field: &str, value: &str, max: usize, extra: &str) -> Result<(), 
         Some(format!("{} bytes exceeds the limit {max}", value.len()))
     } else if !value.as_bytes()[0].is_ascii_alphanumeric() {
         Some("must start with a letter or a digit".to_owned())
-    } else if let Some(c) = value.chars().find(|c| !(c.is_ascii_alphanumeric() || extra.contains(*c))) {
-        Some(format!("character {c:?} is not allowed"))
     } else {
-        None
+        value.chars().find(|c| !(c.is_ascii_alphanumeric() || extra.contains(*c))).map(|c| format!("character {c:?} is not allowed"))
     };
     match message {
         None => Ok(()),

@@ -13,7 +13,7 @@ fn digits(s: &[u8]) -> Option<u32> {
 }
 
 fn is_leap(year: u32) -> bool {
-    year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
+    year.is_multiple_of(4) && (!year.is_multiple_of(100) || year.is_multiple_of(400))
 }
 
 /// RFC 3339 full-date: `YYYY-MM-DD`, a real calendar day.

@@ -38,7 +38,7 @@ impl AllowedHosts {
     }
 
     pub fn allows(&self, host: &str) -> bool {
-        host_name(host).is_some_and(|name| self.names.iter().any(|n| *n == name))
+        host_name(host).is_some_and(|name| self.names.contains(&name))
     }
 
     /// Refuses a request whose Host is not one of the names, but for the

@@ -14,6 +14,10 @@ pub fn rfc3339(ms: i64) -> String {
     format!("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z", t.year(), u8::from(t.month()), t.day(), t.hour(), t.minute(), t.second(), t.millisecond())
 }
 
+/// Milliseconds since the epoch of an RFC 3339 time (`rfc3339`'s inverse),
+/// read as every other part of lattice reads one.
+pub use lattice_core::rfc3339::date_time_ms as parse_rfc3339;
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -27,7 +31,3 @@ mod tests {
         }
     }
 }
-
-/// Milliseconds since the epoch of an RFC 3339 time (`rfc3339`'s inverse),
-/// read as every other part of lattice reads one.
-pub use lattice_core::rfc3339::date_time_ms as parse_rfc3339;

@@ -31,7 +31,7 @@ fn range(chart: &Chart, kind: Kind) -> (f64, f64) {
         lo = lo.min(0.0);
         hi = hi.max(0.0);
     }
-    if hi - lo < f64::EPSILON {
+    if (hi - lo).abs() < f64::EPSILON {
         hi = lo + 1.0;
     }
     (lo, hi)

@@ -110,7 +110,7 @@ lattice_testkit::both_backends! {
         assert_eq!(created.status, StatusCode::OK);
         let mallory = app.token("t2", "mallory", TenantRole::TenantAdmin, false).await;
         for (existing, missing) in [
-            (format!("/v1/artifacts/secret-plan"), "/v1/artifacts/no-such-plan".to_owned()),
+            ("/v1/artifacts/secret-plan".to_string(), "/v1/artifacts/no-such-plan".to_owned()),
             (format!("/v1/threads/{th}/events?format=json"), "/v1/threads/th_nothing/events?format=json".to_owned()),
             (format!("/v1/workspaces/{ws}/threads"), "/v1/workspaces/ws_nothing/threads".to_owned()),
             (format!("/v1/integrations/effective?workspace={ws}"), "/v1/integrations/effective?workspace=ws_nothing".to_owned()),

@@ -37,7 +37,7 @@ lattice_testkit::both_backends! {
             ("GET", format!("/v1/threads/{th}/events?format=xml"), None, StatusCode::UNPROCESSABLE_ENTITY, "ValidationFailed"),
             ("PUT", format!("/v1/integrations/workspace:{ws}/ui:forms"), Some(json!({"state": "maybe", "reason": "r"}).to_string()),
                 StatusCode::UNPROCESSABLE_ENTITY, "ValidationFailed"),
-            ("PUT", format!("/v1/integrations/galaxy/ui:forms"), Some(json!({"state": "on", "reason": "r"}).to_string()),
+            ("PUT", "/v1/integrations/galaxy/ui:forms".to_string(), Some(json!({"state": "on", "reason": "r"}).to_string()),
                 StatusCode::NOT_FOUND, "NotFound"),
             ("POST", format!("/v1/workspaces/{ws}/members"), Some(json!({"user": "bob", "role": "owner"}).to_string()),
                 StatusCode::UNPROCESSABLE_ENTITY, "ValidationFailed"),

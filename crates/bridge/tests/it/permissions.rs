@@ -79,7 +79,7 @@ async fn rules_consume_and_acknowledge_and_touch_nothing_else() {
     // The bridge makes the stream (it is missing) and publishes into it.
     lattice_bridge::ensure_stream(&bridge_js).await.unwrap();
     for n in 0..3 {
-        bridge_js.publish(format!("lattice.t1.ws_1.ui.form_submitted"), format!("{{\"n\":{n}}}").into()).await.unwrap().await.unwrap();
+        bridge_js.publish("lattice.t1.ws_1.ui.form_submitted".to_string(), format!("{{\"n\":{n}}}").into()).await.unwrap().await.unwrap();
     }
 
     let rules = client("rules", "rules-secret").await.unwrap();

@@ -128,7 +128,7 @@ async fn a_reply_and_a_form_appear_while_the_model_writes_them() {
     let run = start_run(&alice, &th, "Take your time").await;
     w.until_within("() => !!document.querySelector('.message.agent.writing')", "the slow reply", Duration::from_secs(15)).await;
     let cancel =
-        format!("() => {{ const b = [...document.querySelectorAll('.run')].pop().querySelector('button'); b.click(); return b.textContent }}");
+        "() => { const b = [...document.querySelectorAll('.run')].pop().querySelector('button'); b.click(); return b.textContent }".to_string();
     assert_eq!(w.eval::<String>(&cancel).await, "Cancel");
     w.until("() => [...document.querySelectorAll('.run .badge')].pop().textContent === 'cancelled'", "the run cancelled").await;
     w.until("() => !document.querySelector('.writing')", "nothing written any more").await;
