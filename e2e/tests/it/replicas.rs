@@ -111,7 +111,7 @@ async fn a_killed_log_replica_and_leading_bridge_lose_nothing_and_streams_runs_a
         })
     };
 
-    // Four writers; a refusal (the dead replica's 502) is tried again.
+    // Four writers; a refusal (the dead replica's 503 `Unavailable`) is tried again.
     let acked: Arc<Mutex<Vec<(i64, String)>>> = Arc::default();
     let refused = Arc::new(Mutex::new(0usize));
     let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
