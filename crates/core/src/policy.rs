@@ -40,53 +40,45 @@ pub enum Action {
     Administer,
 }
 
-/// One line of the table.
-#[derive(Debug, Clone, Copy)]
-pub struct Rule {
-    pub action: Action,
-    /// The least role in the workspace (or on the thread) it needs.
-    pub needs: Role,
-    /// What it is, in the words a refusal uses.
-    pub doing: &'static str,
+/// The least role in the workspace (or on the thread) `action` needs,
+/// and what it is in the words a refusal uses: the whole table. A match,
+/// so that a new action cannot go without its line.
+pub const fn rule(action: Action) -> (Role, &'static str) {
+    match action {
+        Action::Read => (Role::Viewer, "reading"),
+        Action::Submit => (Role::Respondent, "submitting to a form or answering an ask_form"),
+        Action::Post => (Role::Editor, "posting a message"),
+        Action::Author => (Role::Editor, "creating or changing an artifact"),
+        Action::Archive => (Role::Editor, "archiving an artifact"),
+        Action::TellContext => (Role::Editor, "telling the agent what an app shows"),
+        Action::StartThread => (Role::Editor, "starting a thread"),
+        Action::Run => (Role::Editor, "starting or stopping an agent turn, answering its ask_user"),
+        Action::PublishEvent => (Role::Editor, "publishing an application event"),
+        Action::ManageMembers => (Role::Admin, "managing the members"),
+        Action::ManageListings => (Role::Admin, "managing who is listed on a thread"),
+        Action::Administer => (Role::Admin, "administering the workspace (its switch, its audit)"),
+    }
 }
 
-/// The whole policy, one line per action.
-pub const RULES: [Rule; 12] = [
-    Rule { action: Action::Read, needs: Role::Viewer, doing: "reading" },
-    Rule { action: Action::Submit, needs: Role::Respondent, doing: "submitting to a form or answering an ask_form" },
-    Rule { action: Action::Post, needs: Role::Editor, doing: "posting a message" },
-    Rule { action: Action::Author, needs: Role::Editor, doing: "creating or changing an artifact" },
-    Rule { action: Action::Archive, needs: Role::Editor, doing: "archiving an artifact" },
-    Rule { action: Action::TellContext, needs: Role::Editor, doing: "telling the agent what an app shows" },
-    Rule { action: Action::StartThread, needs: Role::Editor, doing: "starting a thread" },
-    Rule { action: Action::Run, needs: Role::Editor, doing: "starting or stopping an agent turn, answering its ask_user" },
-    Rule { action: Action::PublishEvent, needs: Role::Editor, doing: "publishing an application event" },
-    Rule { action: Action::ManageMembers, needs: Role::Admin, doing: "managing the members" },
-    Rule { action: Action::ManageListings, needs: Role::Admin, doing: "managing who is listed on a thread" },
-    Rule { action: Action::Administer, needs: Role::Admin, doing: "administering the workspace (its switch, its audit)" },
+/// Every action, in the order the docs' table lists them.
+pub const ACTIONS: [Action; 12] = [
+    Action::Read,
+    Action::Submit,
+    Action::Post,
+    Action::Author,
+    Action::Archive,
+    Action::TellContext,
+    Action::StartThread,
+    Action::Run,
+    Action::PublishEvent,
+    Action::ManageMembers,
+    Action::ManageListings,
+    Action::Administer,
 ];
 
 /// The least role `action` needs.
 pub const fn needs(action: Action) -> Role {
-    // A match, so that a new action cannot go without a line.
-    match action {
-        Action::Read => RULES[0].needs,
-        Action::Submit => RULES[1].needs,
-        Action::Post => RULES[2].needs,
-        Action::Author => RULES[3].needs,
-        Action::Archive => RULES[4].needs,
-        Action::TellContext => RULES[5].needs,
-        Action::StartThread => RULES[6].needs,
-        Action::Run => RULES[7].needs,
-        Action::PublishEvent => RULES[8].needs,
-        Action::ManageMembers => RULES[9].needs,
-        Action::ManageListings => RULES[10].needs,
-        Action::Administer => RULES[11].needs,
-    }
-}
-
-fn rule(action: Action) -> &'static Rule {
-    RULES.iter().find(|r| r.action == action).expect("every action has a line")
+    rule(action).0
 }
 
 /// Whether `role` may do `action`.
@@ -99,8 +91,8 @@ pub fn decide(role: Role, action: Action) -> Result<(), Error> {
     if allows(role, action) {
         return Ok(());
     }
-    let rule = rule(action);
-    Err(Error::forbidden(format!("{} needs the {} role here; you are {}", rule.doing, rule.needs.as_str(), role.as_str())))
+    let (needed, doing) = rule(action);
+    Err(Error::forbidden(format!("{doing} needs the {} role here; you are {}", needed.as_str(), role.as_str())))
 }
 
 /// Whether a caller of `role` archives an artifact `authored` by them or not:
@@ -136,10 +128,11 @@ pub fn markdown_table() -> String {
         out.push_str(&format!(" {} |", role.as_str()));
     }
     out.push_str("\n|---|---|---|---|---|---|\n");
-    for rule in &RULES {
-        out.push_str(&format!("| {} | {} |", rule.doing, rule.needs.as_str()));
+    for action in ACTIONS {
+        let (needed, doing) = rule(action);
+        out.push_str(&format!("| {doing} | {} |", needed.as_str()));
         for role in roles {
-            out.push_str(if allows(role, rule.action) { " yes |" } else { " no |" });
+            out.push_str(if allows(role, action) { " yes |" } else { " no |" });
         }
         out.push('\n');
     }
@@ -152,9 +145,9 @@ mod tests {
 
     #[test]
     fn every_action_has_one_line_and_needs_reads_it() {
-        for (i, rule) in RULES.iter().enumerate() {
-            assert_eq!(needs(rule.action), rule.needs, "{:?}", rule.action);
-            assert_eq!(RULES.iter().filter(|r| r.action == rule.action).count(), 1, "line {i}");
+        for (i, action) in ACTIONS.iter().enumerate() {
+            assert_eq!(needs(*action), rule(*action).0, "{action:?}");
+            assert_eq!(ACTIONS.iter().filter(|a| *a == action).count(), 1, "line {i}");
         }
     }
 

@@ -60,6 +60,20 @@ struct Surfaces {
 
 const MCP_ACCEPT: &str = "application/json, text/event-stream";
 
+/// `message` posted to `/mcp` in `session`, as `who`.
+async fn in_session(who: &Client, session: &str, message: &Value) -> reqwest::Response {
+    who.http
+        .post(format!("{}/mcp", who.base))
+        .bearer_auth(&who.token)
+        .header("accept", MCP_ACCEPT)
+        .header("mcp-session-id", session)
+        .header("mcp-protocol-version", "2025-06-18")
+        .json(message)
+        .send()
+        .await
+        .unwrap()
+}
+
 async fn open_surfaces(up: &UpProcess, bob: &Client, th: &str) -> Surfaces {
     let http = &bob.http;
     let sse =
@@ -77,16 +91,7 @@ async fn open_surfaces(up: &UpProcess, bob: &Client, th: &str) -> Surfaces {
     let session = r.headers().get("mcp-session-id").expect("a session id").to_str().unwrap().to_owned();
     drop(r.bytes().await);
     let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-    let r = http
-        .post(format!("{}/mcp", up.base))
-        .bearer_auth(&bob.token)
-        .header("accept", MCP_ACCEPT)
-        .header("mcp-session-id", &session)
-        .header("mcp-protocol-version", "2025-06-18")
-        .json(&initialized)
-        .send()
-        .await
-        .unwrap();
+    let r = in_session(bob, &session, &initialized).await;
     assert!(r.status().is_success(), "{}", r.status());
     let mcp = http
         .get(format!("{}/mcp", up.base))
@@ -207,34 +212,14 @@ async fn signing_out_everywhere_ends_every_surface_and_every_token() {
     assert_eq!(status, 401, "{body}");
     assert_eq!(body["error"]["type"], "Unauthorized");
     let ping = json!({"jsonrpc": "2.0", "id": 2, "method": "ping"});
-    let r = bob
-        .http
-        .post(format!("{}/mcp", up.base))
-        .bearer_auth(&bob.token)
-        .header("accept", MCP_ACCEPT)
-        .header("mcp-session-id", &surfaces.session)
-        .header("mcp-protocol-version", "2025-06-18")
-        .json(&ping)
-        .send()
-        .await
-        .unwrap();
+    let r = in_session(&bob, &surfaces.session, &ping).await;
     assert_eq!(r.status(), 401);
     assert!(r.headers().contains_key("www-authenticate"));
     // Signing in again gives a token that works, and no old session.
     let fresh = Client::sign_in_as(&up.base, json!({"tenant": "t-rev", "user": "bob"})).await;
     let (status, _) = fresh.get("/v1/workspaces").await.unwrap();
     assert_eq!(status, 200);
-    let r = fresh
-        .http
-        .post(format!("{}/mcp", up.base))
-        .bearer_auth(&fresh.token)
-        .header("accept", MCP_ACCEPT)
-        .header("mcp-session-id", &surfaces.session)
-        .header("mcp-protocol-version", "2025-06-18")
-        .json(&ping)
-        .send()
-        .await
-        .unwrap();
+    let r = in_session(&fresh, &surfaces.session, &ping).await;
     assert_eq!(r.status(), 404, "the session ended with the sign-out");
 }
 
