@@ -5,6 +5,7 @@
 //! the Integrations port decides what is switched on with a pure function.
 
 pub mod actor;
+pub mod clock;
 pub mod command;
 pub mod document;
 pub mod envelope;
@@ -22,6 +23,7 @@ pub mod role;
 pub mod run;
 
 pub use actor::{Actor, Principal, Within};
+pub use clock::{Clock, ManualClock, SharedClock, SystemClock};
 pub use command::{Audit, Command, CommandType};
 pub use envelope::Envelope;
 pub use error::{Error, FieldError, FieldErrors};
