@@ -8,10 +8,12 @@
 //! - `web`: builds the chat host into `<target>/web/`.
 //! - `bench NAME`: a benchmark (`write-path`, `validator`, `bridge`, `web`,
 //!   `edge`, `fanout`, or `all`).
+//! - `circles [DIR]`: the import circles among a crate's files.
 //! - `postgres`: starts a throwaway PostgreSQL and prints its URL (for
 //!   running single tests by hand).
 
 mod bench;
+mod circles;
 mod containers;
 mod images;
 mod infra;
@@ -31,6 +33,7 @@ fn main() -> ExitCode {
         Some("stack") => stack(&args[1..]),
         Some("images") => images(),
         Some("infra") => infra::validate(),
+        Some("circles") => circles::run(&args[1..]),
         Some("bench") => bench::run(&args[1..]),
         Some("postgres") => postgres::hold(),
         Some("schema") => schema(),
@@ -45,6 +48,7 @@ fn main() -> ExitCode {
                  stack up|down    run (until Ctrl-C) or stop the local stack: PostgreSQL, NATS, each service a process\n  \
                  images           build the images standing in for public ones (compose.stand-ins.yaml)\n  \
                  infra            validate compose.yaml, the kustomize overlays and the YAML, offline\n  \
+                 circles [DIR]    list the import circles among a crate's files (crates/log, apps/web by default)\n  \
                  bench NAME       run a benchmark: write-path, validator, bridge, web, edge, fanout, or all\n  \
                  web              build the chat host into <target>/web\n  \
                  screenshots [trace]  take the docs' pictures of the chat host, or of one trace (docs/screenshots)\n  \
