@@ -24,8 +24,8 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::Closure;
 use web_sys::{HtmlIFrameElement, MessageEvent};
 
-use crate::api;
 use crate::components::confirm;
+use crate::data::api_client;
 
 pub const MAX_MESSAGE_BYTES: usize = 64 * 1024;
 pub const CALLS_PER_MINUTE: usize = 60;
@@ -96,7 +96,7 @@ pub async fn config() -> Option<PageConfig> {
     if let Some(c) = CONFIG.with(|c| c.borrow().clone()) {
         return Some(c);
     }
-    let c: PageConfig = api::public("/config.json").await.ok()?;
+    let c: PageConfig = api_client::public("/config.json").await.ok()?;
     CONFIG.with(|slot| *slot.borrow_mut() = Some(c.clone()));
     Some(c)
 }
@@ -183,7 +183,7 @@ pub fn teardown(id: u64, wait_ms: i32, done: impl FnOnce() + 'static) {
         }
     }
     leptos::task::spawn_local(async move {
-        crate::stream::sleep(if initialized { wait_ms } else { 0 }).await;
+        crate::data::stream::sleep(if initialized { wait_ms } else { 0 }).await;
         if let Some(d) = done.borrow_mut().take() {
             d();
         }
@@ -444,7 +444,7 @@ fn handle_request(id: u64, rid: Value, method: &str, params: Value) {
             // A mode this host offers and the app said it supports; else
             // the mode in force stays.
             let declared = with_frame(id, |f| f.app_modes.iter().any(|m| m == asked)).unwrap_or(false);
-            let granted = crate::host_context::MODES.iter().find(|m| **m == asked).filter(|_| declared || asked == "inline");
+            let granted = crate::data::host_context::MODES.iter().find(|m| **m == asked).filter(|_| declared || asked == "inline");
             if let Some(mode) = granted {
                 set_mode(id, mode);
             }
@@ -482,7 +482,7 @@ fn text_of(content: Option<&Value>) -> String {
 async fn update_model_context(id: u64, rid: Value, params: Value) {
     let Some(app) = with_frame(id, |f| f.app.clone()) else { return };
     let body = lattice_wire::AppContext { text: text_of(params.get("content")), structured: params.get("structuredContent").cloned() };
-    match api::put::<lattice_wire::AppContextKept>(&format!("/v1/artifacts/{}/context", app.id), &body).await {
+    match api_client::put::<lattice_wire::AppContextKept>(&format!("/v1/artifacts/{}/context", app.id), &body).await {
         Ok(_) => answer(id, &rid, json!({})),
         Err(e) => refuse(id, &rid, -32000, &e.message()),
     }
@@ -499,7 +499,7 @@ async fn post_message(id: u64, rid: Value, params: Value) {
     if !confirm::ask(&format!("{} wants to post in the thread", app.title), "The app will post this message as you:", &text, "Post").await {
         return answer(id, &rid, json!({"isError": true}));
     }
-    match api::post::<lattice_wire::Posted>(&format!("/v1/threads/{}/messages", app.thread), &lattice_wire::PostMessage { text }).await {
+    match api_client::post::<lattice_wire::Posted>(&format!("/v1/threads/{}/messages", app.thread), &lattice_wire::PostMessage { text }).await {
         Ok(_) => answer(id, &rid, json!({})),
         Err(_) => answer(id, &rid, json!({"isError": true})),
     }
@@ -532,7 +532,7 @@ async fn call_tool(id: u64, rid: Value, name: String, arguments: Value) {
         Err(e) => return answer(id, &rid, tool_error(&e.message())),
     };
     let body = AppCall { tool: name.clone(), arguments, capability: Some(capability) };
-    let mut outcome = match api::post::<Outcome>(&format!("/v1/artifacts/{}/calls", app.id), &body).await {
+    let mut outcome = match api_client::post::<Outcome>(&format!("/v1/artifacts/{}/calls", app.id), &body).await {
         Ok(outcome) => outcome,
         Err(e) => return answer(id, &rid, tool_error(&e.message())),
     };
@@ -555,7 +555,7 @@ async fn call_tool(id: u64, rid: Value, name: String, arguments: Value) {
         // page's own dialog, with the session's token, which the app's frame
         // has no way to reach (no message of the bridge confirms).
         let accept = confirm::ask(&title, &lead, &shown, button).await;
-        outcome = match api::post::<Outcome>(&format!("/v1/app-calls/{confirmation}"), &Confirmation { accept }).await {
+        outcome = match api_client::post::<Outcome>(&format!("/v1/app-calls/{confirmation}"), &Confirmation { accept }).await {
             Ok(outcome) => outcome,
             Err(e) => return answer(id, &rid, tool_error(&e.message())),
         };
@@ -570,12 +570,12 @@ async fn call_tool(id: u64, rid: Value, name: String, arguments: Value) {
 /// The capability to make the calls of the app a frame runs: given by the
 /// server to this page, the person's session, for an app it shows; kept
 /// with the frame and asked for again a minute before it expires.
-async fn capability_for(id: u64, app: &str) -> api::Result<String> {
+async fn capability_for(id: u64, app: &str) -> api_client::Result<String> {
     let kept = with_frame(id, |f| f.capability.clone()).flatten().filter(|(_, until)| now() < *until);
     if let Some((capability, _)) = kept {
         return Ok(capability);
     }
-    let given: AppCapability = api::post(&format!("/v1/artifacts/{app}/capability"), &json!({})).await?;
+    let given: AppCapability = api_client::post(&format!("/v1/artifacts/{app}/capability"), &json!({})).await?;
     let until = now() + (given.expires_in_secs as f64 - 60.0).max(0.0) * 1000.0;
     with_frame(id, |f| f.capability = Some((given.capability.clone(), until)));
     Ok(given.capability)
@@ -585,7 +585,7 @@ fn tool_error(why: &str) -> Value {
     json!({"content": [{"type": "text", "text": why}], "isError": true})
 }
 
-/// The host's context for one frame (see [`crate::host_context`]).
+/// The host's context for one frame (see [`crate::data::host_context`]).
 pub fn host_context(id: u64) -> Value {
     let window = web_sys::window();
     let root = window.as_ref().and_then(|w| w.document()).and_then(|d| d.document_element());
@@ -595,13 +595,13 @@ pub fn host_context(id: u64) -> Value {
     };
     let token = |name: &str| style.as_ref().and_then(|s| s.get_property_value(name).ok()).map(|v| v.trim().to_owned()).unwrap_or_default();
     let media = |q: &str| window.as_ref().and_then(|w| w.match_media(q).ok().flatten()).is_some_and(|m| m.matches());
-    let scheme = crate::theme::scheme();
-    let px = |name: &str| crate::text::number_in(token(name).trim_end_matches("px").trim()).unwrap_or(0.0);
+    let scheme = crate::data::theme::scheme();
+    let px = |name: &str| crate::data::text::number_in(token(name).trim_end_matches("px").trim()).unwrap_or(0.0);
     let time_zone = js_sys::Intl::DateTimeFormat::new(&js_sys::Array::new(), &js_sys::Object::new()).resolved_options();
     let time_zone = js_sys::Reflect::get(&time_zone, &"timeZone".into()).ok().and_then(|z| z.as_string()).unwrap_or_else(|| "UTC".into());
-    let page = crate::host_context::Page {
+    let page = crate::data::host_context::Page {
         dark: scheme == "dark" || (scheme == "system" && media("(prefers-color-scheme: dark)")),
-        cvd: crate::theme::cvd(),
+        cvd: crate::data::theme::cvd(),
         reduced_motion: media("(prefers-reduced-motion: reduce)"),
         locale: window.as_ref().and_then(|w| w.navigator().language()).unwrap_or_else(|| "en".into()),
         time_zone,
@@ -620,5 +620,5 @@ pub fn host_context(id: u64) -> Value {
         _ if frame.0 > 0.0 => json!({"width": frame.0.round(), "height": frame.1.round()}),
         _ => json!({"width": width.round(), "height": height.round()}),
     };
-    crate::host_context::context(&page, token, mode, dimensions)
+    crate::data::host_context::context(&page, token, mode, dimensions)
 }

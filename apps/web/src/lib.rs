@@ -3,30 +3,23 @@
 //! bearer token it keeps in `localStorage`; forms are validated here with the
 //! same `lattice-ui` code the server runs, and the server's verdict counts.
 
-mod api;
 mod app;
 mod bridge;
 mod components;
-mod early;
-mod host_context;
-mod model;
+mod data;
 mod pages;
-mod session;
-mod stream;
-mod text;
-mod theme;
 
 use wasm_bindgen::prelude::wasm_bindgen;
 
 #[wasm_bindgen(start)]
 pub fn start() {
-    let link = session::take_token_from_url();
-    theme::apply_saved();
+    let link = data::session::take_token_from_url();
+    data::theme::apply_saved();
     match link {
         None => mount(),
         // Before anything is mounted, so on wasm-bindgen's executor.
         Some(token) => wasm_bindgen_futures::spawn_local(async move {
-            session::sign_in_with_link(token).await;
+            data::session::sign_in_with_link(token).await;
             mount();
         }),
     }
@@ -36,7 +29,7 @@ pub fn start() {
 const EARLY_READS_KEPT: std::time::Duration = std::time::Duration::from_secs(15);
 
 fn mount() {
-    early::start();
+    data::early_reads::start();
     leptos::mount::mount_to_body(app::App);
-    leptos::prelude::set_timeout(early::abandon_untaken, EARLY_READS_KEPT);
+    leptos::prelude::set_timeout(data::early_reads::abandon_untaken, EARLY_READS_KEPT);
 }

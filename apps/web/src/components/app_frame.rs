@@ -49,7 +49,7 @@ pub fn AppFrame(
             bridge::update(id, a);
         }
     });
-    let theme = expect_context::<crate::theme::Theme>();
+    let theme = expect_context::<crate::data::theme::Theme>();
     Effect::new(move |_| {
         let _ = (theme.scheme.get(), theme.cvd.get());
         bridge::context_changed();

@@ -38,7 +38,7 @@ fn range(chart: &Chart, kind: Kind) -> (f64, f64) {
 }
 
 fn format_figure(v: f64) -> String {
-    if v.fract() == 0.0 && v.abs() < 1e15 { format!("{}", v as i64) } else { crate::text::fixed(v, 2) }
+    if v.fract() == 0.0 && v.abs() < 1e15 { format!("{}", v as i64) } else { crate::data::text::fixed(v, 2) }
 }
 
 #[component]
@@ -90,7 +90,7 @@ pub fn ChartView(chart: Chart, kind: Kind, id: String) -> impl IntoView {
                         .iter()
                         .enumerate()
                         .filter(|(_, v)| v.is_finite())
-                        .map(|(i, v)| format!("{},{}", crate::text::fixed(x_center(i), 1), crate::text::fixed(y(*v), 1)))
+                        .map(|(i, v)| format!("{},{}", crate::data::text::fixed(x_center(i), 1), crate::data::text::fixed(y(*v), 1)))
                         .collect::<Vec<_>>()
                         .join(" ");
                     let dots = series

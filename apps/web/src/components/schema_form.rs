@@ -16,7 +16,7 @@ use leptos::prelude::*;
 use serde_json::{Value, json};
 use wasm_bindgen::JsCast;
 
-use crate::api::Failure;
+use crate::data::api_client::Failure;
 
 fn is_integer(p: &Property) -> bool {
     p.types.is_some_and(|t| t.contains(Types::INTEGER) && !t.contains(Types::NUMBER))
@@ -71,7 +71,7 @@ impl Field {
                 } else if integer {
                     Some(json!(s.parse::<i64>().map_err(|_| "must be a whole number".to_owned())?))
                 } else {
-                    let n = crate::text::number_in(&s).ok_or("must be a number")?;
+                    let n = crate::data::text::number_in(&s).ok_or("must be a number")?;
                     Some(serde_json::Number::from_f64(n).map(Value::Number).ok_or("must be a finite number")?)
                 }
             }
@@ -324,7 +324,7 @@ fn refusals(e: &Error, fields: &[Field]) -> (Vec<(String, String)>, Vec<String>)
             for fe in errors {
                 match field_of(&fe.path, fields) {
                     Some(name) if !per_field.iter().any(|(n, _): &(String, String)| n == name) => {
-                        per_field.push((name.to_owned(), crate::text::capitalize(&fe.message)));
+                        per_field.push((name.to_owned(), crate::data::text::capitalize(&fe.message)));
                     }
                     Some(_) => {}
                     None => general.push(fe.to_string()),
@@ -474,8 +474,8 @@ fn field_view(f: Field, form: &str) -> AnyView {
             };
             let (min, max) = match control {
                 Widget::Number => (
-                    f.property.minimum.or(f.property.exclusive_minimum).map(crate::text::number),
-                    f.property.maximum.or(f.property.exclusive_maximum).map(crate::text::number),
+                    f.property.minimum.or(f.property.exclusive_minimum).map(crate::data::text::number),
+                    f.property.maximum.or(f.property.exclusive_maximum).map(crate::data::text::number),
                 ),
                 _ => (None, None),
             };
@@ -497,7 +497,7 @@ fn field_view(f: Field, form: &str) -> AnyView {
 
 fn step_of(p: &Property, integer: bool) -> String {
     match p.multiple_of {
-        Some(m) => crate::text::number(m),
+        Some(m) => crate::data::text::number(m),
         None if integer => "1".into(),
         None => "any".into(),
     }

@@ -10,9 +10,9 @@ use lattice_wire::{Artifact, AuditEntry, CallRecord, KeyView, LevelView, Posted,
 use leptos::prelude::*;
 use serde_json::Value;
 
-use crate::api;
 use crate::components::confirm;
-use crate::stream;
+use crate::data::api_client;
+use crate::data::stream;
 
 /// Audit rows a page shows.
 const PAGE: usize = 20;
@@ -53,11 +53,11 @@ async fn app_calls(levels: &[LevelView]) -> Vec<AppCalls> {
     let mut out = Vec::new();
     for level in levels {
         let Some(ws) = level.level.strip_prefix("workspace:") else { continue };
-        let threads: Vec<Thread> = api::get(&format!("/v1/workspaces/{ws}/threads")).await.unwrap_or_default();
+        let threads: Vec<Thread> = api_client::get(&format!("/v1/workspaces/{ws}/threads")).await.unwrap_or_default();
         for th in &threads {
-            let apps: Vec<Artifact> = api::get(&format!("/v1/threads/{}/artifacts?kind={}", th.id, lattice_ui::APP)).await.unwrap_or_default();
+            let apps: Vec<Artifact> = api_client::get(&format!("/v1/threads/{}/artifacts?kind={}", th.id, lattice_ui::APP)).await.unwrap_or_default();
             for app in apps {
-                let calls: Vec<CallRecord> = api::get(&format!("/v1/artifacts/{}/calls", app.id)).await.unwrap_or_default();
+                let calls: Vec<CallRecord> = api_client::get(&format!("/v1/artifacts/{}/calls", app.id)).await.unwrap_or_default();
                 let title = app.data.get("title").and_then(Value::as_str).unwrap_or("An app").to_owned();
                 out.push(AppCalls { id: app.id, title, workspace: level.name.clone(), calls });
             }
@@ -109,7 +109,7 @@ async fn confirmed(level: &LevelView, keys: &[String], state: &str, reason: &str
 
 async fn flip(level: &str, key: &str, state: &str, reason: &str) -> Result<(), String> {
     let body = SetSwitch { state: state.to_owned(), reason: reason.to_owned() };
-    api::put::<Posted>(&format!("/v1/integrations/{level}/{key}"), &body).await.map(drop).map_err(|e| e.message())
+    api_client::put::<Posted>(&format!("/v1/integrations/{level}/{key}"), &body).await.map(drop).map_err(|e| e.message())
 }
 
 /// Sets `keys` at `level` to `state` with the reason typed at `reason_id`,
@@ -144,7 +144,7 @@ pub fn Console() -> impl IntoView {
     provide_context(Kept(RwSignal::new(Default::default())));
     let load_audit = move || {
         leptos::task::spawn_local(async move {
-            if let Ok(mut rows) = api::get::<Vec<AuditEntry>>("/v1/integrations/audit").await {
+            if let Ok(mut rows) = api_client::get::<Vec<AuditEntry>>("/v1/integrations/audit").await {
                 rows.reverse();
                 audit.set(rows);
             }

@@ -9,13 +9,13 @@ use leptos_router::hooks::use_navigate;
 pub fn Home() -> impl IntoView {
     let workspaces = RwSignal::new(None::<Result<Vec<Workspace>, String>>);
     leptos::task::spawn_local(async move {
-        workspaces.set(Some(crate::api::get("/v1/workspaces").await.map_err(|e| e.message())));
+        workspaces.set(Some(crate::data::api_client::get("/v1/workspaces").await.map_err(|e| e.message())));
     });
     // Threads shared with the viewer (from outside its workspaces, or
     // restricted ones it is listed on).
     let shared = RwSignal::new(Vec::<Thread>::new());
     leptos::task::spawn_local(async move {
-        if let Ok(list) = crate::api::get::<Vec<Thread>>("/v1/threads").await {
+        if let Ok(list) = crate::data::api_client::get::<Vec<Thread>>("/v1/threads").await {
             shared.try_set(list);
         }
     });
@@ -27,7 +27,7 @@ pub fn Home() -> impl IntoView {
         let navigate = navigate.clone();
         let body = CreateWorkspace { name: name.get_untracked() };
         leptos::task::spawn_local(async move {
-            match crate::api::post::<Created>("/v1/workspaces", &body).await {
+            match crate::data::api_client::post::<Created>("/v1/workspaces", &body).await {
                 Ok(c) => navigate(&format!("/w/{}", c.id), Default::default()),
                 Err(e) => message.set(e.message()),
             }

@@ -7,8 +7,8 @@
 use lattice_wire::{AddMember, LevelView, Member, Posted};
 use leptos::prelude::*;
 
-use crate::api;
 use crate::components::confirm;
+use crate::data::api_client;
 
 const ROLES: [&str; 4] = ["viewer", "respondent", "editor", "admin"];
 
@@ -39,7 +39,7 @@ fn Members(ws: String, name: String) -> impl IntoView {
         move || {
             let path = path.clone();
             leptos::task::spawn_local(async move {
-                match api::get::<Vec<Member>>(&path).await {
+                match api_client::get::<Vec<Member>>(&path).await {
                     Ok(list) => members.set(Some(list)),
                     Err(e) => said.set(Some(e.message())),
                 }
@@ -72,7 +72,7 @@ fn MemberRow(ws: String, member: Member, said: RwSignal<Option<String>>, reload:
         let (ws, user) = (ws_role.clone(), user_role.clone());
         leptos::task::spawn_local(async move {
             let body = AddMember { user: user.clone(), role: role.clone() };
-            match api::post::<Posted>(&format!("/v1/workspaces/{ws}/members"), &body).await {
+            match api_client::post::<Posted>(&format!("/v1/workspaces/{ws}/members"), &body).await {
                 Ok(_) => said.set(Some(format!("{user} is now {role}."))),
                 Err(e) => said.set(Some(e.message())),
             }
@@ -87,7 +87,7 @@ fn MemberRow(ws: String, member: Member, said: RwSignal<Option<String>>, reload:
             if !confirm::ask(&format!("Remove {user}?"), lead, &format!("Workspace {ws}"), "Remove").await {
                 return;
             }
-            match api::delete::<Posted>(&format!("/v1/workspaces/{ws}/members/{}", api::query(&user))).await {
+            match api_client::delete::<Posted>(&format!("/v1/workspaces/{ws}/members/{}", api_client::query(&user))).await {
                 Ok(_) => said.set(Some(format!("{user} was removed."))),
                 Err(e) => said.set(Some(e.message())),
             }
@@ -102,7 +102,7 @@ fn MemberRow(ws: String, member: Member, said: RwSignal<Option<String>>, reload:
             if !confirm::ask(&format!("Sign {user} out everywhere?"), lead, &user, "Sign out").await {
                 return;
             }
-            match api::post::<Posted>(&format!("/v1/people/{}/sign-out", api::query(&user)), &serde_json::Value::Null).await {
+            match api_client::post::<Posted>(&format!("/v1/people/{}/sign-out", api_client::query(&user)), &serde_json::Value::Null).await {
                 Ok(_) => said.set(Some(format!("{user} is signed out everywhere."))),
                 Err(e) => said.set(Some(e.message())),
             }

@@ -4,7 +4,7 @@
 use lattice_wire::{DevTokenRequest, TokenResponse};
 use leptos::prelude::*;
 
-use crate::session::{self, Session};
+use crate::data::session::{self, Session};
 
 #[component]
 pub fn SignIn() -> impl IntoView {
@@ -17,12 +17,12 @@ pub fn SignIn() -> impl IntoView {
         ev.prevent_default();
         let body = DevTokenRequest { tenant: tenant.get_untracked(), user: user.get_untracked(), role: Some(role.get_untracked()), agent: false };
         leptos::task::spawn_local(async move {
-            match crate::api::post::<TokenResponse>("/v1/dev/token", &body).await {
+            match crate::data::api_client::post::<TokenResponse>("/v1/dev/token", &body).await {
                 Ok(t) => {
                     session::keep(&t.token);
                     session.refresh();
                 }
-                Err(crate::api::Failure::Refused { status: 404, .. }) => {
+                Err(crate::data::api_client::Failure::Refused { status: 404, .. }) => {
                     message.set("Dev sign-in is off in this deployment. Open the sign-in link your operator gave you.".into())
                 }
                 Err(e) => message.set(e.message()),

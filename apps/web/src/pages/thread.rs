@@ -20,13 +20,13 @@ use leptos_router::hooks::use_params_map;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::api::{self, Failure};
 use crate::bridge::AppInfo;
 use crate::components::later::{LazyAppFrame, LazyDashboard, lazy_form};
 use crate::components::schema_form::{FormProps, Sender};
-use crate::model::{ArtifactView, Item, Thread};
-use crate::session::Session;
-use crate::stream;
+use crate::data::api_client::{self, Failure};
+use crate::data::session::Session;
+use crate::data::stream;
+use crate::data::thread_fold::{ArtifactView, Item, Thread};
 
 /// Each key's effective value: enabled, and why.
 pub type Switches = lattice_wire::Effective;
@@ -155,7 +155,7 @@ fn ThreadView(id: String) -> impl IntoView {
                 }
             }
             _ => {
-                if let Ok(Some(e)) = Envelope::from_json_in::<{ crate::model::SHOWN }>(&event.data) {
+                if let Ok(Some(e)) = Envelope::from_json_in::<{ crate::data::thread_fold::SHOWN }>(&event.data) {
                     if let lattice_core::event::Event::RunFailed(failed) = &e.event
                         && failed.failure == Some(lattice_core::RunFailure::Cancelled)
                     {
@@ -163,7 +163,7 @@ fn ThreadView(id: String) -> impl IntoView {
                     }
                     // The forms' chunk is asked for before the update
                     // draws anything: it arrives while the thread is drawn.
-                    if crate::model::brings_a_form(&e) {
+                    if crate::data::thread_fold::brings_a_form(&e) {
                         crate::components::later::fetch_forms();
                     }
                     state.update(|t| t.apply(&e));
@@ -183,7 +183,7 @@ fn ThreadView(id: String) -> impl IntoView {
         state.update_untracked(|t| t.stale.clear());
         for id in stale {
             leptos::task::spawn_local(async move {
-                if let Ok(a) = api::get::<Artifact>(&format!("/v1/artifacts/{id}")).await {
+                if let Ok(a) = api_client::get::<Artifact>(&format!("/v1/artifacts/{id}")).await {
                     state.update(|t| {
                         if let Some(view) = t.artifacts.get_mut(&id) {
                             view.version = a.version;
@@ -207,7 +207,7 @@ fn ThreadView(id: String) -> impl IntoView {
             h.close();
         }
         let Some(ws) = workspace.get() else { return };
-        let url = format!("/v1/integrations/effective/stream?workspace={}", api::query(&ws));
+        let url = format!("/v1/integrations/effective/stream?workspace={}", api_client::query(&ws));
         let handle = stream::follow(
             move |_| url.clone(),
             move |event| {
@@ -255,7 +255,7 @@ fn ThreadView(id: String) -> impl IntoView {
     let restricted = RwSignal::new(false);
     let th = id.clone();
     leptos::task::spawn_local(async move {
-        if let Ok(thread) = api::get::<lattice_wire::Thread>(&record_path(&th)).await {
+        if let Ok(thread) = api_client::get::<lattice_wire::Thread>(&record_path(&th)).await {
             restricted.try_set(thread.restricted);
             role.try_set(thread.role);
         }
@@ -331,7 +331,7 @@ fn item_view(ctx: Ctx, item: Item) -> AnyView {
             let cancel = move |_| {
                 let run = run.clone();
                 leptos::task::spawn_local(async move {
-                    if let Err(e) = api::post::<Run>(&format!("/v1/runs/{run}/cancel"), &json!({})).await {
+                    if let Err(e) = api_client::post::<Run>(&format!("/v1/runs/{run}/cancel"), &json!({})).await {
                         refused.set(Some(e.message()));
                     }
                 });
@@ -527,7 +527,7 @@ fn ask_form_view(ctx: Ctx, run: String, tool_call_id: String, args: Value, expir
         let on_send: Sender = Rc::new(move |values: Value| {
             let path = format!("/v1/runs/{run}/answers");
             let body = Answer { tool_call_id: tool_call_id.clone(), answer: values };
-            Box::pin(async move { api::post::<Answered>(&path, &body).await.map(|_| ()) })
+            Box::pin(async move { api_client::post::<Answered>(&path, &body).await.map(|_| ()) })
         });
         let form = lazy_form(FormProps {
             id: format!("req-{}", heading_id.trim_end_matches("-title").trim_start_matches("req-")),
@@ -729,7 +729,7 @@ fn describe(values: &Value) -> String {
 async fn submit(thread: String, form_id: String, version: u64, policy: Submissions, values: Value) -> Result<(), Failure> {
     let submission = lattice_ui::submission::Submission::new(&form_id, version, policy, values, nonce);
     let body = CreateArtifact { id: None, kind: lattice_ui::SUBMISSION.into(), data: submission.data() };
-    api::post::<Versioned>(&format!("/v1/threads/{thread}/artifacts"), &body).await.map(|_| ())
+    api_client::post::<Versioned>(&format!("/v1/threads/{thread}/artifacts"), &body).await.map(|_| ())
 }
 
 pub fn nonce() -> String {
@@ -744,7 +744,7 @@ pub fn nonce() -> String {
 fn press_action(ctx: Ctx, form_id: String) {
     let thread = ctx.thread.get_value();
     leptos::task::spawn_local(async move {
-        let Ok(form) = api::get::<Artifact>(&format!("/v1/artifacts/{form_id}")).await else { return };
+        let Ok(form) = api_client::get::<Artifact>(&format!("/v1/artifacts/{form_id}")).await else { return };
         let policy = lattice_core::json::from_value::<Form>(form.data).map(|f| f.submissions).unwrap_or_default();
         let version = form.version;
         let _ = submit(thread, form_id, version, policy, json!({})).await;
@@ -770,7 +770,7 @@ fn Composer(ctx: Ctx) -> impl IntoView {
         let body = PostMessage { text: text.get_untracked() };
         let thread = ctx.thread.get_value();
         leptos::task::spawn_local(async move {
-            match api::post::<Posted>(&format!("/v1/threads/{thread}/messages"), &body).await {
+            match api_client::post::<Posted>(&format!("/v1/threads/{thread}/messages"), &body).await {
                 Ok(_) => {
                     text.set(String::new());
                     message.set(String::new());
@@ -786,7 +786,7 @@ fn Composer(ctx: Ctx) -> impl IntoView {
         let body = StartRun { prompt, model: (!chosen.is_empty()).then_some(chosen), chain: None };
         let thread = ctx.thread.get_value();
         leptos::task::spawn_local(async move {
-            match api::post::<RunStarted>(&format!("/v1/threads/{thread}/runs"), &body).await {
+            match api_client::post::<RunStarted>(&format!("/v1/threads/{thread}/runs"), &body).await {
                 Ok(_) => {
                     text.set(String::new());
                     message.set(String::new());
@@ -836,7 +836,7 @@ fn Share(thread: String) -> impl IntoView {
         let body = lattice_wire::ShareThread { user: user.get_untracked(), role: role.get_untracked() };
         let path = format!("/v1/threads/{thread}/members");
         leptos::task::spawn_local(async move {
-            let done = api::post::<Posted>(&path, &body).await;
+            let done = api_client::post::<Posted>(&path, &body).await;
             said.set(Some(done.map(|_| format!("{} is listed as {}.", body.user, body.role)).map_err(|e| e.message())));
         });
     };

@@ -13,7 +13,7 @@ pub fn WorkspacePage() -> impl IntoView {
     Effect::new(move |_| {
         let ws = ws();
         leptos::task::spawn_local(async move {
-            threads.set(Some(crate::api::get(&format!("/v1/workspaces/{ws}/threads")).await.map_err(|e| e.message())));
+            threads.set(Some(crate::data::api_client::get(&format!("/v1/workspaces/{ws}/threads")).await.map_err(|e| e.message())));
         });
     });
     let title = RwSignal::new(String::new());
@@ -26,7 +26,7 @@ pub fn WorkspacePage() -> impl IntoView {
         let body = CreateThread { title: title.get_untracked(), restricted: restricted.get_untracked() };
         let ws = ws();
         leptos::task::spawn_local(async move {
-            match crate::api::post::<Created>(&format!("/v1/workspaces/{ws}/threads"), &body).await {
+            match crate::data::api_client::post::<Created>(&format!("/v1/workspaces/{ws}/threads"), &body).await {
                 Ok(c) => navigate(&format!("/t/{}", c.id), Default::default()),
                 Err(e) => message.set(e.message()),
             }

@@ -111,7 +111,7 @@ impl Session {
             return;
         }
         leptos::task::spawn_local(async move {
-            if let Ok(me) = crate::api::get::<Me>("/v1/me").await {
+            if let Ok(me) = crate::data::api_client::get::<Me>("/v1/me").await {
                 self.me.set(Some(me));
             }
         });

@@ -10,7 +10,7 @@ use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{Headers, Request, RequestInit, Response};
 
-use crate::session;
+use crate::data::session;
 
 /// Why a call failed: the server's typed refusal, or no answer at all.
 #[derive(Debug, Clone, PartialEq)]
@@ -65,9 +65,9 @@ pub async fn delete<T: DeserializeOwned>(path: &str) -> Result<T> {
 }
 
 /// A GET; the caller reads the response (the live streams). The same read
-/// started before the page was built ([`crate::early`]) is taken over.
+/// started before the page was built ([`crate::data::early_reads`]) is taken over.
 pub async fn open(path: &str, accept: &str, signal: Option<&web_sys::AbortSignal>) -> Result<Response> {
-    let response = match crate::early::take(path, accept, signal) {
+    let response = match crate::data::early_reads::take(path, accept, signal) {
         Some(started) => started,
         None => start(path, accept, signal)?,
     };

@@ -1,6 +1,6 @@
 //! The reads a page at this address is sure to make first, started before
 //! the page is built: they travel while the module builds it, instead of
-//! after. [`crate::api`] hands a started read to the first caller asking
+//! after. [`crate::data::api_client`] hands a started read to the first caller asking
 //! for the same path with the same `accept`; nothing else changes for it
 //! (the same headers, the same handling of a refusal).
 
@@ -10,7 +10,7 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen::closure::Closure;
 use web_sys::AbortController;
 
-use crate::api;
+use crate::data::api_client;
 
 struct Started {
     path: String,
@@ -26,18 +26,18 @@ thread_local! {
 /// Starts the viewer's `/v1/me` and, on a thread's page, the thread's
 /// record and its event stream from the start.
 pub fn start() {
-    if crate::session::token().is_none() {
+    if crate::data::session::token().is_none() {
         return;
     }
     let path = web_sys::window().and_then(|w| w.location().pathname().ok()).unwrap_or_default();
-    let mut reads = vec![("/v1/me".to_owned(), api::JSON)];
+    let mut reads = vec![("/v1/me".to_owned(), api_client::JSON)];
     if let Some(thread) = path.strip_prefix("/t/").filter(|t| !t.is_empty() && t.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')) {
-        reads.push((crate::pages::thread::events_path(thread, None), api::EVENT_STREAM));
-        reads.push((crate::pages::thread::record_path(thread), api::JSON));
+        reads.push((crate::pages::thread::events_path(thread, None), api_client::EVENT_STREAM));
+        reads.push((crate::pages::thread::record_path(thread), api_client::JSON));
     }
     for (path, accept) in reads {
         let Ok(abort) = AbortController::new() else { return };
-        let Ok(response) = api::start(&path, accept, Some(&abort.signal())) else { return };
+        let Ok(response) = api_client::start(&path, accept, Some(&abort.signal())) else { return };
         STARTED.with(|s| s.borrow_mut().push(Started { path, accept, response, abort }));
     }
 }

@@ -47,7 +47,7 @@ impl Handle {
 pub fn follow(
     url: impl Fn(Option<&str>) -> String + 'static,
     on_event: impl Fn(Event) + 'static,
-    on_refused: impl Fn(crate::api::Failure) + 'static,
+    on_refused: impl Fn(crate::data::api_client::Failure) + 'static,
 ) -> Handle {
     let id = NEXT.with(|n| {
         let mut n = n.borrow_mut();
@@ -91,15 +91,15 @@ async fn read(
     signal: &web_sys::AbortSignal,
     last_id: &mut Option<String>,
     on_event: &impl Fn(Event),
-) -> Result<(), Option<crate::api::Failure>> {
-    let response = crate::api::open(url, crate::api::EVENT_STREAM, Some(signal)).await.map_err(|_| None)?;
+) -> Result<(), Option<crate::data::api_client::Failure>> {
+    let response = crate::data::api_client::open(url, crate::data::api_client::EVENT_STREAM, Some(signal)).await.map_err(|_| None)?;
     if !response.ok() {
         let status = response.status();
         let text = match response.text() {
             Ok(p) => JsFuture::from(p).await.ok().and_then(|t| t.as_string()).unwrap_or_default(),
             Err(_) => String::new(),
         };
-        return Err(if (400..500).contains(&status) { Some(crate::api::refusal(status, &text)) } else { None });
+        return Err(if (400..500).contains(&status) { Some(crate::data::api_client::refusal(status, &text)) } else { None });
     }
     let body = response.body().ok_or(None)?;
     let reader: ReadableStreamDefaultReader = body.get_reader().unchecked_into();
@@ -116,7 +116,7 @@ async fn read(
                 // The reader lost the right to read this (removed, unlisted,
                 // signed out): said once, and never reconnected.
                 if event.name == ACCESS_LOST {
-                    return Err(Some(crate::api::Failure::Ended("You no longer have access to this thread".into())));
+                    return Err(Some(crate::data::api_client::Failure::Ended("You no longer have access to this thread".into())));
                 }
                 if event.id.is_some() {
                     last_id.clone_from(&event.id);

@@ -1,0 +1,14 @@
+//! The bottom layer: data and transport. `/v1` over `fetch` with the
+//! session's token, the reads started before the page is built, the live
+//! streams, the session and the viewer's preferences kept in this browser,
+//! and what is read from the wire (a thread folded for showing, the host
+//! context an app is told). Nothing here names a component or a page.
+
+pub mod api_client;
+pub mod early_reads;
+pub mod host_context;
+pub mod session;
+pub mod stream;
+pub mod text;
+pub mod theme;
+pub mod thread_fold;
