@@ -18,31 +18,17 @@ use std::cell::RefCell;
 use std::collections::VecDeque;
 
 use lattice_wire::{AppCall, AppCapability, Confirmation, Outcome};
-use serde::Deserialize;
 use serde_json::{Value, json};
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::Closure;
 use web_sys::{HtmlIFrameElement, MessageEvent};
 
 use crate::components::confirm;
-use crate::data::api_client;
+use crate::data::{api_client, page_config};
 
 pub const MAX_MESSAGE_BYTES: usize = 64 * 1024;
 pub const CALLS_PER_MINUTE: usize = 60;
 pub const PROTOCOL: &str = "2026-01-26";
-
-/// What `/config.json` says.
-#[derive(Debug, Clone, Deserialize)]
-pub struct PageConfig {
-    pub apps_origin: String,
-    pub sandbox: String,
-    #[serde(default)]
-    pub sdk: Option<String>,
-    /// Whether `/#token=` sign-in links are taken (embedded and local
-    /// profiles only).
-    #[serde(default)]
-    pub link_sign_in: bool,
-}
 
 /// The app a frame runs.
 #[derive(Debug, Clone)]
@@ -83,26 +69,11 @@ struct Frame {
 thread_local! {
     static FRAMES: RefCell<Vec<Frame>> = const { RefCell::new(Vec::new()) };
     static NEXT: RefCell<u64> = const { RefCell::new(1) };
-    static CONFIG: RefCell<Option<PageConfig>> = const { RefCell::new(None) };
     static LISTENING: RefCell<bool> = const { RefCell::new(false) };
 }
 
 fn now() -> f64 {
     js_sys::Date::now()
-}
-
-/// The page's configuration, read once.
-pub async fn config() -> Option<PageConfig> {
-    if let Some(c) = CONFIG.with(|c| c.borrow().clone()) {
-        return Some(c);
-    }
-    let c: PageConfig = api_client::public("/config.json").await.ok()?;
-    CONFIG.with(|slot| *slot.borrow_mut() = Some(c.clone()));
-    Some(c)
-}
-
-fn apps_origin() -> String {
-    CONFIG.with(|c| c.borrow().as_ref().map(|c| c.apps_origin.clone()).unwrap_or_default())
 }
 
 /// Starts speaking with a frame; returns its id.
@@ -271,7 +242,7 @@ fn send(id: u64, message: &Value) {
     if let Some(window) = target
         && let Ok(value) = js_sys::JSON::parse(&message.to_string())
     {
-        let _ = window.post_message(&value, &apps_origin());
+        let _ = window.post_message(&value, &page_config::apps_origin());
     }
 }
 
@@ -309,7 +280,7 @@ fn listen() {
 }
 
 fn on_message(event: MessageEvent) {
-    if event.origin() != apps_origin() {
+    if event.origin() != page_config::apps_origin() {
         return;
     }
     let Some(source) = event.source() else { return };
@@ -408,7 +379,7 @@ fn handle_request(id: u64, rid: Value, method: &str, params: Value) {
                 .map(|m| m.iter().filter_map(Value::as_str).map(str::to_owned).collect())
                 .unwrap_or_default();
             with_frame(id, |f| f.app_modes = modes);
-            let sdk = CONFIG.with(|c| c.borrow().as_ref().and_then(|c| c.sdk.clone()));
+            let sdk = page_config::sdk();
             answer(
                 id,
                 &rid,
@@ -570,7 +541,7 @@ async fn call_tool(id: u64, rid: Value, name: String, arguments: Value) {
 /// The capability to make the calls of the app a frame runs: given by the
 /// server to this page, the person's session, for an app it shows; kept
 /// with the frame and asked for again a minute before it expires.
-async fn capability_for(id: u64, app: &str) -> api_client::Result<String> {
+async fn capability_for(id: u64, app: &str) -> crate::data::request::Result<String> {
     let kept = with_frame(id, |f| f.capability.clone()).flatten().filter(|(_, until)| now() < *until);
     if let Some((capability, _)) = kept {
         return Ok(capability);

@@ -13,13 +13,15 @@ use wasm_bindgen::prelude::wasm_bindgen;
 
 #[wasm_bindgen(start)]
 pub fn start() {
-    let link = data::session::take_token_from_url();
+    // A token the server refuses is forgotten, and the sign-in page shows.
+    data::api_client::on_unauthorized(data::session::forget);
+    let link = data::token::take_token_from_url();
     data::theme::apply_saved();
     match link {
         None => mount(),
         // Before anything is mounted, so on wasm-bindgen's executor.
         Some(token) => wasm_bindgen_futures::spawn_local(async move {
-            data::session::sign_in_with_link(token).await;
+            data::session::sign_in_with_link(token, components::confirm::ask).await;
             mount();
         }),
     }

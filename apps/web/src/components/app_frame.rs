@@ -27,7 +27,7 @@ pub fn AppFrame(
     let sandbox = RwSignal::new(None::<String>);
     let frame_id = StoredValue::new(None::<u64>);
     leptos::task::spawn_local(async move {
-        sandbox.set(bridge::config().await.map(|c| c.sandbox));
+        sandbox.set(crate::data::page_config::config().await.map(|c| c.sandbox));
     });
     // A memo, so a new version of the app's state doesn't reload the frame.
     let run_it = Memo::new(move |_| stopped.get().is_none() && app.with(Option::is_some));

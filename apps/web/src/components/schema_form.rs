@@ -16,7 +16,7 @@ use leptos::prelude::*;
 use serde_json::{Value, json};
 use wasm_bindgen::JsCast;
 
-use crate::data::api_client::Failure;
+use crate::data::request::Failure;
 
 fn is_integer(p: &Property) -> bool {
     p.types.is_some_and(|t| t.contains(Types::INTEGER) && !t.contains(Types::NUMBER))

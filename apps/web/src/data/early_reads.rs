@@ -10,7 +10,8 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen::closure::Closure;
 use web_sys::AbortController;
 
-use crate::data::api_client;
+use crate::data::request::{self, EVENT_STREAM, JSON};
+use crate::data::{paths, token};
 
 struct Started {
     path: String,
@@ -26,18 +27,18 @@ thread_local! {
 /// Starts the viewer's `/v1/me` and, on a thread's page, the thread's
 /// record and its event stream from the start.
 pub fn start() {
-    if crate::data::session::token().is_none() {
+    if token::token().is_none() {
         return;
     }
     let path = web_sys::window().and_then(|w| w.location().pathname().ok()).unwrap_or_default();
-    let mut reads = vec![("/v1/me".to_owned(), api_client::JSON)];
+    let mut reads = vec![("/v1/me".to_owned(), JSON)];
     if let Some(thread) = path.strip_prefix("/t/").filter(|t| !t.is_empty() && t.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')) {
-        reads.push((crate::pages::thread::events_path(thread, None), api_client::EVENT_STREAM));
-        reads.push((crate::pages::thread::record_path(thread), api_client::JSON));
+        reads.push((paths::events_path(thread, None), EVENT_STREAM));
+        reads.push((paths::record_path(thread), JSON));
     }
     for (path, accept) in reads {
         let Ok(abort) = AbortController::new() else { return };
-        let Ok(response) = api_client::start(&path, accept, Some(&abort.signal())) else { return };
+        let Ok(response) = request::start(&path, accept, Some(&abort.signal())) else { return };
         STARTED.with(|s| s.borrow_mut().push(Started { path, accept, response, abort }));
     }
 }

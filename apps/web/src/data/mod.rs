@@ -7,8 +7,12 @@
 pub mod api_client;
 pub mod early_reads;
 pub mod host_context;
+pub mod page_config;
+pub mod paths;
+pub mod request;
 pub mod session;
 pub mod stream;
 pub mod text;
 pub mod theme;
 pub mod thread_fold;
+pub mod token;

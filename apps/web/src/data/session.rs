@@ -1,76 +1,44 @@
-//! The session token (REQUIREMENTS.md T4): in `localStorage` of this origin only, never
-//! a cookie. `/#token=<jwt>` signs in with a token and leaves the URL.
+//! The signed-in viewer, as the views follow it: whether a token is kept
+//! ([`crate::data::token`]) and who `/v1/me` says the viewer is; a sign-in
+//! link taken or refused; signing out.
 
 use leptos::prelude::*;
 
-const KEY: &str = "lattice.token";
+use crate::data::{api_client, page_config, token};
 
-fn storage() -> Option<web_sys::Storage> {
-    web_sys::window()?.local_storage().ok()?
-}
-
-pub fn token() -> Option<String> {
-    storage()?.get_item(KEY).ok()?.filter(|t| !t.is_empty())
-}
-
-pub fn keep(token: &str) {
-    if let Some(s) = storage() {
-        let _ = s.set_item(KEY, token);
-    }
-}
-
+/// Forgets the token, and tells the views of the session in context
+/// (the sign-in page shows).
 pub fn forget() {
-    if let Some(s) = storage() {
-        let _ = s.remove_item(KEY);
-    }
+    token::remove();
     if let Some(session) = use_context::<Session>() {
         session.me.set(None);
         session.signed_in.set(false);
     }
 }
 
-/// Takes `#token=…` from the address and drops it from there at once, so
-/// it is not left in the history; what to do with it is decided by
-/// [`sign_in_with_link`].
-pub fn take_token_from_url() -> Option<String> {
-    let window = web_sys::window()?;
-    let location = window.location();
-    let hash = location.hash().unwrap_or_default();
-    let token = hash.strip_prefix("#token=")?.to_owned();
-    let path = location.pathname().unwrap_or_else(|_| "/".into());
-    if let Ok(history) = window.history() {
-        let _ = history.replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(&path));
-    }
-    Some(token)
-}
-
 /// A sign-in link's token: kept only where the deployment takes sign-in
 /// links (the embedded and local profiles), and never in place of a
 /// signed-in session without the person saying so. Decided before the page
 /// mounts, so the page starts as whoever it ends up signed in as.
-pub async fn sign_in_with_link(token: String) {
-    let takes_links = crate::bridge::config().await.is_some_and(|c| c.link_sign_in);
+/// `confirm` asks the person (title, lead, what is shown, the button's
+/// words): the crate root passes the host's dialog.
+pub async fn sign_in_with_link(token: String, confirm: impl AsyncFnOnce(&str, &str, &str, &str) -> bool) {
+    let takes_links = page_config::config().await.is_some_and(|c| c.link_sign_in);
     if !takes_links {
         web_sys::console::warn_1(&"sign-in links are off in this deployment: the link was ignored".into());
         return;
     }
-    let current = self::token();
+    let current = token::token();
     if current.as_deref().is_some_and(|c| c != token) {
         let (new, now) = (who_in(&token), current.as_deref().map(who_in).unwrap_or_default());
-        let switch = crate::components::confirm::ask(
-            "Sign in as someone else?",
-            &format!("You are signed in as {now}. This link signs in as:"),
-            &new,
-            "Switch",
-        )
-        .await;
+        let switch = confirm("Sign in as someone else?", &format!("You are signed in as {now}. This link signs in as:"), &new, "Switch").await;
         if !switch {
             return;
         }
     } else if current.is_some() {
         return;
     }
-    keep(&token);
+    token::keep(&token);
 }
 
 /// "user (tenant)", as a token's claims say (unverified: for showing only).
@@ -106,12 +74,12 @@ impl Session {
     }
 
     pub fn refresh(self) {
-        self.signed_in.set(token().is_some());
-        if token().is_none() {
+        self.signed_in.set(token::token().is_some());
+        if token::token().is_none() {
             return;
         }
         leptos::task::spawn_local(async move {
-            if let Ok(me) = crate::data::api_client::get::<Me>("/v1/me").await {
+            if let Ok(me) = api_client::get::<Me>("/v1/me").await {
                 self.me.set(Some(me));
             }
         });

@@ -9,6 +9,9 @@ use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{AbortController, ReadableStreamDefaultReader};
 
+use crate::data::api_client;
+use crate::data::request::{EVENT_STREAM, Failure, refusal};
+
 /// The event a live stream ends with when its reader loses access.
 const ACCESS_LOST: &str = "access_lost";
 
@@ -44,11 +47,7 @@ impl Handle {
 /// Follows `url(after)` until closed: `on_event` gets every event; the
 /// last id seen is where a reconnect resumes. `on_status` hears whether the
 /// stream is connected (true) or refused for good (an error message).
-pub fn follow(
-    url: impl Fn(Option<&str>) -> String + 'static,
-    on_event: impl Fn(Event) + 'static,
-    on_refused: impl Fn(crate::data::api_client::Failure) + 'static,
-) -> Handle {
+pub fn follow(url: impl Fn(Option<&str>) -> String + 'static, on_event: impl Fn(Event) + 'static, on_refused: impl Fn(Failure) + 'static) -> Handle {
     let id = NEXT.with(|n| {
         let mut n = n.borrow_mut();
         *n += 1;
@@ -86,20 +85,15 @@ pub fn follow(
 
 /// Reads one connection to its end. `Err(Some)`: refused for good (4xx);
 /// `Err(None)`: the connection broke and may be tried again.
-async fn read(
-    url: &str,
-    signal: &web_sys::AbortSignal,
-    last_id: &mut Option<String>,
-    on_event: &impl Fn(Event),
-) -> Result<(), Option<crate::data::api_client::Failure>> {
-    let response = crate::data::api_client::open(url, crate::data::api_client::EVENT_STREAM, Some(signal)).await.map_err(|_| None)?;
+async fn read(url: &str, signal: &web_sys::AbortSignal, last_id: &mut Option<String>, on_event: &impl Fn(Event)) -> Result<(), Option<Failure>> {
+    let response = api_client::open(url, EVENT_STREAM, Some(signal)).await.map_err(|_| None)?;
     if !response.ok() {
         let status = response.status();
         let text = match response.text() {
             Ok(p) => JsFuture::from(p).await.ok().and_then(|t| t.as_string()).unwrap_or_default(),
             Err(_) => String::new(),
         };
-        return Err(if (400..500).contains(&status) { Some(crate::data::api_client::refusal(status, &text)) } else { None });
+        return Err(if (400..500).contains(&status) { Some(refusal(status, &text)) } else { None });
     }
     let body = response.body().ok_or(None)?;
     let reader: ReadableStreamDefaultReader = body.get_reader().unchecked_into();
@@ -116,7 +110,7 @@ async fn read(
                 // The reader lost the right to read this (removed, unlisted,
                 // signed out): said once, and never reconnected.
                 if event.name == ACCESS_LOST {
-                    return Err(Some(crate::data::api_client::Failure::Ended("You no longer have access to this thread".into())));
+                    return Err(Some(Failure::Ended("You no longer have access to this thread".into())));
                 }
                 if event.id.is_some() {
                     last_id.clone_from(&event.id);

@@ -4,7 +4,9 @@
 use lattice_wire::{DevTokenRequest, TokenResponse};
 use leptos::prelude::*;
 
-use crate::data::session::{self, Session};
+use crate::data::request::Failure;
+use crate::data::session::Session;
+use crate::data::token;
 
 #[component]
 pub fn SignIn() -> impl IntoView {
@@ -19,10 +21,10 @@ pub fn SignIn() -> impl IntoView {
         leptos::task::spawn_local(async move {
             match crate::data::api_client::post::<TokenResponse>("/v1/dev/token", &body).await {
                 Ok(t) => {
-                    session::keep(&t.token);
+                    token::keep(&t.token);
                     session.refresh();
                 }
-                Err(crate::data::api_client::Failure::Refused { status: 404, .. }) => {
+                Err(Failure::Refused { status: 404, .. }) => {
                     message.set("Dev sign-in is off in this deployment. Open the sign-in link your operator gave you.".into())
                 }
                 Err(e) => message.set(e.message()),

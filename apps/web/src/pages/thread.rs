@@ -23,7 +23,9 @@ use serde_json::{Value, json};
 use crate::bridge::AppInfo;
 use crate::components::later::{LazyAppFrame, LazyDashboard, lazy_form};
 use crate::components::schema_form::{FormProps, Sender};
-use crate::data::api_client::{self, Failure};
+use crate::data::api_client;
+use crate::data::paths::{events_path, record_path};
+use crate::data::request::Failure;
 use crate::data::session::Session;
 use crate::data::stream;
 use crate::data::thread_fold::{ArtifactView, Item, Thread};
@@ -112,16 +114,6 @@ pub fn ThreadPage() -> impl IntoView {
         let id = id.get();
         view! { <ThreadView id/> }
     }
-}
-
-/// The thread's events after `after` (all of them without), as a live stream.
-pub fn events_path(thread: &str, after: Option<&str>) -> String {
-    format!("/v1/threads/{thread}/events?after={}", after.unwrap_or("0"))
-}
-
-/// The thread's own record (its title, its workspace, the viewer's role).
-pub fn record_path(thread: &str) -> String {
-    format!("/v1/threads/{thread}")
 }
 
 #[component]
