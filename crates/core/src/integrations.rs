@@ -11,28 +11,36 @@ use serde::{Deserialize, Serialize};
 use crate::error::Error;
 use crate::ids::{TenantId, WorkspaceId};
 
-/// A governed kind of UI.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-pub enum SwitchKey {
-    #[serde(rename = "ui:forms")]
-    Forms,
-    #[serde(rename = "ui:dashboards")]
-    Dashboards,
-    #[serde(rename = "ui:mini-apps")]
-    MiniApps,
+/// The governed kinds of UI, each with its wire name: the enum, [`SwitchKey::ALL`]
+/// and the names are made from this one list, so a key added here is
+/// everywhere a key is listed (the console, `lattice switch`, the gate).
+macro_rules! switch_keys {
+    ($($(#[$doc:meta])* $key:ident = $name:literal,)*) => {
+        /// A governed kind of UI.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+        pub enum SwitchKey {
+            $($(#[$doc])* #[serde(rename = $name)] $key,)*
+        }
+
+        impl SwitchKey {
+            pub const ALL: [SwitchKey; [$(stringify!($key),)*].len()] = [$(Self::$key,)*];
+
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $(Self::$key => $name,)*
+                }
+            }
+        }
+    };
+}
+
+switch_keys! {
+    Forms = "ui:forms",
+    Dashboards = "ui:dashboards",
+    MiniApps = "ui:mini-apps",
 }
 
 impl SwitchKey {
-    pub const ALL: [SwitchKey; 3] = [Self::Forms, Self::Dashboards, Self::MiniApps];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Forms => "ui:forms",
-            Self::Dashboards => "ui:dashboards",
-            Self::MiniApps => "ui:mini-apps",
-        }
-    }
-
     pub fn parse(value: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|k| k.as_str() == value)
     }
