@@ -439,6 +439,32 @@ pub fn mask_password(url: &str) -> String {
 mod tests {
     use super::*;
 
+    /// Every key is a row of docs/CONFIGURATION.md's table, with its
+    /// variable, and the table names no key that is gone: a key added to
+    /// `Config` without its documentation fails here.
+    #[test]
+    fn every_key_is_documented_and_every_documented_key_exists() {
+        let doc = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/CONFIGURATION.md")).unwrap();
+        let keys: Vec<String> = match serde_json::to_value(Config::default()).unwrap() {
+            serde_json::Value::Object(map) => map.keys().cloned().collect(),
+            other => panic!("the configuration is not a table: {other}"),
+        };
+        let rows: Vec<(String, String)> = doc
+            .lines()
+            .filter_map(|line| {
+                let cells: Vec<&str> = line.trim().trim_matches('|').split('|').map(|c| c.trim().trim_matches('`')).collect();
+                (cells.len() >= 2 && cells[1].starts_with("LATTICE_")).then(|| (cells[0].to_owned(), cells[1].to_owned()))
+            })
+            .collect();
+        for key in &keys {
+            let variable = format!("LATTICE_{}", key.to_uppercase());
+            assert!(rows.contains(&(key.clone(), variable.clone())), "docs/CONFIGURATION.md has no row `{key}` | `{variable}`");
+        }
+        for (key, _) in &rows {
+            assert!(keys.contains(key), "docs/CONFIGURATION.md documents `{key}`, which the configuration does not have");
+        }
+    }
+
     /// Every secret the repository's examples ship is refused in
     /// production, so copying an example into production fails at once.
     #[test]
