@@ -3,8 +3,6 @@
 //! bearer token it keeps in `localStorage`; forms are validated here with the
 //! same `lattice-ui` code the server runs, and the server's verdict counts.
 
-mod app;
-mod bridge;
 mod components;
 mod data;
 mod pages;
@@ -32,6 +30,6 @@ const EARLY_READS_KEPT: std::time::Duration = std::time::Duration::from_secs(15)
 
 fn mount() {
     data::early_reads::start();
-    leptos::mount::mount_to_body(app::App);
+    leptos::mount::mount_to_body(pages::shell::App);
     leptos::prelude::set_timeout(data::early_reads::abandon_untaken, EARLY_READS_KEPT);
 }

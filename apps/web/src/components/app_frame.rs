@@ -7,7 +7,7 @@
 use leptos::prelude::*;
 use wasm_bindgen::JsCast;
 
-use crate::bridge::{self, AppInfo};
+use super::frame_host::{self, AppInfo};
 
 #[component]
 pub fn AppFrame(
@@ -38,7 +38,7 @@ pub fn AppFrame(
             }
         } else if shown.get_untracked() {
             match frame_id.get_value() {
-                Some(id) => bridge::teardown(id, 300, move || shown.set(false)),
+                Some(id) => frame_host::teardown(id, 300, move || shown.set(false)),
                 None => shown.set(false),
             }
         }
@@ -46,13 +46,13 @@ pub fn AppFrame(
     // New versions and state reach the running frame without a reload.
     Effect::new(move |_| {
         if let (Some(id), Some(a)) = (frame_id.get_value(), app.get()) {
-            bridge::update(id, a);
+            frame_host::update(id, a);
         }
     });
     let theme = expect_context::<crate::data::theme::Theme>();
     Effect::new(move |_| {
         let _ = (theme.scheme.get(), theme.cvd.get());
-        bridge::context_changed();
+        frame_host::context_changed();
     });
     let iframe_ref = NodeRef::<leptos::html::Iframe>::new();
     Effect::new(move |_| {
@@ -61,13 +61,13 @@ pub fn AppFrame(
             if frame_id.get_value().is_none()
                 && let Some(info) = app.get_untracked()
             {
-                frame_id.set_value(Some(bridge::register(el, info)));
+                frame_id.set_value(Some(frame_host::register(el, info)));
             }
         }
     });
     on_cleanup(move || {
         if let Some(id) = frame_id.try_get_value().flatten() {
-            bridge::unregister(id);
+            frame_host::unregister(id);
         }
     });
     let frame = move || {
@@ -86,7 +86,7 @@ pub fn AppFrame(
         if view.is_none() {
             // The frame is gone: a new one registers afresh.
             if let Some(id) = frame_id.get_value() {
-                bridge::unregister(id);
+                frame_host::unregister(id);
                 frame_id.set_value(None);
             }
         }

@@ -10,6 +10,7 @@ use lattice_wire::{Artifact, AuditEntry, CallRecord, KeyView, LevelView, Posted,
 use leptos::prelude::*;
 use serde_json::Value;
 
+use crate::components::chunks::when_loaded;
 use crate::components::confirm;
 use crate::data::api_client;
 use crate::data::stream;
@@ -136,8 +137,20 @@ fn apply(kept: Kept, reason_id: &str, message_id: String, level: LevelView, keys
     });
 }
 
+/// The admin console's route: the console is a chunk of its own, fetched
+/// when the route is first shown.
 #[component]
-pub fn Console() -> impl IntoView {
+pub fn LazyConsole() -> impl IntoView {
+    when_loaded("the console", console_view())
+}
+
+#[lazy]
+fn console_view() -> AnyView {
+    view! { <Console/> }.into_any()
+}
+
+#[component]
+fn Console() -> impl IntoView {
     let levels = RwSignal::new(None::<Result<Vec<LevelView>, String>>);
     let audit = RwSignal::new(Vec::<AuditEntry>::new());
     let apps = RwSignal::new(None::<Vec<AppCalls>>);

@@ -1,14 +1,10 @@
-//! One file a route.
+//! The top layer: the shell (the header and the routes) and one module a
+//! route. Pages draw with `components` and read and write through `data`.
 
-mod console;
-mod home;
-mod people;
-mod sign_in;
-pub(crate) mod thread;
-mod workspace;
-
-pub use console::Console;
-pub use home::Home;
-pub use sign_in::SignIn;
-pub use thread::ThreadPage;
-pub use workspace::WorkspacePage;
+pub mod console;
+pub mod home;
+pub mod people;
+pub mod shell;
+pub mod sign_in;
+pub mod thread;
+pub mod workspace;

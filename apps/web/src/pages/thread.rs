@@ -20,8 +20,8 @@ use leptos_router::hooks::use_params_map;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::bridge::AppInfo;
-use crate::components::later::{LazyAppFrame, LazyDashboard, lazy_form};
+use crate::components::chunks::{LazyAppFrame, LazyDashboard, lazy_form};
+use crate::components::frame_host::AppInfo;
 use crate::components::schema_form::{FormProps, Sender};
 use crate::data::api_client;
 use crate::data::paths::{events_path, record_path};
@@ -141,7 +141,7 @@ fn ThreadView(id: String) -> impl IntoView {
                     if d.name == "update_app"
                         && let Some(app) = d.arguments.get("id").and_then(Value::as_str)
                     {
-                        crate::bridge::tool_input_partial(app, &d.arguments);
+                        crate::components::frame_host::tool_input_partial(app, &d.arguments);
                     }
                     state.update(|t| t.tool_input(d));
                 }
@@ -151,12 +151,12 @@ fn ThreadView(id: String) -> impl IntoView {
                     if let lattice_core::event::Event::RunFailed(failed) = &e.event
                         && failed.failure == Some(lattice_core::RunFailure::Cancelled)
                     {
-                        crate::bridge::run_cancelled(&failed.run_id);
+                        crate::components::frame_host::run_cancelled(&failed.run_id);
                     }
                     // The forms' chunk is asked for before the update
                     // draws anything: it arrives while the thread is drawn.
                     if crate::data::thread_fold::brings_a_form(&e) {
-                        crate::components::later::fetch_forms();
+                        crate::components::chunks::fetch_forms();
                     }
                     state.update(|t| t.apply(&e));
                 }

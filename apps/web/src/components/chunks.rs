@@ -1,8 +1,8 @@
-//! What a first load does without: the admin console, forms (their
-//! controls and the validator), dashboards (charts and markdown) and the
-//! mini-app host are each compiled into a WebAssembly chunk of their own
-//! (`cargo xtask web` splits the module at the `#[lazy]` functions here),
-//! fetched the first time a page shows one.
+//! What a first load does without: forms (their controls and the
+//! validator), dashboards (charts and markdown) and the mini-app host are
+//! each compiled into a WebAssembly chunk of their own (`cargo xtask web`
+//! splits the module at the `#[lazy]` functions here, and at the admin
+//! console's in `pages/console.rs`), fetched the first time a page shows one.
 
 use lattice_ui::dashboard::{Dashboard, Panel};
 use leptos::prelude::*;
@@ -11,13 +11,8 @@ use wasm_bindgen::JsCast;
 
 use super::app_frame::AppFrame;
 use super::dashboard::DashboardView;
+use super::frame_host::AppInfo;
 use super::schema_form::{FormProps, schema_form};
-use crate::bridge::AppInfo;
-
-#[lazy]
-fn console_view() -> AnyView {
-    view! { <crate::pages::Console/> }.into_any()
-}
 
 /// The dashboard is read from its JSON here, so its types' decoding is
 /// the chunk's, not the first load's. One being written (`writing`) shows
@@ -58,10 +53,10 @@ fn app_frame_view(
     view! { <AppFrame title summary run version stopped app/> }.into_any()
 }
 
-/// The view a chunk holds, with a line saying what comes while it loads.
-/// The chunk is fetched once the page has painted: compiling it must not
-/// hold back the form beside it from taking the focus.
-fn when_loaded(what: &'static str, view: impl Future<Output = AnyView> + Send + 'static) -> impl IntoView {
+/// The view a chunk holds, with a line saying what comes while it loads
+/// (`what`: "the console"). The chunk is fetched once the page has painted:
+/// compiling it must not hold back the form beside it from taking the focus.
+pub fn when_loaded(what: &'static str, view: impl Future<Output = AnyView> + Send + 'static) -> impl IntoView {
     let painted = send_wrapper::SendWrapper::new(after_paint());
     view! {
         <Suspense fallback=move || view! { <p class="loading">{format!("Loading {what}…")}</p> }>
@@ -89,12 +84,6 @@ async fn after_paint() {
         let _ = window.request_animation_frame(later.unchecked_ref());
     });
     let _ = wasm_bindgen_futures::JsFuture::from(promise).await;
-}
-
-/// The admin console's route.
-#[component]
-pub fn LazyConsole() -> impl IntoView {
-    when_loaded("the console", console_view())
 }
 
 /// [`DashboardView`] of a dashboard's JSON, loaded with the first

@@ -5,10 +5,13 @@ use leptos::prelude::*;
 use leptos_router::components::{A, Route, Router, Routes};
 use leptos_router::path;
 
-use crate::components::later::LazyConsole;
-use crate::data::session::Session;
+use super::console::LazyConsole;
+use super::home::Home;
+use super::sign_in::SignIn;
+use super::thread::ThreadPage;
+use super::workspace::WorkspacePage;
+use crate::data::session::{self, Session};
 use crate::data::theme::Theme;
-use crate::pages::{Home, SignIn, ThreadPage, WorkspacePage};
 
 #[component]
 pub fn App() -> impl IntoView {
@@ -60,7 +63,7 @@ fn Header() -> impl IntoView {
                 <label for="cvd">"Colour-blind mode"</label>
                 <Show when=signed_in>
                     <span class="who">{move || session.me.get().map(|m| format!("{} ({})", m.user, m.tenant))}</span>
-                    <button type="button" on:click=move |_| crate::data::session::forget()>"Sign out"</button>
+                    <button type="button" on:click=move |_| session::forget()>"Sign out"</button>
                 </Show>
             </div>
         </header>
