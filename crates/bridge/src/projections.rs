@@ -20,9 +20,8 @@ use serde_json::Value;
 
 use crate::payloads::{AppSubmitted, AuthorKind, FormRef, FormSubmitted, Marks, Origin};
 
-/// The types the bridge publishes. `run_paused`, `run_resumed`,
-/// `model_replied` and `tool_returned` are not bridged: rules react to what
-/// people did, not to a run's inner steps.
+/// The types the bridge publishes; [`NOT_BRIDGED`] are not: rules react to
+/// what people did, not to a run's inner steps.
 pub const BRIDGED: &[&str] = &[
     event::WorkspaceCreated::NAME,
     event::MemberAdded::NAME,
@@ -43,6 +42,12 @@ pub const BRIDGED: &[&str] = &[
     event::AppEvent::NAME,
     event::AuditRecorded::NAME,
 ];
+
+/// The types the bridge leaves out: every type is in one list or the other.
+/// What an app told the agent (`app_context_set`) is a run's input, like
+/// its inner steps.
+pub const NOT_BRIDGED: &[&str] =
+    &[event::RunPaused::NAME, event::RunResumed::NAME, event::ModelReplied::NAME, event::ToolReturned::NAME, event::AppContextSet::NAME];
 
 /// The types a projection may map: decoded before they are bridged.
 const PROJECTED: &[&str] = &[
@@ -258,5 +263,34 @@ impl Projector {
         }
         known.insert(thread.to_owned(), restricted);
         Ok(restricted)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{BRIDGED, NOT_BRIDGED};
+
+    /// The backticked names of docs/BRIDGE.md's paragraph that starts with `lead`, up to `end`.
+    fn listed<'a>(doc: &'a str, lead: &str, end: &str) -> Vec<&'a str> {
+        let from = doc.find(lead).unwrap_or_else(|| panic!("docs/BRIDGE.md has no \"{lead}\"")) + lead.len();
+        let text = &doc[from..];
+        let text = &text[..text.find(end).unwrap_or(text.len())];
+        let mut names: Vec<&str> = text.split('`').skip(1).step_by(2).collect();
+        names.sort_unstable();
+        names
+    }
+
+    #[test]
+    fn every_event_type_is_bridged_or_left_out_and_the_docs_say_which() {
+        for name in lattice_core::event::Event::NAMES {
+            assert!(BRIDGED.contains(name) != NOT_BRIDGED.contains(name), "{name} must be in exactly one of BRIDGED and NOT_BRIDGED");
+        }
+        let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/BRIDGE.md")).unwrap();
+        let mut bridged = BRIDGED.to_vec();
+        bridged.sort_unstable();
+        let mut left_out = NOT_BRIDGED.to_vec();
+        left_out.sort_unstable();
+        assert_eq!(listed(&doc, "Bridged types:", "Not bridged:"), bridged, "docs/BRIDGE.md's bridged types");
+        assert_eq!(listed(&doc, "Not bridged:", "("), left_out, "docs/BRIDGE.md's types not bridged");
     }
 }

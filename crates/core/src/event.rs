@@ -19,6 +19,9 @@ macro_rules! events {
         }
 
         impl Event {
+            /// Every envelope `type`, in the order they are declared.
+            pub const NAMES: &[&str] = &[$($name,)*];
+
             /// The envelope's `type`.
             pub fn name(&self) -> &'static str {
                 match self {
