@@ -8,7 +8,7 @@ use leptos_router::path;
 use super::console::LazyConsole;
 use super::home::Home;
 use super::sign_in::SignIn;
-use super::thread::ThreadPage;
+use super::thread::page::ThreadPage;
 use super::workspace::WorkspacePage;
 use crate::data::session::{self, Session};
 use crate::data::theme::Theme;

@@ -1,0 +1,171 @@
+//! The timeline's items: messages, runs (with their cancel button), the
+//! questions and forms an agent waits on, and artifacts with their pin.
+
+use std::cell::RefCell;
+use std::collections::HashSet;
+use std::rc::Rc;
+
+use lattice_core::policy::Action;
+use lattice_ui::hints::UiHints;
+use lattice_wire::{Answer, Answered, Run};
+use leptos::prelude::*;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::artifacts::{app_view, artifact_view};
+use super::context::{Ctx, may};
+use super::forms::unsendable;
+use super::pins::pin_button;
+use crate::components::chunks::lazy_form;
+use crate::components::schema_form::{FormProps, Sender};
+use crate::data::api_client;
+use crate::data::thread_fold::Item;
+
+thread_local! {
+    /// Requests that already took the focus once in this page's life.
+    static FOCUSED: RefCell<HashSet<String>> = RefCell::new(HashSet::new());
+}
+
+pub(super) fn item_view(ctx: Ctx, item: Item) -> AnyView {
+    match item {
+        Item::Message { author, agent, text, at, .. } => view! {
+            <article class=if agent { "message agent" } else { "message" }>
+                <p class="meta"><strong>{author}</strong>{agent.then_some(" (agent)")}" " <time datetime=at.clone()>{short_time(&at)}</time></p>
+                <p class="text">{text}</p>
+            </article>
+        }
+        .into_any(),
+        Item::RunStarted { run, prompt, started_by, .. } => {
+            let run_id = run.clone();
+            let status = Memo::new(move |_| ctx.state.with(|t| t.runs.get(&run_id).cloned().unwrap_or_default()));
+            let refused = RwSignal::new(None::<String>);
+            let cancel = move |_| {
+                let run = run.clone();
+                leptos::task::spawn_local(async move {
+                    if let Err(e) = api_client::post::<Run>(&format!("/v1/runs/{run}/cancel"), &json!({})).await {
+                        refused.set(Some(e.message()));
+                    }
+                });
+            };
+            let open =
+                move || matches!(status.get().as_str(), "running" | "paused") && ctx.role.with(|r| r.as_deref().is_some_and(|r| may(r, Action::Run)));
+            view! {
+                <p class="run">
+                    <strong>{started_by}</strong>" asked the agent: “" {prompt} "” "
+                    <span class="badge">{move || status.get()}</span>
+                    {move || open().then(|| view! { <button type="button" class="quiet" on:click=cancel.clone()>"Cancel"</button> })}
+                    {move || refused.get().map(|r| view! { <span class="refusal" role="alert">{r}</span> })}
+                </p>
+            }
+            .into_any()
+        }
+        Item::Request { run, tool_call_id, tool_name, args, expires_at, .. } if tool_name == "ask_form" => {
+            ask_form_view(ctx, run, tool_call_id, args, expires_at)
+        }
+        Item::Request { tool_call_id, args, .. } => {
+            let answered = Memo::new(move |_| ctx.state.with(|t| t.answered.get(&tool_call_id).cloned()));
+            let question = args.get("question").and_then(Value::as_str).unwrap_or_default().to_owned();
+            view! {
+                <section class="request question">
+                    <p><strong>"The agent asks: "</strong>{question}</p>
+                    <p class="muted">{move || match answered.get() {
+                        Some(who) => format!("Answered by {who}."),
+                        None => "Answer with a message below.".to_owned(),
+                    }}</p>
+                </section>
+            }
+            .into_any()
+        }
+        Item::Artifact { id, .. } => {
+            let artifact_id = id.clone();
+            let artifact = Memo::new(move |_| ctx.state.with(|t| t.artifacts.get(&id).cloned()));
+            let is_app = Memo::new(move |_| artifact.with(|a| a.as_ref().is_some_and(|a| a.kind == "app")));
+            let pinnable = artifact.with_untracked(|a| a.as_ref().is_some_and(|a| a.kind == "app" || a.kind == "dashboard"));
+            let pin = pinnable.then(|| pin_button(ctx, artifact_id));
+            if is_app.get_untracked() {
+                return view! { {pin}{app_view(ctx, artifact)} }.into_any();
+            }
+            // The version first shown: a form that changes under a person says so.
+            let first_seen = StoredValue::new(None::<u64>);
+            let shown = move || {
+                artifact.get().map(|a| {
+                    let first = first_seen.get_value().unwrap_or(a.version);
+                    first_seen.set_value(Some(first));
+                    artifact_view(ctx, a, first)
+                })
+            };
+            view! { {pin}{shown} }.into_any()
+        }
+    }
+}
+
+fn short_time(at: &str) -> String {
+    at.get(11..16).unwrap_or(at).to_owned()
+}
+
+#[derive(Deserialize)]
+struct AskFormArgs {
+    title: String,
+    schema: Value,
+    #[serde(default)]
+    ui: Option<UiHints>,
+}
+
+fn ask_form_view(ctx: Ctx, run: String, tool_call_id: String, args: Value, expires_at: Option<String>) -> AnyView {
+    let Ok(args) = lattice_core::json::from_value::<AskFormArgs>(args) else {
+        return view! { <p class="refusal">"The agent asked for a form that can't be shown."</p> }.into_any();
+    };
+    let tcid = tool_call_id.clone();
+    let answered = Memo::new(move |_| ctx.state.with(|t| t.answered.get(&tcid).cloned()));
+    let tcid = tool_call_id.clone();
+    let expired = Memo::new(move |_| ctx.state.with(|t| t.expired.contains_key(&tcid)));
+    let forms_off = ctx.off_because("ui:forms");
+    let heading = format!("req-{tool_call_id}-title");
+    let deadline = expires_at.clone();
+    let title = args.title.clone();
+    let heading_id = heading.clone();
+    let body = move || {
+        if expired.get() {
+            return view! { <p class="answered expired">"Expired: nobody answered before the deadline."</p> }.into_any();
+        }
+        if let Some(who) = answered.get() {
+            return view! { <p class="answered">"Already answered by " {who} "."</p> }.into_any();
+        }
+        if let Some(why) = forms_off.get() {
+            return view! { <p class="refusal">"Forms are turned off here: " {why}</p> }.into_any();
+        }
+        if let Some(note) = unsendable(ctx) {
+            return note;
+        }
+        let due =
+            deadline.clone().map(|at| view! { <p class="muted deadline">"Answer by " <time datetime=at.clone()>{short_time(&at)}</time>"."</p> });
+        let focus_once = tool_call_id.clone();
+        let take_focus: Rc<dyn Fn() -> bool> = Rc::new(move || FOCUSED.with(|f| f.borrow_mut().insert(focus_once.clone())));
+        let run = run.clone();
+        let tool_call_id = tool_call_id.clone();
+        let on_send: Sender = Rc::new(move |values: Value| {
+            let path = format!("/v1/runs/{run}/answers");
+            let body = Answer { tool_call_id: tool_call_id.clone(), answer: values };
+            Box::pin(async move { api_client::post::<Answered>(&path, &body).await.map(|_| ()) })
+        });
+        let form = lazy_form(FormProps {
+            id: format!("req-{}", heading_id.trim_end_matches("-title").trim_start_matches("req-")),
+            labelled_by: heading_id.clone(),
+            schema: args.schema.clone(),
+            hints: args.ui.clone().unwrap_or_default(),
+            on_send,
+            take_focus: Some(take_focus),
+            reset_after_send: false,
+        });
+        view! { {due} {form} }.into_any()
+    };
+    let labelled = heading.clone();
+    view! {
+        <section class="request form-request" aria-labelledby=labelled>
+            <h2 id=heading>{title}</h2>
+            <p class="muted">"The agent is waiting for this form."</p>
+            {body}
+        </section>
+    }
+    .into_any()
+}
