@@ -3,7 +3,6 @@
 
 pub mod console;
 pub mod home;
-pub mod people;
 pub mod shell;
 pub mod sign_in;
 pub mod thread;

@@ -5,7 +5,7 @@ use leptos::prelude::*;
 use leptos_router::components::{A, Route, Router, Routes};
 use leptos_router::path;
 
-use super::console::LazyConsole;
+use super::console::page::LazyConsole;
 use super::home::Home;
 use super::sign_in::SignIn;
 use super::thread::page::ThreadPage;

@@ -13,7 +13,7 @@ use crate::data::api_client;
 const ROLES: [&str; 4] = ["viewer", "respondent", "editor", "admin"];
 
 #[component]
-pub fn People(levels: Vec<LevelView>) -> impl IntoView {
+pub(super) fn People(levels: Vec<LevelView>) -> impl IntoView {
     let workspaces: Vec<(String, String)> =
         levels.iter().filter_map(|l| l.level.strip_prefix("workspace:").map(|ws| (ws.to_owned(), l.name.clone()))).collect();
     view! {

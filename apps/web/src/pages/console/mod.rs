@@ -1,0 +1,17 @@
+//! The admin console (REQUIREMENTS.md W7), for an incident: every level the viewer
+//! administers, live (a flip by anyone, from anywhere, shows at once),
+//! each key's state and effective value with why; a flip that needs a
+//! reason, a confirmation naming what a deployment or tenant flip turns
+//! off and how many workspaces it reaches, one action to turn everything
+//! off at a level; the audit trail filtered, paged and exported as CSV;
+//! and each app's calls.
+//!
+//! [`page`] is the console itself; a level's switches are in [`levels`],
+//! who holds what in [`people`], the trail in [`audit`], the apps' calls
+//! in [`app_calls`].
+
+mod app_calls;
+mod audit;
+mod levels;
+pub mod page;
+mod people;
