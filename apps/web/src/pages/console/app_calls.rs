@@ -39,31 +39,31 @@ pub(super) async fn app_calls(levels: &[LevelView]) -> Vec<AppCalls> {
 #[component]
 pub(super) fn AppCallsSection(apps: RwSignal<Option<Vec<AppCalls>>>) -> impl IntoView {
     view! {
-    <section aria-labelledby="app-calls-title">
-        <h2 id="app-calls-title">"Mini apps' calls"</h2>
-        <p>"Every call an app made of its tools, and what was decided: by the deployment's policy (allow, deny) or by the person asked (confirmed, declined)."</p>
-        {move || {
-            let list = apps.get().unwrap_or_default();
-            if list.is_empty() {
-                return view! { <p>"No app in the workspaces you administer."</p> }.into_any();
-            }
-            list.into_iter().map(|a| {
-                let summary = format!("{} ({}, {}): {} calls", a.title, a.workspace, a.id, a.calls.len());
-                view! {
-                    <details class="app-calls">
-                        <summary>{summary}</summary>
-                        <table class="audit">
-                            <thead><tr><th scope="col">"When"</th><th scope="col">"Who"</th><th scope="col">"Tool"</th><th scope="col">"Decision"</th><th scope="col">"Through"</th></tr></thead>
-                            <tbody>
-                                {a.calls.into_iter().map(|c| view! {
-                                    <tr><td>{c.at}</td><td>{c.actor}</td><td>{c.tool}</td><td>{c.decision}</td><td>{match c.via { Via::Chat => "chat", Via::Mcp => "mcp" }}</td></tr>
-                                }).collect_view()}
-                            </tbody>
-                        </table>
-                    </details>
+        <section aria-labelledby="app-calls-title">
+            <h2 id="app-calls-title">"Mini apps' calls"</h2>
+            <p>"Every call an app made of its tools, and what was decided: by the deployment's policy (allow, deny) or by the person asked (confirmed, declined)."</p>
+            {move || {
+                let list = apps.get().unwrap_or_default();
+                if list.is_empty() {
+                    return view! { <p>"No app in the workspaces you administer."</p> }.into_any();
                 }
-            }).collect_view().into_any()
-        }}
-    </section>
+                list.into_iter().map(|a| {
+                    let summary = format!("{} ({}, {}): {} calls", a.title, a.workspace, a.id, a.calls.len());
+                    view! {
+                        <details class="app-calls">
+                            <summary>{summary}</summary>
+                            <table class="audit">
+                                <thead><tr><th scope="col">"When"</th><th scope="col">"Who"</th><th scope="col">"Tool"</th><th scope="col">"Decision"</th><th scope="col">"Through"</th></tr></thead>
+                                <tbody>
+                                    {a.calls.into_iter().map(|c| view! {
+                                        <tr><td>{c.at}</td><td>{c.actor}</td><td>{c.tool}</td><td>{c.decision}</td><td>{match c.via { Via::Chat => "chat", Via::Mcp => "mcp" }}</td></tr>
+                                    }).collect_view()}
+                                </tbody>
+                            </table>
+                        </details>
+                    }
+                }).collect_view().into_any()
+            }}
+        </section>
     }
 }
