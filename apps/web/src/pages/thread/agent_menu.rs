@@ -3,7 +3,7 @@
 
 use leptos::prelude::*;
 
-use super::context::Ctx;
+use super::ctx::Ctx;
 
 /// What the agent can be asked to do, as the switches allow.
 const AGENTS: [(&str, &str, Option<&str>); 4] = [

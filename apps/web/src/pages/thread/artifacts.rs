@@ -3,7 +3,7 @@
 use leptos::prelude::*;
 use serde_json::Value;
 
-use super::context::Ctx;
+use super::ctx::Ctx;
 use super::forms::form_artifact;
 use super::submit::press_action;
 use crate::components::chunks::{LazyAppFrame, LazyDashboard};

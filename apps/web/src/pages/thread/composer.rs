@@ -5,7 +5,7 @@ use lattice_wire::{PostMessage, Posted, RunStarted, StartRun};
 use leptos::prelude::*;
 
 use super::agent_menu::agent_menu;
-use super::context::Ctx;
+use super::ctx::Ctx;
 use crate::data::api_client;
 
 #[component]

@@ -7,7 +7,7 @@ use lattice_ui::form::{Form, Submissions};
 use leptos::prelude::*;
 use serde_json::Value;
 
-use super::context::Ctx;
+use super::ctx::Ctx;
 use super::submit::submit;
 use crate::components::chunks::lazy_form;
 use crate::components::schema_form::{FormProps, Sender};

@@ -7,12 +7,12 @@
 //! (the event stream, [`switches`]); [`timeline`] draws its items,
 //! [`artifacts`] and [`forms`] the artifacts among them, [`writing`] what
 //! the agent is writing; [`composer`] with its [`agent_menu`], [`pins`],
-//! [`share`], [`submit`] (with [`nonces`]); [`context`] is what they all read.
+//! [`share`], [`submit`] (with [`nonces`]); [`ctx`] is what they all read.
 
 mod agent_menu;
 mod artifacts;
 mod composer;
-mod context;
+mod ctx;
 mod forms;
 mod nonces;
 pub mod page;

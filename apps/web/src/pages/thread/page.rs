@@ -11,7 +11,7 @@ use leptos_router::hooks::use_params_map;
 use serde_json::Value;
 
 use super::composer::Composer;
-use super::context::{Ctx, Switches, may};
+use super::ctx::{Ctx, Switches, may};
 use super::pins::saved_pin;
 use super::share::Share;
 use super::switches;

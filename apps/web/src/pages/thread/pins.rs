@@ -3,7 +3,7 @@
 
 use leptos::prelude::*;
 
-use super::context::Ctx;
+use super::ctx::Ctx;
 
 /// Where a thread's pinned view is remembered, in this browser.
 fn pin_key(thread: &str) -> String {

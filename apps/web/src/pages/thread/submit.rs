@@ -6,7 +6,7 @@ use lattice_wire::{Artifact, CreateArtifact, Versioned};
 use leptos::prelude::*;
 use serde_json::{Value, json};
 
-use super::context::Ctx;
+use super::ctx::Ctx;
 use super::nonces::nonce;
 use crate::data::api_client;
 use crate::data::request::Failure;

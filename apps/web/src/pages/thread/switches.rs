@@ -6,7 +6,7 @@
 use leptos::prelude::*;
 use serde_json::Value;
 
-use super::context::Switches;
+use super::ctx::Switches;
 use crate::data::{api_client, stream};
 
 /// Follows the switches of the thread's workspace into `switches`, and

@@ -13,7 +13,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::artifacts::{app_view, artifact_view};
-use super::context::{Ctx, may};
+use super::ctx::{Ctx, may};
 use super::forms::unsendable;
 use super::pins::pin_button;
 use crate::components::chunks::lazy_form;
