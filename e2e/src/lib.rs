@@ -12,6 +12,7 @@ pub mod demo;
 pub mod model;
 pub mod otlp;
 pub mod postgres;
+pub mod sse;
 pub use lattice_stack as stack;
 
 pub use lattice_stack::{SECRET, binary, free_port};

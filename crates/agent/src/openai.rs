@@ -1,14 +1,17 @@
 //! An OpenAI-compatible chat-completions client with tool calling (A6):
 //! base URL, key and model from configuration. It streams: the reply's
 //! text and each tool call's arguments are told as they arrive (server-sent
-//! `chat.completion.chunk`s), and a service that answers with one whole
-//! JSON body is read as well. A busy or failing service (429, 5xx) is
-//! asked again, after its `Retry-After` or an exponential backoff with full
-//! jitter, a few times before the run fails, as long as nothing of the
-//! reply has been told yet.
+//! `chat.completion.chunk`s, read by `eventsource-stream`), and a service
+//! that answers with one whole JSON body is read as well. A busy or failing
+//! service (429, 5xx) is asked again by `backon`, after its `Retry-After` or
+//! an exponential backoff with jitter, a few times before the run fails, as
+//! long as nothing of the reply has been told yet.
 
 use std::time::Duration;
 
+use backon::{ExponentialBuilder, Retryable};
+use eventsource_stream::{EventStreamError, Eventsource};
+use futures_util::StreamExt;
 use lattice_core::ToolCall;
 use serde_json::{Value, json};
 
@@ -67,16 +70,6 @@ impl OpenAiModel {
         self
     }
 
-    /// How long to wait before try `attempt` (1 for the first retry):
-    /// what the service asked for, or a random share of the doubled backoff.
-    fn wait(&self, attempt: u32, retry_after: Option<Duration>) -> Duration {
-        if let Some(asked) = retry_after {
-            return asked;
-        }
-        let ceiling = self.first_wait.saturating_mul(1 << (attempt - 1).min(16)).min(LONGEST_WAIT);
-        ceiling.mul_f64(rand::random::<f64>())
-    }
-
     /// One call: the reply, or the error with the service's `Retry-After`
     /// and whether anything of the reply was told already.
     async fn call(&self, body: &Value, deltas: &Deltas) -> Result<ModelReply, Failed> {
@@ -103,18 +96,29 @@ impl OpenAiModel {
             }
             return parse_reply(&text).map_err(quiet);
         }
-        let mut reply = Streamed::default();
-        let mut lines = Lines::default();
-        loop {
-            let chunk = tokio::time::timeout(self.idle, response.chunk()).await.map_err(|_| ModelError::Timeout).and_then(|c| c.map_err(failed));
-            let chunk = match chunk {
-                Ok(Some(chunk)) => chunk,
-                Ok(None) => break,
-                Err(error) => return Err(Failed { error, retry_after: None, told: reply.told }),
+        // The body as it arrives: each piece within the idle time, the
+        // whole within the size limit; then read as server-sent events.
+        let idle = self.idle;
+        let pieces = futures_util::stream::try_unfold((response, 0), move |(mut response, total)| async move {
+            let Some(piece) = tokio::time::timeout(idle, response.chunk()).await.map_err(|_| ModelError::Timeout)?.map_err(failed)? else {
+                return Ok(None);
             };
+            let total = total + piece.len();
+            if total > MAX_REPLY_BYTES {
+                return Err(too_long());
+            }
+            Ok(Some((piece, (response, total))))
+        });
+        let mut events = std::pin::pin!(pieces.eventsource());
+        let mut reply = Streamed::default();
+        while let Some(event) = events.next().await {
             let told_before = reply.told;
-            let fed = lines.feed(&chunk, |line| reply.line(line, deltas));
-            if let Err(error) = fed {
+            let read = match event {
+                Ok(event) => reply.data(&event.data, deltas),
+                Err(EventStreamError::Transport(error)) => Err(error),
+                Err(error) => Err(ModelError::Malformed(format!("the event stream is broken: {error}"))),
+            };
+            if let Err(error) = read {
                 return Err(Failed { error, retry_after: None, told: told_before || reply.told });
             }
             if reply.done {
@@ -154,28 +158,6 @@ fn too_long() -> ModelError {
     ModelError::Malformed(format!("the reply is longer than {MAX_REPLY_BYTES} bytes"))
 }
 
-/// A byte stream cut into lines, none longer than a reply may be.
-#[derive(Default)]
-struct Lines {
-    pending: Vec<u8>,
-    total: usize,
-}
-
-impl Lines {
-    fn feed(&mut self, chunk: &[u8], mut each: impl FnMut(&str) -> Result<(), ModelError>) -> Result<(), ModelError> {
-        self.total += chunk.len();
-        if self.total > MAX_REPLY_BYTES {
-            return Err(too_long());
-        }
-        self.pending.extend_from_slice(chunk);
-        while let Some(end) = self.pending.iter().position(|&b| b == b'\n') {
-            let line: Vec<u8> = self.pending.drain(..=end).collect();
-            each(String::from_utf8_lossy(&line).trim_end_matches(['\r', '\n']))?;
-        }
-        Ok(())
-    }
-}
-
 /// A streamed reply as it is put together.
 #[derive(Default)]
 struct Streamed {
@@ -198,11 +180,9 @@ struct StreamedCall {
 }
 
 impl Streamed {
-    /// One line of the event stream: `data: {chunk}` or `data: [DONE]`;
-    /// other fields and comments are not the reply's.
-    fn line(&mut self, line: &str, deltas: &Deltas) -> Result<(), ModelError> {
-        let Some(data) = line.strip_prefix("data:").map(str::trim_start) else { return Ok(()) };
-        if data == "[DONE]" {
+    /// One event's data: a chunk, or `[DONE]`.
+    fn data(&mut self, data: &str, deltas: &Deltas) -> Result<(), ModelError> {
+        if data.trim() == "[DONE]" {
             self.done = true;
             return Ok(());
         }
@@ -346,21 +326,31 @@ impl Model for OpenAiModel {
     )]
     async fn stream(&self, request: ModelRequest, deltas: &Deltas) -> Result<ModelReply, ModelError> {
         let body = self.body(&request);
+        // Jitter adds up to the delay again: the doubling stops at half the
+        // longest wait.
+        let backoff = ExponentialBuilder::default()
+            .with_min_delay(self.first_wait)
+            .with_max_delay(LONGEST_WAIT / 2)
+            .with_jitter()
+            .with_max_times(self.retries as usize);
         let mut attempt = 0;
-        loop {
-            match self.call(&body, deltas).await {
-                Ok(reply) => return Ok(reply),
-                Err(Failed { error, retry_after, told }) => {
-                    attempt += 1;
-                    let wait = self.wait(attempt, retry_after);
-                    if told || attempt > self.retries || !worth_retrying(&error) || wait > LONGEST_WAIT {
-                        return Err(error);
-                    }
-                    tracing::warn!(%error, attempt, wait_ms = wait.as_millis() as u64, "the model service is busy or failing; asking again");
-                    tokio::time::sleep(wait).await;
-                }
-            }
-        }
+        (|| self.call(&body, deltas))
+            .retry(backoff)
+            // Asking again would tell twice what was told.
+            .when(|failed| !failed.told && worth_retrying(&failed.error))
+            // What the service asked for stands in for the backoff; asked
+            // for longer than the longest wait, the run fails now.
+            .adjust(|failed, backoff| match (backoff, failed.retry_after) {
+                (None, _) => None,
+                (Some(_), Some(asked)) => Some(asked).filter(|asked| *asked <= LONGEST_WAIT),
+                (Some(backoff), None) => Some(backoff),
+            })
+            .notify(|failed, wait| {
+                attempt += 1;
+                tracing::warn!(error = %failed.error, attempt, wait_ms = wait.as_millis() as u64, "the model service is busy or failing; asking again");
+            })
+            .await
+            .map_err(|failed| failed.error)
     }
 
     async fn reply(&self, request: ModelRequest) -> Result<ModelReply, ModelError> {

@@ -14,6 +14,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use axum::response::sse::{Event, Sse};
+use eventsource_stream::Eventsource;
 use futures_util::StreamExt;
 use lattice_core::{Command, TenantRole, ThreadId, WorkspaceId};
 use sqlx::Connection;
@@ -74,20 +75,15 @@ async fn clients(
             let res = req.send().await.expect("a stream");
             assert!(res.status().is_success(), "{url}: {}", res.status());
             let _ = ready.send(()).await;
-            let mut body = res.bytes_stream();
-            let mut buf = String::new();
+            let mut events = std::pin::pin!(res.bytes_stream().eventsource());
             loop {
-                let chunk = tokio::select! {
-                    c = body.next() => c,
+                let event = tokio::select! {
+                    e = events.next() => e,
                     _ = stop.changed() => return,
                 };
-                let Some(Ok(chunk)) = chunk else { return };
-                buf.push_str(&String::from_utf8_lossy(&chunk));
-                while let Some(end) = buf.find("\n\n") {
-                    let event: String = buf.drain(..end + 2).collect();
-                    if let Some(l) = event.lines().find(|l| l.starts_with("data:")).and_then(|d| latency_of(d, epoch)) {
-                        seen.latencies.lock().unwrap().push(l);
-                    }
+                let Some(Ok(event)) = event else { return };
+                if let Some(l) = latency_of(&event.data, epoch) {
+                    seen.latencies.lock().unwrap().push(l);
                 }
             }
         }));

@@ -63,23 +63,24 @@ async fn the_edge_serves_two_origins_and_passes_v1_through() {
     assert_eq!((status, body["error"]["type"].as_str()), (401, Some("Unauthorized")), "{body}");
 
     // The live stream flows through the edge as it is written.
-    let mut stream = http
+    let stream = http
         .get(format!("{portal}/v1/threads/{th}/events?after=0"))
         .bearer_auth(&ana.token)
         .header("accept", "text/event-stream")
         .send()
         .await
-        .unwrap()
-        .bytes_stream();
+        .unwrap();
+    let mut events = lattice_e2e::sse::events(stream);
     ana.ok("POST", &format!("/v1/threads/{th}/messages"), json!({"text": "through the edge"})).await;
-    let mut seen = String::new();
-    let until = Instant::now() + Duration::from_secs(5);
-    while !seen.contains("through the edge") {
-        assert!(Instant::now() < until, "the message never came through the stream: {seen}");
-        if let Ok(Some(Ok(chunk))) = tokio::time::timeout(Duration::from_millis(200), stream.next()).await {
-            seen.push_str(&String::from_utf8_lossy(&chunk));
+    let came = tokio::time::timeout(Duration::from_secs(5), async {
+        while let Some(Ok(event)) = events.next().await {
+            if lattice_e2e::sse::says(&event, "through the edge") {
+                return true;
+            }
         }
-    }
+        false
+    });
+    assert_eq!(came.await, Ok(true), "the message came through the stream within 5 s");
 
     // The apps origin: the proxy document and nothing else; no cookies.
     let proxy = http.get(format!("{apps}/sandbox")).header("cookie", "session=stolen").send().await.unwrap();

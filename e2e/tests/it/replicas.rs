@@ -46,19 +46,13 @@ fn follow(
                 continue;
             }
             opened.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            let mut body = r.bytes_stream();
-            let mut buffer = String::new();
-            while let Some(Ok(chunk)) = body.next().await {
-                buffer.push_str(&String::from_utf8_lossy(&chunk));
-                while let Some(end) = buffer.find("\n\n") {
-                    let event: String = buffer.drain(..end + 2).collect();
-                    let Some(data) = event.lines().find_map(|l| l.strip_prefix("data:")) else { continue };
-                    let Ok(envelope) = serde_json::from_str::<Value>(data.trim()) else { continue };
-                    let Some(seq) = envelope["seq"].as_i64() else { continue };
-                    after = after.max(seq);
-                    if envelope["type"] == "message_posted" {
-                        seen.lock().unwrap().push((seq, envelope["payload"]["text"].as_str().unwrap_or_default().to_owned()));
-                    }
+            let mut events = lattice_e2e::sse::events(r);
+            while let Some(Ok(event)) = events.next().await {
+                let Ok(envelope) = serde_json::from_str::<Value>(&event.data) else { continue };
+                let Some(seq) = envelope["seq"].as_i64() else { continue };
+                after = after.max(seq);
+                if envelope["type"] == "message_posted" {
+                    seen.lock().unwrap().push((seq, envelope["payload"]["text"].as_str().unwrap_or_default().to_owned()));
                 }
             }
             *reconnects.lock().unwrap() += 1;

@@ -11,26 +11,33 @@ use futures_util::StreamExt;
 use lattice_e2e::{Client, UpProcess};
 use serde_json::{Value, json};
 
-/// An open response and what it has said so far.
+/// An open response and the events it has said so far.
 struct Open {
-    body: futures_util::stream::BoxStream<'static, reqwest::Result<Vec<u8>>>,
-    said: String,
+    events: lattice_e2e::sse::Events,
+    said: Vec<lattice_e2e::sse::Event>,
 }
 
 impl Open {
     fn of(response: reqwest::Response) -> Self {
         assert!(response.status().is_success(), "{}", response.status());
-        Self { body: response.bytes_stream().map(|chunk| chunk.map(|b| b.to_vec())).boxed(), said: String::new() }
+        Self { events: lattice_e2e::sse::events(response), said: Vec::new() }
     }
 
-    /// Reads until `text` has been said.
-    async fn until(&mut self, text: &str) {
+    /// Whether an event named `name`, or whose data holds it, was said.
+    fn has_said(&self, name: &str) -> bool {
+        self.said.iter().any(|e| lattice_e2e::sse::says(e, name))
+    }
+
+    /// Reads until an event named `name` (or holding it) has been said.
+    async fn until(&mut self, name: &str) {
         let deadline = Instant::now() + Duration::from_secs(20);
-        while !self.said.contains(text) {
+        while !self.has_said(name) {
             let left = deadline.saturating_duration_since(Instant::now());
-            match tokio::time::timeout(left, self.body.next()).await {
-                Ok(Some(Ok(chunk))) => self.said.push_str(&String::from_utf8_lossy(&chunk)),
-                other => panic!("the stream ended or stalled before saying {text:?} ({}): {:?}", self.said, other.map(|o| o.map(|r| r.map(|_| ())))),
+            match tokio::time::timeout(left, self.events.next()).await {
+                Ok(Some(Ok(event))) => self.said.push(event),
+                other => {
+                    panic!("the stream ended or stalled before saying {name:?} ({:?}): {:?}", self.said, other.map(|o| o.map(|r| r.map(|_| ()))))
+                }
             }
         }
     }
@@ -40,10 +47,10 @@ impl Open {
         let deadline = Instant::now() + within;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
-            match tokio::time::timeout(left, self.body.next()).await {
-                Ok(Some(Ok(chunk))) => self.said.push_str(&String::from_utf8_lossy(&chunk)),
+            match tokio::time::timeout(left, self.events.next()).await {
+                Ok(Some(Ok(event))) => self.said.push(event),
                 Ok(Some(Err(_)) | None) => return,
-                Err(_) => panic!("the stream was still open {within:?} after the change; it said {}", self.said),
+                Err(_) => panic!("the stream was still open {within:?} after the change; it said {:?}", self.said),
             }
         }
     }
@@ -114,8 +121,9 @@ async fn ends_everything(s: &mut Surfaces, changed: Instant) {
         println!("{name} ended {:?} after the change", changed.elapsed());
     }
     assert!(changed.elapsed() < Duration::from_millis(1100), "every surface ended within a second: {:?}", changed.elapsed());
-    assert!(s.sse.said.contains("event: access_lost"), "the thread's stream says why it ends: {}", s.sse.said);
-    assert!(s.agui.said.contains("event: access_lost") && s.agui.said.contains("\"AccessLost\""), "so does AG-UI's: {}", s.agui.said);
+    let named = |open: &Open, name: &str| open.said.iter().any(|e| e.event == name);
+    assert!(named(&s.sse, "access_lost"), "the thread's stream says why it ends: {:?}", s.sse.said);
+    assert!(named(&s.agui, "access_lost") && s.agui.has_said("\"AccessLost\""), "so does AG-UI's: {:?}", s.agui.said);
 }
 
 /// A model that writes one piece a second for half a minute.
@@ -253,7 +261,7 @@ async fn an_operator_signs_a_person_out_from_a_terminal() {
     // Another process committed it: the server hears of it by its own
     // look at the log, and ends the stream within a second of that.
     sse.ends_within(Duration::from_secs(1)).await;
-    assert!(sse.said.contains("event: access_lost"), "{}", sse.said);
+    assert!(sse.said.iter().any(|e| e.event == "access_lost"), "{:?}", sse.said);
     println!("the stream ended {:?} after the command started", started.elapsed());
     let mut status = 0;
     for _ in 0..20 {

@@ -276,3 +276,47 @@ async fn a_stream_is_bounded_and_not_asked_again_once_told() {
     let (_, sink) = collector();
     assert_eq!(at("short").stream(request(), &sink).await.unwrap().text.as_deref(), Some("ok"));
 }
+
+/// An event stream as `bytes` cut into pieces of `size` bytes, a pause
+/// between them: frames, lines and characters split across pieces.
+fn raw_stream(bytes: Vec<u8>, size: usize) -> axum::response::Response {
+    let pieces: Vec<Vec<u8>> = bytes.chunks(size).map(<[u8]>::to_vec).collect();
+    let body = futures_util::stream::unfold(pieces.into_iter(), |mut rest| async move {
+        let piece = rest.next()?;
+        tokio::time::sleep(Duration::from_millis(1)).await;
+        Some((Ok::<_, std::convert::Infallible>(piece), rest))
+    });
+    axum::response::Response::builder().header("content-type", "text/event-stream").body(axum::body::Body::from_stream(body)).unwrap()
+}
+
+#[tokio::test]
+async fn the_event_stream_is_read_as_the_spec_frames_it() {
+    // CRLF line ends, a comment (a keep-alive), an event of a named type,
+    // one chunk's JSON over three `data:` lines (joined by line feeds, which
+    // JSON reads as space), a field without a space after its colon, a
+    // character of four bytes, an id and a retry; then `[DONE]`.
+    let stream = concat!(
+        ": keep-alive\r\n\r\n",
+        "data: {\"choices\":[{\"index\":0,\r\n",
+        "data: \"delta\":{\"content\":\"Hello \"}}\r\n",
+        "data: ]}\r\n\r\n",
+        "id: 7\r\nretry: 1000\r\nevent: message\r\n",
+        "data:{\"choices\":[{\"index\":0,\"delta\":{\"content\":\"w\u{1F30D}rld\"}}]}\r\n\r\n",
+        ": the usage follows\r\n",
+        "data: {\"choices\":[],\"usage\":{\"total_tokens\":9}}\r\n\r\n",
+        "data: [DONE]\r\n\r\n",
+    );
+    for size in [1, 2, 3, 7, 64, stream.len()] {
+        let router = axum::Router::new().route("/v1/chat/completions", post(move || async move { raw_stream(stream.as_bytes().to_vec(), size) }));
+        let model = OpenAiModel::new(&serve(router).await, None, "m", Duration::from_secs(5)).unwrap();
+        let (seen, sink) = collector();
+        let reply = model.stream(request(), &sink).await.unwrap_or_else(|e| panic!("pieces of {size} bytes: {e}"));
+        assert_eq!((reply.text.as_deref(), reply.tokens), (Some("Hello w\u{1F30D}rld"), Some(9)), "pieces of {size} bytes");
+        assert_eq!(seen.lock().unwrap().as_slice(), [Delta::Text("Hello ".into()), Delta::Text("w\u{1F30D}rld".into())], "pieces of {size} bytes");
+    }
+
+    // A stream that is not UTF-8 is refused as malformed, not read lossily.
+    let router = axum::Router::new().route("/v1/chat/completions", post(|| async { raw_stream(b"data: \xff\xfe\n\n".to_vec(), 64) }));
+    let model = OpenAiModel::new(&serve(router).await, None, "m", Duration::from_secs(5)).unwrap().with_retries(0, Duration::ZERO);
+    assert!(matches!(model.reply(request()).await.unwrap_err(), ModelError::Malformed(m) if m.contains("event stream")));
+}

@@ -36,11 +36,15 @@ pub async fn mcp_tool_names(base: &str, token: &str) -> Vec<String> {
     let session = r.headers().get("mcp-session-id").and_then(|v| v.to_str().ok()).map(str::to_owned);
     let _ = r.text().await;
     let _ = post(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}), session.clone()).await.unwrap().text().await;
-    let body = post(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}), session).await.unwrap().text().await.unwrap();
-    // One JSON-RPC answer, as JSON or as a `data:` line of an event stream.
-    let json = body.lines().find_map(|l| l.strip_prefix("data: ").filter(|d| d.contains("\"id\":2"))).unwrap_or(body.as_str());
-    let answer: Value = serde_json::from_str(json).unwrap_or_else(|e| panic!("tools/list answered {body:?}: {e}"));
-    answer["result"]["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap().to_owned()).collect()
+    // One JSON-RPC answer, as JSON or as an event of a stream.
+    let answer = lattice_e2e::sse::json_rpc_answer(post(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}), session).await.unwrap()).await;
+    assert_eq!(answer["id"], 2, "tools/list answered {answer}");
+    answer["result"]["tools"]
+        .as_array()
+        .unwrap_or_else(|| panic!("tools/list answered {answer}"))
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_owned())
+        .collect()
 }
 
 /// X1: the harness picks testcontainers for NATS when a container engine

@@ -24,15 +24,7 @@ async fn post(base: &str, token: &str, session: Option<&str>, message: Value) ->
     let response = request.send().await.unwrap();
     let status = response.status().as_u16();
     let session = response.headers().get("mcp-session-id").map(|v| v.to_str().unwrap().to_owned());
-    let body = response.text().await.unwrap();
-    let json = body
-        .lines()
-        .filter_map(|l| l.strip_prefix("data:"))
-        .filter_map(|d| serde_json::from_str::<Value>(d.trim()).ok())
-        .find(|v| v.get("id").is_some())
-        .or_else(|| serde_json::from_str(&body).ok())
-        .unwrap_or(Value::Null);
-    (status, session, json)
+    (status, session, lattice_e2e::sse::json_rpc_answer(response).await)
 }
 
 fn token(user: &str) -> String {
