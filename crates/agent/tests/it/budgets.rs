@@ -2,6 +2,7 @@
 //! one, and a streaming model's deltas on the thread's live stream.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use lattice_agent::{Budget, Delta, Deltas, Model, ModelError, ModelReply, ModelRequest, Models, Runner};
@@ -43,6 +44,38 @@ struct Slow {
     delay: Duration,
     pieces: Vec<Delta>,
     reply: ModelReply,
+    calls: Arc<Calls>,
+}
+
+/// What became of a model's calls: started, and ended (answered, or
+/// dropped under way), of which answered.
+#[derive(Default)]
+struct Calls {
+    started: AtomicUsize,
+    ended: AtomicUsize,
+    answered: AtomicUsize,
+}
+
+impl Calls {
+    /// Waits until `counter` reaches `n` (10 s at most).
+    async fn reach(&self, counter: impl Fn(&Self) -> &AtomicUsize, n: usize, what: &str) {
+        for _ in 0..1000 {
+            if counter(self).load(Ordering::SeqCst) >= n {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        panic!("{what}: fewer than {n} in 10 s");
+    }
+}
+
+/// Counts a call as ended when its future ends, however it ends.
+struct Ends<'a>(&'a AtomicUsize);
+
+impl Drop for Ends<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_add(1, Ordering::SeqCst);
+    }
 }
 
 #[async_trait::async_trait]
@@ -52,11 +85,14 @@ impl Model for Slow {
     }
 
     async fn stream(&self, _: ModelRequest, deltas: &Deltas) -> Result<ModelReply, ModelError> {
+        self.calls.started.fetch_add(1, Ordering::SeqCst);
+        let _ends = Ends(&self.calls.ended);
         for piece in &self.pieces {
             deltas(piece.clone());
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
         tokio::time::sleep(self.delay).await;
+        self.calls.answered.fetch_add(1, Ordering::SeqCst);
         Ok(self.reply.clone())
     }
 }
@@ -91,7 +127,7 @@ lattice_testkit::both_backends! {
         assert_eq!(script.seen.lock().unwrap().len(), 3);
 
         // Time running: a model call under way when it runs out is dropped.
-        let slow = Slow { delay: Duration::from_secs(30), pieces: vec![], reply: busy(None) };
+        let slow = Slow { delay: Duration::from_secs(30), pieces: vec![], reply: busy(None), calls: Arc::default() };
         let started = Instant::now();
         let run = runner(&log, Arc::new(slow), Budget { wall_time: Duration::from_millis(400), ..generous }).start(&alice, th.clone(), "go".into(), None, None).await.unwrap();
         wait_for(&log, &alice, &run, RunStatus::Failed).await;
@@ -106,10 +142,11 @@ lattice_testkit::both_backends! {
         let th = thread(&log).await;
         let alice = who("t1", "alice", TenantRole::Member);
         let vera = who("t1", "vera", TenantRole::Member);
-        let slow = Slow { delay: Duration::from_secs(30), pieces: vec![], reply: busy(None) };
+        let calls = Arc::new(Calls::default());
+        let slow = Slow { delay: Duration::from_secs(30), pieces: vec![], reply: busy(None), calls: calls.clone() };
         let runner = runner(&log, Arc::new(slow), Budget::default());
         let run = runner.start(&alice, th.clone(), "go".into(), None, None).await.unwrap();
-        tokio::time::sleep(Duration::from_millis(200)).await;
+        calls.reach(|c| &c.started, 1, "model calls under way").await;
         // A viewer may not.
         assert!(matches!(runner.cancel(&vera, &run).await, Err(Error::Forbidden { .. })));
         let asked = Instant::now();
@@ -121,7 +158,10 @@ lattice_testkit::both_backends! {
         let events = lattice_testkit::trusted(&log).run_log(&alice.principal().tenant, &run).await.unwrap();
         let cancelled_by = events.iter().rev().find(|e| e.event_type() == "run_failed").unwrap().actor.name().to_owned();
         assert_eq!(cancelled_by, "alice", "the cancel is the person's command");
-        tokio::time::sleep(Duration::from_millis(300)).await;
+        // The call under way was dropped, unanswered: nothing is left that
+        // could record its reply.
+        calls.reach(|c| &c.ended, 1, "model calls ended").await;
+        assert_eq!(calls.answered.load(Ordering::SeqCst), 0, "the call was dropped, not answered");
         let events = lattice_testkit::trusted(&log).run_log(&alice.principal().tenant, &run).await.unwrap();
         assert!(!events.iter().any(|e| e.event_type() == "model_replied"), "the dropped call recorded nothing");
         assert!(matches!(runner.cancel(&alice, &run).await, Err(Error::InvalidState { .. })), "a run ends once");
@@ -150,18 +190,22 @@ lattice_testkit::both_backends! {
         // Caught up before the run starts: what comes next comes as it happens.
         let last = log.events(&alice, &Follow::Thread(th.clone()), 0, 500).await.unwrap().last().unwrap().seq;
         while live.next_committed().await.unwrap().seq < last {}
-        assert!(tokio::time::timeout(Duration::from_millis(300), live.next()).await.is_err(), "nothing more before the run");
         let pieces = ["The figures ", "are in: ", "up 4 %."];
         let slow = Slow {
             delay: Duration::ZERO,
             pieces: pieces.iter().map(|p| Delta::Text((*p).into())).collect(),
             reply: ModelReply { text: Some(pieces.concat()), tool_calls: vec![], tokens: Some(10) },
+            calls: Arc::default(),
         };
         let run = runner(&log, Arc::new(slow), Budget::default()).start(&alice, th.clone(), "go".into(), None, None).await.unwrap();
         let mut told = String::new();
         let mut kept_message = None;
+        let mut first_committed = None;
         loop {
             let next = tokio::time::timeout(Duration::from_secs(10), live.next()).await.expect("the stream speaks").expect("still following");
+            if let Live::Committed(d) = &next {
+                first_committed.get_or_insert_with(|| d.event_type.clone());
+            }
             match next {
                 Live::Passing(p) => {
                     assert_eq!(p.name, "delta");
@@ -176,6 +220,9 @@ lattice_testkit::both_backends! {
                 Live::AccessLost => panic!("alice lost access to her own thread"),
             }
         }
+        // The stream was caught up to `last`, and hands on in log order:
+        // what came next was the run's start, so nothing came before it.
+        assert_eq!(first_committed.as_deref(), Some("run_started"), "the first thing after the caught-up stream is the run");
         assert_eq!(told, pieces.concat(), "the deltas add up to the reply");
         assert!(kept_message.unwrap().contains(&pieces.concat()));
         // The log holds the reply once, and no delta.

@@ -1,5 +1,3 @@
-use std::time::Duration;
-
 use lattice_agent::{ModelReply, Models, Runner};
 use lattice_core::{Command, Error, Level, Role, RunStatus, SwitchKey, SwitchState, TenantRole, ThreadId, ToolCall, UserId, WorkspaceId};
 use lattice_log::LogService;
@@ -54,8 +52,10 @@ lattice_testkit::both_backends! {
         assert_eq!(by_tool("ask_user").answered_by.as_deref(), Some("bob"));
         assert_eq!(by_tool("ask_user").answer, Some(json!("eu-west")));
         assert_eq!(by_tool("ask_form").answered_by, None, "a message answered an ask_form");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-        assert_eq!(log.run(&alice, &run).await.unwrap().run.status, RunStatus::Paused, "the run went on without the form");
+        // A resume is recorded before message_posted returns: none was.
+        let events = lattice_testkit::trusted(&log).run_log(&alice.principal().tenant, &run).await.unwrap();
+        assert!(!events.iter().any(|e| e.event_type() == "run_resumed"), "the run went on without the form");
+        assert_eq!(log.run(&alice, &run).await.unwrap().run.status, RunStatus::Paused);
 
         runner.answer(&alice, &run, "f1".into(), json!({"ok": true})).await.unwrap();
         let done = wait_for(&log, &alice, &run, RunStatus::Finished).await;
@@ -260,9 +260,10 @@ lattice_testkit::both_backends! {
             approved: true,
         };
         log.execute(&bob, answer).await.unwrap();
-        tokio::time::sleep(Duration::from_millis(100)).await;
+        // Still paused: recover resumes only a paused run, so its 1 says
+        // nothing else resumed it meanwhile.
         assert_eq!(log.run(&alice, &run).await.unwrap().run.status, RunStatus::Paused);
-        assert_eq!(runner.recover().await.unwrap(), 1, "the answered run is taken up again");
+        assert_eq!(runner.recover().await.unwrap(), 1, "the answered run is taken up again, by this look only");
         let done = wait_for(&log, &alice, &run, RunStatus::Finished).await;
         assert_eq!(done.run.acting_for, "bob", "it goes on for whoever answered last");
         assert_eq!(runner.recover().await.unwrap(), 0, "once");
