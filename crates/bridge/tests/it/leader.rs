@@ -20,21 +20,38 @@ async fn post(log: &LogService, thread: &ThreadId, from: usize, count: usize) {
     }
 }
 
-/// Waits until the stream holds `count` posted messages; answers them by id.
-async fn posted_on_nats(js: &jetstream::Context, count: usize) -> BTreeMap<String, usize> {
+/// Posts a marker after what was posted, waits until the stream holds it,
+/// and answers the posted messages before it by id, each with how often
+/// the stream holds it. The bridge publishes in log order, so a message
+/// published twice would be there before the marker.
+async fn posted_on_nats(log: &LogService, thread: &ThreadId, js: &jetstream::Context) -> BTreeMap<String, usize> {
+    let alice = who("t1", "alice", TenantRole::Member);
+    let marker = log.execute(&alice, Command::PostMessage { thread: thread.clone(), text: "marker".into() }).await.unwrap().envelope_id;
     for _ in 0..300 {
-        let mut ids = BTreeMap::new();
-        for (subject, id, _) in stream_messages(js).await {
-            if subject.ends_with("log.message_posted") {
-                *ids.entry(id).or_insert(0) += 1;
+        let held = stream_messages(js).await;
+        if held.iter().any(|(_, id, _)| *id == marker) {
+            let mut ids = BTreeMap::new();
+            for (subject, id, payload) in held {
+                if subject.ends_with("log.message_posted") && payload["payload"]["text"] != "marker" {
+                    *ids.entry(id).or_insert(0) += 1;
+                }
             }
-        }
-        if ids.values().sum::<usize>() >= count {
             return ids;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    panic!("fewer than {count} messages reached NATS");
+    panic!("the marker did not reach NATS");
+}
+
+/// Waits until `status` says what `holds` looks for (10 s at most).
+async fn until_status(status: &lattice_bridge::BridgeStatus, holds: impl Fn(Result<(), String>) -> bool, what: &str) {
+    for _ in 0..200 {
+        if holds(status.ready()) {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("{what}: {:?}", status.ready());
 }
 
 lattice_testkit::both_backends! {
@@ -61,13 +78,13 @@ lattice_testkit::both_backends! {
         let (stop_first, first_stop) = tokio::sync::watch::channel(false);
         let (_stop_second, second_stop) = tokio::sync::watch::channel(false);
         let first = tokio::spawn(first.run(first_stop));
-        tokio::time::sleep(Duration::from_millis(300)).await;
+        until_status(&first_status, |r| r.is_ok(), "the first bridge leads").await;
         let second = tokio::spawn(second.run(second_stop));
-        tokio::time::sleep(Duration::from_millis(300)).await;
+        until_status(&second_status, |r| r.is_err_and(|why| why.contains("standing by")), "the second bridge stands by").await;
 
         post(&log, &thread, 0, 100).await;
         let js = jetstream::new(async_nats::connect(&nats.url).await.unwrap());
-        posted_on_nats(&js, 100).await;
+        assert_eq!(posted_on_nats(&log, &thread, &js).await.len(), 100);
         assert!(first_status.ready().is_ok(), "the first bridge leads");
         let standby = second_status.ready().unwrap_err();
         assert!(standby.contains("standing by"), "{standby}");
@@ -76,7 +93,7 @@ lattice_testkit::both_backends! {
         stop_first.send(true).unwrap();
         first.await.unwrap().unwrap();
         post(&log, &thread, 100, 100).await;
-        let ids = posted_on_nats(&js, 200).await;
+        let ids = posted_on_nats(&log, &thread, &js).await;
         assert_eq!(ids.len(), 200, "every message reached NATS");
         assert!(ids.values().all(|n| *n == 1), "a message was published twice");
         assert!(second_status.ready().is_ok(), "the second bridge leads now: {:?}", second_status.ready());
