@@ -17,16 +17,21 @@ const SUBMISSIONS: usize = 1000;
 /// The suite writes as fast as it can: it raises the limit explicitly.
 const NO_RATE_LIMIT: (&str, &str) = ("LATTICE_RATE_WRITES_PER_SEC", "0");
 
-/// The stream's `ui.form_submitted` messages once there are `expected`
-/// (or 90 s have passed), and a second more for a duplicate to land.
-async fn all_form_submitted(url: &str, expected: usize) -> Vec<(String, Value)> {
+/// The stream's `ui.form_submitted` messages once a marker posted after
+/// them to `th` is on NATS (90 s at most): the bridge publishes in log
+/// order, so every submission, and any repeat of one, is there by then.
+async fn all_form_submitted(url: &str, who: &Client, th: &str) -> Vec<(String, Value)> {
+    who.ok("POST", &format!("/v1/threads/{th}/messages"), json!({"text": "marker"})).await;
     let js = jetstream::new(async_nats::connect(url).await.unwrap());
     let deadline = Instant::now() + Duration::from_secs(90);
-    while form_submitted(&js).await.len() < expected && Instant::now() < deadline {
+    loop {
+        let held = lattice_e2e::stream_messages(&js, |subject| subject.ends_with(".log.message_posted")).await;
+        if held.iter().any(|(_, _, payload)| serde_json::from_slice::<Value>(payload).is_ok_and(|p| p["payload"]["text"] == "marker")) {
+            return form_submitted(&js).await;
+        }
+        assert!(Instant::now() < deadline, "the marker did not reach NATS in 90 s");
         tokio::time::sleep(Duration::from_millis(250)).await;
     }
-    tokio::time::sleep(Duration::from_secs(1)).await;
-    form_submitted(&js).await
 }
 
 async fn form_submitted(js: &jetstream::Context) -> Vec<(String, Value)> {
@@ -85,7 +90,7 @@ async fn a_thousand_submissions_through_bridge_and_nats_restarts_arrive_exactly_
         w.await.unwrap();
     }
 
-    let messages = all_form_submitted(&nats.url, SUBMISSIONS).await;
+    let messages = all_form_submitted(&nats.url, &alice, &th).await;
     assert_eq!(messages.len(), SUBMISSIONS, "exactly one ui.form_submitted per submission");
     let mut ids: Vec<&String> = messages.iter().map(|(id, _)| id).collect();
     ids.sort();
@@ -170,7 +175,7 @@ async fn a_postgres_restart_in_the_middle_of_a_burst_loses_nothing() {
     assert!(said_not_ready, "the bridge's /readyz says it is not publishing while the database is down");
     assert!(refused.load(Ordering::Relaxed) > 0, "the outage refused something");
 
-    let messages = all_form_submitted(&nats.url, SUBMISSIONS).await;
+    let messages = all_form_submitted(&nats.url, &alice, &th).await;
     assert_eq!(messages.len(), SUBMISSIONS, "exactly one ui.form_submitted per submission");
     let mut values: Vec<i64> = messages.iter().map(|(_, p)| p["values"]["n"].as_i64().unwrap()).collect();
     values.sort();

@@ -181,17 +181,24 @@ async fn a_killed_log_replica_and_leading_bridge_lose_nothing_and_streams_runs_a
     let lost: Vec<_> = acked.iter().filter(|m| !logged.contains(*m)).collect();
     assert!(lost.is_empty(), "{} of {} acknowledged messages are missing: {:?}", lost.len(), acked.len(), &lost[..lost.len().min(5)]);
 
+    // A marker after everything: each stream, and NATS, hands on in log
+    // order, so what they hold once the marker is there is all they will
+    // hold of what came before it, repeats included.
+    let marker = ana.ok("POST", &format!("/v1/threads/{th}/messages"), json!({"text": "marker"})).await["seq"].as_i64().unwrap();
+
     // Every stream ends with every message, each once, in log order.
     let deadline = Instant::now() + Duration::from_secs(15);
     for (i, seen) in seen.iter().enumerate() {
         loop {
             let got = seen.lock().unwrap().clone();
-            if got.len() >= logged.len() || Instant::now() > deadline {
+            if got.iter().any(|(seq, _)| *seq == marker) {
+                let got: Vec<(i64, String)> = got.into_iter().filter(|(seq, _)| *seq != marker).collect();
                 assert!(got.windows(2).all(|w| w[0].0 < w[1].0), "stream {i} out of order or repeated");
                 let got: BTreeSet<(i64, String)> = got.into_iter().collect();
                 assert_eq!(got, logged, "stream {i} misses messages");
                 break;
             }
+            assert!(Instant::now() < deadline, "stream {i} did not hand on the marker in 15 s");
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
     }
@@ -202,11 +209,11 @@ async fn a_killed_log_replica_and_leading_bridge_lose_nothing_and_streams_runs_a
     let js = jetstream::new(async_nats::connect(&nats.url).await.unwrap());
     let deadline = Instant::now() + Duration::from_secs(60);
     let on_nats = loop {
-        let ids = bridged_messages(&js, &ws).await;
-        if ids.len() >= logged.len() || Instant::now() > deadline {
-            tokio::time::sleep(Duration::from_secs(1)).await;
-            break bridged_messages(&js, &ws).await;
+        let held = bridged_messages(&js, &ws).await;
+        if let Some(at) = held.iter().position(|(_, seq)| *seq == marker) {
+            break held[..at].iter().map(|(id, _)| id.clone()).collect::<Vec<_>>();
         }
+        assert!(Instant::now() < deadline, "the marker did not reach NATS in 60 s");
         tokio::time::sleep(Duration::from_millis(250)).await;
     };
     let unique: BTreeSet<&String> = on_nats.iter().collect();
@@ -231,8 +238,11 @@ async fn a_killed_log_replica_and_leading_bridge_lose_nothing_and_streams_runs_a
     drop(b);
 }
 
-/// The `Nats-Msg-Id` of every `message_posted` the stream holds for `ws`.
-async fn bridged_messages(js: &jetstream::Context, ws: &str) -> Vec<String> {
+/// The `Nats-Msg-Id` and log sequence number of every `message_posted` the
+/// stream holds for `ws`, in the stream's order.
+async fn bridged_messages(js: &jetstream::Context, ws: &str) -> Vec<(String, i64)> {
     let held = lattice_e2e::stream_messages(js, |subject| subject.contains(&format!(".{ws}.")) && subject.ends_with(".message_posted")).await;
-    held.into_iter().map(|(_, id, _)| id).collect()
+    held.into_iter()
+        .map(|(_, id, payload)| (id, serde_json::from_slice::<Value>(&payload).ok().and_then(|p| p["seq"].as_i64()).unwrap_or(0)))
+        .collect()
 }
