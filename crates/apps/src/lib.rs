@@ -34,7 +34,7 @@ use lattice_core::event::Event;
 use lattice_core::{ArtifactId, Audit, Command, Error, SwitchKey, ThreadId};
 use lattice_log::{ArtifactRow, Authenticated, LogService};
 use lattice_ui::SUBMISSION;
-use lattice_ui::app_policy::{APP_TOOLS, AppToolPolicy, Decision};
+use lattice_ui::app_policy::{APP_TOOLS, AppToolPolicy, Decision, GET_STATE, SET_STATE, SUBMIT};
 use lattice_ui::checks::writes_to_apps;
 use lattice_ui::form::Submissions;
 use lattice_ui::submission::Submission;
@@ -93,7 +93,7 @@ impl CallAudit {
 
 /// Whether an app tool changes the app (its state, its submissions).
 fn changes_the_app(tool: &str) -> bool {
-    tool != "get_state"
+    tool != GET_STATE
 }
 
 fn count(tool: &str, decision: &str, via: Via) {
@@ -337,11 +337,11 @@ impl AppCalls {
     ) -> Result<Outcome, Error> {
         let audit = Audit { name: AUDIT_NAME.into(), data: audit, once: once.map(str::to_owned) };
         match tool {
-            "get_state" => {
+            GET_STATE => {
                 self.log.execute(who, Command::RecordAudit { thread: ThreadId::from_trusted(head.thread.clone()), audit }).await?;
                 Ok(state_of(head))
             }
-            "set_state" => {
+            SET_STATE => {
                 let ops = match lattice_ui::app::state_patch(arguments) {
                     Ok(ops) => ops,
                     Err(why) => return Err(Error::field("arguments.patch", "patch", why)),
@@ -357,7 +357,7 @@ impl AppCalls {
                     result: json!({"version": receipt["version"], "receipt": receipt}),
                 })
             }
-            "submit" => {
+            SUBMIT => {
                 let values = arguments.get("values").cloned().unwrap_or_else(|| json!({}));
                 // An app takes many submissions.
                 let (id, submission) =
@@ -386,9 +386,9 @@ impl AppCalls {
 fn asked_arguments(tool: &str, arguments: &Value) -> Result<Value, Error> {
     let read = |key: &str, empty: Value| json!({key: arguments.get(key).cloned().unwrap_or(empty)});
     let shown = match tool {
-        "submit" => read("values", json!({})),
+        SUBMIT => read("values", json!({})),
         // A patch the state cannot take is refused now, not once confirmed.
-        "set_state" => {
+        SET_STATE => {
             lattice_ui::app::state_patch(arguments).map_err(|why| Error::field("arguments.patch", "patch", why))?;
             read("patch", json!([]))
         }
@@ -428,14 +428,14 @@ mod tests {
         let junk = json!("x".repeat(1000));
         let patch = json!([{"op": "replace", "path": "/count", "value": 2}]);
         let check = |tool: &str, arguments: Value, kept: Value| assert_eq!(asked_arguments(tool, &arguments).unwrap(), kept, "{tool}");
-        check("submit", json!({"values": {"n": 1}, "junk": junk}), json!({"values": {"n": 1}}));
-        check("submit", json!({"junk": junk}), json!({"values": {}}));
-        check("set_state", json!({"patch": patch, "junk": junk}), json!({"patch": patch}));
-        check("get_state", json!({"junk": junk}), json!({}));
+        check(SUBMIT, json!({"values": {"n": 1}, "junk": junk}), json!({"values": {"n": 1}}));
+        check(SUBMIT, json!({"junk": junk}), json!({"values": {}}));
+        check(SET_STATE, json!({"patch": patch, "junk": junk}), json!({"patch": patch}));
+        check(GET_STATE, json!({"junk": junk}), json!({}));
         // A patch the state cannot take is refused before anyone is asked.
-        let outside = asked_arguments("set_state", &json!({"patch": [{"op": "replace", "path": "html", "value": "x"}]}));
+        let outside = asked_arguments(SET_STATE, &json!({"patch": [{"op": "replace", "path": "html", "value": "x"}]}));
         assert!(matches!(outside, Err(Error::ValidationFailed { .. })), "{outside:?}");
-        let large = asked_arguments("submit", &json!({"values": {"n": "x".repeat(49 * 1024)}}));
+        let large = asked_arguments(SUBMIT, &json!({"values": {"n": "x".repeat(49 * 1024)}}));
         assert!(matches!(large, Err(Error::TooLarge { .. })), "{large:?}");
     }
 
@@ -445,7 +445,7 @@ mod tests {
         let row = CallAudit {
             app: "art_01".into(),
             version: 1,
-            tool: "set_state".into(),
+            tool: SET_STATE.into(),
             via: Via::Chat,
             decision: String::new(),
             confirmation: None,

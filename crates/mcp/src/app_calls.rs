@@ -13,6 +13,7 @@ use lattice_apps::server_nonce;
 use lattice_apps::{Outcome, Via};
 use lattice_core::{ArtifactId, Command, Error, SwitchKey, ThreadId};
 use lattice_log::{Authenticated, LogService};
+use lattice_ui::app_policy::SUBMIT;
 use lattice_ui::form::Form;
 use lattice_ui::submission::Submission;
 use lattice_ui::{FORM, SUBMISSION};
@@ -95,11 +96,11 @@ pub(crate) async fn call(
 /// arguments: `Some(accept)`, or `None` when the host cannot ask.
 async fn ask(title: &str, tool: &str, arguments: &Value, context: &RequestContext<RoleServer>) -> Option<bool> {
     let shown = match tool {
-        "submit" => serde_json::to_string_pretty(arguments.get("values").unwrap_or(&Value::Null)).unwrap_or_default(),
+        SUBMIT => serde_json::to_string_pretty(arguments.get("values").unwrap_or(&Value::Null)).unwrap_or_default(),
         _ => serde_json::to_string_pretty(arguments).unwrap_or_default(),
     };
     let message = match tool {
-        "submit" => format!("{title} (a mini app made by an agent) will send exactly this, as you:\n{shown}"),
+        SUBMIT => format!("{title} (a mini app made by an agent) will send exactly this, as you:\n{shown}"),
         _ => format!("Allow {title} (a mini app made by an agent) to call {tool} with:\n{shown}"),
     };
     let params = ElicitRequestParams::FormElicitationParams { meta: None, message, requested_schema: ElicitationSchema::new(Default::default()) };

@@ -32,6 +32,7 @@ use rmcp::model::{
 use rmcp::service::{NotificationContext, RequestContext, RoleServer};
 use serde_json::{Value, json};
 
+pub use listing::{FORM_SUBMISSIONS, SUBMIT_FORM};
 pub use views::{APP_VIEWS, DASHBOARD_VIEW, FORM_VIEW, UI_MIME};
 
 /// The exporter for one MCP session.

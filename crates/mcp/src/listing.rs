@@ -16,9 +16,7 @@ use crate::{meta, view_meta};
 
 pub const FORM_SUBMISSIONS: &str = "form_submissions";
 pub const SUBMIT_FORM: &str = "submit_form";
-pub const GET_STATE: &str = "get_state";
-pub const SET_STATE: &str = "set_state";
-pub const SUBMIT: &str = "submit";
+pub use lattice_ui::app_policy::{GET_STATE, SET_STATE, SUBMIT};
 
 /// The longest `form_submissions` waits.
 pub const MAX_WAIT_SECONDS: u64 = 600;

@@ -7,8 +7,14 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+/// An app reads its own state.
+pub const GET_STATE: &str = "get_state";
+/// An app changes its own state (RFC 6902 operations).
+pub const SET_STATE: &str = "set_state";
+/// An app sends values as the person who uses it.
+pub const SUBMIT: &str = "submit";
 /// The tools an app reaches.
-pub const APP_TOOLS: [&str; 3] = ["get_state", "set_state", "submit"];
+pub const APP_TOOLS: [&str; 3] = [GET_STATE, SET_STATE, SUBMIT];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -106,14 +112,14 @@ mod tests {
     #[test]
     fn the_overlay_wins_for_its_tenants_app_only() {
         let p = AppToolPolicy::parse("get_state=allow, submit=allow, acme:art_01j0000000000000000000000a:submit=deny").unwrap();
-        assert_eq!(p.decide("acme", "art_01j0000000000000000000000a", "submit"), Decision::Deny);
-        assert_eq!(p.decide("other", "art_01j0000000000000000000000a", "submit"), Decision::Allow, "another tenant's app of the same id");
-        assert_eq!(p.decide("acme", "art_01j0000000000000000000000b", "submit"), Decision::Allow);
-        assert_eq!(p.decide("acme", "art_01j0000000000000000000000a", "get_state"), Decision::Allow);
-        assert_eq!(p.decide("acme", "art_01j0000000000000000000000a", "set_state"), Decision::Ask);
+        assert_eq!(p.decide("acme", "art_01j0000000000000000000000a", SUBMIT), Decision::Deny);
+        assert_eq!(p.decide("other", "art_01j0000000000000000000000a", SUBMIT), Decision::Allow, "another tenant's app of the same id");
+        assert_eq!(p.decide("acme", "art_01j0000000000000000000000b", SUBMIT), Decision::Allow);
+        assert_eq!(p.decide("acme", "art_01j0000000000000000000000a", GET_STATE), Decision::Allow);
+        assert_eq!(p.decide("acme", "art_01j0000000000000000000000a", SET_STATE), Decision::Ask);
         // An artifact id may hold a colon.
         let p = AppToolPolicy::parse("acme:art_a:b:submit=deny").unwrap();
-        assert_eq!(p.decide("acme", "art_a:b", "submit"), Decision::Deny);
+        assert_eq!(p.decide("acme", "art_a:b", SUBMIT), Decision::Deny);
     }
 
     #[test]

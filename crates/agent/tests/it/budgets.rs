@@ -169,7 +169,7 @@ lattice_testkit::both_backends! {
         // A run waiting for a person is cancelled too; its request is then closed.
         let script = Script::new(vec![ModelReply {
             text: None,
-            tool_calls: vec![ToolCall { id: "q1".into(), name: "ask_user".into(), arguments: json!({"question": "Which?"}) }],
+            tool_calls: vec![ToolCall { id: "q1".into(), name: lattice_agent::tools::ASK_USER.into(), arguments: json!({"question": "Which?"}) }],
             tokens: None,
         }]);
         let runner = self::runner(&log, Arc::new(script), Budget::default());

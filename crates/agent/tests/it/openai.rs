@@ -37,7 +37,7 @@ async fn tool_calls_round_trip_through_the_wire_format() {
                 Json(json!({"id": "x", "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
                     "role": "assistant", "content": null,
                     "tool_calls": [{"id": "call_9", "type": "function",
-                        "function": {"name": "ask_user", "arguments": "{\"question\":\"Which region?\"}"}}]}}]}))
+                        "function": {"name": tools::ASK_USER, "arguments": "{\"question\":\"Which region?\"}"}}]}}]}))
             }
         }),
     );
@@ -52,7 +52,7 @@ async fn tool_calls_round_trip_through_the_wire_format() {
     assert_eq!(seen["body"]["model"], "test-model");
     assert_eq!(seen["body"]["messages"][1], json!({"role": "user", "content": "hello"}));
     let names: Vec<&str> = seen["body"]["tools"].as_array().unwrap().iter().map(|t| t["function"]["name"].as_str().unwrap()).collect();
-    assert!(names.contains(&"ask_form"));
+    assert!(names.contains(&tools::ASK_FORM));
     assert_eq!(seen["body"]["tools"][0]["type"], "function");
 }
 
@@ -179,7 +179,7 @@ fn text_chunk(text: &str) -> Value {
 
 fn args_chunk(first: bool, args: &str) -> Value {
     let call = if first {
-        json!({"index": 0, "id": "call_7", "type": "function", "function": {"name": "ask_form", "arguments": args}})
+        json!({"index": 0, "id": "call_7", "type": "function", "function": {"name": tools::ASK_FORM, "arguments": args}})
     } else {
         json!({"index": 0, "function": {"arguments": args}})
     };
@@ -221,7 +221,7 @@ async fn a_streamed_reply_is_told_as_it_arrives_and_adds_up_to_the_reply() {
     assert_eq!(reply.tokens, Some(42));
     let finished = json!({"title": "Incident", "schema": {"type": "object", "properties": {"severity": {"type": "string"}}}});
     assert_eq!(reply.tool_calls.len(), 1);
-    assert_eq!((reply.tool_calls[0].id.as_str(), reply.tool_calls[0].name.as_str()), ("call_7", "ask_form"));
+    assert_eq!((reply.tool_calls[0].id.as_str(), reply.tool_calls[0].name.as_str()), ("call_7", tools::ASK_FORM));
     assert_eq!(reply.tool_calls[0].arguments, finished);
 
     let seen = seen.lock().unwrap().clone();

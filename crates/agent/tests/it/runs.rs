@@ -1,3 +1,4 @@
+use lattice_agent::tools::{ASK_FORM, ASK_USER, CREATE_APP, CREATE_FORM, SHOW_DASHBOARD, UPDATE_APP, UPDATE_DASHBOARD};
 use lattice_agent::{ModelReply, Models, Runner};
 use lattice_core::{Command, Error, Level, Role, RunStatus, SwitchKey, SwitchState, TenantRole, ThreadId, ToolCall, UserId, WorkspaceId};
 use lattice_log::LogService;
@@ -36,7 +37,7 @@ lattice_testkit::both_backends! {
         let log = lattice_testkit::service(backend).await;
         let (_, th) = workspace(&log).await;
         let script = Script::new(vec![
-            tools_reply(vec![call("q1", "ask_user", json!({"question": "Which region?"})), call("f1", "ask_form", form_args())]),
+            tools_reply(vec![call("q1", ASK_USER, json!({"question": "Which region?"})), call("f1", ASK_FORM, form_args())]),
             text_reply("done"),
         ]);
         let runner = Runner::new(lattice_testkit::trusted(&log), Models::default().with("script", std::sync::Arc::new(script.clone()), true));
@@ -49,9 +50,9 @@ lattice_testkit::both_backends! {
         runner.message_posted(&bob, &th, "eu-west").await.unwrap();
         let view = wait_for(&log, &alice, &run, RunStatus::Paused).await;
         let by_tool = |name: &str| view.requests.iter().find(|r| r.tool_name == name).unwrap().clone();
-        assert_eq!(by_tool("ask_user").answered_by.as_deref(), Some("bob"));
-        assert_eq!(by_tool("ask_user").answer, Some(json!("eu-west")));
-        assert_eq!(by_tool("ask_form").answered_by, None, "a message answered an ask_form");
+        assert_eq!(by_tool(ASK_USER).answered_by.as_deref(), Some("bob"));
+        assert_eq!(by_tool(ASK_USER).answer, Some(json!("eu-west")));
+        assert_eq!(by_tool(ASK_FORM).answered_by, None, "a message answered an ask_form");
         // A resume is recorded before message_posted returns: none was.
         let events = lattice_testkit::trusted(&log).run_log(&alice.principal().tenant, &run).await.unwrap();
         assert!(!events.iter().any(|e| e.event_type() == "run_resumed"), "the run went on without the form");
@@ -77,8 +78,8 @@ lattice_testkit::both_backends! {
         let (ws, th) = workspace(&log).await;
         let alice = who("t1", "alice", TenantRole::Member);
         let script = Script::new(vec![
-            tools_reply(vec![call("f1", "ask_form", form_args())]),
-            tools_reply(vec![call("f2", "ask_form", form_args())]),
+            tools_reply(vec![call("f1", ASK_FORM, form_args())]),
+            tools_reply(vec![call("f2", ASK_FORM, form_args())]),
             text_reply("done"),
         ]);
         let runner = Runner::new(lattice_testkit::trusted(&log), Models::default().with("script", std::sync::Arc::new(script.clone()), true));
@@ -86,8 +87,8 @@ lattice_testkit::both_backends! {
         let run = runner.start(&alice, th.clone(), "go".into(), None, None).await.unwrap();
         wait_for(&log, &alice, &run, RunStatus::Paused).await;
         let first = script.offered.lock().unwrap()[0].clone();
-        assert!(first.contains(&"ask_form".to_owned()) && first.contains(&"show_dashboard".to_owned()), "{first:?}");
-        assert!(!first.contains(&"create_app".to_owned()) && !first.contains(&"update_app".to_owned()), "{first:?}");
+        assert!(first.contains(&ASK_FORM.to_owned()) && first.contains(&SHOW_DASHBOARD.to_owned()), "{first:?}");
+        assert!(!first.contains(&CREATE_APP.to_owned()) && !first.contains(&UPDATE_APP.to_owned()), "{first:?}");
 
         // Forms off: the open ask_form cannot be answered, and is not offered again.
         log.execute(&alice, Command::SetSwitch { level: Level::Workspace(ws.clone()), key: SwitchKey::Forms, state: SwitchState::Off, reason: "pause".into() })
@@ -98,7 +99,7 @@ lattice_testkit::both_backends! {
         let second = runner.start(&alice, th.clone(), "again".into(), None, None).await.unwrap();
         wait_for(&log, &alice, &second, RunStatus::Finished).await;
         let offered = script.offered.lock().unwrap()[1].clone();
-        assert!(!offered.contains(&"ask_form".to_owned()) && !offered.contains(&"create_form".to_owned()), "{offered:?}");
+        assert!(!offered.contains(&ASK_FORM.to_owned()) && !offered.contains(&CREATE_FORM.to_owned()), "{offered:?}");
         // The model called ask_form anyway: it got an error back, not a pause on a form.
         let events = lattice_testkit::trusted(&log).run_log(&alice.principal().tenant, &second).await.unwrap();
         let refused = events.iter().find(|e| e.event_type() == "tool_returned").expect("a tool result");
@@ -114,8 +115,8 @@ lattice_testkit::both_backends! {
         let alice = who("t1", "alice", TenantRole::Member);
         let bad = json!({"title": "T", "schema": {"type": "object", "properties": {"zip": {"type": "string", "pattern": "^[0-9]+$"}}}});
         let script = Script::new(vec![
-            tools_reply(vec![call("f1", "ask_form", bad)]),
-            tools_reply(vec![call("f2", "ask_form", form_args())]),
+            tools_reply(vec![call("f1", ASK_FORM, bad)]),
+            tools_reply(vec![call("f2", ASK_FORM, form_args())]),
             text_reply("done"),
         ]);
         let runner = Runner::new(lattice_testkit::trusted(&log), Models::default().with("script", std::sync::Arc::new(script.clone()), true));
@@ -179,8 +180,8 @@ lattice_testkit::both_backends! {
         // bob (an editor) starts the run; a tenant admin answers its form;
         // then the model reaches for the other thread's dashboard.
         let script = Script::new(vec![
-            tools_reply(vec![call("f1", "ask_form", form_args())]),
-            tools_reply(vec![call("u1", "update_dashboard", json!({"id": elsewhere, "panels": []}))]),
+            tools_reply(vec![call("f1", ASK_FORM, form_args())]),
+            tools_reply(vec![call("u1", UPDATE_DASHBOARD, json!({"id": elsewhere, "panels": []}))]),
             text_reply("done"),
         ]);
         let runner = Runner::new(lattice_testkit::trusted(&log), Models::default().with("script", std::sync::Arc::new(script.clone()), true));
@@ -223,7 +224,7 @@ lattice_testkit::both_backends! {
             .unwrap();
         let rita = who("t1", "rita", TenantRole::Member);
         let script = Script::new(vec![
-            tools_reply(vec![call("q1", "ask_user", json!({"question": "Which region?"})), call("f1", "ask_form", form_args())]),
+            tools_reply(vec![call("q1", ASK_USER, json!({"question": "Which region?"})), call("f1", ASK_FORM, form_args())]),
             text_reply("done"),
         ]);
         let runner = Runner::new(lattice_testkit::trusted(&log), Models::default().with("script", std::sync::Arc::new(script), true));

@@ -358,7 +358,9 @@ impl Translator {
                     .iter()
                     .map(|r| {
                         let (message, schema) = match r.tool_name.as_str() {
-                            "ask_form" => (r.args.get("title").cloned().unwrap_or(Value::Null), r.args.get("schema").cloned().unwrap_or(json!({}))),
+                            lattice_agent::tools::ASK_FORM => {
+                                (r.args.get("title").cloned().unwrap_or(Value::Null), r.args.get("schema").cloned().unwrap_or(json!({})))
+                            }
                             _ => (r.args.get("question").cloned().unwrap_or(Value::Null), json!({"type": "string"})),
                         };
                         let mut interrupt = json!({"id": interrupt_id(&self.run, &r.tool_call_id), "reason": format!("lattice.{}", r.tool_name),

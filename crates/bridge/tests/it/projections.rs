@@ -8,6 +8,7 @@ use lattice_agent::{Models, Runner};
 use lattice_core::{Command, RunStatus, TenantRole, ThreadId, WorkspaceId};
 use lattice_testkit::nats::NatsServer;
 use lattice_testkit::who;
+use lattice_ui::asks::ASK_FORM;
 use lattice_ui::form::Submissions;
 use lattice_ui::submission::submission_id;
 use serde_json::json;
@@ -86,7 +87,7 @@ lattice_testkit::both_backends! {
             messages.iter().filter(|(s, _, _)| s.starts_with("lattice.t1.") && s.ends_with(".ui.form_submitted")).collect();
         assert_eq!(rule.len(), 3, "{:#?}", messages.iter().map(|m| &m.0).collect::<Vec<_>>());
         let sources: Vec<&str> = rule.iter().map(|(_, _, p)| p["form"]["source"].as_str().unwrap()).collect();
-        assert_eq!(sources, ["form", "ask_form", "form"]);
+        assert_eq!(sources, ["form", ASK_FORM, "form"]);
         // Who acted: people by hand, the agent in its run.
         let who: Vec<(&str, &str, Option<&str>)> = rule
             .iter()
