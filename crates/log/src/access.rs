@@ -5,10 +5,9 @@
 
 use lattice_core::policy::{self, Action, thread_role};
 use lattice_core::{ArtifactId, Error, Principal, Role, TenantId, TenantRole, ThreadId, WorkspaceId};
-use sqlx::Row;
 
-use crate::db::{Db, db_error};
-use crate::store::{ArtifactRow, load_artifact};
+use crate::store::access as stored;
+use crate::store::{ArtifactRow, Db, load_artifact};
 
 /// A workspace the caller can see, with the caller's role in it.
 #[derive(Debug, Clone)]
@@ -26,9 +25,7 @@ impl Access {
 }
 
 pub(crate) async fn workspace_access(db: &Db, p: &Principal, workspace: &str) -> Result<Access, Error> {
-    let row = sqlx::query("SELECT tenant FROM workspaces WHERE id = $1").bind(workspace).fetch_optional(&db.pool).await.map_err(db_error)?;
-    let Some(row) = row else { return Err(Error::NotFound) };
-    let tenant: String = row.try_get(0).map_err(db_error)?;
+    let Some(tenant) = stored::workspace_tenant(db, workspace).await? else { return Err(Error::NotFound) };
     access_in(db, p, tenant, workspace.to_owned()).await
 }
 
@@ -57,15 +54,7 @@ async fn membership(db: &Db, workspace: &str, user: &str, role: TenantRole) -> R
     if role == TenantRole::TenantAdmin {
         return Ok(None);
     }
-    sqlx::query("SELECT role FROM members WHERE workspace = $1 AND user_id = $2")
-        .bind(workspace)
-        .bind(user)
-        .fetch_optional(&db.pool)
-        .await
-        .map_err(db_error)?
-        .map(|row| row.try_get::<String, _>(0))
-        .transpose()
-        .map_err(db_error)
+    stored::member_role(db, workspace, user).await
 }
 
 /// The caller's role from its token and the workspace's members list.
@@ -95,39 +84,19 @@ pub(crate) async fn thread_access(db: &Db, p: &Principal, thread: &ThreadId) -> 
 }
 
 async fn thread_access_of(db: &Db, p: &Principal, thread: &ThreadId) -> Result<Access, Error> {
-    // One round trip: the thread's workspace, whether it is restricted, the
-    // caller's membership of the workspace and its listing on the thread.
-    let row = sqlx::query(
-        "SELECT w.tenant, w.id, m.role, t.restricted, s.role FROM threads t JOIN workspaces w ON w.id = t.workspace \
-         LEFT JOIN members m ON m.workspace = w.id AND m.user_id = $2 \
-         LEFT JOIN thread_members s ON s.thread = t.id AND s.user_id = $2 WHERE t.id = $1",
-    )
-    .bind(thread.as_str())
-    .bind(p.user.as_str())
-    .fetch_optional(&db.pool)
-    .await
-    .map_err(db_error)?;
-    let Some(row) = row else { return Err(Error::NotFound) };
-    let tenant: String = row.try_get(0).map_err(db_error)?;
-    if tenant != p.tenant.as_str() {
+    let Some(standing) = stored::thread_standing(db, thread.as_str(), p.user.as_str()).await? else { return Err(Error::NotFound) };
+    if standing.tenant != p.tenant.as_str() {
         return Err(Error::NotFound);
     }
-    let workspace: String = row.try_get(1).map_err(db_error)?;
-    let member = stored_role(row.try_get(2).map_err(db_error)?)?;
-    let restricted = row.try_get::<i64, _>(3).map_err(db_error)? != 0;
-    let listed = stored_role(row.try_get(4).map_err(db_error)?)?;
+    let member = stored_role(standing.member)?;
+    let listed = stored_role(standing.listed)?;
+    let (tenant, workspace, restricted) = (standing.tenant, standing.workspace, standing.restricted);
     let role = thread_role(p.role, member, restricted, listed).ok_or(Error::NotFound)?;
     Ok(Access { tenant: TenantId::from_trusted(tenant), workspace: WorkspaceId::from_trusted(workspace), role })
 }
 
 fn stored_role(role: Option<String>) -> Result<Option<Role>, Error> {
     role.map(|r| Role::parse(&r).ok_or_else(|| Error::unavailable(format!("stored role {r:?} is unknown")))).transpose()
-}
-
-/// The SQL condition that thread `{t}.id` is visible to `{user}` (a bind
-/// placeholder), for a caller whose workspace role is below admin.
-pub(crate) fn visible_thread(t: &str, user: &str) -> String {
-    format!("({t}.restricted = 0 OR {t}.id IN (SELECT thread FROM thread_members WHERE user_id = {user}))")
 }
 
 pub(crate) async fn artifact_access(db: &Db, p: &Principal, id: &ArtifactId) -> Result<(Access, ArtifactRow), Error> {
@@ -140,29 +109,15 @@ pub(crate) async fn artifact_access(db: &Db, p: &Principal, id: &ArtifactId) -> 
 
 /// Whether `user` is a member of the workspace.
 pub(crate) async fn is_member(db: &Db, workspace: &str, user: &str) -> Result<bool, Error> {
-    let row = sqlx::query("SELECT 1 FROM members WHERE workspace = $1 AND user_id = $2")
-        .bind(workspace)
-        .bind(user)
-        .fetch_optional(&db.pool)
-        .await
-        .map_err(db_error)?;
-    Ok(row.is_some())
+    stored::is_member(db, workspace, user).await
 }
 
 /// The workspace of a thread the caller is listed on from outside the
 /// workspace, with the lowest role (what it learns there is what governs
 /// the threads shared with it, never their neighbours).
 pub(crate) async fn listed_in(db: &Db, p: &Principal, workspace: &str) -> Result<Access, Error> {
-    let row = sqlx::query(
-        "SELECT w.tenant FROM thread_members s JOIN threads t ON t.id = s.thread JOIN workspaces w ON w.id = t.workspace \
-         WHERE s.user_id = $1 AND t.workspace = $2 AND w.tenant = $3 LIMIT 1",
-    )
-    .bind(p.user.as_str())
-    .bind(workspace)
-    .bind(p.tenant.as_str())
-    .fetch_optional(&db.pool)
-    .await
-    .map_err(db_error)?;
-    row.ok_or(Error::NotFound)?;
+    if !stored::listed_in(db, p.tenant.as_str(), workspace, p.user.as_str()).await? {
+        return Err(Error::NotFound);
+    }
     Ok(Access { tenant: p.tenant.clone(), workspace: WorkspaceId::from_trusted(workspace.to_owned()), role: Role::Viewer })
 }

@@ -2,9 +2,10 @@
 //! only way to get an [`Authenticated`], and the write path takes nothing
 //! else, so no command runs for an identity nobody vouched for.
 
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
+use lattice_core::clock::{self, SharedClock};
 use lattice_core::{Actor, Error, Principal, TenantId, TenantRole, UserId};
 use serde::{Deserialize, Serialize};
 
@@ -81,7 +82,13 @@ struct CapabilityClaims {
 /// How long a view's capability lasts.
 pub const CAPABILITY_TTL: Duration = Duration::from_secs(3600);
 
-/// Mints and verifies HS256 tokens with one deployment secret.
+/// Seconds a token or capability is still taken past its `exp`: clocks of
+/// the machines that mint and verify differ a little.
+const LEEWAY_SECS: i64 = 5;
+
+/// Mints and verifies HS256 tokens with one deployment secret. When a
+/// token is issued and whether it has expired are read from its clock
+/// (the wall clock unless given another, [`Authenticator::with_clock`]).
 #[derive(Clone)]
 pub struct Authenticator {
     encoding: EncodingKey,
@@ -94,6 +101,7 @@ pub struct Authenticator {
     capability_decoding: DecodingKey,
     /// Chains are minted under a key of their own, from the same secret.
     chains: crate::chain::ChainKey,
+    clock: SharedClock,
 }
 
 impl Authenticator {
@@ -103,7 +111,10 @@ impl Authenticator {
             return Err(Error::unavailable("the token secret must be at least 32 bytes"));
         }
         let mut validation = Validation::new(Algorithm::HS256);
-        validation.leeway = 5;
+        // Expiry is checked against the authenticator's clock, not the
+        // library's wall clock ([`Self::unexpired`]); `exp` stays required.
+        validation.validate_exp = false;
+        validation.leeway = LEEWAY_SECS as u64;
         validation.set_required_spec_claims(&["exp", "sub"]);
         let bad_key = |e: jsonwebtoken::errors::Error| Error::unavailable(format!("the token secret is unusable: {e}"));
         let derived = {
@@ -121,7 +132,26 @@ impl Authenticator {
             capability_encoding: EncodingKey::from_secret(&derived).map_err(bad_key)?,
             capability_decoding: DecodingKey::from_secret(&derived).map_err(bad_key)?,
             chains: crate::chain::ChainKey::derive(secret),
+            clock: clock::system(),
         })
+    }
+
+    /// The same authenticator reading time from `clock`: what a test moves
+    /// to see tokens and capabilities expire without waiting.
+    pub fn with_clock(mut self, clock: SharedClock) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    /// The clock tokens are issued and checked by.
+    pub fn clock(&self) -> &SharedClock {
+        &self.clock
+    }
+
+    /// Whether an `exp` (seconds since the epoch) is still ahead of the
+    /// clock, within the leeway.
+    fn unexpired(&self, exp: u64) -> bool {
+        i64::try_from(exp).is_ok_and(|exp| exp >= self.clock.now_secs() - LEEWAY_SECS)
     }
 
     /// The key the write path checks a run's chain under.
@@ -130,7 +160,7 @@ impl Authenticator {
     }
 
     pub fn mint(&self, principal: &Principal) -> String {
-        let now_ms = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default().as_millis() as u64;
+        let now_ms = u64::try_from(self.clock.now_ms()).unwrap_or_default();
         let now = now_ms / 1000;
         let claims = Claims {
             sub: principal.user.to_string(),
@@ -156,11 +186,11 @@ impl Authenticator {
     /// Verifies a bearer token's signature, expiry and claims.
     pub fn verify(&self, token: &str) -> Result<Authenticated, Error> {
         let unauthorized = |reason: &str| Error::Unauthorized { reason: reason.to_owned() };
-        let data = jsonwebtoken::decode::<Claims>(token, &self.decoding, &self.validation).map_err(|e| match e.kind() {
-            jsonwebtoken::errors::ErrorKind::ExpiredSignature => unauthorized("the token has expired"),
-            _ => unauthorized("the token does not verify"),
-        })?;
+        let data = jsonwebtoken::decode::<Claims>(token, &self.decoding, &self.validation).map_err(|_| unauthorized("the token does not verify"))?;
         let claims = data.claims;
+        if !self.unexpired(claims.exp) {
+            return Err(unauthorized("the token has expired"));
+        }
         let tenant = TenantId::parse("tenant", &claims.tenant).map_err(|_| unauthorized("bad tenant claim"))?;
         let user = UserId::parse("sub", &claims.sub).map_err(|_| unauthorized("bad subject claim"))?;
         let issued = claims.ims.unwrap_or(claims.iat.saturating_mul(1000)).min(i64::MAX as u64) as i64;
@@ -173,7 +203,7 @@ impl Authenticator {
     /// hosts do not show to models), so a model holding the same token
     /// cannot make those calls.
     pub fn capability(&self, principal: &Principal, artifact: &str) -> String {
-        let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default().as_secs();
+        let now = u64::try_from(self.clock.now_secs()).unwrap_or_default();
         let claims = CapabilityClaims {
             sub: principal.user.to_string(),
             tenant: principal.tenant.to_string(),
@@ -188,10 +218,11 @@ impl Authenticator {
     /// `who`'s.
     pub fn capability_artifact(&self, token: &str, who: &Authenticated) -> Result<String, Error> {
         let refused = |reason: &str| Error::forbidden(format!("an app-only tool needs its view's capability: {reason}"));
-        let data = jsonwebtoken::decode::<CapabilityClaims>(token, &self.capability_decoding, &self.validation).map_err(|e| match e.kind() {
-            jsonwebtoken::errors::ErrorKind::ExpiredSignature => refused("it has expired"),
-            _ => refused("it does not verify"),
-        })?;
+        let data = jsonwebtoken::decode::<CapabilityClaims>(token, &self.capability_decoding, &self.validation)
+            .map_err(|_| refused("it does not verify"))?;
+        if !self.unexpired(data.claims.exp) {
+            return Err(refused("it has expired"));
+        }
         let p = who.principal();
         if data.claims.sub != p.user.as_str() || data.claims.tenant != p.tenant.as_str() {
             return Err(refused("it was given to someone else"));

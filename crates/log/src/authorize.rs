@@ -7,164 +7,140 @@ use std::sync::Arc;
 use lattice_core::policy::{self, Action};
 use lattice_core::{Command, Error, Level, Principal, Role, TenantRole, ThreadId};
 
-use crate::access::{Access, artifact_access, thread_access, workspace_access};
-use crate::runs::{RequestRow, RunRow, load_requests, load_run};
-use crate::service::LogService;
-use crate::store::ArtifactRow;
+use crate::access::{Access, artifact_access, is_member, thread_access, workspace_access};
+use crate::registry::Registry;
+use crate::scope::{LoadedRun, Scope};
+use crate::store::Db;
+use crate::store::runs::{load_requests, load_run};
 
-/// What authorization found out about a command's target.
-#[derive(Default)]
-pub(crate) struct Scope {
-    pub access: Option<Access>,
-    /// The thread the command acts in, when it acts in one.
-    pub thread: Option<ThreadId>,
-    /// The artifact's head, for edits and archiving.
-    pub artifact: Option<ArtifactRow>,
-    /// The run and its requests, for answers and recorded steps.
-    pub run: Option<Arc<LoadedRun>>,
-}
-
-/// A run with its requests, as one command reads them.
-pub(crate) struct LoadedRun {
-    pub run: RunRow,
-    pub requests: Vec<RequestRow>,
-}
-
-impl LoadedRun {
-    pub fn request(&self, tool_call_id: &str) -> Option<&RequestRow> {
-        self.requests.iter().find(|r| r.tool_call_id == tool_call_id)
-    }
-}
-
-impl LogService {
-    pub(crate) async fn authorize(&self, p: &Principal, command: &Command) -> Result<Scope, Error> {
-        let db = &self.inner.db;
-        let in_workspace = |access: Access| Scope { access: Some(access), ..Scope::default() };
-        let in_thread = |access: Access, thread: ThreadId| Scope { access: Some(access), thread: Some(thread), ..Scope::default() };
-        match command {
-            Command::CreateWorkspace { .. } => Ok(Scope::default()),
-            Command::AddMember { workspace, .. } => {
-                let access = workspace_access(db, p, workspace.as_str()).await?;
-                access.allow(Action::ManageMembers)?;
-                Ok(in_workspace(access))
-            }
-            Command::RemoveMember { workspace, .. } => {
-                let access = workspace_access(db, p, workspace.as_str()).await?;
-                access.allow(Action::ManageMembers)?;
-                Ok(in_workspace(access))
-            }
-            Command::CreateThread { workspace, .. } => {
-                let access = workspace_access(db, p, workspace.as_str()).await?;
-                access.allow(Action::StartThread)?;
-                Ok(in_workspace(access))
-            }
-            Command::ShareThread { thread, user, role } => {
-                let access = thread_access(db, p, thread).await?;
-                access.allow(Action::ManageListings)?;
-                if *role == Role::Admin {
-                    return Err(Error::field("role", "enum", "a thread lists viewers, respondents and editors; admins see every thread"));
-                }
-                // Someone outside the workspace reads, or answers, never writes.
-                if *role > Role::Respondent && !crate::access::is_member(db, access.workspace.as_str(), user.as_str()).await? {
-                    return Err(Error::field(
-                        "role",
-                        "enum",
-                        format!("{user} is not a member of the workspace: a thread is shared with them as viewer or respondent"),
-                    ));
-                }
-                Ok(in_thread(access, thread.clone()))
-            }
-            Command::UnshareThread { thread, .. } => {
-                let access = thread_access(db, p, thread).await?;
-                access.allow(Action::ManageListings)?;
-                Ok(in_thread(access, thread.clone()))
-            }
-            // Anyone ends their own sessions; a tenant admin anyone's of the
-            // tenant (the tenant is the caller's: another's is out of reach).
-            Command::EndSessions { user } => {
-                if user != &p.user && p.role != TenantRole::TenantAdmin {
-                    return Err(Error::forbidden("only a tenant admin signs someone else out"));
-                }
-                Ok(Scope::default())
-            }
-            // A respondent's one kind of artifact (a submission); the kind's
-            // checks say what it may submit to.
-            Command::CreateArtifact { thread, kind, .. } if self.inner.kinds.get(kind).is_some_and(|k| k.respondents_create()) => {
-                let access = thread_access(db, p, thread).await?;
-                access.allow(Action::Submit)?;
-                Ok(in_thread(access, thread.clone()))
-            }
-            Command::PostMessage { thread, .. } | Command::CreateArtifact { thread, .. } => {
-                let access = thread_access(db, p, thread).await?;
-                access.allow(if matches!(command, Command::PostMessage { .. }) { Action::Post } else { Action::Author })?;
-                Ok(in_thread(access, thread.clone()))
-            }
-            Command::EditArtifact { id, .. } | Command::ArchiveArtifact { id } => {
-                let (access, head) = artifact_access(db, p, id).await?;
-                access.allow(if matches!(command, Command::ArchiveArtifact { .. }) { Action::Archive } else { Action::Author })?;
-                if matches!(command, Command::ArchiveArtifact { .. }) && !policy::archives(access.role, head.author == p.user.as_str()) {
-                    return Err(Error::forbidden("only the artifact's author or a workspace admin archives it"));
-                }
-                if head.archived {
-                    return Err(Error::invalid_state("the artifact is archived"));
-                }
-                let thread = ThreadId::from_trusted(head.thread.clone());
-                Ok(Scope { artifact: Some(head), ..in_thread(access, thread) })
-            }
-            Command::SetAppContext { artifact, .. } => {
-                let (access, head) = artifact_access(db, p, artifact).await?;
-                access.allow(Action::TellContext)?;
-                if head.archived {
-                    return Err(Error::invalid_state("the app is archived"));
-                }
-                let thread = ThreadId::from_trusted(head.thread.clone());
-                Ok(Scope { artifact: Some(head), ..in_thread(access, thread) })
-            }
-            Command::AppEvent { workspace, namespace, .. } => {
-                let access = workspace_access(db, p, workspace.as_str()).await?;
-                access.allow(Action::PublishEvent)?;
-                if crate::limits::RESERVED_NAMESPACES.contains(&namespace.as_str()) {
-                    return Err(Error::forbidden(format!("the {namespace} namespace is lattice's own: only the bridge publishes there")));
-                }
-                Ok(in_workspace(access))
-            }
-            // Whoever may read the thread may have a decision about it
-            // recorded (a viewer's app reading its state).
-            Command::RecordAudit { thread, .. } => Ok(in_thread(thread_access(db, p, thread).await?, thread.clone())),
-            Command::StartRun { thread, .. } => {
-                let access = thread_access(db, p, thread).await?;
-                access.allow(Action::Run)?;
-                Ok(in_thread(access, thread.clone()))
-            }
-            Command::AnswerDeferred { run, .. } | Command::CancelRun { run } | Command::RecordRun { run, .. } => {
-                if matches!(command, Command::RecordRun { .. }) && !(p.agent && p.run.as_ref() == Some(run)) {
-                    return Err(Error::forbidden("only the runner records a run's steps, inside that run"));
-                }
-                let Some(row) = load_run(db, &p.tenant, run).await? else { return Err(Error::NotFound) };
-                let thread = ThreadId::from_trusted(row.thread.clone());
-                let access = thread_access(db, p, &thread).await?;
-                match command {
-                    // Which requests a respondent may answer, the answer's checks say.
-                    Command::AnswerDeferred { .. } => access.allow(Action::Submit)?,
-                    _ => access.allow(Action::Run)?,
-                }
-                let requests = load_requests(db, &p.tenant, &row.id).await?;
-                Ok(Scope { run: Some(Arc::new(LoadedRun { run: row, requests })), ..in_thread(access, thread) })
-            }
-            Command::SetSwitch { level, .. } => match level {
-                Level::Deployment if p.role != TenantRole::DeploymentAdmin => {
-                    Err(Error::forbidden("only a deployment admin sets the deployment's switch"))
-                }
-                Level::Deployment => Ok(Scope::default()),
-                Level::Tenant(tenant) if tenant != &p.tenant => Err(Error::NotFound),
-                Level::Tenant(_) if p.role != TenantRole::TenantAdmin => Err(Error::forbidden("only a tenant admin sets the tenant's switch")),
-                Level::Tenant(_) => Ok(Scope::default()),
-                Level::Workspace(workspace) => {
-                    let access = workspace_access(db, p, workspace.as_str()).await?;
-                    access.allow(Action::Administer)?;
-                    Ok(in_workspace(access))
-                }
-            },
+/// Decides whether `p` may run `command`, answering what it read on the
+/// way. Reads the store and the registry (a respondent's kind), nothing else.
+pub(crate) async fn authorize(db: &Db, registry: &Registry, p: &Principal, command: &Command) -> Result<Scope, Error> {
+    let in_workspace = |access: Access| Scope { access: Some(access), ..Scope::default() };
+    let in_thread = |access: Access, thread: ThreadId| Scope { access: Some(access), thread: Some(thread), ..Scope::default() };
+    match command {
+        Command::CreateWorkspace { .. } => Ok(Scope::default()),
+        Command::AddMember { workspace, .. } => {
+            let access = workspace_access(db, p, workspace.as_str()).await?;
+            access.allow(Action::ManageMembers)?;
+            Ok(in_workspace(access))
         }
+        Command::RemoveMember { workspace, .. } => {
+            let access = workspace_access(db, p, workspace.as_str()).await?;
+            access.allow(Action::ManageMembers)?;
+            Ok(in_workspace(access))
+        }
+        Command::CreateThread { workspace, .. } => {
+            let access = workspace_access(db, p, workspace.as_str()).await?;
+            access.allow(Action::StartThread)?;
+            Ok(in_workspace(access))
+        }
+        Command::ShareThread { thread, user, role } => {
+            let access = thread_access(db, p, thread).await?;
+            access.allow(Action::ManageListings)?;
+            if *role == Role::Admin {
+                return Err(Error::field("role", "enum", "a thread lists viewers, respondents and editors; admins see every thread"));
+            }
+            // Someone outside the workspace reads, or answers, never writes.
+            if *role > Role::Respondent && !is_member(db, access.workspace.as_str(), user.as_str()).await? {
+                return Err(Error::field(
+                    "role",
+                    "enum",
+                    format!("{user} is not a member of the workspace: a thread is shared with them as viewer or respondent"),
+                ));
+            }
+            Ok(in_thread(access, thread.clone()))
+        }
+        Command::UnshareThread { thread, .. } => {
+            let access = thread_access(db, p, thread).await?;
+            access.allow(Action::ManageListings)?;
+            Ok(in_thread(access, thread.clone()))
+        }
+        // Anyone ends their own sessions; a tenant admin anyone's of the
+        // tenant (the tenant is the caller's: another's is out of reach).
+        Command::EndSessions { user } => {
+            if user != &p.user && p.role != TenantRole::TenantAdmin {
+                return Err(Error::forbidden("only a tenant admin signs someone else out"));
+            }
+            Ok(Scope::default())
+        }
+        // A respondent's one kind of artifact (a submission); the kind's
+        // checks say what it may submit to.
+        Command::CreateArtifact { thread, kind, .. } if registry.find(kind).is_some_and(|k| k.respondents_create()) => {
+            let access = thread_access(db, p, thread).await?;
+            access.allow(Action::Submit)?;
+            Ok(in_thread(access, thread.clone()))
+        }
+        Command::PostMessage { thread, .. } | Command::CreateArtifact { thread, .. } => {
+            let access = thread_access(db, p, thread).await?;
+            access.allow(if matches!(command, Command::PostMessage { .. }) { Action::Post } else { Action::Author })?;
+            Ok(in_thread(access, thread.clone()))
+        }
+        Command::EditArtifact { id, .. } | Command::ArchiveArtifact { id } => {
+            let (access, head) = artifact_access(db, p, id).await?;
+            access.allow(if matches!(command, Command::ArchiveArtifact { .. }) { Action::Archive } else { Action::Author })?;
+            if matches!(command, Command::ArchiveArtifact { .. }) && !policy::archives(access.role, head.author == p.user.as_str()) {
+                return Err(Error::forbidden("only the artifact's author or a workspace admin archives it"));
+            }
+            if head.archived {
+                return Err(Error::invalid_state("the artifact is archived"));
+            }
+            let thread = ThreadId::from_trusted(head.thread.clone());
+            Ok(Scope { artifact: Some(head), ..in_thread(access, thread) })
+        }
+        Command::SetAppContext { artifact, .. } => {
+            let (access, head) = artifact_access(db, p, artifact).await?;
+            access.allow(Action::TellContext)?;
+            if head.archived {
+                return Err(Error::invalid_state("the app is archived"));
+            }
+            let thread = ThreadId::from_trusted(head.thread.clone());
+            Ok(Scope { artifact: Some(head), ..in_thread(access, thread) })
+        }
+        Command::AppEvent { workspace, namespace, .. } => {
+            let access = workspace_access(db, p, workspace.as_str()).await?;
+            access.allow(Action::PublishEvent)?;
+            if crate::limits::RESERVED_NAMESPACES.contains(&namespace.as_str()) {
+                return Err(Error::forbidden(format!("the {namespace} namespace is lattice's own: only the bridge publishes there")));
+            }
+            Ok(in_workspace(access))
+        }
+        // Whoever may read the thread may have a decision about it
+        // recorded (a viewer's app reading its state).
+        Command::RecordAudit { thread, .. } => Ok(in_thread(thread_access(db, p, thread).await?, thread.clone())),
+        Command::StartRun { thread, .. } => {
+            let access = thread_access(db, p, thread).await?;
+            access.allow(Action::Run)?;
+            Ok(in_thread(access, thread.clone()))
+        }
+        Command::AnswerDeferred { run, .. } | Command::CancelRun { run } | Command::RecordRun { run, .. } => {
+            if matches!(command, Command::RecordRun { .. }) && !(p.agent && p.run.as_ref() == Some(run)) {
+                return Err(Error::forbidden("only the runner records a run's steps, inside that run"));
+            }
+            let Some(row) = load_run(db, &p.tenant, run).await? else { return Err(Error::NotFound) };
+            let thread = ThreadId::from_trusted(row.thread.clone());
+            let access = thread_access(db, p, &thread).await?;
+            match command {
+                // Which requests a respondent may answer, the answer's checks say.
+                Command::AnswerDeferred { .. } => access.allow(Action::Submit)?,
+                _ => access.allow(Action::Run)?,
+            }
+            let requests = load_requests(db, &p.tenant, &row.id).await?;
+            Ok(Scope { run: Some(Arc::new(LoadedRun { run: row, requests })), ..in_thread(access, thread) })
+        }
+        Command::SetSwitch { level, .. } => match level {
+            Level::Deployment if p.role != TenantRole::DeploymentAdmin => {
+                Err(Error::forbidden("only a deployment admin sets the deployment's switch"))
+            }
+            Level::Deployment => Ok(Scope::default()),
+            Level::Tenant(tenant) if tenant != &p.tenant => Err(Error::NotFound),
+            Level::Tenant(_) if p.role != TenantRole::TenantAdmin => Err(Error::forbidden("only a tenant admin sets the tenant's switch")),
+            Level::Tenant(_) => Ok(Scope::default()),
+            Level::Workspace(workspace) => {
+                let access = workspace_access(db, p, workspace.as_str()).await?;
+                access.allow(Action::Administer)?;
+                Ok(in_workspace(access))
+            }
+        },
     }
 }

@@ -1,10 +1,15 @@
 //! Time as the log stores it (milliseconds since the Unix epoch, UTC) and as
-//! it is shown (RFC 3339).
+//! it is shown (RFC 3339). The log itself reads the time only from the
+//! clock it was built with ([`crate::Builder::clock`]); [`now_ms`] is the
+//! wall clock, for callers that stamp what they show.
 
+use lattice_core::clock::{Clock, SystemClock};
 use time::OffsetDateTime;
 
+/// The wall clock's time: for display stamps outside the log, never for
+/// what the log decides or stores.
 pub fn now_ms() -> i64 {
-    (OffsetDateTime::now_utc().unix_timestamp_nanos() / 1_000_000) as i64
+    SystemClock.now_ms()
 }
 
 /// RFC 3339 in UTC with exactly three digits of milliseconds: every time

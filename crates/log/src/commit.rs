@@ -1,20 +1,52 @@
 //! The commit: the envelope appended and the read models updated in one
 //! transaction (L2), by the effect's own writer in the store.
 
+use lattice_core::clock::SharedClock;
 use lattice_core::event::Event;
 use lattice_core::{Actor, Audit, Error, Principal};
 
-use crate::authorize::Scope;
-use crate::clock::now_ms;
-use crate::db::db_error;
 use crate::effect::{Effect, Place};
-use crate::service::{Committed, LogService};
-use crate::store::{Writing, insert_envelope, record_audit};
+use crate::horizon::Horizon;
+use crate::scope::Scope;
+use crate::store::db::db_error;
+use crate::store::{Db, Writing, insert_envelope, record_audit};
 
-impl LogService {
+/// What a committed command produced.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Committed {
+    pub seq: i64,
+    pub envelope_id: String,
+    /// The id of what was created or changed (workspace, thread, artifact).
+    pub id: Option<String>,
+    pub version: Option<u64>,
+    pub digest: Option<String>,
+}
+
+/// Commits effects: the store's writers in one transaction, stamped by the
+/// log's clock, and the horizon told. The write path's last step, and the
+/// only handle the deadline scheduler needs to answer a request.
+#[derive(Clone)]
+pub(crate) struct Committer {
+    db: Db,
+    clock: SharedClock,
+    horizon: Horizon,
+}
+
+impl Committer {
+    pub fn new(db: Db, clock: SharedClock, horizon: Horizon) -> Self {
+        Self { db, clock, horizon }
+    }
+
+    /// Tells the horizon tracker of a commit of this process.
+    pub fn told(&self, seq: i64) {
+        self.horizon.committed(seq);
+    }
+
     /// The write path's database work, a span of its own (`db.system.name`
-    /// by the database conventions) inside `log.execute`.
-    #[tracing::instrument(name = "log.commit", skip_all, fields(otel.kind = "client", db.system.name = self.inner.db.backend.system_name()))]
+    /// by the database conventions) inside `log.execute`. The caller tells
+    /// the horizon ([`Committer::told`]) once it has done what must come
+    /// first.
+    #[tracing::instrument(name = "log.commit", skip_all, fields(otel.kind = "client", db.system.name = self.db.backend.system_name()))]
     pub(crate) async fn commit(
         &self,
         p: &Principal,
@@ -23,7 +55,7 @@ impl LogService {
         effect: Effect,
         attached: Option<&Audit>,
     ) -> Result<Committed, Error> {
-        let db = &self.inner.db;
+        let db = &self.db;
         // SQLite has one writer; waiting here beats waiting on its busy lock.
         let _writer = db.writer().await;
         // An effect that is one row commits as one statement, without a
@@ -47,7 +79,7 @@ impl LogService {
             author: actor.name(),
             role: p.role,
             run: p.run.as_ref().map(lattice_core::RunId::as_str),
-            at: now_ms(),
+            at: self.clock.now_ms(),
         };
         let acting = Place {
             tenant: p.tenant.to_string(),

@@ -5,22 +5,25 @@
 //! database, never in a timer in memory, so they outlive a restart of any
 //! service; on PostgreSQL one replica at a time keeps them (a transaction
 //! advisory lock), and the answer's conditional write refuses a second
-//! answer anyway.
+//! answer anyway. What is due is decided by the log's clock, so a test
+//! moves the clock and looks ([`Deadlines::expire_due`]) instead of waiting.
 
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
+use lattice_core::clock::SharedClock;
 use lattice_core::{Actor, Error, Principal, Role, RunId, TenantId, ThreadId, UserId, WorkspaceId};
 use serde_json::Value;
-use sqlx::Row;
+use tokio::sync::broadcast;
 
 use crate::access::Access;
-use crate::authorize::{LoadedRun, Scope};
-use crate::db::{Backend, db_error};
+use crate::commit::Committer;
 use crate::effect::Effect;
-use crate::runs::{load_requests, load_run};
-use crate::service::{Inner, LogService};
+use crate::scope::{LoadedRun, Scope};
 use crate::store::Answering;
+use crate::store::Db;
+use crate::store::deadlines::{Due, due, take_turn};
+use crate::store::runs::{load_requests, load_run};
 
 /// The system actor that answers a request nobody answered in time.
 pub const DEADLINE_ACTOR: &str = "deadline";
@@ -31,8 +34,6 @@ pub const EXPIRED: &str = "expired";
 const EVERY: Duration = Duration::from_millis(500);
 /// Requests expired per look, at most.
 const BATCH: i64 = 64;
-/// The advisory lock only the replica keeping deadlines holds.
-const LOCK: i64 = 0x6c61_7474_6963_0001;
 
 /// A run one of whose requests the scheduler answered: the runner resumes
 /// it once nothing else is open.
@@ -42,61 +43,66 @@ pub struct Expired {
     pub run: RunId,
 }
 
-pub(crate) fn start(inner: Weak<Inner>) {
-    tokio::spawn(async move {
-        loop {
-            tokio::time::sleep(EVERY).await;
-            let Some(inner) = inner.upgrade() else { return };
-            let log = LogService { inner };
-            if let Err(e) = log.expire_due().await {
-                tracing::warn!(error = %e, "cannot look for deadlines that passed; trying again");
-            }
-        }
-    });
+/// Reads the store, the clock, and commits through the [`Committer`]:
+/// never the whole service.
+#[derive(Clone)]
+pub(crate) struct Deadlines {
+    inner: Arc<Inner>,
 }
 
-impl LogService {
-    /// Answers `expired` to every open request whose deadline passed;
-    /// answers how many.
-    pub(crate) async fn expire_due(&self) -> Result<usize, Error> {
-        let db = &self.inner.db;
-        // Held until this look ends: another replica's look waits its turn.
-        let _lock = match db.backend {
-            Backend::Postgres => {
-                let mut tx = db.pool.begin().await.map_err(db_error)?;
-                let held: bool = sqlx::query("SELECT pg_try_advisory_xact_lock($1)")
-                    .bind(LOCK)
-                    .fetch_one(&mut *tx)
-                    .await
-                    .map_err(db_error)?
-                    .try_get(0)
-                    .map_err(db_error)?;
-                if !held {
-                    return Ok(0);
+struct Inner {
+    db: Db,
+    clock: SharedClock,
+    committer: Committer,
+    /// Runs the scheduler answered a request of.
+    expirations: broadcast::Sender<Expired>,
+}
+
+impl Deadlines {
+    pub fn new(db: Db, clock: SharedClock, committer: Committer) -> Self {
+        Self { inner: Arc::new(Inner { db, clock, committer, expirations: broadcast::channel(256).0 }) }
+    }
+
+    /// Looks every [`EVERY`] for as long as a handle on these deadlines
+    /// (the service's, a trusted part's) lives.
+    pub fn start(&self) {
+        let weak: Weak<Inner> = Arc::downgrade(&self.inner);
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(EVERY).await;
+                let Some(inner) = weak.upgrade() else { return };
+                if let Err(e) = (Deadlines { inner }).look(false).await {
+                    tracing::warn!(error = %e, "cannot look for deadlines that passed; trying again");
                 }
-                Some(tx)
             }
-            Backend::Sqlite => None,
-        };
-        let due = sqlx::query(
-            "SELECT r.tenant, r.run, r.tool_call_id FROM run_requests r JOIN runs u ON u.tenant = r.tenant AND u.id = r.run \
-             WHERE r.expires_at <= $1 AND r.answered_by IS NULL AND u.status = 'paused' ORDER BY r.expires_at LIMIT $2",
-        )
-        .bind(crate::clock::now_ms())
-        .bind(BATCH)
-        .fetch_all(&db.pool)
-        .await
-        .map_err(db_error)?;
+        });
+    }
+
+    /// The runs the scheduler answers a request of, from now on.
+    pub fn subscribe(&self) -> broadcast::Receiver<Expired> {
+        self.inner.expirations.subscribe()
+    }
+
+    /// Answers `expired` to every open request whose deadline passed by
+    /// the log's clock, once another replica's look (if any) is done;
+    /// answers how many this look answered.
+    pub async fn expire_due(&self) -> Result<usize, Error> {
+        self.look(true).await
+    }
+
+    /// One look; `wait` for another replica's look to end rather than
+    /// leave this one to it.
+    async fn look(&self, wait: bool) -> Result<usize, Error> {
+        let inner = &self.inner;
+        // Held until this look ends: another replica's look waits its turn.
+        let Some(_turn) = take_turn(&inner.db, wait).await? else { return Ok(0) };
         let mut expired = 0;
-        for row in &due {
-            let tenant = TenantId::from_trusted(row.try_get::<String, _>(0).map_err(db_error)?);
-            let run = RunId::from_trusted(row.try_get::<String, _>(1).map_err(db_error)?);
-            let tool_call_id: String = row.try_get(2).map_err(db_error)?;
+        for Due { tenant, run, tool_call_id } in due(&inner.db, inner.clock.now_ms(), BATCH).await? {
             match self.expire(&tenant, &run, &tool_call_id).await {
                 Ok(()) => {
                     expired += 1;
                     // Nobody listening is fine: the runner's recovery finds it.
-                    let _ = self.inner.expirations.send(Expired { tenant, run });
+                    let _ = inner.expirations.send(Expired { tenant, run });
                 }
                 // Answered, or the run moved on, a moment ago.
                 Err(Error::InvalidState { .. }) => {}
@@ -138,8 +144,9 @@ impl LogService {
             run: Some(Arc::new(LoadedRun { run: row, requests })),
         };
         let actor = Actor::System { name: DEADLINE_ACTOR.to_owned() };
-        let committed = self.commit(&principal, &actor, &scope, effect, None).await?;
-        self.inner.horizon.committed(committed.seq);
+        let committer = &self.inner.committer;
+        let committed = committer.commit(&principal, &actor, &scope, effect, None).await?;
+        committer.told(committed.seq);
         tracing::info!(run = %run, tool_call_id, "a request's deadline passed: answered expired");
         Ok(())
     }

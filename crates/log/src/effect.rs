@@ -106,7 +106,7 @@ impl Effect {
             Self::Created { id, kind, data, digest, parent } => store::create_artifact(conn, w, &id, &kind, data, digest, parent.as_deref()).await,
             Self::Changed { head, data, digest, patch } => store::change_artifact(conn, w, &head, &data, digest, patch).await,
             Self::Archived { head } => store::archive_artifact(conn, w, &head).await,
-            Self::Switch { level, key, state, reason } => crate::switches::set_switch(conn, &level, key, state, &reason).await,
+            Self::Switch { level, key, state, reason } => store::set_switch(conn, &level, key, state, &reason).await,
             Self::Audit(audit) => store::record_audit(conn, w, &audit).await,
             Self::AppEvent { namespace, name, data } => Ok(AppEvent { namespace, name, data }.into()),
             Self::AppContext { artifact, text, structured } => Ok(AppContextSet { artifact_id: artifact, text, structured }.into()),

@@ -31,24 +31,18 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::Duration;
 
-use sqlx::Row;
 use tokio::sync::{Notify, watch};
 
-use crate::db::{Backend, Db, db_error};
+use crate::store::horizon::{self as stored, CHANNEL};
+use crate::store::{Backend, Db};
 
 /// How often the tracker looks without being told of a commit: writes by
 /// other processes sharing the database show up within this even when
 /// their notification is lost.
 pub(crate) const IDLE_POLL: Duration = Duration::from_millis(200);
-/// The channel on which trackers tell each other that their process's
-/// commits are below their horizon.
-const CHANNEL: &str = "lattice_log";
 /// At most one notification this often: the commits of a burst share one,
 /// and the writers keep the database to themselves.
 const ANNOUNCE_EVERY: Duration = Duration::from_millis(5);
-/// The notification, as one implicit transaction (a simple query of two
-/// statements) that commits without waiting for the disk.
-const NOTIFY: &str = "SET LOCAL synchronous_commit = off; SELECT pg_notify('lattice_log', '')";
 /// How often the log service's own tracker looks again while a gap is open:
 /// its writers' commits wake it at once, so this only matters for writers
 /// in other processes.
@@ -280,14 +274,11 @@ async fn listen(url: Arc<str>, notify: Arc<Notify>, alive: std::sync::Weak<watch
     let mut listener: Option<sqlx::postgres::PgListener> = None;
     while alive.strong_count() > 0 {
         let Some(l) = listener.as_mut() else {
-            match sqlx::postgres::PgListener::connect(&url).await {
-                Ok(mut l) => match l.listen(CHANNEL).await {
-                    Ok(()) => {
-                        listener = Some(l);
-                        notify.notify_one();
-                    }
-                    Err(e) => failed(&e).await,
-                },
+            match crate::store::notify::listen(&url, CHANNEL).await {
+                Ok(l) => {
+                    listener = Some(l);
+                    notify.notify_one();
+                }
                 Err(e) => failed(&e).await,
             }
             continue;
@@ -325,21 +316,12 @@ async fn announcer(db: Db, announce: Arc<Notify>, alive: std::sync::Weak<watch::
         }
         // One implicit transaction that waits for no disk flush: a
         // notification needs none, and the writers' own flushes stay theirs.
-        if let Err(e) = sqlx::raw_sql(NOTIFY).execute(&db.pool).await {
+        if let Err(e) = stored::announce(&db).await {
             tracing::warn!(error = %e, "cannot tell other replicas of a commit; they will see it when they poll");
         }
         tokio::time::sleep(ANNOUNCE_EVERY).await;
     }
 }
-
-/// The advisory lock every writer holds in shared mode from just before it
-/// takes a sequence number until its transaction ends ("lattice1").
-pub const WRITER_LOCK: i64 = 0x6c61_7474_6963_6531;
-
-/// How `pg_locks` names [`WRITER_LOCK`]: a bigint key is split into its
-/// high and low halves.
-const WRITER_LOCK_ROWS: &str = "locktype = 'advisory' AND classid = 1818326132 AND objid = 1768121649 AND objsubid = 1 \
-     AND database = (SELECT oid FROM pg_database WHERE datname = current_database())";
 
 struct Tracker {
     db: Db,
@@ -353,8 +335,7 @@ impl Tracker {
     async fn advance(&mut self) -> Result<(), lattice_core::Error> {
         match self.db.backend {
             Backend::Sqlite => {
-                let row = sqlx::query("SELECT COALESCE(MAX(seq), 0) FROM envelopes").fetch_one(&self.db.pool).await.map_err(db_error)?;
-                self.horizon = row.try_get(0).map_err(db_error)?;
+                self.horizon = stored::last_seq(&self.db).await?;
                 Ok(())
             }
             Backend::Postgres => self.advance_postgres().await,
@@ -366,18 +347,12 @@ impl Tracker {
             // Whether the gap's transactions have all ended is asked before
             // the log is read, so that a number committed in between is seen.
             let gap_settled = match &self.gap {
-                Some((_, snapshot)) => self.all_ended(snapshot).await?,
+                Some((_, writers)) => stored::all_ended(&self.db, writers).await?,
                 None => false,
             };
-            let rows = sqlx::query("SELECT seq FROM envelopes WHERE seq > $1 ORDER BY seq LIMIT $2")
-                .bind(self.horizon)
-                .bind(BATCH)
-                .fetch_all(&self.db.pool)
-                .await
-                .map_err(db_error)?;
-            let count = rows.len() as i64;
-            for row in rows {
-                let seq: i64 = row.try_get(0).map_err(db_error)?;
+            let seqs = stored::seqs_after(&self.db, self.horizon, BATCH).await?;
+            let count = seqs.len() as i64;
+            for seq in seqs {
                 while seq > self.horizon + 1 {
                     let missing = self.horizon + 1;
                     match &self.gap {
@@ -388,8 +363,7 @@ impl Tracker {
                         }
                         Some((gap, _)) if *gap == missing => return Ok(()),
                         _ => {
-                            let snapshot = self.snapshot().await?;
-                            self.gap = Some((missing, snapshot));
+                            self.gap = Some((missing, stored::writers_now(&self.db).await?));
                             return Ok(());
                         }
                     }
@@ -401,48 +375,5 @@ impl Tracker {
                 return Ok(());
             }
         }
-    }
-
-    /// The writers in progress now: the holders of the writers' lock.
-    /// Virtual transaction ids are not reused while the server runs.
-    async fn snapshot(&self) -> Result<String, lattice_core::Error> {
-        let row = sqlx::query(sqlx::AssertSqlSafe(format!(
-            "SELECT COALESCE(string_agg(virtualtransaction, ','), '') FROM pg_locks WHERE {WRITER_LOCK_ROWS} AND granted"
-        )))
-        .fetch_one(&self.db.pool)
-        .await
-        .map_err(db_error)?;
-        row.try_get(0).map_err(db_error)
-    }
-
-    async fn all_ended(&self, snapshot: &str) -> Result<bool, lattice_core::Error> {
-        if snapshot.is_empty() {
-            return Ok(true);
-        }
-        let row = sqlx::query(sqlx::AssertSqlSafe(format!(
-            "SELECT NOT EXISTS (SELECT 1 FROM pg_locks WHERE {WRITER_LOCK_ROWS} \
-             AND virtualtransaction = ANY(string_to_array($1, ',')))"
-        )))
-        .bind(snapshot)
-        .fetch_one(&self.db.pool)
-        .await
-        .map_err(db_error)?;
-        row.try_get(0).map_err(db_error)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn the_lock_writers_take_is_the_one_the_tracker_looks_for() {
-        let key = super::WRITER_LOCK;
-        let (high, low) = ((key as u64) >> 32, (key as u64) & 0xffff_ffff);
-        assert!(super::WRITER_LOCK_ROWS.contains(&format!("classid = {high} AND objid = {low}")));
-        assert!(crate::store::INSERT_ENVELOPE_POSTGRES.contains(&format!("pg_advisory_xact_lock_shared({key})")));
-    }
-
-    #[test]
-    fn the_announcement_goes_to_the_channel_the_trackers_listen_on() {
-        assert!(super::NOTIFY.contains(&format!("pg_notify('{}'", super::CHANNEL)));
     }
 }

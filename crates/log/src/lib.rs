@@ -5,6 +5,32 @@
 //! integration gate → checks → commit, which appends one envelope and updates
 //! the read models in one transaction. Nothing else in lattice writes to the
 //! database. Reads go through the same access rules.
+//!
+//! The crate's parts, and what each may name besides `store/` (which
+//! names nothing above it) and the leaves (`clock`, `limits`, `digest`,
+//! `chain`, `trace`):
+//!
+//! - `store/`: every SQL statement, behind typed functions over a [`Db`]
+//!   (its `db.rs`: the pool, the backends, migrations). Names only itself.
+//! - `auth`: tokens and capabilities, by its clock. Names `chain`.
+//! - `registry`: the kinds and checks the service was built with. Names nothing.
+//! - `access`: who sees what. Names the store.
+//! - `scope`: what authorization found, for the later steps. Names `access`, the store.
+//! - `authorize`: a command's [`Access`] and scope. Names `access`, `registry`, `scope`, the store.
+//! - `view`: the workspace as checks read it. Names `access`, `scope`, the store.
+//! - `switches`: the switch store (the Integrations port). Names the store.
+//! - `gate`: the integration gate. Names `registry`, `scope`, `switches`, `view`, the store.
+//! - `prepare`, `effect`: what a command will write. Name `registry`, `scope`, `effect`, the store.
+//! - `commit`: the transaction, stamped by the clock, the horizon told. Names `effect`, `horizon`, `scope`, the store.
+//! - `deadlines`: the scheduler. Names `commit`, `access`, `effect`, `scope`, the store.
+//! - `horizon`: how far the log may be read. Names the store.
+//! - `subscribers`, `relay`, `fanout`: the live stream's fan-out. Name each other in that order, and the store.
+//! - `reads`: every read as a caller. Names `access`, `auth`, `horizon`, `switches`, the store.
+//! - `runs`: the API's reads of runs. Names `access`, `auth`, the store.
+//! - `live`: one stream, an access watch. Names `fanout`, `subscribers`, `reads`, `access`, `sign_outs`, `horizon`, the store.
+//! - `sign_outs`, `sessions`: sign-out epochs and shared sessions, by the clock. Name `auth`, the store.
+//! - `service`: [`LogService`] and its [`Builder`], which wire all of the above.
+//! - `trusted`, `follow`: what in-process parts and the bridge get. Name `service` and the parts they read.
 
 mod access;
 mod auth;
@@ -12,7 +38,6 @@ mod authorize;
 pub mod chain;
 mod clock;
 mod commit;
-mod db;
 mod deadlines;
 mod digest;
 mod effect;
@@ -21,14 +46,18 @@ mod follow;
 mod gate;
 mod horizon;
 pub mod limits;
+mod live;
 mod prepare;
-mod read;
+mod reads;
+mod registry;
 mod relay;
 mod runs;
+mod scope;
 mod service;
 mod sessions;
 mod sign_outs;
 mod store;
+mod subscribers;
 mod switches;
 mod trace;
 mod trusted;
@@ -37,18 +66,20 @@ mod view;
 pub use access::Access;
 pub use auth::{Authenticated, Authenticator, CAPABILITY_TTL, Issued};
 pub use clock::{now_ms, parse_rfc3339, rfc3339};
-pub use db::{Backend, Db, Schema};
+pub use commit::Committed;
 pub use deadlines::{DEADLINE_ACTOR, EXPIRED, Expired};
 pub use digest::digest;
-pub use fanout::{AccessWatch, Delivered, Live, LiveEvents, Passing};
 pub use follow::LogReader;
-pub use horizon::{Following, Horizon, WRITER_LOCK};
-pub use read::{AuditRow, Follow, KeyState, LevelStates, Listed, ThreadAccess, ThreadSummary, WorkspaceSummary};
-pub use runs::{RequestRow, RunRow, RunView};
-pub use service::{Builder, Committed, LogService};
+pub use horizon::{Following, Horizon};
+pub use live::{AccessWatch, Live, LiveEvents};
+pub use reads::{AuditRow, Follow, KeyState, LevelStates, ThreadAccess};
+pub use runs::RunView;
+pub use service::{Builder, LogService};
 pub use sessions::{SESSION_STATE_BYTES, SESSIONS_PER_CALLER, Sessions};
 pub use sign_outs::FRESH as SIGN_OUT_FRESH;
-pub use store::{ArtifactRow, StoredEnvelope};
+pub use store::horizon::WRITER_LOCK;
+pub use store::{ArtifactRow, Backend, Db, Listed, RequestRow, RunRow, Schema, StoredEnvelope, ThreadSummary, WorkspaceSummary};
+pub use subscribers::{Delivered, Passing};
 pub use switches::SwitchStore;
 pub use trace::{is_traceparent, with_traceparent};
 pub use trusted::Trusted;

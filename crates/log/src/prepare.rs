@@ -5,12 +5,23 @@
 use lattice_core::{ArtifactId, ArtifactKind, Command, Error, RunFailure, RunId, RunStatus, RunStep, ThreadId, WorkspaceId};
 use serde_json::Value;
 
-use crate::authorize::Scope;
+use crate::chain::ChainKey;
 use crate::digest::digest;
 use crate::effect::Effect;
-use crate::service::LogService;
+use crate::registry::Registry;
+use crate::scope::Scope;
+use crate::store::Answering;
 
-impl LogService {
+/// What `prepare` reads besides the command and its scope.
+pub(crate) struct Preparing<'a> {
+    pub registry: &'a Registry,
+    /// The key a run's chain is checked and recorded under.
+    pub chains: &'a ChainKey,
+    /// The log's clock, now: what a request's deadline is held against.
+    pub now_ms: i64,
+}
+
+impl Preparing<'_> {
     pub(crate) fn prepare(&self, scope: &Scope, command: &Command) -> Result<Effect, Error> {
         Ok(match command {
             Command::CreateWorkspace { name } => Effect::Workspace { id: WorkspaceId::generate(), name: name.clone() },
@@ -24,7 +35,7 @@ impl LogService {
             Command::EndSessions { user } => Effect::SessionsEnded { user: user.to_string() },
             Command::PostMessage { text, .. } => Effect::Message { text: text.clone() },
             Command::CreateArtifact { id, kind, data, .. } => {
-                let spec = self.kind(kind)?;
+                let spec = self.registry.kind(kind)?;
                 check_payload(spec.as_ref(), data)?;
                 Effect::Created {
                     id: id.clone().unwrap_or_else(ArtifactId::generate),
@@ -39,7 +50,7 @@ impl LogService {
                 if *expected_version != head.version {
                     return Err(Error::version_conflict(*expected_version, head.version));
                 }
-                let spec = self.kind(&head.kind)?;
+                let spec = self.registry.kind(&head.kind)?;
                 // Applied within the kind's size and the nesting limit,
                 // operation by operation: a patch that would grow the
                 // document past either stops there.
@@ -62,7 +73,7 @@ impl LogService {
                 // form no run may be started with; who passed it (the
                 // rule) is the run's starter, recorded beside it.
                 let tenant = &scope.access.as_ref().expect("authorize reads the thread a run starts in").tenant;
-                let chain = chain.as_deref().map(|chain| self.inner.auth.chains().record(tenant.as_str(), chain)).transpose()?;
+                let chain = chain.as_deref().map(|chain| self.chains.record(tenant.as_str(), chain)).transpose()?;
                 Effect::RunStarted { id: RunId::generate(), prompt: prompt.clone(), model: model.clone(), chain }
             }
             Command::AnswerDeferred { tool_call_id, answer, approved, .. } => {
@@ -77,11 +88,11 @@ impl LogService {
                     return Err(Error::invalid_state(format!("the run is {}, not waiting for an answer", loaded.run.status.as_str())));
                 }
                 if let Some(at) = request.expires_at
-                    && at <= crate::clock::now_ms()
+                    && at <= self.now_ms
                 {
                     return Err(Error::invalid_state(format!("the request expired at {}", crate::clock::rfc3339(at))));
                 }
-                Effect::Answered(crate::store::Answering {
+                Effect::Answered(Answering {
                     run: loaded.run.id.clone(),
                     tool_call_id: tool_call_id.clone(),
                     tool_name: request.tool_name.clone(),
@@ -93,7 +104,7 @@ impl LogService {
             }
             Command::SetAppContext { text, structured, .. } => {
                 let head = scope.artifact.as_ref().expect("authorize loads the artifact");
-                if !self.kind(&head.kind).is_ok_and(|kind| kind.tells_context()) {
+                if !self.registry.kind(&head.kind).is_ok_and(|kind| kind.tells_context()) {
                     return Err(Error::field("artifact", "kind", format!("a {} does not tell the agent what it shows", head.kind)));
                 }
                 Effect::AppContext { artifact: head.id.clone(), text: text.clone(), structured: structured.clone() }

@@ -13,8 +13,8 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
 
-use crate::db::Db;
-use crate::fanout::{Passing, Subscribers};
+use crate::store::{Db, notify};
+use crate::subscribers::{Passing, Subscribers};
 
 /// The channel replicas say and hear passing events on.
 const CHANNEL: &str = "lattice_pass";
@@ -67,8 +67,7 @@ impl Relay {
 
 async fn say(db: Db, mut rx: mpsc::Receiver<String>) {
     while let Some(payload) = rx.recv().await {
-        let sent = sqlx::query("SELECT pg_notify($1, $2)").bind(CHANNEL).bind(&payload).execute(&db.pool).await;
-        if let Err(e) = sent {
+        if let Err(e) = notify::say(&db, CHANNEL, &payload).await {
             tracing::debug!(error = %e, "a passing event was not said to the other replicas");
         }
     }
@@ -78,11 +77,8 @@ async fn hear(url: std::sync::Arc<str>, origin: String, subscribers: Weak<std::s
     let mut listener: Option<sqlx::postgres::PgListener> = None;
     while subscribers.strong_count() > 0 {
         let Some(l) = listener.as_mut() else {
-            match sqlx::postgres::PgListener::connect(&url).await {
-                Ok(mut l) => match l.listen(CHANNEL).await {
-                    Ok(()) => listener = Some(l),
-                    Err(_) => tokio::time::sleep(Duration::from_secs(1)).await,
-                },
+            match notify::listen(&url, CHANNEL).await {
+                Ok(l) => listener = Some(l),
                 Err(_) => tokio::time::sleep(Duration::from_secs(1)).await,
             }
             continue;

@@ -1,70 +1,86 @@
 //! The one write path (REQUIREMENTS.md L1, L2): authenticate → authorize → integration
 //! gate → checks → commit. Every state change in lattice is a [`Command`]
 //! run through [`LogService::execute`]; nothing else writes.
+//!
+//! [`LogService`] owns no logic of its own beyond that order: it wires the
+//! parts (the registry, access and authorization, the gate, prepare, the
+//! committer, the deadlines, the horizon and the fan-out, the reads) and
+//! hands each only what it needs. Its reads are delegations to them.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use lattice_core::clock::SharedClock;
 use lattice_core::kind::{SharedCheck, SharedKind};
-use lattice_core::{Audit, Command, CommandType, Error, Integrations};
+use lattice_core::{ArtifactId, Audit, Command, CommandType, Effective, Envelope, Error, Integrations, RunId, SwitchKey, ThreadId};
 
 use crate::auth::{Authenticated, Authenticator};
-use crate::db::Db;
-use crate::horizon::Horizon;
+use crate::authorize::authorize;
+use crate::commit::{Committed, Committer};
+use crate::deadlines::Deadlines;
+use crate::fanout::Fanout;
+use crate::gate::Gate;
+use crate::horizon::{Horizon, IDLE_POLL};
 use crate::limits;
+use crate::live::{AccessWatch, LiveEvents, Streams};
+use crate::prepare::Preparing;
+use crate::reads::{AuditRow, Follow, LevelStates, Reads, ThreadAccess};
+use crate::registry::Registry;
+use crate::runs::{RunView, Runs};
+use crate::sessions::Sessions;
+use crate::sign_outs::SignOuts;
+use crate::store::{ArtifactRow, Db, Listed, ThreadSummary, WorkspaceSummary};
 use crate::switches::SwitchStore;
-use crate::trusted::Trusted;
 use crate::view::ScopedView;
-
-/// What a committed command produced.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Committed {
-    pub seq: i64,
-    pub envelope_id: String,
-    /// The id of what was created or changed (workspace, thread, artifact).
-    pub id: Option<String>,
-    pub version: Option<u64>,
-    pub digest: Option<String>,
-}
 
 /// The log service. Cheap to clone; all clones share one pool and registry.
 #[derive(Clone)]
 pub struct LogService {
-    pub(crate) inner: Arc<Inner>,
+    inner: Arc<Inner>,
 }
 
-pub(crate) struct Inner {
-    pub(crate) db: Db,
-    pub(crate) auth: Authenticator,
-    pub(crate) kinds: BTreeMap<String, SharedKind>,
-    pub(crate) checks: BTreeMap<CommandType, Vec<SharedCheck>>,
-    pub(crate) switches: SwitchStore,
-    pub(crate) sign_outs: crate::sign_outs::SignOuts,
-    pub(crate) horizon: Horizon,
-    pub(crate) fanout: crate::fanout::Fanout,
-    /// Runs the deadline scheduler answered a request of.
-    pub(crate) expirations: tokio::sync::broadcast::Sender<crate::deadlines::Expired>,
+struct Inner {
+    db: Db,
+    auth: Authenticator,
+    clock: SharedClock,
+    registry: Arc<Registry>,
+    sign_outs: Arc<SignOuts>,
+    horizon: Horizon,
+    gate: Gate,
+    committer: Committer,
+    runs: Runs,
+    streams: Streams,
+    parts: Parts,
+}
+
+/// The parts a trusted in-process caller (src/trusted.rs) shares with the
+/// service.
+pub(crate) struct Parts {
+    pub switches: SwitchStore,
+    pub fanout: Fanout,
+    pub deadlines: Deadlines,
+    pub reads: Reads,
 }
 
 /// Registers kinds and checks, then starts the service.
 pub struct Builder {
     db: Db,
     auth: Authenticator,
-    kinds: BTreeMap<String, SharedKind>,
-    checks: BTreeMap<CommandType, Vec<SharedCheck>>,
+    registry: Registry,
     idle_poll: std::time::Duration,
+    clock: Option<SharedClock>,
 }
 
 impl Builder {
     /// Registers an artifact kind; a later registration of the same name wins.
     pub fn kind(mut self, kind: SharedKind) -> Self {
-        self.kinds.insert(kind.name().to_owned(), kind);
+        self.registry.add_kind(kind);
         self
     }
 
     /// Adds a check for one command type (L5). Checks run in the order added.
     pub fn check(mut self, command: CommandType, check: SharedCheck) -> Self {
-        self.checks.entry(command).or_default().push(check);
+        self.registry.add_check(command, check);
         self
     }
 
@@ -76,39 +92,53 @@ impl Builder {
         self
     }
 
-    /// Starts the service, with the trust lattice's own in-process parts
-    /// act with (the runner, the demo's seed): see [`Trusted`].
-    pub fn start_trusted(self) -> (LogService, Trusted) {
-        let log = self.start();
-        (log.clone(), Trusted::new(log))
+    /// The clock the service reads time from: what it stamps, which
+    /// deadlines and sessions are past, and (given to its authenticator)
+    /// when tokens and capabilities are issued and expire. By default the
+    /// authenticator's, which is the wall clock unless it was given one.
+    pub fn clock(mut self, clock: SharedClock) -> Self {
+        self.clock = Some(clock);
+        self
     }
 
-    /// Starts the service and its horizon tracker (which needs a Tokio runtime).
+    /// Starts the service, its horizon tracker and its deadline scheduler
+    /// (which need a Tokio runtime).
     pub fn start(self) -> LogService {
-        let horizon = Horizon::start(self.db.clone(), self.idle_poll);
-        let fanout = crate::fanout::Fanout::start(self.db.clone(), horizon.watch());
+        let clock = self.clock.unwrap_or_else(|| self.auth.clock().clone());
+        let auth = self.auth.with_clock(clock.clone());
+        let db = self.db;
+        let registry = Arc::new(self.registry);
+        let horizon = Horizon::start(db.clone(), self.idle_poll);
+        let fanout = Fanout::start(db.clone(), horizon.watch());
         horizon.followed_while(fanout.listening());
-        let log = LogService {
+        let switches = SwitchStore::new(db.clone());
+        let sign_outs = Arc::new(SignOuts::new(db.clone(), clock.clone()));
+        let committer = Committer::new(db.clone(), clock.clone(), horizon.clone());
+        let deadlines = Deadlines::new(db.clone(), clock.clone(), committer.clone());
+        let reads = Reads::new(db.clone(), horizon.clone(), switches.clone());
+        let streams = Streams::new(db.clone(), reads.clone(), sign_outs.clone(), fanout.clone(), horizon.clone());
+        deadlines.start();
+        LogService {
             inner: Arc::new(Inner {
-                fanout,
-                expirations: tokio::sync::broadcast::channel(256).0,
-                switches: SwitchStore::new(self.db.clone()),
-                sign_outs: crate::sign_outs::SignOuts::new(self.db.clone()),
-                db: self.db,
-                auth: self.auth,
-                kinds: self.kinds,
-                checks: self.checks,
+                gate: Gate::new(db.clone(), registry.clone(), switches.clone()),
+                runs: Runs::new(db.clone()),
+                parts: Parts { switches, fanout, deadlines, reads },
+                db,
+                auth,
+                clock,
+                registry,
+                sign_outs,
                 horizon,
+                committer,
+                streams,
             }),
-        };
-        crate::deadlines::start(Arc::downgrade(&log.inner));
-        log
+        }
     }
 }
 
 impl LogService {
     pub fn builder(db: Db, auth: Authenticator) -> Builder {
-        Builder { db, auth, kinds: BTreeMap::new(), checks: BTreeMap::new(), idle_poll: crate::horizon::IDLE_POLL }
+        Builder { db, auth, registry: Registry::default(), idle_poll: IDLE_POLL, clock: None }
     }
 
     pub fn db(&self) -> &Db {
@@ -119,13 +149,22 @@ impl LogService {
         &self.inner.auth
     }
 
+    /// The clock the service reads time from ([`Builder::clock`]).
+    pub fn clock(&self) -> &SharedClock {
+        &self.inner.clock
+    }
+
     /// The switch store, which answers the Integrations port.
     pub fn integrations(&self) -> &dyn Integrations {
-        &self.inner.switches
+        &self.inner.parts.switches
     }
 
     pub fn horizon(&self) -> &Horizon {
         &self.inner.horizon
+    }
+
+    pub(crate) fn parts(&self) -> &Parts {
+        &self.inner.parts
     }
 
     /// The caller of a request: its `Authorization` header's token, verified
@@ -158,49 +197,192 @@ impl LogService {
     }
 
     async fn write(&self, who: &Authenticated, command: Command, audit: Option<Audit>) -> Result<Committed, Error> {
+        let inner = &*self.inner;
         let principal = who.principal();
         let command_type = command.command_type();
         limits::check_command(&command)?;
-        let scope = self.authorize(principal, &command).await?;
+        let scope = authorize(&inner.db, &inner.registry, principal, &command).await?;
         // What checks read: the workspace as the principal sees it, with the
         // run authorization read (read once, whoever asks).
-        let view =
-            scope.access.clone().map(|access| ScopedView::new(self.clone(), principal.clone(), access, scope.run.clone(), scope.thread.clone()));
+        let view = scope
+            .access
+            .clone()
+            .map(|access| ScopedView::new(inner.db.clone(), inner.clock.clone(), principal.clone(), access, scope.run.clone(), scope.thread.clone()));
         // Who the envelope and the checks name: read once per command.
         let actor = who.actor();
+        let checks = inner.registry.checks(command_type);
         let mut command = command;
-        if let (Some(checks), Some(view)) = (self.inner.checks.get(&command_type), view.as_ref()) {
+        if let Some(view) = view.as_ref() {
             for check in checks {
                 check.complete(view, &actor, &mut command).await;
             }
         }
-        self.gate(principal, &scope, view.as_ref(), &command).await?;
+        inner.gate.check(principal, &scope, view.as_ref(), &command).await?;
         // Registered checks (who may do this) run before the kind's own shape
         // checks, so a refusal says Forbidden before it says ValidationFailed.
-        self.run_checks(&actor, view.as_ref(), &command).await?;
-        let effect = self.prepare(&scope, &command)?;
-        let committed = self.commit(principal, &actor, &scope, effect, audit.as_ref()).await?;
-        if let Command::EndSessions { user } = &command {
-            self.inner.sign_outs.forget(principal.tenant.as_str(), user.as_str());
+        if let Some(view) = view.as_ref() {
+            for check in checks {
+                check.check(view, &actor, &command).await?;
+            }
         }
-        self.inner.horizon.committed(committed.seq);
+        let preparing = Preparing { registry: &inner.registry, chains: inner.auth.chains(), now_ms: inner.clock.now_ms() };
+        let effect = preparing.prepare(&scope, &command)?;
+        let committed = inner.committer.commit(principal, &actor, &scope, effect, audit.as_ref()).await?;
+        if let Command::EndSessions { user } = &command {
+            inner.sign_outs.forget(principal.tenant.as_str(), user.as_str());
+        }
+        inner.committer.told(committed.seq);
         static COMMANDS: lattice_telemetry::Counter = lattice_telemetry::Counter::new("lattice.commands");
         COMMANDS.add(&[lattice_telemetry::KeyValue::new("command", format!("{command_type:?}"))]);
         Ok(committed)
     }
 
-    pub(crate) fn kind(&self, kind: &str) -> Result<&SharedKind, Error> {
-        self.inner.kinds.get(kind).ok_or_else(|| {
-            let known: Vec<&str> = self.inner.kinds.keys().map(String::as_str).collect();
-            Error::field("kind", "enum", format!("unknown kind {kind:?}; known kinds: {}", known.join(", ")))
-        })
+    /// Answers `expired` to every open request whose deadline has passed by
+    /// the service's clock, and answers how many this look answered: what
+    /// the scheduler does every 500 ms; tests call it after moving the
+    /// clock. On PostgreSQL it waits for another replica's look to end
+    /// first, so what was due is answered when it returns.
+    pub async fn expire_due(&self) -> Result<usize, Error> {
+        self.inner.parts.deadlines.expire_due().await
     }
 
-    async fn run_checks(&self, actor: &lattice_core::Actor, view: Option<&ScopedView>, command: &Command) -> Result<(), Error> {
-        let (Some(checks), Some(view)) = (self.inner.checks.get(&command.command_type()), view) else { return Ok(()) };
-        for check in checks {
-            check.check(view, actor, command).await?;
-        }
-        Ok(())
+    /// The shared session table (the MCP transport's).
+    pub fn sessions(&self) -> Sessions {
+        Sessions::new(self.inner.db.clone(), self.inner.clock.clone())
+    }
+
+    /// Follows a thread or a workspace the caller can read, from `after`.
+    /// Refuses at once what the caller may not see.
+    pub async fn follow(&self, who: &Authenticated, follow: Follow, after: i64) -> Result<LiveEvents, Error> {
+        self.inner.streams.follow(who, follow, after).await
+    }
+
+    /// Watches `who`'s access from now on.
+    pub fn watch_access(&self, who: &Authenticated) -> AccessWatch {
+        self.inner.streams.watch_access(who)
+    }
+
+    /// Follows the sequence number of the latest switch change the live
+    /// streams have been handed: a switch stream recomputes effective
+    /// values when it moves, and only then.
+    pub fn switch_changes(&self) -> tokio::sync::watch::Receiver<i64> {
+        self.inner.parts.fanout.switches()
+    }
+
+    /// A run and its requests, for a caller who can read its thread.
+    pub async fn run(&self, who: &Authenticated, run: &RunId) -> Result<RunView, Error> {
+        self.inner.runs.run(who, run).await
+    }
+
+    /// The runs of a thread that wait for an answer.
+    pub async fn paused_runs(&self, who: &Authenticated, thread: &ThreadId) -> Result<Vec<RunView>, Error> {
+        self.inner.runs.paused_runs(who, thread).await
+    }
+
+    fn reads(&self) -> &Reads {
+        &self.inner.parts.reads
+    }
+
+    /// The caller's workspaces: those it is a member of, or all of its
+    /// tenant's for a tenant admin.
+    pub async fn workspaces(&self, who: &Authenticated) -> Result<Vec<WorkspaceSummary>, Error> {
+        self.reads().workspaces(who).await
+    }
+
+    /// The newest thread the caller can read, and its workspace.
+    pub async fn latest_thread(&self, who: &Authenticated) -> Result<Option<(ThreadId, String)>, Error> {
+        self.reads().latest_thread(who).await
+    }
+
+    /// The workspace's threads the caller can read, newest first.
+    pub async fn threads(&self, who: &Authenticated, workspace: &str) -> Result<Vec<ThreadSummary>, Error> {
+        self.reads().threads(who, workspace).await
+    }
+
+    /// The threads the caller is listed on, newest first.
+    pub async fn listed_threads(&self, who: &Authenticated) -> Result<Vec<ThreadAccess>, Error> {
+        self.reads().listed_threads(who).await
+    }
+
+    /// The workspace's members and their roles, for its admins.
+    pub async fn members(&self, who: &Authenticated, workspace: &str) -> Result<Vec<Listed>, Error> {
+        self.reads().members(who, workspace).await
+    }
+
+    /// The people listed on a thread and their roles there, for its admins.
+    pub async fn thread_members(&self, who: &Authenticated, thread: &ThreadId) -> Result<Vec<Listed>, Error> {
+        self.reads().thread_members(who, thread).await
+    }
+
+    /// A thread the caller can read, and its role there.
+    pub async fn thread(&self, who: &Authenticated, thread: &ThreadId) -> Result<ThreadAccess, Error> {
+        self.reads().thread(who, thread).await
+    }
+
+    /// An artifact's head, or one of its versions.
+    pub async fn artifact(&self, who: &Authenticated, id: &ArtifactId, version: Option<u64>) -> Result<ArtifactRow, Error> {
+        self.reads().artifact(who, id, version).await
+    }
+
+    /// The artifacts of a thread the caller can read, optionally of one
+    /// kind or one parent.
+    pub async fn artifacts(
+        &self,
+        who: &Authenticated,
+        thread: &ThreadId,
+        kind: Option<&str>,
+        parent: Option<&str>,
+    ) -> Result<Vec<ArtifactRow>, Error> {
+        self.reads().artifacts(who, thread, kind, parent).await
+    }
+
+    /// Up to `limit` envelopes after `after`, never past the horizon.
+    pub async fn events(&self, who: &Authenticated, follow: &Follow, after: i64, limit: i64) -> Result<Vec<Envelope>, Error> {
+        self.reads().events(who, follow, after, limit).await
+    }
+
+    /// One audit row by its envelope id, if the caller can read its thread.
+    pub async fn audit_record(&self, who: &Authenticated, id: &str) -> Result<Envelope, Error> {
+        self.reads().audit_record(who, id).await
+    }
+
+    /// A workspace's audit rows named `name`, newest first, at most
+    /// `limit`: for the workspace's admins.
+    pub async fn audit_records(&self, who: &Authenticated, workspace: &str, name: &str, limit: i64) -> Result<Vec<Envelope>, Error> {
+        self.reads().audit_records(who, workspace, name, limit).await
+    }
+
+    /// Each key's effective value in a workspace the caller can see, or
+    /// one a thread shared with the caller is in.
+    pub async fn effective(&self, who: &Authenticated, workspace: &str) -> Result<BTreeMap<SwitchKey, Effective>, Error> {
+        self.reads().effective(who, workspace).await
+    }
+
+    /// Each key's effective value for the caller's tenant as a workspace
+    /// that sets nothing would have it.
+    pub async fn tenant_effective(&self, who: &Authenticated) -> Result<BTreeMap<SwitchKey, Effective>, Error> {
+        self.reads().tenant_effective(who).await
+    }
+
+    /// The workspace a thread the caller can read is in.
+    pub async fn thread_workspace(&self, who: &Authenticated, thread: &ThreadId) -> Result<String, Error> {
+        self.reads().thread_workspace(who, thread).await
+    }
+
+    /// Every level the caller administers (REQUIREMENTS.md W7).
+    pub async fn switch_levels(&self, who: &Authenticated) -> Result<Vec<LevelStates>, Error> {
+        self.reads().switch_levels(who).await
+    }
+
+    /// The switch changes the caller administers, narrowed by `tenant` and
+    /// `workspace`.
+    pub async fn audit(&self, who: &Authenticated, tenant: Option<&str>, workspace: Option<&str>) -> Result<Vec<AuditRow>, Error> {
+        self.reads().audit(who, tenant, workspace).await
+    }
+
+    /// The sequence number of the last switch change [`Self::audit`] would
+    /// show the caller (0 when none).
+    pub async fn last_audited(&self, who: &Authenticated) -> Result<i64, Error> {
+        self.reads().last_audited(who).await
     }
 }

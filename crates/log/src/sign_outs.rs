@@ -9,18 +9,19 @@
 //! them at once, on every replica, and the open streams with them.
 //!
 //! The check costs a map lookup: what the table says of a person is kept
-//! for [`FRESH`], so another replica's sign-out is believed within it, and
-//! this replica's own at once (its commit forgets what was kept).
+//! for [`FRESH`] by the log's clock, so another replica's sign-out is
+//! believed within it, and this replica's own at once (its commit forgets
+//! what was kept).
 
 use std::collections::HashMap;
 use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use lattice_core::clock::SharedClock;
 use lattice_core::{Error, Principal};
-use sqlx::Row;
 
 use crate::auth::{Authenticated, Issued};
-use crate::db::{Db, db_error};
+use crate::store::{Db, signed_out_at};
 
 /// How long a person's last sign-out, as read, is believed.
 pub const FRESH: Duration = Duration::from_millis(250);
@@ -28,9 +29,12 @@ pub const FRESH: Duration = Duration::from_millis(250);
 /// (a request then costs one read more, nothing else).
 const KEPT: usize = 100_000;
 
+/// Reads the store's sign-outs and the log's clock.
 pub(crate) struct SignOuts {
     db: Db,
-    kept: Mutex<HashMap<String, (Option<i64>, Instant)>>,
+    clock: SharedClock,
+    /// Each person's last sign-out as read, and when it was read (ms).
+    kept: Mutex<HashMap<String, (Option<i64>, i64)>>,
 }
 
 fn key(tenant: &str, user: &str) -> String {
@@ -38,8 +42,8 @@ fn key(tenant: &str, user: &str) -> String {
 }
 
 impl SignOuts {
-    pub(crate) fn new(db: Db) -> Self {
-        Self { db, kept: Mutex::new(HashMap::new()) }
+    pub(crate) fn new(db: Db, clock: SharedClock) -> Self {
+        Self { db, clock, kept: Mutex::new(HashMap::new()) }
     }
 
     /// Refuses a token issued at or before its person's last sign-out;
@@ -56,26 +60,22 @@ impl SignOuts {
 
     async fn ended_at(&self, p: &Principal, fresh: bool) -> Result<Option<i64>, Error> {
         let key = key(p.tenant.as_str(), p.user.as_str());
+        let now = self.clock.now_ms();
         if !fresh {
             let kept = self.kept.lock().expect("the sign-outs' lock is never poisoned");
+            // A clock set back makes what was kept stale, not fresher.
             if let Some((at, read)) = kept.get(&key)
-                && read.elapsed() < FRESH
+                && (0..FRESH.as_millis() as i64).contains(&(now - read))
             {
                 return Ok(*at);
             }
         }
-        let row = sqlx::query("SELECT at FROM sign_outs WHERE tenant = $1 AND user_id = $2")
-            .bind(p.tenant.as_str())
-            .bind(p.user.as_str())
-            .fetch_optional(&self.db.pool)
-            .await
-            .map_err(db_error)?;
-        let at = row.map(|r| r.try_get::<i64, _>(0)).transpose().map_err(db_error)?;
+        let at = signed_out_at(&self.db, p.tenant.as_str(), p.user.as_str()).await?;
         let mut kept = self.kept.lock().expect("the sign-outs' lock is never poisoned");
         if kept.len() >= KEPT {
             kept.clear();
         }
-        kept.insert(key, (at, Instant::now()));
+        kept.insert(key, (at, now));
         Ok(at)
     }
 

@@ -4,29 +4,57 @@
 //! whoever starts the service, which gives it to the runner and to the
 //! demo's seed; no other crate can make one.
 
+use lattice_core::clock::SharedClock;
 use lattice_core::event::{AppContextSet, Event};
 use lattice_core::{Error, Level, Principal, RunId, TenantId, WorkspaceId};
-use sqlx::Row;
 
 use crate::auth::Authenticated;
-use crate::db::{Db, db_error};
-use crate::read::LevelStates;
-use crate::runs::{RUN_COLUMNS, RunRow, load_run, run_from_row};
-use crate::service::LogService;
-use crate::store::{ENVELOPE_COLUMNS, envelope_from_row};
+use crate::deadlines::{Deadlines, Expired};
+use crate::fanout::Fanout;
+use crate::reads::{LevelStates, Reads};
+use crate::service::{Builder, LogService};
+use crate::store::{Db, RunRow, envelopes, load_artifact, runs};
+use crate::subscribers::Passing;
+use crate::switches::SwitchStore;
 
 /// The apps of a thread whose context a model call reads, at most.
 pub const APP_CONTEXTS: i64 = 8;
 
-/// The log service's trust in its own process.
+/// The log service's trust in its own process. Reads the store, the
+/// switch levels through [`Reads`], the deadlines' expirations, the
+/// fan-out (to pass what is not kept) and the log's clock (leases).
 #[derive(Clone)]
 pub struct Trusted {
     log: LogService,
+    db: Db,
+    reads: Reads,
+    switches: SwitchStore,
+    fanout: Fanout,
+    deadlines: Deadlines,
+    clock: SharedClock,
+}
+
+impl Builder {
+    /// Starts the service, with the trust lattice's own in-process parts
+    /// act with (the runner, the demo's seed): see [`Trusted`].
+    pub fn start_trusted(self) -> (LogService, Trusted) {
+        let log = self.start();
+        (log.clone(), Trusted::new(log))
+    }
 }
 
 impl Trusted {
-    pub(crate) fn new(log: LogService) -> Self {
-        Self { log }
+    fn new(log: LogService) -> Self {
+        let parts = log.parts();
+        Self {
+            db: log.db().clone(),
+            reads: parts.reads.clone(),
+            switches: parts.switches.clone(),
+            fanout: parts.fanout.clone(),
+            deadlines: parts.deadlines.clone(),
+            clock: log.clock().clone(),
+            log,
+        }
     }
 
     /// For lattice's own tests, which act as anyone.
@@ -52,8 +80,8 @@ impl Trusted {
     }
 
     /// The runs the deadline scheduler answers a request of, from now on.
-    pub fn expirations(&self) -> tokio::sync::broadcast::Receiver<crate::Expired> {
-        self.log.inner.expirations.subscribe()
+    pub fn expirations(&self) -> tokio::sync::broadcast::Receiver<Expired> {
+        self.deadlines.subscribe()
     }
 
     /// Paused runs whose every request is answered: the resume that should
@@ -61,28 +89,11 @@ impl Trusted {
     /// a deadline's answer no runner heard). Each with who answered last
     /// (`None` for the deadline scheduler).
     pub async fn answered_paused_runs(&self) -> Result<Vec<(TenantId, RunRow, Option<String>)>, Error> {
-        let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
-            "SELECT {RUN_COLUMNS}, tenant FROM runs u WHERE status = 'paused' \
-             AND EXISTS (SELECT 1 FROM run_requests r WHERE r.tenant = u.tenant AND r.run = u.id) \
-             AND NOT EXISTS (SELECT 1 FROM run_requests r WHERE r.tenant = u.tenant AND r.run = u.id AND r.answered_by IS NULL) \
-             ORDER BY created_at"
-        )))
-        .fetch_all(&self.log.inner.db.pool)
-        .await
-        .map_err(db_error)?;
         let mut out = Vec::new();
-        for (tenant, run) in tenant_runs(&rows)? {
+        for (tenant, run) in runs::answered_paused(&self.db).await? {
             // The last answer's actor: a person, or lattice itself.
-            let last = sqlx::query(sqlx::AssertSqlSafe(format!(
-                "SELECT {ENVELOPE_COLUMNS} FROM envelopes WHERE run = $1 AND tenant = $2 AND type = $3 ORDER BY seq DESC LIMIT 1"
-            )))
-            .bind(&run.id)
-            .bind(tenant.as_str())
-            .bind(lattice_core::event::DeferredAnswered::NAME)
-            .fetch_optional(&self.log.inner.db.pool)
-            .await
-            .map_err(db_error)?;
-            let by = match last.as_ref().map(envelope_from_row).transpose()?.map(|e| e.actor) {
+            let last = envelopes::last_answer(&self.db, tenant.as_str(), &run.id).await?;
+            let by = match last.map(|e| e.actor) {
                 Some(lattice_core::Actor::Person { user, .. } | lattice_core::Actor::Agent { user, .. }) => Some(user.to_string()),
                 _ => None,
             };
@@ -94,13 +105,14 @@ impl Trusted {
     /// Puts something the log does not keep on the live streams of a
     /// thread (a model's reply as it is written): the runner's, for the
     /// threads of the runs it drives.
-    pub fn pass(&self, thread: &lattice_core::ThreadId, passing: crate::fanout::Passing) {
-        self.log.inner.fanout.pass(thread.as_str(), passing);
+    pub fn pass(&self, thread: &lattice_core::ThreadId, passing: Passing) {
+        self.fanout.pass(thread.as_str(), passing);
     }
 
     /// The tenant a workspace belongs to, if it exists.
     pub async fn workspace_tenant(&self, workspace: &WorkspaceId) -> Result<Option<TenantId>, Error> {
-        workspace_tenant(&self.log.inner.db, workspace).await
+        let tenant = crate::store::access::workspace_tenant(&self.db, workspace.as_str()).await?;
+        Ok(tenant.map(TenantId::from_trusted))
     }
 
     /// Each level that holds a state for some key, the deployment first,
@@ -108,24 +120,12 @@ impl Trusted {
     pub async fn switch_levels(&self, only: Option<Level>) -> Result<Vec<LevelStates>, Error> {
         let levels = match only {
             Some(level) => vec![level],
-            None => {
-                let rows =
-                    sqlx::query("SELECT DISTINCT level FROM switches ORDER BY level").fetch_all(&self.log.inner.db.pool).await.map_err(db_error)?;
-                let mut levels = vec![Level::Deployment];
-                for row in rows {
-                    let level: String = row.try_get(0).map_err(db_error)?;
-                    match Level::parse(&level) {
-                        Ok(Level::Deployment) | Err(_) => {}
-                        Ok(other) => levels.push(other),
-                    }
-                }
-                levels
-            }
+            None => self.switches.levels_held().await?,
         };
         let mut out = Vec::with_capacity(levels.len());
         for level in levels {
             let name = level.to_string();
-            out.push(self.log.level_states(level, name).await?);
+            out.push(self.reads.level_states(level, name).await?);
         }
         Ok(out)
     }
@@ -133,32 +133,17 @@ impl Trusted {
     /// Every envelope of a run, in order: what the runner rebuilds a
     /// conversation from.
     pub async fn run_log(&self, tenant: &TenantId, run: &RunId) -> Result<Vec<lattice_core::Envelope>, Error> {
-        let rows = sqlx::query(sqlx::AssertSqlSafe(format!("SELECT {ENVELOPE_COLUMNS} FROM envelopes WHERE tenant = $1 AND run = $2 ORDER BY seq")))
-            .bind(tenant.as_str())
-            .bind(run.as_str())
-            .fetch_all(&self.log.inner.db.pool)
-            .await
-            .map_err(db_error)?;
-        rows.iter().map(envelope_from_row).collect()
+        envelopes::of_run(&self.db, tenant.as_str(), run.as_str()).await
     }
 
     /// What the apps of a thread last told the agent, one per app (the
     /// newest), oldest first; apps archived since are left out. At most
     /// [`APP_CONTEXTS`] apps: the thread's newest.
     pub async fn app_contexts(&self, tenant: &TenantId, thread: &str) -> Result<Vec<AppContextSet>, Error> {
-        let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
-            "SELECT {ENVELOPE_COLUMNS} FROM envelopes WHERE tenant = $1 AND thread = $2 AND type = $3 ORDER BY seq DESC LIMIT $4"
-        )))
-        .bind(tenant.as_str())
-        .bind(thread)
-        .bind(AppContextSet::NAME)
-        .bind(APP_CONTEXTS * 4)
-        .fetch_all(&self.log.inner.db.pool)
-        .await
-        .map_err(db_error)?;
+        let envelopes = envelopes::app_contexts(&self.db, tenant.as_str(), thread, APP_CONTEXTS * 4).await?;
         let mut newest: Vec<AppContextSet> = Vec::new();
-        for row in &rows {
-            if let Event::AppContextSet(said) = envelope_from_row(row)?.event
+        for envelope in envelopes {
+            if let Event::AppContextSet(said) = envelope.event
                 && !newest.iter().any(|n| n.artifact_id == said.artifact_id)
                 && newest.len() < APP_CONTEXTS as usize
             {
@@ -168,7 +153,7 @@ impl Trusted {
         let mut kept = Vec::with_capacity(newest.len());
         for said in newest.into_iter().rev() {
             let Ok(id) = lattice_core::ArtifactId::parse("artifact", &said.artifact_id) else { continue };
-            if crate::store::load_artifact(&self.log.inner.db, tenant, &id, None).await?.is_some_and(|a| !a.archived) {
+            if load_artifact(&self.db, tenant, &id, None).await?.is_some_and(|a| !a.archived) {
                 kept.push(said);
             }
         }
@@ -177,55 +162,26 @@ impl Trusted {
 
     /// A run's read model, without an access check.
     pub async fn run_state(&self, tenant: &TenantId, run: &RunId) -> Result<Option<RunRow>, Error> {
-        load_run(&self.log.inner.db, tenant, run).await
+        runs::load_run(&self.db, tenant, run).await
     }
 
     /// Running runs that no runner drives: their lease is free or has
     /// expired (a stop, a crash, a replica gone).
     pub async fn orphaned_runs(&self) -> Result<Vec<(TenantId, RunRow)>, Error> {
-        let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
-            "SELECT {RUN_COLUMNS}, tenant FROM runs WHERE status = 'running' \
-             AND (lease_holder IS NULL OR lease_until < $1) ORDER BY created_at"
-        )))
-        .bind(crate::clock::now_ms())
-        .fetch_all(&self.log.inner.db.pool)
-        .await
-        .map_err(db_error)?;
-        tenant_runs(&rows)
+        runs::orphaned(&self.db, self.clock.now_ms()).await
     }
 
     /// Takes, or renews, the lease on driving a running run for `ttl`:
     /// granted while the run is running and its lease is free, expired or
     /// already `holder`'s. A runner drives a run only while it holds this.
     pub async fn lease_run(&self, tenant: &TenantId, run: &RunId, holder: &str, ttl: std::time::Duration) -> Result<bool, Error> {
-        let _writer = self.log.inner.db.writer().await;
-        let now = crate::clock::now_ms();
-        let done = sqlx::query(
-            "UPDATE runs SET lease_holder = $3, lease_until = $4 WHERE tenant = $1 AND id = $2 AND status = 'running' \
-             AND (lease_holder IS NULL OR lease_holder = $3 OR lease_until < $5)",
-        )
-        .bind(tenant.as_str())
-        .bind(run.as_str())
-        .bind(holder)
-        .bind(now + ttl.as_millis() as i64)
-        .bind(now)
-        .execute(&self.log.inner.db.pool)
-        .await
-        .map_err(db_error)?;
-        Ok(done.rows_affected() == 1)
+        let now = self.clock.now_ms();
+        runs::lease(&self.db, tenant, run, holder, now, now + ttl.as_millis() as i64).await
     }
 
     /// Gives a run's lease back, if `holder` has it.
     pub async fn release_run(&self, tenant: &TenantId, run: &RunId, holder: &str) -> Result<(), Error> {
-        let _writer = self.log.inner.db.writer().await;
-        sqlx::query("UPDATE runs SET lease_holder = NULL, lease_until = NULL WHERE tenant = $1 AND id = $2 AND lease_holder = $3")
-            .bind(tenant.as_str())
-            .bind(run.as_str())
-            .bind(holder)
-            .execute(&self.log.inner.db.pool)
-            .await
-            .map_err(db_error)?;
-        Ok(())
+        runs::release(&self.db, tenant, run, holder).await
     }
 
     /// The principal a run's current segment acts as: the agent, for the
@@ -244,15 +200,4 @@ impl Trusted {
             within,
         }
     }
-}
-
-/// Runs read with their tenant (`{RUN_COLUMNS}, tenant`).
-fn tenant_runs(rows: &[sqlx::any::AnyRow]) -> Result<Vec<(TenantId, RunRow)>, Error> {
-    rows.iter().map(|row| Ok((TenantId::from_trusted(row.try_get::<String, _>("tenant").map_err(db_error)?), run_from_row(row)?))).collect()
-}
-
-/// The tenant a workspace belongs to, if it exists.
-pub(crate) async fn workspace_tenant(db: &Db, workspace: &WorkspaceId) -> Result<Option<TenantId>, Error> {
-    let row = sqlx::query("SELECT tenant FROM workspaces WHERE id = $1").bind(workspace.as_str()).fetch_optional(&db.pool).await.map_err(db_error)?;
-    row.map(|row| row.try_get::<String, _>(0).map(TenantId::from_trusted).map_err(db_error)).transpose()
 }

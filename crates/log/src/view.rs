@@ -2,15 +2,18 @@
 
 use std::sync::Arc;
 
+use lattice_core::clock::SharedClock;
 use lattice_core::{ArtifactId, ArtifactView, DeferredRequest, Error, Principal, Role, RunId, TenantId, ThreadId, WorkspaceId, WorkspaceView};
 
-use crate::access::Access;
-use crate::authorize::LoadedRun;
-use crate::service::LogService;
-use crate::store::load_artifact;
+use crate::access::{Access, thread_access};
+use crate::scope::LoadedRun;
+use crate::store::runs::{load_requests, load_run};
+use crate::store::{Db, load_artifact};
 
+/// Reads the store (through the principal's access) and the log's clock.
 pub(crate) struct ScopedView {
-    service: LogService,
+    db: Db,
+    clock: SharedClock,
     principal: Principal,
     access: Access,
     /// The run the command names, as authorization read it.
@@ -20,8 +23,15 @@ pub(crate) struct ScopedView {
 }
 
 impl ScopedView {
-    pub(crate) fn new(service: LogService, principal: Principal, access: Access, run: Option<Arc<LoadedRun>>, thread: Option<ThreadId>) -> Self {
-        Self { service, principal, access, run, thread }
+    pub(crate) fn new(
+        db: Db,
+        clock: SharedClock,
+        principal: Principal,
+        access: Access,
+        run: Option<Arc<LoadedRun>>,
+        thread: Option<ThreadId>,
+    ) -> Self {
+        Self { db, clock, principal, access, run, thread }
     }
 }
 
@@ -44,16 +54,16 @@ impl WorkspaceView for ScopedView {
     }
 
     fn now_ms(&self) -> i64 {
-        crate::clock::now_ms()
+        self.clock.now_ms()
     }
 
     async fn artifact(&self, id: &ArtifactId, version: Option<u64>) -> Result<Option<ArtifactView>, Error> {
-        let row = load_artifact(&self.service.inner.db, &self.access.tenant, id, version).await?;
+        let row = load_artifact(&self.db, &self.access.tenant, id, version).await?;
         // Only this workspace's artifacts, in threads the principal reads:
         // a check never reaches across, nor into a restricted thread.
         let Some(row) = row.filter(|r| r.workspace == self.access.workspace.as_str()) else { return Ok(None) };
         if self.thread.as_ref().is_none_or(|t| t.as_str() != row.thread)
-            && crate::access::thread_access(&self.service.inner.db, &self.principal, &ThreadId::from_trusted(row.thread.clone())).await.is_err()
+            && thread_access(&self.db, &self.principal, &ThreadId::from_trusted(row.thread.clone())).await.is_err()
         {
             return Ok(None);
         }
@@ -73,12 +83,12 @@ impl WorkspaceView for ScopedView {
         if let Some(loaded) = self.run.as_ref().filter(|l| l.run.id == run.as_str()) {
             return Ok(request(loaded));
         }
-        let db = &self.service.inner.db;
-        let Some(row) = crate::runs::load_run(db, &self.access.tenant, run).await? else { return Ok(None) };
+        let db = &self.db;
+        let Some(row) = load_run(db, &self.access.tenant, run).await? else { return Ok(None) };
         if row.workspace != self.access.workspace.as_str() {
             return Ok(None);
         }
-        let requests = crate::runs::load_requests(db, &self.access.tenant, &row.id).await?;
+        let requests = load_requests(db, &self.access.tenant, &row.id).await?;
         Ok(request(&LoadedRun { run: row, requests }))
     }
 }

@@ -1,13 +1,126 @@
-//! Writers of artifacts: created, changed to a next version, archived.
-//! Every version stays readable in `artifact_versions`.
+//! Artifacts as stored: the head and every version (each stays readable
+//! in `artifact_versions`), the reads of them and their writers (created,
+//! changed to a next version, archived).
 
 use lattice_core::event::{ArtifactArchived, ArtifactChanged, ArtifactCreated, Event};
-use lattice_core::{ArtifactId, Error};
+use lattice_core::{ArtifactId, ArtifactView, Error, TenantId, ThreadId};
 use serde_json::Value;
+use sqlx::any::AnyRow;
 use sqlx::{AnyConnection, Row};
 
-use super::{ArtifactRow, Writing};
-use crate::db::db_error;
+use super::db::{Db, db_error};
+use super::writing::Writing;
+
+/// An artifact's head or one of its versions, as stored.
+#[derive(Debug, Clone)]
+pub struct ArtifactRow {
+    pub id: String,
+    pub workspace: String,
+    pub thread: String,
+    pub kind: String,
+    pub version: u64,
+    pub data: Value,
+    pub digest: String,
+    pub author: String,
+    pub created_at: i64,
+    pub updated_at: i64,
+    pub archived: bool,
+}
+
+impl ArtifactRow {
+    pub fn view(&self) -> ArtifactView {
+        ArtifactView {
+            id: ArtifactId::from_trusted(self.id.clone()),
+            kind: self.kind.clone(),
+            thread: ThreadId::from_trusted(self.thread.clone()),
+            version: self.version,
+            data: self.data.clone(),
+            author: self.author.clone(),
+            archived: self.archived,
+            digest: self.digest.clone(),
+        }
+    }
+}
+
+const ARTIFACT_COLUMNS: &str = "a.id, a.workspace, a.thread, a.kind, a.version, a.data, a.digest, a.author, a.created_at, a.updated_at, a.archived";
+
+pub(crate) fn artifact_from_row(row: &AnyRow) -> Result<ArtifactRow, Error> {
+    let data: String = row.try_get(5).map_err(db_error)?;
+    Ok(ArtifactRow {
+        id: row.try_get(0).map_err(db_error)?,
+        workspace: row.try_get(1).map_err(db_error)?,
+        thread: row.try_get(2).map_err(db_error)?,
+        kind: row.try_get(3).map_err(db_error)?,
+        version: row.try_get::<i64, _>(4).map_err(db_error)? as u64,
+        data: serde_json::from_str(&data).map_err(|e| Error::unavailable(format!("stored artifact is not JSON: {e}")))?,
+        digest: row.try_get(6).map_err(db_error)?,
+        author: row.try_get(7).map_err(db_error)?,
+        created_at: row.try_get(8).map_err(db_error)?,
+        updated_at: row.try_get(9).map_err(db_error)?,
+        archived: row.try_get::<i64, _>(10).map_err(db_error)? != 0,
+    })
+}
+
+/// The head of an artifact, or one version of it (`version`), in a tenant.
+pub(crate) async fn load_artifact(db: &Db, tenant: &TenantId, id: &ArtifactId, version: Option<u64>) -> Result<Option<ArtifactRow>, Error> {
+    let row = match version {
+        None => {
+            sqlx::query(sqlx::AssertSqlSafe(format!("SELECT {ARTIFACT_COLUMNS} FROM artifacts a WHERE a.tenant = $1 AND a.id = $2")))
+                .bind(tenant.as_str())
+                .bind(id.as_str())
+                .fetch_optional(&db.pool)
+                .await
+        }
+        Some(version) => {
+            sqlx::query(
+                "SELECT a.id, a.workspace, a.thread, a.kind, v.version, v.data, v.digest, v.author, \
+                 a.created_at, v.at, a.archived \
+                 FROM artifacts a JOIN artifact_versions v ON v.tenant = a.tenant AND v.id = a.id \
+                 WHERE a.tenant = $1 AND a.id = $2 AND v.version = $3",
+            )
+            .bind(tenant.as_str())
+            .bind(id.as_str())
+            .bind(version as i64)
+            .fetch_optional(&db.pool)
+            .await
+        }
+    }
+    .map_err(db_error)?;
+    row.as_ref().map(artifact_from_row).transpose()
+}
+
+/// The artifacts of a thread, optionally of one kind or one parent.
+pub(crate) async fn list_artifacts(
+    db: &Db,
+    tenant: &TenantId,
+    thread: &ThreadId,
+    kind: Option<&str>,
+    parent: Option<&str>,
+) -> Result<Vec<ArtifactRow>, Error> {
+    let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+        "SELECT {ARTIFACT_COLUMNS} FROM artifacts a WHERE a.tenant = $1 AND a.thread = $2 \
+         AND ($3 = '' OR a.kind = $3) AND ($4 = '' OR a.parent = $4) ORDER BY a.created_at, a.id"
+    )))
+    .bind(tenant.as_str())
+    .bind(thread.as_str())
+    .bind(kind.unwrap_or(""))
+    .bind(parent.unwrap_or(""))
+    .fetch_all(&db.pool)
+    .await
+    .map_err(db_error)?;
+    rows.iter().map(artifact_from_row).collect()
+}
+
+/// The chain an artifact keeps (that of the run that made it), if any.
+pub(crate) async fn artifact_chain(db: &Db, tenant: &str, id: &str) -> Result<Option<String>, Error> {
+    let row = sqlx::query("SELECT chain FROM artifacts WHERE tenant = $1 AND id = $2")
+        .bind(tenant)
+        .bind(id)
+        .fetch_optional(&db.pool)
+        .await
+        .map_err(db_error)?;
+    row.map(|r| r.try_get::<Option<String>, _>(0).map_err(db_error)).transpose().map(Option::flatten)
+}
 
 /// An artifact at version 1; an id already taken is refused.
 pub(crate) async fn create_artifact(

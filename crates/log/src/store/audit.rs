@@ -5,8 +5,8 @@ use lattice_core::event::{AuditRecorded, Event};
 use lattice_core::{Audit, Error};
 use sqlx::AnyConnection;
 
-use super::Writing;
-use crate::db::db_error;
+use super::db::db_error;
+use super::writing::Writing;
 
 /// An audit row, its once key taken (refused with `Conflict` if it was used).
 pub(crate) async fn record_audit(conn: &mut AnyConnection, w: &Writing<'_>, audit: &Audit) -> Result<Event, Error> {

@@ -4,8 +4,8 @@ use lattice_core::event::{Event, MemberAdded, MemberRemoved, ThreadCreated, Thre
 use lattice_core::{Error, Role, ThreadId, WorkspaceId};
 use sqlx::AnyConnection;
 
-use super::Writing;
-use crate::db::db_error;
+use super::db::db_error;
+use super::writing::Writing;
 
 /// A workspace, its creator its first admin.
 pub(crate) async fn create_workspace(conn: &mut AnyConnection, w: &Writing<'_>, id: &WorkspaceId, name: &str) -> Result<Event, Error> {

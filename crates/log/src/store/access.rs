@@ -1,0 +1,86 @@
+//! What access is decided from: a workspace's tenant, a person's role on
+//! its members list, a thread's restriction and listings.
+
+use lattice_core::Error;
+use sqlx::Row;
+
+use super::db::{Db, db_error};
+
+/// The tenant a workspace belongs to, if it exists.
+pub(crate) async fn workspace_tenant(db: &Db, workspace: &str) -> Result<Option<String>, Error> {
+    let row = sqlx::query("SELECT tenant FROM workspaces WHERE id = $1").bind(workspace).fetch_optional(&db.pool).await.map_err(db_error)?;
+    row.map(|row| row.try_get::<String, _>(0).map_err(db_error)).transpose()
+}
+
+/// A user's role on a workspace's members list, as stored.
+pub(crate) async fn member_role(db: &Db, workspace: &str, user: &str) -> Result<Option<String>, Error> {
+    sqlx::query("SELECT role FROM members WHERE workspace = $1 AND user_id = $2")
+        .bind(workspace)
+        .bind(user)
+        .fetch_optional(&db.pool)
+        .await
+        .map_err(db_error)?
+        .map(|row| row.try_get::<String, _>(0))
+        .transpose()
+        .map_err(db_error)
+}
+
+/// What decides a user's access to a thread, as stored.
+pub(crate) struct ThreadStanding {
+    pub tenant: String,
+    pub workspace: String,
+    /// The user's role on the workspace's members list.
+    pub member: Option<String>,
+    pub restricted: bool,
+    /// The user's role on the thread's listing.
+    pub listed: Option<String>,
+}
+
+/// A thread's workspace, whether it is restricted, and `user`'s
+/// membership of the workspace and listing on the thread, in one round trip.
+pub(crate) async fn thread_standing(db: &Db, thread: &str, user: &str) -> Result<Option<ThreadStanding>, Error> {
+    let row = sqlx::query(
+        "SELECT w.tenant, w.id, m.role, t.restricted, s.role FROM threads t JOIN workspaces w ON w.id = t.workspace \
+         LEFT JOIN members m ON m.workspace = w.id AND m.user_id = $2 \
+         LEFT JOIN thread_members s ON s.thread = t.id AND s.user_id = $2 WHERE t.id = $1",
+    )
+    .bind(thread)
+    .bind(user)
+    .fetch_optional(&db.pool)
+    .await
+    .map_err(db_error)?;
+    let Some(row) = row else { return Ok(None) };
+    Ok(Some(ThreadStanding {
+        tenant: row.try_get(0).map_err(db_error)?,
+        workspace: row.try_get(1).map_err(db_error)?,
+        member: row.try_get(2).map_err(db_error)?,
+        restricted: row.try_get::<i64, _>(3).map_err(db_error)? != 0,
+        listed: row.try_get(4).map_err(db_error)?,
+    }))
+}
+
+/// Whether `user` is a member of the workspace.
+pub(crate) async fn is_member(db: &Db, workspace: &str, user: &str) -> Result<bool, Error> {
+    let row = sqlx::query("SELECT 1 FROM members WHERE workspace = $1 AND user_id = $2")
+        .bind(workspace)
+        .bind(user)
+        .fetch_optional(&db.pool)
+        .await
+        .map_err(db_error)?;
+    Ok(row.is_some())
+}
+
+/// Whether `user` is listed on some thread of the tenant's workspace.
+pub(crate) async fn listed_in(db: &Db, tenant: &str, workspace: &str, user: &str) -> Result<bool, Error> {
+    let row = sqlx::query(
+        "SELECT w.tenant FROM thread_members s JOIN threads t ON t.id = s.thread JOIN workspaces w ON w.id = t.workspace \
+         WHERE s.user_id = $1 AND t.workspace = $2 AND w.tenant = $3 LIMIT 1",
+    )
+    .bind(user)
+    .bind(workspace)
+    .bind(tenant)
+    .fetch_optional(&db.pool)
+    .await
+    .map_err(db_error)?;
+    Ok(row.is_some())
+}

@@ -1,0 +1,120 @@
+//! Threads as read: the ones a caller may see, by the visibility rule of
+//! [`lattice_core::policy::thread_role`], and what the bridge asks of one.
+
+use lattice_core::Error;
+use serde::Serialize;
+use sqlx::Row;
+use sqlx::any::AnyRow;
+
+use super::db::{Db, db_error};
+use crate::clock::rfc3339;
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ThreadSummary {
+    pub id: String,
+    pub workspace: String,
+    pub title: String,
+    pub created_by: String,
+    pub created_at: String,
+    pub restricted: bool,
+}
+
+const THREAD_COLUMNS: &str = "t.id, t.workspace, t.title, t.created_by, t.created_at, t.restricted";
+
+fn thread_from_row(row: &AnyRow) -> Result<ThreadSummary, Error> {
+    Ok(ThreadSummary {
+        id: row.try_get(0).map_err(db_error)?,
+        workspace: row.try_get(1).map_err(db_error)?,
+        title: row.try_get(2).map_err(db_error)?,
+        created_by: row.try_get(3).map_err(db_error)?,
+        created_at: rfc3339(row.try_get(4).map_err(db_error)?),
+        restricted: row.try_get::<i64, _>(5).map_err(db_error)? != 0,
+    })
+}
+
+/// The SQL condition that thread `{t}.id` is visible to `{user}` (a bind
+/// placeholder), for a caller whose workspace role is below admin.
+fn visible_thread(t: &str, user: &str) -> String {
+    format!("({t}.restricted = 0 OR {t}.id IN (SELECT thread FROM thread_members WHERE user_id = {user}))")
+}
+
+/// The newest thread of the tenant that `user` reads, and its workspace;
+/// any thread's for a tenant admin (`user` `None`).
+pub(crate) async fn latest_readable(db: &Db, tenant: &str, user: Option<&str>) -> Result<Option<(String, String)>, Error> {
+    let row = match user {
+        None => {
+            sqlx::query(
+                "SELECT t.id, t.workspace FROM threads t JOIN workspaces w ON w.id = t.workspace \
+                 WHERE w.tenant = $1 ORDER BY t.created_at DESC, t.id DESC LIMIT 1",
+            )
+            .bind(tenant)
+            .fetch_optional(&db.pool)
+            .await
+        }
+        // A member's threads (an admin's all, anyone else's those not
+        // restricted), and the threads the caller is listed on.
+        Some(user) => {
+            sqlx::query(
+                "SELECT t.id, t.workspace FROM threads t JOIN workspaces w ON w.id = t.workspace \
+                 LEFT JOIN members m ON m.workspace = w.id AND m.user_id = $2 \
+                 LEFT JOIN thread_members s ON s.thread = t.id AND s.user_id = $2 \
+                 WHERE w.tenant = $1 AND (s.role IS NOT NULL OR m.role = 'admin' OR (m.role IS NOT NULL AND t.restricted = 0)) \
+                 ORDER BY t.created_at DESC, t.id DESC LIMIT 1",
+            )
+            .bind(tenant)
+            .bind(user)
+            .fetch_optional(&db.pool)
+            .await
+        }
+    }
+    .map_err(db_error)?;
+    row.map(|row| Ok((row.try_get::<String, _>(0).map_err(db_error)?, row.try_get(1).map_err(db_error)?))).transpose()
+}
+
+/// A workspace's threads, newest first: all of them, or (`visible_to`) the
+/// ones not restricted and the restricted ones that user is listed on.
+pub(crate) async fn in_workspace(db: &Db, workspace: &str, visible_to: Option<&str>) -> Result<Vec<ThreadSummary>, Error> {
+    let visible = if visible_to.is_some() { format!(" AND {}", visible_thread("t", "$2")) } else { String::new() };
+    let query = sqlx::query(sqlx::AssertSqlSafe(format!(
+        "SELECT {THREAD_COLUMNS} FROM threads t WHERE t.workspace = $1{visible} ORDER BY t.created_at DESC, t.id DESC"
+    )))
+    .bind(workspace);
+    let query = match visible_to {
+        Some(user) => query.bind(user),
+        None => query,
+    };
+    let rows = query.fetch_all(&db.pool).await.map_err(db_error)?;
+    rows.iter().map(thread_from_row).collect()
+}
+
+/// The tenant's threads `user` is listed on, newest first (at most 500).
+pub(crate) async fn listing(db: &Db, tenant: &str, user: &str) -> Result<Vec<ThreadSummary>, Error> {
+    let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+        "SELECT {THREAD_COLUMNS}, s.role FROM threads t JOIN workspaces w ON w.id = t.workspace \
+         JOIN thread_members s ON s.thread = t.id AND s.user_id = $2 WHERE w.tenant = $1 \
+         ORDER BY t.created_at DESC, t.id DESC LIMIT 500"
+    )))
+    .bind(tenant)
+    .bind(user)
+    .fetch_all(&db.pool)
+    .await
+    .map_err(db_error)?;
+    rows.iter().map(thread_from_row).collect()
+}
+
+/// One thread, which must exist.
+pub(crate) async fn thread(db: &Db, thread: &str) -> Result<ThreadSummary, Error> {
+    let row = sqlx::query(sqlx::AssertSqlSafe(format!("SELECT {THREAD_COLUMNS} FROM threads t WHERE t.id = $1")))
+        .bind(thread)
+        .fetch_one(&db.pool)
+        .await
+        .map_err(db_error)?;
+    thread_from_row(&row)
+}
+
+/// Whether a thread is restricted to the people listed on it (`false`
+/// for one that does not exist).
+pub(crate) async fn restricted(db: &Db, thread: &str) -> Result<bool, Error> {
+    let row = sqlx::query("SELECT restricted FROM threads WHERE id = $1").bind(thread).fetch_optional(&db.pool).await.map_err(db_error)?;
+    Ok(row.map(|r| r.try_get::<i64, _>(0)).transpose().map_err(db_error)?.unwrap_or(0) != 0)
+}
