@@ -11,7 +11,9 @@ const LOCK: i64 = 0x6c61_7474_6963_0001;
 
 /// One look's turn: on PostgreSQL a transaction holding the lock until
 /// the turn is dropped; on SQLite nothing (one process owns the file).
-pub(crate) struct Turn(#[allow(dead_code)] Option<Transaction<'static, Any>>);
+pub(crate) struct Turn {
+    _lock: Option<Transaction<'static, Any>>,
+}
 
 /// Takes the turn to look for deadlines: `None` when another replica has
 /// it and `wait` is false; with `wait`, once the other's look is done.
@@ -33,9 +35,9 @@ pub(crate) async fn take_turn(db: &Db, wait: bool) -> Result<Option<Turn>, Error
                     return Ok(None);
                 }
             }
-            Ok(Some(Turn(Some(tx))))
+            Ok(Some(Turn { _lock: Some(tx) }))
         }
-        Backend::Sqlite => Ok(Some(Turn(None))),
+        Backend::Sqlite => Ok(Some(Turn { _lock: None })),
     }
 }
 
