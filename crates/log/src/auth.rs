@@ -337,4 +337,40 @@ mod tests {
         assert!(auth().verify("").is_err());
         assert!(Authenticator::new(b"short", Duration::from_secs(1)).is_err());
     }
+
+    #[test]
+    fn tokens_and_capabilities_expire_by_the_authenticators_clock() {
+        use lattice_core::clock::{Clock, ManualClock};
+        let clock = ManualClock::new();
+        let auth = Authenticator::new(&[7u8; 32], Duration::from_secs(60)).unwrap().with_clock(clock.clone());
+        let p = Principal {
+            tenant: TenantId::parse("t", "t1").unwrap(),
+            user: UserId::parse("u", "alice").unwrap(),
+            role: TenantRole::Member,
+            agent: false,
+            run: None,
+            within: None,
+        };
+        let token = auth.mint(&p);
+        let capability = auth.capability(&p, "art_1");
+        let issued = auth.verify(&token).unwrap().issued();
+        assert_eq!(issued, Issued(Some(clock.now_ms())), "issued by the clock, to the millisecond");
+
+        // The token's lifetime and the leeway past it: still taken.
+        clock.advance(Duration::from_secs(60 + LEEWAY_SECS as u64));
+        assert!(auth.verify(&token).is_ok());
+        clock.advance(Duration::from_secs(1));
+        let expired = auth.verify(&token).unwrap_err();
+        assert!(matches!(expired, Error::Unauthorized { ref reason } if reason.contains("expired")), "{expired:?}");
+
+        let who = auth.vouch(p.clone());
+        assert_eq!(auth.capability_artifact(&capability, &who).unwrap(), "art_1");
+        clock.advance(CAPABILITY_TTL - Duration::from_secs(61));
+        assert_eq!(auth.capability_artifact(&capability, &who).unwrap(), "art_1", "a capability outlives a token");
+        clock.advance(Duration::from_secs(1));
+        let expired = auth.capability_artifact(&capability, &who).unwrap_err();
+        assert!(matches!(expired, Error::Forbidden { .. }) && expired.to_string().contains("expired"), "{expired}");
+        // Minted now, it verifies again: expiry is the clock's, not the wall's.
+        assert!(auth.verify(&auth.mint(&p)).is_ok());
+    }
 }

@@ -71,6 +71,16 @@ pub async fn service(backend: Backend) -> LogService {
 }
 
 pub fn service_on(db: Db) -> LogService {
+    builder_on(db).start()
+}
+
+/// The log service as `lattice up` builds it, on a fresh database, reading
+/// time from `clock` (a `ManualClock` a test moves instead of sleeping).
+pub async fn service_with_clock(backend: Backend, clock: lattice_core::clock::SharedClock) -> LogService {
+    builder_on(fresh_db(backend).await).clock(clock).start()
+}
+
+fn builder_on(db: Db) -> lattice_log::Builder {
     let mut builder = LogService::builder(db, authenticator());
     for kind in lattice_ui::kinds() {
         builder = builder.kind(kind);
@@ -78,7 +88,7 @@ pub fn service_on(db: Db) -> LogService {
     for (command, check) in lattice_ui::checks() {
         builder = builder.check(command, check);
     }
-    builder.start()
+    builder
 }
 
 /// A principal, vouched for as a verified token would be.

@@ -4,6 +4,7 @@
 mod access;
 #[cfg(target_os = "linux")]
 mod connections;
+mod deadlines;
 mod horizon;
 mod migrations;
 mod queries;

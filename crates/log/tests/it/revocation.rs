@@ -5,9 +5,10 @@
 
 use std::time::Duration;
 
+use lattice_core::clock::ManualClock;
 use lattice_core::{Command, Error, Role, TenantRole, ThreadId, UserId};
 use lattice_log::{Authenticated, Follow, Live, LiveEvents, LogService};
-use lattice_testkit::{both_backends, principal, service, who};
+use lattice_testkit::{both_backends, principal, service, service_with_clock, who};
 
 use crate::workspace_with_thread;
 
@@ -150,7 +151,8 @@ both_backends! {
 
 both_backends! {
     async fn signing_out_ends_every_token_issued_before_and_its_streams(backend: Backend) {
-        let log = service(backend).await;
+        let clock = ManualClock::new();
+        let log = service_with_clock(backend, clock.clone()).await;
         let owner = who("t1", "owner", TenantRole::Member);
         let (ws, th) = workspace_with_thread(&log, &owner).await;
         log.execute(&owner, Command::AddMember { workspace: ws.clone(), user: user("ann"), role: Role::Editor }).await.unwrap();
@@ -174,8 +176,8 @@ both_backends! {
         let refused = log.authenticate(Some(header.as_bytes())).await;
         assert!(matches!(refused, Err(Error::Unauthorized { ref reason }) if reason.contains("sign-out")), "{refused:?}");
         ends(&mut stream).await;
-        // A token issued afterwards is hers again.
-        tokio::time::sleep(Duration::from_millis(2)).await;
+        // A token issued afterwards, by the log's clock, is hers again.
+        clock.advance(Duration::from_millis(2));
         let fresh = format!("Bearer {}", log.authenticator().mint(ann.principal()));
         let again = log.authenticate(Some(fresh.as_bytes())).await.unwrap();
         assert!(log.follow(&again, Follow::Thread(th.clone()), 0).await.is_ok());

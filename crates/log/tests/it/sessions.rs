@@ -1,17 +1,22 @@
 //! The shared session table's bounds: a state at the limit is kept, one
 //! byte more refused; a caller keeps at most SESSIONS_PER_CALLER sessions,
 //! opening another forgets the oldest (and says which); a session is its
-//! opener's, and lives while its row does. And which tenants switch flips
-//! concern, for the MCP sessions' watchers.
+//! opener's, and lives while its row does; a week after it opened, by the
+//! log's clock, it is forgotten. And which tenants switch flips concern,
+//! for the MCP sessions' watchers.
 
+use std::time::Duration;
+
+use lattice_core::clock::ManualClock;
 use lattice_core::envelope::DEPLOYMENT_TENANT;
 use lattice_core::{Command, Error, Level, SwitchKey, SwitchState, TenantId, TenantRole, WorkspaceId};
 use lattice_log::{SESSION_STATE_BYTES, SESSIONS_PER_CALLER};
-use lattice_testkit::{both_backends, principal, service, who};
+use lattice_testkit::{both_backends, principal, service, service_with_clock, who};
 
 both_backends! {
     async fn sessions_are_bounded_in_size_and_count_and_owned(backend: Backend) {
-        let log = service(backend).await;
+        let clock = ManualClock::new();
+        let log = service_with_clock(backend, clock.clone()).await;
         let sessions = log.sessions();
         let ana = principal("t1", "ana", TenantRole::Member, false);
         let bob = principal("t1", "bob", TenantRole::Member, false);
@@ -28,9 +33,10 @@ both_backends! {
         sessions.open("s-state", &bob).await.unwrap();
         assert_eq!(sessions.owned_by("s-state", &ana).await.unwrap(), Some(true));
 
+        // Each opened later than the one before, by the log's clock.
         for i in 1..SESSIONS_PER_CALLER {
+            clock.advance(Duration::from_millis(2));
             sessions.open(&format!("s-{i:03}"), &ana).await.unwrap();
-            tokio::time::sleep(std::time::Duration::from_millis(2)).await;
         }
         // At the limit: every one is kept.
         assert_eq!(sessions.owned_by("s-state", &ana).await.unwrap(), Some(true));
@@ -51,6 +57,26 @@ both_backends! {
         // More ids than one statement asks about.
         let many: Vec<String> = (0..1200).map(|i| format!("s-{i:03}")).collect();
         assert_eq!(sessions.living(&many).await.unwrap().len() as i64, SESSIONS_PER_CALLER - 2);
+    }
+}
+
+both_backends! {
+    async fn a_session_is_forgotten_a_week_after_it_opened(backend: Backend) {
+        let clock = ManualClock::new();
+        let log = service_with_clock(backend, clock.clone()).await;
+        let sessions = log.sessions();
+        let ana = principal("t1", "ana", TenantRole::Member, false);
+        let bob = principal("t1", "bob", TenantRole::Member, false);
+        sessions.open("s-old", &ana).await.unwrap();
+
+        clock.advance(Duration::from_secs(7 * 24 * 3600));
+        assert!(sessions.open("s-bob", &bob).await.unwrap().is_empty(), "a week to the millisecond is kept");
+        assert_eq!(sessions.owned_by("s-old", &ana).await.unwrap(), Some(true));
+
+        clock.advance(Duration::from_millis(1));
+        assert_eq!(sessions.open("s-new", &bob).await.unwrap(), ["s-old"], "opening another says what it forgot");
+        assert_eq!(sessions.owned_by("s-old", &ana).await.unwrap(), None);
+        assert_eq!(sessions.owned_by("s-bob", &bob).await.unwrap(), Some(true));
     }
 }
 
