@@ -6,31 +6,38 @@
 //! the read models in one transaction. Nothing else in lattice writes to the
 //! database. Reads go through the same access rules.
 //!
-//! The crate's parts, and what each may name besides `store/` (which
-//! names nothing above it) and the leaves (`clock`, `limits`, `digest`,
-//! `chain`, `trace`):
+//! The crate's parts, and what each may name. Every part may name the
+//! leaves (`clock`, `limits`, `digest`, `chain`, `trace`); none names
+//! `service` but the two that hand out what the service is built of.
 //!
 //! - `store/`: every SQL statement, behind typed functions over a [`Db`]
-//!   (its `db.rs`: the pool, the backends, migrations). Names only itself.
-//! - `auth`: tokens and capabilities, by its clock. Names `chain`.
+//!   (its `db.rs`: the pool, the backends, migrations), one file per table
+//!   or topic. Names only its own files; `mod.rs` only names them.
+//! - `auth`: tokens and capabilities, issued and expired by its clock. Names `chain`.
 //! - `registry`: the kinds and checks the service was built with. Names nothing.
-//! - `access`: who sees what. Names the store.
+//! - `access`: who sees and does what. Names the store.
 //! - `scope`: what authorization found, for the later steps. Names `access`, the store.
-//! - `authorize`: a command's [`Access`] and scope. Names `access`, `registry`, `scope`, the store.
+//! - `authorize`: a command's scope, or its refusal. Names `access`, `registry`, `scope`, the store.
 //! - `view`: the workspace as checks read it. Names `access`, `scope`, the store.
 //! - `switches`: the switch store (the Integrations port). Names the store.
 //! - `gate`: the integration gate. Names `registry`, `scope`, `switches`, `view`, the store.
-//! - `prepare`, `effect`: what a command will write. Name `registry`, `scope`, `effect`, the store.
-//! - `commit`: the transaction, stamped by the clock, the horizon told. Names `effect`, `horizon`, `scope`, the store.
-//! - `deadlines`: the scheduler. Names `commit`, `access`, `effect`, `scope`, the store.
+//! - `prepare`: what a command will write. Names `registry`, `scope`, `effect`, the store.
+//! - `effect`: an effect's place and its writer. Names the store.
 //! - `horizon`: how far the log may be read. Names the store.
-//! - `subscribers`, `relay`, `fanout`: the live stream's fan-out. Name each other in that order, and the store.
+//! - `commit`: the transaction, stamped by the clock; tells the horizon. Names `effect`, `horizon`, `scope`, the store.
+//! - `deadlines`: the scheduler, which commits through `commit` alone. Names `commit`, `access`, `effect`, `scope`, the store.
+//! - `subscribers`: the fan-out's lists and what passes through them. Names the store.
+//! - `relay`: passing events between replicas. Names `subscribers`, the store.
+//! - `fanout`: one reader of the log for every stream. Names `relay`, `subscribers`, the store.
+//! - `sign_outs`: sign-out epochs, by the clock. Names `auth`, the store.
 //! - `reads`: every read as a caller. Names `access`, `auth`, `horizon`, `switches`, the store.
 //! - `runs`: the API's reads of runs. Names `access`, `auth`, the store.
-//! - `live`: one stream, an access watch. Names `fanout`, `subscribers`, `reads`, `access`, `sign_outs`, `horizon`, the store.
-//! - `sign_outs`, `sessions`: sign-out epochs and shared sessions, by the clock. Name `auth`, the store.
+//! - `live`: one live stream, an access watch. Names `access`, `auth`, `fanout`, `horizon`, `reads`, `sign_outs`, `subscribers`, the store.
+//! - `sessions`: protocol sessions replicas share, by the clock. Names the store.
 //! - `service`: [`LogService`] and its [`Builder`], which wire all of the above.
-//! - `trusted`, `follow`: what in-process parts and the bridge get. Name `service` and the parts they read.
+//! - `trusted`: what in-process parts may do. Names `service` (whose parts it is
+//!   handed), `auth`, `deadlines`, `fanout`, `reads`, `subscribers`, `switches`, the store.
+//! - `follow`: the bridge's reader of the whole log. Names `service`, `horizon`, the store.
 
 mod access;
 mod auth;
