@@ -8,7 +8,6 @@ use lattice_core::{Actor, Audit, Error, Principal};
 use crate::effect::{Effect, Place};
 use crate::horizon::Horizon;
 use crate::scope::Scope;
-use crate::store::db::db_error;
 use crate::store::{Db, Writing, insert_envelope, record_audit};
 
 /// What a committed command produced.
@@ -46,7 +45,7 @@ impl Committer {
     /// by the database conventions) inside `log.execute`. The caller tells
     /// the horizon ([`Committer::told`]) once it has done what must come
     /// first.
-    #[tracing::instrument(name = "log.commit", skip_all, fields(otel.kind = "client", db.system.name = self.db.backend.system_name()))]
+    #[tracing::instrument(name = "log.commit", skip_all, fields(otel.kind = "client", db.system.name = self.db.backend().system_name()))]
     pub(crate) async fn commit(
         &self,
         p: &Principal,
@@ -61,13 +60,8 @@ impl Committer {
         // An effect that is one row commits as one statement, without a
         // transaction around it; everything else writes read models too.
         let one_statement = attached.is_none() && effect.is_one_row();
-        let mut tx = if one_statement { None } else { Some(db.pool.begin().await.map_err(db_error)?) };
-        let mut pooled = if one_statement { Some(db.pool.acquire().await.map_err(db_error)?) } else { None };
-        let conn: &mut sqlx::AnyConnection = match (&mut tx, &mut pooled) {
-            (Some(tx), _) => tx,
-            (_, Some(conn)) => conn,
-            (None, None) => unreachable!("one of the two is taken"),
-        };
+        let mut commit = db.open_commit(one_statement).await?;
+        let conn = commit.conn();
 
         let workspace = scope.access.as_ref().map(|a| a.workspace.to_string());
         let thread = scope.thread.as_ref().map(ToString::to_string);
@@ -93,15 +87,13 @@ impl Committer {
         if let Some(audit) = attached {
             let event = record_audit(conn, &writing, audit).await?;
             let id = ulid::Ulid::generate().to_string();
-            insert_envelope(conn, db.backend, &acting.envelope(&id, &event, actor, writing.at, traceparent.as_deref())).await?;
+            insert_envelope(conn, db.backend(), &acting.envelope(&id, &event, actor, writing.at, traceparent.as_deref())).await?;
         }
         let place = effect.place(&acting);
         let event = effect.write(conn, &writing).await?;
         let envelope_id = ulid::Ulid::generate().to_string();
-        let seq = insert_envelope(conn, db.backend, &place.envelope(&envelope_id, &event, actor, writing.at, traceparent.as_deref())).await?;
-        if let Some(tx) = tx {
-            tx.commit().await.map_err(db_error)?;
-        }
+        let seq = insert_envelope(conn, db.backend(), &place.envelope(&envelope_id, &event, actor, writing.at, traceparent.as_deref())).await?;
+        commit.finish().await?;
         Ok(Committed::of(seq, envelope_id, &event))
     }
 }

@@ -37,7 +37,7 @@ pub(crate) struct Fanout {
 impl Fanout {
     pub(crate) fn start(db: Db, mut horizon: watch::Receiver<i64>) -> Self {
         let subscribers: Arc<Mutex<Subscribers>> = Arc::default();
-        let relay = (db.backend == Backend::Postgres).then(|| Relay::start(&db, Arc::downgrade(&subscribers)));
+        let relay = (db.backend() == Backend::Postgres).then(|| Relay::start(&db, Arc::downgrade(&subscribers)));
         let fanout = Self { subscribers, switches: Arc::new(watch::channel(0).0), relay };
         let subscribers = Arc::downgrade(&fanout.subscribers);
         let switches = Arc::downgrade(&fanout.switches);

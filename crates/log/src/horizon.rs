@@ -102,8 +102,8 @@ impl Horizon {
         let weak_tx = Arc::downgrade(&horizon.tx);
         let latest_local = horizon.latest_local.clone();
         let announce = Arc::new(Notify::new());
-        if db.backend == Backend::Postgres {
-            tokio::spawn(listen(db.url.clone(), notify.clone(), weak_tx.clone()));
+        if db.backend() == Backend::Postgres {
+            tokio::spawn(listen(db.url(), notify.clone(), weak_tx.clone()));
             tokio::spawn(announcer(db.clone(), announce.clone(), weak_tx.clone()));
         }
         tokio::spawn(async move {
@@ -333,7 +333,7 @@ struct Tracker {
 
 impl Tracker {
     async fn advance(&mut self) -> Result<(), lattice_core::Error> {
-        match self.db.backend {
+        match self.db.backend() {
             Backend::Sqlite => {
                 self.horizon = stored::last_seq(&self.db).await?;
                 Ok(())

@@ -51,7 +51,7 @@ impl Relay {
         let origin = ulid::Ulid::generate().to_string();
         let (tx, rx) = mpsc::channel(QUEUE);
         tokio::spawn(say(db.clone(), rx));
-        tokio::spawn(hear(db.url.clone(), origin.clone(), subscribers));
+        tokio::spawn(hear(db.url(), origin.clone(), subscribers));
         Self { origin, tx }
     }
 

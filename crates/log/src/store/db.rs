@@ -6,7 +6,8 @@ use std::time::Duration;
 
 use lattice_core::Error;
 use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
-use sqlx::{AnyPool, Connection, Executor};
+use sqlx::pool::PoolConnection;
+use sqlx::{Any, AnyConnection, AnyPool, Connection, Executor, Transaction};
 
 /// How long a pooled connection may sit unused before it is pinged on its
 /// way out of the pool.
@@ -29,13 +30,13 @@ pub enum Schema {
 
 #[derive(Clone)]
 pub struct Db {
-    pub(crate) pool: AnyPool,
-    pub(crate) backend: Backend,
+    pub(super) pool: AnyPool,
+    pub(super) backend: Backend,
     /// SQLite takes one writer at a time; queueing writers here, rather than
     /// letting them race for the file lock, keeps `SQLITE_BUSY` away.
-    pub(crate) write_lock: std::sync::Arc<tokio::sync::Mutex<()>>,
+    write_lock: std::sync::Arc<tokio::sync::Mutex<()>>,
     /// Where it connects: a PostgreSQL listener opens its own connection.
-    pub(crate) url: std::sync::Arc<str>,
+    url: std::sync::Arc<str>,
 }
 
 static POSTGRES: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/postgres");
@@ -113,6 +114,11 @@ impl Db {
         self.backend
     }
 
+    /// Where it connects: a PostgreSQL listener opens its own connection.
+    pub(crate) fn url(&self) -> std::sync::Arc<str> {
+        self.url.clone()
+    }
+
     /// On SQLite, the one writer's turn. Every write takes it, the write
     /// path's and the bookkeeping's (leases, checkpoints, sessions) alike:
     /// a write between a transaction's read and its write would fail that
@@ -122,6 +128,17 @@ impl Db {
             Backend::Sqlite => Some(self.write_lock.lock().await),
             Backend::Postgres => None,
         }
+    }
+
+    /// Where one commit writes: in a transaction, or, for a commit that is
+    /// one statement, on a pooled connection of its own (the statement is
+    /// its own transaction, and a round trip or two cheaper).
+    pub(crate) async fn open_commit(&self, one_statement: bool) -> Result<Commit, Error> {
+        Ok(if one_statement {
+            Commit::Alone(self.pool.acquire().await.map_err(db_error)?)
+        } else {
+            Commit::Transaction(self.pool.begin().await.map_err(db_error)?)
+        })
     }
 
     /// Applies the backend's migrations; safe to run again.
@@ -165,6 +182,29 @@ impl Db {
 
     pub async fn close(&self) {
         self.pool.close().await;
+    }
+}
+
+/// One commit's connection ([`Db::open_commit`]).
+pub(crate) enum Commit {
+    Transaction(Transaction<'static, Any>),
+    Alone(PoolConnection<Any>),
+}
+
+impl Commit {
+    pub(crate) fn conn(&mut self) -> &mut AnyConnection {
+        match self {
+            Commit::Transaction(tx) => tx,
+            Commit::Alone(conn) => conn,
+        }
+    }
+
+    /// Commits the transaction (a statement on its own already is).
+    pub(crate) async fn finish(self) -> Result<(), Error> {
+        if let Commit::Transaction(tx) = self {
+            tx.commit().await.map_err(db_error)?;
+        }
+        Ok(())
     }
 }
 
