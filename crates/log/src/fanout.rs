@@ -11,7 +11,7 @@ use lattice_core::event::{Event, MemberAdded, MemberRemoved, SessionsEnded, Swit
 use lattice_core::{Error, Principal};
 use tokio::sync::{mpsc, watch};
 
-use crate::relay::Relay;
+use crate::passing::Relay;
 use crate::store::{Backend, Db, StoredEnvelope, envelopes};
 use crate::subscribers::{Delivered, Delivery, Passing, Subscriber, Subscribers, Subscription, person_key};
 

@@ -27,8 +27,8 @@
 //! - `commit`: the transaction, stamped by the clock; tells the horizon. Names `effect`, `horizon`, `scope`, the store.
 //! - `deadlines`: the scheduler, which commits through `commit` alone. Names `commit`, `access`, `effect`, `scope`, the store.
 //! - `subscribers`: the fan-out's lists and what passes through them. Names the store.
-//! - `relay`: passing events between replicas. Names `subscribers`, the store.
-//! - `fanout`: one reader of the log for every stream. Names `relay`, `subscribers`, the store.
+//! - `passing`: what passes on a stream unkept, said to and heard from the other replicas. Names `subscribers`, the store.
+//! - `fanout`: one reader of the log for every stream. Names `passing`, `subscribers`, the store.
 //! - `sign_outs`: sign-out epochs, by the clock. Names `auth`, the store.
 //! - `reads`: every read as a caller. Names `access`, `auth`, `horizon`, `switches`, the store.
 //! - `runs`: the API's reads of runs. Names `access`, `auth`, the store.
@@ -54,10 +54,10 @@ mod gate;
 mod horizon;
 pub mod limits;
 mod live;
+mod passing;
 mod prepare;
 mod reads;
 mod registry;
-mod relay;
 mod runs;
 mod scope;
 mod service;

@@ -1,7 +1,7 @@
 //! Who the fan-out hands what to: each open stream and access watcher, by
 //! the thread, the workspace and the person it follows, with its queue.
 //! What passes through them: a committed envelope serialized once for all,
-//! a passing event (src/relay.rs brings other replicas'), a recheck.
+//! a passing event (passing.rs brings other replicas'), a recheck.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};
