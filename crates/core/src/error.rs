@@ -79,6 +79,17 @@ pub enum Error {
     /// guard against DNS rebinding).
     #[error("misdirected request: this server does not answer for host {host:?}")]
     MisdirectedRequest { host: String },
+    /// The path is served, but not with this method (the `Allow` header
+    /// says with which).
+    #[error("method not allowed: {method} is not served here")]
+    MethodNotAllowed { method: String },
+    /// The request accepts none of the types the answer could be written
+    /// in (its `Accept`).
+    #[error("not acceptable: {reason}")]
+    NotAcceptable { reason: String },
+    /// The body is of a type not taken here (its `Content-Type`).
+    #[error("unsupported media type: {reason}")]
+    UnsupportedMediaType { reason: String },
     /// A dependency (the database, NATS) did not answer. Never the client's
     /// fault, so the only error that maps to a 5xx.
     #[error("unavailable: {reason}")]
@@ -105,6 +116,7 @@ struct ErrorWire {
     size: Option<u64>,
     retry_after_secs: Option<u64>,
     host: Option<String>,
+    method: Option<String>,
 }
 
 impl TryFrom<ErrorWire> for Error {
@@ -123,6 +135,9 @@ impl TryFrom<ErrorWire> for Error {
             "TooLarge" => Self::TooLarge { limit: need(w.limit, "limit")?, size: need(w.size, "size")? },
             "RateLimited" => Self::RateLimited { retry_after_secs: need(w.retry_after_secs, "retry_after_secs")? },
             "MisdirectedRequest" => Self::MisdirectedRequest { host: need(w.host, "host")? },
+            "MethodNotAllowed" => Self::MethodNotAllowed { method: need(w.method, "method")? },
+            "NotAcceptable" => Self::NotAcceptable { reason: need(w.reason, "reason")? },
+            "UnsupportedMediaType" => Self::UnsupportedMediaType { reason: need(w.reason, "reason")? },
             "Unavailable" => Self::Unavailable { reason: need(w.reason, "reason")? },
             other => return Err(format!("unknown error type `{other}`")),
         })
@@ -248,6 +263,9 @@ impl Error {
             Self::Conflict { reason, expected, actual } => Self::Conflict { reason: cut(reason), expected, actual },
             Self::Unavailable { reason } => Self::Unavailable { reason: cut(reason) },
             Self::MisdirectedRequest { host } => Self::MisdirectedRequest { host: truncate(host, MAX_PATH_BYTES) },
+            Self::MethodNotAllowed { method } => Self::MethodNotAllowed { method: truncate(method, MAX_KEYWORD_BYTES) },
+            Self::NotAcceptable { reason } => Self::NotAcceptable { reason: cut(reason) },
+            Self::UnsupportedMediaType { reason } => Self::UnsupportedMediaType { reason: cut(reason) },
             other @ (Self::NotFound | Self::TooLarge { .. } | Self::RateLimited { .. }) => other,
         }
     }
@@ -278,6 +296,9 @@ impl Error {
             Self::TooLarge { .. } => "TooLarge",
             Self::RateLimited { .. } => "RateLimited",
             Self::MisdirectedRequest { .. } => "MisdirectedRequest",
+            Self::MethodNotAllowed { .. } => "MethodNotAllowed",
+            Self::NotAcceptable { .. } => "NotAcceptable",
+            Self::UnsupportedMediaType { .. } => "UnsupportedMediaType",
             Self::Unavailable { .. } => "Unavailable",
         }
     }
@@ -319,6 +340,9 @@ mod tests {
             Error::TooLarge { limit: 10, size: 11 },
             Error::RateLimited { retry_after_secs: 2 },
             Error::MisdirectedRequest { host: "evil.example".into() },
+            Error::MethodNotAllowed { method: "DELETE".into() },
+            Error::NotAcceptable { reason: reason() },
+            Error::UnsupportedMediaType { reason: reason() },
             Error::Unavailable { reason: reason() },
         ];
         for e in &every {
@@ -335,6 +359,9 @@ mod tests {
                 | Error::TooLarge { .. }
                 | Error::RateLimited { .. }
                 | Error::MisdirectedRequest { .. }
+                | Error::MethodNotAllowed { .. }
+                | Error::NotAcceptable { .. }
+                | Error::UnsupportedMediaType { .. }
                 | Error::Unavailable { .. } => {}
             }
             let text = serde_json::to_string(e).unwrap();
@@ -348,6 +375,7 @@ mod tests {
             r#"{"type":"NoSuchError","reason":"x"}"#,
             r#"{"reason":"x"}"#,
             r#"{"type":"Forbidden","reason":7}"#,
+            r#"{"type":"MethodNotAllowed"}"#,
         ] {
             assert!(serde_json::from_str::<Error>(text).is_err(), "{text}");
         }
