@@ -1,7 +1,8 @@
 //! What every request passes before it is served: the Host it names, the
 //! caller's write rate and open live streams, and a deadline. Each refusal
 //! is a typed error (421, 429 with `Retry-After`, 503) that costs next to
-//! nothing to make.
+//! nothing to make. The write rate reads the time from the service's
+//! [`SharedClock`], so a test moves a `ManualClock` instead of waiting.
 
 use std::collections::HashMap;
 use std::num::NonZeroU32;
@@ -12,8 +13,12 @@ use std::time::Duration;
 use axum::extract::Request;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use governor::clock::{Clock, DefaultClock};
-use governor::{DefaultKeyedRateLimiter, Quota};
+use governor::clock::Clock as _;
+use governor::middleware::NoOpMiddleware;
+use governor::nanos::Nanos;
+use governor::state::keyed::DefaultKeyedStateStore;
+use governor::{Quota, RateLimiter};
+use lattice_core::clock::SharedClock;
 use lattice_core::{Error, Principal};
 
 use crate::error::ApiError;
@@ -96,20 +101,42 @@ impl Default for Limits {
     }
 }
 
+/// The service's clock as the rate limiter reads it: nanoseconds since
+/// the epoch (the limiter counts from its first reading, and takes a
+/// clock that goes back as standing still).
+#[derive(Debug, Clone)]
+struct RateClock(SharedClock);
+
+impl governor::clock::Clock for RateClock {
+    type Instant = Nanos;
+
+    fn now(&self) -> Nanos {
+        Nanos::from(u64::try_from(self.0.now_ms()).unwrap_or(0).saturating_mul(1_000_000))
+    }
+}
+
+type WriteLimiter = RateLimiter<String, DefaultKeyedStateStore<String>, RateClock, NoOpMiddleware<Nanos>>;
+
 /// The state behind [`Limits`]: a rate limiter keyed by caller and the
 /// count of each caller's open streams.
 pub struct Guard {
     limits: Limits,
-    writes: Option<DefaultKeyedRateLimiter<String>>,
+    writes: Option<WriteLimiter>,
     checks: AtomicU64,
     streams: Arc<Mutex<HashMap<String, usize>>>,
 }
 
 impl Guard {
+    /// The limits, on the wall clock.
     pub fn new(limits: Limits) -> Self {
+        Self::with_clock(limits, lattice_core::clock::system())
+    }
+
+    /// The limits, with the write rate read from `clock`.
+    pub fn with_clock(limits: Limits, clock: SharedClock) -> Self {
         let writes = NonZeroU32::new(limits.writes_per_sec).map(|rate| {
             let burst = NonZeroU32::new(limits.write_burst).unwrap_or(rate);
-            governor::RateLimiter::keyed(Quota::per_second(rate).allow_burst(burst))
+            RateLimiter::new(Quota::per_second(rate).allow_burst(burst), DefaultKeyedStateStore::default(), RateClock(clock))
         });
         Self { limits, writes, checks: AtomicU64::new(0), streams: Arc::default() }
     }
@@ -128,7 +155,7 @@ impl Guard {
             limiter.shrink_to_fit();
         }
         limiter.check_key(&caller_key(who)).map_err(|not_until| {
-            let wait = not_until.wait_time_from(DefaultClock::default().now());
+            let wait = not_until.wait_time_from(limiter.clock().now());
             Error::RateLimited { retry_after_secs: wait.as_secs() + u64::from(wait.subsec_nanos() > 0) }
         })
     }
@@ -205,23 +232,52 @@ mod tests {
         }
     }
 
+    /// The burst, then a write per 1/rate seconds of the guard's clock:
+    /// the clock is moved, nothing waits.
     #[test]
-    fn writes_are_limited_at_the_burst_and_streams_at_their_count() {
-        let guard = Guard::new(Limits { writes_per_sec: 1, write_burst: 3, streams_per_caller: 2, ..Limits::default() });
+    fn writes_are_limited_at_the_burst_and_earned_back_as_the_clock_moves() {
+        let clock = lattice_core::ManualClock::at(1_000_000);
+        let guard = Guard::with_clock(Limits { writes_per_sec: 2, write_burst: 3, ..Limits::default() }, clock.clone());
         for _ in 0..3 {
             guard.admit_write(&who("ana")).unwrap();
         }
-        match guard.admit_write(&who("ana")) {
-            Err(Error::RateLimited { retry_after_secs }) => assert_eq!(retry_after_secs, 1),
+        let refused = |guard: &Guard| match guard.admit_write(&who("ana")) {
+            Err(Error::RateLimited { retry_after_secs }) => retry_after_secs,
             other => panic!("{other:?}"),
-        }
+        };
+        // One write is earned every 500 ms; a part of a second is a second.
+        assert_eq!(refused(&guard), 1);
+        clock.advance(Duration::from_millis(499));
+        assert_eq!(refused(&guard), 1);
+        clock.advance(Duration::from_millis(1));
+        guard.admit_write(&who("ana")).unwrap();
+        assert_eq!(refused(&guard), 1);
+        // Another caller has a bucket of its own.
         guard.admit_write(&who("bob")).unwrap();
+        // Time earns back the burst and no more.
+        clock.advance(Duration::from_secs(60));
+        for _ in 0..3 {
+            guard.admit_write(&who("ana")).unwrap();
+        }
+        assert_eq!(refused(&guard), 1);
+        // A slower rate says a longer wait.
+        let slow = Guard::with_clock(Limits { writes_per_sec: 1, write_burst: 1, ..Limits::default() }, clock.clone());
+        slow.admit_write(&who("ana")).unwrap();
+        assert_eq!(refused(&slow), 1);
+        clock.advance(Duration::from_millis(1_000));
+        slow.admit_write(&who("ana")).unwrap();
+    }
+
+    #[test]
+    fn streams_are_limited_at_their_count_and_no_rate_is_no_limit() {
+        let guard = Guard::new(Limits { streams_per_caller: 2, ..Limits::default() });
         let a = guard.open_stream(&who("ana")).unwrap();
         let _b = guard.open_stream(&who("ana")).unwrap();
         assert!(guard.open_stream(&who("ana")).is_err());
+        let _other = guard.open_stream(&who("bob")).unwrap();
         drop(a);
         let _c = guard.open_stream(&who("ana")).unwrap();
-        let off = Guard::new(Limits { writes_per_sec: 0, ..Limits::default() });
+        let off = Guard::with_clock(Limits { writes_per_sec: 0, ..Limits::default() }, lattice_core::ManualClock::at(0));
         for _ in 0..1000 {
             off.admit_write(&who("ana")).unwrap();
         }

@@ -178,34 +178,37 @@ lattice_testkit::both_backends! {
 
 lattice_testkit::both_backends! {
     async fn writes_are_rate_limited_per_caller_at_the_burst(backend: Backend) {
-        let app = App::new(backend).await;
+        // The guard's clock stands still until it is moved: the burst is
+        // exactly what is taken, and a second earns exactly its writes.
+        let clock = lattice_core::ManualClock::new();
+        let app = App::on_clock(backend, clock.clone()).await;
         let ana = app.token("t1", "ana", TenantRole::Member, false).await;
         let bob = app.token("t1", "bob", TenantRole::Member, false).await;
-        // ana's bucket fills back from her first write on.
-        let started = std::time::Instant::now();
         let (ws, th) = app.workspace_with_thread(&ana).await;
         app.post(&format!("/v1/workspaces/{ws}/members"), &ana, json!({"user": "bob", "role": "editor"})).await;
         // Three writes so far (workspace, thread, member); the burst is 100.
-        let burst = lattice_api::guard::Limits::default().write_burst as usize;
-        let mut accepted = 3;
-        let mut refused = None;
-        for i in 0..600 {
-            let reply = app.post(&format!("/v1/threads/{th}/messages"), &ana, json!({"text": format!("m{i}")})).await;
-            match reply.status {
-                StatusCode::OK => accepted += 1,
-                _ => {
-                    refused = Some(reply);
-                    break;
+        let limits = lattice_api::guard::Limits::default();
+        let (burst, rate) = (limits.write_burst as usize, limits.writes_per_sec as usize);
+        let mut writes = 0;
+        let messages = format!("/v1/threads/{th}/messages");
+        let accepted_until_refused = async |writes: &mut usize| {
+            let mut accepted = 0;
+            loop {
+                *writes += 1;
+                let reply = app.post(&messages, &ana, json!({"text": format!("m{writes}")})).await;
+                if reply.status != StatusCode::OK {
+                    assert_eq!(error_type(&reply), "RateLimited", "{:?}", reply.body);
+                    assert_eq!(reply.body["error"]["retry_after_secs"], 1, "{:?}", reply.body);
+                    return accepted;
                 }
+                accepted += 1;
+                assert!(accepted <= burst, "a runaway client is refused");
             }
-        }
-        let refused = refused.expect("a runaway client is refused");
-        assert_eq!(error_type(&refused), "RateLimited");
-        assert!(refused.body["error"]["retry_after_secs"].as_u64().unwrap() >= 1);
-        // The burst, and what was earned back at 20 a second while the
-        // writes were made.
-        let earned = (started.elapsed().as_secs_f64() * 20.0).ceil() as usize;
-        assert!((burst..=burst + earned).contains(&accepted), "{accepted} accepted, {earned} earned");
+        };
+        assert_eq!(3 + accepted_until_refused(&mut writes).await, burst);
+        // A second of the clock earns the rate's writes, and no more.
+        clock.advance(std::time::Duration::from_secs(1));
+        assert_eq!(accepted_until_refused(&mut writes).await, rate);
         // Reads go on, and another caller writes.
         assert_eq!(app.get(&format!("/v1/threads/{th}/artifacts"), &ana).await.status, StatusCode::OK);
         let other = app.post(&format!("/v1/threads/{th}/messages"), &bob, json!({"text": "bob's"})).await;
@@ -215,7 +218,8 @@ lattice_testkit::both_backends! {
 
 #[tokio::test]
 async fn a_rate_limited_answer_says_when_to_try_again() {
-    let app = App::new(lattice_log::Backend::Sqlite).await;
+    let clock = lattice_core::ManualClock::new();
+    let app = App::on_clock(lattice_log::Backend::Sqlite, clock.clone()).await;
     let ana = app.token("t1", "ana", TenantRole::Member, false).await;
     let (_, th) = app.workspace_with_thread(&ana).await;
     let req = |i: usize| {
@@ -229,8 +233,10 @@ async fn a_rate_limited_answer_says_when_to_try_again() {
     for i in 0.. {
         let res = app.router.clone().oneshot(req(i)).await.unwrap();
         if res.status() == StatusCode::TOO_MANY_REQUESTS {
-            let after: u64 = res.headers()["retry-after"].to_str().unwrap().parse().unwrap();
-            assert!((1..=5).contains(&after), "{after}");
+            // A write is earned every 50 ms: the wait, in whole seconds, is one.
+            assert_eq!(res.headers()["retry-after"], "1");
+            clock.advance(std::time::Duration::from_millis(50));
+            assert_eq!(app.router.clone().oneshot(req(i)).await.unwrap().status(), StatusCode::OK, "the wait said is enough");
             return;
         }
         assert!(i < 200, "never limited");

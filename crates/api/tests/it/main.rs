@@ -45,6 +45,16 @@ impl App {
     }
 
     pub async fn with(backend: Backend, dev_sign_in: bool) -> Self {
+        Self::guarded(backend, dev_sign_in, lattice_api::guard::Guard::new(lattice_api::guard::Limits::default())).await
+    }
+
+    /// The default limits, with the write rate read from `clock`: a test
+    /// moves it instead of waiting.
+    pub async fn on_clock(backend: Backend, clock: lattice_core::SharedClock) -> Self {
+        Self::guarded(backend, true, lattice_api::guard::Guard::with_clock(lattice_api::guard::Limits::default(), clock)).await
+    }
+
+    async fn guarded(backend: Backend, dev_sign_in: bool, guard: lattice_api::guard::Guard) -> Self {
         let log = lattice_testkit::service(backend).await;
         let (stop, shutdown) = tokio::sync::watch::channel(false);
         let runner = lattice_agent::Runner::new(lattice_testkit::trusted(&log), lattice_agent::Models::scripted());
@@ -58,7 +68,7 @@ impl App {
             apps,
             dev_sign_in,
             max_body_bytes: 1024 * 1024,
-            guard: std::sync::Arc::new(lattice_api::guard::Guard::new(lattice_api::guard::Limits::default())),
+            guard: std::sync::Arc::new(guard),
             readiness: None,
             switch_heartbeat: std::time::Duration::from_secs(5),
             shutdown,
