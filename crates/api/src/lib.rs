@@ -64,6 +64,9 @@ pub fn router(state: AppState) -> Router {
         .route("/readyz", get(system::readyz))
         .route("/openapi.json", get(|| async { axum::Json(openapi::ApiDoc::openapi()) }))
         .nest("/v1", v1)
+        // What axum answers by itself (a 405 or 404 outside `/v1`, a path
+        // it cannot read) is written through the one mapping too.
+        .layer(axum::middleware::from_fn(lattice_http::error::typed_refusals))
         .layer(axum::middleware::from_fn(trace_context))
         .with_state(state)
 }

@@ -2,7 +2,6 @@
 
 use axum::Json;
 use axum::extract::State;
-use axum::http::StatusCode;
 use lattice_core::{Error, Principal, TenantId, TenantRole, UserId};
 
 use crate::error::ApiResult;
@@ -64,11 +63,7 @@ pub async fn me(Caller(who): Caller) -> Json<Me> {
     Json(Me { tenant: p.tenant.to_string(), user: p.user.to_string(), role: p.role.as_str().into(), agent: p.agent })
 }
 
-/// Any path `/v1` does not have.
-pub async fn not_found() -> crate::error::ApiError {
-    Error::NotFound.into()
-}
-
-pub async fn method_not_allowed() -> (StatusCode, Json<ErrorBody>) {
-    (StatusCode::METHOD_NOT_ALLOWED, Json(ErrorBody { error: Error::Malformed { reason: "this method is not allowed here".into() } }))
-}
+/// Any path `/v1` does not have (404 `NotFound`), and a path it has asked
+/// with a method it does not serve there (405 `MethodNotAllowed`, with
+/// `Allow`): the fallbacks every HTTP surface refuses with.
+pub use lattice_http::error::{method_not_allowed, not_found};
