@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 use axum::Router;
 use axum::extract::Request;
-use axum::http::{HeaderValue, StatusCode, header};
+use axum::http::{HeaderValue, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
@@ -80,7 +80,14 @@ pub fn apps_router(origin: AppsOrigin) -> Router {
     } else {
         tracing::warn!("the MCP Apps SDK is not built: apps that ask for it get nothing (run `cargo xtask web`)");
     }
-    router.fallback(|| async { (StatusCode::NOT_FOUND, "the apps origin serves the sandbox only") }).layer(axum::middleware::from_fn(holds_nothing))
+    // Every other path is 404 `NotFound`, another method 405
+    // `MethodNotAllowed`: the refusals every service writes, through the
+    // one mapping (the SDK file's own refusals too).
+    router
+        .method_not_allowed_fallback(lattice_http::error::method_not_allowed)
+        .fallback(lattice_http::error::not_found)
+        .layer(axum::middleware::from_fn(lattice_http::error::typed_refusals))
+        .layer(axum::middleware::from_fn(holds_nothing))
 }
 
 /// Drops the request's cookies; sets none; forbids sniffing and referrers.
@@ -158,5 +165,30 @@ mod policy_tests {
         assert!(policy.starts_with(INNER_POLICY), "{policy}");
         assert!(policy.contains("connect-src 'none'") && policy.ends_with("frame-ancestors 'self' http://127.0.0.1:8080"), "{policy}");
         assert!(frame.contains("frame-ready") && frame.contains("document.write"), "{frame}");
+    }
+
+    /// Anything but the sandbox is refused as every service refuses: 404
+    /// `NotFound`, 405 `MethodNotAllowed` with `Allow`, as JSON, still
+    /// setting no cookie.
+    #[tokio::test]
+    async fn the_rest_is_refused_through_the_one_mapping() {
+        let router = apps_router(AppsOrigin { portal_origin: "http://127.0.0.1:8080".into(), sdk_dir: None });
+        for (method, path, status, body) in [
+            ("GET", "/", 404, r#"{"error":{"type":"NotFound"}}"#),
+            ("GET", "/files/fil_1", 404, r#"{"error":{"type":"NotFound"}}"#),
+            ("POST", "/sandbox", 405, r#"{"error":{"type":"MethodNotAllowed","method":"POST"}}"#),
+        ] {
+            let req = axum::http::Request::builder().method(method).uri(path).body(axum::body::Body::empty()).unwrap();
+            let res = router.clone().oneshot(req).await.unwrap();
+            assert_eq!(res.status(), status, "{method} {path}");
+            assert_eq!(res.headers()[header::CONTENT_TYPE], "application/json");
+            assert!(!res.headers().contains_key(header::SET_COOKIE));
+            assert_eq!(res.headers()[header::X_CONTENT_TYPE_OPTIONS], "nosniff");
+            if status == 405 {
+                assert_eq!(res.headers()[header::ALLOW], "GET,HEAD");
+            }
+            let got = String::from_utf8(res.into_body().collect().await.unwrap().to_bytes().to_vec()).unwrap();
+            assert_eq!(got, body, "{method} {path}");
+        }
     }
 }

@@ -66,6 +66,44 @@ pub fn portal_router(dir: &Path, config: PortalConfig) -> Router {
                 .layer(SetResponseHeaderLayer::overriding(header::CONTENT_SECURITY_POLICY, policy(&config.apps_origin)))
                 .service(index),
         )
+        // A method the files are not served with, or an asset that is not
+        // there, refused through the one mapping every service uses.
+        .method_not_allowed_fallback(lattice_http::error::method_not_allowed)
+        .layer(axum::middleware::from_fn(lattice_http::error::typed_refusals))
         .layer(SetResponseHeaderLayer::overriding(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff")))
         .layer(SetResponseHeaderLayer::overriding(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer")))
+}
+
+#[cfg(test)]
+mod tests {
+    use axum::body::Body;
+    use axum::http::Request;
+    use http_body_util::BodyExt;
+    use tower::ServiceExt;
+
+    /// The page and its assets are served; an asset that is not there and
+    /// a method the files are not served with are refused through the one
+    /// mapping, as JSON.
+    #[tokio::test]
+    async fn what_the_files_are_not_is_refused_through_the_one_mapping() {
+        let dir = std::env::temp_dir().join(format!("lattice-portal-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("assets")).unwrap();
+        std::fs::write(dir.join("index.html"), "<!doctype html><title>lattice</title>").unwrap();
+        std::fs::write(dir.join("assets/app.js"), "0").unwrap();
+        let router = super::portal_router(&dir, super::PortalConfig { apps_origin: "http://127.0.0.1:8081".into(), link_sign_in: false });
+        for (method, path, status, body) in [
+            ("GET", "/t/th_1", 200, "<!doctype html><title>lattice</title>"),
+            ("GET", "/assets/app.js", 200, "0"),
+            ("GET", "/assets/gone.js", 404, r#"{"error":{"type":"NotFound"}}"#),
+            ("POST", "/assets/app.js", 405, r#"{"error":{"type":"MethodNotAllowed","method":"POST"}}"#),
+            ("DELETE", "/t/th_1", 405, r#"{"error":{"type":"MethodNotAllowed","method":"DELETE"}}"#),
+            ("PUT", "/config.json", 405, r#"{"error":{"type":"MethodNotAllowed","method":"PUT"}}"#),
+        ] {
+            let res = router.clone().oneshot(Request::builder().method(method).uri(path).body(Body::empty()).unwrap()).await.unwrap();
+            assert_eq!(res.status(), status, "{method} {path}");
+            let got = String::from_utf8(res.into_body().collect().await.unwrap().to_bytes().to_vec()).unwrap();
+            assert_eq!(got, body, "{method} {path}");
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

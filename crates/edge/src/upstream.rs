@@ -133,6 +133,7 @@ pub fn upstream_router_behind(base: &str, trusted: TrustedProxies) -> Router {
         .route("/v1/{*rest}", axum::routing::any(forward))
         .route("/openapi.json", axum::routing::get(forward))
         .route("/readyz", axum::routing::get(forward))
+        .method_not_allowed_fallback(lattice_http::error::method_not_allowed)
         .with_state(Upstream::new(base, "the log service", trusted))
 }
 
@@ -147,6 +148,7 @@ pub fn mcp_router_behind(base: &str, trusted: TrustedProxies) -> Router {
     Router::new()
         .route("/mcp", axum::routing::any(forward))
         .route("/.well-known/oauth-protected-resource/mcp", axum::routing::get(forward))
+        .method_not_allowed_fallback(lattice_http::error::method_not_allowed)
         .with_state(Upstream::new(base, "the MCP exporter", trusted))
 }
 
@@ -163,10 +165,11 @@ fn unavailable(name: &str) -> Response {
 
 async fn forward(State(up): State<Upstream>, req: Request) -> Response {
     let (mut parts, body) = req.into_parts();
-    use axum::body::HttpBody as _;
-    let body = if body.size_hint().exact() == Some(0) { Ok(Bytes::new()) } else { axum::body::to_bytes(body, HELD_BODY).await };
-    let Ok(body) = body else {
-        return ApiError(Error::TooLarge { limit: HELD_BODY as u64, size: HELD_BODY as u64 + 1 }).into_response();
+    // Over the limit: `TooLarge` with the limit held here and the body's
+    // real size (as declared, or as much as had come).
+    let body: Bytes = match lattice_http::error::read_within(body, lattice_http::error::declared_length(&parts.headers), HELD_BODY).await {
+        Ok(body) => body,
+        Err(e) => return ApiError(e).into_response(),
     };
     // The name and scheme the client used, for what the upstream writes
     // into URLs (`/mcp`'s protected-resource metadata): the edge's own
@@ -312,7 +315,7 @@ mod tests {
 
     /// A replica that refuses connections is passed over, and the request
     /// reaches the next one whole; a body at the held limit passes, one
-    /// byte more is refused at the edge.
+    /// byte more is refused at the edge, saying the limit and the size.
     #[tokio::test]
     async fn a_request_goes_to_a_live_replica_and_a_held_body_is_bounded() {
         let dead = format!("http://{}", std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap());
@@ -322,8 +325,65 @@ mod tests {
             assert_eq!(post(&router, 10).await, (200, "10".to_owned()));
         }
         assert_eq!(post(&router, super::HELD_BODY).await, (200, super::HELD_BODY.to_string()));
+        let limit = super::HELD_BODY as u64;
         let (status, body) = post(&router, super::HELD_BODY + 1).await;
-        assert_eq!(status, 413, "{body}");
-        assert!(body.contains("TooLarge"), "{body}");
+        assert_eq!((status, body), (413, too_large(limit, limit + 1)));
+        // A body twice the limit says its size, not the limit's plus one.
+        let (status, body) = post(&router, 2 * super::HELD_BODY).await;
+        assert_eq!((status, body), (413, too_large(limit, 2 * limit)));
+    }
+
+    /// Without a declared length (a streamed body), the size is what had
+    /// come when the limit was passed, and nothing further is read.
+    #[tokio::test]
+    async fn a_streamed_body_over_the_limit_says_what_had_come() {
+        let router = super::upstream_router(&replica().await);
+        let chunks = Chunks { left: 8, chunk: axum::body::Bytes::from(vec![b'x'; 1024 * 1024]) };
+        let req = Request::post("/v1/threads/t/messages").body(Body::new(chunks)).unwrap();
+        let res = router.oneshot(req).await.unwrap();
+        assert_eq!(res.status(), 413);
+        let body = axum::body::to_bytes(res.into_body(), usize::MAX).await.unwrap();
+        let limit = super::HELD_BODY as u64;
+        assert_eq!(String::from_utf8_lossy(&body), too_large(limit, limit + 1024 * 1024));
+    }
+
+    /// A body of `left` chunks, of no declared length.
+    struct Chunks {
+        left: usize,
+        chunk: axum::body::Bytes,
+    }
+
+    impl axum::body::HttpBody for Chunks {
+        type Data = axum::body::Bytes;
+        type Error = std::convert::Infallible;
+
+        fn poll_frame(
+            mut self: std::pin::Pin<&mut Self>,
+            _: &mut std::task::Context<'_>,
+        ) -> std::task::Poll<Option<Result<hyper::body::Frame<Self::Data>, Self::Error>>> {
+            if self.left == 0 {
+                return std::task::Poll::Ready(None);
+            }
+            self.left -= 1;
+            std::task::Poll::Ready(Some(Ok(hyper::body::Frame::data(self.chunk.clone()))))
+        }
+    }
+
+    fn too_large(limit: u64, size: u64) -> String {
+        format!(r#"{{"error":{{"type":"TooLarge","limit":{limit},"size":{size}}}}}"#)
+    }
+
+    /// A method a forwarded path is not served with is the edge's own
+    /// 405 `MethodNotAllowed`, with `Allow`.
+    #[tokio::test]
+    async fn a_method_not_served_is_refused_by_the_mapping() {
+        let router = super::upstream_router("http://127.0.0.1:1").merge(super::mcp_router("http://127.0.0.1:1"));
+        for path in ["/readyz", "/openapi.json", "/.well-known/oauth-protected-resource/mcp"] {
+            let res = router.clone().oneshot(Request::delete(path).body(Body::empty()).unwrap()).await.unwrap();
+            assert_eq!(res.status(), 405, "{path}");
+            assert_eq!(res.headers()["allow"], "GET,HEAD", "{path}");
+            let body = axum::body::to_bytes(res.into_body(), usize::MAX).await.unwrap();
+            assert_eq!(String::from_utf8_lossy(&body), r#"{"error":{"type":"MethodNotAllowed","method":"DELETE"}}"#, "{path}");
+        }
     }
 }
