@@ -9,7 +9,6 @@ use std::sync::Arc;
 
 use axum::body::Body;
 use axum::extract::Request;
-use axum::http::StatusCode;
 use axum::http::{HeaderName, HeaderValue, Method, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
@@ -48,9 +47,13 @@ pub fn router(exporter: Exporter, guard: Arc<Guard>, allowed_origins: Vec<String
     let manager = Arc::new(LocalSessionManager::default());
     let served = Served::start(table, manager.clone());
     let service = StreamableHttpService::new(move || Ok(exporter.clone()), manager, config);
-    let router = axum::Router::new().nest_service("/mcp", service).layer(axum::middleware::from_fn(move |req: Request, next: Next| {
-        admit(log.clone(), guard.clone(), served.clone(), trusted.clone(), req, next)
-    }));
+    // rmcp's own HTTP-level refusals (a method it does not take, an Accept
+    // or Content-Type it does not, a session it cannot find) are plain
+    // text: written through the one mapping like every other. Its
+    // JSON-RPC errors stay JSON-RPC.
+    let router = axum::Router::new().nest_service("/mcp", service).layer(axum::middleware::from_fn(lattice_http::error::typed_refusals)).layer(
+        axum::middleware::from_fn(move |req: Request, next: Next| admit(log.clone(), guard.clone(), served.clone(), trusted.clone(), req, next)),
+    );
     if allowed_origins.is_empty() {
         return router;
     }
@@ -81,21 +84,23 @@ pub const RESOURCE_METADATA: &str = "/.well-known/oauth-protected-resource/mcp";
 /// goes in the `Authorization` header. lattice is not an authorization
 /// server: it verifies the tokens it is configured to trust.
 pub fn protected_resource(authorization_servers: Vec<String>, trusted: TrustedProxies) -> axum::Router {
-    axum::Router::new().route(
-        RESOURCE_METADATA,
-        axum::routing::get(move |req: Request| {
-            let servers = authorization_servers.clone();
-            let origin = origin(&trusted, &req);
-            async move {
-                axum::Json(serde_json::json!({
-                    "resource": format!("{}/mcp", origin.url()),
-                    "authorization_servers": servers,
-                    "bearer_methods_supported": ["header"],
-                    "resource_name": "lattice",
-                }))
-            }
-        }),
-    )
+    axum::Router::new()
+        .route(
+            RESOURCE_METADATA,
+            axum::routing::get(move |req: Request| {
+                let servers = authorization_servers.clone();
+                let origin = origin(&trusted, &req);
+                async move {
+                    axum::Json(serde_json::json!({
+                        "resource": format!("{}/mcp", origin.url()),
+                        "authorization_servers": servers,
+                        "bearer_methods_supported": ["header"],
+                        "resource_name": "lattice",
+                    }))
+                }
+            }),
+        )
+        .method_not_allowed_fallback(lattice_http::error::method_not_allowed)
 }
 
 /// The origin a request was addressed to: what the edge in front says it
@@ -145,9 +150,11 @@ fn unauthorized(reason: String, origin: &Origin) -> Response {
 /// The header naming a request's session.
 const SESSION: &str = "mcp-session-id";
 
-/// What rmcp answers for a session that is not there, to everyone alike.
+/// What a session that is not there answers, to everyone alike: 404
+/// `NotFound`, as every HTTP surface answers it (MCP asks for a 404, and
+/// its clients start a new session on one).
 fn session_not_found() -> Response {
-    (StatusCode::NOT_FOUND, "Not Found: Session not found").into_response()
+    ApiError(Error::NotFound).into_response()
 }
 
 async fn admit(log: LogService, guard: Arc<Guard>, served: Arc<Served>, trusted: TrustedProxies, req: Request, next: Next) -> Response {
@@ -257,11 +264,9 @@ async fn opens_stream(req: Request) -> Result<(Request, bool), Error> {
         _ => return Ok((req, false)),
     }
     let (parts, body) = req.into_parts();
-    let told = parts.headers.get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<u64>().ok());
-    let bytes = axum::body::to_bytes(body, MAX_MESSAGE_BYTES).await.map_err(|_| Error::TooLarge {
-        limit: MAX_MESSAGE_BYTES as u64,
-        size: told.filter(|t| *t > MAX_MESSAGE_BYTES as u64).unwrap_or(MAX_MESSAGE_BYTES as u64 + 1),
-    })?;
+    // Over the limit: `TooLarge` with the body's real size, as the edge
+    // says it.
+    let bytes = lattice_http::error::read_within(body, lattice_http::error::declared_length(&parts.headers), MAX_MESSAGE_BYTES).await?;
     let opens = is_tool_call(&bytes);
     Ok((Request::from_parts(parts, Body::from(bytes)), opens))
 }

@@ -12,12 +12,13 @@ use serde_json::json;
 
 use super::{Replica, Sse, refusal, token};
 
-/// What a session that is not there answers, to anyone.
+/// What a session that is not there answers, to anyone: the 404 every
+/// HTTP surface answers, `NotFound` as JSON.
 async fn not_found(r: &Replica, token: &str, session: &str) {
     let res = r.post(token, Some(session), json!({"jsonrpc": "2.0", "id": 9, "method": "tools/list"})).await;
     let (status, body) = refusal(res).await;
     assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
-    assert!(body.contains("Session not found"), "{body}");
+    assert_eq!(body, r#"{"error":{"type":"NotFound"}}"#);
 }
 
 lattice_testkit::both_backends! {
