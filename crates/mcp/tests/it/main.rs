@@ -5,6 +5,7 @@
 
 mod access_suite;
 mod app_calls;
+mod one_way;
 mod over_http;
 
 use axum::body::Body;
