@@ -326,6 +326,8 @@ fn exporter(config: &Config, log: &LogService, apps: lattice_apps::AppCalls) -> 
 
 /// `/healthz` (alive) and `/readyz` (the database answers, and whatever
 /// else `readiness` checks), for a service whose own routes have neither.
+/// Not ready is 503 `Unavailable` saying why, as the log service's own
+/// `/readyz` says it.
 pub(crate) fn health_routes(db: Db, readiness: Option<lattice_api::state::Readiness>) -> axum::Router {
     axum::Router::new().route("/healthz", axum::routing::get(|| async { "ok" })).route(
         "/readyz",
@@ -333,12 +335,10 @@ pub(crate) fn health_routes(db: Db, readiness: Option<lattice_api::state::Readin
             let (db, readiness) = (db.clone(), readiness.clone());
             async move {
                 if db.ping().await.is_err() {
-                    return (axum::http::StatusCode::SERVICE_UNAVAILABLE, "the database does not answer".to_owned());
+                    return Err(lattice_api::ApiError(lattice_core::Error::unavailable("the database does not answer")));
                 }
-                match readiness.map_or(Ok(()), |ready| ready()) {
-                    Ok(()) => (axum::http::StatusCode::OK, "ready".to_owned()),
-                    Err(why) => (axum::http::StatusCode::SERVICE_UNAVAILABLE, why),
-                }
+                readiness.map_or(Ok(()), |ready| ready()).map_err(|why| lattice_api::ApiError(lattice_core::Error::unavailable(why)))?;
+                Ok("ready")
             }
         }),
     )
