@@ -210,9 +210,14 @@ lattice_testkit::both_backends! {
         assert_eq!(next["ui:dashboards"]["because"], "ui:dashboards is off for the tenant");
         assert!(elapsed < Duration::from_secs(1), "{elapsed:?}");
         eprintln!("{backend:?}: switch flip reached the open stream in {elapsed:?}");
-        // A change elsewhere (another tenant) sends nothing new.
+        // A change elsewhere (another tenant) sends nothing new: the next
+        // event is the one a later change of this tenant's makes.
         let other = app.token("t2", "root", TenantRole::TenantAdmin, false).await;
-        app.send("PUT", "/v1/integrations/tenant:t2/ui:forms", Some(&other), Some(&json!({"state": "off", "reason": "x"}).to_string())).await;
-        assert!(next_data(&mut body, &mut buffer, Duration::from_millis(500)).await.is_none());
+        let r = app.send("PUT", "/v1/integrations/tenant:t2/ui:forms", Some(&other), Some(&json!({"state": "off", "reason": "x"}).to_string())).await;
+        assert_eq!(r.status, StatusCode::OK);
+        let r = app.send("PUT", "/v1/integrations/tenant:t1/ui:forms", Some(&admin), Some(&json!({"state": "off", "reason": "y"}).to_string())).await;
+        assert_eq!(r.status, StatusCode::OK);
+        let next = next_data(&mut body, &mut buffer, Duration::from_secs(5)).await.expect("this tenant's flip");
+        assert_eq!((&next["ui:forms"]["enabled"], &next["ui:dashboards"]["enabled"]), (&json!(false), &json!(false)), "{next}");
     }
 }
