@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use axum::response::{IntoResponse, Response};
+use lattice_ui::asks::ASK_FORM;
 use serde_json::{Value, json};
 
 /// What the local model service answers next.
@@ -78,7 +79,7 @@ pub fn text(piece: &str) -> Value {
 
 /// A piece of the arguments of an `ask_form` call (`call_form`).
 pub fn arguments(first: bool, piece: &str) -> Value {
-    tool_call("call_form", "ask_form", first, piece)
+    tool_call("call_form", ASK_FORM, first, piece)
 }
 
 /// A piece of a tool call's arguments; the first piece names the call.

@@ -6,6 +6,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use lattice_e2e::{Client, binary, free_port};
+use lattice_ui::asks::ASK_FORM;
 use serde_json::Value;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -45,7 +46,7 @@ async fn lattice_up_serves_the_seeded_demo() {
         tokio::time::sleep(Duration::from_millis(25)).await;
     }
     let paused = paused.expect("the demo's run waits on a form");
-    assert_eq!(paused["payload"]["requests"][0]["tool_name"], "ask_form");
+    assert_eq!(paused["payload"]["requests"][0]["tool_name"], ASK_FORM);
 
     // In Chromium: the dashboard with its figures, the app running, the
     // form waiting, and no console error.

@@ -7,6 +7,7 @@ use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
+use lattice_agent::tools::SHOW_DASHBOARD;
 use lattice_e2e::stack::{Ports, alive as running, taken};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -52,7 +53,7 @@ async fn just_up_then_just_down_leaves_nothing_behind() {
     assert_eq!(http.get(format!("{portal}/")).send().await.unwrap().status(), 200);
     let demo = lattice_e2e::Client::sign_in(&portal, "demo", "demo").await;
     let names = super::mcp_tool_names(&portal, &demo.token).await;
-    assert!(names.iter().any(|n| n == "show_dashboard"), "MCP through the edge: {names:?}");
+    assert!(names.iter().any(|n| n == SHOW_DASHBOARD), "MCP through the edge: {names:?}");
 
     let mut down = just("down");
     let down = tokio::task::spawn_blocking(move || down.output().unwrap()).await.unwrap();

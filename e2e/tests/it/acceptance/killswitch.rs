@@ -6,6 +6,7 @@
 
 use std::time::{Duration, Instant};
 
+use lattice_agent::tools::CREATE_APP;
 use lattice_e2e::Client;
 use lattice_e2e::browser::Chrome;
 use serde_json::json;
@@ -25,7 +26,7 @@ async fn mini_apps_off_for_the_tenant_reaches_frame_mcp_and_log_within_a_second(
     let bot = Client::sign_in_as(&portal, json!({"tenant": "acme", "user": "bot", "agent": true})).await;
     let app = json!({"kind": "app", "data": {"title": "Runner", "summary": "Runs.", "html": by_hand("(async () => { await handshake(); log('running'); })();"), "state": {}}});
     bot.ok("POST", &format!("/v1/threads/{th}/artifacts"), app.clone()).await;
-    assert!(super::mcp_tool_names(&portal, &bot.token).await.iter().any(|n| n == "create_app"));
+    assert!(super::mcp_tool_names(&portal, &bot.token).await.iter().any(|n| n == CREATE_APP));
 
     let chrome = Chrome::launch().await;
     let chat = chrome.window(&portal, &ana.token, "light", &format!("/t/{th}")).await;
@@ -53,7 +54,7 @@ async fn mini_apps_off_for_the_tenant_reaches_frame_mcp_and_log_within_a_second(
         let (portal, token) = (portal.clone(), bot.token.clone());
         tokio::spawn(async move {
             loop {
-                if !super::mcp_tool_names(&portal, &token).await.iter().any(|n| n == "create_app") {
+                if !super::mcp_tool_names(&portal, &token).await.iter().any(|n| n == CREATE_APP) {
                     return clicked.elapsed();
                 }
                 assert!(clicked.elapsed() < limit * 3, "create_app is still listed over MCP");

@@ -2,7 +2,9 @@
 //! handshake, its data, get_state / set_state / submit (confirmed in the
 //! host's dialog), a refused tool, and every decision in the log.
 
+use lattice_agent::tools::CREATE_APP;
 use lattice_e2e::browser::Chrome;
+use lattice_ui::app_policy::{GET_STATE, SET_STATE, SUBMIT};
 use serde_json::json;
 
 use super::{Apps, On, by_hand, until_logged};
@@ -57,9 +59,9 @@ async fn lifecycle_and_tools(on: On) {
     assert_eq!(init, "initialized 2026-01-26 lattice light tokens");
     assert_eq!(until_logged(&w, "tool-input").await, "tool-input Counter");
     assert_eq!(until_logged(&w, "tool-result").await, "tool-result {\"count\":1}");
-    assert_eq!(until_logged(&w, "get_state").await, "get_state {\"count\":1}");
-    assert_eq!(until_logged(&w, "set_state").await, "set_state 2");
-    let refused = until_logged(&w, "create_app").await;
+    assert_eq!(until_logged(&w, GET_STATE).await, "get_state {\"count\":1}");
+    assert_eq!(until_logged(&w, SET_STATE).await, "set_state 2");
+    let refused = until_logged(&w, CREATE_APP).await;
     assert!(refused.starts_with("create_app refused:"), "{refused}");
 
     // submit: the host shows exactly what will be sent, and sends on "Send".
@@ -68,7 +70,7 @@ async fn lifecycle_and_tools(on: On) {
         serde_json::from_str(&w.eval::<String>("() => document.getElementById('lattice-confirm-text').textContent").await).unwrap();
     assert_eq!(shown, json!({"count": 5, "note": "five"}));
     w.page.locator("#lattice-confirm-ok").click(None).await.unwrap();
-    let sent = until_logged(&w, "submit").await;
+    let sent = until_logged(&w, SUBMIT).await;
     let sub_id = sent.trim_start_matches("submit ").to_owned();
     assert!(sub_id.starts_with("sub_"), "{sent}");
 
@@ -84,10 +86,10 @@ async fn lifecycle_and_tools(on: On) {
     assert_eq!(
         decisions,
         vec![
-            ("get_state".into(), "allow".into()),
-            ("set_state".into(), "allow".into()),
-            ("submit".into(), "ask".into()),
-            ("submit".into(), "confirmed".into())
+            (GET_STATE.into(), "allow".into()),
+            (SET_STATE.into(), "allow".into()),
+            (SUBMIT.into(), "ask".into()),
+            (SUBMIT.into(), "confirmed".into())
         ]
     );
     assert!(apps.audit().await.iter().all(|d| d["via"] == "chat"), "decided on the server for the chat host");

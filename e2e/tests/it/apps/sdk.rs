@@ -1,7 +1,9 @@
 //! An app written against the official `@modelcontextprotocol/ext-apps`
 //! `App` class, loaded through `data-lattice-sdk`: it runs unchanged.
 
+use lattice_agent::tools::SHOW_DASHBOARD;
 use lattice_e2e::browser::Chrome;
+use lattice_ui::app_policy::{GET_STATE, SET_STATE, SUBMIT};
 use serde_json::json;
 
 use super::{Apps, until_logged};
@@ -36,12 +38,12 @@ async fn an_app_on_the_official_sdk_runs_unchanged() {
     assert!(connected.starts_with("connected lattice "), "{connected}");
     assert!(connected.contains("@modelcontextprotocol/ext-apps@2.0.4"), "hostInfo names the vendored SDK: {connected}");
     assert_eq!(until_logged(&w, "tool-result").await, "tool-result {\"count\":1}");
-    assert_eq!(until_logged(&w, "get_state").await, "get_state {\"count\":1}");
-    assert_eq!(until_logged(&w, "set_state").await, "set_state 2");
-    assert_eq!(until_logged(&w, "show_dashboard").await, "show_dashboard refused");
+    assert_eq!(until_logged(&w, GET_STATE).await, "get_state {\"count\":1}");
+    assert_eq!(until_logged(&w, SET_STATE).await, "set_state 2");
+    assert_eq!(until_logged(&w, SHOW_DASHBOARD).await, "show_dashboard refused");
     w.until("() => !!document.querySelector('dialog#lattice-confirm[open]')", "the confirmation dialog").await;
     w.page.locator("#lattice-confirm-ok").click(None).await.unwrap();
-    let sent = until_logged(&w, "submit").await;
+    let sent = until_logged(&w, SUBMIT).await;
     assert!(sent.starts_with("submit sub_"), "{sent}");
     assert_eq!(apps.artifact(&id).await["data"]["state"], json!({"count": 1, "by": "sdk"}));
 }

@@ -4,7 +4,10 @@
 //! decision an audit row; set_state merged to one version per five seconds;
 //! the kill switch and other tenants refused.
 
+use lattice_agent::tools::{CREATE_APP, CREATE_FORM, SHOW_DASHBOARD, UPDATE_APP};
 use lattice_e2e::{Client, UpProcess};
+use lattice_mcp::SUBMIT_FORM;
+use lattice_ui::app_policy::{GET_STATE, SET_STATE, SUBMIT};
 use serde_json::{Value, json};
 
 use super::{ServeMcp, steps, text};
@@ -39,10 +42,11 @@ async fn apps_over_mcp_pass_the_policy_and_leave_an_audit_row() {
     let bot = Client::sign_in_as(&up.base, json!({"tenant": "acme", "user": "bot", "agent": true})).await;
 
     // The agent makes an app; its result names the app's own resource.
-    let made = json!({"steps": [{"list": true}, {"call": "create_app", "arguments": {"title": "Counter", "summary": "Counts.", "html": HTML, "thread": th}}]});
+    let made =
+        json!({"steps": [{"list": true}, {"call": CREATE_APP, "arguments": {"title": "Counter", "summary": "Counts.", "html": HTML, "thread": th}}]});
     let s = steps(&up.base, &bot.token, made).await;
     let listed = s["steps"][0].as_array().unwrap();
-    let get_state = listed.iter().find(|t| t["name"] == "get_state").expect("get_state is offered while apps are on");
+    let get_state = listed.iter().find(|t| t["name"] == GET_STATE).expect("get_state is offered while apps are on");
     assert_eq!(get_state["meta"]["ui"]["visibility"], json!(["app"]));
     let created = &s["steps"][1];
     let app = created["structuredContent"]["receipt"]["id"].as_str().unwrap().to_owned();
@@ -59,26 +63,26 @@ async fn apps_over_mcp_pass_the_policy_and_leave_an_audit_row() {
     let form = steps(
         &up.base,
         &bot.token,
-        json!({"steps": [{"call": "create_form", "arguments": {"title": "F", "thread": th,
+        json!({"steps": [{"call": CREATE_FORM, "arguments": {"title": "F", "thread": th,
         "schema": {"type": "object", "properties": {"x": {"type": "string"}}}}}]}),
     )
     .await;
     let form_cap = form["steps"][0]["_meta"]["lattice"]["capability"].as_str().unwrap().to_owned();
     let form_id = form["steps"][0]["structuredContent"]["receipt"]["id"].as_str().unwrap().to_owned();
     let ana_cap = {
-        let s = steps(&up.base, &ana.token, json!({"steps": [{"call": "show_dashboard", "arguments": {"title": "D", "panels": [], "thread": th}}]}))
-            .await;
+        let s =
+            steps(&up.base, &ana.token, json!({"steps": [{"call": SHOW_DASHBOARD, "arguments": {"title": "D", "panels": [], "thread": th}}]})).await;
         s["steps"][0]["_meta"]["lattice"]["capability"].as_str().unwrap().to_owned()
     };
     let s = steps(
         &up.base,
         &bot.token,
         json!({"steps": [
-            {"call": "get_state", "arguments": {"app": app}},
-            {"call": "get_state", "arguments": {"app": app, "capability": form_cap}},
-            {"call": "get_state", "arguments": {"app": app, "capability": ana_cap}},
-            {"call": "get_state", "arguments": {"app": app, "capability": "not-a-capability"}},
-            {"call": "submit_form", "arguments": {"form": form_id, "form_version": 1, "values": {}, "capability": cap}},
+            {"call": GET_STATE, "arguments": {"app": app}},
+            {"call": GET_STATE, "arguments": {"app": app, "capability": form_cap}},
+            {"call": GET_STATE, "arguments": {"app": app, "capability": ana_cap}},
+            {"call": GET_STATE, "arguments": {"app": app, "capability": "not-a-capability"}},
+            {"call": SUBMIT_FORM, "arguments": {"form": form_id, "form_version": 1, "values": {}, "capability": cap}},
         ]}),
     )
     .await;
@@ -90,15 +94,15 @@ async fn apps_over_mcp_pass_the_policy_and_leave_an_audit_row() {
     // Read, state, a merged write, a refused path; submit without a way to ask.
     let plan = json!({"steps": [
         {"read": uri},
-        {"call": "get_state", "arguments": {"capability": cap}},
-        {"call": "set_state", "arguments": {"app": app, "capability": cap, "patch": [{"op": "add", "path": "/count", "value": 1}]}},
+        {"call": GET_STATE, "arguments": {"capability": cap}},
+        {"call": SET_STATE, "arguments": {"app": app, "capability": cap, "patch": [{"op": "add", "path": "/count", "value": 1}]}},
         {"parallel": [
-            {"call": "set_state", "arguments": {"app": app, "capability": cap, "patch": [{"op": "replace", "path": "/count", "value": 2}]}},
-            {"call": "set_state", "arguments": {"app": app, "capability": cap, "patch": [{"op": "add", "path": "/by", "value": "bot"}]}},
+            {"call": SET_STATE, "arguments": {"app": app, "capability": cap, "patch": [{"op": "replace", "path": "/count", "value": 2}]}},
+            {"call": SET_STATE, "arguments": {"app": app, "capability": cap, "patch": [{"op": "add", "path": "/by", "value": "bot"}]}},
         ]},
-        {"call": "get_state", "arguments": {"app": app, "capability": cap}},
-        {"call": "set_state", "arguments": {"app": app, "capability": cap, "patch": [{"op": "replace", "path": "html", "value": "x"}]}},
-        {"call": "submit", "arguments": {"app": app, "capability": cap, "values": {"count": 2}}},
+        {"call": GET_STATE, "arguments": {"app": app, "capability": cap}},
+        {"call": SET_STATE, "arguments": {"app": app, "capability": cap, "patch": [{"op": "replace", "path": "html", "value": "x"}]}},
+        {"call": SUBMIT, "arguments": {"app": app, "capability": cap, "values": {"count": 2}}},
     ]});
     let started = std::time::Instant::now();
     let s = steps(&up.base, &bot.token, plan).await;
@@ -128,7 +132,7 @@ async fn apps_over_mcp_pass_the_policy_and_leave_an_audit_row() {
     assert!(text(&s["steps"][6]).contains("no way to ask"), "{}", s["steps"][6]);
 
     // The person is asked through the host: declined, then confirmed.
-    let submit = json!({"call": "submit", "arguments": {"app": app, "capability": cap, "values": {"count": 2}}});
+    let submit = json!({"call": SUBMIT, "arguments": {"app": app, "capability": cap, "values": {"count": 2}}});
     let s = steps(&up.base, &bot.token, json!({"elicit": "decline", "steps": [submit]})).await;
     assert!(text(&s["steps"][0]).contains("declined"), "{s}");
     let s = steps(&up.base, &bot.token, json!({"elicit": "accept", "steps": [submit]})).await;
@@ -141,7 +145,7 @@ async fn apps_over_mcp_pass_the_policy_and_leave_an_audit_row() {
     // An operator's overlay for this app denies what the rest may do.
     let policy = format!("get_state=allow,set_state=allow,submit=ask,acme:{app}:get_state=deny");
     let overlaid = ServeMcp::start(&up.database_url(), &[("LATTICE_APP_TOOL_POLICY", policy.as_str())]).await;
-    let s = steps(&overlaid.base, &bot.token, json!({"steps": [{"call": "get_state", "arguments": {"app": app, "capability": cap}}]})).await;
+    let s = steps(&overlaid.base, &bot.token, json!({"steps": [{"call": GET_STATE, "arguments": {"app": app, "capability": cap}}]})).await;
     assert!(text(&s["steps"][0]).contains("policy denies"), "{s}");
     // The overlay names acme's app: another tenant's app that took the same
     // id (ids are unique per tenant) is not touched by it.
@@ -157,25 +161,25 @@ async fn apps_over_mcp_pass_the_policy_and_leave_an_audit_row() {
     )
     .await;
     let made =
-        steps(&up.base, &gbot.token, json!({"steps": [{"call": "update_app", "arguments": {"id": app, "html": "<p>y</p>", "thread": gth}}]})).await;
+        steps(&up.base, &gbot.token, json!({"steps": [{"call": UPDATE_APP, "arguments": {"id": app, "html": "<p>y</p>", "thread": gth}}]})).await;
     let gcap = made["steps"][0]["_meta"]["lattice"]["capability"].as_str().expect("their view's capability").to_owned();
-    let s = steps(&overlaid.base, &gbot.token, json!({"steps": [{"call": "get_state", "arguments": {"app": app, "capability": gcap}}]})).await;
+    let s = steps(&overlaid.base, &gbot.token, json!({"steps": [{"call": GET_STATE, "arguments": {"app": app, "capability": gcap}}]})).await;
     assert_eq!(s["steps"][0]["isError"], false, "globex's app is not acme's: {s}");
     drop(overlaid);
 
     // A write that merged two calls is one row; a call refused for its
     // arguments made no decision; an ask nobody could answer stays asked.
     let expected = [
-        ("get_state", "allow"),
-        ("set_state", "allow"),
-        ("set_state", "allow"),
-        ("get_state", "allow"),
-        ("submit", "ask"),
-        ("submit", "ask"),
-        ("submit", "declined"),
-        ("submit", "ask"),
-        ("submit", "confirmed"),
-        ("get_state", "deny"),
+        (GET_STATE, "allow"),
+        (SET_STATE, "allow"),
+        (SET_STATE, "allow"),
+        (GET_STATE, "allow"),
+        (SUBMIT, "ask"),
+        (SUBMIT, "ask"),
+        (SUBMIT, "declined"),
+        (SUBMIT, "ask"),
+        (SUBMIT, "confirmed"),
+        (GET_STATE, "deny"),
     ];
     // The overlay's row was written by the other process: the log service
     // sees it once its horizon passes it.
@@ -192,18 +196,18 @@ async fn apps_over_mcp_pass_the_policy_and_leave_an_audit_row() {
 
     // Another tenant reads nothing; with apps off, nothing runs.
     let eve = Client::sign_in(&up.base, "globex", "eve").await;
-    let s = steps(&up.base, &eve.token, json!({"steps": [{"read": uri}, {"call": "get_state", "arguments": {"app": app, "capability": cap}}]})).await;
+    let s = steps(&up.base, &eve.token, json!({"steps": [{"read": uri}, {"call": GET_STATE, "arguments": {"app": app, "capability": cap}}]})).await;
     assert!(s["steps"][0]["error"].as_str().is_some_and(|e| e.contains("no app")), "{s}");
     assert_eq!(s["steps"][1]["isError"], true, "{s}");
     root.ok("PUT", "/v1/integrations/deployment/ui:mini-apps", json!({"state": "off", "reason": "the MCP apps suite"})).await;
     let s = steps(
         &up.base,
         &bot.token,
-        json!({"steps": [{"list": true}, {"read": uri}, {"call": "get_state", "arguments": {"app": app, "capability": cap}}]}),
+        json!({"steps": [{"list": true}, {"read": uri}, {"call": GET_STATE, "arguments": {"app": app, "capability": cap}}]}),
     )
     .await;
     let names: Vec<&str> = s["steps"][0].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
-    assert!(!names.iter().any(|n| ["create_app", "update_app", "get_state", "set_state", "submit"].contains(n)), "{names:?}");
+    assert!(!names.iter().any(|n| [CREATE_APP, UPDATE_APP, GET_STATE, SET_STATE, SUBMIT].contains(n)), "{names:?}");
     assert!(s["steps"][1]["error"].as_str().is_some_and(|e| e.contains("mini apps are off")), "{s}");
     assert!(text(&s["steps"][2]).contains("switched off"), "{s}");
 }

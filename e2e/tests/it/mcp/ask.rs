@@ -5,7 +5,10 @@
 
 use std::time::Duration;
 
+use lattice_agent::tools::{CREATE_APP, SHOW_DASHBOARD, UPDATE_DASHBOARD};
 use lattice_e2e::{Client, UpProcess};
+use lattice_mcp::{FORM_SUBMISSIONS, SUBMIT_FORM};
+use lattice_ui::asks::ASK_FORM;
 use lattice_ui::form::Submissions;
 use serde_json::{Value, json};
 
@@ -23,15 +26,15 @@ async fn ask_form_returns_a_handle_and_form_submissions_waits_for_the_answer() {
     let schema =
         json!({"type": "object", "properties": {"days": {"title": "Days", "type": "integer", "minimum": 1, "maximum": 30}}, "required": ["days"]});
     let plan = json!({"steps": [
-        {"call": "ask_form", "arguments": {"title": "How many days?", "schema": schema, "thread": th}},
-        {"call": "ask_form", "arguments": {"title": "Bad", "schema": {"type": "object", "properties": {"x": {"type": "string", "pattern": "^a"}}}, "thread": th}},
+        {"call": ASK_FORM, "arguments": {"title": "How many days?", "schema": schema, "thread": th}},
+        {"call": ASK_FORM, "arguments": {"title": "Bad", "schema": {"type": "object", "properties": {"x": {"type": "string", "pattern": "^a"}}}, "thread": th}},
     ]});
     let s = steps(&up.base, &ana.token, plan).await;
     let asked = &s["steps"][0];
     assert_eq!(asked["structuredContent"]["status"], "pending", "{asked}");
     assert_eq!(asked["_meta"]["ui"]["resourceUri"], "ui://lattice/views/form");
     let form = asked["structuredContent"]["receipt"]["id"].as_str().unwrap().to_owned();
-    assert!(text(asked).contains("form_submissions") && text(asked).contains("**Days** (`days`: integer, required)"), "{}", text(asked));
+    assert!(text(asked).contains(FORM_SUBMISSIONS) && text(asked).contains("**Days** (`days`: integer, required)"), "{}", text(asked));
     let refused = &s["steps"][1];
     assert_eq!(refused["isError"], true);
     assert!(text(refused).contains("the form was refused") && text(refused).contains("pattern"), "{}", text(refused));
@@ -44,7 +47,7 @@ async fn ask_form_returns_a_handle_and_form_submissions_waits_for_the_answer() {
     // once Node has started and the session is set up (over a second on a
     // busy machine): six seconds leave room for at least one. That the call
     // did not return before the answer, its answer says: bob's values.
-    let wait = json!({"steps": [{"call": "form_submissions", "arguments": {"id": form, "wait_seconds": 60}}]});
+    let wait = json!({"steps": [{"call": FORM_SUBMISSIONS, "arguments": {"id": form, "wait_seconds": 60}}]});
     let (base, token) = (up.base.clone(), ana.token.clone());
     let waiting = tokio::spawn(async move { steps(&base, &token, wait).await });
     tokio::time::sleep(Duration::from_secs(6)).await;
@@ -63,17 +66,17 @@ async fn ask_form_returns_a_handle_and_form_submissions_waits_for_the_answer() {
 
     // Without waiting: the list at once; over the limit, and another tenant: refused.
     let plan = json!({"steps": [
-        {"call": "form_submissions", "arguments": {"id": form}},
-        {"call": "form_submissions", "arguments": {"id": form, "wait_seconds": 601}},
+        {"call": FORM_SUBMISSIONS, "arguments": {"id": form}},
+        {"call": FORM_SUBMISSIONS, "arguments": {"id": form, "wait_seconds": 601}},
     ]});
     let s = steps(&up.base, &ana.token, plan).await;
     assert_eq!(s["steps"][0]["structuredContent"]["submissions"].as_array().unwrap().len(), 1);
     assert_eq!(s["steps"][1]["isError"], true, "{}", s["steps"][1]);
     let eve = Client::sign_in(&up.base, "globex", "eve").await;
     let plan = json!({"steps": [
-        {"call": "form_submissions", "arguments": {"id": form}},
-        {"call": "submit_form", "arguments": {"form": form, "form_version": 1, "values": {"days": 2}}},
-        {"call": "show_dashboard", "arguments": {"title": "Theirs", "panels": [], "thread": th}},
+        {"call": FORM_SUBMISSIONS, "arguments": {"id": form}},
+        {"call": SUBMIT_FORM, "arguments": {"form": form, "form_version": 1, "values": {"days": 2}}},
+        {"call": SHOW_DASHBOARD, "arguments": {"title": "Theirs", "panels": [], "thread": th}},
     ]});
     let s = steps(&up.base, &eve.token, plan).await;
     for (i, step) in s["steps"].as_array().unwrap().iter().enumerate() {
@@ -97,15 +100,15 @@ async fn a_call_naming_a_thread_touches_only_that_threads_artifacts() {
         threads.push(ana.ok("POST", &format!("/v1/workspaces/{ws}/threads"), json!({"title": name})).await["id"].as_str().unwrap().to_owned());
     }
     let made =
-        steps(&up.base, &ana.token, json!({"steps": [{"call": "show_dashboard", "arguments": {"title": "D", "panels": [], "thread": threads[0]}}]}))
+        steps(&up.base, &ana.token, json!({"steps": [{"call": SHOW_DASHBOARD, "arguments": {"title": "D", "panels": [], "thread": threads[0]}}]}))
             .await;
     let id = made["steps"][0]["structuredContent"]["receipt"]["id"].as_str().unwrap().to_owned();
     let s = steps(
         &up.base,
         &ana.token,
         json!({"steps": [
-            {"call": "update_dashboard", "arguments": {"id": id, "panels": [{"type": "text", "markdown": "x"}], "thread": threads[1]}},
-            {"call": "update_dashboard", "arguments": {"id": id, "panels": [{"type": "text", "markdown": "y"}], "thread": threads[0]}},
+            {"call": UPDATE_DASHBOARD, "arguments": {"id": id, "panels": [{"type": "text", "markdown": "x"}], "thread": threads[1]}},
+            {"call": UPDATE_DASHBOARD, "arguments": {"id": id, "panels": [{"type": "text", "markdown": "y"}], "thread": threads[0]}},
         ]}),
     )
     .await;
@@ -136,11 +139,11 @@ async fn a_switch_flip_tells_open_sessions_their_tools_changed() {
     )
     .await;
     let names = |i: usize| s["steps"][i].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap().to_owned()).collect::<Vec<_>>();
-    assert!(!names(0).contains(&"create_app".to_owned()), "{s}");
+    assert!(!names(0).contains(&CREATE_APP.to_owned()), "{s}");
     assert_eq!(s["steps"][1]["status"], 200);
     assert_eq!(s["steps"][2]["list_changed"], 1, "the flip was told: {s}");
     println!("notifications/tools/list_changed {} ms after the flip", s["steps"][2]["ms"]);
-    assert!(names(3).contains(&"create_app".to_owned()), "{s}");
+    assert!(names(3).contains(&CREATE_APP.to_owned()), "{s}");
     // A flip that changes nothing is not told.
     assert_eq!(s["steps"][6]["list_changed"], 0, "{s}");
 }
@@ -158,8 +161,8 @@ async fn a_client_with_form_elicitation_gets_a_flat_forms_answer_in_one_call() {
     // Within lattice's forms, beyond elicitation's: a step it cannot bound.
     let beyond = json!({"type": "object", "properties": {"hours": {"title": "Hours", "type": "number", "multipleOf": 0.5}}});
     let plan = json!({"elicit": "accept", "content": {"days": 3, "kind": "holiday"}, "steps": [
-        {"call": "ask_form", "arguments": {"title": "How many days?", "schema": flat, "thread": th}},
-        {"call": "ask_form", "arguments": {"title": "How many hours?", "schema": beyond, "thread": th}},
+        {"call": ASK_FORM, "arguments": {"title": "How many days?", "schema": flat, "thread": th}},
+        {"call": ASK_FORM, "arguments": {"title": "How many hours?", "schema": beyond, "thread": th}},
     ]});
     let s = steps(&up.base, &ana.token, plan).await;
     println!("MCP elicitation session: {}", serde_json::to_string_pretty(&s).unwrap());
@@ -180,7 +183,7 @@ async fn a_client_with_form_elicitation_gets_a_flat_forms_answer_in_one_call() {
     // The form beyond the flat subset: the handle, and the form waits in lattice.
     let pending = &s["steps"][1];
     assert_eq!(pending["structuredContent"]["status"], "pending", "{pending}");
-    assert!(text(pending).contains("form_submissions") && text(pending).contains("more than a client"), "{}", text(pending));
+    assert!(text(pending).contains(FORM_SUBMISSIONS) && text(pending).contains("more than a client"), "{}", text(pending));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -190,7 +193,7 @@ async fn a_client_that_opens_links_is_pointed_to_the_form_in_the_chat() {
     let ws = ana.ok("POST", "/v1/workspaces", json!({"name": "Ops"})).await["id"].as_str().unwrap().to_owned();
     let th = ana.ok("POST", &format!("/v1/workspaces/{ws}/threads"), json!({"title": "Leave"})).await["id"].as_str().unwrap().to_owned();
     let schema = json!({"type": "object", "properties": {"days": {"type": "integer"}}});
-    let plan = json!({"elicit_url": true, "steps": [{"call": "ask_form", "arguments": {"title": "How many days?", "schema": schema, "thread": th}}]});
+    let plan = json!({"elicit_url": true, "steps": [{"call": ASK_FORM, "arguments": {"title": "How many days?", "schema": schema, "thread": th}}]});
     let s = steps(&up.base, &ana.token, plan).await;
     assert_eq!(s["requested"][0], json!({"mode": "url", "url": format!("{}/t/{th}", up.base)}), "{s}");
     let asked = &s["steps"][0];
@@ -216,7 +219,7 @@ async fn a_restricted_thread_and_a_deadline_over_mcp() {
     let schema = json!({"type": "object", "properties": {"ok": {"type": "boolean"}}});
     // Long enough for the reads below to happen before it passes on a
     // loaded machine; the wait after them is measured from the ask.
-    let plan = json!({"steps": [{"call": "ask_form", "arguments": {"title": "Agree?", "schema": schema, "thread": th, "expires_in_secs": 8}}]});
+    let plan = json!({"steps": [{"call": ASK_FORM, "arguments": {"title": "Agree?", "schema": schema, "thread": th, "expires_in_secs": 8}}]});
     let s = steps(&up.base, &ana.token, plan).await;
     let asked_by = std::time::Instant::now();
     let asked = &s["steps"][0]["structuredContent"];
@@ -226,16 +229,16 @@ async fn a_restricted_thread_and_a_deadline_over_mcp() {
 
     let ed = Client::sign_in(&up.base, "acme", "ed").await;
     let plan = json!({"steps": [
-        {"call": "form_submissions", "arguments": {"id": form}},
-        {"call": "submit_form", "arguments": {"form": form, "form_version": 1, "values": {"ok": true}}},
-        {"call": "show_dashboard", "arguments": {"title": "Peek", "panels": [], "thread": th}},
+        {"call": FORM_SUBMISSIONS, "arguments": {"id": form}},
+        {"call": SUBMIT_FORM, "arguments": {"form": form, "form_version": 1, "values": {"ok": true}}},
+        {"call": SHOW_DASHBOARD, "arguments": {"title": "Peek", "panels": [], "thread": th}},
     ]});
     let s = steps(&up.base, &ed.token, plan).await;
     for (i, step) in s["steps"].as_array().unwrap().iter().enumerate() {
         assert_eq!(step["isError"], true, "step {i} of an unlisted member: {step}");
     }
     let lia = Client::sign_in(&up.base, "acme", "lia").await;
-    let s = steps(&up.base, &lia.token, json!({"steps": [{"call": "form_submissions", "arguments": {"id": form}}]})).await;
+    let s = steps(&up.base, &lia.token, json!({"steps": [{"call": FORM_SUBMISSIONS, "arguments": {"id": form}}]})).await;
     assert_eq!(s["steps"][0]["structuredContent"]["status"], "pending", "{}", s["steps"][0]);
 
     tokio::time::sleep_until((asked_by + Duration::from_millis(8_300)).into()).await;
@@ -243,8 +246,8 @@ async fn a_restricted_thread_and_a_deadline_over_mcp() {
         &up.base,
         &ana.token,
         json!({"steps": [
-            {"call": "form_submissions", "arguments": {"id": form}},
-            {"call": "submit_form", "arguments": {"form": form, "form_version": 1, "values": {"ok": true}}},
+            {"call": FORM_SUBMISSIONS, "arguments": {"id": form}},
+            {"call": SUBMIT_FORM, "arguments": {"form": form, "form_version": 1, "values": {"ok": true}}},
         ]}),
     )
     .await;

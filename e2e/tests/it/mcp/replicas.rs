@@ -3,6 +3,7 @@
 //! session table), and only to the caller who opened it; behind the edge,
 //! a replica killed under use leaves its sessions to the other.
 
+use lattice_agent::tools::SHOW_DASHBOARD;
 use serde_json::{Value, json};
 
 use super::ServeMcp;
@@ -56,7 +57,7 @@ async fn a_session_opened_on_one_replica_is_served_by_another_to_its_opener_only
     let (status, _, listed) = post(&b.base, &ana, Some(&session), json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})).await;
     assert_eq!(status, 200, "{listed}");
     let names: Vec<&str> = listed["result"]["tools"].as_array().expect("tools").iter().filter_map(|t| t["name"].as_str()).collect();
-    assert!(names.contains(&"show_dashboard"), "{names:?}");
+    assert!(names.contains(&SHOW_DASHBOARD), "{names:?}");
 
     // Another caller naming ana's session finds nothing, on either replica.
     for base in [&a.base, &b.base] {

@@ -1,7 +1,9 @@
 //! One SDK client session over each way in: `/mcp` of `lattice up`,
 //! `lattice mcp --stdio`, and `lattice serve mcp` (`e2e/mcp/client.mjs`).
 
+use lattice_agent::tools::{CREATE_APP, SHOW_DASHBOARD};
 use lattice_e2e::{Client, UpProcess};
+use lattice_ui::asks::ASK_FORM;
 use serde_json::{Value, json};
 
 use super::{ServeMcp, cli_token, session, session_with};
@@ -17,8 +19,8 @@ async fn an_official_sdk_client_lists_calls_and_reads() {
     assert!(s.get("error").is_none(), "{s}");
     assert_eq!(s["capabilities"]["extensions"]["io.modelcontextprotocol/ui"], json!({"mimeTypes": ["text/html;profile=mcp-app"]}));
     let names: Vec<&str> = s["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
-    assert!(names.contains(&"show_dashboard") && names.contains(&"ask_form"), "{names:?}");
-    assert!(!names.contains(&"create_app"), "no create_app while ui:mini-apps is off: {names:?}");
+    assert!(names.contains(&SHOW_DASHBOARD) && names.contains(&ASK_FORM), "{names:?}");
+    assert!(!names.contains(&CREATE_APP), "no create_app while ui:mini-apps is off: {names:?}");
 
     let call = &s["call"];
     assert_eq!(call["_meta"]["ui"]["resourceUri"], "ui://lattice/views/dashboard");
@@ -46,7 +48,7 @@ async fn an_official_sdk_client_lists_calls_and_reads() {
     root.ok("PUT", "/v1/integrations/deployment/ui:mini-apps", json!({"state": "on", "reason": "MCP suite"})).await;
     let (base, token) = (up.base.clone(), ana.token.clone());
     let s = tokio::task::spawn_blocking(move || session(&base, &token)).await.unwrap();
-    assert!(s["tools"].as_array().unwrap().iter().any(|t| t["name"] == "create_app"), "{}", s["tools"]);
+    assert!(s["tools"].as_array().unwrap().iter().any(|t| t["name"] == CREATE_APP), "{}", s["tools"]);
     let base = up.base.clone();
     let s = tokio::task::spawn_blocking(move || session(&base, "not-a-token")).await.unwrap();
     assert!(s["error"].as_str().unwrap().contains("Unauthorized"), "{s}");

@@ -7,8 +7,10 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use lattice_agent::tools::CREATE_APP;
 use lattice_e2e::browser::{Chrome, Window};
 use lattice_e2e::{Client, UpProcess};
+use lattice_ui::asks::ASK_FORM;
 use serde_json::{Value, json};
 
 /// The host page's script: host.mjs and its npm imports in one file.
@@ -77,7 +79,7 @@ async fn the_form_view_in_an_app_bridge_host_sends_as_the_caller() {
             "region": {"title": "Region", "enum": ["eu", "us", "ap", "sa", "af"]},
             "since": {"title": "Since", "type": "string", "format": "date-time"}},
         "required": ["severity"]}});
-    let call = json!({"mcp": format!("{}/mcp", up.base), "token": ana.token, "tool": "ask_form", "args": args});
+    let call = json!({"mcp": format!("{}/mcp", up.base), "token": ana.token, "tool": ASK_FORM, "args": args});
     let shown: Value = w.eval(&format!("async () => await window.showTool({call})")).await;
     assert_eq!(shown["status"], "pending", "{shown}");
     let form_id = shown["receipt"]["id"].as_str().unwrap().to_owned();
@@ -184,7 +186,7 @@ async fn a_host_shows_create_apps_declared_view_and_it_becomes_the_app() {
     page.goto(&format!("{host}/"), None).await.unwrap();
     let w = Window { page, base: host.clone() };
     let args = json!({"title": "Counter", "summary": "Counts.", "html": APP, "thread": th});
-    let call = json!({"mcp": format!("{}/mcp", up.base), "token": bot.token, "tool": "create_app", "args": args});
+    let call = json!({"mcp": format!("{}/mcp", up.base), "token": bot.token, "tool": CREATE_APP, "args": args});
     let shown: Value = w
         .eval(&format!(
             "async () => await Promise.race([window.showTool({call}), new Promise((_, no) => setTimeout(() => no(new Error('showTool: ' + JSON.stringify(window.hostEvents))), 20000))])"
