@@ -80,7 +80,9 @@ pub async fn service_with_clock(backend: Backend, clock: lattice_core::clock::Sh
     builder_on(fresh_db(backend).await).clock(clock).start()
 }
 
-fn builder_on(db: Db) -> lattice_log::Builder {
+/// The log service's builder as `lattice up` sets it up, on `db`: for a
+/// test that gives it more (a clock), or shares one database among replicas.
+pub fn builder_on(db: Db) -> lattice_log::Builder {
     let mut builder = LogService::builder(db, authenticator());
     for kind in lattice_ui::kinds() {
         builder = builder.kind(kind);

@@ -1,16 +1,18 @@
 //! Runs are driven under a lease in the database: one runner at a time,
 //! a crashed runner's runs taken over once its lease expires, a paused
 //! run left to wait. Two runners on two log services share one database,
-//! as two replicas do.
+//! as two replicas do, and one clock, which the test moves: a lease lapses
+//! when the clock says so, not after a real wait.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use lattice_agent::{Model, ModelError, ModelReply, ModelRequest, Models, Runner};
+use lattice_core::clock::{ManualClock, SharedClock};
 use lattice_core::{Command, RunId, RunStatus, TenantRole, ThreadId, WorkspaceId};
 use lattice_log::{Db, LogService};
-use lattice_testkit::{fresh_url, service_on, who};
+use lattice_testkit::{builder_on, fresh_url, who};
 
 use crate::wait_for;
 
@@ -36,10 +38,11 @@ impl Model for Gated {
     }
 }
 
-async fn replica(url: &str) -> LogService {
+/// A log service on the shared database, reading time from `clock`.
+async fn replica(url: &str, clock: SharedClock) -> LogService {
     let db = Db::connect(url, 4).await.unwrap();
     db.migrate().await.unwrap();
-    service_on(db)
+    builder_on(db).clock(clock).start()
 }
 
 fn runner(log: &LogService, model: &Gated, lease: Duration) -> Runner {
@@ -60,15 +63,16 @@ lattice_testkit::both_backends! {
         let url = fresh_url(backend).await;
         let alice = who("t1", "alice", TenantRole::Member);
         let (model_a, model_b) = (Gated::default(), Gated::default());
-        let lease = Duration::from_secs(3);
+        let lease = Duration::from_secs(30);
+        let clock = ManualClock::new();
 
         // Replica A on a runtime of its own, so that it can crash: its
         // model is called and never answers.
-        let (a_url, a_model) = (url.clone(), model_a.clone());
+        let (a_url, a_model, a_clock) = (url.clone(), model_a.clone(), clock.clone());
         let run: RunId = std::thread::spawn(move || {
             let runtime = tokio::runtime::Runtime::new().unwrap();
             let run = runtime.block_on(async {
-                let log = replica(&a_url).await;
+                let log = replica(&a_url, a_clock).await;
                 let th = thread(&log).await;
                 let a = runner(&log, &a_model, lease);
                 let run = a.start(&who("t1", "alice", TenantRole::Member), th, "Report".into(), Some("gated".into()), None).await.unwrap();
@@ -84,11 +88,14 @@ lattice_testkit::both_backends! {
         .join()
         .unwrap();
 
-        let log = replica(&url).await;
+        let log = replica(&url, clock.clone()).await;
         let b = runner(&log, &model_b, lease);
         assert_eq!(b.recover().await.unwrap(), 0, "A's lease has not expired yet");
+        clock.advance(lease - Duration::from_millis(1));
+        assert_eq!(b.recover().await.unwrap(), 0, "nor a millisecond before it does");
         model_b.open.add_permits(1);
-        b.watch_orphans();
+        clock.advance(Duration::from_millis(2));
+        assert_eq!(b.recover().await.unwrap(), 1, "B takes the run over once the clock says A's lease lapsed");
         let done = wait_for(&log, &alice, &run, RunStatus::Finished).await;
         assert_eq!(done.run.status, RunStatus::Finished);
         assert_eq!(model_a.calls.load(Ordering::SeqCst), 1);
@@ -103,7 +110,8 @@ lattice_testkit::both_backends! {
     async fn a_run_is_driven_by_one_runner_while_another_looks(backend: Backend) {
         let url = fresh_url(backend).await;
         let alice = who("t1", "alice", TenantRole::Member);
-        let (log_a, log_b) = (replica(&url).await, replica(&url).await);
+        let clock: SharedClock = ManualClock::new();
+        let (log_a, log_b) = (replica(&url, clock.clone()).await, replica(&url, clock).await);
         let (model_a, model_b) = (Gated::default(), Gated::default());
         let a = runner(&log_a, &model_a, Duration::from_secs(30));
         let b = runner(&log_b, &model_b, Duration::from_secs(30));
