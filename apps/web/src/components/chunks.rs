@@ -2,7 +2,7 @@
 //! validator), dashboards (charts and markdown) and the mini-app host are
 //! each compiled into a WebAssembly chunk of their own (`cargo xtask web`
 //! splits the module at the `#[lazy]` functions here, and at the admin
-//! console's in `pages/console.rs`), fetched the first time a page shows one.
+//! console's in `pages/console/page.rs`), fetched the first time a page shows one.
 
 use lattice_ui::dashboard::{Dashboard, Panel};
 use leptos::prelude::*;
