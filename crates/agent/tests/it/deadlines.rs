@@ -2,14 +2,17 @@
 //! by a timer in memory. Past one, lattice answers `expired` as the system
 //! actor `deadline`, the run goes on with that answer, and a late answer
 //! is refused; a restart of every service in between changes nothing.
+//! What is past is the log's clock's to say: the tests move a
+//! `ManualClock` and have the scheduler look, never wait for a deadline.
 
 use std::time::Duration;
 
 use lattice_agent::{Models, Runner};
+use lattice_core::clock::{Clock, ManualClock, SharedClock};
 use lattice_core::event::Event;
 use lattice_core::{Actor, Command, Error, Role, RunStatus, TenantRole, ThreadId, UserId, WorkspaceId};
-use lattice_log::{Follow, LogService};
-use lattice_testkit::{service_on, who};
+use lattice_log::{Db, Follow, LogService};
+use lattice_testkit::{builder_on, fresh_url, who};
 use serde_json::json;
 
 use crate::wait_for;
@@ -25,18 +28,21 @@ async fn thread(log: &LogService) -> ThreadId {
     ThreadId::parse("th", &th).unwrap()
 }
 
-async fn open_db(url: &str) -> LogService {
-    let db = lattice_log::Db::connect(url, 4).await.unwrap();
+/// A log service on the database at `url`, reading time from `clock`: a
+/// replica, or the same service after a restart.
+async fn open_db(url: &str, clock: SharedClock) -> LogService {
+    let db = Db::connect(url, 4).await.unwrap();
     db.migrate().await.unwrap();
-    service_on(db)
+    builder_on(db).clock(clock).start()
 }
 
 lattice_testkit::both_backends! {
     async fn an_ask_form_past_its_deadline_is_answered_expired_across_a_restart(backend: Backend) {
-        let url = lattice_testkit::fresh_url(backend).await;
+        let url = fresh_url(backend).await;
+        let clock = ManualClock::new();
         let alice = who("t1", "alice", TenantRole::Member);
-        let (run, th, paused_at) = {
-            let log = open_db(&url).await;
+        let (run, th, deadline) = {
+            let log = open_db(&url, clock.clone()).await;
             let th = thread(&log).await;
             let runner = Runner::new(lattice_testkit::trusted(&log), Models::scripted());
             let run = runner
@@ -44,33 +50,40 @@ lattice_testkit::both_backends! {
                 .await
                 .unwrap();
             let view = wait_for(&log, &alice, &run, RunStatus::Paused).await;
-            let paused_at = lattice_log::now_ms();
-            // The pause says when the deadline passes, by the log's clock.
+            let deadline = view.requests[0].expires_at.expect("the request has a deadline");
+            assert_eq!(deadline, clock.now_ms() + 2_000, "the deadline is two seconds after the pause, by the log's clock");
+            // The pause says when the deadline passes.
             let events = log.events(&alice, &Follow::Thread(th.clone()), 0, 100).await.unwrap();
             let expires = events.iter().find_map(|e| match &e.event {
                 Event::RunPaused(p) => p.requests[0].expires_at.clone(),
                 _ => None,
             });
-            let expires = lattice_log::parse_rfc3339(&expires.expect("the pause carries expires_at")).unwrap();
-            assert!((expires - paused_at).abs() < 2_500 + 1_000, "expires_at is about two seconds after the pause");
+            assert_eq!(lattice_log::parse_rfc3339(&expires.expect("the pause carries expires_at")).unwrap(), deadline);
             assert_eq!(view.requests[0].answered_by, None);
             // Every service stops before the deadline.
             log.db().close().await;
-            (run, th, paused_at)
+            (run, th, deadline)
         };
-        // Nothing runs while the deadline passes.
-        tokio::time::sleep(Duration::from_millis(2_500)).await;
-        let log = open_db(&url).await;
+        // Nothing runs while the deadline all but passes.
+        clock.advance(Duration::from_millis(2_000 - 1));
+        let log = open_db(&url, clock.clone()).await;
         let runner = Runner::new(lattice_testkit::trusted(&log), Models::scripted());
         runner.watch_orphans();
+        log.expire_due().await.unwrap();
+        let view = log.run(&alice, &run).await.unwrap();
+        assert_eq!((view.run.status, view.requests[0].answered_by.as_deref()), (RunStatus::Paused, None), "answered before its deadline");
+        // The deadline passes; once a look returns (this one, or the
+        // scheduler's own), the request is answered and the run goes on.
+        clock.advance(Duration::from_millis(1));
+        log.expire_due().await.unwrap();
         let done = wait_for(&log, &alice, &run, RunStatus::Finished).await;
         let request = &done.requests[0];
         assert_eq!(request.answered_by.as_deref(), Some(lattice_log::DEADLINE_ACTOR));
         assert_eq!(request.answer, Some(json!("expired")));
-        assert!(lattice_log::now_ms() - paused_at >= 2_000, "answered before its deadline");
         let events = log.events(&alice, &Follow::Thread(th.clone()), 0, 100).await.unwrap();
         let answered = events.iter().find(|e| e.event_type() == "deferred_answered").unwrap();
         assert_eq!(answered.actor, Actor::System { name: "deadline".into() });
+        assert_eq!(lattice_log::parse_rfc3339(&answered.at).unwrap(), deadline, "answered at its deadline, by the log's clock");
         assert!(matches!(&answered.event, Event::DeferredAnswered(a) if a.expired && !a.approved));
         let finished = events.iter().find_map(|e| match &e.event {
             Event::RunFinished(f) => f.text.clone(),
@@ -86,8 +99,9 @@ lattice_testkit::both_backends! {
 
 lattice_testkit::both_backends! {
     async fn an_answer_after_the_deadline_is_refused_before_the_scheduler_looks(backend: Backend) {
-        let url = lattice_testkit::fresh_url(backend).await;
-        let log = open_db(&url).await;
+        let url = fresh_url(backend).await;
+        let clock = ManualClock::new();
+        let log = open_db(&url, clock.clone()).await;
         let alice = who("t1", "alice", TenantRole::Member);
         let th = thread(&log).await;
         let runner = Runner::new(lattice_testkit::trusted(&log), Models::scripted());
@@ -97,8 +111,10 @@ lattice_testkit::both_backends! {
         // The scheduler stops with its service; the deadline still holds.
         log.db().close().await;
         drop(log);
-        tokio::time::sleep(Duration::from_millis(1_200)).await;
-        let log = open_db(&url).await;
+        clock.advance(Duration::from_secs(1));
+        // The new service's scheduler first looks a while after it starts:
+        // the answer comes before.
+        let log = open_db(&url, clock.clone()).await;
         let runner = Runner::new(lattice_testkit::trusted(&log), Models::scripted());
         let bob = who("t1", "bob", TenantRole::Member);
         let late = runner.answer(&bob, &run, call, json!({"date": "2026-11-29", "severity": "low"})).await;
@@ -129,8 +145,9 @@ lattice_testkit::both_backends! {
 
 lattice_testkit::both_backends! {
     async fn two_replicas_answer_a_deadline_once(backend: Backend) {
-        let url = lattice_testkit::fresh_url(backend).await;
-        let (a, b) = (open_db(&url).await, open_db(&url).await);
+        let url = fresh_url(backend).await;
+        let clock = ManualClock::new();
+        let (a, b) = (open_db(&url, clock.clone()).await, open_db(&url, clock.clone()).await);
         let alice = who("t1", "alice", TenantRole::Member);
         let th = thread(&a).await;
         let runner_a = Runner::new(lattice_testkit::trusted(&a), Models::scripted());
@@ -138,6 +155,12 @@ lattice_testkit::both_backends! {
         runner_a.watch_orphans();
         runner_b.watch_orphans();
         let run = runner_a.start(&alice, th.clone(), "expires_in_secs=1".into(), Some("scripted:ask_form".into()), None).await.unwrap();
+        wait_for(&a, &alice, &run, RunStatus::Paused).await;
+        // Both replicas look at once, the moment the deadline passes (their
+        // schedulers may look too): one answer between them.
+        clock.advance(Duration::from_secs(1));
+        let (by_a, by_b) = tokio::join!(a.expire_due(), b.expire_due());
+        assert!(by_a.unwrap() + by_b.unwrap() <= 1, "two looks answered one request twice");
         wait_for(&a, &alice, &run, RunStatus::Finished).await;
         // The run's row says finished at once; the events of whichever
         // replica finished it reach `a`'s reads when `a`'s horizon passes
