@@ -48,7 +48,6 @@ use std::time::Instant;
 
 use axum::body::Body;
 use axum::http::{Request, Response, StatusCode};
-use http_body_util::BodyExt;
 use lattice_core::policy::{self, Action};
 use lattice_core::{Command, Level, Principal, Role, SwitchKey, SwitchState, TenantId, TenantRole};
 use lattice_edge::TrustedProxies;
@@ -58,7 +57,7 @@ use serde_json::{Value, json};
 use tower::ServiceExt;
 
 use crate::Stack;
-use crate::over_http::{PATIENCE, refusal};
+use crate::over_http::{PATIENCE, Sse, refusal};
 
 /// Cells where the server disagrees with the policy and the fix lies outside
 /// what this suite may change: (tool, case, principal, why). Each is
@@ -492,26 +491,9 @@ impl Mcp {
 /// The answer to the request an SSE response answers (its notifications
 /// and priming events skipped), as its `data` was sent.
 async fn read_answer(res: Response<Body>) -> Rpc {
-    let mut body = res.into_body();
-    let mut buffer = String::new();
-    loop {
-        while let Some(end) = buffer.find("\n\n") {
-            let event: String = buffer.drain(..end + 2).collect();
-            let data = event.lines().filter_map(|l| l.strip_prefix("data:")).map(str::trim_start).collect::<Vec<_>>().join("\n");
-            if let Ok(message) = serde_json::from_str::<Value>(&data)
-                && message.get("id").is_some()
-                && message.get("method").is_none()
-            {
-                return Rpc { raw: data, json: message };
-            }
-        }
-        let frame = tokio::time::timeout(PATIENCE, body.frame()).await.expect("the answer comes in time");
-        let Some(frame) = frame else {
-            return Rpc { raw: format!("the stream ended before an answer: {buffer:?}"), json: Value::Null };
-        };
-        if let Ok(data) = frame.expect("the stream reads").into_data() {
-            buffer.push_str(&String::from_utf8_lossy(&data).replace("\r\n", "\n"));
-        }
+    match Sse::new(res).answer().await {
+        Some((raw, json)) => Rpc { raw, json },
+        None => Rpc { raw: "the stream ended before an answer".into(), json: Value::Null },
     }
 }
 

@@ -13,6 +13,9 @@ use std::time::Duration;
 
 use axum::body::Body;
 use axum::http::{Request, Response, StatusCode};
+use eventsource_stream::{Event, EventStreamError, Eventsource};
+use futures_util::StreamExt;
+use futures_util::stream::BoxStream;
 use http_body_util::BodyExt;
 use lattice_core::TenantRole;
 use lattice_edge::TrustedProxies;
@@ -112,30 +115,42 @@ pub async fn refusal(res: Response<Body>) -> (StatusCode, String) {
     (status, String::from_utf8_lossy(&body).into_owned())
 }
 
-/// Server-Sent Events read off an answer's body.
+/// Server-Sent Events read off an answer's body by `eventsource-stream`,
+/// the one reader of lattice's Rust clients: frames split across reads,
+/// multi-line data, comments and CRLF are read as the spec says.
 pub struct Sse {
-    body: Body,
-    buffer: String,
+    events: BoxStream<'static, Result<Event, EventStreamError<axum::Error>>>,
 }
 
 impl Sse {
     pub fn new(res: Response<Body>) -> Self {
-        Self { body: res.into_body(), buffer: String::new() }
+        Self { events: res.into_body().into_data_stream().eventsource().boxed() }
     }
 
-    /// The next JSON-RPC message, or `None` once the stream ended.
+    /// The next event's data that is a JSON-RPC message (priming events
+    /// without data skipped), or `None` once the stream ended.
     pub async fn message(&mut self) -> Option<Value> {
+        self.next_json().await.map(|(_, message)| message)
+    }
+
+    /// The next answer to a request (an id and no method: notifications and
+    /// requests of the server skipped), as its `data` was sent and as JSON;
+    /// `None` once the stream ended.
+    pub async fn answer(&mut self) -> Option<(String, Value)> {
         loop {
-            while let Some(end) = self.buffer.find("\n\n") {
-                let event: String = self.buffer.drain(..end + 2).collect();
-                let data: Vec<&str> = event.lines().filter_map(|l| l.strip_prefix("data:")).map(str::trim_start).collect();
-                if let Ok(message) = serde_json::from_str::<Value>(&data.join("\n")) {
-                    return Some(message);
-                }
+            let (data, message) = self.next_json().await?;
+            if message.get("id").is_some() && message.get("method").is_none() {
+                return Some((data, message));
             }
-            let frame = tokio::time::timeout(PATIENCE, self.body.frame()).await.expect("the stream says something or ends in time")?;
-            if let Ok(data) = frame.expect("the stream reads").into_data() {
-                self.buffer.push_str(&String::from_utf8_lossy(&data).replace("\r\n", "\n"));
+        }
+    }
+
+    async fn next_json(&mut self) -> Option<(String, Value)> {
+        loop {
+            let event = tokio::time::timeout(PATIENCE, self.events.next()).await.expect("the stream says something or ends in time")?;
+            let data = event.expect("the stream reads").data;
+            if let Ok(message) = serde_json::from_str::<Value>(&data) {
+                return Some((data, message));
             }
         }
     }
