@@ -35,16 +35,8 @@ impl<T: DeserializeOwned> FromRequest<AppState> for Body<T> {
     type Rejection = ApiError;
 
     async fn from_request(req: Request, state: &AppState) -> Result<Self, Self::Rejection> {
-        let limit = state.max_body_bytes;
-        let declared = req.headers().get(axum::http::header::CONTENT_LENGTH).and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<u64>().ok());
-        if let Some(size) = declared
-            && size > limit as u64
-        {
-            return Err(Error::TooLarge { limit: limit as u64, size }.into());
-        }
-        let bytes = axum::body::to_bytes(req.into_body(), limit)
-            .await
-            .map_err(|_| Error::TooLarge { limit: limit as u64, size: declared.unwrap_or(limit as u64 + 1) })?;
+        let declared = lattice_http::error::declared_length(req.headers());
+        let bytes = lattice_http::error::read_within(req.into_body(), declared, state.max_body_bytes).await?;
         Ok(Body(parse_json(&bytes)?))
     }
 }

@@ -15,5 +15,5 @@ mod projections;
 mod publisher;
 
 pub use payloads::{AppSubmitted, AuthorKind, FormRef, FormSubmitted, Marks, Origin, bridge_schema};
-pub use projections::{BRIDGED, Outgoing, Projector, subject};
+pub use projections::{BRIDGED, NOT_BRIDGED, Outgoing, Projector, subject};
 pub use publisher::{Bridge, BridgeConfig, BridgeStatus, DUPLICATE_WINDOW, STREAM, ensure_stream};
