@@ -12,8 +12,8 @@
 //!   word, or that of a proxy in front of it that it trusts (`forwarded`).
 
 mod apps;
+mod connections;
 mod portal;
-mod relay;
 mod upstream;
 
 pub use apps::{AppsOrigin, INNER_POLICY, apps_router, sdk_dir_of};

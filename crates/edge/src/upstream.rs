@@ -2,7 +2,7 @@
 //! the MCP exporter (`lattice serve edge`). Answers stream back without
 //! being held, so Server-Sent Events flow as they are written; hop-by-hop
 //! headers stay on their hop. Kept-alive connections driven by the
-//! request that uses them (`relay.rs`) keep the extra hop cheap (`cargo
+//! request that uses them (`connections.rs`) keep the extra hop cheap (`cargo
 //! xtask bench edge`).
 //!
 //! Several replicas (`LATTICE_LOG_URL=http://a:8080,http://b:8080`) take
@@ -24,7 +24,7 @@ use http_body_util::Full;
 use lattice_core::Error;
 use lattice_http::ApiError;
 
-use crate::relay::{Connections, Failed};
+use crate::connections::{Connections, Failed};
 use lattice_http::forwarded::{self, TrustedProxies, X_FORWARDED_HOST, X_FORWARDED_PROTO};
 
 /// The most of a request's body the edge holds (the MCP exporter takes
