@@ -29,6 +29,7 @@ use axum::http::{Request, StatusCode};
 use http_body_util::BodyExt;
 use lattice_core::policy::{self, Action};
 use lattice_core::{Role, TenantRole};
+use lattice_ui::app_policy::{GET_STATE, SET_STATE, SUBMIT};
 use serde_json::{Value, json};
 use tower::ServiceExt;
 
@@ -447,14 +448,14 @@ fn table() -> Vec<Entry> {
             "POST",
             "/v1/artifacts/{id}/calls",
             [
-                both("the app reads its state", On::App, Needs(Read), |ids, who, which| app_call(ids, who, which, "get_state", json!({}))),
+                both("the app reads its state", On::App, Needs(Read), |ids, who, which| app_call(ids, who, which, GET_STATE, json!({}))),
                 // Changing an app (its state, its submissions) is changing an
                 // artifact: lattice_ui::checks::writes_to_apps.
                 both("the app sets its state", On::App, Needs(Author), |ids, who, which| {
-                    app_call(ids, who, which, "set_state", json!({"patch": [{"op": "replace", "path": "/count", "value": 2}]}))
+                    app_call(ids, who, which, SET_STATE, json!({"patch": [{"op": "replace", "path": "/count", "value": 2}]}))
                 }),
                 both("the app submits", On::App, Needs(Author), |ids, who, which| {
-                    app_call(ids, who, which, "submit", json!({"values": {"rating": 5}}))
+                    app_call(ids, who, which, SUBMIT, json!({"values": {"rating": 5}}))
                 }),
             ]
             .concat(),
@@ -831,7 +832,7 @@ async fn fixture(backend: lattice_log::Backend, needs: Needs, sent: Arc<AtomicUs
     }
     if needs.confirmation {
         let capability = http.ok("POST", &format!("/v1/artifacts/{}/capability", ids.apps[0]), &owner, None).await["capability"].clone();
-        let call = json!({"tool": "submit", "arguments": {"values": {"rating": 5}}, "capability": capability});
+        let call = json!({"tool": SUBMIT, "arguments": {"values": {"rating": 5}}, "capability": capability});
         let asked = http.ok("POST", &format!("/v1/artifacts/{}/calls", ids.apps[0]), &owner, Some(call)).await;
         assert_eq!(asked["status"], "confirm", "{asked}");
         ids.confirmation = asked["confirmation"].as_str().unwrap().to_owned();

@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 use axum::http::StatusCode;
+use lattice_agent::tools::ASK_FORM;
 use lattice_core::TenantRole;
 use serde_json::{Value, json};
 
@@ -39,7 +40,7 @@ lattice_testkit::both_backends! {
         let paused = wait_for(&app, &alice, &run, "paused").await;
         let requests = paused["requests"].as_array().unwrap();
         assert_eq!(requests.len(), 1);
-        assert_eq!(requests[0]["tool_name"], "ask_form");
+        assert_eq!(requests[0]["tool_name"], ASK_FORM);
         assert_eq!(requests[0]["args"]["schema"]["properties"]["severity"]["enum"][0], "low");
         let call = requests[0]["tool_call_id"].as_str().unwrap().to_owned();
         let answers = format!("/v1/runs/{run}/answers");
@@ -64,7 +65,7 @@ lattice_testkit::both_backends! {
 
         let events = app.get(&format!("/v1/threads/{th}/events?format=json"), &alice).await.body["events"].as_array().unwrap().clone();
         let answered = events.iter().find(|e| e["type"] == "deferred_answered").expect("deferred_answered in the log");
-        assert_eq!(answered["payload"]["tool_name"], "ask_form");
+        assert_eq!(answered["payload"]["tool_name"], ASK_FORM);
         assert_eq!(answered["payload"]["author"], "bob");
         assert_eq!(answered["payload"]["answer"], values);
         assert_eq!(answered["actor"]["user"], "bob");

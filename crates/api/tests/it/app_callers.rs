@@ -6,6 +6,7 @@
 
 use axum::http::StatusCode;
 use lattice_core::TenantRole;
+use lattice_ui::app_policy::{GET_STATE, SET_STATE, SUBMIT};
 use serde_json::{Value, json};
 
 use crate::{App, error_type};
@@ -111,22 +112,22 @@ lattice_testkit::both_backends! {
         let (s, other) = scene(backend).await;
         let before = s.app.event_count(&s.ana, &s.ws).await;
         // The bearer token alone makes no call, and leaves nothing behind.
-        refused(&s.call(&s.bob, None, "get_state", json!({})).await, "app-only");
-        refused(&s.call(&s.bob, None, "submit", json!({"values": {"n": 1}})).await, "app-only");
+        refused(&s.call(&s.bob, None, GET_STATE, json!({})).await, "app-only");
+        refused(&s.call(&s.bob, None, SUBMIT, json!({"values": {"n": 1}})).await, "app-only");
         // Another app's capability, another person's, or the person's view's
         // with their agent's token.
         let bobs = s.capability(&s.bob).await;
         let for_other = s.capability_of(&s.bob, &other).await.body["capability"].as_str().unwrap().to_owned();
-        refused(&s.call(&s.bob, Some(&for_other), "get_state", json!({})).await, "another artifact");
-        refused(&s.call(&s.ana, Some(&bobs), "get_state", json!({})).await, "someone else");
-        refused(&s.call(&s.bobs_agent, Some(&bobs), "get_state", json!({})).await, "not to an agent");
-        refused(&s.call(&s.bob, Some("not-a-capability"), "get_state", json!({})).await, "does not verify");
+        refused(&s.call(&s.bob, Some(&for_other), GET_STATE, json!({})).await, "another artifact");
+        refused(&s.call(&s.ana, Some(&bobs), GET_STATE, json!({})).await, "someone else");
+        refused(&s.call(&s.bobs_agent, Some(&bobs), GET_STATE, json!({})).await, "not to an agent");
+        refused(&s.call(&s.bob, Some("not-a-capability"), GET_STATE, json!({})).await, "does not verify");
         assert_eq!(s.app.event_count(&s.ana, &s.ws).await, before, "a refused capability writes nothing");
         // An agent's token is given no capability by the chat host's route.
         refused(&s.capability_of(&s.bobs_agent, &s.id).await, "agent");
         refused(&s.capability_of(&s.bot, &s.id).await, "agent");
 
-        let got = s.call(&s.bob, Some(&bobs), "get_state", json!({})).await;
+        let got = s.call(&s.bob, Some(&bobs), GET_STATE, json!({})).await;
         assert_eq!((got.status, got.body["status"].as_str()), (StatusCode::OK, Some("done")), "{:?}", got.body);
         assert_eq!(got.body["result"], json!({"state": {"count": 1}}));
 
@@ -135,9 +136,9 @@ lattice_testkit::both_backends! {
         // agent's to confirm: in the chat a person's click confirms.
         let principal = lattice_testkit::principal("t1", "bot", TenantRole::Member, true);
         let bots = s.app.log.authenticator().capability(&principal, &s.id);
-        let read = s.call(&s.bot, Some(&bots), "get_state", json!({})).await;
+        let read = s.call(&s.bot, Some(&bots), GET_STATE, json!({})).await;
         assert_eq!(read.body["status"], "done", "{:?}", read.body);
-        let asked = s.call(&s.bot, Some(&bots), "submit", json!({"values": {"n": 2}})).await;
+        let asked = s.call(&s.bot, Some(&bots), SUBMIT, json!({"values": {"n": 2}})).await;
         assert_eq!(asked.body["status"], "confirm", "{:?}", asked.body);
         let confirmation = asked.body["confirmation"].as_str().unwrap();
         let by_itself = s.app.post(&format!("/v1/app-calls/{confirmation}"), &s.bot, json!({"accept": true})).await;
@@ -160,14 +161,14 @@ lattice_testkit::both_backends! {
             // reads its state, whatever else it sends: a read leaves no row.
             let cap = s.capability(token).await;
             for _ in 0..3 {
-                let read = s.call(token, Some(&cap), "get_state", json!({"junk": big})).await;
+                let read = s.call(token, Some(&cap), GET_STATE, json!({"junk": big})).await;
                 assert_eq!(read.body["result"], json!({"state": {"count": 1}}), "{name}: {:?}", read.body);
             }
             // Its changes are refused, decided before any ask.
             for _ in 0..3 {
-                let set = s.call(token, Some(&cap), "set_state", json!({"patch": [{"op": "add", "path": "/junk", "value": big}]})).await;
+                let set = s.call(token, Some(&cap), SET_STATE, json!({"patch": [{"op": "add", "path": "/junk", "value": big}]})).await;
                 refused(&set, "may only read");
-                let submit = s.call(token, Some(&cap), "submit", json!({"values": {"junk": big}})).await;
+                let submit = s.call(token, Some(&cap), SUBMIT, json!({"values": {"junk": big}})).await;
                 refused(&submit, "may only read");
             }
         }
@@ -191,7 +192,7 @@ lattice_testkit::both_backends! {
         assert!(decisions.iter().all(|(_, d)| *d == "read_only"), "{decisions:?}");
         // An editor's own calls still go through, each with its row.
         let bobs = s.capability(&s.bob).await;
-        let set = s.call(&s.bob, Some(&bobs), "set_state", json!({"patch": [{"op": "replace", "path": "/count", "value": 2}]})).await;
+        let set = s.call(&s.bob, Some(&bobs), SET_STATE, json!({"patch": [{"op": "replace", "path": "/count", "value": 2}]})).await;
         assert_eq!(set.body["status"], "done", "{:?}", set.body);
         assert_eq!(s.version().await, 2);
     }

@@ -6,6 +6,7 @@
 
 use axum::http::StatusCode;
 use lattice_core::TenantRole;
+use lattice_ui::app_policy::{GET_STATE, SET_STATE, SUBMIT};
 use serde_json::{Value, json};
 
 use crate::{App, error_type};
@@ -93,20 +94,20 @@ fn row(actor: &str, tool: &str, decision: &str) -> (String, String, String) {
 lattice_testkit::both_backends! {
     async fn allowed_calls_are_done_and_audited_with_their_effect(backend: Backend) {
         let s = scene(backend).await;
-        let got = s.call(&s.ana, "get_state", json!({})).await;
+        let got = s.call(&s.ana, GET_STATE, json!({})).await;
         assert_eq!((got.status, got.body["status"].as_str()), (StatusCode::OK, Some("done")), "{:?}", got.body);
         assert_eq!(got.body["result"], json!({"state": {"count": 1}}));
-        let set = s.call(&s.ana, "set_state", json!({"patch": [{"op": "replace", "path": "/count", "value": 2}]})).await;
+        let set = s.call(&s.ana, SET_STATE, json!({"patch": [{"op": "replace", "path": "/count", "value": 2}]})).await;
         assert_eq!(set.body["status"], "done", "{:?}", set.body);
         assert_eq!(set.body["result"]["version"], 2);
         let head = s.app.get(&format!("/v1/artifacts/{}", s.id), &s.ana).await;
         assert_eq!(head.body["data"]["state"]["count"], 2);
         // A patch outside the state is refused before anything is written.
-        let outside = s.call(&s.ana, "set_state", json!({"patch": [{"op": "replace", "path": "html", "value": "x"}]})).await;
+        let outside = s.call(&s.ana, SET_STATE, json!({"patch": [{"op": "replace", "path": "html", "value": "x"}]})).await;
         assert_eq!(error_type(&outside), "ValidationFailed", "{:?}", outside.body);
         let unknown = s.call(&s.ana, "delete_everything", json!({})).await;
         assert_eq!(error_type(&unknown), "ValidationFailed");
-        assert_eq!(s.audit().await, vec![row("ana", "get_state", "allow"), row("ana", "set_state", "allow")]);
+        assert_eq!(s.audit().await, vec![row("ana", GET_STATE, "allow"), row("ana", SET_STATE, "allow")]);
         // The row and the change are one transaction: the change's envelope
         // comes right after its row in the log.
         let events = s.app.get(&format!("/v1/threads/{}/events?format=json", s.th), &s.ana).await;
@@ -119,7 +120,7 @@ lattice_testkit::both_backends! {
 lattice_testkit::both_backends! {
     async fn ask_binds_the_exact_arguments_and_is_answered_once_by_its_person(backend: Backend) {
         let s = scene(backend).await;
-        let asked = s.call(&s.ana, "submit", json!({"values": {"rating": 5}})).await;
+        let asked = s.call(&s.ana, SUBMIT, json!({"values": {"rating": 5}})).await;
         assert_eq!(asked.body["status"], "confirm", "{:?}", asked.body);
         assert_eq!(asked.body["arguments"], json!({"values": {"rating": 5}}));
         let confirmation = asked.body["confirmation"].as_str().unwrap().to_owned();
@@ -141,12 +142,12 @@ lattice_testkit::both_backends! {
         }
         assert_eq!(s.submissions().await.len(), 1);
         // A declined ask sends nothing.
-        let asked = s.call(&s.ana, "submit", json!({"values": {"rating": 1}})).await;
+        let asked = s.call(&s.ana, SUBMIT, json!({"values": {"rating": 1}})).await;
         let declined = s.confirm(&s.ana, asked.body["confirmation"].as_str().unwrap(), false).await;
         assert_eq!((declined.body["status"].as_str(), declined.body["reason"].as_str()), (Some("refused"), Some("the person declined")));
         assert_eq!(s.submissions().await.len(), 1);
         assert_eq!(s.audit().await, vec![
-            row("ana", "submit", "ask"), row("ana", "submit", "confirmed"), row("ana", "submit", "ask"), row("ana", "submit", "declined"),
+            row("ana", SUBMIT, "ask"), row("ana", SUBMIT, "confirmed"), row("ana", SUBMIT, "ask"), row("ana", SUBMIT, "declined"),
         ]);
         // Not just any audit row confirms: an unknown id names nothing.
         let bogus = s.confirm(&s.ana, "01JZZZZZZZZZZZZZZZZZZZZZZZ", true).await;
@@ -160,7 +161,7 @@ lattice_testkit::both_backends! {
         let off = s.app.send("PUT", &format!("/v1/integrations/workspace:{}/ui:mini-apps", s.ws), Some(&s.ana),
             Some(&json!({"state": "off", "reason": "incident"}).to_string())).await;
         assert_eq!(off.status, StatusCode::OK, "{:?}", off.body);
-        let call = s.call(&s.ana, "get_state", json!({})).await;
+        let call = s.call(&s.ana, GET_STATE, json!({})).await;
         assert_eq!((call.status, error_type(&call)), (StatusCode::LOCKED, "NotEnabled"));
         // A submission to the app straight through the API: the app's switch governs it too.
         let direct = s.app.post(&format!("/v1/threads/{}/artifacts", s.th), &s.ana, json!({"kind": "submission",

@@ -9,6 +9,7 @@ use lattice_core::clock::{Clock, ManualClock};
 use lattice_core::{Command, DeferredRequest, Error, RunId, RunStep, TenantRole};
 use lattice_log::{Authenticated, DEADLINE_ACTOR, EXPIRED, Expired};
 use lattice_testkit::{authenticator, both_backends, principal, service_with_clock, trusted, who};
+use lattice_ui::asks::ASK_USER;
 use serde_json::json;
 
 use crate::workspace_with_thread;
@@ -30,7 +31,7 @@ both_backends! {
         let run = RunId::parse("run", started.id.as_deref().unwrap()).unwrap();
         let request = |id: &str| DeferredRequest {
             tool_call_id: id.into(),
-            tool_name: "ask_user".into(),
+            tool_name: ASK_USER.into(),
             args: json!({"question": "Ship it?"}),
             expires_in_secs: Some(60),
             expires_at: None,

@@ -10,6 +10,7 @@ use std::sync::{Arc, Mutex, Once};
 use lattice_core::{Command, DeferredRequest, RunId, RunStep, TenantRole};
 use lattice_log::{Authenticated, Backend};
 use lattice_testkit::{authenticator, principal, who};
+use lattice_ui::asks::ASK_FORM;
 use serde_json::json;
 use tracing_subscriber::layer::{Context, SubscriberExt};
 use tracing_subscriber::{Layer, Registry, filter::Targets};
@@ -96,7 +97,7 @@ async fn an_ask_form_answer_costs_a_bounded_number_of_statements() {
     let schema = json!({"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]});
     let request = DeferredRequest {
         tool_call_id: "f1".into(),
-        tool_name: "ask_form".into(),
+        tool_name: ASK_FORM.into(),
         args: json!({"title": "T", "schema": schema}),
         expires_in_secs: None,
         expires_at: None,

@@ -48,10 +48,13 @@ use std::time::Instant;
 
 use axum::body::Body;
 use axum::http::{Request, Response, StatusCode};
+use lattice_agent::tools::{ASK_FORM, CREATE_APP, CREATE_FORM, SHOW_DASHBOARD, UPDATE_APP, UPDATE_DASHBOARD};
 use lattice_core::policy::{self, Action};
 use lattice_core::{Command, Level, Principal, Role, SwitchKey, SwitchState, TenantId, TenantRole};
 use lattice_edge::TrustedProxies;
 use lattice_http::guard::{Guard, Limits};
+use lattice_mcp::{FORM_SUBMISSIONS, SUBMIT_FORM};
+use lattice_ui::app_policy::{GET_STATE, SET_STATE, SUBMIT};
 use rmcp::model::CallToolRequestParams;
 use serde_json::{Value, json};
 use tower::ServiceExt;
@@ -231,45 +234,45 @@ fn table() -> Vec<Entry> {
     vec![
         // Asking is putting a form in the thread (a `create_form` of one
         // submission): changing artifacts. Answering it is `Submit`.
-        entry("ask_form", On::Thread, Needs(Author), &[], |ids, w| json!({"thread": ids.thread(w), "title": "Q", "schema": form_schema()})),
+        entry(ASK_FORM, On::Thread, Needs(Author), &[], |ids, w| json!({"thread": ids.thread(w), "title": "Q", "schema": form_schema()})),
         entry(
-            "create_form",
+            CREATE_FORM,
             On::Thread,
             Needs(Author),
             &[],
             |ids, w| json!({"thread": ids.thread(w), "title": "Poll", "schema": form_schema(), "submissions": "many"}),
         ),
-        entry("show_dashboard", On::Thread, Needs(Author), &[], |ids, w| json!({"thread": ids.thread(w), "title": "D", "panels": []})),
-        entry("update_dashboard", On::Thread, Needs(Author), &[], |ids, w| json!({"thread": ids.thread(w), "id": ids.dashboard(w), "panels": []})),
+        entry(SHOW_DASHBOARD, On::Thread, Needs(Author), &[], |ids, w| json!({"thread": ids.thread(w), "title": "D", "panels": []})),
+        entry(UPDATE_DASHBOARD, On::Thread, Needs(Author), &[], |ids, w| json!({"thread": ids.thread(w), "id": ids.dashboard(w), "panels": []})),
         entry(
-            "create_app",
+            CREATE_APP,
             On::Thread,
             AgentsOnly(Author),
             &["only an agent creates an app"],
             |ids, w| json!({"thread": ids.thread(w), "title": "Counter", "summary": "Counts.", "html": "<p>0</p>"}),
         ),
         entry(
-            "update_app",
+            UPDATE_APP,
             On::Thread,
             AgentsOnly(Author),
             &["a person edits an app's /state only; its HTML is always an agent's"],
             |ids, w| json!({"thread": ids.thread(w), "id": ids.app(w), "html": "<p>1</p>"}),
         ),
-        entry("form_submissions", On::Form, Needs(Read), &[], |ids, w| json!({"id": ids.form(w), "wait_seconds": 0})),
-        app_only("submit_form", On::Form, Needs(Submit), &[], |ids, w| json!({"form": ids.form(w), "form_version": 1, "values": {"ok": true}})),
-        app_only("get_state", On::App, Needs(Read), &[], |ids, w| json!({"app": ids.app(w)})),
+        entry(FORM_SUBMISSIONS, On::Form, Needs(Read), &[], |ids, w| json!({"id": ids.form(w), "wait_seconds": 0})),
+        app_only(SUBMIT_FORM, On::Form, Needs(Submit), &[], |ids, w| json!({"form": ids.form(w), "form_version": 1, "values": {"ok": true}})),
+        app_only(GET_STATE, On::App, Needs(Read), &[], |ids, w| json!({"app": ids.app(w)})),
         // Changing an app (its state, its submissions) is changing an
         // artifact (lattice_ui::checks::writes_to_apps); a reader's call is
         // refused by lattice-apps' reader rule, which leaves a bounded trace.
         app_only(
-            "set_state",
+            SET_STATE,
             On::App,
             Needs(Author),
             &["set_state changes the app, and this caller may only read it here"],
             |ids, w| json!({"app": ids.app(w), "patch": [{"op": "replace", "path": "/count", "value": 2}]}),
         ),
         app_only(
-            "submit",
+            SUBMIT,
             On::App,
             Needs(Author),
             &["submit changes the app, and this caller may only read it here"],
@@ -726,10 +729,9 @@ async fn signed_out(fx: &Fixture, tally: &mut Tally) {
             "HTTP: initialize as the signed-out person: expected 401 Unauthorized with its challenge, got {status} {body} ({challenge:?})"
         ));
     }
-    for (method, params) in [
-        ("tools/list", json!({})),
-        ("tools/call", json!({"name": "show_dashboard", "arguments": {"thread": fx.ids.open, "title": "D", "panels": []}})),
-    ] {
+    for (method, params) in
+        [("tools/list", json!({})), ("tools/call", json!({"name": SHOW_DASHBOARD, "arguments": {"thread": fx.ids.open, "title": "D", "panels": []}}))]
+    {
         let got = fx.mcp.request(token, &fx.sessions[sox], method, params).await;
         if !got.raw.starts_with("HTTP 401 Unauthorized") || !got.raw.contains("\"Unauthorized\"") {
             tally.failures.push(format!("HTTP: {method} in the signed-out person's session: expected 401 Unauthorized, got {}", got.shown()));
@@ -742,7 +744,7 @@ async fn signed_out(fx: &Fixture, tally: &mut Tally) {
     let listed = stdio.list_tools(None).await;
     let called = stdio
         .call_tool(
-            CallToolRequestParams::new("show_dashboard")
+            CallToolRequestParams::new(SHOW_DASHBOARD)
                 .with_arguments(json!({"thread": fx.ids.open, "title": "D", "panels": []}).as_object().unwrap().clone()),
         )
         .await;
@@ -874,8 +876,7 @@ async fn right_after_access_changed(backend: lattice_log::Backend, requests: Arc
         let form = s.ok("POST", &format!("/v1/threads/{th}/artifacts"), &owner, Some(form)).await["id"].as_str().unwrap().to_owned();
         s.ok("POST", &format!("/v1/workspaces/{ws}/members"), &owner, Some(json!({"user": "newbie", "role": "viewer"}))).await;
         let session = mcp.open(&newbie).await;
-        let got =
-            mcp.request(&newbie, &session, "tools/call", json!({"name": "form_submissions", "arguments": {"id": form, "wait_seconds": 1}})).await;
+        let got = mcp.request(&newbie, &session, "tools/call", json!({"name": FORM_SUBMISSIONS, "arguments": {"id": form, "wait_seconds": 1}})).await;
         tally.calls += 1;
         if !(got.is_success() && got.result().is_some_and(|r| r["structuredContent"]["status"] == "pending")) {
             wrong = Some(got.shown());
@@ -883,8 +884,8 @@ async fn right_after_access_changed(backend: lattice_log::Backend, requests: Arc
         }
     }
     tally.cells += 1;
-    let shown = format!("form_submissions [{RIGHT_AFTER}] as viewer just added");
-    match (wrong, known_gap("form_submissions", RIGHT_AFTER, "viewer just added")) {
+    let shown = format!("{FORM_SUBMISSIONS} [{RIGHT_AFTER}] as viewer just added");
+    match (wrong, known_gap(FORM_SUBMISSIONS, RIGHT_AFTER, "viewer just added")) {
         (Some(got), None) => tally.failures.push(format!("{shown}: expected Allowed (an answer, status pending), got {got}")),
         (Some(got), Some(why)) => {
             tally.gaps_seen.push(format!("{shown}: expected Allowed (an answer, status pending), got {got} — known gap: {why}"))

@@ -4,7 +4,9 @@
 //! policy; a reader's calls leave a bounded trace; an `ask` put to a person
 //! over MCP is answered there, never by a request holding the same token.
 
+use lattice_agent::tools::CREATE_APP;
 use lattice_core::TenantRole;
+use lattice_ui::app_policy::{GET_STATE, SET_STATE, SUBMIT};
 use serde_json::{Value, json};
 
 use crate::{Stack, call, text, token};
@@ -33,7 +35,7 @@ async fn scene(backend: lattice_log::Backend) -> Scene {
         s.ok("POST", &format!("/v1/workspaces/{ws}/members"), &ana, Some(json!({"user": user, "role": role}))).await;
     }
     let session = s.mcp(&bot).await;
-    let made = call(&session, "create_app", json!({"title": "Counter", "summary": "Counts.", "html": "<p>0</p>", "thread": th})).await;
+    let made = call(&session, CREATE_APP, json!({"title": "Counter", "summary": "Counts.", "html": "<p>0</p>", "thread": th})).await;
     assert_ne!(made["isError"], true, "{made}");
     let app = made["structuredContent"]["receipt"]["id"].as_str().expect("the app's receipt").to_owned();
     let bot_cap = made["_meta"]["lattice"]["capability"].as_str().expect("the view's capability").to_owned();
@@ -62,22 +64,22 @@ lattice_testkit::both_backends! {
     async fn a_views_capability_is_its_callers_alone(backend: Backend) {
         let sc = scene(backend).await;
         let bot = sc.s.mcp(&sc.bot).await;
-        let got = call(&bot, "get_state", json!({"capability": sc.bot_cap})).await;
+        let got = call(&bot, GET_STATE, json!({"capability": sc.bot_cap})).await;
         assert_ne!(got["isError"], true, "{got}");
         assert_eq!(got["structuredContent"], json!({"state": {}}));
         // Without the view's capability the same token gets nothing.
-        let bare = call(&bot, "get_state", json!({"app": sc.app})).await;
+        let bare = call(&bot, GET_STATE, json!({"app": sc.app})).await;
         assert_eq!(bare["isError"], true);
         assert!(text(&bare).contains("app-only"), "{bare}");
 
         // A person's view and that person's agent are two callers, both ways.
         let anas_view = sc.host_capability(&sc.ana).await;
         let anas_agent = sc.s.mcp(&token("t1", "ana", true)).await;
-        let refused = call(&anas_agent, "get_state", json!({"capability": anas_view})).await;
+        let refused = call(&anas_agent, GET_STATE, json!({"capability": anas_view})).await;
         assert_eq!(refused["isError"], true);
         assert!(text(&refused).contains("not to an agent"), "{refused}");
         let bot_as_person = sc.s.mcp(&token("t1", "bot", false)).await;
-        let refused = call(&bot_as_person, "get_state", json!({"capability": sc.bot_cap})).await;
+        let refused = call(&bot_as_person, GET_STATE, json!({"capability": sc.bot_cap})).await;
         assert_eq!(refused["isError"], true);
         assert!(text(&refused).contains("to an agent, not to the person"), "{refused}");
 
@@ -85,10 +87,10 @@ lattice_testkit::both_backends! {
         // given for ana works for ana over MCP, and the agent's view's over
         // the chat host's route.
         let ana = sc.s.mcp(&sc.ana).await;
-        let got = call(&ana, "get_state", json!({"capability": anas_view})).await;
+        let got = call(&ana, GET_STATE, json!({"capability": anas_view})).await;
         assert_ne!(got["isError"], true, "{got}");
         let over_http = sc.s.send("POST", &format!("/v1/artifacts/{}/calls", sc.app), &sc.bot,
-            Some(json!({"tool": "get_state", "capability": sc.bot_cap}))).await;
+            Some(json!({"tool": GET_STATE, "capability": sc.bot_cap}))).await;
         assert_eq!(over_http.body["status"], "done", "{}", over_http.body);
         // An agent's token is never handed a capability by the chat host's route.
         let minted = sc.s.send("POST", &format!("/v1/artifacts/{}/capability", sc.app), &sc.bot, None).await;
@@ -105,14 +107,14 @@ lattice_testkit::both_backends! {
         let before = sc.events().await.len();
 
         for _ in 0..3 {
-            let read = call(&vera, "get_state", json!({"capability": cap, "junk": big})).await;
+            let read = call(&vera, GET_STATE, json!({"capability": cap, "junk": big})).await;
             assert_ne!(read["isError"], true, "a viewer reads the app's state: {read}");
         }
         assert_eq!(sc.events().await.len(), before, "a reader's read leaves no row");
 
         let writes = [
-            ("set_state", json!({"capability": cap, "patch": [{"op": "add", "path": "/junk", "value": big}]})),
-            ("submit", json!({"capability": cap, "values": {"junk": big}})),
+            (SET_STATE, json!({"capability": cap, "patch": [{"op": "add", "path": "/junk", "value": big}]})),
+            (SUBMIT, json!({"capability": cap, "values": {"junk": big}})),
         ];
         for _ in 0..3 {
             for (tool, arguments) in &writes {
@@ -142,7 +144,7 @@ lattice_testkit::both_backends! {
         let bot = sc.s.mcp(&sc.bot).await;
         // This client cannot ask its person: the call is refused and the
         // ask is left unanswered.
-        let asked = call(&bot, "submit", json!({"capability": sc.bot_cap, "values": {"n": 1}})).await;
+        let asked = call(&bot, SUBMIT, json!({"capability": sc.bot_cap, "values": {"n": 1}})).await;
         assert_eq!(asked["isError"], true);
         assert!(text(&asked).contains("elicitation"), "{asked}");
         let events = sc.events().await;

@@ -10,6 +10,7 @@ use axum::http::StatusCode;
 use lattice_core::{Command, TenantRole, ThreadId, WorkspaceId};
 use lattice_edge::TrustedProxies;
 use lattice_http::guard::Limits;
+use lattice_mcp::FORM_SUBMISSIONS;
 use serde_json::{Value, json};
 
 use super::{PATIENCE, Replica, Sse, refusal, token};
@@ -46,7 +47,7 @@ lattice_testkit::both_backends! {
         assert_eq!(events.status(), StatusCode::OK);
         // The other: a wait for the form's first submission.
         let wait = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
-            "params": {"name": "form_submissions", "arguments": {"id": form, "wait_seconds": 600}}});
+            "params": {"name": FORM_SUBMISSIONS, "arguments": {"id": form, "wait_seconds": 600}}});
         let waiting = r.post(&ana_token, Some(&session), wait).await;
         assert_eq!(waiting.status(), StatusCode::OK);
         // A third stream, or a call that may wait, is refused; what is
@@ -57,11 +58,11 @@ lattice_testkit::both_backends! {
         // Another person's places are their own.
         let bob = token("t1", "bob", TenantRole::Member);
         let bobs = r.open(&bob).await;
-        r.request(&bob, &bobs, "tools/call", json!({"name": "form_submissions", "arguments": {"id": form}})).await.expect("bob is not ana");
+        r.request(&bob, &bobs, "tools/call", json!({"name": FORM_SUBMISSIONS, "arguments": {"id": form}})).await.expect("bob is not ana");
 
         // The event stream closed: its place is free at once.
         drop(events);
-        let peeked = r.request(&ana_token, &session, "tools/call", json!({"name": "form_submissions", "arguments": {"id": form}})).await;
+        let peeked = r.request(&ana_token, &session, "tools/call", json!({"name": FORM_SUBMISSIONS, "arguments": {"id": form}})).await;
         assert_eq!(peeked.expect("a place is free")["result"]["structuredContent"]["status"], "pending");
         // The client stops reading the wait's answer: the wait goes on,
         // and holds its place.
@@ -78,7 +79,7 @@ lattice_testkit::both_backends! {
 
 /// A `form_submissions` call that reads without waiting.
 fn peek(form: &str) -> Value {
-    json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "form_submissions", "arguments": {"id": form}}})
+    json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": FORM_SUBMISSIONS, "arguments": {"id": form}}})
 }
 
 /// The session's event stream once a place is free (a call that just
