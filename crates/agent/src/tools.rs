@@ -21,12 +21,7 @@ pub struct ToolDefinition {
     pub parameters: Value,
 }
 
-pub use lattice_ui::asks::{ASK_FORM, ASK_USER};
-pub const CREATE_FORM: &str = "create_form";
-pub const SHOW_DASHBOARD: &str = "show_dashboard";
-pub const UPDATE_DASHBOARD: &str = "update_dashboard";
-pub const CREATE_APP: &str = "create_app";
-pub const UPDATE_APP: &str = "update_app";
+pub use lattice_ui::tool_names::{ASK_FORM, ASK_USER, CREATE_APP, CREATE_FORM, SHOW_DASHBOARD, UPDATE_APP, UPDATE_DASHBOARD};
 
 /// The switch a tool needs, if any.
 pub fn switch_of(tool: &str) -> Option<SwitchKey> {

@@ -16,6 +16,7 @@ pub mod hints;
 mod kinds;
 pub mod schema;
 pub mod submission;
+pub mod tool_names;
 pub mod wire;
 
 pub use checks::checks;

@@ -7,6 +7,7 @@ use lattice_core::event::{
 };
 use lattice_core::{Actor, Envelope, RunFailure};
 use lattice_ui::SUBMISSION;
+use lattice_ui::tool_names::ASK_FORM;
 use lattice_wire::{TextDelta, ToolInputDelta};
 use serde_json::Value;
 
@@ -190,7 +191,7 @@ pub struct Writing {
 /// request, a form artifact.
 pub fn brings_a_form(e: &Envelope) -> bool {
     match &e.event {
-        Event::RunPaused(paused) => paused.requests.iter().any(|r| r.tool_name == "ask_form"),
+        Event::RunPaused(paused) => paused.requests.iter().any(|r| r.tool_name == ASK_FORM),
         Event::ArtifactCreated(created) => created.kind == "form",
         _ => false,
     }
@@ -399,19 +400,19 @@ mod tests {
             run_id: "run_1".into(),
             model_call: 0,
             tool_call_id: "c1".into(),
-            name: "ask_form".into(),
+            name: ASK_FORM.into(),
             arguments: json!({"title": "In"}),
         });
         t.tool_input(ToolInputDelta {
             run_id: "run_1".into(),
             model_call: 0,
             tool_call_id: "c1".into(),
-            name: "ask_form".into(),
+            name: ASK_FORM.into(),
             arguments: json!({"title": "Incident"}),
         });
         let w = t.writing.get("run_1").unwrap();
         assert_eq!(w.text, "The figures are in.");
-        assert_eq!(w.tools, vec![("c1".to_owned(), "ask_form".to_owned(), json!({"title": "Incident"}))]);
+        assert_eq!(w.tools, vec![("c1".to_owned(), ASK_FORM.to_owned(), json!({"title": "Incident"}))]);
 
         t.apply(&envelope(
             2,

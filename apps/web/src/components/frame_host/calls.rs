@@ -3,6 +3,7 @@
 //! server says so), what it wants the model to know, a message it asks to
 //! post and a link it asks to open, each only once the person agreed.
 
+use lattice_ui::app_policy::SUBMIT;
 use lattice_wire::{AppCall, AppCapability, Confirmation, Outcome};
 use serde_json::{Value, json};
 
@@ -86,7 +87,7 @@ pub(super) async fn call_tool(id: u64, rid: Value, name: String, arguments: Valu
     };
     if let Outcome::Confirm { confirmation, arguments: asked, .. } = &outcome {
         let (title, lead, button, shown) = match name.as_str() {
-            "submit" => (
+            SUBMIT => (
                 format!("Send from {}?", app.title),
                 "The app will send exactly this, as you:".to_owned(),
                 "Send",

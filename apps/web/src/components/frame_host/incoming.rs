@@ -4,6 +4,7 @@
 
 use std::cell::RefCell;
 
+use lattice_ui::app_policy::APP_TOOLS;
 use serde_json::{Value, json};
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::Closure;
@@ -170,7 +171,7 @@ fn handle_request(id: u64, rid: Value, method: &str, params: Value) {
         "tools/call" => {
             let name = params.get("name").and_then(Value::as_str).unwrap_or_default().to_owned();
             let arguments = params.get("arguments").cloned().unwrap_or_else(|| json!({}));
-            if !matches!(name.as_str(), "get_state" | "set_state" | "submit") {
+            if !APP_TOOLS.contains(&name.as_str()) {
                 refuse(id, &rid, -32602, &format!("{name:?} is not a tool an app may call (get_state, set_state, submit)"));
                 return;
             }

@@ -7,6 +7,7 @@ use std::rc::Rc;
 
 use lattice_core::policy::Action;
 use lattice_ui::hints::UiHints;
+use lattice_ui::tool_names::ASK_FORM;
 use lattice_wire::{Answer, Answered, Run};
 use leptos::prelude::*;
 use serde::Deserialize;
@@ -59,7 +60,7 @@ pub(super) fn item_view(ctx: Ctx, item: Item) -> AnyView {
             }
             .into_any()
         }
-        Item::Request { run, tool_call_id, tool_name, args, expires_at, .. } if tool_name == "ask_form" => {
+        Item::Request { run, tool_call_id, tool_name, args, expires_at, .. } if tool_name == ASK_FORM => {
             ask_form_view(ctx, run, tool_call_id, args, expires_at)
         }
         Item::Request { tool_call_id, args, .. } => {

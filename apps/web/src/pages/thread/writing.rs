@@ -1,5 +1,6 @@
 //! What the agent is writing now, drawn as it arrives.
 
+use lattice_ui::tool_names::{ASK_FORM, CREATE_FORM, SHOW_DASHBOARD, UPDATE_DASHBOARD};
 use leptos::prelude::*;
 use serde_json::{Value, json};
 
@@ -37,7 +38,7 @@ pub(super) fn Writing(state: RwSignal<Thread>) -> impl IntoView {
 fn being_written(id: &str, name: &str, args: &Value) -> AnyView {
     let title = args.get("title").and_then(Value::as_str).unwrap_or_default().to_owned();
     match name {
-        "ask_form" | "create_form" => {
+        ASK_FORM | CREATE_FORM => {
             let fields: Vec<String> = args
                 .pointer("/schema/properties")
                 .and_then(Value::as_object)
@@ -52,7 +53,7 @@ fn being_written(id: &str, name: &str, args: &Value) -> AnyView {
             }
             .into_any()
         }
-        "show_dashboard" | "update_dashboard" => {
+        SHOW_DASHBOARD | UPDATE_DASHBOARD => {
             let panels = args.get("panels").cloned().unwrap_or_else(|| json!([]));
             let data = json!({"title": title, "as_of": "", "panels": panels});
             view! {
