@@ -327,3 +327,121 @@ pub struct Member {
     /// `viewer`, `respondent`, `editor` or `admin`.
     pub role: String,
 }
+
+/// The most items `GET /v1/me/waiting` answers (and each message of its
+/// stream carries): the first [`WAITING_LIMIT`] in the list's order, the
+/// rest cut. A list of exactly this many may have been cut.
+pub const WAITING_LIMIT: usize = 200;
+
+/// One thing waiting for the signed-in person's answer: an item of
+/// `GET /v1/me/waiting` (a bare JSON array of these, at most
+/// [`WAITING_LIMIT`]) and of each `waiting` message of
+/// `GET /v1/me/waiting/stream` (`event: waiting`, `data:` the whole list,
+/// sent again whenever something that could change it commits).
+///
+/// Listed: every open `ask_form` request of a paused run, and every form
+/// taking submissions (not archived, not `closed`, its `closes_at` not
+/// passed) that the person has not answered yet (a `once` form until anyone
+/// has answered it, a `per_person` or `many` form until the person has), in
+/// every thread the person reads and may answer in (the respondent role or
+/// above there), across every workspace of theirs. Ordered by `closes_at`,
+/// soonest first, those without one last; then newest `asked_at` first.
+///
+/// ```json
+/// [{"waits": {"type": "ask_form", "run": "run_7", "tool_call_id": "call_1"},
+///   "title": "Travel dates",
+///   "thread": {"id": "th_2", "title": "Offsite"},
+///   "workspace": {"id": "ws_1", "name": "Acme"},
+///   "asked_by": "ana", "asked_by_agent": true,
+///   "asked_at": "2025-03-01T09:00:00.000Z", "closes_at": "2025-03-02T09:00:00.000Z"},
+///  {"waits": {"type": "form", "id": "art_9", "version": 2},
+///   "title": "Lunch order",
+///   "thread": {"id": "th_3", "title": "Friday"},
+///   "workspace": {"id": "ws_4", "name": "Office"},
+///   "asked_by": "bo", "asked_by_agent": false,
+///   "asked_at": "2025-02-28T16:30:00.000Z"}]
+/// ```
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct WaitingItem {
+    pub waits: Waits,
+    /// The form's title (an ask_form's `args.title`, a form's `title`).
+    pub title: String,
+    pub thread: WaitingThread,
+    pub workspace: WaitingWorkspace,
+    /// Who asked, as the asking envelope's actor names it (`Actor::name`):
+    /// the user id of the person, or of the person an agent acted for.
+    pub asked_by: String,
+    /// Whether an agent asked (for `asked_by`).
+    pub asked_by_agent: bool,
+    /// When it was asked (RFC 3339, UTC, milliseconds): the run's pause, the
+    /// form's last change.
+    pub asked_at: String,
+    /// When it stops taking answers (RFC 3339, UTC, milliseconds): a
+    /// request's deadline, a form's `closes_at`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub closes_at: Option<String>,
+}
+
+/// What waits, and how it is answered.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Waits {
+    /// A paused run's `ask_form` request: answered by
+    /// `POST /v1/runs/{run}/answers` (`GET /v1/runs/{run}` has its schema).
+    AskForm { run: String, tool_call_id: String },
+    /// A `form` artifact at its head `version`: answered by a submission
+    /// (`POST /v1/threads/{th}/artifacts`, kind `submission`).
+    Form { id: String, version: u64 },
+}
+
+/// The thread an item waits in.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct WaitingThread {
+    pub id: String,
+    pub title: String,
+}
+
+/// The workspace an item waits in.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct WaitingWorkspace {
+    pub id: String,
+    pub name: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The JSON the web page reads, exactly.
+    #[test]
+    fn a_waiting_item_reads_as_documented() {
+        let item = WaitingItem {
+            waits: Waits::AskForm { run: "run_7".into(), tool_call_id: "call_1".into() },
+            title: "Travel dates".into(),
+            thread: WaitingThread { id: "th_2".into(), title: "Offsite".into() },
+            workspace: WaitingWorkspace { id: "ws_1".into(), name: "Acme".into() },
+            asked_by: "ana".into(),
+            asked_by_agent: true,
+            asked_at: "2025-03-01T09:00:00.000Z".into(),
+            closes_at: Some("2025-03-02T09:00:00.000Z".into()),
+        };
+        let json = serde_json::json!({
+            "waits": {"type": "ask_form", "run": "run_7", "tool_call_id": "call_1"},
+            "title": "Travel dates",
+            "thread": {"id": "th_2", "title": "Offsite"},
+            "workspace": {"id": "ws_1", "name": "Acme"},
+            "asked_by": "ana", "asked_by_agent": true,
+            "asked_at": "2025-03-01T09:00:00.000Z", "closes_at": "2025-03-02T09:00:00.000Z"
+        });
+        assert_eq!(serde_json::to_value(&item).unwrap(), json);
+        assert_eq!(serde_json::from_value::<WaitingItem>(json).unwrap(), item);
+        let form = WaitingItem { waits: Waits::Form { id: "art_9".into(), version: 2 }, closes_at: None, ..item };
+        let v = serde_json::to_value(&form).unwrap();
+        assert_eq!(v["waits"], serde_json::json!({"type": "form", "id": "art_9", "version": 2}));
+        assert!(v.get("closes_at").is_none());
+    }
+}
