@@ -46,6 +46,54 @@ pub trait ArtifactKind: Send + Sync {
     fn tells_context(&self) -> bool {
         false
     }
+
+    /// What an artifact of this kind asks people for, while it asks (a
+    /// form taking submissions); `None` when it asks nothing (another
+    /// kind, a closed form). The log keeps it beside the artifact at every
+    /// version, so that what waits for a person's answer (`GET
+    /// /v1/me/waiting`) is read without reading any document.
+    fn asks(&self, _data: &Value) -> Option<Asking> {
+        None
+    }
+}
+
+/// What an artifact asks people for ([`ArtifactKind::asks`]): answered by
+/// its children (a form's submissions, [`ArtifactKind::parent`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Asking {
+    /// What it is called, as shown (a form's title).
+    pub title: String,
+    /// Whose answer ends the asking for a person.
+    pub answered_by: AnsweredBy,
+    /// When it stops taking answers (ms since the epoch), if it does.
+    pub closes_at_ms: Option<i64>,
+}
+
+/// Whose answer ends what an artifact asks of a person.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AnsweredBy {
+    /// The first answer, by anyone: it takes one in all.
+    Anyone,
+    /// The person's own: each person is asked until they answer.
+    Each,
+}
+
+impl AnsweredBy {
+    /// As the log stores it.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Anyone => "anyone",
+            Self::Each => "each",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "anyone" => Some(Self::Anyone),
+            "each" => Some(Self::Each),
+            _ => None,
+        }
+    }
 }
 
 /// An artifact as a check reads it.

@@ -29,6 +29,6 @@ pub use envelope::Envelope;
 pub use error::{Error, FieldError, FieldErrors};
 pub use ids::{ArtifactId, RunId, TenantId, ThreadId, UserId, WorkspaceId};
 pub use integrations::{Effective, Integrations, Level, SwitchKey, SwitchState};
-pub use kind::{ArtifactKind, ArtifactView, Check, WorkspaceView};
+pub use kind::{AnsweredBy, ArtifactKind, ArtifactView, Asking, Check, WorkspaceView};
 pub use role::{Role, TenantRole};
 pub use run::{DeferredRequest, RunFailure, RunStatus, RunStep, ToolCall};

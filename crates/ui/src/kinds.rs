@@ -3,13 +3,14 @@
 use std::sync::Arc;
 
 use lattice_core::kind::SharedKind;
-use lattice_core::{ArtifactKind, Error, FieldError, SwitchKey};
+use lattice_core::{AnsweredBy, ArtifactKind, Asking, Error, FieldError, SwitchKey};
+use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::app::{App, HTML_MAX_BYTES, STATE_MAX_BYTES};
 use crate::dashboard::{DASHBOARD_MAX_BYTES, Dashboard, Panel};
-use crate::form::{FORM_MAX_BYTES, Form};
+use crate::form::{FORM_MAX_BYTES, Form, Submissions};
 use crate::schema::{self, format::is_date_time, limits};
 use crate::submission::Submission;
 
@@ -52,6 +53,29 @@ impl ArtifactKind for FormKind {
             ui.check(&compiled).map_err(|e| prefixed("ui", e))?;
         }
         Ok(())
+    }
+
+    /// A form asks while it is not `closed`, until its `closes_at`: a
+    /// `once` form anyone's answer, a `per_person` or `many` form each
+    /// person's own (one answer of theirs is enough to be asked no more).
+    fn asks(&self, data: &Value) -> Option<Asking> {
+        /// The fields that say it, read without the rest of the form.
+        #[derive(serde::Deserialize)]
+        struct Asked {
+            title: String,
+            #[serde(default)]
+            submissions: Submissions,
+            #[serde(default)]
+            closed: bool,
+            #[serde(default)]
+            closes_at: Option<String>,
+        }
+        let form = Asked::deserialize(data).ok()?;
+        if form.closed {
+            return None;
+        }
+        let answered_by = if form.submissions == Submissions::Once { AnsweredBy::Anyone } else { AnsweredBy::Each };
+        Some(Asking { title: form.title, answered_by, closes_at_ms: form.closes_at.as_deref().and_then(lattice_core::rfc3339::date_time_ms) })
     }
 }
 
@@ -199,5 +223,32 @@ pub(crate) fn prefixed(prefix: &str, e: Error) -> Error {
             more,
         },
         other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    /// What a form asks, as the log keeps it: a closed form asks nothing,
+    /// a deadline is read as the log reads one, and other kinds ask nothing.
+    #[test]
+    fn a_form_asks_until_it_closes() {
+        let form = |extra: Value| {
+            let mut data = json!({"title": "Lunch", "schema": {"type": "object", "properties": {}}});
+            data.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+            data
+        };
+        let once = FormKind.asks(&form(json!({}))).unwrap();
+        assert_eq!(once, Asking { title: "Lunch".into(), answered_by: AnsweredBy::Anyone, closes_at_ms: None });
+        let each = FormKind.asks(&form(json!({"submissions": "per_person", "closes_at": "1970-01-01T00:00:01.500Z"}))).unwrap();
+        assert_eq!((each.answered_by, each.closes_at_ms), (AnsweredBy::Each, Some(1500)));
+        assert_eq!(FormKind.asks(&form(json!({"submissions": "many"}))).unwrap().answered_by, AnsweredBy::Each);
+        assert_eq!(FormKind.asks(&form(json!({"closed": true}))), None);
+        assert_eq!(FormKind.asks(&form(json!({"closes_at": "soon"}))).unwrap().closes_at_ms, None);
+        assert_eq!(DashboardKind.asks(&json!({"title": "x", "as_of": "2026-01-01T00:00:00Z", "panels": []})), None);
+        assert_eq!(SubmissionKind.asks(&json!({"form_id": "f", "form_version": 1, "values": {}})), None);
     }
 }
