@@ -71,6 +71,7 @@ impl Committer {
             thread: thread.as_deref(),
             user: p.user.as_str(),
             author: actor.name(),
+            agent: actor.is_agent(),
             role: p.role,
             run: p.run.as_ref().map(lattice_core::RunId::as_str),
             at: self.clock.now_ms(),

@@ -3,7 +3,7 @@
 
 use lattice_core::envelope::DEPLOYMENT_TENANT;
 use lattice_core::event::{AppContextSet, AppEvent, Event, MessagePosted};
-use lattice_core::{Actor, ArtifactId, Audit, Error, Level, Role, RunId, RunStep, SwitchKey, SwitchState, ThreadId, WorkspaceId};
+use lattice_core::{Actor, ArtifactId, Asking, Audit, Error, Level, Role, RunId, RunStep, SwitchKey, SwitchState, ThreadId, WorkspaceId};
 use serde_json::Value;
 use sqlx::AnyConnection;
 
@@ -18,8 +18,8 @@ pub(crate) enum Effect {
     Unshared { user: String },
     SessionsEnded { user: String },
     Message { text: String },
-    Created { id: ArtifactId, kind: String, data: Value, digest: String, parent: Option<String> },
-    Changed { head: ArtifactRow, data: Value, digest: String, patch: json_patch::Patch },
+    Created { id: ArtifactId, kind: String, data: Value, digest: String, parent: Option<String>, asks: Option<Asking> },
+    Changed { head: ArtifactRow, data: Value, digest: String, patch: json_patch::Patch, asks: Option<Asking> },
     Archived { head: ArtifactRow },
     Switch { level: Level, key: SwitchKey, state: SwitchState, reason: String },
     RunStarted { id: RunId, prompt: String, model: String, chain: Option<String> },
@@ -103,8 +103,10 @@ impl Effect {
             Self::Unshared { user } => store::unshare_thread(conn, w, &user).await,
             Self::SessionsEnded { user } => store::end_sessions(conn, w, &user).await,
             Self::Message { text } => Ok(MessagePosted { thread: w.thread.expect("a message is posted in a thread").to_owned(), text }.into()),
-            Self::Created { id, kind, data, digest, parent } => store::create_artifact(conn, w, &id, &kind, data, digest, parent.as_deref()).await,
-            Self::Changed { head, data, digest, patch } => store::change_artifact(conn, w, &head, &data, digest, patch).await,
+            Self::Created { id, kind, data, digest, parent, asks } => {
+                store::create_artifact(conn, w, &id, &kind, data, digest, store::Derived { parent: parent.as_deref(), asks: asks.as_ref() }).await
+            }
+            Self::Changed { head, data, digest, patch, asks } => store::change_artifact(conn, w, &head, &data, digest, patch, asks.as_ref()).await,
             Self::Archived { head } => store::archive_artifact(conn, w, &head).await,
             Self::Switch { level, key, state, reason } => store::set_switch(conn, &level, key, state, &reason).await,
             Self::Audit(audit) => store::record_audit(conn, w, &audit).await,

@@ -97,6 +97,14 @@ impl Fanout {
         match followed {
             Followed::Thread(thread) => subs.threads.entry(thread.to_owned()).or_default().push(Subscriber { id, tx: tx.clone() }),
             Followed::Workspace(ws) => subs.workspaces.entry(ws.to_owned()).or_default().push(Subscriber { id, tx: tx.clone() }),
+            Followed::Places { workspaces, threads } => {
+                for ws in workspaces {
+                    subs.workspaces.entry(ws.clone()).or_default().push(Subscriber { id, tx: tx.clone() });
+                }
+                for thread in threads {
+                    subs.threads.entry(thread.clone()).or_default().push(Subscriber { id, tx: tx.clone() });
+                }
+            }
             Followed::Access => {}
         }
         subs.people.entry(person_key(person.tenant.as_str(), person.user.as_str())).or_default().push(Subscriber { id, tx });
@@ -179,6 +187,13 @@ fn concerned(e: &StoredEnvelope) -> Option<String> {
 pub(crate) enum Followed<'a> {
     Thread(&'a str),
     Workspace(&'a str),
+    /// Several workspaces and threads at once (what waits for a person's
+    /// answer): an envelope of a thread in one of the workspaces may come
+    /// twice.
+    Places {
+        workspaces: &'a [String],
+        threads: &'a [String],
+    },
     /// Nothing else: an access watcher (an MCP session's streams).
     Access,
 }

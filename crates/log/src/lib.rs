@@ -38,6 +38,8 @@
 //! - `trusted`: what in-process parts may do. Names `service` (whose parts it is
 //!   handed), `auth`, `deadlines`, `fanout`, `reads`, `subscribers`, `switches`, the store.
 //! - `follow`: the bridge's reader of the whole log. Names `service`, `horizon`, the store.
+//! - `waiting`: what waits for a person's answer, and its live stream. Names `access`, `auth`, `fanout`,
+//!   `registry`, `sign_outs`, `subscribers`, the store.
 
 mod access;
 mod auth;
@@ -69,6 +71,7 @@ mod switches;
 mod trace;
 mod trusted;
 mod view;
+mod waiting;
 
 pub use access::Access;
 pub use auth::{Authenticated, Authenticator, CAPABILITY_TTL, Issued};
@@ -90,3 +93,4 @@ pub use subscribers::{Delivered, Passing};
 pub use switches::SwitchStore;
 pub use trace::{is_traceparent, with_traceparent};
 pub use trusted::Trusted;
+pub use waiting::{AskingTool, WAITING_MAX, WaitingItem, WaitingNext, WaitingStream, Waits};

@@ -42,6 +42,7 @@ impl Preparing<'_> {
                     kind: kind.clone(),
                     digest: digest(data),
                     parent: spec.parent(data),
+                    asks: spec.asks(data),
                     data: data.clone(),
                 }
             }
@@ -56,7 +57,7 @@ impl Preparing<'_> {
                 // document past either stops there.
                 let data = lattice_core::patch::apply(&head.data, patch, spec.max_bytes())?;
                 check_payload(spec.as_ref(), &data)?;
-                Effect::Changed { digest: digest(&data), data, patch: patch.clone(), head }
+                Effect::Changed { digest: digest(&data), asks: spec.asks(&data), data, patch: patch.clone(), head }
             }
             Command::ArchiveArtifact { .. } => {
                 Effect::Archived { head: scope.artifact.clone().expect("authorize loads the head of an archived artifact") }

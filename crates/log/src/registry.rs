@@ -32,6 +32,11 @@ impl Registry {
         })
     }
 
+    /// The switch that governs a registered kind, if any.
+    pub fn kind_switch(&self, kind: &str) -> Option<lattice_core::SwitchKey> {
+        self.kinds.get(kind).and_then(|k| k.switch())
+    }
+
     /// A registered kind, if there is one of that name.
     pub fn find(&self, kind: &str) -> Option<&SharedKind> {
         self.kinds.get(kind)

@@ -32,6 +32,7 @@ use crate::sign_outs::SignOuts;
 use crate::store::{ArtifactRow, Db, Listed, ThreadSummary, WorkspaceSummary};
 use crate::switches::SwitchStore;
 use crate::view::ScopedView;
+use crate::waiting::{AskingTool, WaitingItem, WaitingReads, WaitingStream};
 
 /// The log service. Cheap to clone; all clones share one pool and registry.
 #[derive(Clone)]
@@ -50,6 +51,7 @@ struct Inner {
     committer: Committer,
     runs: Runs,
     streams: Streams,
+    waiting: WaitingReads,
     parts: Parts,
 }
 
@@ -117,6 +119,7 @@ impl Builder {
         let deadlines = Deadlines::new(db.clone(), clock.clone(), committer.clone());
         let reads = Reads::new(db.clone(), horizon.clone(), switches.clone());
         let streams = Streams::new(db.clone(), reads.clone(), sign_outs.clone(), fanout.clone(), horizon.clone());
+        let waiting = WaitingReads::new(db.clone(), clock.clone(), registry.clone(), sign_outs.clone(), fanout.clone());
         deadlines.start();
         LogService {
             inner: Arc::new(Inner {
@@ -131,6 +134,7 @@ impl Builder {
                 horizon,
                 committer,
                 streams,
+                waiting,
             }),
         }
     }
@@ -267,6 +271,19 @@ impl LogService {
     /// values when it moves, and only then.
     pub fn switch_changes(&self) -> tokio::sync::watch::Receiver<i64> {
         self.inner.parts.fanout.switches()
+    }
+
+    /// What waits for the caller's answer: the artifacts that ask and the
+    /// open requests by `tools`, in every thread where it may answer, at
+    /// most `limit` ([`crate::WAITING_MAX`]), soonest deadline first.
+    pub async fn waiting(&self, who: &Authenticated, tools: &[AskingTool], limit: usize) -> Result<Vec<WaitingItem>, Error> {
+        self.inner.waiting.waiting(who, tools, limit).await
+    }
+
+    /// Follows what waits for the caller's answer: the list at once, and
+    /// again whenever it changes; ends when the caller signs out.
+    pub async fn follow_waiting(&self, who: &Authenticated, tools: Vec<AskingTool>, limit: usize) -> Result<WaitingStream, Error> {
+        self.inner.waiting.follow(who, tools, limit).await
     }
 
     /// A run and its requests, for a caller who can read its thread.

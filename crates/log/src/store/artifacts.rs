@@ -3,7 +3,7 @@
 //! changed to a next version, archived).
 
 use lattice_core::event::{ArtifactArchived, ArtifactChanged, ArtifactCreated, Event};
-use lattice_core::{ArtifactId, ArtifactView, Error, TenantId, ThreadId};
+use lattice_core::{ArtifactId, ArtifactView, Asking, Error, TenantId, ThreadId};
 use serde_json::Value;
 use sqlx::any::AnyRow;
 use sqlx::{AnyConnection, Row};
@@ -122,6 +122,13 @@ pub(crate) async fn artifact_chain(db: &Db, tenant: &str, id: &str) -> Result<Op
     row.map(|r| r.try_get::<Option<String>, _>(0).map_err(db_error)).transpose().map(Option::flatten)
 }
 
+/// What an artifact's kind derives from its data, kept beside it: the
+/// artifact it belongs to, what it asks.
+pub(crate) struct Derived<'a> {
+    pub parent: Option<&'a str>,
+    pub asks: Option<&'a Asking>,
+}
+
 /// An artifact at version 1; an id already taken is refused.
 pub(crate) async fn create_artifact(
     conn: &mut AnyConnection,
@@ -130,13 +137,15 @@ pub(crate) async fn create_artifact(
     kind: &str,
     data: Value,
     digest: String,
-    parent: Option<&str>,
+    derived: Derived<'_>,
 ) -> Result<Event, Error> {
+    let Derived { parent, asks } = derived;
     let data_text = serde_json::to_string(&data).expect("JSON serializes");
     let inserted = sqlx::query(
         "INSERT INTO artifacts (tenant, id, workspace, thread, kind, version, data, digest, author, \
-         created_at, updated_at, archived, parent, chain) \
-         VALUES ($1, $2, $3, $4, $5, 1, $6, $7, $8, $9, $9, 0, $10, (SELECT chain FROM runs WHERE tenant = $1 AND id = $11)) \
+         created_at, updated_at, archived, parent, chain, asks, asks_title, asks_until, author_agent) \
+         VALUES ($1, $2, $3, $4, $5, 1, $6, $7, $8, $9, $9, 0, $10, (SELECT chain FROM runs WHERE tenant = $1 AND id = $11), \
+         $12, $13, $14, $15) \
          ON CONFLICT DO NOTHING",
     )
     .bind(w.tenant)
@@ -150,6 +159,10 @@ pub(crate) async fn create_artifact(
     .bind(w.at)
     .bind(parent)
     .bind(w.run)
+    .bind(asks.map(|a| a.answered_by.as_str()))
+    .bind(asks.map(|a| a.title.as_str()))
+    .bind(asks.and_then(|a| a.closes_at_ms))
+    .bind(i64::from(w.agent))
     .execute(&mut *conn)
     .await
     .map_err(db_error)?;
@@ -168,11 +181,12 @@ pub(crate) async fn change_artifact(
     data: &Value,
     digest: String,
     patch: json_patch::Patch,
+    asks: Option<&Asking>,
 ) -> Result<Event, Error> {
     let version = head.version + 1;
     let data_text = serde_json::to_string(data).expect("JSON serializes");
     let updated = sqlx::query(
-        "UPDATE artifacts SET version = $1, data = $2, digest = $3, updated_at = $4 \
+        "UPDATE artifacts SET version = $1, data = $2, digest = $3, updated_at = $4, asks = $8, asks_title = $9, asks_until = $10 \
          WHERE tenant = $5 AND id = $6 AND version = $7 AND archived = 0",
     )
     .bind(version as i64)
@@ -182,6 +196,9 @@ pub(crate) async fn change_artifact(
     .bind(w.tenant)
     .bind(&head.id)
     .bind(head.version as i64)
+    .bind(asks.map(|a| a.answered_by.as_str()))
+    .bind(asks.map(|a| a.title.as_str()))
+    .bind(asks.and_then(|a| a.closes_at_ms))
     .execute(&mut *conn)
     .await
     .map_err(db_error)?;

@@ -24,11 +24,12 @@ pub(crate) mod runs;
 pub(crate) mod sessions;
 pub(crate) mod switches;
 pub(crate) mod threads;
+pub(crate) mod waiting;
 mod workspaces;
 mod writing;
 
 pub use artifacts::ArtifactRow;
-pub(crate) use artifacts::{archive_artifact, artifact_chain, change_artifact, create_artifact, list_artifacts, load_artifact};
+pub(crate) use artifacts::{Derived, archive_artifact, artifact_chain, change_artifact, create_artifact, list_artifacts, load_artifact};
 pub(crate) use audit::record_audit;
 pub use db::{Backend, Db, Schema};
 pub use envelopes::StoredEnvelope;

@@ -9,6 +9,8 @@ pub(crate) struct Writing<'a> {
     pub user: &'a str,
     /// The actor's name: an artifact version's author.
     pub author: &'a str,
+    /// Whether the actor is an agent.
+    pub agent: bool,
     pub role: lattice_core::TenantRole,
     /// The run the principal acts in, if any.
     pub run: Option<&'a str>,

@@ -13,6 +13,7 @@ mod replicas;
 mod revocation;
 mod sessions;
 mod switches;
+mod waiting;
 mod write_path;
 
 use lattice_core::{Command, ThreadId, WorkspaceId};

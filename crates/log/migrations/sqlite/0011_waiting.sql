@@ -1,0 +1,36 @@
+-- What waits for a person's answer (GET /v1/me/waiting), read without
+-- reading any document: what an artifact asks while it asks, as its kind
+-- says at each version (`ArtifactKind::asks`): `asks` is NULL when it asks
+-- nothing, else whose answer ends it (`anyone`, `each`); its title; when it
+-- stops taking answers (ms since the epoch). And whether its author was an
+-- agent (who asked, as the envelope's actor says).
+ALTER TABLE artifacts ADD COLUMN asks TEXT;
+ALTER TABLE artifacts ADD COLUMN asks_title TEXT;
+ALTER TABLE artifacts ADD COLUMN asks_until BIGINT;
+ALTER TABLE artifacts ADD COLUMN author_agent BIGINT NOT NULL DEFAULT 0;
+
+-- The artifacts that ask, per workspace, soonest deadline first; only
+-- those (a small part of all artifacts) are in it.
+CREATE INDEX artifacts_asking ON artifacts (workspace, asks_until) WHERE asks IS NOT NULL AND archived = 0;
+-- Whether a person has answered: one probe, however many answers a form has.
+CREATE INDEX artifacts_by_parent_author ON artifacts (tenant, parent, author);
+-- A workspace's paused runs (their open requests wait for an answer).
+CREATE INDEX runs_by_workspace ON runs (workspace, status);
+
+-- The forms kept before this migration (lattice-ui's `form`, the one kind
+-- that asked when it was written), as `FormKind::asks` reads them: open
+-- unless `closed`; a `once` form (the default) until anyone answers, any
+-- other until each person does; a `closes_at` that is no date-time closes
+-- nothing.
+UPDATE artifacts SET
+    asks = CASE WHEN COALESCE(json_extract(data, '$.submissions'), 'once') = 'once' THEN 'anyone' ELSE 'each' END,
+    asks_title = json_extract(data, '$.title'),
+    asks_until = CAST(ROUND((julianday(json_extract(data, '$.closes_at')) - 2440587.5) * 86400000.0) AS INTEGER)
+WHERE kind = 'form' AND archived = 0 AND COALESCE(json_extract(data, '$.closed'), 0) = 0;
+
+UPDATE artifacts SET author_agent = 1
+WHERE asks IS NOT NULL AND EXISTS (
+    SELECT 1 FROM envelopes e
+    WHERE e.thread = artifacts.thread AND e.type = 'artifact_created' AND e.at = artifacts.created_at
+      AND json_extract(e.actor, '$.kind') = 'agent' AND json_extract(e.payload, '$.id') = artifacts.id
+);
