@@ -18,7 +18,7 @@ pub use lattice_http::error::{self, ApiError, status_of};
 pub use lattice_http::guard;
 pub use state::AppState;
 
-use routes::{agui, app_calls, artifacts, events, integrations, people, runs, system, workspaces};
+use routes::{agui, app_calls, artifacts, events, integrations, me, people, runs, system, workspaces};
 
 /// The whole API, with its state.
 pub fn router(state: AppState) -> Router {
@@ -26,6 +26,8 @@ pub fn router(state: AppState) -> Router {
     let v1 = Router::new()
         .route("/dev/token", post(system::dev_token))
         .route("/me", get(system::me))
+        .route("/me/waiting", get(me::waiting))
+        .route("/me/waiting/stream", get(me::waiting_stream))
         .route("/workspaces", get(workspaces::list).post(workspaces::create))
         .route("/workspaces/{ws}/members", get(people::members).post(workspaces::add_member))
         .route("/workspaces/{ws}/members/{user}", delete(people::remove_member))

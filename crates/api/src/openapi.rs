@@ -3,13 +3,13 @@
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 
-use crate::routes::{agui, app_calls, artifacts, events, integrations, people, runs, system, workspaces};
+use crate::routes::{agui, app_calls, artifacts, events, integrations, me, people, runs, system, workspaces};
 
 #[derive(OpenApi)]
 #[openapi(
     info(title = "lattice", description = "The log service's HTTP API: every change is one command in an append-only log."),
     paths(
-        system::healthz, system::readyz, system::dev_token, system::me,
+        system::healthz, system::readyz, system::dev_token, system::me, me::waiting, me::waiting_stream,
         workspaces::list, workspaces::create, workspaces::add_member, workspaces::threads, workspaces::create_thread,
         workspaces::post_message, workspaces::thread, workspaces::listed, workspaces::share,
         people::members, people::remove_member, people::thread_members, people::unshare, people::sign_out,

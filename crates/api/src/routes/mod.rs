@@ -5,6 +5,7 @@ pub mod app_calls;
 pub mod artifacts;
 pub mod events;
 pub mod integrations;
+pub mod me;
 pub mod people;
 pub mod runs;
 pub mod system;

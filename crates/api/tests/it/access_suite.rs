@@ -204,6 +204,10 @@ enum Rule {
     DeploymentAdmin,
     /// Only the caller who was asked (person or agent alike).
     Asker,
+    /// Any valid token (the caller's own list), and what it lists of the
+    /// target thread follows `policy::allows(role there, action)`: the
+    /// owner's form there and its run's ask_form request, or neither.
+    Lists(Action),
 }
 
 type Build = fn(&Ids, &Who, Which) -> (String, Option<Value>);
@@ -257,6 +261,8 @@ fn table() -> Vec<Entry> {
             one("mint a token", On::Nothing, NoToken, |_, _, _| ("/v1/dev/token".into(), Some(json!({"tenant": "t1", "user": "newcomer"})))),
         ),
         entry("GET", "/v1/me", one("who am I", On::Nothing, Token, |_, _, _| ("/v1/me".into(), None))),
+        entry("GET", "/v1/me/waiting", both("what waits for my answer", On::Run, Lists(Submit), |_, _, _| ("/v1/me/waiting".into(), None))),
+        entry("GET", "/v1/me/waiting/stream", one("follow it (SSE)", On::Nothing, Token, |_, _, _| ("/v1/me/waiting/stream".into(), None))),
         entry("GET", "/v1/workspaces", one("my workspaces", On::Nothing, Token, |_, _, _| ("/v1/workspaces".into(), None))),
         entry(
             "POST",
@@ -575,7 +581,7 @@ fn expect(case: &Case, w: &Who) -> Expect {
     };
     match case.rule {
         Rule::NoToken => unreachable!(),
-        Rule::Token => Allowed,
+        Rule::Token | Rule::Lists(_) => Allowed,
         Rule::Needs(action) => decide(role, &|r| policy::allows(r, action)),
         Rule::Archives => decide(role, &|r| policy::archives(r, false)),
         Rule::PeopleOnly(_) if w.agent => ForbiddenBlind,
@@ -987,6 +993,19 @@ async fn run_case(backend: lattice_log::Backend, entry: &Entry, case: &Case, sen
                 } else {
                     wrong = Some(String::new());
                 }
+            }
+        }
+        // A list of the caller's own: the target's form and request are
+        // in it exactly where the policy lets the caller do the action.
+        if let (None, Expect::Allowed, Rule::Lists(action)) = (&wrong, expected, case.rule) {
+            let want = w.on_thread(which).is_some_and(|role| policy::allows(role, action));
+            let list = got.json();
+            let has = |kind: &str, key: &str, id: &str| {
+                list.as_array().is_some_and(|items| items.iter().any(|i| i["waits"]["type"] == kind && i["waits"][key] == id))
+            };
+            let (form, request) = (has("form", "id", fx.ids.form(which)), has("ask_form", "run", fx.ids.run(which)));
+            if (form, request) != (want, want) {
+                wrong = Some(format!(" — lists the form: {form}, the request: {request}; the policy says {want}"));
             }
         }
         // Signing someone else out: a tenant admin signs out its own

@@ -175,6 +175,8 @@ lattice_testkit::both_backends! {
             paused = send("GET", format!("/v1/runs/{run}"), Some(ana.clone()), None).await;
         }
         let request = walk.ok::<wire::Run>("GET /v1/runs/{run}", &paused).requests[0].clone();
+        let r = send("GET", "/v1/me/waiting".into(), Some(ana.clone()), None).await;
+        walk.ok::<Vec<wire::WaitingItem>>("GET /v1/me/waiting", &r);
         let answer = json!({"tool_call_id": request.tool_call_id, "answer": {"date": "2026-11-30", "severity": "high"}});
         let r = send("POST", format!("/v1/runs/{run}/answers"), Some(ana.clone()), Some(answer)).await;
         walk.ok::<wire::Answered>("POST /v1/runs/{run}/answers", &r);
