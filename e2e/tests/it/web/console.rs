@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 
 use lattice_e2e::browser::Chrome;
 use lattice_e2e::{Client, UpProcess};
+use lattice_ui::app_policy::{GET_STATE, SUBMIT};
 use serde_json::json;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -84,9 +85,9 @@ async fn the_console_shows_each_apps_calls() {
         .to_owned();
     // The calls a chat host makes for the app, with the capability it gets for it.
     let cap = ana.ok("POST", &format!("/v1/artifacts/{app}/capability"), json!({})).await["capability"].as_str().unwrap().to_owned();
-    ana.ok("POST", &format!("/v1/artifacts/{app}/calls"), json!({"tool": "get_state", "arguments": {}, "capability": cap})).await;
+    ana.ok("POST", &format!("/v1/artifacts/{app}/calls"), json!({"tool": GET_STATE, "arguments": {}, "capability": cap})).await;
     let asked =
-        ana.ok("POST", &format!("/v1/artifacts/{app}/calls"), json!({"tool": "submit", "arguments": {"values": {"n": 1}}, "capability": cap})).await;
+        ana.ok("POST", &format!("/v1/artifacts/{app}/calls"), json!({"tool": SUBMIT, "arguments": {"values": {"n": 1}}, "capability": cap})).await;
     ana.ok("POST", &format!("/v1/app-calls/{}", asked["confirmation"].as_str().unwrap()), json!({"accept": false})).await;
 
     let chrome = Chrome::launch().await;
@@ -100,7 +101,7 @@ async fn the_console_shows_each_apps_calls() {
             "() => [...document.querySelectorAll('details.app-calls tbody tr')].map(r => [...r.children].slice(1).map(c => c.textContent).join(' '))",
         )
         .await;
-    assert_eq!(rows, vec!["ana submit declined chat", "ana submit ask chat", "ana get_state allow chat"]);
+    assert_eq!(rows, vec![format!("ana {SUBMIT} declined chat"), format!("ana {SUBMIT} ask chat"), format!("ana {GET_STATE} allow chat")]);
 }
 
 /// The console for an incident: it follows flips made elsewhere, asks

@@ -6,6 +6,7 @@
 
 use std::time::Duration;
 
+use lattice_agent::tools::SHOW_DASHBOARD;
 use lattice_e2e::browser::Chrome;
 use lattice_e2e::model::{ModelService, Reply, arguments, text, tool_call};
 use lattice_e2e::{Client, UpProcess};
@@ -104,7 +105,7 @@ async fn a_reply_and_a_form_appear_while_the_model_writes_them() {
         r#"{"title": "Error rates", "panels": [{"type": "metric", "label": "Errors", "value": 1.5, "unit": "%"}, {"type": "met"#,
         r#"ric", "label": "Requests per minute", "value": 1200}]}"#,
     ];
-    let chunks = dashboard.iter().enumerate().map(|(i, p)| tool_call("call_dash", "show_dashboard", i == 0, p)).collect();
+    let chunks = dashboard.iter().enumerate().map(|(i, p)| tool_call("call_dash", SHOW_DASHBOARD, i == 0, p)).collect();
     model.then(Reply::Stream { chunks, pause: Duration::from_millis(1500) });
     start_run(&alice, &th, "Show me the error rates").await;
     w.until_within(
