@@ -45,6 +45,28 @@ pub struct Chrome {
     pub browser: Browser,
 }
 
+/// What a page and its frames wrote to the console: each message's type
+/// (`log`, `error`, …) and text. A frame's messages come in the order it
+/// wrote them.
+#[derive(Clone, Default)]
+pub struct Console(std::sync::Arc<std::sync::Mutex<Vec<(String, String)>>>);
+
+impl Console {
+    /// The text of every error so far.
+    pub fn errors(&self) -> Vec<String> {
+        self.0.lock().unwrap().iter().filter(|(kind, _)| kind == "error").map(|(_, text)| text.clone()).collect()
+    }
+
+    /// Waits until `text` has been written (10 s at most).
+    pub async fn until_written(&self, text: &str) {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !self.0.lock().unwrap().iter().any(|(_, t)| t == text) {
+            assert!(Instant::now() < deadline, "waited 10 s for {text:?} on the console");
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+    }
+}
+
 /// A person's browser window: its own storage, signed in.
 pub struct Window {
     pub page: Page,
@@ -87,19 +109,17 @@ impl Chrome {
         Self { _playwright: playwright, browser }
     }
 
-    /// As [`Chrome::window`], with every console error of the page and its
-    /// frames kept in the list returned beside it.
-    pub async fn window_with_errors(&self, base: &str, token: &str, path: &str) -> (Window, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
-        let errors = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    /// As [`Chrome::window`], with what the page and its frames write to
+    /// the console kept in the [`Console`] returned beside it.
+    pub async fn window_with_console(&self, base: &str, token: &str, path: &str) -> (Window, Console) {
+        let console = Console::default();
         let context = self.browser.new_context().await.expect("a browser context");
-        let kept = errors.clone();
+        let kept = console.clone();
         context
             .on_console(move |m| {
                 let kept = kept.clone();
                 async move {
-                    if m.type_() == "error" {
-                        kept.lock().unwrap().push(m.text().to_owned());
-                    }
+                    kept.0.lock().unwrap().push((m.type_().to_owned(), m.text().to_owned()));
                     Ok(())
                 }
             })
@@ -107,7 +127,7 @@ impl Chrome {
             .expect("console events");
         let page = context.new_page().await.expect("a page");
         page.goto(&format!("{base}{path}#token={token}"), None).await.expect("opening the chat host");
-        (Window { page, base: base.to_owned() }, errors)
+        (Window { page, base: base.to_owned() }, console)
     }
 
     /// A new window (its own localStorage) signed in with `token`, in the

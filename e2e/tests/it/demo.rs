@@ -6,6 +6,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use lattice_e2e::{Client, binary, free_port};
+use lattice_ui::app_policy::GET_STATE;
 use lattice_ui::asks::ASK_FORM;
 use serde_json::Value;
 
@@ -51,7 +52,7 @@ async fn lattice_up_serves_the_seeded_demo() {
     // In Chromium: the dashboard with its figures, the app running, the
     // form waiting, and no console error.
     let chrome = lattice_e2e::browser::Chrome::launch().await;
-    let (chat, errors) = chrome.window_with_errors(&base, &demo.token, &format!("/t/{th}")).await;
+    let (chat, console) = chrome.window_with_console(&base, &demo.token, &format!("/t/{th}")).await;
     chat.until(
         "() => !!document.querySelector('.dashboard') && document.querySelectorAll('.dashboard .metric').length > 0",
         "the dashboard's figures",
@@ -59,7 +60,8 @@ async fn lattice_up_serves_the_seeded_demo() {
     .await;
     chat.until("() => !!document.querySelector('.app-frame iframe')", "the app's frame").await;
     chat.until("() => !!document.querySelector('form button[type=submit]')", "the waiting form").await;
-    let app = chat.page.frame_locator(".app-frame iframe").frame_locator("iframe").locator("body");
+    let proxy = chat.page.frame_locator(".app-frame iframe");
+    let app = proxy.frame_locator("iframe").locator("body");
     let mut shown = String::new();
     for _ in 0..200 {
         let read = tokio::time::timeout(Duration::from_secs(2), app.text_content()).await;
@@ -70,8 +72,40 @@ async fn lattice_up_serves_the_seeded_demo() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     assert!(!shown.trim().is_empty(), "the demo's app shows nothing");
-    tokio::time::sleep(Duration::from_millis(500)).await;
-    let errors = errors.lock().unwrap().clone();
+    // The app has run: its call for its state went through the host to the
+    // server, which audited it.
+    let mut audited = false;
+    for _ in 0..400 {
+        let (_, page) = demo.get(&format!("/v1/workspaces/{ws}/events?format=json")).await.unwrap();
+        audited = page["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["type"] == "audit_recorded" && e["payload"]["name"] == "app_tool_call" && e["payload"]["data"]["tool"] == GET_STATE);
+        if audited {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    assert!(audited, "the demo's app never asked for its state");
+    // Then one more call through the host from the app's frame, answered,
+    // and a word on the console from the app's frame, its proxy's and the
+    // page: each frame's messages come in the order it wrote them, so once
+    // the three words are in, so is every error written before them.
+    let round_trip = format!(
+        "() => new Promise((resolve) => {{ const id = 'lattice-e2e'; \
+         addEventListener('message', (e) => {{ if (e.data && e.data.id === id) resolve(!e.data.error); }}); \
+         parent.postMessage({{jsonrpc: '2.0', id, method: 'tools/call', params: {{name: '{GET_STATE}', arguments: {{}}}}}}, '*'); }})\
+         .then((answered) => {{ console.log('lattice-e2e: the app'); return answered; }})"
+    );
+    let answered: bool = app.evaluate(&round_trip, None::<()>).await.expect("the app's frame answers");
+    assert!(answered, "the host refused the app's call");
+    let _: bool = proxy.locator("body").evaluate("() => { console.log('lattice-e2e: the proxy'); return true; }", None::<()>).await.unwrap();
+    let _: bool = chat.eval("() => { console.log('lattice-e2e: the page'); return true; }").await;
+    for word in ["lattice-e2e: the app", "lattice-e2e: the proxy", "lattice-e2e: the page"] {
+        console.until_written(word).await;
+    }
+    let errors = console.errors();
     assert!(errors.is_empty(), "console errors on the demo thread: {errors:?}");
     // The opt-in is the seed's, audited.
     let root = Client::sign_in_as(&base, serde_json::json!({"tenant": "ops", "user": "root", "role": "deployment_admin"})).await;
