@@ -18,8 +18,9 @@
 //!   keys. Rows read grow with the open forms of the person's places, never
 //!   with the log, the closed or archived forms, or the answers;
 //! - the requests: `runs_by_workspace` and `runs_by_thread` (paused runs),
-//!   `run_requests`' primary key, and `envelopes_by_run` for the pause's
-//!   envelope (who asked, when).
+//!   `run_requests`' primary key, and for each row the pause's envelope
+//!   (who asked, when) by `envelopes_by_run`, read backwards from the run's
+//!   last envelope: never a scan of the log.
 //!
 //! Each statement is sorted and cut in the database (`LIMIT`) and binds at
 //! most [`PLACES`] places; more places are read in several statements.
@@ -278,13 +279,15 @@ pub(crate) async fn requests(
     let off = b.off("q.tool_name", "r", off);
     let limit = b.int(limit as i64);
     let sql = format!(
-        "SELECT q.run, q.tool_call_id, q.tool_name, q.args, q.expires_at, e.actor, e.at, r.thread, t.title, r.workspace, w.name \
+        "SELECT q.run, q.tool_call_id, q.tool_name, q.args, q.expires_at, \
+         (SELECT x.actor FROM envelopes x WHERE x.run = r.id AND x.type = 'run_paused' ORDER BY x.seq DESC LIMIT 1) AS paused_by, \
+         (SELECT x.at FROM envelopes x WHERE x.run = r.id AND x.type = 'run_paused' ORDER BY x.seq DESC LIMIT 1) AS paused_at, \
+         r.thread, t.title, r.workspace, w.name \
          FROM runs r JOIN run_requests q ON q.tenant = r.tenant AND q.run = r.id \
          JOIN threads t ON t.id = r.thread JOIN workspaces w ON w.id = r.workspace \
-         JOIN envelopes e ON e.seq = (SELECT MAX(x.seq) FROM envelopes x WHERE x.run = r.id AND x.type = 'run_paused') \
          WHERE r.status = 'paused' AND r.tenant = {tenant} AND q.answered_by IS NULL AND (q.expires_at IS NULL OR q.expires_at > {now}) \
          AND q.tool_name IN ({tools}) AND {scope}{off} \
-         ORDER BY CASE WHEN q.expires_at IS NULL THEN 1 ELSE 0 END, q.expires_at, e.at DESC, q.run, q.tool_call_id \
+         ORDER BY CASE WHEN q.expires_at IS NULL THEN 1 ELSE 0 END, q.expires_at, paused_at DESC, q.run, q.tool_call_id \
          LIMIT {limit}"
     );
     let rows = b.fetch(db, sql).await?;
@@ -297,8 +300,8 @@ pub(crate) async fn requests(
                 tool_name: r.try_get(2).map_err(db_error)?,
                 args: serde_json::from_str(&args).unwrap_or(Value::Null),
                 expires_at: r.try_get(4).map_err(db_error)?,
-                actor_json: r.try_get(5).map_err(db_error)?,
-                paused_at: r.try_get(6).map_err(db_error)?,
+                actor_json: r.try_get::<Option<String>, _>(5).map_err(db_error)?.unwrap_or_default(),
+                paused_at: r.try_get::<Option<i64>, _>(6).map_err(db_error)?.unwrap_or_default(),
                 place: place_of(r, 7)?,
             })
         })
