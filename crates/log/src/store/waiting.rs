@@ -36,7 +36,7 @@ use super::db::{Db, db_error};
 
 /// The most places (workspaces and threads) one statement binds: well
 /// under both backends' limits on bound values.
-pub(crate) const PLACES: usize = 500;
+pub const PLACES: usize = 500;
 
 /// Where a person answers, by the rule (decided above the store).
 #[derive(Debug, Default, Clone)]

@@ -123,3 +123,39 @@ lattice_testkit::both_backends! {
         ]);
     }
 }
+
+lattice_testkit::both_backends! {
+    async fn more_places_than_one_statement_binds_are_read_in_several_and_merged(backend: Backend) {
+        let log = lattice_testkit::service(backend).await;
+        let ana = who("t1", "ana", TenantRole::Member);
+        let rob = who("t1", "rob", TenantRole::Member);
+        let places = lattice_log::WAITING_PLACES + 1;
+        let mut forms = Vec::new();
+        for i in 0..places {
+            let (ws, th) = workspace_with_thread(&log, &ana).await;
+            let role = lattice_core::Role::Respondent;
+            log.execute(&ana, Command::AddMember { workspace: ws, user: lattice_core::UserId::parse("user", "rob").unwrap(), role }).await.unwrap();
+            // The first workspace's form is due last of the two with a
+            // deadline, the last one's (in the second statement) first.
+            let closes_at = match i {
+                0 => json!({"closes_at": "2999-01-02T00:00:00Z"}),
+                i if i == places - 1 => json!({"closes_at": "2999-01-01T00:00:00Z"}),
+                _ => json!({}),
+            };
+            let data = form(&format!("F{i}"), closes_at);
+            forms.push(log.execute(&ana, Command::CreateArtifact { thread: th, id: None, kind: "form".into(), data }).await.unwrap().id.unwrap());
+        }
+        let tools: [AskingTool; 0] = [];
+        let items = log.waiting(&rob, &tools, lattice_log::WAITING_MAX).await.unwrap();
+        assert_eq!(items.len(), lattice_log::WAITING_MAX);
+        let title = |i: usize| items[i].title.clone();
+        assert_eq!((title(0), title(1)), (format!("F{}", places - 1), "F0".to_owned()));
+        // Then the newest without a deadline: from the second statement's
+        // place back, across both.
+        assert_eq!(title(2), format!("F{}", places - 2));
+        assert_eq!(title(lattice_log::WAITING_MAX - 1), format!("F{}", places - (lattice_log::WAITING_MAX - 1)));
+        // A small limit cuts the merged list, not each statement's.
+        let few = log.waiting(&rob, &tools, 3).await.unwrap();
+        assert_eq!(few.iter().map(|i| i.title.clone()).collect::<Vec<_>>(), [format!("F{}", places - 1), "F0".to_owned(), format!("F{}", places - 2)]);
+    }
+}
