@@ -160,7 +160,7 @@ async fn serve_http(config: &Config, log: LogService, runner: Runner, with_index
     let readiness = if with_index { spawn_bridge(config, &log, shutdown.clone()) } else { None };
     let guard = Arc::new(lattice_api::guard::Guard::new(config.limits()));
     // One place decides apps' calls, for the chat host and MCP alike.
-    let apps = lattice_apps::AppCalls::new(log.clone(), config.app_tools()?);
+    let apps = lattice_app_calls::AppCalls::new(log.clone(), config.app_tools()?);
     let state = AppState {
         log: log.clone(),
         runner,
@@ -300,7 +300,7 @@ fn without_delay(listener: TcpListener) -> axum::serve::TapIo<TcpListener, fn(&m
 fn mcp_routes(
     config: &Config,
     log: &LogService,
-    apps: lattice_apps::AppCalls,
+    apps: lattice_app_calls::AppCalls,
     guard: Arc<lattice_api::guard::Guard>,
 ) -> anyhow::Result<axum::Router> {
     let authorization_servers = config
@@ -319,7 +319,7 @@ fn mcp_routes(
 
 /// The exporter as configured: the app tool policy, and the vendored SDK
 /// for apps that ask for it, when the chat host is built.
-fn exporter(config: &Config, log: &LogService, apps: lattice_apps::AppCalls) -> lattice_mcp::Exporter {
+fn exporter(config: &Config, log: &LogService, apps: lattice_app_calls::AppCalls) -> lattice_mcp::Exporter {
     let sdk = std::fs::read_to_string(lattice_edge::sdk_dir_of(&config.web_dir()).join("ext-apps.js")).ok().map(Arc::<str>::from);
     lattice_mcp::Exporter::over_http(log.clone(), apps).with_sdk(sdk)
 }
@@ -350,7 +350,7 @@ pub async fn mcp_stdio(config: Config, token: &str) -> anyhow::Result<()> {
     let who = log.authenticator().verify(token).map_err(|e| anyhow::anyhow!("LATTICE_TOKEN: {e}"))?;
     // A token a sign-out ended starts nothing (each request checks again).
     log.still_signed_in(&who).await.map_err(|e| anyhow::anyhow!("LATTICE_TOKEN: {e}"))?;
-    let exporter = exporter(&config, &log, lattice_apps::AppCalls::new(log.clone(), config.app_tools()?));
+    let exporter = exporter(&config, &log, lattice_app_calls::AppCalls::new(log.clone(), config.app_tools()?));
     lattice_mcp::stdio::serve(exporter, who).await.map_err(|e| anyhow::anyhow!("serving MCP over stdio: {e}"))?;
     log.db().close().await;
     Ok(())
@@ -363,7 +363,7 @@ pub async fn mcp(config: Config) -> anyhow::Result<()> {
     let log = start_log(&config, Behind::Wait).await?;
     let (stop, _shutdown) = tokio::sync::watch::channel(false);
     let guard = Arc::new(lattice_api::guard::Guard::new(config.limits()));
-    let apps = lattice_apps::AppCalls::new(log.clone(), config.app_tools()?);
+    let apps = lattice_app_calls::AppCalls::new(log.clone(), config.app_tools()?);
     let app = mcp_routes(&config, &log, apps, guard)?.merge(health_routes(log.db().clone(), None));
     serve_until_signal(&config, app, stop, "MCP at /mcp").await?;
     log.db().close().await;

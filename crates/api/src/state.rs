@@ -7,7 +7,7 @@ pub struct AppState {
     pub log: LogService,
     pub runner: lattice_agent::Runner,
     /// Apps' tool calls, decided and audited here for the chat host.
-    pub apps: lattice_apps::AppCalls,
+    pub apps: lattice_app_calls::AppCalls,
     /// `POST /v1/dev/token` answers only in the embedded and local profiles.
     pub dev_sign_in: bool,
     pub max_body_bytes: usize,

@@ -86,7 +86,7 @@ pub async fn run() {
     let (log, _thread) = crate::setup::service(16).await;
     let runner = lattice_agent::Runner::new(lattice_testkit::trusted(&log), lattice_agent::Models::scripted());
     let (_stop, shutdown) = tokio::sync::watch::channel(false);
-    let apps = lattice_apps::AppCalls::new(log.clone(), Default::default());
+    let apps = lattice_app_calls::AppCalls::new(log.clone(), Default::default());
     let state = lattice_api::AppState {
         log,
         runner,

@@ -156,7 +156,7 @@ async fn lattice_side(count: usize, epoch: Instant) -> (Figures, f64, u64) {
     let state = lattice_api::AppState {
         log: log.clone(),
         runner,
-        apps: lattice_apps::AppCalls::new(log.clone(), Default::default()),
+        apps: lattice_app_calls::AppCalls::new(log.clone(), Default::default()),
         dev_sign_in: false,
         max_body_bytes: 1 << 20,
         guard: Arc::new(lattice_api::guard::Guard::new(limits)),

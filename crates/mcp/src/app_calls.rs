@@ -1,6 +1,6 @@
 //! Calls a view or an app makes through its host (REQUIREMENTS.md M4, M5). A form's
 //! view sends its values with `submit_form`, a submission as the caller. An
-//! app's `get_state`, `set_state` and `submit` are `lattice-apps`' calls,
+//! app's `get_state`, `set_state` and `submit` are `lattice-app-calls`' calls,
 //! the same as in lattice's chat: let in by the view's capability (bound to
 //! the caller and the app), decided by the app tool policy, audited with
 //! their effect. `ask` is put to the person through the host's
@@ -9,8 +9,8 @@
 
 use std::time::Duration;
 
-use lattice_apps::server_nonce;
-use lattice_apps::{Outcome, Via};
+use lattice_app_calls::server_nonce;
+use lattice_app_calls::{Outcome, Via};
 use lattice_core::{ArtifactId, Command, Error, SwitchKey, ThreadId};
 use lattice_log::{Authenticated, LogService};
 use lattice_ui::app_policy::SUBMIT;
@@ -52,13 +52,13 @@ pub(crate) async fn call(
                 ));
             }
         };
-        // Refused in the words of lattice-apps' door: a refusal says so.
+        // Refused in the words of lattice-app-calls' door: a refusal says so.
         if args.get("form").and_then(Value::as_str) != Some(granted.as_str()) {
             return Ok(tool_error(Error::forbidden("the capability was given for another artifact").to_string()));
         }
         return submit_form(&ex.log, who, args).await;
     }
-    // An app's calls pass lattice-apps' one door, as the chat host's do: the
+    // An app's calls pass lattice-app-calls' one door, as the chat host's do: the
     // capability, then the policy. The tool's own arguments are what is
     // left once what names the app and the capability (this exporter's)
     // is taken out.

@@ -44,7 +44,7 @@ pub struct Exporter {
     fixed: Option<Arc<Authenticated>>,
     /// Apps' tool calls: the same decisions, audit rows and state writes
     /// as lattice's chat host.
-    apps: lattice_apps::AppCalls,
+    apps: lattice_app_calls::AppCalls,
     /// The vendored MCP Apps SDK, inlined into apps that ask for it.
     sdk: Option<Arc<str>>,
     /// Switch flips, told to the sessions of the tenants they concern.
@@ -54,7 +54,7 @@ pub struct Exporter {
 impl Exporter {
     /// `apps` decides and carries out apps' tool calls: the one the chat
     /// host's API uses, where both run in one process.
-    pub fn over_http(log: LogService, apps: lattice_apps::AppCalls) -> Self {
+    pub fn over_http(log: LogService, apps: lattice_app_calls::AppCalls) -> Self {
         let flips = flips::Flips::new(log.clone());
         Self { apps, log, fixed: None, sdk: None, flips }
     }

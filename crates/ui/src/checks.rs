@@ -123,7 +123,7 @@ impl Check for SubmissionCheck {
 
 /// Who changes an app's state or submits to it: whoever changes
 /// artifacts (the policy's `Author`; a respondent submits to forms only, a
-/// viewer reads). `lattice-apps` asks it before a call, so that of a
+/// viewer reads). `lattice-app-calls` asks it before a call, so that of a
 /// reader's call it records no more than the refusal.
 pub fn writes_to_apps(role: Role) -> bool {
     lattice_core::policy::allows(role, lattice_core::policy::Action::Author)

@@ -1,5 +1,5 @@
 //! An app's tool calls, made by lattice's chat host for the app it runs:
-//! decided, audited and carried out here (`lattice-apps`), never in the
+//! decided, audited and carried out here (`lattice-app-calls`), never in the
 //! browser, by the same rule as an MCP host's: each call carries the
 //! capability its host was given for the app.
 
@@ -42,7 +42,7 @@ pub async fn call(State(state): State<AppState>, Caller(who): Caller, Path(id): 
 
 /// The person's answer to a call that asked: the recorded arguments, once.
 /// Only with the person's own bearer token, which an app's frame never
-/// holds (`lattice_apps::AppCalls::confirm` says why that makes it theirs).
+/// holds (`lattice_app_calls::AppCalls::confirm` says why that makes it theirs).
 #[utoipa::path(post, path = "/v1/app-calls/{confirmation}", request_body = Confirmation,
     responses((status = 200, description = "done or refused"), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody),
         (status = 409, body = ErrorBody)),

@@ -186,7 +186,7 @@ enum Rule {
     /// `policy::archives(role, authored)`: the artifact is the owner's.
     Archives,
     /// [`Rule::Needs`] for a person's session; an agent's token is refused
-    /// before anything is looked up (lattice_apps::AppCalls::host_capability:
+    /// before anything is looked up (lattice_app_calls::AppCalls::host_capability:
     /// an agent's views get their capability in an MCP tool result), so its
     /// refusal must tell nothing either: byte for byte a missing id's.
     PeopleOnly(Action),

@@ -59,7 +59,7 @@ impl App {
         let log = lattice_testkit::service(backend).await;
         let (stop, shutdown) = tokio::sync::watch::channel(false);
         let runner = lattice_agent::Runner::new(lattice_testkit::trusted(&log), lattice_agent::Models::scripted());
-        let apps = lattice_apps::AppCalls::new(
+        let apps = lattice_app_calls::AppCalls::new(
             log.clone(),
             lattice_ui::app_policy::AppToolPolicy::parse("get_state=allow,set_state=allow,submit=ask").unwrap(),
         );

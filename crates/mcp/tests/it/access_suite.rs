@@ -263,7 +263,7 @@ fn table() -> Vec<Entry> {
         app_only(GET_STATE, On::App, Needs(Read), &[], |ids, w| json!({"app": ids.app(w)})),
         // Changing an app (its state, its submissions) is changing an
         // artifact (lattice_ui::checks::writes_to_apps); a reader's call is
-        // refused by lattice-apps' reader rule, which leaves a bounded trace.
+        // refused by lattice-app-calls' reader rule, which leaves a bounded trace.
         app_only(
             SET_STATE,
             On::App,

@@ -1,5 +1,5 @@
 //! An app's calls over MCP pass the one door lattice's chat host's calls
-//! pass (`lattice_apps::AppCalls::call`): the view's capability, bound to
+//! pass (`lattice_app_calls::AppCalls::call`): the view's capability, bound to
 //! the exact caller (a person's view is not that person's agent), then the
 //! policy; a reader's calls leave a bounded trace; an `ask` put to a person
 //! over MCP is answered there, never by a request holding the same token.

@@ -22,7 +22,7 @@ use tower::ServiceExt as _;
 
 pub struct Stack {
     pub log: LogService,
-    pub apps: lattice_apps::AppCalls,
+    pub apps: lattice_app_calls::AppCalls,
     router: axum::Router,
     _stop: tokio::sync::watch::Sender<bool>,
 }
@@ -36,7 +36,7 @@ impl Stack {
     /// `policy` is the deployment's app tool policy (`get_state=allow,…`).
     pub async fn new(backend: Backend, policy: &str) -> Self {
         let log = lattice_testkit::service(backend).await;
-        let apps = lattice_apps::AppCalls::new(log.clone(), lattice_ui::app_policy::AppToolPolicy::parse(policy).unwrap());
+        let apps = lattice_app_calls::AppCalls::new(log.clone(), lattice_ui::app_policy::AppToolPolicy::parse(policy).unwrap());
         let (stop, shutdown) = tokio::sync::watch::channel(false);
         let runner = lattice_agent::Runner::new(lattice_testkit::trusted(&log), lattice_agent::Models::scripted());
         let state = AppState {

@@ -37,7 +37,7 @@ struct Surfaces {
 
 impl Surfaces {
     async fn new(log: LogService, guard: Arc<Guard>) -> Self {
-        let apps = lattice_apps::AppCalls::new(log.clone(), lattice_ui::app_policy::AppToolPolicy::parse("get_state=allow").unwrap());
+        let apps = lattice_app_calls::AppCalls::new(log.clone(), lattice_ui::app_policy::AppToolPolicy::parse("get_state=allow").unwrap());
         let (stop, shutdown) = tokio::sync::watch::channel(false);
         let state = lattice_api::AppState {
             log: log.clone(),

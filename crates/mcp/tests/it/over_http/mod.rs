@@ -36,7 +36,7 @@ impl Replica {
     /// A replica with the per-caller `limits`, believing `trusted`'s
     /// forwarded headers.
     pub fn new(log: &LogService, limits: Limits, trusted: TrustedProxies) -> Self {
-        let apps = lattice_apps::AppCalls::new(log.clone(), lattice_ui::app_policy::AppToolPolicy::parse("get_state=allow").unwrap());
+        let apps = lattice_app_calls::AppCalls::new(log.clone(), lattice_ui::app_policy::AppToolPolicy::parse("get_state=allow").unwrap());
         let exporter = lattice_mcp::Exporter::over_http(log.clone(), apps);
         let guard = Arc::new(Guard::new(limits));
         let router =
