@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use axum::http::StatusCode;
 use lattice_core::TenantRole;
+use lattice_ui::app_policy::{GET_STATE, SUBMIT};
 use lattice_wire as wire;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -199,9 +200,9 @@ lattice_testkit::both_backends! {
         let app_id = walk.ok::<wire::Versioned>("POST /v1/threads/{th}/artifacts (an app, by an agent)", &r).id;
         let r = send("POST", format!("/v1/artifacts/{app_id}/capability"), Some(ana.clone()), None).await;
         let capability = walk.ok::<wire::AppCapability>("POST /v1/artifacts/{id}/capability", &r).capability;
-        let r = send("POST", format!("/v1/artifacts/{app_id}/calls"), Some(ana.clone()), Some(json!({"tool": "get_state", "capability": capability}))).await;
+        let r = send("POST", format!("/v1/artifacts/{app_id}/calls"), Some(ana.clone()), Some(json!({"tool": GET_STATE, "capability": capability}))).await;
         walk.ok::<wire::Outcome>("POST /v1/artifacts/{id}/calls (allowed)", &r);
-        let r = send("POST", format!("/v1/artifacts/{app_id}/calls"), Some(ana.clone()), Some(json!({"tool": "submit", "arguments": {"values": {"n": 2}}, "capability": capability}))).await;
+        let r = send("POST", format!("/v1/artifacts/{app_id}/calls"), Some(ana.clone()), Some(json!({"tool": SUBMIT, "arguments": {"values": {"n": 2}}, "capability": capability}))).await;
         let wire::Outcome::Confirm { confirmation, .. } = walk.ok::<wire::Outcome>("POST /v1/artifacts/{id}/calls (to confirm)", &r) else {
             panic!("submit is asked: {}", r.body)
         };
