@@ -37,8 +37,9 @@ fn range(chart: &Chart, kind: Kind) -> (f64, f64) {
     (lo, hi)
 }
 
+/// A figure as the person's language writes numbers.
 fn format_figure(v: f64) -> String {
-    if v.fract() == 0.0 && v.abs() < 1e15 { format!("{}", v as i64) } else { crate::data::text::fixed(v, 2) }
+    crate::data::text::local(v)
 }
 
 #[component]

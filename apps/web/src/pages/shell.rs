@@ -3,15 +3,19 @@
 
 use leptos::prelude::*;
 use leptos_router::components::{A, Route, Router, Routes};
+use leptos_router::hooks::use_location;
 use leptos_router::path;
 
 use super::console::page::LazyConsole;
 use super::home::Home;
+use super::side::SideList;
 use super::sign_in::SignIn;
 use super::thread::page::ThreadPage;
+use super::waiting::WaitingPage;
 use super::workspace::WorkspacePage;
 use crate::data::session::{self, Session};
 use crate::data::theme::Theme;
+use crate::data::waiting::Waiting;
 
 #[component]
 pub fn App() -> impl IntoView {
@@ -19,20 +23,27 @@ pub fn App() -> impl IntoView {
     let theme = Theme::new();
     provide_context(session);
     provide_context(theme);
+    provide_context(Waiting::default());
     view! {
         <Router>
             <a class="skip" href="#main">"Skip to content"</a>
             <Header/>
-            <main id="main" tabindex="-1">
-                <Show when=move || session.signed_in.get() fallback=|| view! { <SignIn/> }>
-                    <Routes fallback=|| view! { <h1>"Not found"</h1><p>"There is nothing at this address."</p> }>
-                        <Route path=path!("/") view=Home/>
-                        <Route path=path!("/w/:ws") view=WorkspacePage/>
-                        <Route path=path!("/t/:thread") view=ThreadPage/>
-                        <Route path=path!("/admin") view=LazyConsole/>
-                    </Routes>
+            <div class="layout">
+                <Show when=move || session.signed_in.get()>
+                    <SideList/>
                 </Show>
-            </main>
+                <main id="main" tabindex="-1">
+                    <Show when=move || session.signed_in.get() fallback=|| view! { <SignIn/> }>
+                        <Routes fallback=|| view! { <h1>"Not found"</h1><p>"There is nothing at this address."</p> }>
+                            <Route path=path!("/") view=Home/>
+                            <Route path=path!("/w/:ws") view=WorkspacePage/>
+                            <Route path=path!("/t/:thread") view=ThreadPage/>
+                            <Route path=path!("/waiting") view=WaitingPage/>
+                            <Route path=path!("/admin") view=LazyConsole/>
+                        </Routes>
+                    </Show>
+                </main>
+            </div>
         </Router>
     }
 }
@@ -42,6 +53,15 @@ fn Header() -> impl IntoView {
     let session = expect_context::<Session>();
     let theme = expect_context::<Theme>();
     let signed_in = move || session.signed_in.get();
+    // Moving to another address ends the landing.
+    let path = use_location().pathname;
+    Effect::new(move |before: Option<String>| {
+        let now = path.get();
+        if before.is_some_and(|b| b != now) {
+            session.landing.set(false);
+        }
+        now
+    });
     view! {
         <header class="top">
             <nav aria-label="Main">

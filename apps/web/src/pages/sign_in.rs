@@ -22,6 +22,7 @@ pub fn SignIn() -> impl IntoView {
             match crate::data::api_client::post::<TokenResponse>("/v1/dev/token", &body).await {
                 Ok(t) => {
                     token::keep(&t.token);
+                    session.landing.set(true);
                     session.refresh();
                 }
                 Err(Failure::Refused { status: 404, .. }) => {
