@@ -24,8 +24,10 @@ thread_local! {
     static EXACT: OnceCell<Intl::DateTimeFormat> = const { OnceCell::new() };
     static DATED: OnceCell<Intl::DateTimeFormat> = const { OnceCell::new() };
     static RELATIVE: OnceCell<Intl::RelativeTimeFormat> = const { OnceCell::new() };
-    /// The clock relative times are read against, moved every 30 s.
-    static NOW: OnceCell<RwSignal<f64>> = const { OnceCell::new() };
+    /// The clock relative times are read against, moved every 30 s. Owned
+    /// by no view (an `Arc` signal), so it outlives the first view that
+    /// read it.
+    static NOW: OnceCell<ArcRwSignal<f64>> = const { OnceCell::new() };
 }
 
 fn options(pairs: &[(&str, &str)]) -> Object {
@@ -40,9 +42,10 @@ fn options(pairs: &[(&str, &str)]) -> Object {
 /// say "3 minutes ago" again as the minutes pass.
 fn now() -> f64 {
     NOW.with(|n| {
-        let now = *n.get_or_init(|| {
-            let now = RwSignal::new(Date::now());
-            set_interval(move || now.set(Date::now()), std::time::Duration::from_secs(30));
+        let now = n.get_or_init(|| {
+            let now = ArcRwSignal::new(Date::now());
+            let moved = now.clone();
+            set_interval(move || moved.set(Date::now()), std::time::Duration::from_secs(30));
             now
         });
         now.get()

@@ -81,7 +81,7 @@ pub(super) fn AuditTrail(rows: RwSignal<Vec<AuditEntry>>) -> impl IntoView {
                 let status = format!("Changes {} to {} of {}", first + 1, first + shown.len(), all.len());
                 let (at_first, at_last) = (first == 0, first + PAGE >= all.len());
                 view! {
-                    <div class="table-scroll" role="region" aria-label="Audit trail" tabindex="0">
+                    <div class="table-scroll" role="region" aria-label="The audit trail's changes" tabindex="0">
                     <table class="audit">
                         <thead><tr><th scope="col">"When"</th><th scope="col">"Who"</th><th scope="col">"Level"</th><th scope="col">"Key"</th><th scope="col">"Change"</th><th scope="col">"Reason"</th></tr></thead>
                         <tbody>
