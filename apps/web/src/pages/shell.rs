@@ -3,7 +3,6 @@
 
 use leptos::prelude::*;
 use leptos_router::components::{A, Route, Router, Routes};
-use leptos_router::hooks::use_location;
 use leptos_router::path;
 
 use super::console::page::LazyConsole;
@@ -53,15 +52,6 @@ fn Header() -> impl IntoView {
     let session = expect_context::<Session>();
     let theme = expect_context::<Theme>();
     let signed_in = move || session.signed_in.get();
-    // Moving to another address ends the landing.
-    let path = use_location().pathname;
-    Effect::new(move |before: Option<String>| {
-        let now = path.get();
-        if before.is_some_and(|b| b != now) {
-            session.landing.set(false);
-        }
-        now
-    });
     view! {
         <header class="top">
             <nav aria-label="Main">

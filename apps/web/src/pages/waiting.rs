@@ -27,7 +27,17 @@ fn waiting_view() -> AnyView {
 #[component]
 fn Inbox() -> impl IntoView {
     let waiting = expect_context::<Waiting>();
-    let list = move || waiting.0.with(|l| l.as_ref().and_then(|l| l.as_ref().ok()).cloned().unwrap_or_default());
+    // The whole items, read here from the list as it came.
+    let heard = Memo::new(move |_| {
+        waiting.0.with(|h| {
+            h.as_ref().map(|h| {
+                h.as_ref()
+                    .map_err(Clone::clone)
+                    .and_then(|h| lattice_core::json::from_str::<Vec<WaitingItem>>(&h.json).map_err(|e| format!("The list can't be read ({e})")))
+            })
+        })
+    });
+    let list = move || heard.with(|l| l.as_ref().and_then(|l| l.as_ref().ok()).cloned().unwrap_or_default());
     // The list keyed by what waits: an item stays drawn while it waits, and
     // goes when it no longer does.
     let key = |w: &WaitingItem| match &w.waits {
@@ -36,7 +46,7 @@ fn Inbox() -> impl IntoView {
     };
     view! {
         <h1>"Waiting for you"</h1>
-        {move || waiting.0.with(|l| match l {
+        {move || heard.with(|l| match l {
             None => view! { <p class="loading">"Loading what waits for you…"</p> }.into_any(),
             Some(Err(e)) => view! { <p class="refusal" role="alert">{e.clone()}". Reload the page to try again."</p> }.into_any(),
             Some(Ok(list)) if list.is_empty() => view! {
