@@ -1,7 +1,8 @@
 //! `cargo xtask screenshots`: pictures of the chat host for the docs
 //! (docs/screenshots/), taken in headless Chromium from a running
 //! `lattice up`: the demo's thread, its form, a dashboard, an app, the
-//! console, in light and dark. With `trace`: one trace instead, the
+//! console, what waits for the demo's person (`/waiting`), in light and
+//! dark; the thread, the inbox and the console on a phone. With `trace`: one trace instead, the
 //! answer to the demo's form on the multi-process stack, drawn from the
 //! spans its services exported over OTLP (`docs/screenshots/trace.png`).
 
@@ -10,7 +11,7 @@ use std::time::Duration;
 
 use lattice_e2e::browser::{Chrome, Window};
 use lattice_e2e::{Client, UpProcess};
-use playwright_rs::protocol::{ScreenshotOptions, ScreenshotType};
+use playwright_rs::protocol::{BrowserContextOptions, ScreenshotOptions, ScreenshotType, Viewport};
 use serde_json::{Value, json};
 
 async fn shoot(w: &Window, file: &str) {
@@ -89,6 +90,28 @@ async fn main() {
         let w = chrome.window(&up.base, &root.token, scheme, "/admin").await;
         w.until("() => !!document.querySelector('section.level') && !!document.getElementById('audit-status')", "the console").await;
         shoot(&w, &format!("console-{scheme}.png")).await;
+        // What waits for the demo's person: the demo's form.
+        let w = chrome.window(&up.base, &demo.token, scheme, "/waiting").await;
+        w.until("() => !!document.querySelector('.waiting-item')", "the inbox").await;
+        shoot(&w, &format!("waiting-{scheme}.png")).await;
+    }
+    // On a phone (390 × 844): the thread, the inbox and the console, as the window shows them.
+    let phones = [
+        (format!("/t/{th}"), &demo, "thread-mobile.png", "() => !!document.querySelector('form.schema-form')"),
+        ("/waiting".to_owned(), &demo, "waiting-mobile.png", "() => !!document.querySelector('.waiting-item')"),
+        ("/admin".to_owned(), &root, "console-mobile.png", "() => !!document.querySelector('section.level')"),
+    ];
+    for (path, who, file, ready) in phones {
+        let options = BrowserContextOptions::builder().color_scheme("light".to_owned()).viewport(Viewport { width: 390, height: 844 }).build();
+        let page = chrome.browser.new_context_with_options(options).await.unwrap().new_page().await.unwrap();
+        page.goto(&format!("{}{path}#token={}", up.base, who.token), None).await.unwrap();
+        let w = Window { page, base: up.base.clone() };
+        w.until(ready, file).await;
+        tokio::time::sleep(Duration::from_millis(800)).await;
+        let png = w.page.screenshot(ScreenshotOptions::builder().screenshot_type(ScreenshotType::Png).build()).await.expect("a phone's picture");
+        let out = Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/screenshots").join(file);
+        std::fs::write(&out, png).unwrap();
+        println!("wrote {}", out.display());
     }
 }
 

@@ -5,6 +5,16 @@ use leptos::prelude::*;
 use serde_json::Value;
 
 use super::chart::{ChartView, Kind};
+use super::time::time;
+
+/// A metric's figure: a number as the person's language writes numbers
+/// (a table's cells are shown as they came: a year or an id is no amount).
+fn amount(v: &Value) -> String {
+    match v {
+        Value::Number(n) => n.as_f64().map_or_else(|| n.to_string(), crate::data::text::local),
+        other => figure(other),
+    }
+}
 
 fn figure(v: &Value) -> String {
     match v {
@@ -28,8 +38,8 @@ pub fn DashboardView(id: String, dashboard: Dashboard, #[prop(into)] on_action: 
                 Panel::Metric { label, value, unit, delta } => view! {
                     <div class="panel metric">
                         <p class="metric-label">{label}</p>
-                        <p class="metric-value">{figure(&value)}{unit.map(|u| format!(" {u}"))}</p>
-                        {delta.map(|d| view! { <p class="metric-delta">"Change: " {figure(&d)}</p> })}
+                        <p class="metric-value">{amount(&value)}{unit.map(|u| format!(" {u}"))}</p>
+                        {delta.map(|d| view! { <p class="metric-delta">"Change: " {amount(&d)}</p> })}
                     </div>
                 }
                 .into_any(),
@@ -66,7 +76,7 @@ pub fn DashboardView(id: String, dashboard: Dashboard, #[prop(into)] on_action: 
     view! {
         <article class="dashboard" aria-labelledby=labelled>
             <h2 id=title_id>{dashboard.title}</h2>
-            <p class="as-of">"Figures as of " <time datetime=dashboard.as_of.clone()>{dashboard.as_of.clone()}</time></p>
+            {(!dashboard.as_of.is_empty()).then(|| view! { <p class="as-of">"Figures as of " {time(dashboard.as_of.clone())}</p> })}
             <div class="panels">{panels}</div>
         </article>
     }

@@ -12,3 +12,4 @@ pub mod dashboard;
 pub mod frame_host;
 pub mod markdown;
 pub mod schema_form;
+pub mod time;

@@ -5,6 +5,7 @@
 //! context an app is told). Nothing here names a component or a page.
 
 pub mod api_client;
+pub mod drafts;
 pub mod early_reads;
 pub mod host_context;
 pub mod page_config;
@@ -15,4 +16,6 @@ pub mod stream;
 pub mod text;
 pub mod theme;
 pub mod thread_fold;
+pub mod times;
 pub mod token;
+pub mod waiting;

@@ -64,11 +64,14 @@ pub struct Session {
     /// `/v1/me` rather than after it; a token the server refuses (401 to
     /// any request) is forgotten, and the sign-in page shows.
     pub signed_in: RwSignal<bool>,
+    /// Whether the viewer has just arrived (opened the chat, or signed in)
+    /// and not moved on yet: where someone lands can depend on who they are.
+    pub landing: RwSignal<bool>,
 }
 
 impl Session {
     pub fn new() -> Self {
-        let session = Self { me: RwSignal::new(None), signed_in: RwSignal::new(false) };
+        let session = Self { me: RwSignal::new(None), signed_in: RwSignal::new(false), landing: RwSignal::new(true) };
         session.refresh();
         session
     }

@@ -45,9 +45,20 @@ impl Handle {
 }
 
 /// Follows `url(after)` until closed: `on_event` gets every event; the
-/// last id seen is where a reconnect resumes. `on_status` hears whether the
-/// stream is connected (true) or refused for good (an error message).
+/// last id seen is where a reconnect resumes. `on_refused` hears that the
+/// stream was refused for good (an error message).
 pub fn follow(url: impl Fn(Option<&str>) -> String + 'static, on_event: impl Fn(Event) + 'static, on_refused: impl Fn(Failure) + 'static) -> Handle {
+    follow_told(url, on_event, on_refused, |_| {})
+}
+
+/// As [`follow`]; `on_connected` hears each time the stream is connected
+/// (true) or broke and is being tried again (false).
+pub fn follow_told(
+    url: impl Fn(Option<&str>) -> String + 'static,
+    on_event: impl Fn(Event) + 'static,
+    on_refused: impl Fn(Failure) + 'static,
+    on_connected: impl Fn(bool) + 'static,
+) -> Handle {
     let id = NEXT.with(|n| {
         let mut n = n.borrow_mut();
         *n += 1;
@@ -60,7 +71,7 @@ pub fn follow(url: impl Fn(Option<&str>) -> String + 'static, on_event: impl Fn(
         let mut backoff = 250;
         while handle.is_open() {
             let Some(signal) = OPEN.with(|o| o.borrow().get(&id).map(|c| c.signal())) else { break };
-            match read(&url(last_id.as_deref()), &signal, &mut last_id, &on_event).await {
+            match read(&url(last_id.as_deref()), &signal, &mut last_id, &on_event, &on_connected).await {
                 Ok(()) => backoff = 250,
                 Err(Some(refused)) => {
                     on_refused(refused);
@@ -70,6 +81,7 @@ pub fn follow(url: impl Fn(Option<&str>) -> String + 'static, on_event: impl Fn(
                 Err(None) => backoff = (backoff * 2).min(5000),
             }
             if handle.is_open() {
+                on_connected(false);
                 sleep(backoff).await;
                 // A fresh controller: the old one may have been used up.
                 OPEN.with(|o| {
@@ -85,7 +97,13 @@ pub fn follow(url: impl Fn(Option<&str>) -> String + 'static, on_event: impl Fn(
 
 /// Reads one connection to its end. `Err(Some)`: refused for good (4xx);
 /// `Err(None)`: the connection broke and may be tried again.
-async fn read(url: &str, signal: &web_sys::AbortSignal, last_id: &mut Option<String>, on_event: &impl Fn(Event)) -> Result<(), Option<Failure>> {
+async fn read(
+    url: &str,
+    signal: &web_sys::AbortSignal,
+    last_id: &mut Option<String>,
+    on_event: &impl Fn(Event),
+    on_connected: &impl Fn(bool),
+) -> Result<(), Option<Failure>> {
     let response = api_client::open(url, EVENT_STREAM, Some(signal)).await.map_err(|_| None)?;
     if !response.ok() {
         let status = response.status();
@@ -95,6 +113,7 @@ async fn read(url: &str, signal: &web_sys::AbortSignal, last_id: &mut Option<Str
         };
         return Err(if (400..500).contains(&status) { Some(refusal(status, &text)) } else { None });
     }
+    on_connected(true);
     let body = response.body().ok_or(None)?;
     let reader: ReadableStreamDefaultReader = body.get_reader().unchecked_into();
     let mut buffer: Vec<u8> = Vec::new();

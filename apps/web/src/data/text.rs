@@ -1,6 +1,7 @@
 //! Numbers read from and written for the page, and capitals, by the
 //! browser's own conversions (`+text`, `toString`, `toFixed`,
-//! `toUpperCase`). The standard library's would ship its float parsing and
+//! `toUpperCase`, `Intl.NumberFormat` for a person's own way of writing
+//! numbers). The standard library's would ship its float parsing and
 //! printing and its case tables, with their tables (about 25 KB of the first
 //! load before compression), to give the same results.
 
@@ -26,6 +27,13 @@ pub fn number(n: f64) -> String {
 /// `n` with `digits` digits after the point (`1.50` for 1.5 and 2).
 pub fn fixed(n: f64, digits: u8) -> String {
     string(Number::from(n).to_fixed(digits))
+}
+
+/// `n` as the person's language writes numbers (`1,234.5`; `1.234,5` in
+/// German), up to three digits after the point.
+pub fn local(n: f64) -> String {
+    let format = js_sys::Intl::NumberFormat::new(&js_sys::Array::new(), &js_sys::Object::new()).format();
+    format.call1(&JsValue::NULL, &JsValue::from_f64(n)).ok().and_then(|s| s.as_string()).unwrap_or_else(|| number(n))
 }
 
 /// `s` with its first letter in capitals, by the browser's Unicode tables.

@@ -3,7 +3,7 @@
 
 const KEY: &str = "lattice.token";
 
-fn storage() -> Option<web_sys::Storage> {
+pub fn storage() -> Option<web_sys::Storage> {
     web_sys::window()?.local_storage().ok()?
 }
 

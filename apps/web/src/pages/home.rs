@@ -1,27 +1,56 @@
-//! The viewer's workspaces, and making one.
+//! The viewer's workspaces, and making one: a chunk of its own, fetched
+//! when `/` is first shown (the side list beside it is in the first load).
 
 use lattice_wire::{CreateWorkspace, Created, Thread, Workspace};
 use leptos::prelude::*;
+use leptos_router::NavigateOptions;
 use leptos_router::components::A;
 use leptos_router::hooks::use_navigate;
 
+use crate::components::chunks::when_loaded;
+use crate::data::session::Session;
+
 #[component]
 pub fn Home() -> impl IntoView {
+    when_loaded("your workspaces", home_view())
+}
+
+#[lazy]
+fn home_view() -> AnyView {
+    view! { <Workspaces/> }.into_any()
+}
+
+#[component]
+fn Workspaces() -> impl IntoView {
     let workspaces = RwSignal::new(None::<Result<Vec<Workspace>, String>>);
     leptos::task::spawn_local(async move {
         workspaces.set(Some(crate::data::api_client::get("/v1/workspaces").await.map_err(|e| e.message())));
     });
     // Threads shared with the viewer (from outside its workspaces, or
     // restricted ones it is listed on).
-    let shared = RwSignal::new(Vec::<Thread>::new());
+    let shared = RwSignal::new(None::<Vec<Thread>>);
     leptos::task::spawn_local(async move {
-        if let Ok(list) = crate::data::api_client::get::<Vec<Thread>>("/v1/threads").await {
-            shared.try_set(list);
-        }
+        let list = crate::data::api_client::get::<Vec<Thread>>("/v1/threads").await.unwrap_or_default();
+        shared.try_set(Some(list));
     });
     let name = RwSignal::new(String::new());
     let message = RwSignal::new(String::new());
     let navigate = use_navigate();
+    // Someone who only answers forms lands where their forms are (and
+    // may still come back here).
+    let to_waiting = navigate.clone();
+    let session = expect_context::<Session>();
+    Effect::new(move |_| {
+        let answers_only = workspaces.with(|w| {
+            let Some(Ok(w)) = w else { return false };
+            shared.with(|s| {
+                s.as_ref().is_some_and(|s| only_answers(w.iter().map(|w| w.role.as_str()).chain(s.iter().filter_map(|t| t.role.as_deref()))))
+            })
+        });
+        if answers_only && session.landing.get_untracked() {
+            to_waiting("/waiting", NavigateOptions { replace: true, ..Default::default() });
+        }
+    });
     let create = move |ev: leptos::ev::SubmitEvent| {
         ev.prevent_default();
         let navigate = navigate.clone();
@@ -47,10 +76,10 @@ pub fn Home() -> impl IntoView {
                 </ul>
             }.into_any(),
         }}
-        {move || (!shared.with(Vec::is_empty)).then(|| view! {
+        {move || shared.get().filter(|s| !s.is_empty()).map(|shared| view! {
             <h2>"Shared with you"</h2>
             <ul class="list shared">
-                {shared.get().into_iter().map(|t| view! {
+                {shared.into_iter().map(|t| view! {
                     <li><A href=format!("/t/{}", t.id)>{t.title}</A>" " <span class="muted">{format!("({})", t.role.unwrap_or_default())}</span></li>
                 }).collect_view()}
             </ul>
@@ -62,4 +91,11 @@ pub fn Home() -> impl IntoView {
             <p class="form-errors" role="alert">{move || message.get()}</p>
         </form>
     }
+}
+
+/// Whether the viewer's roles (in its workspaces and the threads shared
+/// with it) let it answer forms and nothing more: a respondent somewhere,
+/// an editor or admin nowhere.
+fn only_answers<'a>(mut roles: impl Iterator<Item = &'a str> + Clone) -> bool {
+    roles.clone().any(|r| r == "respondent") && roles.all(|r| r == "respondent" || r == "viewer")
 }

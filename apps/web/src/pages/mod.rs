@@ -4,6 +4,8 @@
 pub mod console;
 pub mod home;
 pub mod shell;
+pub mod side;
 pub mod sign_in;
 pub mod thread;
+pub mod waiting;
 pub mod workspace;

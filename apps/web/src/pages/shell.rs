@@ -7,11 +7,14 @@ use leptos_router::path;
 
 use super::console::page::LazyConsole;
 use super::home::Home;
+use super::side::SideList;
 use super::sign_in::SignIn;
 use super::thread::page::ThreadPage;
+use super::waiting::WaitingPage;
 use super::workspace::WorkspacePage;
 use crate::data::session::{self, Session};
 use crate::data::theme::Theme;
+use crate::data::waiting::Waiting;
 
 #[component]
 pub fn App() -> impl IntoView {
@@ -19,20 +22,27 @@ pub fn App() -> impl IntoView {
     let theme = Theme::new();
     provide_context(session);
     provide_context(theme);
+    provide_context(Waiting::default());
     view! {
         <Router>
             <a class="skip" href="#main">"Skip to content"</a>
             <Header/>
-            <main id="main" tabindex="-1">
-                <Show when=move || session.signed_in.get() fallback=|| view! { <SignIn/> }>
-                    <Routes fallback=|| view! { <h1>"Not found"</h1><p>"There is nothing at this address."</p> }>
-                        <Route path=path!("/") view=Home/>
-                        <Route path=path!("/w/:ws") view=WorkspacePage/>
-                        <Route path=path!("/t/:thread") view=ThreadPage/>
-                        <Route path=path!("/admin") view=LazyConsole/>
-                    </Routes>
+            <div class="layout">
+                <Show when=move || session.signed_in.get()>
+                    <SideList/>
                 </Show>
-            </main>
+                <main id="main" tabindex="-1">
+                    <Show when=move || session.signed_in.get() fallback=|| view! { <SignIn/> }>
+                        <Routes fallback=|| view! { <h1>"Not found"</h1><p>"There is nothing at this address."</p> }>
+                            <Route path=path!("/") view=Home/>
+                            <Route path=path!("/w/:ws") view=WorkspacePage/>
+                            <Route path=path!("/t/:thread") view=ThreadPage/>
+                            <Route path=path!("/waiting") view=WaitingPage/>
+                            <Route path=path!("/admin") view=LazyConsole/>
+                        </Routes>
+                    </Show>
+                </main>
+            </div>
         </Router>
     }
 }

@@ -4,12 +4,25 @@
 use lattice_wire::{DevTokenRequest, TokenResponse};
 use leptos::prelude::*;
 
+use crate::components::chunks::when_loaded;
 use crate::data::request::Failure;
 use crate::data::session::Session;
 use crate::data::token;
 
+/// The sign-in form: a chunk of its own, fetched when the page has no one
+/// signed in (a signed-in first load does without it).
 #[component]
 pub fn SignIn() -> impl IntoView {
+    when_loaded("the sign-in", sign_in_view())
+}
+
+#[lazy]
+fn sign_in_view() -> AnyView {
+    view! { <DevSignIn/> }.into_any()
+}
+
+#[component]
+fn DevSignIn() -> impl IntoView {
     let session = expect_context::<Session>();
     let tenant = RwSignal::new("demo".to_owned());
     let user = RwSignal::new("demo".to_owned());
@@ -22,6 +35,7 @@ pub fn SignIn() -> impl IntoView {
             match crate::data::api_client::post::<TokenResponse>("/v1/dev/token", &body).await {
                 Ok(t) => {
                     token::keep(&t.token);
+                    session.landing.set(true);
                     session.refresh();
                 }
                 Err(Failure::Refused { status: 404, .. }) => {

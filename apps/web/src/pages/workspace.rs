@@ -1,12 +1,25 @@
-//! A workspace: its threads, and starting one.
+//! A workspace: its threads, and starting one; a chunk of its own,
+//! fetched when a workspace is first shown.
 
 use lattice_wire::{CreateThread, Created, Thread};
 use leptos::prelude::*;
 use leptos_router::components::A;
 use leptos_router::hooks::{use_navigate, use_params_map};
 
+use crate::components::chunks::when_loaded;
+
 #[component]
 pub fn WorkspacePage() -> impl IntoView {
+    when_loaded("the workspace", workspace_view())
+}
+
+#[lazy]
+fn workspace_view() -> AnyView {
+    view! { <Threads/> }.into_any()
+}
+
+#[component]
+fn Threads() -> impl IntoView {
     let params = use_params_map();
     let ws = move || params.read().get("ws").unwrap_or_default();
     let threads = RwSignal::new(None::<Result<Vec<Thread>, String>>);
@@ -33,7 +46,6 @@ pub fn WorkspacePage() -> impl IntoView {
         });
     };
     view! {
-        <p class="crumbs"><A href="/">"Workspaces"</A></p>
         <h1>"Threads"</h1>
         {move || match threads.get() {
             None => view! { <p class="loading">"Loading…"</p> }.into_any(),

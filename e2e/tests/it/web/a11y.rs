@@ -1,6 +1,6 @@
 //! axe-core (from npm, injected into the page) finds no violation on a
-//! thread with a form and a dashboard, nor on the console, in light and in
-//! dark (REQUIREMENTS.md W8).
+//! thread with a form and a dashboard, nor on the console, nor on what waits
+//! for the person (`/waiting`), in light and in dark (REQUIREMENTS.md W8).
 
 use lattice_e2e::UpProcess;
 use lattice_e2e::browser::Chrome;
@@ -36,6 +36,11 @@ async fn no_axe_violation_in_light_or_dark() {
         let w = chrome.window(&up.base, &demo.token, scheme, "/admin").await;
         w.until("() => !!document.querySelector('section.level')", "the console").await;
         found.extend(w.axe().await.into_iter().map(|v| (scheme, "console", v)));
+
+        // What waits for the demo's person: the demo's form.
+        let w = chrome.window(&up.base, &demo.token, scheme, "/waiting").await;
+        w.until("() => !!document.querySelector('.waiting-item')", "the inbox").await;
+        found.extend(w.axe().await.into_iter().map(|v| (scheme, "waiting for you", v)));
     }
     assert!(found.is_empty(), "axe-core violations: {found:#?}");
 }

@@ -1,9 +1,11 @@
 //! A dashboard with every panel type: the figures behind "Show the
 //! figures", colour-blind mode changing the chart palette, and an action
-//! button that submits to its form.
+//! button that submits to its form; a chart drawn at the width it has, its
+//! figures named on hover and by keyboard.
 
-use lattice_e2e::browser::Chrome;
+use lattice_e2e::browser::{Chrome, Window};
 use lattice_e2e::{Client, Deployment, On};
+use playwright_rs::protocol::{BrowserContextOptions, Viewport};
 use serde_json::json;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -112,4 +114,66 @@ async fn deeply_nested_markdown_is_drawn_within_a_depth() {
     assert!(text.contains("deep inside"), "{:.100}", text);
     // The page still answers.
     assert!(w.eval::<bool>("() => !!document.querySelector('textarea, [contenteditable], input')").await);
+}
+
+/// A chart is drawn at the width of its place, one unit a pixel, so its
+/// labels are read at their size on a phone as on a wide screen and the
+/// labels along the bottom never run into each other; each figure is
+/// named on hover and by the arrow keys.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_chart_fits_its_place_and_names_its_figures_on_hover_and_by_keyboard() {
+    let up = Deployment::start(On::Up).await;
+    let ana = Client::sign_in(up.base(), "acme", "ana").await;
+    let (_, th) = super::workspace_with_thread(&ana, "Ops").await;
+    let mut dashboard = super::every_panel("art_none");
+    // Many labels along the bottom: more than fit side by side on a phone.
+    dashboard["panels"][1]["x"] = json!((0..24).map(|h| format!("{h:02}:00")).collect::<Vec<_>>());
+    dashboard["panels"][1]["series"] = json!([{"name": "api", "values": (0..24).map(|h| 1000 + h * 250).collect::<Vec<_>>()}]);
+    ana.ok("POST", &format!("/v1/threads/{th}/artifacts"), json!({"kind": "dashboard", "data": dashboard})).await;
+    let chrome = Chrome::launch().await;
+    for width in [390, 1280] {
+        let options = BrowserContextOptions::builder().color_scheme("light".to_owned()).viewport(Viewport { width, height: 844 }).build();
+        let page = chrome.browser.new_context_with_options(options).await.unwrap().new_page().await.unwrap();
+        page.goto(&format!("{}/t/{th}#token={}", up.base(), ana.token), None).await.unwrap();
+        let w = Window { page, base: up.base().to_owned() };
+        w.until(
+            "() => [...document.querySelectorAll('figure.chart svg')].length === 2 && [...document.querySelectorAll('figure.chart svg')].every(s => \
+             Math.abs(s.viewBox.baseVal.width - s.getBoundingClientRect().width) < 1)",
+            "each chart drawn at its own width",
+        )
+        .await;
+        let smallest: f64 =
+            w.eval("() => Math.min(...[...document.querySelectorAll('.chart .axis-label')].map(t => t.getBoundingClientRect().height))").await;
+        assert!(smallest >= 12.0, "an axis label {smallest} px high at {width} px wide");
+        let overlapping: bool = w
+            .eval(
+                "() => [...document.querySelectorAll('figure.chart')].some(f => { const r = [...f.querySelectorAll('text.axis-label[text-anchor=middle]')] \
+                 .map(t => t.getBoundingClientRect()); return r.some((b, i) => i > 0 && b.left < r[i - 1].right) })",
+            )
+            .await;
+        assert!(!overlapping, "labels along the bottom run into each other at {width} px wide");
+        // The figures in numbers as the person writes them: grouped in English.
+        let first: String = w.eval("() => document.querySelector('figure.chart[data-kind=line] details tbody td').textContent").await;
+        assert_eq!(first, "1,000");
+
+        // On hover: the bar's figure, under the chart and in its tooltip.
+        w.page.locator("figure.chart[data-kind=bar] rect.bar").nth(2).hover(None).await.unwrap();
+        w.until("() => document.querySelector('figure.chart[data-kind=bar] .readout').textContent === 'errors, db: 11'", "the hovered figure").await;
+        let tip: String =
+            w.eval("() => document.querySelectorAll('figure.chart[data-kind=bar] rect.bar')[2].querySelector('title').textContent").await;
+        assert_eq!(tip, "errors, db: 11");
+
+        // By keyboard: the chart takes the focus, the arrow keys go from figure to figure.
+        w.page.locator("figure.chart[data-kind=line] svg").focus().await.unwrap();
+        let readout = "() => document.querySelector('figure.chart[data-kind=line] .readout').textContent";
+        w.press("ArrowRight").await;
+        w.until(&format!("() => ({readout})() === 'api, 00:00: 1,000'"), "the first figure").await;
+        w.press("ArrowRight").await;
+        w.until(&format!("() => ({readout})() === 'api, 01:00: 1,250'"), "the next figure").await;
+        w.press("End").await;
+        w.until(&format!("() => ({readout})() === 'api, 23:00: 6,750'"), "the last figure").await;
+        assert!(w.eval::<bool>("() => !!document.querySelector('figure.chart[data-kind=line] .ring')").await, "the figure read is ringed");
+        let live: String = w.eval("() => document.querySelector('figure.chart[data-kind=line] .readout').getAttribute('aria-live')").await;
+        assert_eq!(live, "polite");
+    }
 }

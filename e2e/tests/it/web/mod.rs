@@ -3,14 +3,17 @@
 
 mod a11y;
 mod ask_form;
+mod chat;
 mod console;
 mod dashboard;
 mod governance;
 mod harness;
 mod revocation;
 mod roles;
+mod small_screens;
 pub mod streaming;
 mod submissions;
+mod waiting;
 
 use lattice_e2e::{Client, UpProcess};
 use serde_json::{Value, json};

@@ -5,6 +5,7 @@ use lattice_wire::{Artifact, CallRecord, LevelView, Thread, Via};
 use leptos::prelude::*;
 use serde_json::Value;
 
+use crate::components::time::time;
 use crate::data::api_client;
 
 /// An app and its calls, newest first.
@@ -49,17 +50,20 @@ pub(super) fn AppCallsSection(apps: RwSignal<Option<Vec<AppCalls>>>) -> impl Int
                 }
                 list.into_iter().map(|a| {
                     let summary = format!("{} ({}, {}): {} calls", a.title, a.workspace, a.id, a.calls.len());
+                    let region = format!("Calls of {}", a.title);
                     view! {
                         <details class="app-calls">
                             <summary>{summary}</summary>
+                            <div class="table-scroll" role="region" aria-label=region tabindex="0">
                             <table class="audit">
                                 <thead><tr><th scope="col">"When"</th><th scope="col">"Who"</th><th scope="col">"Tool"</th><th scope="col">"Decision"</th><th scope="col">"Through"</th></tr></thead>
                                 <tbody>
                                     {a.calls.into_iter().map(|c| view! {
-                                        <tr><td>{c.at}</td><td>{c.actor}</td><td>{c.tool}</td><td>{c.decision}</td><td>{match c.via { Via::Chat => "chat", Via::Mcp => "mcp" }}</td></tr>
+                                        <tr><td>{time(c.at)}</td><td>{c.actor}</td><td>{c.tool}</td><td>{c.decision}</td><td>{match c.via { Via::Chat => "chat", Via::Mcp => "mcp" }}</td></tr>
                                     }).collect_view()}
                                 </tbody>
                             </table>
+                            </div>
                         </details>
                     }
                 }).collect_view().into_any()

@@ -3,6 +3,8 @@
 use lattice_wire::AuditEntry;
 use leptos::prelude::*;
 
+use crate::components::time::time;
+
 /// Audit rows a page shows.
 const PAGE: usize = 20;
 
@@ -79,14 +81,16 @@ pub(super) fn AuditTrail(rows: RwSignal<Vec<AuditEntry>>) -> impl IntoView {
                 let status = format!("Changes {} to {} of {}", first + 1, first + shown.len(), all.len());
                 let (at_first, at_last) = (first == 0, first + PAGE >= all.len());
                 view! {
+                    <div class="table-scroll" role="region" aria-label="The audit trail's changes" tabindex="0">
                     <table class="audit">
                         <thead><tr><th scope="col">"When"</th><th scope="col">"Who"</th><th scope="col">"Level"</th><th scope="col">"Key"</th><th scope="col">"Change"</th><th scope="col">"Reason"</th></tr></thead>
                         <tbody>
                             {shown.into_iter().map(|r| view! {
-                                <tr><td>{r.at}</td><td>{r.actor}</td><td>{r.level}</td><td>{r.key}</td><td>{format!("{} → {}", r.old, r.new)}</td><td>{r.reason}</td></tr>
+                                <tr><td>{time(r.at)}</td><td>{r.actor}</td><td>{r.level}</td><td>{r.key}</td><td>{format!("{} → {}", r.old, r.new)}</td><td>{r.reason}</td></tr>
                             }).collect_view()}
                         </tbody>
                     </table>
+                    </div>
                     <nav class="pager" aria-label="Audit pages">
                         <button type="button" id="audit-previous" disabled=at_first on:click=move |_| page.update(|p| *p = p.saturating_sub(1))>"Previous"</button>
                         <span id="audit-status" role="status">{status}</span>

@@ -125,10 +125,12 @@ pub(super) fn LevelCard(level: LevelView) -> impl IntoView {
         <section class="level" aria-labelledby=labelled>
             <h2 id=heading>{title.clone()}</h2>
             <p class="reach">{format!("A change here reaches {}.", reach(&level))}</p>
+            <div class="table-scroll" role="region" aria-label=format!("Switches of {title}") tabindex="0">
             <table class="switches">
                 <thead><tr><th scope="col">"Key"</th><th scope="col">"Here"</th><th scope="col">"Effective"</th><th scope="col">"Change"</th></tr></thead>
                 <tbody>{rows}</tbody>
             </table>
+            </div>
             <form class="flip all-off" on:submit=all_off aria-label=format!("Turn everything off for {title}")>
                 <label for=reason_id.clone()>"Reason"</label>
                 <input id=reason_id aria-describedby=message_id.clone() prop:value=move || kept.get(&reason_shown) on:input=move |ev| kept.set(&reason_typed, event_target_value(&ev))/>

@@ -48,7 +48,9 @@ fn Members(ws: String, name: String) -> impl IntoView {
     };
     load();
     let caption = format!("Members of {name}");
+    let region = caption.clone();
     view! {
+        <div class="table-scroll" role="region" aria-label=region tabindex="0">
         <table class="members">
             <caption>{caption}</caption>
             <thead><tr><th scope="col">"Person"</th><th scope="col">"Role"</th><th scope="col">"Take away"</th></tr></thead>
@@ -58,6 +60,7 @@ fn Members(ws: String, name: String) -> impl IntoView {
                 }).collect_view()}
             </tbody>
         </table>
+        </div>
         {move || said.get().map(|s| view! { <p class="said" role="status">{s}</p> })}
     }
 }

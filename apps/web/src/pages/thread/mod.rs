@@ -7,13 +7,14 @@
 //! (the event stream, [`switches`]); [`timeline`] draws its items,
 //! [`artifacts`] and [`forms`] the artifacts among them, [`writing`] what
 //! the agent is writing; [`composer`] with its [`agent_menu`], [`pins`],
-//! [`share`], [`submit`] (with [`nonces`]); [`ctx`] is what they all read.
+//! [`share`], [`submit`] (with [`nonces`]); [`newest`] keeps the reader at the newest item; [`ctx`] is what they all read.
 
 mod agent_menu;
 mod artifacts;
 mod composer;
 mod ctx;
 mod forms;
+mod newest;
 mod nonces;
 pub mod page;
 mod pins;

@@ -6,14 +6,14 @@ use lattice_core::Envelope;
 use lattice_core::policy::Action;
 use lattice_wire::{Artifact, TextDelta, ToolInputDelta};
 use leptos::prelude::*;
-use leptos_router::components::A;
 use leptos_router::hooks::use_params_map;
 use serde_json::Value;
 
 use super::composer::Composer;
 use super::ctx::{Ctx, Switches, may};
+use super::newest;
 use super::pins::saved_pin;
-use super::share::Share;
+use super::share::lazy_share;
 use super::switches;
 use super::timeline::item_view;
 use super::writing::Writing;
@@ -44,7 +44,8 @@ fn ThreadView(id: String) -> impl IntoView {
     let ctx = Ctx { thread: StoredValue::new(id.clone()), state, switches, deaf, pinned, role, answering };
 
     let th = id.clone();
-    let events = stream::follow(
+    let connected = RwSignal::new(true);
+    let events = stream::follow_told(
         move |last| events_path(&th, last),
         move |event| match event.name.as_str() {
             "delta" => {
@@ -79,6 +80,7 @@ fn ThreadView(id: String) -> impl IntoView {
             }
         },
         move |failure| refused.set(Some(failure.message())),
+        move |up| connected.set(up),
     );
     on_cleanup(move || events.close());
 
@@ -123,14 +125,30 @@ fn ThreadView(id: String) -> impl IntoView {
     let admin = Memo::new(move |_| role.with(|r| r.as_deref().is_some_and(|r| may(r, Action::ManageListings))));
     let writes = Memo::new(move |_| role.with(|r| r.as_deref().is_some_and(|r| may(r, Action::Post))));
     let title = Memo::new(move |_| state.with(|t| t.title.clone()));
-    let ws_link = move || workspace.get().map(|ws| view! { <A href=format!("/w/{ws}")>"Threads"</A> });
     let items = move || state.with(|t| t.items.clone());
+    let count = Memo::new(move |_| state.with(|t| t.items.len()));
+    let unseen = newest::follow(count);
+    // Until the stream has said what is there, nothing is said of it being empty.
+    let empty = move || role.with(Option::is_some) && count.get() == 0 && title.with(|t| !t.is_empty());
+    // The heading holds its place while the thread loads: nothing below it moves.
+    let heading = move || match (title.get(), refused.with(Option::is_some)) {
+        (t, _) if !t.is_empty() => t,
+        (_, true) => "This thread can't be shown".to_owned(),
+        _ => "Loading the thread…".to_owned(),
+    };
     view! {
-        <p class="crumbs"><A href="/">"Workspaces"</A>" / "{ws_link}</p>
-        <h1>{move || title.get()}{move || restricted.get().then(|| view! { " " <span class="badge">"restricted"</span> })}</h1>
-        {move || admin.get().then(|| view! { <Share thread=ctx.thread.get_value()/> })}
-        {move || refused.get().map(|r| view! { <p class="refusal" role="alert">{r}</p> })}
-        <RunStatus state/>
+        <h1>{heading}{move || restricted.get().then(|| view! { " " <span class="badge">"restricted"</span> })}</h1>
+        {move || admin.get().then(|| lazy_share(ctx.thread.get_value()))}
+        {move || refused.get().map(|r| view! {
+            <p class="refusal" role="alert">{r}". Reload the page to try again, or ask the thread's admin for access."</p>
+        })}
+        {move || (empty() && refused.with(Option::is_none)).then(|| view! {
+            <p class="empty">{if writes.get() {
+                "Nothing here yet. Write the first message below, or ask the agent to start."
+            } else {
+                "Nothing here yet. What the people and the agent write here will show as it arrives."
+            }}</p>
+        })}
         <ol class="timeline" aria-label="Thread">
             <For each=items key=item_key let:item>
                 {
@@ -141,7 +159,16 @@ fn ThreadView(id: String) -> impl IntoView {
             </For>
         </ol>
         <Writing state/>
-        {move || writes.get().then(|| view! { <Composer ctx/> })}
+        <div class="dock">
+            {move || unseen.get().then(|| view! {
+                <button type="button" class="new-pill" on:click=|_| newest::to_the_end()>"New messages ↓"</button>
+            })}
+            <RunStatus state/>
+            {move || (!connected.get()).then(|| view! {
+                <p class="reconnecting">"Reconnecting to the thread… What arrives meanwhile will show when it is back."</p>
+            })}
+            {move || writes.get().then(|| view! { <Composer ctx/> })}
+        </div>
     }
 }
 

@@ -1,14 +1,26 @@
-//! Sharing a thread: an admin lists a person on it.
+//! Sharing a thread: an admin lists a person on it. A chunk of its own:
+//! only admins are offered it.
 
 use lattice_wire::Posted;
 use leptos::prelude::*;
 
+use crate::components::chunks::when_loaded;
 use crate::data::api_client;
+
+/// The sharing panel, fetched when an admin's page first shows it.
+pub(super) fn lazy_share(thread: String) -> impl IntoView {
+    when_loaded("sharing", share_view(thread))
+}
+
+#[lazy]
+fn share_view(thread: String) -> AnyView {
+    view! { <Share thread/> }.into_any()
+}
 
 /// An admin lists a person on the thread: who sees a restricted thread,
 /// or someone outside the workspace it is shared with.
 #[component]
-pub(super) fn Share(thread: String) -> impl IntoView {
+fn Share(thread: String) -> impl IntoView {
     let user = RwSignal::new(String::new());
     let role = RwSignal::new("viewer".to_owned());
     let said = RwSignal::new(None::<Result<String, String>>);

@@ -19,6 +19,7 @@ use super::forms::unsendable;
 use super::pins::pin_button;
 use crate::components::chunks::lazy_form;
 use crate::components::schema_form::{FormProps, Sender};
+use crate::components::time::time;
 use crate::data::api_client;
 use crate::data::thread_fold::Item;
 
@@ -30,8 +31,8 @@ thread_local! {
 pub(super) fn item_view(ctx: Ctx, item: Item) -> AnyView {
     match item {
         Item::Message { author, agent, text, at, .. } => view! {
-            <article class=if agent { "message agent" } else { "message" }>
-                <p class="meta"><strong>{author}</strong>{agent.then_some(" (agent)")}" " <time datetime=at.clone()>{short_time(&at)}</time></p>
+            <article class=if agent { "message agent" } else { "message person" }>
+                <p class="meta"><strong>{author}</strong>{agent.then_some(" (agent)")}" " {time(at)}</p>
                 <p class="text">{text}</p>
             </article>
         }
@@ -100,10 +101,6 @@ pub(super) fn item_view(ctx: Ctx, item: Item) -> AnyView {
     }
 }
 
-fn short_time(at: &str) -> String {
-    at.get(11..16).unwrap_or(at).to_owned()
-}
-
 #[derive(Deserialize)]
 struct AskFormArgs {
     title: String,
@@ -138,8 +135,7 @@ fn ask_form_view(ctx: Ctx, run: String, tool_call_id: String, args: Value, expir
         if let Some(note) = unsendable(ctx) {
             return note;
         }
-        let due =
-            deadline.clone().map(|at| view! { <p class="muted deadline">"Answer by " <time datetime=at.clone()>{short_time(&at)}</time>"."</p> });
+        let due = deadline.clone().map(|at| view! { <p class="muted deadline">"Answer by " {time(at)}"."</p> });
         let focus_once = tool_call_id.clone();
         let take_focus: Rc<dyn Fn() -> bool> = Rc::new(move || FOCUSED.with(|f| f.borrow_mut().insert(focus_once.clone())));
         let run = run.clone();
