@@ -86,8 +86,10 @@ async fn a_respondent_sees_what_waits_in_two_workspaces_soonest_first_and_live()
 
     // Answering one takes it off, live.
     let answer = json!({"form_id": rota, "form_version": 1, "values": {"ok": true}});
+    let answered = Instant::now();
     rita.ok("POST", &format!("/v1/threads/{rota_th}/artifacts"), json!({"kind": "submission", "data": answer})).await;
-    w.until("() => document.querySelectorAll('.waiting-item').length === 1", "the answered form gone").await;
+    w.until_within("() => document.querySelectorAll('.waiting-item').length === 1", "the answered form gone", Duration::from_secs(1)).await;
+    println!("the inbox dropped an answered form {} ms after the answer was sent", answered.elapsed().as_millis());
     let items: Vec<Vec<String>> = w.eval(ITEMS).await;
     assert_eq!(items[0][0], "Lunch order", "{items:?}");
     w.until("() => document.querySelector('.side-waiting .count')?.textContent === '1 waiting'", "the count down to one").await;
