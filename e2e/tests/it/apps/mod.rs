@@ -7,6 +7,7 @@ mod escape;
 mod host;
 mod limits;
 mod links;
+mod on_a_phone;
 mod pinned;
 mod sdk;
 mod switch;

@@ -10,7 +10,7 @@ mod governance;
 mod harness;
 mod revocation;
 mod roles;
-mod small_screens;
+pub mod small_screens;
 pub mod streaming;
 mod submissions;
 mod waiting;

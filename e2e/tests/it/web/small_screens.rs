@@ -10,7 +10,7 @@ use playwright_rs::protocol::{BrowserContextOptions, Viewport};
 use serde_json::json;
 
 /// A window the size of a phone, signed in with `token`, at `path`.
-async fn phone(chrome: &Chrome, base: &str, token: &str, path: &str) -> Window {
+pub async fn phone(chrome: &Chrome, base: &str, token: &str, path: &str) -> Window {
     let options = BrowserContextOptions::builder().color_scheme("light".to_owned()).viewport(Viewport { width: 390, height: 844 }).build();
     let context = chrome.browser.new_context_with_options(options).await.expect("a browser context");
     let page = context.new_page().await.expect("a page");
