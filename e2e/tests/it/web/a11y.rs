@@ -1,6 +1,7 @@
 //! axe-core (from npm, injected into the page) finds no violation on a
 //! thread with a form and a dashboard, nor on the console, nor on what waits
-//! for the person (`/waiting`), in light and in dark (REQUIREMENTS.md W8).
+//! for the person (`/waiting`), in light and in dark (REQUIREMENTS.md W8),
+//! nor on them at a phone's size, the side list unfolded by the keyboard.
 
 use lattice_e2e::UpProcess;
 use lattice_e2e::browser::Chrome;
@@ -41,6 +42,28 @@ async fn no_axe_violation_in_light_or_dark() {
         let w = chrome.window(&up.base, &demo.token, scheme, "/waiting").await;
         w.until("() => !!document.querySelector('.waiting-item')", "the inbox").await;
         found.extend(w.axe().await.into_iter().map(|v| (scheme, "waiting for you", v)));
+    }
+    // On a phone (390 × 844): the thread with its side list folded, then
+    // unfolded by the keyboard alone, the inbox and the console.
+    let w = super::small_screens::phone(&chrome, &up.base, &demo.token, &format!("/t/{th}")).await;
+    w.until("() => !!document.querySelector('form.schema-form') && !!document.querySelector('.side-toggle')", "the thread on a phone").await;
+    found.extend(w.axe().await.into_iter().map(|v| ("phone", "thread, side list folded", v)));
+    let _: bool =
+        w.eval("() => { document.querySelector('.side-toggle').focus(); return document.activeElement.classList.contains('side-toggle') }").await;
+    w.press("Enter").await;
+    w.until(
+        "() => document.querySelector('.side-toggle').getAttribute('aria-expanded') === 'true' \
+             && document.getElementById('side-nav').getBoundingClientRect().height > 0",
+        "the side list unfolded by Enter",
+    )
+    .await;
+    found.extend(w.axe().await.into_iter().map(|v| ("phone", "thread, side list open", v)));
+    for (path, ready) in
+        [("/waiting", "() => !!document.querySelector('.waiting-item')"), ("/admin", "() => !!document.querySelector('section.level')")]
+    {
+        let w = super::small_screens::phone(&chrome, &up.base, &demo.token, path).await;
+        w.until(ready, path).await;
+        found.extend(w.axe().await.into_iter().map(|v| ("phone", path, v)));
     }
     assert!(found.is_empty(), "axe-core violations: {found:#?}");
 }
