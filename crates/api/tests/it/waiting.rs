@@ -44,6 +44,28 @@ async fn add(app: &App, admin: &str, ws: &str, user: &str, role: &str) {
     assert_eq!(added.status, StatusCode::OK, "{}", added.body);
 }
 
+/// Alice's two workspaces, each with a thread, where rita answers.
+struct Two {
+    alice: String,
+    rita: String,
+    ws1: String,
+    th1: String,
+    ws2: String,
+    th2: String,
+}
+
+impl Two {
+    async fn set_up(app: &App) -> Self {
+        let alice = app.token("t1", "alice", TenantRole::Member, false).await;
+        let rita = app.token("t1", "rita", TenantRole::Member, false).await;
+        let (ws1, th1) = app.workspace_with_thread(&alice).await;
+        let (ws2, th2) = app.workspace_with_thread(&alice).await;
+        add(app, &alice, &ws1, "rita", "respondent").await;
+        add(app, &alice, &ws2, "rita", "respondent").await;
+        Self { alice, rita, ws1, th1, ws2, th2 }
+    }
+}
+
 async fn waiting(app: &App, token: &str) -> Vec<WaitingItem> {
     let got = app.get("/v1/me/waiting", token).await;
     assert_eq!(got.status, StatusCode::OK, "{}", got.body);
@@ -121,12 +143,7 @@ impl Sse {
 lattice_testkit::both_backends! {
     async fn a_respondent_sees_what_waits_in_two_workspaces_soonest_first_and_an_answer_takes_it_off(backend: Backend) {
         let app = App::new(backend).await;
-        let alice = app.token("t1", "alice", TenantRole::Member, false).await;
-        let rita = app.token("t1", "rita", TenantRole::Member, false).await;
-        let (ws1, th1) = app.workspace_with_thread(&alice).await;
-        let (ws2, th2) = app.workspace_with_thread(&alice).await;
-        add(&app, &alice, &ws1, "rita", "respondent").await;
-        add(&app, &alice, &ws2, "rita", "respondent").await;
+        let Two { alice, rita, ws1, th1, ws2, th2 } = Two::set_up(&app).await;
 
         let later = make_form(&app, &alice, &th1, "Later", Some("2999-01-02T00:00:00Z")).await;
         let sooner = make_form(&app, &alice, &th2, "Sooner", Some("2999-01-01T00:00:00+00:00")).await;
@@ -250,12 +267,7 @@ lattice_testkit::both_backends! {
 lattice_testkit::both_backends! {
     async fn the_stream_follows_answers_removals_deadlines_and_sign_outs(backend: Backend) {
         let app = App::new(backend).await;
-        let alice = app.token("t1", "alice", TenantRole::Member, false).await;
-        let rita = app.token("t1", "rita", TenantRole::Member, false).await;
-        let (ws1, th1) = app.workspace_with_thread(&alice).await;
-        let (ws2, th2) = app.workspace_with_thread(&alice).await;
-        add(&app, &alice, &ws1, "rita", "respondent").await;
-        add(&app, &alice, &ws2, "rita", "respondent").await;
+        let Two { alice, rita, th1, ws2, th2, .. } = Two::set_up(&app).await;
         let one = make_form(&app, &alice, &th1, "One", Some("2999-01-01T00:00:00Z")).await;
         make_form(&app, &alice, &th2, "Two", None).await;
 
