@@ -1,6 +1,8 @@
 //! The text every result carries for hosts without UI (REQUIREMENTS.md M3): the whole
 //! artifact in Markdown, and its receipt.
 
+use lattice_ui::dashboard::Column;
+use serde::Deserialize;
 use serde_json::Value;
 
 /// The artifact of `kind` in Markdown, ending with its receipt.
@@ -73,12 +75,20 @@ fn dashboard(data: &Value) -> String {
                 }
             }
             Some("table") => {
-                let columns: Vec<String> =
-                    panel["columns"].as_array().into_iter().flatten().map(|c| c.as_str().unwrap_or_default().to_owned()).collect();
-                out.push_str(&format!("\n| {} |\n|{}\n", columns.join(" | "), "---|".repeat(columns.len())));
+                // A column written as none is read as a heading of nothing:
+                // the text is still the table's shape.
+                let columns: Vec<Column> = panel["columns"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .map(|c| Column::deserialize(c).unwrap_or_else(|_| Column::Heading(String::new())))
+                    .collect();
+                let labels: Vec<&str> = columns.iter().map(Column::label).collect();
+                out.push_str(&format!("\n| {} |\n|{}\n", labels.join(" | "), "---|".repeat(columns.len())));
+                let text = Column::Heading(String::new());
                 for row in panel["rows"].as_array().into_iter().flatten() {
                     let cells: Vec<String> =
-                        row.as_array().into_iter().flatten().map(|c| c.as_str().map_or_else(|| c.to_string(), str::to_owned)).collect();
+                        row.as_array().into_iter().flatten().enumerate().map(|(i, c)| columns.get(i).unwrap_or(&text).plain(c)).collect();
                     out.push_str(&format!("| {} |\n", cells.join(" | ")));
                 }
             }
@@ -88,4 +98,23 @@ fn dashboard(data: &Value) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    /// A host without UI reads a table's figures with their units, in no
+    /// one's locale; a heading's cells as they came.
+    #[test]
+    fn a_tables_figures_read_with_their_units() {
+        let data = json!({"title": "Costs", "as_of": "2026-12-05T09:00:00Z", "panels": [{"type": "table",
+            "columns": ["service", {"label": "p99", "format": "number", "unit": "ms"}, {"label": "share", "format": "percent"},
+                {"label": "cost", "format": "currency", "unit": "EUR"}],
+            "rows": [["api", 412.5, 0.07, 1234.5], ["web", null, "n/a", 12]]}]});
+        let text = super::markdown("dashboard", &data, &json!({"id": "a1", "version": 1, "digest": "d"}));
+        assert!(text.contains("| service | p99 | share | cost |"), "{text}");
+        assert!(text.contains("| api | 412.5 ms | 7% | 1234.5 EUR |"), "{text}");
+        assert!(text.contains("| web |  | n/a | 12 EUR |"), "{text}");
+    }
 }

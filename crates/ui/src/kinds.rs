@@ -9,7 +9,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::app::{App, HTML_MAX_BYTES, STATE_MAX_BYTES};
-use crate::dashboard::{DASHBOARD_MAX_BYTES, Dashboard, Panel};
+use crate::dashboard::{CellFormat, Column, DASHBOARD_MAX_BYTES, Dashboard, Panel};
 use crate::form::{FORM_MAX_BYTES, Form, Submissions};
 use crate::schema::{self, format::is_date_time, limits};
 use crate::submission::Submission;
@@ -113,6 +113,11 @@ impl ArtifactKind for DashboardKind {
                     }
                 }
                 Panel::Table { columns, rows, .. } => {
+                    for (c, column) in columns.iter().enumerate() {
+                        if let Err(why) = column_unit(column) {
+                            errors.push(FieldError::new(format!("panels.{i}.columns.{c}.unit"), "format", why));
+                        }
+                    }
                     for (r, row) in rows.iter().enumerate() {
                         if row.len() != columns.len() {
                             errors.push(FieldError::new(
@@ -201,6 +206,23 @@ fn title(title: &str) -> Result<(), Error> {
 }
 
 /// Reads `data` as `T`, naming where the shape is wrong.
+/// The most characters of a number's unit (`ms`, `req/s`).
+const UNIT_CHARS: usize = 32;
+
+/// A column's unit is one its format reads: a currency's the ISO 4217 code
+/// a browser's `Intl.NumberFormat` takes, a number's short, none else.
+fn column_unit(column: &Column) -> Result<(), &'static str> {
+    match (column.format(), column.unit()) {
+        (CellFormat::Currency, Some(code)) if code.len() == 3 && code.bytes().all(|b| b.is_ascii_uppercase()) => Ok(()),
+        (CellFormat::Currency, _) => Err("a currency column names its currency by its ISO 4217 code, such as EUR"),
+        (CellFormat::Number, Some(unit)) if unit.chars().count() > UNIT_CHARS || unit.trim().is_empty() => {
+            Err("a number's unit is 1 to 32 characters, such as ms")
+        }
+        (CellFormat::Text | CellFormat::Percent, Some(_)) => Err("only a number or a currency column has a unit"),
+        _ => Ok(()),
+    }
+}
+
 pub(crate) fn shape<T: DeserializeOwned>(data: &Value) -> Result<T, Error> {
     serde_path_to_error::deserialize(data).map_err(|e| {
         let path = e.path().to_string();
@@ -231,6 +253,59 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    fn dashboard_with(columns: Value, row: Value) -> Value {
+        json!({"title": "Costs", "as_of": "2026-12-05T09:00:00Z",
+            "panels": [{"type": "table", "columns": columns, "rows": [row]}]})
+    }
+
+    fn refused_at(data: Value) -> Vec<(String, String)> {
+        match DashboardKind.check(&data) {
+            Err(Error::ValidationFailed { errors, .. }) => errors.into_iter().map(|f| (f.path, f.message)).collect(),
+            other => panic!("refused, not {other:?}"),
+        }
+    }
+
+    /// A table's columns are headings or columns of figures, each read
+    /// back as it was written; a figure column's unit is one its format
+    /// reads, and a mistake in one is named where it stands.
+    #[test]
+    fn a_tables_columns_say_how_their_figures_read() {
+        let columns = json!(["service", {"label": "p99", "format": "number", "unit": "ms"}, {"label": "share", "format": "percent"},
+            {"label": "cost", "format": "currency", "unit": "EUR"}, {"label": "year"}]);
+        let data = dashboard_with(columns.clone(), json!(["api", 412.5, 0.07, 1234.5, 2026]));
+        DashboardKind.check(&data).expect("well-formed");
+        let dashboard: Dashboard = shape(&data).unwrap();
+        assert_eq!(serde_json::to_value(&dashboard).unwrap()["panels"][0]["columns"], columns, "read back as written");
+        let Panel::Table { columns, rows, .. } = &dashboard.panels[0] else { panic!("a table") };
+        let plain: Vec<String> = columns.iter().zip(&rows[0]).map(|(c, v)| c.plain(v)).collect();
+        assert_eq!(plain, ["api", "412.5 ms", "7%", "1234.5 EUR", "2026"]);
+        assert_eq!(columns[4].format(), CellFormat::Text, "a label alone is text");
+
+        // A unit at its edge passes, one character over is refused.
+        let unit = |u: &str| dashboard_with(json!([{"label": "x", "format": "number", "unit": u}]), json!([1]));
+        DashboardKind.check(&unit(&"u".repeat(32))).expect("32 characters");
+        assert_eq!(
+            refused_at(unit(&"u".repeat(33))),
+            [("panels.0.columns.0.unit".to_owned(), "a number's unit is 1 to 32 characters, such as ms".to_owned())]
+        );
+        for (column, said) in [
+            (json!({"label": "cost", "format": "currency"}), "ISO 4217"),
+            (json!({"label": "cost", "format": "currency", "unit": "euro"}), "ISO 4217"),
+            (json!({"label": "share", "format": "percent", "unit": "%"}), "only a number or a currency"),
+        ] {
+            let refused = refused_at(dashboard_with(json!([column]), json!([1])));
+            assert!(refused.len() == 1 && refused[0].0 == "panels.0.columns.0.unit" && refused[0].1.contains(said), "{refused:?}");
+        }
+        for (column, said) in [
+            (json!({"label": "x", "format": "money"}), "unknown variant `money`"),
+            (json!({"label": "x", "units": "ms"}), "unknown field `units`"),
+            (json!(7), "a column's heading"),
+        ] {
+            let refused = refused_at(dashboard_with(json!([column]), json!([1])));
+            assert!(refused.len() == 1 && refused[0].0 == "panels[0]" && refused[0].1.contains(said), "{refused:?}");
+        }
+    }
 
     /// What a form asks, as the log keeps it: a closed form asks nothing,
     /// a deadline is read as the log reads one, and other kinds ask nothing.

@@ -1,14 +1,16 @@
 //! DashboardView (REQUIREMENTS.md W3): a snapshot's panels, with its `as_of`.
 
-use lattice_ui::dashboard::{Dashboard, Panel};
+use lattice_ui::dashboard::{CellFormat, Column, Dashboard, Panel};
 use leptos::prelude::*;
 use serde_json::Value;
+use wasm_bindgen::JsValue;
 
 use super::chart::{ChartView, Kind};
 use super::time::time;
+use crate::data::times::options;
 
 /// A metric's figure: a number as the person's language writes numbers
-/// (a table's cells are shown as they came: a year or an id is no amount).
+/// (a table's cells as their column says: [`cell`]).
 fn amount(v: &Value) -> String {
     match v {
         Value::Number(n) => n.as_f64().map_or_else(|| n.to_string(), crate::data::text::local),
@@ -22,6 +24,27 @@ fn figure(v: &Value) -> String {
         Value::Null => String::new(),
         other => other.to_string(),
     }
+}
+
+/// A table's cell as its column reads: a figure as the person's language
+/// writes it (`1,234.5 ms`; `7 %` in German; `€1,234.50`), anything else,
+/// and every cell of a column of headings, as it came.
+fn cell(column: &Column, v: &Value) -> String {
+    let Some(n) = v.as_f64() else { return figure(v) };
+    let options = match column.format() {
+        CellFormat::Text => return figure(v),
+        CellFormat::Number => return column.unit().map_or_else(|| amount(v), |u| format!("{} {u}", amount(v))),
+        CellFormat::Percent => options(&[("style", "percent"), ("maximumFractionDigits", "1")]),
+        CellFormat::Currency => options(&[("style", "currency"), ("currency", column.unit().unwrap_or("XXX"))]),
+    };
+    let format = js_sys::Intl::NumberFormat::new(&js_sys::Array::new(), &options).format();
+    format.call1(&JsValue::NULL, &JsValue::from_f64(n)).ok().and_then(|s| s.as_string()).unwrap_or_else(|| figure(v))
+}
+
+/// A column of figures' cells line up by their last digit (its style here,
+/// in the dashboards' chunk, not in the first load's sheet).
+fn aligned(column: &Column) -> Option<&'static str> {
+    (column.format() != CellFormat::Text).then_some("text-align: right; font-variant-numeric: tabular-nums")
 }
 
 /// `on_action` presses an action panel's button: a submission to its form.
@@ -46,9 +69,22 @@ pub fn DashboardView(id: String, dashboard: Dashboard, #[prop(into)] on_action: 
                 Panel::Line(chart) => view! { <div class="panel"><ChartView chart kind=Kind::Line id=pid/></div> }.into_any(),
                 Panel::Bar(chart) => view! { <div class="panel"><ChartView chart kind=Kind::Bar id=pid/></div> }.into_any(),
                 Panel::Table { title, columns, rows } => {
-                    let head = columns.into_iter().map(|c| view! { <th scope="col">{c}</th> }).collect_view();
-                    let body =
-                        rows.into_iter().map(|r| view! { <tr>{r.iter().map(|c| view! { <td>{figure(c)}</td> }).collect_view()}</tr> }).collect_view();
+                    let head = columns.iter().map(|c| view! { <th scope="col" style=aligned(c)>{c.label().to_owned()}</th> }).collect_view();
+                    let text = Column::Heading(String::new());
+                    let body = rows
+                        .into_iter()
+                        .map(|r| {
+                            let cells = r
+                                .iter()
+                                .enumerate()
+                                .map(|(i, v)| {
+                                    let column = columns.get(i).unwrap_or(&text);
+                                    view! { <td style=aligned(column)>{cell(column, v)}</td> }
+                                })
+                                .collect_view();
+                            view! { <tr>{cells}</tr> }
+                        })
+                        .collect_view();
                     view! {
                         <div class="panel table-panel">
                             <table>

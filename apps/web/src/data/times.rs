@@ -30,7 +30,8 @@ thread_local! {
     static NOW: OnceCell<ArcRwSignal<f64>> = const { OnceCell::new() };
 }
 
-fn options(pairs: &[(&str, &str)]) -> Object {
+/// `Intl`'s options of `pairs` (a number's too: `Intl` reads `"1"` as 1).
+pub fn options(pairs: &[(&str, &str)]) -> Object {
     let o = Object::new();
     for (k, v) in pairs {
         let _ = Reflect::set(&o, &JsValue::from_str(k), &JsValue::from_str(v));

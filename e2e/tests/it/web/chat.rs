@@ -188,4 +188,7 @@ async fn no_time_is_shown_as_the_server_wrote_it() {
     assert!(as_of[1].contains("1. Juni 2025") && as_of[1].contains("21:00:00"), "the exact time, in German, in Tokyo: {as_of:?}");
     let said: String = w.eval("() => document.querySelector('.message time [aria-hidden]').textContent").await;
     assert!(said == "jetzt" || said.starts_with("vor "), "a message just written, said relatively in German: {said}");
+    // And a dashboard's figures, as Germans write numbers, shares and euros.
+    let table: Vec<Vec<String>> = w.eval(super::TABLE_CELLS).await;
+    assert_eq!(table[..2], [["/v1/search", "840 ms", "1,2 %", "1.234,50 €"], ["/v1/export", "1.200 ms", "7 %", "99,00 €"]]);
 }

@@ -44,8 +44,13 @@ async fn every_panel_renders_with_its_figures_on(on: On) {
     assert_eq!(w.eval::<String>("() => document.querySelector('.as-of time').getAttribute('datetime')").await, "2026-11-29T12:00:00Z");
     assert_eq!(w.eval::<usize>("() => document.querySelectorAll('figure.chart[data-kind=line] polyline').length").await, 2);
     assert_eq!(w.eval::<usize>("() => document.querySelectorAll('figure.chart[data-kind=bar] rect.bar').length").await, 3);
-    let table: Vec<String> = w.eval("() => [...document.querySelectorAll('.table-panel tbody tr')].map(r => r.textContent)").await;
-    assert_eq!(table, vec!["/v1/search840", "/v1/export1200"]);
+    // Figures as the person's language writes them, with their units,
+    // lined up by their last digit; a column of headings as it came.
+    let table: Vec<Vec<String>> = w.eval(super::TABLE_CELLS).await;
+    assert_eq!(table, [["/v1/search", "840 ms", "1.2%", "€1,234.50"], ["/v1/export", "1,200 ms", "7%", "€99.00"]]);
+    let aligned: Vec<String> =
+        w.eval("() => [...document.querySelector('.table-panel tbody tr').cells].map(c => getComputedStyle(c).textAlign)").await;
+    assert_eq!(aligned, ["left", "right", "right", "right"]);
     assert_eq!(w.eval::<String>("() => document.querySelector('.panel.text strong').textContent").await, "Note:");
     assert_eq!(w.eval::<usize>("() => document.querySelectorAll('.panel.text li').length").await, 2);
 

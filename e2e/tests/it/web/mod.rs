@@ -36,6 +36,11 @@ pub async fn workspace_with_thread(admin: &Client, name: &str) -> (String, Strin
 }
 
 /// A dashboard with every panel type; its action presses `action_form`.
+/// The cells of the first dashboard tables' rows, as shown, with the
+/// spaces a locale writes inside a figure (no-break, narrow) read as one.
+pub const TABLE_CELLS: &str =
+    "() => [...document.querySelectorAll('.table-panel tbody tr')].map(r => [...r.cells].map(c => c.textContent.replace(/[\\u00a0\\u202f]/g, ' ')))";
+
 pub fn every_panel(action_form: &str) -> Value {
     json!({
         "title": "Service health",
@@ -46,8 +51,10 @@ pub fn every_panel(action_form: &str) -> Value {
              "series": [{"name": "api", "values": [120, 180, 150]}, {"name": "web", "values": [80, 95, 70]}]},
             {"type": "bar", "title": "Errors by service", "x": ["api", "web", "db"],
              "series": [{"name": "errors", "values": [7, 3, 11]}]},
-            {"type": "table", "title": "Slowest endpoints", "columns": ["endpoint", "p99 ms"],
-             "rows": [["/v1/search", 840], ["/v1/export", 1200]]},
+            {"type": "table", "title": "Slowest endpoints",
+             "columns": ["endpoint", {"label": "p99", "format": "number", "unit": "ms"}, {"label": "errors", "format": "percent"},
+                         {"label": "cost", "format": "currency", "unit": "EUR"}],
+             "rows": [["/v1/search", 840, 0.012, 1234.5], ["/v1/export", 1200, 0.07, 99]]},
             {"type": "text", "markdown": "**Note:** the database was *restarted* at 10:07.\n\n- api recovered\n- web recovered"},
             {"type": "action", "label": "Acknowledge", "form_id": action_form}
         ]
