@@ -39,6 +39,7 @@ pub fn router(state: AppState) -> Router {
         .route("/threads/{th}/members", get(people::thread_members).post(workspaces::share))
         .route("/threads/{th}/members/{user}", delete(people::unshare))
         .route("/threads/{th}/messages", post(workspaces::post_message))
+        .route("/threads/{th}/read", put(workspaces::mark_read))
         .route("/threads/{th}/artifacts", get(artifacts::list).post(artifacts::create))
         .route("/threads/{th}/events", get(events::thread))
         .route("/threads/{th}/runs", post(runs::start))

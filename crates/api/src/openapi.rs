@@ -11,7 +11,7 @@ use crate::routes::{agui, app_calls, artifacts, events, integrations, me, people
     paths(
         system::healthz, system::readyz, system::dev_token, system::me, me::waiting, me::waiting_stream,
         workspaces::list, workspaces::create, workspaces::add_member, workspaces::threads, workspaces::create_thread,
-        workspaces::post_message, workspaces::thread, workspaces::listed, workspaces::share,
+        workspaces::post_message, workspaces::thread, workspaces::listed, workspaces::share, workspaces::mark_read,
         people::members, people::remove_member, people::thread_members, people::unshare, people::sign_out,
         artifacts::create, artifacts::get, artifacts::edit, artifacts::archive, artifacts::list, artifacts::set_context,
         events::thread, events::workspace, events::append,

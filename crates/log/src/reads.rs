@@ -17,7 +17,9 @@ use crate::access::{artifact_access, listed_in, thread_access, workspace_access}
 use crate::auth::Authenticated;
 use crate::horizon::Horizon;
 use crate::store::envelopes::{self, Audited, Placed};
-use crate::store::{ArtifactRow, Db, Listed, StoredEnvelope, ThreadSummary, WorkspaceSummary, list_artifacts, load_artifact, members, threads};
+use crate::store::{
+    ArtifactRow, Db, Listed, StoredEnvelope, ThreadSummary, WorkspaceSummary, list_artifacts, load_artifact, members, read_marks, threads,
+};
 use crate::switches::SwitchStore;
 
 /// A thread the caller can read, with its role there.
@@ -99,8 +101,24 @@ impl Reads {
     pub async fn threads(&self, who: &Authenticated, workspace: &str) -> Result<Vec<ThreadSummary>, Error> {
         let p = who.principal();
         let access = workspace_access(&self.db, p, workspace).await?;
-        let visible_to = (access.role != Role::Admin).then_some(p.user.as_str());
-        threads::in_workspace(&self.db, access.workspace.as_str(), visible_to).await
+        let reader = self.reader(who).await;
+        threads::in_workspace(&self.db, access.workspace.as_str(), &reader, access.role == Role::Admin).await
+    }
+
+    /// The caller as a reader of threads: what is new to it is what anyone
+    /// else wrote or showed, as far as the log may be read.
+    async fn reader<'a>(&self, who: &'a Authenticated) -> threads::Reader<'a> {
+        let p = who.principal();
+        let actor = serde_json::to_string(&p.actor()).expect("an actor serializes");
+        threads::Reader { user: p.user.as_str(), actor, upto: self.horizon.caught_up().await }
+    }
+
+    /// Marks the thread read by the caller as far as `seq` (never back,
+    /// never past its last envelope): the mark as it now stands.
+    pub async fn mark_read(&self, who: &Authenticated, thread: &ThreadId, seq: i64) -> Result<i64, Error> {
+        let access = thread_access(&self.db, who.principal(), thread).await?;
+        access.allow(Action::Read)?;
+        read_marks::mark(&self.db, thread.as_str(), who.principal().user.as_str(), seq).await
     }
 
     /// The threads the caller is listed on (shared with it from outside
@@ -108,7 +126,8 @@ impl Reads {
     pub async fn listed_threads(&self, who: &Authenticated) -> Result<Vec<ThreadAccess>, Error> {
         let p = who.principal();
         let mut out = Vec::new();
-        for thread in threads::listing(&self.db, p.tenant.as_str(), p.user.as_str()).await? {
+        let reader = self.reader(who).await;
+        for thread in threads::listing(&self.db, p.tenant.as_str(), &reader).await? {
             // The role the caller has there, by the one rule.
             let access = thread_access(&self.db, p, &ThreadId::from_trusted(thread.id.clone())).await?;
             out.push(ThreadAccess { thread, role: access.role });

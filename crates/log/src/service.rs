@@ -316,6 +316,12 @@ impl LogService {
         self.reads().threads(who, workspace).await
     }
 
+    /// Marks the thread read by the caller as far as `seq`: the mark as it
+    /// now stands.
+    pub async fn mark_read(&self, who: &Authenticated, thread: &ThreadId, seq: i64) -> Result<i64, Error> {
+        self.reads().mark_read(who, thread, seq).await
+    }
+
     /// The threads the caller is listed on, newest first.
     pub async fn listed_threads(&self, who: &Authenticated) -> Result<Vec<ThreadAccess>, Error> {
         self.reads().listed_threads(who).await

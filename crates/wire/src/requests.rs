@@ -45,6 +45,15 @@ pub struct CreateThread {
 
 /// Lists a person on a thread: a member of a restricted thread, or someone
 /// outside the workspace the thread is shared with.
+/// How far the caller has read a thread: the `seq` of the last envelope
+/// it had in view.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct ReadMark {
+    pub seq: i64,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]

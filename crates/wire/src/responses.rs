@@ -111,6 +111,10 @@ pub struct Thread {
     /// `GET /v1/threads` say it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub role: Option<String>,
+    /// Whether something is new there for the caller: a message or an
+    /// artifact by anyone else after its read mark (the lists say it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unread: Option<bool>,
 }
 
 /// One page of a thread's or a workspace's envelopes.

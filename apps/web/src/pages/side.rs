@@ -4,7 +4,9 @@
 //! so a person moves between conversations without leaving the one they
 //! are in. Read again when the address changes (a thread or workspace just
 //! made shows at once); the lists are a chunk of their own, fetched once
-//! the page has painted. On a small screen it folds away behind a
+//! the page has painted; a thread with something new from someone else
+//! since the person last had its end in view is marked unread (bold, and
+//! "unread" to a screen reader). On a small screen it folds away behind a
 //! "Conversations" button, and folds again once a link in it is followed.
 
 use lattice_wire::{Thread, Workspace};
@@ -66,8 +68,15 @@ fn Lists() -> impl IntoView {
     let lists = RwSignal::new(None::<(Vec<(Workspace, Vec<Thread>)>, Vec<Thread>)>);
     let waiting = expect_context::<Waiting>();
     let path = use_location().pathname;
+    // Read again when the person comes back to the page, to see what is new
+    // elsewhere (and when the address or what waits changes).
+    let back = RwSignal::new(0_u32);
+    let focused = window_event_listener(leptos::ev::focus, move |_| back.update(|n| *n += 1));
+    on_cleanup(move || focused.remove());
     Effect::new(move |_| {
         path.track();
+        back.track();
+        waiting.0.track();
         leptos::task::spawn_local(async move {
             let Ok(workspaces) = api_client::get::<Vec<Workspace>>("/v1/workspaces").await else { return };
             let mut held = Vec::new();
@@ -85,10 +94,16 @@ fn Lists() -> impl IntoView {
             .map(|t| {
                 let id = t.id.clone();
                 let asks = Memo::new(move |_| waiting.in_thread(&id));
+                let href = format!("/t/{}", t.id);
+                // The thread in view is being read, whatever the list said.
+                let here = href.clone();
+                let listed_unread = t.unread == Some(true);
+                let unread = Memo::new(move |_| listed_unread && path.with(|p| *p != here));
                 view! {
                     <li>
-                        <A href=format!("/t/{}", t.id)>
+                        <A href=href attr:class=move || if unread.get() { "unread" } else { "" }>
                             {t.title}
+                            {move || unread.get().then(|| view! { <span class="sr">", unread"</span> })}
                             {move || asks.get().then(|| view! { " " <span class="mark">"form waiting"</span> })}
                         </A>
                     </li>

@@ -8,7 +8,7 @@ use super::path_id;
 use crate::error::ApiResult;
 use crate::extract::{Body, Caller};
 use crate::state::AppState;
-use lattice_wire::{AddMember, CreateThread, CreateWorkspace, Created, ErrorBody, PostMessage, Posted, ShareThread, Thread, Workspace};
+use lattice_wire::{AddMember, CreateThread, CreateWorkspace, Created, ErrorBody, PostMessage, Posted, ReadMark, ShareThread, Thread, Workspace};
 
 /// The caller's workspaces.
 #[utoipa::path(get, path = "/v1/workspaces", responses((status = 200, body = Vec<Workspace>)), security(("bearer" = [])))]
@@ -74,7 +74,26 @@ fn thread_of(t: lattice_log::ThreadSummary, role: Option<Role>) -> Thread {
         created_at: t.created_at,
         restricted: t.restricted,
         role: role.map(|r| r.as_str().to_owned()),
+        unread: t.unread,
     }
+}
+
+/// Marks the thread read by the caller as far as `seq` (the last envelope
+/// it had in view): never back, never past the thread's last envelope.
+/// Answers the mark as it now stands. Reading commands nothing: the mark is
+/// kept beside the log, not in it.
+#[utoipa::path(put, path = "/v1/threads/{th}/read", request_body = ReadMark,
+    responses((status = 200, body = ReadMark), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)),
+    params(("th" = String, Path)), security(("bearer" = [])))]
+pub async fn mark_read(
+    State(state): State<AppState>,
+    Caller(who): Caller,
+    Path(th): Path<String>,
+    Body(req): Body<ReadMark>,
+) -> ApiResult<Json<ReadMark>> {
+    let thread = path_id(ThreadId::parse, &th)?;
+    let seq = state.log.mark_read(&who, &thread, req.seq).await?;
+    Ok(Json(ReadMark { seq }))
 }
 
 /// A thread the caller can read, with the caller's role in it.

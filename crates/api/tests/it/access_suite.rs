@@ -351,6 +351,13 @@ fn table() -> Vec<Entry> {
             }),
         ),
         entry(
+            "PUT",
+            "/v1/threads/{th}/read",
+            both("mark the thread read", On::Thread, Needs(Read), |ids, _, which| {
+                (format!("/v1/threads/{}/read", ids.thread(which)), Some(json!({"seq": 1})))
+            }),
+        ),
+        entry(
             "POST",
             "/v1/threads/{th}/messages",
             both("post a message", On::Thread, Needs(Post), |ids, _, which| {

@@ -17,6 +17,7 @@ mod revocation;
 mod snapshots;
 mod stream;
 mod ui_model;
+mod unread;
 mod waiting;
 
 use axum::Router;

@@ -130,6 +130,8 @@ lattice_testkit::both_backends! {
         walk.ok::<Vec<wire::Thread>>("GET /v1/threads", &r);
         let r = send("POST", format!("/v1/threads/{th}/messages"), Some(ana.clone()), Some(json!({"text": "The API is down"}))).await;
         walk.ok::<wire::Posted>("POST /v1/threads/{th}/messages", &r);
+        let r = send("PUT", format!("/v1/threads/{th}/read"), Some(ana.clone()), Some(json!({"seq": 1}))).await;
+        walk.ok::<wire::ReadMark>("PUT /v1/threads/{th}/read", &r);
 
         // Artifacts: made, read, listed, edited, archived.
         let form = json!({"kind": "form", "data": {"title": "Severity", "schema": {"type": "object",

@@ -20,6 +20,7 @@ pub(crate) mod horizon;
 pub(crate) mod members;
 pub(crate) mod notify;
 mod people;
+pub(crate) mod read_marks;
 pub(crate) mod runs;
 pub(crate) mod sessions;
 pub(crate) mod switches;

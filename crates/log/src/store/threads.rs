@@ -7,6 +7,7 @@ use sqlx::Row;
 use sqlx::any::AnyRow;
 
 use super::db::{Db, db_error};
+use super::read_marks;
 use crate::clock::rfc3339;
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -17,6 +18,18 @@ pub struct ThreadSummary {
     pub created_by: String,
     pub created_at: String,
     pub restricted: bool,
+    /// Whether something is new there for the reader who listed it (a
+    /// list's; `None` where the thread was read for no one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unread: Option<bool>,
+}
+
+/// Who lists threads, for what is new to them: their user id, their
+/// envelope actor as stored, and how far the log may be read.
+pub(crate) struct Reader<'a> {
+    pub user: &'a str,
+    pub actor: String,
+    pub upto: i64,
 }
 
 const THREAD_COLUMNS: &str = "t.id, t.workspace, t.title, t.created_by, t.created_at, t.restricted";
@@ -29,6 +42,7 @@ fn thread_from_row(row: &AnyRow) -> Result<ThreadSummary, Error> {
         created_by: row.try_get(3).map_err(db_error)?,
         created_at: rfc3339(row.try_get(4).map_err(db_error)?),
         restricted: row.try_get::<i64, _>(5).map_err(db_error)? != 0,
+        unread: None,
     })
 }
 
@@ -71,35 +85,49 @@ pub(crate) async fn latest_readable(db: &Db, tenant: &str, user: Option<&str>) -
     row.map(|row| Ok((row.try_get::<String, _>(0).map_err(db_error)?, row.try_get(1).map_err(db_error)?))).transpose()
 }
 
-/// A workspace's threads, newest first: all of them, or (`visible_to`) the
-/// ones not restricted and the restricted ones that user is listed on.
-pub(crate) async fn in_workspace(db: &Db, workspace: &str, visible_to: Option<&str>) -> Result<Vec<ThreadSummary>, Error> {
-    let visible = if visible_to.is_some() { format!(" AND {}", visible_thread("t", "$2")) } else { String::new() };
-    let query = sqlx::query(sqlx::AssertSqlSafe(format!(
-        "SELECT {THREAD_COLUMNS} FROM threads t WHERE t.workspace = $1{visible} ORDER BY t.created_at DESC, t.id DESC"
+/// A workspace's threads, newest first, each with whether it is unread by
+/// `reader`: all of them (`whole`), or the ones not restricted and the
+/// restricted ones the reader is listed on.
+pub(crate) async fn in_workspace(db: &Db, workspace: &str, reader: &Reader<'_>, whole: bool) -> Result<Vec<ThreadSummary>, Error> {
+    let visible = if whole { String::new() } else { format!(" AND {}", visible_thread("t", "$2")) };
+    let unread = read_marks::unread("t", "$2", "$3", "$4");
+    let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+        "SELECT {THREAD_COLUMNS}, {unread} FROM threads t WHERE t.workspace = $1{visible} ORDER BY t.created_at DESC, t.id DESC"
     )))
-    .bind(workspace);
-    let query = match visible_to {
-        Some(user) => query.bind(user),
-        None => query,
-    };
-    let rows = query.fetch_all(&db.pool).await.map_err(db_error)?;
-    rows.iter().map(thread_from_row).collect()
+    .bind(workspace)
+    .bind(reader.user)
+    .bind(&reader.actor)
+    .bind(reader.upto)
+    .fetch_all(&db.pool)
+    .await
+    .map_err(db_error)?;
+    rows.iter().map(|row| read_by(row, 6)).collect()
 }
 
-/// The tenant's threads `user` is listed on, newest first (at most 500).
-pub(crate) async fn listing(db: &Db, tenant: &str, user: &str) -> Result<Vec<ThreadSummary>, Error> {
+/// The tenant's threads `reader` is listed on, newest first (at most 500),
+/// each with whether it is unread by them.
+pub(crate) async fn listing(db: &Db, tenant: &str, reader: &Reader<'_>) -> Result<Vec<ThreadSummary>, Error> {
+    let unread = read_marks::unread("t", "$2", "$3", "$4");
     let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
-        "SELECT {THREAD_COLUMNS}, s.role FROM threads t JOIN workspaces w ON w.id = t.workspace \
+        "SELECT {THREAD_COLUMNS}, {unread} FROM threads t JOIN workspaces w ON w.id = t.workspace \
          JOIN thread_members s ON s.thread = t.id AND s.user_id = $2 WHERE w.tenant = $1 \
          ORDER BY t.created_at DESC, t.id DESC LIMIT 500"
     )))
     .bind(tenant)
-    .bind(user)
+    .bind(reader.user)
+    .bind(&reader.actor)
+    .bind(reader.upto)
     .fetch_all(&db.pool)
     .await
     .map_err(db_error)?;
-    rows.iter().map(thread_from_row).collect()
+    rows.iter().map(|row| read_by(row, 6)).collect()
+}
+
+/// A thread of a list, with whether it is unread from column `at`.
+fn read_by(row: &AnyRow, at: usize) -> Result<ThreadSummary, Error> {
+    // EXISTS is a boolean in PostgreSQL and an integer in SQLite.
+    let unread = row.try_get::<bool, _>(at).or_else(|_| row.try_get::<i64, _>(at).map(|n| n != 0)).map_err(db_error)?;
+    Ok(ThreadSummary { unread: Some(unread), ..thread_from_row(row)? })
 }
 
 /// One thread, which must exist.

@@ -3,7 +3,8 @@
 //! at its newest message and kept there as messages arrive (a reader who
 //! scrolled up is left where they are and told "New messages"), Enter to
 //! send, drafts kept per thread, a person's messages told from the agent's
-//! at a glance, and times as people read them.
+//! at a glance, a thread with something new marked unread until its end
+//! is seen, and times as people read them.
 
 use lattice_e2e::browser::{Chrome, Window};
 use lattice_e2e::{Client, UpProcess};
@@ -68,6 +69,77 @@ async fn a_long_thread_opens_at_its_newest_message_with_the_composer_in_view() {
     w.page.locator(".new-pill").click(None).await.unwrap();
     w.until(NEWEST_ABOVE_THE_COMPOSER, "the newest message after the pill").await;
     w.until("() => !document.querySelector('.new-pill')", "the pill gone").await;
+}
+
+/// Whether `th` is unread for `who`, as the server's list says.
+async fn unread(who: &Client, ws: &str, th: &str) -> bool {
+    let threads = who.ok("GET", &format!("/v1/workspaces/{ws}/threads"), json!(null)).await;
+    threads.as_array().unwrap().iter().find(|t| t["id"] == th).expect("listed")["unread"].as_bool().expect("a list says unread")
+}
+
+/// Until `th`'s unread mark for `who` is `wanted` (within 5 s).
+async fn until_unread(who: &Client, ws: &str, th: &str, wanted: bool, what: &str) {
+    for _ in 0..100 {
+        if unread(who, ws, th).await == wanted {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    panic!("{what}: unread stayed {}", !wanted);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_thread_with_something_new_is_marked_unread_until_its_end_is_seen() {
+    let up = UpProcess::start_with(&[("LATTICE_RATE_WRITES_PER_SEC", "0")]).await;
+    let ana = Client::sign_in_as(&up.base, json!({"tenant": "t-unread", "user": "ana", "role": "tenant_admin"})).await;
+    let bob = Client::sign_in_as(&up.base, json!({"tenant": "t-unread", "user": "bob", "role": "member"})).await;
+    let (ws, first) = super::workspace_with_thread(&ana, "Planning").await;
+    let second = ana.ok("POST", &format!("/v1/workspaces/{ws}/threads"), json!({"title": "Retro"})).await["id"].as_str().unwrap().to_owned();
+    ana.ok("POST", &format!("/v1/workspaces/{ws}/members"), json!({"user": "bob", "role": "editor"})).await;
+    for i in 1..=60 {
+        bob.ok("POST", &format!("/v1/threads/{first}/messages"), json!({"text": format!("Note {i}")})).await;
+    }
+    bob.ok("POST", &format!("/v1/threads/{second}/messages"), json!({"text": "Are we on for Friday?"})).await;
+    assert!(unread(&ana, &ws, &first).await && unread(&ana, &ws, &second).await, "both new to ana");
+
+    // Opened at its newest message, the first thread is read; the other,
+    // not opened, is marked in the side list, in words for a screen reader.
+    let chrome = Chrome::launch().await;
+    let w = chrome.window(&up.base, &ana.token, "light", &format!("/t/{first}")).await;
+    messages(&w, 60).await;
+    until_unread(&ana, &ws, &first, false, "the thread opened at its end").await;
+    let side = "nav[aria-label='Conversations']";
+    let mark = |th: &str| format!("() => document.querySelector(\"{side} a[href='/t/{th}']\")?.classList.contains('unread')");
+    w.until(&mark(&second), "the other thread marked unread").await;
+    let said: String = w.eval(&format!("() => document.querySelector(\"{side} a[href='/t/{second}']\").textContent")).await;
+    assert_eq!(said, "Retro, unread");
+    assert!(!w.eval::<bool>(&mark(&first)).await, "the thread in view is not marked");
+
+    // A reader scrolled up has not seen what arrives below: still unread
+    // until the pill takes them down.
+    let _: bool = w.eval("() => { window.scrollTo(0, 0); return true }").await;
+    w.until("() => window.scrollY === 0", "scrolled up").await;
+    bob.ok("POST", &format!("/v1/threads/{first}/messages"), json!({"text": "One more thing"})).await;
+    messages(&w, 61).await;
+    w.until(&in_view(".new-pill"), "the New messages pill").await;
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    assert!(unread(&ana, &ws, &first).await, "read while scrolled up");
+    w.page.locator(".new-pill").click(None).await.unwrap();
+    until_unread(&ana, &ws, &first, false, "the pill took her to the end").await;
+
+    // Opening the other reads it; left, it is no longer marked.
+    w.page.locator(format!("{side} a[href='/t/{second}']")).click(None).await.unwrap();
+    messages(&w, 1).await;
+    until_unread(&ana, &ws, &second, false, "the other thread opened").await;
+    w.page.locator(format!("{side} a[href='/t/{first}']")).click(None).await.unwrap();
+    messages(&w, 61).await;
+    w.until(&format!("() => !!document.querySelector(\"{side} a[href='/t/{second}']\")"), "the list read again").await;
+    assert!(!w.eval::<bool>(&mark(&second)).await, "read, so not marked");
+
+    // Something new elsewhere is marked when she comes back to the page.
+    bob.ok("POST", &format!("/v1/threads/{second}/messages"), json!({"text": "Friday it is"})).await;
+    let _: bool = w.eval("() => { window.dispatchEvent(new Event('focus')); return true }").await;
+    w.until(&mark(&second), "marked again, read on coming back").await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -35,12 +35,12 @@ pub async fn workspace_with_thread(admin: &Client, name: &str) -> (String, Strin
     (ws, th)
 }
 
-/// A dashboard with every panel type; its action presses `action_form`.
 /// The cells of the first dashboard tables' rows, as shown, with the
 /// spaces a locale writes inside a figure (no-break, narrow) read as one.
 pub const TABLE_CELLS: &str =
     "() => [...document.querySelectorAll('.table-panel tbody tr')].map(r => [...r.cells].map(c => c.textContent.replace(/[\\u00a0\\u202f]/g, ' ')))";
 
+/// A dashboard with every panel type; its action presses `action_form`.
 pub fn every_panel(action_form: &str) -> Value {
     json!({
         "title": "Service health",

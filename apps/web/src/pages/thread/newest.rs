@@ -39,8 +39,9 @@ pub(super) fn to_the_end() {
 
 /// Follows the page's end while the reader is there; returns whether
 /// items arrived below a reader who is not (`count`: how many items the
-/// thread has).
-pub(super) fn follow(count: Memo<usize>) -> RwSignal<bool> {
+/// thread has). `seen` is told whenever the reader has the newest item in
+/// view: arrived while they were at the end, or reached by scrolling.
+pub(super) fn follow(count: Memo<usize>, seen: impl Fn() + Clone + 'static) -> RwSignal<bool> {
     let unseen = RwSignal::new(false);
     let following = StoredValue::new(true);
     LAST_Y.set(scroll_y());
@@ -49,11 +50,13 @@ pub(super) fn follow(count: Memo<usize>) -> RwSignal<bool> {
     // keeping the view steady as something above grows (which moves it
     // down), nor the page getting shorter (which moves it up); coming back
     // to the end starts it again.
+    let reached = seen.clone();
     let scrolled = window_event_listener(leptos::ev::scroll, move |_| {
         let (y, h) = (scroll_y(), scroll_height());
         if at_the_end() {
             following.set_value(true);
             unseen.set(false);
+            reached();
         } else if y < LAST_Y.get() - 1.0 && h >= LAST_H.get() {
             following.set_value(false);
         }
@@ -85,9 +88,11 @@ pub(super) fn follow(count: Memo<usize>) -> RwSignal<bool> {
     Effect::new(move |before: Option<usize>| {
         let now = count.get();
         if before.is_some_and(|b| now > b) {
+            let seen = seen.clone();
             request_animation_frame(move || {
                 if following.get_value() {
                     to_the_end();
+                    seen();
                 } else {
                     unseen.set(true);
                 }

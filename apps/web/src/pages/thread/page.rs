@@ -22,6 +22,14 @@ use crate::data::paths::{events_path, record_path};
 use crate::data::thread_fold::{self, Item, Thread};
 use crate::data::{api_client, stream};
 
+/// The part of a thread's record this page reads (`lattice_wire::Thread`).
+#[derive(serde::Deserialize)]
+struct Placed {
+    #[serde(default)]
+    restricted: bool,
+    role: Option<String>,
+}
+
 #[component]
 pub fn ThreadPage() -> impl IntoView {
     let params = use_params_map();
@@ -117,7 +125,7 @@ fn ThreadView(id: String) -> impl IntoView {
     let restricted = RwSignal::new(false);
     let th = id.clone();
     leptos::task::spawn_local(async move {
-        if let Ok(thread) = api_client::get::<lattice_wire::Thread>(&record_path(&th)).await {
+        if let Ok(thread) = api_client::get::<Placed>(&record_path(&th)).await {
             restricted.try_set(thread.restricted);
             role.try_set(thread.role);
         }
@@ -127,7 +135,19 @@ fn ThreadView(id: String) -> impl IntoView {
     let title = Memo::new(move |_| state.with(|t| t.title.clone()));
     let items = move || state.with(|t| t.items.clone());
     let count = Memo::new(move |_| state.with(|t| t.items.len()));
-    let unseen = newest::follow(count);
+    // What the reader has seen is read, as far as the newest envelope
+    // (`lattice_wire::ReadMark`; what it answers is not read).
+    let path: std::rc::Rc<str> = format!("{}/read", record_path(&id)).into();
+    let marked = std::rc::Rc::new(std::cell::Cell::new(0_i64));
+    let unseen = newest::follow(count, move || {
+        let seq = state.with_untracked(|t| t.last_seq);
+        if seq > marked.replace(seq.max(marked.get())) {
+            let path = path.clone();
+            leptos::task::spawn_local(async move {
+                let _ = api_client::put::<serde::de::IgnoredAny>(&path, &serde_json::json!({ "seq": seq })).await;
+            });
+        }
+    });
     // Until the stream has said what is there, nothing is said of it being empty.
     let empty = move || role.with(Option::is_some) && count.get() == 0 && title.with(|t| !t.is_empty());
     // The heading holds its place while the thread loads: nothing below it moves.

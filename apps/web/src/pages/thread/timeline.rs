@@ -8,9 +8,12 @@ use std::rc::Rc;
 use lattice_core::policy::Action;
 use lattice_ui::hints::UiHints;
 use lattice_ui::tool_names::ASK_FORM;
-use lattice_wire::{Answer, Answered, Run};
+use lattice_wire::Answer;
+// What a cancel or an answer answers (`Run`, `Answered`) is not read: the
+// stream tells it.
 use leptos::prelude::*;
 use serde::Deserialize;
+use serde::de::IgnoredAny;
 use serde_json::{Value, json};
 
 use super::artifacts::{app_view, artifact_view};
@@ -44,7 +47,7 @@ pub(super) fn item_view(ctx: Ctx, item: Item) -> AnyView {
             let cancel = move |_| {
                 let run = run.clone();
                 leptos::task::spawn_local(async move {
-                    if let Err(e) = api_client::post::<Run>(&format!("/v1/runs/{run}/cancel"), &json!({})).await {
+                    if let Err(e) = api_client::post::<IgnoredAny>(&format!("/v1/runs/{run}/cancel"), &json!({})).await {
                         refused.set(Some(e.message()));
                     }
                 });
@@ -143,7 +146,7 @@ fn ask_form_view(ctx: Ctx, run: String, tool_call_id: String, args: Value, expir
         let on_send: Sender = Rc::new(move |values: Value| {
             let path = format!("/v1/runs/{run}/answers");
             let body = Answer { tool_call_id: tool_call_id.clone(), answer: values };
-            Box::pin(async move { api_client::post::<Answered>(&path, &body).await.map(|_| ()) })
+            Box::pin(async move { api_client::post::<IgnoredAny>(&path, &body).await.map(|_| ()) })
         });
         let form = lazy_form(FormProps {
             id: format!("req-{}", heading_id.trim_end_matches("-title").trim_start_matches("req-")),
