@@ -131,6 +131,8 @@ pub struct UpProcess {
     /// The apps origin.
     pub apps: String,
     dir: PathBuf,
+    ports: (u16, u16),
+    env: Vec<(String, String)>,
 }
 
 impl UpProcess {
@@ -144,6 +146,11 @@ impl UpProcess {
         let apps_port = free_port();
         let dir = std::env::temp_dir().join(format!("lattice-up-{port}"));
         std::fs::create_dir_all(&dir).unwrap();
+        let env = env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        Self::spawn((port, apps_port), dir, env).await
+    }
+
+    async fn spawn((port, apps_port): (u16, u16), dir: PathBuf, env: Vec<(String, String)>) -> Self {
         let mut cmd = Command::new(binary());
         cmd.arg("up")
             .current_dir(&dir)
@@ -158,15 +165,38 @@ impl UpProcess {
             .env_remove("LATTICE_NATS_URL")
             .stdout(Stdio::null())
             .stderr(Stdio::inherit());
-        for (k, v) in env {
+        for (k, v) in &env {
             cmd.env(k, v);
         }
         let child = cmd.spawn().expect("starting lattice up");
         // A listen address of the caller's own is reached on loopback.
-        let port = env.iter().find(|(k, _)| *k == "LATTICE_HTTP_ADDR").and_then(|(_, addr)| addr.rsplit(':').next()?.parse().ok()).unwrap_or(port);
-        let process = Self { child, base: format!("http://127.0.0.1:{port}"), apps: format!("http://localhost:{apps_port}"), dir };
+        let listening =
+            env.iter().find(|(k, _)| k == "LATTICE_HTTP_ADDR").and_then(|(_, addr)| addr.rsplit(':').next()?.parse().ok()).unwrap_or(port);
+        let process = Self {
+            child,
+            base: format!("http://127.0.0.1:{listening}"),
+            apps: format!("http://localhost:{apps_port}"),
+            dir,
+            ports: (port, apps_port),
+            env,
+        };
         wait_ready(&process.base).await;
         process
+    }
+
+    /// Killed (SIGKILL): its connections cut, its data kept.
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// Started again (after [`Self::kill`]) on the same addresses and data.
+    pub async fn start_again(mut self) -> Self {
+        self.kill();
+        let (ports, dir, env) = (self.ports, self.dir.clone(), std::mem::take(&mut self.env));
+        // Its folder is kept for the new process.
+        std::mem::forget(self);
+        Self::spawn(ports, dir, env).await
     }
 
     /// The process's id (to read its memory from /proc).

@@ -41,12 +41,6 @@ fn cell(column: &Column, v: &Value) -> String {
     format.call1(&JsValue::NULL, &JsValue::from_f64(n)).ok().and_then(|s| s.as_string()).unwrap_or_else(|| figure(v))
 }
 
-/// A column of figures' cells line up by their last digit (its style here,
-/// in the dashboards' chunk, not in the first load's sheet).
-fn aligned(column: &Column) -> Option<&'static str> {
-    (column.format() != CellFormat::Text).then_some("text-align: right; font-variant-numeric: tabular-nums")
-}
-
 /// `on_action` presses an action panel's button: a submission to its form.
 #[component]
 pub fn DashboardView(id: String, dashboard: Dashboard, #[prop(into)] on_action: Callback<String>) -> impl IntoView {
@@ -69,7 +63,10 @@ pub fn DashboardView(id: String, dashboard: Dashboard, #[prop(into)] on_action: 
                 Panel::Line(chart) => view! { <div class="panel"><ChartView chart kind=Kind::Line id=pid/></div> }.into_any(),
                 Panel::Bar(chart) => view! { <div class="panel"><ChartView chart kind=Kind::Bar id=pid/></div> }.into_any(),
                 Panel::Table { title, columns, rows } => {
-                    let head = columns.iter().map(|c| view! { <th scope="col" style=aligned(c)>{c.label().to_owned()}</th> }).collect_view();
+                    let head = columns
+                        .iter()
+                        .map(|c| view! { <th scope="col" class:num=c.format() != CellFormat::Text>{c.label().to_owned()}</th> })
+                        .collect_view();
                     let text = Column::Heading(String::new());
                     let body = rows
                         .into_iter()
@@ -79,7 +76,7 @@ pub fn DashboardView(id: String, dashboard: Dashboard, #[prop(into)] on_action: 
                                 .enumerate()
                                 .map(|(i, v)| {
                                     let column = columns.get(i).unwrap_or(&text);
-                                    view! { <td style=aligned(column)>{cell(column, v)}</td> }
+                                    view! { <td class:num=column.format() != CellFormat::Text>{cell(column, v)}</td> }
                                 })
                                 .collect_view();
                             view! { <tr>{cells}</tr> }

@@ -11,6 +11,7 @@ mod harness;
 mod revocation;
 mod roles;
 pub mod small_screens;
+mod states;
 pub mod streaming;
 mod submissions;
 mod waiting;
