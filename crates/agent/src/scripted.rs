@@ -104,7 +104,7 @@ impl Model for ShowDashboard {
                         {"type": "line", "title": "Requests per minute", "x": ["09:00", "10:00", "11:00", "12:00"],
                             "series": [{"name": "api", "values": [1200, 1350, 1280, 1410]},
                                        {"name": "web", "values": [800, 870, 910, 880]}]},
-                        {"type": "table", "title": "Slowest endpoints", "columns": ["endpoint", "p99 ms"],
+                        {"type": "table", "title": "Slowest endpoints", "columns": ["endpoint", {"label": "p99", "format": "number", "unit": "ms"}],
                             "rows": [["/v1/search", 412], ["/v1/export", 388], ["/v1/login", 120]]}
                     ]
                 }),
