@@ -146,7 +146,8 @@ pub struct Config {
     pub request_timeout_secs: u64,
     /// Browser origins whose pages may call `/mcp` (CORS), comma-separated
     /// (LATTICE_MCP_ALLOWED_ORIGINS, e.g. `https://host.example`); unset:
-    /// none, and a request from any browser origin is refused.
+    /// none, and a request from any browser origin but the server's own
+    /// is refused.
     pub mcp_allowed_origins: Option<String>,
     /// The OAuth authorization servers that issue tokens for `/mcp`,
     /// comma-separated (LATTICE_MCP_AUTHORIZATION_SERVERS): named in its

@@ -157,8 +157,14 @@ fn session_not_found() -> Response {
     ApiError(Error::NotFound).into_response()
 }
 
-async fn admit(log: LogService, guard: Arc<Guard>, served: Arc<Served>, trusted: TrustedProxies, req: Request, next: Next) -> Response {
+async fn admit(log: LogService, guard: Arc<Guard>, served: Arc<Served>, trusted: TrustedProxies, mut req: Request, next: Next) -> Response {
     let origin = origin(&trusted, &req);
+    // A page of the origin the request was addressed by (a name the Host
+    // check let through) is no rebinding: it goes on as a request with no
+    // `Origin`, and rmcp refuses every other one not configured.
+    if req.headers().get(header::ORIGIN).is_some_and(|o| o.as_bytes() == origin.url().as_bytes()) {
+        req.headers_mut().remove(header::ORIGIN);
+    }
     let header = req.headers().get(header::AUTHORIZATION).map(HeaderValue::as_bytes);
     // The token verified and not ended by a sign-out, as on every surface.
     let who = match log.authenticate(header).await {
