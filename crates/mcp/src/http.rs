@@ -46,7 +46,7 @@ pub fn router(exporter: Exporter, guard: Arc<Guard>, allowed_origins: Vec<String
     config.session_store = Some(Arc::new(crate::sessions::SharedSessions(table.clone())));
     let manager = Arc::new(LocalSessionManager::default());
     let served = Served::start(table, manager.clone());
-    let service = StreamableHttpService::new(move || Ok(exporter.clone()), manager, config);
+    let service = StreamableHttpService::new(move || Ok(exporter.for_a_session()), manager, config);
     // rmcp's own HTTP-level refusals (a method it does not take, an Accept
     // or Content-Type it does not, a session it cannot find) are plain
     // text: written through the one mapping like every other. Its

@@ -18,6 +18,7 @@ mod listing;
 mod scope;
 mod sessions;
 pub mod stdio;
+mod subscriptions;
 mod views;
 
 use std::sync::Arc;
@@ -27,7 +28,8 @@ use rmcp::ErrorData as McpError;
 use rmcp::handler::server::ServerHandler;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, ExtensionCapabilities, Implementation, ListResourceTemplatesResult, ListResourcesResult,
-    ListToolsResult, MetaObject, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig,
+    ListToolsResult, MetaObject, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, ServerCapabilities,
+    ServerConfig, SubscribeRequestParams, UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleServer};
 use serde_json::{Value, json};
@@ -49,6 +51,8 @@ pub struct Exporter {
     sdk: Option<Arc<str>>,
     /// Switch flips, told to the sessions of the tenants they concern.
     flips: flips::Flips,
+    /// The resources this session follows (`subscriptions`).
+    subscriptions: subscriptions::Subscriptions,
 }
 
 impl Exporter {
@@ -56,7 +60,13 @@ impl Exporter {
     /// host's API uses, where both run in one process.
     pub fn over_http(log: LogService, apps: lattice_app_calls::AppCalls) -> Self {
         let flips = flips::Flips::new(log.clone());
-        Self { apps, log, fixed: None, sdk: None, flips }
+        Self { apps, log, fixed: None, sdk: None, flips, subscriptions: Default::default() }
+    }
+
+    /// This exporter for a new session: the same parts, none of another
+    /// session's subscriptions.
+    pub fn for_a_session(&self) -> Self {
+        Self { subscriptions: Default::default(), ..self.clone() }
     }
 
     /// The exporter for one caller, whatever the requests carry (stdio).
@@ -120,7 +130,13 @@ impl ServerHandler for Exporter {
         let ui = json!({"mimeTypes": [UI_MIME]});
         extensions.insert("io.modelcontextprotocol/ui".into(), ui.as_object().cloned().unwrap_or_default());
         ServerConfig::new(
-            ServerCapabilities::builder().enable_tools().enable_tool_list_changed().enable_resources().enable_extensions_with(extensions).build(),
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_tool_list_changed()
+                .enable_resources()
+                .enable_resources_subscribe()
+                .enable_extensions_with(extensions)
+                .build(),
         )
         .with_server_info(Implementation::new("lattice", env!("CARGO_PKG_VERSION")))
         .with_instructions(
@@ -172,11 +188,25 @@ impl ServerHandler for Exporter {
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, McpError> {
         self.caller(&context).await?;
-        Ok(ListResourceTemplatesResult::with_all_items(views::templates()))
+        Ok(ListResourceTemplatesResult::with_all_items(views::templates().into_iter().chain(subscriptions::templates()).collect()))
     }
 
     async fn read_resource(&self, request: ReadResourceRequestParams, context: RequestContext<RoleServer>) -> Result<ReadResourceResponse, McpError> {
         let who = self.caller(&context).await?;
+        if let Some(read) = subscriptions::read(&self.log, &who, &request.uri).await {
+            return Ok(ReadResourceResult::new(read?).into());
+        }
         Ok(views::read(&self.log, &who, &request.uri, self.sdk.as_deref()).await?.into())
+    }
+
+    async fn subscribe(&self, request: SubscribeRequestParams, context: RequestContext<RoleServer>) -> Result<(), McpError> {
+        let who = self.caller(&context).await?;
+        self.subscriptions.subscribe(&self.log, who, &request.uri, context.peer).await
+    }
+
+    async fn unsubscribe(&self, request: UnsubscribeRequestParams, context: RequestContext<RoleServer>) -> Result<(), McpError> {
+        self.caller(&context).await?;
+        self.subscriptions.unsubscribe(&request.uri);
+        Ok(())
     }
 }

@@ -7,6 +7,7 @@ mod access_suite;
 mod app_calls;
 mod one_way;
 mod over_http;
+mod subscriptions;
 
 use axum::body::Body;
 use axum::http::{Request, StatusCode};
@@ -76,10 +77,15 @@ impl Stack {
     /// An MCP session of the token's holder, through a host that cannot
     /// ask its person anything.
     pub async fn mcp(&self, token: &str) -> RunningService<RoleClient, CannotAsk> {
+        self.mcp_with(token, CannotAsk).await
+    }
+
+    /// An MCP session of the token's holder, through `host`.
+    pub async fn mcp_with<H: rmcp::ClientHandler>(&self, token: &str, host: H) -> RunningService<RoleClient, H> {
         let who = self.log.authenticator().verify(token).expect("a token of this deployment");
         let exporter = Exporter::over_http(self.log.clone(), self.apps.clone()).acting_as(who);
         let (server_io, client_io) = tokio::io::duplex(1 << 20);
-        let (server, client) = tokio::join!(exporter.serve(server_io), CannotAsk.serve(client_io));
+        let (server, client) = tokio::join!(exporter.serve(server_io), host.serve(client_io));
         let server = server.expect("the exporter starts a session");
         tokio::spawn(async move {
             let _ = server.waiting().await;

@@ -1,0 +1,165 @@
+//! A client follows a form's answers and an artifact without polling
+//! (`resources/subscribe`, issue 45): told within a second of a new answer
+//! or a new version, only while it may read them, and no more once it
+//! unsubscribed; a session's subscriptions are bounded.
+//!
+//! rmcp calls `resources/subscribe` legacy (2026-07-28 has
+//! `subscriptions/listen`): it is what a client of 2025-11-25 sends.
+#![allow(deprecated)]
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use lattice_core::TenantRole;
+use rmcp::model::{ReadResourceRequestParams, ResourceUpdatedNotificationParam, SubscribeRequestParams, UnsubscribeRequestParams};
+use rmcp::service::{NotificationContext, RoleClient, RunningService};
+use serde_json::{Value, json};
+
+use crate::Stack;
+
+/// A host that keeps the URIs it is told were updated, as they come.
+#[derive(Clone, Default)]
+struct Hears(Arc<Mutex<Vec<String>>>);
+
+impl rmcp::ClientHandler for Hears {
+    async fn on_resource_updated(&self, params: ResourceUpdatedNotificationParam, _context: NotificationContext<RoleClient>) {
+        self.0.lock().unwrap().push(params.uri);
+    }
+}
+
+impl Hears {
+    fn heard(&self) -> Vec<String> {
+        self.0.lock().unwrap().clone()
+    }
+
+    /// How long until `uri` was heard (again: `times` in all), within `within`.
+    async fn until(&self, uri: &str, times: usize, within: Duration) -> Option<Duration> {
+        let start = Instant::now();
+        while start.elapsed() < within {
+            if self.heard().iter().filter(|u| *u == uri).count() >= times {
+                return Some(start.elapsed());
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        None
+    }
+}
+
+fn token(user: &str, role: TenantRole) -> String {
+    lattice_testkit::authenticator().mint(&lattice_testkit::principal("t1", user, role, false))
+}
+
+async fn form(s: &Stack, alice: &str, th: &str, title: &str) -> String {
+    let data = json!({"title": title, "schema": {"type": "object", "properties": {"ok": {"type": "boolean"}}}, "submissions": "many"});
+    s.ok("POST", &format!("/v1/threads/{th}/artifacts"), alice, Some(json!({"kind": "form", "data": data}))).await["id"].as_str().unwrap().to_owned()
+}
+
+async fn answer(s: &Stack, who: &str, th: &str, form: &str) {
+    // A form that takes many answers takes each with a nonce of its own.
+    static NONCES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let nonce = format!("answer-{:08}", NONCES.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
+    let data = json!({"form_id": form, "form_version": 1, "values": {"ok": true}, "nonce": nonce});
+    s.ok("POST", &format!("/v1/threads/{th}/artifacts"), who, Some(json!({"kind": "submission", "data": data}))).await;
+}
+
+async fn read(client: &RunningService<RoleClient, Hears>, uri: &str) -> Value {
+    let read = client.read_resource(ReadResourceRequestParams::new(uri)).await.expect("readable");
+    let text = serde_json::to_value(&read.contents[0]).unwrap()["text"].as_str().unwrap().to_owned();
+    serde_json::from_str(&text).unwrap()
+}
+
+lattice_testkit::both_backends! {
+    async fn a_subscribed_client_hears_of_a_new_answer_within_a_second(backend: Backend) {
+        let s = Stack::new(backend, "").await;
+        let alice = token("alice", TenantRole::Member);
+        let rita = token("rita", TenantRole::Member);
+        let ws = s.ok("POST", "/v1/workspaces", &alice, Some(json!({"name": "W"}))).await["id"].as_str().unwrap().to_owned();
+        let th = s.ok("POST", &format!("/v1/workspaces/{ws}/threads"), &alice, Some(json!({"title": "T"}))).await["id"].as_str().unwrap().to_owned();
+        s.ok("POST", &format!("/v1/workspaces/{ws}/members"), &alice, Some(json!({"user": "rita", "role": "respondent"}))).await;
+        s.ok("POST", &format!("/v1/workspaces/{ws}/members"), &alice, Some(json!({"user": "bob", "role": "viewer"}))).await;
+        let asked = form(&s, &alice, &th, "Lunch?").await;
+        let answers = format!("lattice://artifacts/{asked}/submissions");
+        let head = format!("lattice://artifacts/{asked}");
+
+        let hears = Hears::default();
+        let client = s.mcp_with(&alice, hears.clone()).await;
+        let info = client.peer_info().expect("the server said who it is");
+        assert_eq!(info.capabilities.resources.as_ref().and_then(|r| r.subscribe), Some(true), "subscribe is declared");
+        client.subscribe(SubscribeRequestParams::new(answers.clone())).await.expect("subscribed");
+        client.subscribe(SubscribeRequestParams::new(head.clone())).await.expect("subscribed");
+        assert_eq!(read(&client, &answers).await["submissions"].as_array().unwrap().len(), 0);
+
+        // An answer, through the API as the chat's: heard within a second.
+        answer(&s, &rita, &th, &asked).await;
+        let took = hears.until(&answers, 1, Duration::from_secs(1)).await.expect("told of the answer within 1 s");
+        println!("a new answer reached a subscribed client in {} ms", took.as_millis());
+        let now = read(&client, &answers).await;
+        assert_eq!(now["submissions"][0]["by"], "rita", "{now}");
+
+        // A new version of the artifact itself.
+        s.ok("POST", &format!("/v1/artifacts/{asked}/archive"), &alice, Some(json!({}))).await;
+        hears.until(&head, 1, Duration::from_secs(1)).await.expect("told of the new version within 1 s");
+        assert_eq!(read(&client, &head).await["archived"], true);
+
+        // Unsubscribed: told no more.
+        client.unsubscribe(UnsubscribeRequestParams::new(answers.clone())).await.expect("unsubscribed");
+        let before = hears.heard().len();
+        let again = form(&s, &alice, &th, "Dinner?").await;
+        answer(&s, &rita, &th, &again).await;
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        assert_eq!(hears.heard().len(), before, "nothing after unsubscribing: {:?}", hears.heard());
+    }
+}
+
+lattice_testkit::both_backends! {
+    async fn only_what_the_caller_may_read_and_a_bounded_number(backend: Backend) {
+        let s = Stack::new(backend, "").await;
+        let alice = token("alice", TenantRole::Member);
+        let rita = token("rita", TenantRole::Member);
+        let bob = token("bob", TenantRole::Member);
+        let ws = s.ok("POST", "/v1/workspaces", &alice, Some(json!({"name": "W"}))).await["id"].as_str().unwrap().to_owned();
+        let th = s.ok("POST", &format!("/v1/workspaces/{ws}/threads"), &alice, Some(json!({"title": "T"}))).await["id"].as_str().unwrap().to_owned();
+        s.ok("POST", &format!("/v1/workspaces/{ws}/members"), &alice, Some(json!({"user": "rita", "role": "respondent"}))).await;
+        s.ok("POST", &format!("/v1/workspaces/{ws}/members"), &alice, Some(json!({"user": "bob", "role": "viewer"}))).await;
+        let asked = form(&s, &alice, &th, "Lunch?").await;
+        let answers = format!("lattice://artifacts/{asked}/submissions");
+
+        // Another tenant's caller: not found, as every read of it.
+        let mal = lattice_testkit::authenticator().mint(&lattice_testkit::principal("t2", "mal", TenantRole::TenantAdmin, false));
+        let outsider = s.mcp_with(&mal, Hears::default()).await;
+        let refused = outsider.subscribe(SubscribeRequestParams::new(answers.clone())).await.expect_err("not found");
+        assert!(refused.to_string().contains("no resource"), "{refused}");
+        for bad in ["lattice://artifacts/", "lattice://artifacts/../x", "lattice://elsewhere"] {
+            assert!(outsider.subscribe(SubscribeRequestParams::new(bad)).await.is_err(), "{bad}");
+        }
+
+        // Bob reads, so follows; taken off the workspace, he hears nothing more.
+        let hears = Hears::default();
+        let viewer = s.mcp_with(&bob, hears.clone()).await;
+        viewer.subscribe(SubscribeRequestParams::new(answers.clone())).await.expect("a viewer follows");
+        answer(&s, &rita, &th, &asked).await;
+        hears.until(&answers, 1, Duration::from_secs(1)).await.expect("heard while a member");
+        s.ok("DELETE", &format!("/v1/workspaces/{ws}/members/bob"), &alice, None).await;
+        answer(&s, &rita, &th, &asked).await;
+        tokio::time::sleep(Duration::from_millis(600)).await;
+        assert_eq!(hears.heard().iter().filter(|u| **u == answers).count(), 1, "nothing once he may not read it: {:?}", hears.heard());
+
+        // At most 64 at once: the 64th passes, the 65th is refused; the
+        // same URI again is no new one.
+        let client = s.mcp_with(&alice, Hears::default()).await;
+        let mut uris = Vec::new();
+        for i in 0..32 {
+            let id = form(&s, &alice, &th, &format!("F{i}")).await;
+            uris.push(format!("lattice://artifacts/{id}"));
+            uris.push(format!("lattice://artifacts/{id}/submissions"));
+        }
+        for uri in &uris {
+            client.subscribe(SubscribeRequestParams::new(uri.clone())).await.expect("within the bound");
+        }
+        client.subscribe(SubscribeRequestParams::new(uris[0].clone())).await.expect("the same one again");
+        let over = client.subscribe(SubscribeRequestParams::new(answers.clone())).await.expect_err("one over");
+        assert!(over.to_string().contains("at most 64"), "{over}");
+        client.unsubscribe(UnsubscribeRequestParams::new(uris[0].clone())).await.unwrap();
+        client.subscribe(SubscribeRequestParams::new(answers.clone())).await.expect("room again");
+    }
+}
