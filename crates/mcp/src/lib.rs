@@ -11,6 +11,7 @@
 
 mod app_calls;
 mod calls;
+mod completion;
 mod fallback;
 mod flips;
 pub mod http;
@@ -27,9 +28,9 @@ use lattice_log::{Authenticated, LogService};
 use rmcp::ErrorData as McpError;
 use rmcp::handler::server::ServerHandler;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, ExtensionCapabilities, Implementation, ListResourceTemplatesResult, ListResourcesResult,
-    ListToolsResult, MetaObject, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, ServerCapabilities,
-    ServerConfig, SubscribeRequestParams, UnsubscribeRequestParams,
+    CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, ExtensionCapabilities, Implementation,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, MetaObject, PaginatedRequestParams, ReadResourceRequestParams,
+    ReadResourceResponse, ReadResourceResult, ServerCapabilities, ServerConfig, SubscribeRequestParams, UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleServer};
 use serde_json::{Value, json};
@@ -135,6 +136,7 @@ impl ServerHandler for Exporter {
                 .enable_tool_list_changed()
                 .enable_resources()
                 .enable_resources_subscribe()
+                .enable_completions()
                 .enable_extensions_with(extensions)
                 .build(),
         )
@@ -197,6 +199,12 @@ impl ServerHandler for Exporter {
             return Ok(ReadResourceResult::new(read?).into());
         }
         Ok(views::read(&self.log, &who, &request.uri, self.sdk.as_deref()).await?.into())
+    }
+
+    async fn complete(&self, request: CompleteRequestParams, context: RequestContext<RoleServer>) -> Result<CompleteResult, McpError> {
+        let who = self.caller(&context).await?;
+        let info = completion::complete(&self.log, &who, &request.r#ref, &request.argument.name, &request.argument.value).await;
+        Ok(CompleteResult::new(info))
     }
 
     async fn subscribe(&self, request: SubscribeRequestParams, context: RequestContext<RoleServer>) -> Result<(), McpError> {

@@ -7,7 +7,7 @@ mod access_suite;
 mod app_calls;
 mod one_way;
 mod over_http;
-mod subscriptions;
+mod resources;
 
 use axum::body::Body;
 use axum::http::{Request, StatusCode};

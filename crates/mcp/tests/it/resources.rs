@@ -1,7 +1,8 @@
 //! A client follows a form's answers and an artifact without polling
 //! (`resources/subscribe`, issue 45): told within a second of a new answer
 //! or a new version, only while it may read them, and no more once it
-//! unsubscribed; a session's subscriptions are bounded.
+//! unsubscribed; a session's subscriptions are bounded. And the templates'
+//! `{id}` completes to the caller's artifacts (`completion/complete`).
 //!
 //! rmcp calls `resources/subscribe` legacy (2026-07-28 has
 //! `subscriptions/listen`): it is what a client of 2025-11-25 sends.
@@ -11,7 +12,10 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use lattice_core::TenantRole;
-use rmcp::model::{ReadResourceRequestParams, ResourceUpdatedNotificationParam, SubscribeRequestParams, UnsubscribeRequestParams};
+use rmcp::model::{
+    ArgumentInfo, CompleteRequestParams, ReadResourceRequestParams, Reference, ResourceUpdatedNotificationParam, SubscribeRequestParams,
+    UnsubscribeRequestParams,
+};
 use rmcp::service::{NotificationContext, RoleClient, RunningService};
 use serde_json::{Value, json};
 
@@ -161,5 +165,42 @@ lattice_testkit::both_backends! {
         assert!(over.to_string().contains("at most 64"), "{over}");
         client.unsubscribe(UnsubscribeRequestParams::new(uris[0].clone())).await.unwrap();
         client.subscribe(SubscribeRequestParams::new(answers.clone())).await.expect("room again");
+    }
+}
+
+async fn completed(client: &RunningService<RoleClient, Hears>, reference: Reference, argument: &str, typed: &str) -> Vec<String> {
+    let done = client.complete(CompleteRequestParams::new(reference, ArgumentInfo::new(argument, typed))).await.expect("completed");
+    done.completion.values
+}
+
+lattice_testkit::both_backends! {
+    async fn a_templates_id_completes_to_the_callers_artifacts_of_its_kind(backend: Backend) {
+        let s = Stack::new(backend, "").await;
+        let alice = token("alice", TenantRole::Member);
+        let ws = s.ok("POST", "/v1/workspaces", &alice, Some(json!({"name": "W"}))).await["id"].as_str().unwrap().to_owned();
+        let th = s.ok("POST", &format!("/v1/workspaces/{ws}/threads"), &alice, Some(json!({"title": "T"}))).await["id"].as_str().unwrap().to_owned();
+        let first = form(&s, &alice, &th, "Lunch?").await;
+        tokio::time::sleep(Duration::from_millis(5)).await;
+        let second = form(&s, &alice, &th, "Dinner?").await;
+        let board = json!({"kind": "dashboard", "data": {"title": "D", "as_of": "2026-12-05T09:00:00Z", "panels": []}});
+        let dashboard = s.ok("POST", &format!("/v1/threads/{th}/artifacts"), &alice, Some(board)).await["id"].as_str().unwrap().to_owned();
+
+        let client = s.mcp_with(&alice, Hears::default()).await;
+        assert!(client.peer_info().unwrap().capabilities.completions.is_some(), "completions are declared");
+        let answers = Reference::for_resource("lattice://artifacts/{id}/submissions");
+        assert_eq!(completed(&client, answers.clone(), "id", "").await, [second.clone(), first.clone()], "the forms, newest first");
+        assert_eq!(completed(&client, answers.clone(), "id", &first).await, [first.clone()], "what was typed");
+        let any = completed(&client, Reference::for_resource("lattice://artifacts/{id}"), "id", "").await;
+        assert_eq!(any.len(), 3, "every artifact: {any:?}");
+        assert!(any.contains(&dashboard));
+        assert!(completed(&client, Reference::for_resource("ui://lattice/apps/{id}"), "id", "").await.is_empty(), "no app here");
+        // No prompts in lattice, no other argument: nothing, and no error.
+        assert!(completed(&client, Reference::for_prompt("test_prompt_with_arguments"), "arg1", "test").await.is_empty());
+        assert!(completed(&client, answers.clone(), "thread", "").await.is_empty());
+
+        // Another tenant's caller completes to nothing of alice's.
+        let mal = lattice_testkit::authenticator().mint(&lattice_testkit::principal("t2", "mal", TenantRole::TenantAdmin, false));
+        let outsider = s.mcp_with(&mal, Hears::default()).await;
+        assert!(completed(&outsider, answers, "id", "").await.is_empty());
     }
 }
