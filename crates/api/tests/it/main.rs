@@ -4,6 +4,7 @@
 mod access_suite;
 mod agent_runs;
 mod agui_input;
+mod agui_streams;
 mod app_callers;
 mod app_calls;
 mod authorization;
