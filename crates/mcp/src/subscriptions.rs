@@ -7,19 +7,20 @@
 //!   read, JSON.
 //!
 //! A subscription is read when it is made (a resource the caller may not
-//! read is not found, as everywhere) and again after each commit the log
-//! takes; when what it reads changed (a new version, a new answer, archived)
-//! the session hears `notifications/resources/updated` for its URI. Every
-//! read is the caller's, so a subscription whose resource the caller may no
-//! longer read ends without a word: nothing of it reaches them after. It
-//! also ends with its session, or at `resources/unsubscribe`.
+//! read is not found, as everywhere) and again after each commit in the
+//! resource's thread (its live stream, the fan-out's); when what it reads
+//! changed (a new version, a new answer, archived) the session hears
+//! `notifications/resources/updated` for its URI. The stream ends when the
+//! caller may no longer read the thread (removed, unlisted, signed out), and
+//! the subscription with it, without a word. It also ends with its session,
+//! or at `resources/unsubscribe`.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use lattice_core::{ArtifactId, ThreadId};
-use lattice_log::{Authenticated, LogService};
+use lattice_log::{Authenticated, Follow, LogService};
 use rmcp::ErrorData as McpError;
 use rmcp::model::{ResourceContents, ResourceTemplate, ResourceUpdatedNotificationParam};
 use rmcp::service::{Peer, RoleServer};
@@ -31,9 +32,6 @@ pub const ARTIFACTS: &str = "lattice://artifacts/";
 const ANSWERS: &str = "/submissions";
 /// Subscriptions one session holds at once.
 pub const PER_SESSION: usize = 64;
-/// How long a subscription waits after a commit before reading again, so a
-/// burst of commits is one read.
-const SETTLE: Duration = Duration::from_millis(50);
 /// How often a quiet subscription looks whether its session went away.
 const LOOK_EVERY: Duration = Duration::from_secs(30);
 
@@ -111,26 +109,31 @@ impl Subscriptions {
     /// Follows `uri` for `who`, telling `peer` of each change.
     pub async fn subscribe(&self, log: &LogService, who: Authenticated, uri: &str, peer: Peer<RoleServer>) -> Result<(), McpError> {
         let named = named(uri).ok_or_else(|| not_found(uri))?;
+        let id = match &named {
+            Named::Artifact(id) | Named::Answers(id) => id,
+        };
+        let thread = log.artifact(&who, id, None).await.map_err(|_| not_found(uri))?.thread;
+        // The thread's live stream from here on: woken by its commits only,
+        // and ended when the caller may no longer read it (removed,
+        // unlisted, signed out), as every live stream.
+        let mut live = log.follow(&who, Follow::Thread(ThreadId::from_trusted(thread)), log.horizon().current()).await.map_err(|_| not_found(uri))?;
+        live.catch_up().await.map_err(|_| not_found(uri))?;
         let mut last = now(log, &who, &named).await.map_err(|_| not_found(uri))?;
-        {
-            let held = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-            if held.len() >= PER_SESSION && !held.contains_key(uri) {
-                return Err(McpError::invalid_params(format!("a session follows at most {PER_SESSION} resources; unsubscribe from one first"), None));
-            }
+        let mut held = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        if held.len() >= PER_SESSION && !held.contains_key(uri) {
+            return Err(McpError::invalid_params(format!("a session follows at most {PER_SESSION} resources; unsubscribe from one first"), None));
         }
         let (log, owned) = (log.clone(), uri.to_owned());
-        let mut commits = log.horizon().subscribe();
         let task = tokio::spawn(async move {
             loop {
-                match tokio::time::timeout(LOOK_EVERY, commits.changed()).await {
-                    Ok(Err(_)) => return,
-                    Ok(Ok(())) => tokio::time::sleep(SETTLE).await,
-                    Err(_) => {}
+                match tokio::time::timeout(LOOK_EVERY, live.next_committed()).await {
+                    Ok(None) => return,
+                    Ok(Some(_)) | Err(_) => {}
                 }
                 if peer.is_transport_closed() {
                     return;
                 }
-                // Not readable any more (access taken away, or gone): ends.
+                // Gone (or no longer readable): ends.
                 let Ok(seen) = now(&log, &who, &named).await else { return };
                 if seen != last {
                     last = seen;
@@ -140,7 +143,7 @@ impl Subscriptions {
                 }
             }
         });
-        if let Some(before) = self.0.lock().unwrap_or_else(PoisonError::into_inner).insert(uri.to_owned(), task.abort_handle()) {
+        if let Some(before) = held.insert(uri.to_owned(), task.abort_handle()) {
             before.abort();
         }
         Ok(())

@@ -12,6 +12,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use lattice_core::TenantRole;
+use lattice_log::Backend;
 use rmcp::model::{
     ArgumentInfo, CompleteRequestParams, ReadResourceRequestParams, Reference, ResourceUpdatedNotificationParam, SubscribeRequestParams,
     UnsubscribeRequestParams,
@@ -66,6 +67,32 @@ async fn answer(s: &Stack, who: &str, th: &str, form: &str) {
     s.ok("POST", &format!("/v1/threads/{th}/artifacts"), who, Some(json!({"kind": "submission", "data": data}))).await;
 }
 
+/// Alice's workspace and thread, with rita answering and bob reading, and
+/// a form of alice's there.
+struct Scene {
+    s: Stack,
+    alice: String,
+    rita: String,
+    ws: String,
+    th: String,
+    asked: String,
+}
+
+impl Scene {
+    async fn set_up(backend: Backend) -> Self {
+        let s = Stack::new(backend, "").await;
+        let alice = token("alice", TenantRole::Member);
+        let rita = token("rita", TenantRole::Member);
+        let ws = s.ok("POST", "/v1/workspaces", &alice, Some(json!({"name": "W"}))).await["id"].as_str().unwrap().to_owned();
+        let th = s.ok("POST", &format!("/v1/workspaces/{ws}/threads"), &alice, Some(json!({"title": "T"}))).await["id"].as_str().unwrap().to_owned();
+        for (user, role) in [("rita", "respondent"), ("bob", "viewer")] {
+            s.ok("POST", &format!("/v1/workspaces/{ws}/members"), &alice, Some(json!({"user": user, "role": role}))).await;
+        }
+        let asked = form(&s, &alice, &th, "Lunch?").await;
+        Self { s, alice, rita, ws, th, asked }
+    }
+}
+
 async fn read(client: &RunningService<RoleClient, Hears>, uri: &str) -> Value {
     let read = client.read_resource(ReadResourceRequestParams::new(uri)).await.expect("readable");
     let text = serde_json::to_value(&read.contents[0]).unwrap()["text"].as_str().unwrap().to_owned();
@@ -74,14 +101,7 @@ async fn read(client: &RunningService<RoleClient, Hears>, uri: &str) -> Value {
 
 lattice_testkit::both_backends! {
     async fn a_subscribed_client_hears_of_a_new_answer_within_a_second(backend: Backend) {
-        let s = Stack::new(backend, "").await;
-        let alice = token("alice", TenantRole::Member);
-        let rita = token("rita", TenantRole::Member);
-        let ws = s.ok("POST", "/v1/workspaces", &alice, Some(json!({"name": "W"}))).await["id"].as_str().unwrap().to_owned();
-        let th = s.ok("POST", &format!("/v1/workspaces/{ws}/threads"), &alice, Some(json!({"title": "T"}))).await["id"].as_str().unwrap().to_owned();
-        s.ok("POST", &format!("/v1/workspaces/{ws}/members"), &alice, Some(json!({"user": "rita", "role": "respondent"}))).await;
-        s.ok("POST", &format!("/v1/workspaces/{ws}/members"), &alice, Some(json!({"user": "bob", "role": "viewer"}))).await;
-        let asked = form(&s, &alice, &th, "Lunch?").await;
+        let Scene { s, alice, rita, ws: _, th, asked } = Scene::set_up(backend).await;
         let answers = format!("lattice://artifacts/{asked}/submissions");
         let head = format!("lattice://artifacts/{asked}");
 
@@ -117,15 +137,8 @@ lattice_testkit::both_backends! {
 
 lattice_testkit::both_backends! {
     async fn only_what_the_caller_may_read_and_a_bounded_number(backend: Backend) {
-        let s = Stack::new(backend, "").await;
-        let alice = token("alice", TenantRole::Member);
-        let rita = token("rita", TenantRole::Member);
+        let Scene { s, alice, rita, ws, th, asked } = Scene::set_up(backend).await;
         let bob = token("bob", TenantRole::Member);
-        let ws = s.ok("POST", "/v1/workspaces", &alice, Some(json!({"name": "W"}))).await["id"].as_str().unwrap().to_owned();
-        let th = s.ok("POST", &format!("/v1/workspaces/{ws}/threads"), &alice, Some(json!({"title": "T"}))).await["id"].as_str().unwrap().to_owned();
-        s.ok("POST", &format!("/v1/workspaces/{ws}/members"), &alice, Some(json!({"user": "rita", "role": "respondent"}))).await;
-        s.ok("POST", &format!("/v1/workspaces/{ws}/members"), &alice, Some(json!({"user": "bob", "role": "viewer"}))).await;
-        let asked = form(&s, &alice, &th, "Lunch?").await;
         let answers = format!("lattice://artifacts/{asked}/submissions");
 
         // Another tenant's caller: not found, as every read of it.
@@ -147,6 +160,17 @@ lattice_testkit::both_backends! {
         answer(&s, &rita, &th, &asked).await;
         tokio::time::sleep(Duration::from_millis(600)).await;
         assert_eq!(hears.heard().iter().filter(|u| **u == answers).count(), 1, "nothing once he may not read it: {:?}", hears.heard());
+
+        // Rita follows too; signed out everywhere, she hears nothing more.
+        let hears = Hears::default();
+        let respondent = s.mcp_with(&rita, hears.clone()).await;
+        respondent.subscribe(SubscribeRequestParams::new(answers.clone())).await.expect("a respondent follows");
+        answer(&s, &alice, &th, &asked).await;
+        hears.until(&answers, 1, Duration::from_secs(1)).await.expect("heard while signed in");
+        s.ok("POST", "/v1/people/rita/sign-out", &rita, Some(json!({}))).await;
+        answer(&s, &alice, &th, &asked).await;
+        tokio::time::sleep(Duration::from_millis(600)).await;
+        assert_eq!(hears.heard().len(), 1, "nothing once signed out: {:?}", hears.heard());
 
         // At most 64 at once: the 64th passes, the 65th is refused; the
         // same URI again is no new one.
