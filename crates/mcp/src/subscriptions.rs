@@ -126,9 +126,9 @@ impl Subscriptions {
         let (log, owned) = (log.clone(), uri.to_owned());
         let task = tokio::spawn(async move {
             loop {
-                match tokio::time::timeout(LOOK_EVERY, live.next_committed()).await {
-                    Ok(None) => return,
-                    Ok(Some(_)) | Err(_) => {}
+                // Quiet for a while: only whether the session went away.
+                if let Ok(None) = tokio::time::timeout(LOOK_EVERY, live.next_committed()).await {
+                    return;
                 }
                 if peer.is_transport_closed() {
                     return;
