@@ -90,44 +90,37 @@ pub(crate) async fn latest_readable(db: &Db, tenant: &str, user: Option<&str>) -
 /// restricted ones the reader is listed on.
 pub(crate) async fn in_workspace(db: &Db, workspace: &str, reader: &Reader<'_>, whole: bool) -> Result<Vec<ThreadSummary>, Error> {
     let visible = if whole { String::new() } else { format!(" AND {}", visible_thread("t", "$2")) };
-    let unread = read_marks::unread("t", "$2", "$3", "$4");
-    let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
-        "SELECT {THREAD_COLUMNS}, {unread} FROM threads t WHERE t.workspace = $1{visible} ORDER BY t.created_at DESC, t.id DESC"
-    )))
-    .bind(workspace)
-    .bind(reader.user)
-    .bind(&reader.actor)
-    .bind(reader.upto)
-    .fetch_all(&db.pool)
-    .await
-    .map_err(db_error)?;
-    rows.iter().map(|row| read_by(row, 6)).collect()
+    let from = format!("threads t WHERE t.workspace = $1{visible} ORDER BY t.created_at DESC, t.id DESC");
+    read_by(db, &from, workspace, reader).await
 }
 
 /// The tenant's threads `reader` is listed on, newest first (at most 500),
 /// each with whether it is unread by them.
 pub(crate) async fn listing(db: &Db, tenant: &str, reader: &Reader<'_>) -> Result<Vec<ThreadSummary>, Error> {
-    let unread = read_marks::unread("t", "$2", "$3", "$4");
-    let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
-        "SELECT {THREAD_COLUMNS}, {unread} FROM threads t JOIN workspaces w ON w.id = t.workspace \
-         JOIN thread_members s ON s.thread = t.id AND s.user_id = $2 WHERE w.tenant = $1 \
-         ORDER BY t.created_at DESC, t.id DESC LIMIT 500"
-    )))
-    .bind(tenant)
-    .bind(reader.user)
-    .bind(&reader.actor)
-    .bind(reader.upto)
-    .fetch_all(&db.pool)
-    .await
-    .map_err(db_error)?;
-    rows.iter().map(|row| read_by(row, 6)).collect()
+    let from = "threads t JOIN workspaces w ON w.id = t.workspace JOIN thread_members s ON s.thread = t.id AND s.user_id = $2 \
+                WHERE w.tenant = $1 ORDER BY t.created_at DESC, t.id DESC LIMIT 500";
+    read_by(db, from, tenant, reader).await
 }
 
-/// A thread of a list, with whether it is unread from column `at`.
-fn read_by(row: &AnyRow, at: usize) -> Result<ThreadSummary, Error> {
-    // EXISTS is a boolean in PostgreSQL and an integer in SQLite.
-    let unread = row.try_get::<bool, _>(at).or_else(|_| row.try_get::<i64, _>(at).map(|n| n != 0)).map_err(db_error)?;
-    Ok(ThreadSummary { unread: Some(unread), ..thread_from_row(row)? })
+/// The threads `SELECT … FROM {from}` finds (`$1` bound to `first`, `$2`
+/// the reader's id), each with whether it is unread by `reader`.
+async fn read_by(db: &Db, from: &str, first: &str, reader: &Reader<'_>) -> Result<Vec<ThreadSummary>, Error> {
+    let unread = read_marks::unread("t", "$2", "$3", "$4");
+    let rows = sqlx::query(sqlx::AssertSqlSafe(format!("SELECT {THREAD_COLUMNS}, {unread} FROM {from}")))
+        .bind(first)
+        .bind(reader.user)
+        .bind(&reader.actor)
+        .bind(reader.upto)
+        .fetch_all(&db.pool)
+        .await
+        .map_err(db_error)?;
+    rows.iter()
+        .map(|row| {
+            // EXISTS is a boolean in PostgreSQL and an integer in SQLite.
+            let unread = row.try_get::<bool, _>(6).or_else(|_| row.try_get::<i64, _>(6).map(|n| n != 0)).map_err(db_error)?;
+            Ok(ThreadSummary { unread: Some(unread), ..thread_from_row(row)? })
+        })
+        .collect()
 }
 
 /// One thread, which must exist.
