@@ -101,6 +101,9 @@ pub struct Authenticator {
     capability_decoding: DecodingKey,
     /// Chains are minted under a key of their own, from the same secret.
     chains: crate::chain::ChainKey,
+    /// The key MCP's `requestState` is sealed under: its own, from the
+    /// same secret, so any replica opens what another sealed.
+    request_state: [u8; 32],
     clock: SharedClock,
 }
 
@@ -132,6 +135,10 @@ impl Authenticator {
             capability_encoding: EncodingKey::from_secret(&derived).map_err(bad_key)?,
             capability_decoding: DecodingKey::from_secret(&derived).map_err(bad_key)?,
             chains: crate::chain::ChainKey::derive(secret),
+            request_state: {
+                use sha2::Digest;
+                sha2::Sha256::new().chain_update(b"lattice.request-state.v1\0").chain_update(secret).finalize().into()
+            },
             clock: clock::system(),
         })
     }
@@ -152,6 +159,13 @@ impl Authenticator {
     /// clock, within the leeway.
     fn unexpired(&self, exp: u64) -> bool {
         i64::try_from(exp).is_ok_and(|exp| exp >= self.clock.now_secs() - LEEWAY_SECS)
+    }
+
+    /// The key a multi round-trip request's state is sealed under
+    /// (lattice-mcp's `rounds`): never a token's, a capability's or a
+    /// chain's.
+    pub fn request_state_key(&self) -> &[u8; 32] {
+        &self.request_state
     }
 
     /// The key the write path checks a run's chain under.

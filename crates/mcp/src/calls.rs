@@ -12,14 +12,14 @@ use lattice_agent::tools;
 use lattice_core::ArtifactId;
 use lattice_log::Authenticated;
 use rmcp::ErrorData as McpError;
-use rmcp::model::{CallToolResult, ContentBlock, ProgressNotificationParam};
+use rmcp::model::{CallToolResponse, CallToolResult, ContentBlock, ProgressNotificationParam};
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Value, json};
 
 use crate::listing::{self, FORM_SUBMISSIONS, MAX_WAIT_SECONDS};
 use crate::scope::Scope;
 use crate::views::{APP_VIEWS, DASHBOARD_VIEW, FORM_VIEW};
-use crate::{Exporter, fallback, meta};
+use crate::{Exporter, fallback, meta, rounds};
 
 /// How often a waiting `form_submissions` reports progress.
 const PROGRESS_EVERY: Duration = Duration::from_secs(2);
@@ -42,18 +42,19 @@ pub(crate) async fn call(
     name: &str,
     args: &Value,
     context: &RequestContext<RoleServer>,
-) -> Result<CallToolResult, McpError> {
+) -> Result<CallToolResponse, McpError> {
     let scope = match Scope::find(&ex.log, who, args.get("thread").and_then(Value::as_str)).await {
         Ok(scope) => scope,
-        Err(e) => return Ok(tool_error(format!("thread: {e}"))),
+        Err(e) => return Ok(tool_error(format!("thread: {e}")).into()),
     };
     let enabled = scope.switches(&ex.log, who).await?;
     if !listing::offered(name, &enabled) {
-        return Ok(tool_error(not_offered(name)));
+        return Ok(tool_error(not_offered(name)).into());
     }
     if name == FORM_SUBMISSIONS {
-        return submissions(ex, who, args, context).await;
+        return Ok(submissions(ex, who, args, context).await?.into());
     }
+    let original = args;
     let mut args = args.clone();
     if let Some(map) = args.as_object_mut() {
         map.remove("thread");
@@ -62,13 +63,13 @@ pub(crate) async fn call(
     let asked = name == tools::ASK_FORM;
     let acted = if asked {
         if let Err(e) = check_form(&args) {
-            return Ok(tool_error(format!("the form was refused: {e}. Fix it and ask again.")));
+            return Ok(tool_error(format!("the form was refused: {e}. Fix it and ask again.")).into());
         }
         if args
             .get("expires_in_secs")
             .is_some_and(|v| !v.is_null() && v.as_u64().is_none_or(|s| s == 0 || s > lattice_core::run::MAX_EXPIRES_IN_SECS))
         {
-            return Ok(tool_error(format!("expires_in_secs: a whole number of seconds from 1 to {}", lattice_core::run::MAX_EXPIRES_IN_SECS)));
+            return Ok(tool_error(format!("expires_in_secs: a whole number of seconds from 1 to {}", lattice_core::run::MAX_EXPIRES_IN_SECS)).into());
         }
         args["submissions"] = json!("once");
         act(&ex.log, who, &thread, tools::CREATE_FORM, &args).await
@@ -77,42 +78,89 @@ pub(crate) async fn call(
     };
     let receipt = match acted.map_err(crate::scope::refused)? {
         Acted::Done(receipt) => receipt,
-        Acted::Refused(why) => return Ok(tool_error(why)),
+        Acted::Refused(why) => return Ok(tool_error(why).into()),
     };
     let id = ArtifactId::from_trusted(receipt["id"].as_str().unwrap_or_default());
     let artifact = ex.log.artifact(who, &id, None).await.map_err(crate::scope::refused)?;
+    if !asked {
+        return Ok(present(ex, who, &artifact, &receipt, None).into());
+    }
+    let elicited = if rounds::stateless(context) {
+        rounds::ask(ex, who, &artifact, name, original, context)
+    } else {
+        elicit(ex, who, &artifact, context).await?
+    };
+    if let Elicited::Required(required) = elicited {
+        return Ok(required.into());
+    }
+    Ok(present(ex, who, &artifact, &receipt, Some(elicited)).into())
+}
+
+/// The retry of an `ask_form` that was answered `InputRequiredResult`
+/// (`rounds`), with the state it was given: the same checks of the thread
+/// and the switches as its first call, then the answer.
+pub(crate) async fn retry(
+    ex: &Exporter,
+    who: &Authenticated,
+    request: &rmcp::model::CallToolRequestParams,
+    sealed: &str,
+    context: &RequestContext<RoleServer>,
+) -> Result<CallToolResponse, McpError> {
+    if request.name != tools::ASK_FORM {
+        return Err(McpError::invalid_params(format!("requestState: {} asks nothing, so it takes none", request.name), None));
+    }
+    let args = request.arguments.clone().map(Value::Object).unwrap_or_else(|| json!({}));
+    let scope = match Scope::find(&ex.log, who, args.get("thread").and_then(Value::as_str)).await {
+        Ok(scope) => scope,
+        Err(e) => return Ok(tool_error(format!("thread: {e}")).into()),
+    };
+    if !listing::offered(&request.name, &scope.switches(&ex.log, who).await?) {
+        return Ok(tool_error(not_offered(&request.name)).into());
+    }
+    let (form, elicited) = rounds::retry(ex, who, &request.name, &args, sealed, request.input_responses.as_ref(), context).await?;
+    if let Elicited::Required(required) = elicited {
+        return Ok(required.into());
+    }
+    let receipt = json!({"id": form.id, "version": form.version, "digest": form.digest});
+    Ok(present(ex, who, &form, &receipt, Some(elicited)).into())
+}
+
+/// The result of a tool that put `artifact` in the thread: the fallback
+/// text, the structured content its view draws, and in `_meta` the view,
+/// the receipt and the view's capability; for `ask_form`, what asking the
+/// person came to.
+fn present(ex: &Exporter, who: &Authenticated, artifact: &lattice_log::ArtifactRow, receipt: &Value, elicited: Option<Elicited>) -> CallToolResult {
     let (key, view, shown) = match artifact.kind.as_str() {
         lattice_ui::FORM => ("form", FORM_VIEW.to_owned(), with_widgets(&artifact.data)),
         "dashboard" => ("dashboard", DASHBOARD_VIEW.to_owned(), artifact.data.clone()),
         _ => ("app", format!("{APP_VIEWS}{}", artifact.id), json!({"title": artifact.data["title"], "summary": artifact.data["summary"]})),
     };
-    let mut text = fallback::markdown(&artifact.kind, &artifact.data, &receipt);
+    let mut text = fallback::markdown(&artifact.kind, &artifact.data, receipt);
     let mut structured = json!({key: shown, "receipt": receipt, "thread": artifact.thread});
-    if asked {
-        match elicit(ex, who, &artifact, context).await? {
-            Elicited::Answered { values, submission } => {
-                structured["status"] = json!("answered");
-                structured["answer"] = values.clone();
-                structured["submission"] = submission;
-                text.push_str(&format!(
-                    "\nAnswered by the person through the client:\n{}\n",
-                    lattice_agent::untrusted("form answer", who.principal().user.as_str(), &values)
-                ));
+    match elicited {
+        None | Some(Elicited::Required(_)) => {}
+        Some(Elicited::Answered { values, submission }) => {
+            structured["status"] = json!("answered");
+            structured["answer"] = values.clone();
+            structured["submission"] = submission;
+            text.push_str(&format!(
+                "\nAnswered by the person through the client:\n{}\n",
+                lattice_agent::untrusted("form answer", who.principal().user.as_str(), &values)
+            ));
+        }
+        Some(Elicited::NotAsked(why)) => {
+            structured["status"] = json!("pending");
+            if let Some(at) = artifact.data.get("closes_at").and_then(Value::as_str) {
+                structured["expires_at"] = json!(at);
+                text.push_str(&format!("\nNobody can answer after {at}."));
             }
-            Elicited::NotAsked(why) => {
-                structured["status"] = json!("pending");
-                if let Some(at) = artifact.data.get("closes_at").and_then(Value::as_str) {
-                    structured["expires_at"] = json!(at);
-                    text.push_str(&format!("\nNobody can answer after {at}."));
-                }
-                if let Some(why) = why {
-                    text.push_str(&format!("\n{why}"));
-                }
-                text.push_str(&format!(
-                    "\nAsked in lattice; not answered yet. Call form_submissions with {{\"id\": \"{}\", \"wait_seconds\": 300}} to wait for the answer.\n",
-                    artifact.id
-                ));
+            if let Some(why) = why {
+                text.push_str(&format!("\n{why}"));
             }
+            text.push_str(&format!(
+                "\nAsked in lattice; not answered yet. Call form_submissions with {{\"id\": \"{}\", \"wait_seconds\": 300}} to wait for the answer.\n",
+                artifact.id
+            ));
         }
     }
     let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
@@ -128,20 +176,26 @@ pub(crate) async fn call(
         lattice["document"] = json!(lattice_ui::app::document(html, ex.sdk.as_deref()));
     }
     result.meta = Some(meta(json!({"ui": {"resourceUri": view}, "ui/resourceUri": view, "lattice": lattice})));
-    Ok(result)
+    result
 }
 
 /// How long the person has to answer a form the client asks itself.
 const ELICIT_WAIT: Duration = Duration::from_secs(600);
 
 /// What asking the form through the client came to.
-enum Elicited {
+pub(crate) enum Elicited {
     /// The person answered; the answer is in the thread, as the caller's.
     Answered { values: Value, submission: Value },
     /// Not asked there (no form elicitation, a form that does not fit it),
     /// or declined, or refused: the form waits in lattice; why, if worth saying.
     NotAsked(Option<String>),
+    /// To be asked by a 2026-07-28 client, which calls again with the
+    /// answer (`rounds`).
+    Required(rmcp::model::InputRequiredResult),
 }
+
+/// Why a form is not asked in a client that has form elicitation.
+pub(crate) const BEYOND: &str = "This form is more than a client's form can ask (constrained fields).";
 
 /// Asks an ask_form through the client's form elicitation when the client
 /// declares it and the form fits its flat subset (`lattice_ui::elicitation`);
@@ -153,16 +207,14 @@ async fn elicit(
     context: &RequestContext<RoleServer>,
 ) -> Result<Elicited, McpError> {
     use rmcp::model::{ElicitRequestParams, ElicitationAction};
-    use rmcp::service::ElicitationMode;
     // Waiting for the person is one of the caller's open streams, for as
     // long as it lasts.
     let _held = crate::http::held_stream(&context.extensions);
-    let modes = context.peer.supported_elicitation_modes();
+    let (form_mode, url_mode) = rounds::modes(context.client_capabilities().as_ref());
     let requested = lattice_ui::elicitation::requested_schema(&form.data["schema"]);
-    let beyond = "This form is more than a client's form can ask (constrained fields).";
-    let Some(requested) = requested.filter(|_| modes.contains(&ElicitationMode::Form)) else {
+    let Some(requested) = requested.filter(|_| form_mode) else {
         // A client that opens links is pointed to the form in the chat.
-        if modes.contains(&ElicitationMode::Url)
+        if url_mode
             && let Some(origin) = crate::http::request_origin(&context.extensions)
         {
             let url = format!("{origin}/t/{}", form.thread);
@@ -173,7 +225,7 @@ async fn elicit(
             }
             return Ok(Elicited::NotAsked(Some(format!("The person was pointed to the form in lattice: {url}"))));
         }
-        let shown = modes.contains(&ElicitationMode::Form).then(|| beyond.to_owned());
+        let shown = form_mode.then(|| BEYOND.to_owned());
         return Ok(Elicited::NotAsked(shown));
     };
     let Ok(requested_schema) = serde_json::from_value(requested) else { return Ok(Elicited::NotAsked(None)) };

@@ -132,6 +132,12 @@ pub(crate) fn held_stream(extensions: &rmcp::model::Extensions) -> Option<HeldSt
     extensions.get::<axum::http::request::Parts>().and_then(|p| p.extensions.get::<HeldStream>()).cloned()
 }
 
+/// The `traceparent` header of the request `extensions` came with, over HTTP.
+pub(crate) fn request_traceparent(extensions: &rmcp::model::Extensions) -> Option<String> {
+    let parts = extensions.get::<axum::http::request::Parts>()?;
+    parts.headers.get("traceparent").and_then(|v| v.to_str().ok()).map(str::to_owned)
+}
+
 /// The origin of the request `extensions` came with, over HTTP.
 pub(crate) fn request_origin(extensions: &rmcp::model::Extensions) -> Option<String> {
     extensions.get::<axum::http::request::Parts>().and_then(|p| p.extensions.get::<RequestOrigin>()).map(|o| o.0.clone())
@@ -258,8 +264,9 @@ async fn admit(log: LogService, guard: Arc<Guard>, served: Arc<Served>, trusted:
 }
 
 /// Whether `req` opens a stream that may stay open: the GET event stream,
-/// or a posted tool call (which may wait: `form_submissions`, a person
-/// asked through elicitation). What else is posted is answered at once, and
+/// a posted tool call (which may wait: `form_submissions`, a person
+/// asked through elicitation), or a `subscriptions/listen` (open for as
+/// long as the client follows). What else is posted is answered at once, and
 /// an answer to the server's own request must pass even when the caller's
 /// places are taken, or the wait it answers would never end. A posted body
 /// is read here, within [`MAX_MESSAGE_BYTES`], and handed on whole.
@@ -273,13 +280,14 @@ async fn opens_stream(req: Request) -> Result<(Request, bool), Error> {
     // Over the limit: `TooLarge` with the body's real size, as the edge
     // says it.
     let bytes = lattice_http::error::read_within(body, lattice_http::error::declared_length(&parts.headers), MAX_MESSAGE_BYTES).await?;
-    let opens = is_tool_call(&bytes);
+    let opens = may_wait(&bytes);
     Ok((Request::from_parts(parts, Body::from(bytes)), opens))
 }
 
-/// Whether a posted body holds a `tools/call` request (the method and an
-/// id), alone or in a batch. What does not parse is rmcp's to refuse.
-fn is_tool_call(body: &[u8]) -> bool {
+/// Whether a posted body holds a request that may wait (`tools/call`,
+/// `subscriptions/listen`: the method and an id), alone or in a batch. What
+/// does not parse is rmcp's to refuse.
+fn may_wait(body: &[u8]) -> bool {
     #[derive(serde::Deserialize)]
     struct Message {
         #[serde(default)]
@@ -293,7 +301,7 @@ fn is_tool_call(body: &[u8]) -> bool {
         One(Message),
         Batch(Vec<Message>),
     }
-    let request = |m: &Message| m.method.as_deref() == Some("tools/call") && m.id.is_some();
+    let request = |m: &Message| matches!(m.method.as_deref(), Some("tools/call" | "subscriptions/listen")) && m.id.is_some();
     match serde_json::from_slice::<Posted>(body) {
         Ok(Posted::One(m)) => request(&m),
         Ok(Posted::Batch(all)) => all.iter().any(request),
@@ -304,18 +312,19 @@ fn is_tool_call(body: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     #[test]
-    fn tool_calls_are_told_from_what_is_answered_at_once() {
+    fn what_may_wait_is_told_from_what_is_answered_at_once() {
         for (body, call) in [
             (r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{}}"#, true),
             (r#"{"jsonrpc":"2.0","id":"a","method":"initialize"}"#, false),
             (r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#, false),
+            (r#"{"jsonrpc":"2.0","id":3,"method":"subscriptions/listen","params":{}}"#, true),
             (r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#, false),
             (r#"{"jsonrpc":"2.0","id":1,"result":{"action":"accept"}}"#, false),
             (r#"{"jsonrpc":"2.0","id":null,"method":"tools/call"}"#, false),
             (r#"[{"jsonrpc":"2.0","method":"n"},{"jsonrpc":"2.0","id":2,"method":"tools/call"}]"#, true),
             (r#"not json"#, false),
         ] {
-            assert_eq!(super::is_tool_call(body.as_bytes()), call, "{body}");
+            assert_eq!(super::may_wait(body.as_bytes()), call, "{body}");
         }
     }
 }

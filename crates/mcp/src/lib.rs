@@ -16,10 +16,12 @@ mod fallback;
 mod flips;
 pub mod http;
 mod listing;
+mod rounds;
 mod scope;
 mod sessions;
 pub mod stdio;
 mod subscriptions;
+mod tell;
 mod views;
 
 use std::sync::Arc;
@@ -30,9 +32,9 @@ use rmcp::handler::server::ServerHandler;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, ExtensionCapabilities, Implementation,
     ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, MetaObject, PaginatedRequestParams, ReadResourceRequestParams,
-    ReadResourceResponse, ReadResourceResult, ServerCapabilities, ServerConfig, SubscribeRequestParams, UnsubscribeRequestParams,
+    ReadResourceResponse, ReadResourceResult, ServerCapabilities, ServerConfig, SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequestParams,
 };
-use rmcp::service::{NotificationContext, RequestContext, RoleServer};
+use rmcp::service::{NotificationContext, RequestContext, RoleServer, SubscriptionContext};
 use serde_json::{Value, json};
 
 pub use listing::{FORM_SUBMISSIONS, SUBMIT_FORM};
@@ -154,7 +156,7 @@ impl ServerHandler for Exporter {
     /// `notifications/tools/list_changed`.
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
         let Ok(who) = self.caller_in(&context.extensions) else { return };
-        tokio::spawn(listing::watch(self.log.clone(), self.flips.clone(), who, context.peer));
+        tokio::spawn(listing::watch(self.log.clone(), self.flips.clone(), who, tell::Tell::Session(context.peer)));
     }
 
     async fn list_tools(&self, _request: Option<PaginatedRequestParams>, context: RequestContext<RoleServer>) -> Result<ListToolsResult, McpError> {
@@ -164,16 +166,19 @@ impl ServerHandler for Exporter {
         Ok(ListToolsResult::with_all_items(listing::tools(&enabled)))
     }
 
+    /// A tool call joins the caller's trace: the W3C `traceparent` its
+    /// `_meta` carries (SEP-414), else its HTTP request's header, is the
+    /// parent of the call's span and is kept with every envelope it commits.
     async fn call_tool(&self, request: CallToolRequestParams, context: RequestContext<RoleServer>) -> Result<CallToolResponse, McpError> {
-        let who = self.caller(&context).await?;
-        let args = request.arguments.clone().map(Value::Object).unwrap_or_else(|| json!({}));
-        let result = if listing::is_app_tool(&request.name) {
-            app_calls::call(self, &who, &request.name, &args, &context).await
-        } else {
-            calls::call(self, &who, &request.name, &args, &context).await
-        };
-        Ok(result?.into())
+        use tracing::Instrument;
+        let traceparent = context.meta.get_traceparent().map(str::to_owned).or_else(|| http::request_traceparent(&context.extensions));
+        let span = tracing::info_span!("mcp.tools/call", otel.name = %format!("tools/call {}", request.name), otel.kind = "server", mcp.tool = %request.name);
+        if let Some(parent) = traceparent.as_deref().filter(|t| lattice_log::is_traceparent(t)) {
+            lattice_telemetry::set_parent(&span, parent);
+        }
+        lattice_log::with_traceparent(traceparent, self.call_tool_traced(request, context).instrument(span)).await
     }
+
 
     async fn list_resources(
         &self,
@@ -216,5 +221,54 @@ impl ServerHandler for Exporter {
         self.caller(&context).await?;
         self.subscriptions.unsubscribe(&request.uri);
         Ok(())
+    }
+
+    /// What a `subscriptions/listen` may follow: the toolset, and lattice's
+    /// artifact resources (`subscriptions::listenable`).
+    fn accepted_subscription_filter(&self, requested: &SubscriptionFilter) -> Option<SubscriptionFilter> {
+        let mut accepted = SubscriptionFilter::new();
+        accepted.tools_list_changed = requested.tools_list_changed;
+        accepted.resource_subscriptions = requested.resource_subscriptions.as_deref().map(subscriptions::listenable);
+        Some(accepted)
+    }
+
+    /// One `subscriptions/listen` stream (2026-07-28, in place of a
+    /// session's): the toolset and the accepted resources followed as for
+    /// a session, told on this stream, until the client ends it or may no
+    /// longer read any of it.
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), McpError> {
+        let request = context.request_context();
+        let who = self.caller(request).await?;
+        let tell = tell::Tell::Listen(context.sink().clone(), request.peer.clone());
+        let accepted = context.accepted();
+        let uris = accepted.resource_subscriptions.as_deref().unwrap_or_default();
+        let mut followers = subscriptions::listen(&self.log, &who, uris, &tell).await;
+        if accepted.tools_list_changed == Some(true) {
+            followers.spawn(listing::watch(self.log.clone(), self.flips.clone(), who, tell));
+        }
+        // With nothing followed the stream stays open, acknowledged, until the client ends it.
+        let following = !followers.is_empty();
+        let all_ended = async move { while followers.join_next().await.is_some() {} };
+        tokio::select! {
+            _ = context.cancelled() => {}
+            _ = all_ended, if following => {}
+        }
+        Ok(())
+    }
+}
+
+impl Exporter {
+    /// A tool call, within its trace: the retry of one that asked
+    /// (`rounds`), an app's call or an agent tool's.
+    async fn call_tool_traced(&self, request: CallToolRequestParams, context: RequestContext<RoleServer>) -> Result<CallToolResponse, McpError> {
+        let who = self.caller(&context).await?;
+        if let Some(sealed) = &request.request_state {
+            return calls::retry(self, &who, &request, sealed, &context).await;
+        }
+        let args = request.arguments.clone().map(Value::Object).unwrap_or_else(|| json!({}));
+        if listing::is_app_tool(&request.name) {
+            return Ok(app_calls::call(self, &who, &request.name, &args, &context).await?.into());
+        }
+        calls::call(self, &who, &request.name, &args, &context).await
     }
 }

@@ -131,14 +131,14 @@ pub fn tools(enabled: &BTreeMap<SwitchKey, bool>) -> Vec<Tool> {
     out
 }
 
-/// Tells `peer` whenever the toolset `who` is offered changes, until the
-/// session ends. Woken only by the flips that concern `who`'s tenant
+/// Tells `tell` whenever the toolset `who` is offered changes, until
+/// nobody hears. Woken only by the flips that concern `who`'s tenant
 /// (`crate::flips`).
 pub(crate) async fn watch(
     log: lattice_log::LogService,
     flips: crate::flips::Flips,
     who: lattice_log::Authenticated,
-    peer: rmcp::service::Peer<rmcp::service::RoleServer>,
+    tell: crate::tell::Tell,
 ) {
     let names = |enabled: &BTreeMap<SwitchKey, bool>| tools(enabled).into_iter().map(|t| t.name.to_string()).collect::<Vec<_>>();
     let offered = || async {
@@ -152,17 +152,17 @@ pub(crate) async fn watch(
             changed = changes.changed() => if changed.is_err() { return },
             // A session that went away is noticed even when nothing flips.
             _ = tokio::time::sleep(std::time::Duration::from_secs(30)) => {
-                if peer.is_transport_closed() { return }
+                if tell.gone() { return }
                 continue;
             }
         }
-        if peer.is_transport_closed() {
+        if tell.gone() {
             return;
         }
         let now = offered().await;
         if now.is_some() && now != last {
             last = now;
-            if peer.notify_tool_list_changed().await.is_err() {
+            if !tell.tools_changed().await {
                 return;
             }
         }

@@ -13,7 +13,9 @@
 //! `notifications/resources/updated` for its URI. The stream ends when the
 //! caller may no longer read the thread (removed, unlisted, signed out), and
 //! the subscription with it, without a word. It also ends with its session,
-//! or at `resources/unsubscribe`.
+//! or at `resources/unsubscribe`. A 2026-07-28 client, which has no session,
+//! names the URIs in a `subscriptions/listen` request instead, and hears on
+//! that request's stream for as long as it keeps it open (`listen`).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -22,10 +24,12 @@ use std::time::Duration;
 use lattice_core::{ArtifactId, ThreadId};
 use lattice_log::{Authenticated, Follow, LogService};
 use rmcp::ErrorData as McpError;
-use rmcp::model::{ResourceContents, ResourceTemplate, ResourceUpdatedNotificationParam};
+use rmcp::model::{ResourceContents, ResourceTemplate};
 use rmcp::service::{Peer, RoleServer};
 use serde_json::{Value, json};
 use tokio::task::AbortHandle;
+
+use crate::tell::Tell;
 
 /// The artifacts' URIs begin so.
 pub const ARTIFACTS: &str = "lattice://artifacts/";
@@ -101,6 +105,64 @@ pub async fn read(log: &LogService, who: &Authenticated, uri: &str) -> Option<Re
     })
 }
 
+/// Follows `uri` for `who` from now on: its thread's live stream, read
+/// once now; `None` when the caller may not read it (not found, as
+/// everywhere). The returned future tells `tell` of each change until the
+/// caller may no longer read the thread or nobody hears.
+async fn follower(log: &LogService, who: Authenticated, uri: &str, tell: Tell) -> Option<impl Future<Output = ()> + Send + 'static> {
+    let named = named(uri)?;
+    let id = match &named {
+        Named::Artifact(id) | Named::Answers(id) => id,
+    };
+    let thread = log.artifact(&who, id, None).await.ok()?.thread;
+    // The thread's live stream from here on: woken by its commits only,
+    // and ended when the caller may no longer read it (removed,
+    // unlisted, signed out), as every live stream.
+    let mut live = log.follow(&who, Follow::Thread(ThreadId::from_trusted(thread)), log.horizon().current()).await.ok()?;
+    live.catch_up().await.ok()?;
+    let mut last = now(log, &who, &named).await.ok()?;
+    let (log, owned) = (log.clone(), uri.to_owned());
+    Some(async move {
+        loop {
+            // Quiet for a while: only whether the session went away.
+            if let Ok(None) = tokio::time::timeout(LOOK_EVERY, live.next_committed()).await {
+                return;
+            }
+            if tell.gone() {
+                return;
+            }
+            // Gone (or no longer readable): ends.
+            let Ok(seen) = now(&log, &who, &named).await else { return };
+            if seen != last {
+                last = seen;
+                if !tell.updated(&owned).await {
+                    return;
+                }
+            }
+        }
+    })
+}
+
+/// Of the URIs a `subscriptions/listen` asks to follow, those it may:
+/// lattice's artifact URIs, at most [`PER_SESSION`]. Whether the caller may
+/// read each is not said here (the acknowledgment would tell what exists):
+/// one it may not is followed as one that never changes.
+pub fn listenable(requested: &[String]) -> Vec<String> {
+    requested.iter().filter(|uri| named(uri).is_some()).take(PER_SESSION).cloned().collect()
+}
+
+/// Follows each of `uris` for `who` on one `subscriptions/listen` stream,
+/// until each follower ends.
+pub(crate) async fn listen(log: &LogService, who: &Authenticated, uris: &[String], tell: &Tell) -> tokio::task::JoinSet<()> {
+    let mut followers = tokio::task::JoinSet::new();
+    for uri in uris {
+        if let Some(follow) = follower(log, who.clone(), uri, tell.clone()).await {
+            followers.spawn(follow);
+        }
+    }
+    followers
+}
+
 /// One session's subscriptions, by URI.
 #[derive(Clone, Default)]
 pub struct Subscriptions(Arc<Mutex<HashMap<String, AbortHandle>>>);
@@ -108,41 +170,12 @@ pub struct Subscriptions(Arc<Mutex<HashMap<String, AbortHandle>>>);
 impl Subscriptions {
     /// Follows `uri` for `who`, telling `peer` of each change.
     pub async fn subscribe(&self, log: &LogService, who: Authenticated, uri: &str, peer: Peer<RoleServer>) -> Result<(), McpError> {
-        let named = named(uri).ok_or_else(|| not_found(uri))?;
-        let id = match &named {
-            Named::Artifact(id) | Named::Answers(id) => id,
-        };
-        let thread = log.artifact(&who, id, None).await.map_err(|_| not_found(uri))?.thread;
-        // The thread's live stream from here on: woken by its commits only,
-        // and ended when the caller may no longer read it (removed,
-        // unlisted, signed out), as every live stream.
-        let mut live = log.follow(&who, Follow::Thread(ThreadId::from_trusted(thread)), log.horizon().current()).await.map_err(|_| not_found(uri))?;
-        live.catch_up().await.map_err(|_| not_found(uri))?;
-        let mut last = now(log, &who, &named).await.map_err(|_| not_found(uri))?;
+        let follow = follower(log, who, uri, Tell::Session(peer)).await.ok_or_else(|| not_found(uri))?;
         let mut held = self.0.lock().unwrap_or_else(PoisonError::into_inner);
         if held.len() >= PER_SESSION && !held.contains_key(uri) {
             return Err(McpError::invalid_params(format!("a session follows at most {PER_SESSION} resources; unsubscribe from one first"), None));
         }
-        let (log, owned) = (log.clone(), uri.to_owned());
-        let task = tokio::spawn(async move {
-            loop {
-                // Quiet for a while: only whether the session went away.
-                if let Ok(None) = tokio::time::timeout(LOOK_EVERY, live.next_committed()).await {
-                    return;
-                }
-                if peer.is_transport_closed() {
-                    return;
-                }
-                // Gone (or no longer readable): ends.
-                let Ok(seen) = now(&log, &who, &named).await else { return };
-                if seen != last {
-                    last = seen;
-                    if peer.notify_resource_updated(ResourceUpdatedNotificationParam::new(owned.clone())).await.is_err() {
-                        return;
-                    }
-                }
-            }
-        });
+        let task = tokio::spawn(follow);
         if let Some(before) = held.insert(uri.to_owned(), task.abort_handle()) {
             before.abort();
         }

@@ -7,6 +7,7 @@ mod ask;
 mod conformance;
 mod origins;
 mod replicas;
+mod rounds;
 mod sdk;
 mod view;
 
