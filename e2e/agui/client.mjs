@@ -1,7 +1,9 @@
 // An AG-UI session against lattice with the official client (`@ag-ui/client`
 // HttpAgent), for the AG-UI suite: a run of the scripted ask_form model to its
-// interrupt, an answer the form refuses, then the answer that resumes it.
-// Every event is checked against `@ag-ui/core`'s own schemas.
+// interrupt, an answer the form refuses, then the answer that resumes it;
+// then a reconnect (lattice's `forwardedProps.reconnect`), whose
+// MESSAGES_SNAPSHOT the client takes as its messages. Every event is checked
+// against `@ag-ui/core`'s own schemas.
 // Usage: node client.mjs BASE TOKEN THREAD [MODEL]; prints one JSON object.
 // With MODEL, one run of that model only.
 import { HttpAgent } from "@ag-ui/client";
@@ -43,6 +45,9 @@ try {
     // Refused: severity is not one of the form's choices.
     await run({ resume: [{ interruptId: interrupt.id, status: "resolved", payload: { date: "2026-12-01", severity: "catastrophic" } }] });
     await run({ resume: [{ interruptId: interrupt.id, status: "resolved", payload: { date: "2026-12-01", severity: "high", affected: ["API"] } }] });
+    agent.messages = [];
+    await run({ forwardedProps: { reconnect: true } });
+    out.messages = agent.messages;
   }
 } catch (e) {
   out.error = String(e);

@@ -35,7 +35,7 @@ async fn an_ag_ui_client_runs_ask_form_to_its_interrupt_and_resumes_it() {
     assert_eq!(session["invalid"], json!([]), "every event passes @ag-ui/core's schemas");
     assert!(session.get("error").is_none(), "{session}");
     let runs = session["runs"].as_array().unwrap();
-    assert_eq!(runs.len(), 3);
+    assert_eq!(runs.len(), 4);
 
     // To the interrupt: the form as its response schema.
     assert_eq!(types(&runs[0]), ["RUN_STARTED", "TOOL_CALL_START", "TOOL_CALL_ARGS", "TOOL_CALL_END", "RUN_FINISHED"]);
@@ -60,6 +60,16 @@ async fn an_ag_ui_client_runs_ask_form_to_its_interrupt_and_resumes_it() {
     assert_eq!(types(&runs[2]), ["RUN_STARTED", "TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_END", "RUN_FINISHED"]);
     assert!(runs[2][2]["delta"].as_str().unwrap().starts_with("Thanks, I have the report."));
     assert_eq!(runs[2][4]["outcome"]["type"], "success");
+
+    // A reconnect once the run is over: the thread as the client's messages.
+    assert_eq!(types(&runs[3]), ["RUN_STARTED", "MESSAGES_SNAPSHOT", "RUN_FINISHED"]);
+    let messages = session["messages"].as_array().expect("the client took the snapshot");
+    let roles: Vec<&str> = messages.iter().map(|m| m["role"].as_str().unwrap()).collect();
+    assert_eq!(roles, ["user", "assistant", "tool", "assistant"], "{messages:?}");
+    assert!(messages[0]["content"].as_str().unwrap().starts_with("We have an incident"));
+    assert_eq!(messages[1]["toolCalls"][0]["function"]["name"], "ask_form");
+    assert_eq!((messages[2]["toolCallId"].as_str(), messages[2]["content"].as_str().map(|c| c.contains("\"high\""))), (Some("call_ask_form_1"), Some(true)));
+    assert!(messages[3]["content"].as_str().unwrap().starts_with("Thanks, I have the report."));
 
     let events = alice.all_events(&th).await;
     let answers: Vec<&Value> = events.iter().filter(|e| e["type"] == "deferred_answered").collect();

@@ -2,19 +2,83 @@
 //! AG-UI 1.1's fatal cases (issue 45), checked over recorded streams of
 //! each kind of run lattice has: finished, interrupted (waiting on a
 //! form), a refused answer, resumed to the end, cancelled (`outcome`
-//! `cancelled`). The rules, as the producer's: the first event is
+//! `cancelled`), failed (its model failing), streamed (its model writing
+//! as it goes, and reporting the tokens it used, which `RUN_FINISHED`
+//! carries as `usage`), and a reconnect. The rules, as the producer's: the first event is
 //! `RUN_STARTED`; nothing comes after `RUN_FINISHED` or `RUN_ERROR`, and one
 //! of them ends the stream; no run starts inside another; no message and no
 //! tool call is left open, none is started twice or spoken of before it
 //! started or after it ended.
 
 use std::collections::HashSet;
+use std::sync::Arc;
+use std::time::Duration;
 
 use axum::http::StatusCode;
-use lattice_core::TenantRole;
+use futures_util::StreamExt;
+use lattice_agent::{ChatMessage, Delta, Deltas, Model, ModelError, ModelReply, ModelRequest, Models};
+use lattice_core::{TenantRole, ToolCall};
 use serde_json::{Value, json};
+use tower::ServiceExt;
 
 use crate::App;
+
+/// A model that writes its reply in pieces, and says what it used.
+struct Streams;
+
+#[async_trait::async_trait]
+impl Model for Streams {
+    async fn reply(&self, _: ModelRequest) -> Result<ModelReply, ModelError> {
+        Ok(ModelReply { text: Some("Hello there.".into()), tool_calls: vec![], tokens: Some(42) })
+    }
+
+    async fn stream(&self, request: ModelRequest, deltas: &Deltas) -> Result<ModelReply, ModelError> {
+        for piece in ["Hello", " there", "."] {
+            deltas(Delta::Text(piece.into()));
+        }
+        self.reply(request).await
+    }
+}
+
+/// A model whose service is down.
+struct Fails;
+
+#[async_trait::async_trait]
+impl Model for Fails {
+    async fn reply(&self, _: ModelRequest) -> Result<ModelReply, ModelError> {
+        Err(ModelError::Status { status: 503, message: "overloaded".into() })
+    }
+}
+
+/// A model that shows a dashboard, then begins its reply and holds it
+/// until the test lets it go on.
+struct Held(Arc<tokio::sync::Notify>);
+
+#[async_trait::async_trait]
+impl Model for Held {
+    async fn reply(&self, _: ModelRequest) -> Result<ModelReply, ModelError> {
+        unreachable!("the runner streams")
+    }
+
+    async fn stream(&self, request: ModelRequest, deltas: &Deltas) -> Result<ModelReply, ModelError> {
+        if !request.messages.iter().any(|m| matches!(m, ChatMessage::Tool { .. })) {
+            let panels = json!({"title": "Load", "panels": [{"type": "metric", "label": "Queue", "value": 7}]});
+            let call = ToolCall { id: "call_dash".into(), name: lattice_agent::tools::SHOW_DASHBOARD.into(), arguments: panels };
+            return Ok(ModelReply { text: None, tool_calls: vec![call], tokens: Some(10) });
+        }
+        deltas(Delta::Text("Do".into()));
+        self.0.notified().await;
+        deltas(Delta::Text("ne.".into()));
+        Ok(ModelReply { text: Some("Done.".into()), tool_calls: vec![], tokens: Some(5) })
+    }
+}
+
+fn models(gate: &Arc<tokio::sync::Notify>) -> Models {
+    Models::scripted()
+        .with("test:streams", Arc::new(Streams), false)
+        .with("test:fails", Arc::new(Fails), false)
+        .with("test:held", Arc::new(Held(gate.clone())), false)
+}
 
 /// What breaks a producer's rule in `events`, each in words.
 fn broken(events: &[Value]) -> Vec<String> {
@@ -104,7 +168,7 @@ fn last(events: &[Value]) -> &Value {
 
 lattice_testkit::both_backends! {
     async fn every_kind_of_run_streams_by_the_producers_rules(backend: Backend) {
-        let app = App::new(backend).await;
+        let app = App::over(lattice_testkit::service(backend).await, models(&Arc::default()));
         let alice = app.token("t1", "alice", TenantRole::Member, false).await;
         let (_, th) = app.workspace_with_thread(&alice).await;
         let mut recorded: Vec<(&str, Vec<Value>)> = Vec::new();
@@ -139,6 +203,20 @@ lattice_testkit::both_backends! {
         assert_eq!(last(&cancelled)["outcome"]["type"], "cancelled", "{cancelled:?}");
         recorded.push(("cancelled", cancelled));
 
+        // Failed: its model's service down; the failure's kind as the code.
+        let failed = stream(&app, &alice, &th, input(&th, "test:fails")).await;
+        assert_eq!((last(&failed)["type"].as_str(), last(&failed)["code"].as_str()), (Some("RUN_ERROR"), Some("model")), "{failed:?}");
+        assert!(last(&failed)["message"].as_str().unwrap().contains("overloaded"), "{failed:?}");
+        recorded.push(("failed", failed));
+
+        // Streamed: the text as it was written, once, and the tokens used.
+        let streamed = stream(&app, &alice, &th, input(&th, "test:streams")).await;
+        let pieces: Vec<&str> =
+            streamed.iter().filter(|e| e["type"] == "TEXT_MESSAGE_CONTENT").map(|e| e["delta"].as_str().unwrap()).collect();
+        assert_eq!(pieces, ["Hello", " there", "."], "{streamed:?}");
+        assert_eq!(last(&streamed)["usage"], json!([{"model": "test:streams", "totalTokens": 42}]), "{streamed:?}");
+        recorded.push(("streamed", streamed));
+
         for (what, events) in &recorded {
             let said = broken(events);
             assert!(said.is_empty(), "the {what} stream breaks a producer's rule: {said:?}\n{events:?}");
@@ -155,5 +233,112 @@ lattice_testkit::both_backends! {
         for events in wrong {
             assert!(!broken(events.as_array().unwrap()).is_empty(), "{events}");
         }
+    }
+}
+
+/// An AG-UI request's stream, read as it comes.
+struct Reading {
+    body: axum::body::BodyDataStream,
+    buffer: String,
+}
+
+impl Reading {
+    async fn open(app: &App, token: &str, th: &str, body: Value) -> Self {
+        let req = axum::http::Request::post(format!("/v1/agui/threads/{th}"))
+            .header("authorization", format!("Bearer {token}"))
+            .header("content-type", "application/json")
+            .body(axum::body::Body::from(body.to_string()))
+            .unwrap();
+        let res = app.router.clone().oneshot(req).await.unwrap();
+        assert_eq!(res.status(), StatusCode::OK);
+        Self { body: res.into_body().into_data_stream(), buffer: String::new() }
+    }
+
+    /// The next event, within 10 s.
+    async fn next(&mut self) -> Option<Value> {
+        loop {
+            if let Some(end) = self.buffer.find("\n\n") {
+                let frame: String = self.buffer.drain(..end + 2).collect();
+                match frame.lines().find_map(|l| l.strip_prefix("data: ")) {
+                    Some(data) => return Some(serde_json::from_str(data).expect("each event is JSON")),
+                    None => continue,
+                }
+            }
+            let chunk = tokio::time::timeout(Duration::from_secs(10), self.body.next()).await.expect("the stream goes on")?;
+            self.buffer.push_str(std::str::from_utf8(&chunk.unwrap()).unwrap());
+        }
+    }
+
+    /// Every event until the stream ends.
+    async fn rest(mut self) -> Vec<Value> {
+        let mut all = Vec::new();
+        while let Some(e) = self.next().await {
+            all.push(e);
+        }
+        all
+    }
+}
+
+fn reconnect(th: &str) -> Value {
+    json!({"threadId": th, "runId": "again", "messages": [], "tools": [], "context": [], "state": {}, "forwardedProps": {"reconnect": true}})
+}
+
+lattice_testkit::both_backends! {
+    /// A client that loses its stream mid-run reconnects to another
+    /// replica: the thread as a `MESSAGES_SNAPSHOT`, then the run's live
+    /// events from where the snapshot stands; with the two it holds the
+    /// thread's whole conversation, nothing lost and nothing twice.
+    async fn a_reconnecting_client_loses_nothing_and_repeats_nothing(backend: Backend) {
+        let url = lattice_testkit::fresh_url(backend).await;
+        let db = lattice_log::Db::connect(&url, 8).await.unwrap();
+        db.migrate().await.unwrap();
+        let (one, two) = (lattice_testkit::service_on(db), lattice_testkit::service_on(lattice_log::Db::connect(&url, 8).await.unwrap()));
+        let gate = Arc::new(tokio::sync::Notify::new());
+        let (a, b) = (App::over(one.clone(), models(&gate)), App::over(two.clone(), models(&gate)));
+        let alice = a.token("t1", "alice", TenantRole::Member, false).await;
+        let (_, th) = a.workspace_with_thread(&alice).await;
+
+        // On replica A: the run shows its dashboard, begins its reply and
+        // holds; the client's stream is lost there.
+        let mut first = Reading::open(&a, &alice, &th, input(&th, "test:held")).await;
+        let mut seen = Vec::new();
+        while let Some(e) = first.next().await {
+            let done = e["type"] == "TEXT_MESSAGE_CONTENT";
+            seen.push(e);
+            if done {
+                break;
+            }
+        }
+        assert_eq!(seen.last().unwrap()["delta"], "Do", "{seen:?}");
+        drop(first);
+        let written = one.horizon().current();
+        two.horizon().wait_for(written, Duration::from_secs(5)).await;
+
+        // On replica B: the thread so far, then the run goes on.
+        let mut again = Reading::open(&b, &alice, &th, reconnect(&th)).await;
+        assert_eq!(again.next().await.unwrap()["type"], "RUN_STARTED");
+        let snapshot = again.next().await.unwrap();
+        assert_eq!(snapshot["type"], "MESSAGES_SNAPSHOT", "{snapshot}");
+        let roles: Vec<&str> = snapshot["messages"].as_array().unwrap().iter().map(|m| m["role"].as_str().unwrap()).collect();
+        assert_eq!(roles, ["user", "assistant", "tool"], "the prompt, the dashboard's call, its result: {snapshot}");
+        assert_eq!(snapshot["messages"][1]["toolCalls"][0]["function"]["name"], lattice_agent::tools::SHOW_DASHBOARD);
+        gate.notify_one();
+        let live = again.rest().await;
+        let kinds: Vec<&str> = live.iter().map(|e| e["type"].as_str().unwrap()).collect();
+        assert_eq!(kinds, ["TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_END", "RUN_FINISHED"], "only what came after: {live:?}");
+        assert_eq!(live[1]["delta"], "Done.", "the reply whole, not from the middle of its text");
+        assert_eq!(live[3]["outcome"]["type"], "success");
+        assert_eq!(live[3]["usage"], json!([{"totalTokens": 5}]), "the tokens of the model call this stream saw");
+        let mut whole = vec![json!({"type": "RUN_STARTED"}), snapshot.clone()];
+        whole.extend(live.iter().cloned());
+        assert!(broken(&whole).is_empty(), "{:?}", broken(&whole));
+
+        // What the client holds is the thread's conversation, as a
+        // reconnect after the run reads it.
+        let mut held: Vec<Value> = snapshot["messages"].as_array().unwrap().clone();
+        held.push(json!({"id": live[0]["messageId"], "role": "assistant", "content": live[1]["delta"]}));
+        let after = stream(&b, &alice, &th, reconnect(&th)).await;
+        assert_eq!(after[1]["messages"], json!(held), "nothing lost, nothing twice");
+        assert_eq!(last(&after)["outcome"]["type"], "success", "no run is going: {after:?}");
     }
 }

@@ -59,8 +59,18 @@ impl App {
 
     async fn guarded(backend: Backend, dev_sign_in: bool, guard: lattice_api::guard::Guard) -> Self {
         let log = lattice_testkit::service(backend).await;
+        Self::serving(log, dev_sign_in, guard, lattice_agent::Models::scripted())
+    }
+
+    /// The API over `log` (one replica of many, when others serve the same
+    /// database), its runs asking `models`.
+    pub fn over(log: LogService, models: lattice_agent::Models) -> Self {
+        Self::serving(log, true, lattice_api::guard::Guard::new(lattice_api::guard::Limits::default()), models)
+    }
+
+    fn serving(log: LogService, dev_sign_in: bool, guard: lattice_api::guard::Guard, models: lattice_agent::Models) -> Self {
         let (stop, shutdown) = tokio::sync::watch::channel(false);
-        let runner = lattice_agent::Runner::new(lattice_testkit::trusted(&log), lattice_agent::Models::scripted());
+        let runner = lattice_agent::Runner::new(lattice_testkit::trusted(&log), models);
         let apps = lattice_app_calls::AppCalls::new(
             log.clone(),
             lattice_ui::app_policy::AppToolPolicy::parse("get_state=allow,set_state=allow,submit=ask").unwrap(),

@@ -8,6 +8,7 @@ mod app_calls;
 mod one_way;
 mod over_http;
 mod resources;
+mod trace;
 
 use axum::body::Body;
 use axum::http::{Request, StatusCode};

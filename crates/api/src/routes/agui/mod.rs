@@ -10,7 +10,6 @@
 //! `ACTIVITY_SNAPSHOT`, and `RUN_FINISHED` with an `interrupt` outcome when
 //! the run waits on an ask_form or ask_user.
 
-use std::collections::HashSet;
 use std::convert::Infallible;
 use std::time::Duration;
 
@@ -18,9 +17,8 @@ use axum::extract::{Path, State};
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use futures_util::stream::{self, Stream};
-use lattice_core::event::Event;
-use lattice_core::{Actor, Envelope, Error, RunFailure, RunId, ThreadId};
-use lattice_log::{Follow, Live, LiveEvents};
+use lattice_core::{Error, RunId, ThreadId};
+use lattice_log::{Follow, LiveEvents};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -29,6 +27,12 @@ use crate::error::ApiResult;
 use crate::extract::{Body, Caller};
 use crate::guard::StreamPermit;
 use crate::state::AppState;
+
+mod snapshot;
+mod translate;
+
+use snapshot::Standing;
+use translate::Translator;
 
 /// The parts of a `RunAgentInput` lattice reads; the rest (tools, context,
 /// state) is the client's and is not acted on.
@@ -65,6 +69,12 @@ pub const RESUME_MAX: usize = 16;
 pub const ID_MAX: usize = 256;
 
 impl RunAgentInput {
+    /// Whether this is a reconnect to the thread (`forwardedProps.reconnect`:
+    /// lattice's extension, docs/AGUI.md) rather than a run or a resume.
+    fn reconnect(&self) -> bool {
+        self.forwarded_props.as_ref().and_then(|p| p.get("reconnect")).and_then(Value::as_bool) == Some(true)
+    }
+
     /// Refuses an input past its bounds, naming the field; the prompt's own
     /// bound is the write path's (a run's prompt, like a message).
     fn check(&self) -> Result<(), Error> {
@@ -117,7 +127,8 @@ fn prompt(messages: &[Value]) -> Option<String> {
     Some(text).filter(|t| !t.trim().is_empty())
 }
 
-/// Runs an agent turn in a thread, or resumes one, as AG-UI events.
+/// Runs an agent turn in a thread, resumes one, or reconnects to the
+/// thread, as AG-UI events.
 #[utoipa::path(post, path = "/v1/agui/threads/{th}", request_body(content = Object, description = "an AG-UI RunAgentInput"),
     responses((status = 200, description = "text/event-stream of AG-UI events"), (status = 403, body = lattice_wire::ErrorBody),
         (status = 404, body = lattice_wire::ErrorBody), (status = 422, body = lattice_wire::ErrorBody)),
@@ -137,26 +148,50 @@ pub async fn run(
     let permit = state.guard.open_stream(who.principal())?;
     let mut translator = Translator::new(input.thread_id.clone(), input.run_id.clone());
     let mut first = vec![translator.started()];
-    let run = if input.resume.is_empty() {
+    let following = if input.reconnect() {
+        if !input.resume.is_empty() {
+            return Err(Error::field("forwardedProps.reconnect", "const", "a reconnect answers nothing: send resume without it").into());
+        }
+        // What the thread holds up to where the live stream starts: nothing
+        // between the two is lost, nothing is in both.
+        let (messages, standing) = snapshot::read(&state.log, &who, &thread, after).await?;
+        first.push(json!({"type": "MESSAGES_SNAPSHOT", "messages": messages}));
+        match standing {
+            Standing::Running(run) => {
+                translator.join(run);
+                true
+            }
+            Standing::Paused(paused) => {
+                translator.run = paused.event.run_id().unwrap_or_default().to_owned();
+                first.extend(translator.envelope(&paused, &mut Vec::new()).0);
+                false
+            }
+            Standing::Idle => {
+                first.push(translator.idle());
+                false
+            }
+        }
+    } else if input.resume.is_empty() {
         let prompt = prompt(&input.messages).ok_or_else(|| Error::field("messages", "required", "a user message with text starts a run"))?;
         let model = input.forwarded_props.as_ref().and_then(|p| p.get("model")).and_then(Value::as_str).map(str::to_owned);
         // A rule driving lattice over AG-UI names its event's chain the same way.
         let chain = input.forwarded_props.as_ref().and_then(|p| p.get("chain")).and_then(Value::as_str).map(str::to_owned);
-        Some(state.runner.start(&who, thread, prompt, model, chain).await?)
+        translator.run = state.runner.start(&who, thread, prompt, model, chain).await?.to_string();
+        true
     } else {
         match resume(&state, &who, &input.resume).await {
-            Ok(run) => Some(run),
+            Ok(run) => {
+                translator.run = run.to_string();
+                true
+            }
             Err(e) => {
                 // A refused answer ends this run with the refusal, fields named.
                 first.push(translator.error(&e));
-                None
+                false
             }
         }
     };
-    let live = run.map(|run| {
-        translator.run = run.to_string();
-        live
-    });
+    let live = following.then_some(live);
     Ok(Sse::new(events(first, live, translator, permit, state.shutdown.clone()))
         .keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
         .into_response())
@@ -217,186 +252,6 @@ fn events(
             }
         }
     })
-}
-
-/// Turns one lattice run's live stream into AG-UI events.
-struct Translator {
-    thread_id: String,
-    run_id: String,
-    /// The lattice run followed.
-    run: String,
-    /// The assistant message being streamed, if one is open.
-    open_message: Option<String>,
-    /// Text was streamed since the last reply: the reply is not sent again.
-    streamed: bool,
-    /// Tool calls already started.
-    started_tools: HashSet<String>,
-}
-
-impl Translator {
-    fn new(thread_id: String, run_id: String) -> Self {
-        Self { thread_id, run_id, run: String::new(), open_message: None, streamed: false, started_tools: HashSet::new() }
-    }
-
-    fn started(&self) -> Value {
-        json!({"type": "RUN_STARTED", "threadId": self.thread_id, "runId": self.run_id})
-    }
-
-    /// A refusal as the run's end: its words (a validation failure names
-    /// each field) and its type as the code.
-    fn error(&mut self, e: &Error) -> Value {
-        let e = e.clone().bounded();
-        let code = serde_json::to_value(&e).ok().and_then(|v| v.get("type").and_then(Value::as_str).map(str::to_owned)).unwrap_or_default();
-        json!({"type": "RUN_ERROR", "message": e.to_string(), "code": code})
-    }
-
-    fn close_message(&mut self, out: &mut Vec<Value>) {
-        if let Some(id) = self.open_message.take() {
-            out.push(json!({"type": "TEXT_MESSAGE_END", "messageId": id}));
-        }
-    }
-
-    /// The events one item of the live stream makes, and whether the run
-    /// is over for this request (finished, failed, or waiting).
-    fn take(&mut self, item: &Live) -> (Vec<Value>, bool) {
-        let mut out = Vec::new();
-        match item {
-            Live::Passing(p) => {
-                let Ok(body) = serde_json::from_str::<Value>(&p.json) else { return (out, false) };
-                if body.get("run_id").and_then(Value::as_str) != Some(self.run.as_str()) {
-                    return (out, false);
-                }
-                let call = body.get("model_call").and_then(Value::as_u64).unwrap_or(0) as usize;
-                match p.name {
-                    "delta" => {
-                        let text = body.get("text").and_then(Value::as_str).unwrap_or_default();
-                        if text.is_empty() {
-                            return (out, false);
-                        }
-                        if self.open_message.is_none() {
-                            let id = format!("msg_{}_c{call}", self.run);
-                            out.push(json!({"type": "TEXT_MESSAGE_START", "messageId": id, "role": "assistant"}));
-                            self.open_message = Some(id);
-                        }
-                        self.streamed = true;
-                        let id = self.open_message.clone().expect("opened above");
-                        out.push(json!({"type": "TEXT_MESSAGE_CONTENT", "messageId": id, "delta": text}));
-                    }
-                    "tool_input" => {
-                        let id = body.get("tool_call_id").and_then(Value::as_str).unwrap_or_default().to_owned();
-                        let name = body.get("name").and_then(Value::as_str).unwrap_or_default();
-                        if !id.is_empty() && self.started_tools.insert(id.clone()) {
-                            self.close_message(&mut out);
-                            out.push(json!({"type": "TOOL_CALL_START", "toolCallId": id, "toolCallName": name}));
-                        }
-                    }
-                    _ => {}
-                }
-                (out, false)
-            }
-            Live::Committed(d) => {
-                let Ok(envelope) = serde_json::from_str::<Envelope>(&d.json) else { return (out, false) };
-                self.envelope(&envelope, &mut out)
-            }
-            // The run's end for this reader: what follows is not theirs.
-            Live::AccessLost => {
-                self.close_message(&mut out);
-                out.push(json!({"type": "RUN_ERROR", "message": "You no longer have access to this thread", "code": "AccessLost"}));
-                (out, true)
-            }
-        }
-    }
-
-    fn envelope(&mut self, e: &Envelope, out: &mut Vec<Value>) -> (Vec<Value>, bool) {
-        let ours = e.event.run_id() == Some(self.run.as_str());
-        let by_our_run = matches!(&e.actor, Actor::Agent { run: Some(r), .. } if r.as_str() == self.run);
-        let done = match &e.event {
-            Event::ModelReplied(replied) if ours => {
-                if !std::mem::take(&mut self.streamed)
-                    && let Some(text) = replied.text.as_ref().filter(|t| !t.is_empty())
-                {
-                    // Not streamed: the whole text at once, named by its envelope.
-                    let id = format!("msg_{}_{}", self.run, e.seq);
-                    out.push(json!({"type": "TEXT_MESSAGE_START", "messageId": id, "role": "assistant"}));
-                    out.push(json!({"type": "TEXT_MESSAGE_CONTENT", "messageId": id, "delta": text}));
-                    out.push(json!({"type": "TEXT_MESSAGE_END", "messageId": id}));
-                }
-                self.close_message(out);
-                for call in &replied.tool_calls {
-                    if self.started_tools.insert(call.id.clone()) {
-                        out.push(json!({"type": "TOOL_CALL_START", "toolCallId": call.id, "toolCallName": call.name}));
-                    }
-                    out.push(json!({"type": "TOOL_CALL_ARGS", "toolCallId": call.id, "delta": call.arguments.to_string()}));
-                    out.push(json!({"type": "TOOL_CALL_END", "toolCallId": call.id}));
-                }
-                false
-            }
-            Event::ToolReturned(returned) if ours => {
-                let content = match &returned.result {
-                    Value::String(s) => s.clone(),
-                    other => other.to_string(),
-                };
-                let content = if returned.is_error { format!("error: {content}") } else { content };
-                out.push(json!({"type": "TOOL_CALL_RESULT", "messageId": format!("result_{}", returned.tool_call_id),
-                    "toolCallId": returned.tool_call_id, "content": content, "role": "tool"}));
-                false
-            }
-            Event::ArtifactCreated(created) if by_our_run => {
-                out.push(json!({"type": "ACTIVITY_SNAPSHOT", "messageId": format!("artifact_{}", created.id), "activityType": "lattice.artifact",
-                    "content": {"id": created.id, "kind": created.kind, "version": created.version, "title": created.data.get("title")}}));
-                false
-            }
-            Event::ArtifactChanged(changed) if by_our_run => {
-                out.push(json!({"type": "ACTIVITY_SNAPSHOT", "messageId": format!("artifact_{}", changed.id), "activityType": "lattice.artifact",
-                    "content": {"id": changed.id, "version": changed.version}}));
-                false
-            }
-            Event::RunPaused(paused) if ours => {
-                self.close_message(out);
-                let interrupts: Vec<Value> = paused
-                    .requests
-                    .iter()
-                    .map(|r| {
-                        let (message, schema) = match r.tool_name.as_str() {
-                            lattice_agent::tools::ASK_FORM => {
-                                (r.args.get("title").cloned().unwrap_or(Value::Null), r.args.get("schema").cloned().unwrap_or(json!({})))
-                            }
-                            _ => (r.args.get("question").cloned().unwrap_or(Value::Null), json!({"type": "string"})),
-                        };
-                        let mut interrupt = json!({"id": interrupt_id(&self.run, &r.tool_call_id), "reason": format!("lattice.{}", r.tool_name),
-                            "toolCallId": r.tool_call_id, "responseSchema": schema});
-                        if let Some(message) = message.as_str() {
-                            interrupt["message"] = json!(message);
-                        }
-                        if let Some(at) = &r.expires_at {
-                            interrupt["expiresAt"] = json!(at);
-                        }
-                        interrupt
-                    })
-                    .collect();
-                out.push(json!({"type": "RUN_FINISHED", "threadId": self.thread_id, "runId": self.run_id,
-                    "outcome": {"type": "interrupt", "interrupts": interrupts}}));
-                true
-            }
-            Event::RunFinished(_) if ours => {
-                self.close_message(out);
-                out.push(json!({"type": "RUN_FINISHED", "threadId": self.thread_id, "runId": self.run_id, "outcome": {"type": "success"}}));
-                true
-            }
-            Event::RunFailed(failed) if ours => {
-                self.close_message(out);
-                if failed.failure == Some(RunFailure::Cancelled) {
-                    out.push(json!({"type": "RUN_FINISHED", "threadId": self.thread_id, "runId": self.run_id, "outcome": {"type": "cancelled"}}));
-                } else {
-                    let code = failed.failure.map_or("failed", RunFailure::as_str);
-                    out.push(json!({"type": "RUN_ERROR", "message": failed.reason, "code": code}));
-                }
-                true
-            }
-            _ => false,
-        };
-        (std::mem::take(out), done)
-    }
 }
 
 #[cfg(test)]

@@ -1,0 +1,103 @@
+//! A reconnect (lattice's extension to AG-UI, docs/AGUI.md): the thread's
+//! conversation as a `MESSAGES_SNAPSHOT`, read from the log up to one
+//! position, and where its latest run stands there. The live stream then
+//! goes on from that same position, so a reconnecting client loses nothing
+//! and is told nothing twice, on whichever replica it reaches.
+
+use std::collections::VecDeque;
+
+use lattice_core::event::Event;
+use lattice_core::{Actor, Envelope, Error, ThreadId};
+use lattice_log::{Authenticated, Follow, LogService};
+use serde_json::{Value, json};
+
+use super::MESSAGES_MAX;
+
+/// Envelopes read at once.
+const PAGE: i64 = 500;
+
+/// Where the thread's latest run stands at the snapshot.
+pub(super) enum Standing {
+    /// Going: its events follow, live.
+    Running(String),
+    /// Waiting on people: its `run_paused`, which ends the stream again as
+    /// an interrupt.
+    Paused(Box<Envelope>),
+    /// No run is going.
+    Idle,
+}
+
+/// The thread's messages (the last [`MESSAGES_MAX`]) as AG-UI messages, and
+/// its latest run, as they stand at `upto`.
+pub(super) async fn read(log: &LogService, who: &Authenticated, thread: &ThreadId, upto: i64) -> Result<(Vec<Value>, Standing), Error> {
+    let follow = Follow::Thread(thread.clone());
+    let mut messages = VecDeque::new();
+    let mut standing = Standing::Idle;
+    let mut after = 0;
+    'pages: loop {
+        let page = log.events(who, &follow, after, PAGE).await?;
+        let Some(last) = page.last() else { break };
+        after = last.seq;
+        for e in &page {
+            if e.seq > upto {
+                break 'pages;
+            }
+            standing = match (&e.event, standing) {
+                (Event::RunStarted(s), _) => Standing::Running(s.run_id.clone()),
+                (Event::RunResumed(r), _) => Standing::Running(r.run_id.clone()),
+                (Event::RunPaused(_), _) => Standing::Paused(Box::new(e.clone())),
+                (Event::RunFinished(_) | Event::RunFailed(_), _) => Standing::Idle,
+                (_, standing) => standing,
+            };
+            if let Some(message) = message(e) {
+                if messages.len() == MESSAGES_MAX {
+                    messages.pop_front();
+                }
+                messages.push_back(message);
+            }
+        }
+        if page.len() < PAGE as usize {
+            break;
+        }
+    }
+    Ok((messages.into(), standing))
+}
+
+/// The AG-UI message an envelope is, if it is one; ids as the live events
+/// name the same things (`translate`).
+fn message(e: &Envelope) -> Option<Value> {
+    Some(match &e.event {
+        // A run's own reply is also posted: it is already its model's reply.
+        Event::MessagePosted(_) if matches!(&e.actor, Actor::Agent { run: Some(_), .. }) => return None,
+        Event::MessagePosted(posted) => {
+            let role = if matches!(e.actor, Actor::Agent { .. }) { "assistant" } else { "user" };
+            json!({"id": e.id, "role": role, "content": posted.text})
+        }
+        Event::RunStarted(started) => json!({"id": format!("prompt_{}", started.run_id), "role": "user", "content": started.prompt}),
+        Event::ModelReplied(replied) => {
+            let mut m = json!({"id": format!("msg_{}_{}", replied.run_id, e.seq), "role": "assistant"});
+            if let Some(text) = replied.text.as_ref().filter(|t| !t.is_empty()) {
+                m["content"] = json!(text);
+            }
+            if !replied.tool_calls.is_empty() {
+                let calls: Vec<Value> = replied
+                    .tool_calls
+                    .iter()
+                    .map(|c| json!({"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments.to_string()}}))
+                    .collect();
+                m["toolCalls"] = json!(calls);
+            }
+            m
+        }
+        Event::ToolReturned(returned) => {
+            json!({"id": format!("result_{}", returned.tool_call_id), "role": "tool", "toolCallId": returned.tool_call_id,
+                "content": super::translate::result_text(&returned.result, returned.is_error)})
+        }
+        // A person's answer to a request the run waited on: that call's result.
+        Event::DeferredAnswered(answered) => {
+            let content = if answered.expired { "expired".to_owned() } else { answered.answer.to_string() };
+            json!({"id": format!("result_{}", answered.tool_call_id), "role": "tool", "toolCallId": answered.tool_call_id, "content": content})
+        }
+        _ => return None,
+    })
+}
