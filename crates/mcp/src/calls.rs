@@ -19,6 +19,7 @@ use serde_json::{Value, json};
 use crate::listing::{self, FORM_SUBMISSIONS, MAX_WAIT_SECONDS};
 use crate::scope::Scope;
 use crate::views::{APP_VIEWS, DASHBOARD_VIEW, FORM_VIEW};
+use crate::logging::Severity;
 use crate::{Exporter, fallback, meta, rounds};
 
 /// How often a waiting `form_submissions` reports progress.
@@ -85,11 +86,15 @@ pub(crate) async fn call(
     if !asked {
         return Ok(present(ex, who, &artifact, &receipt, None).into());
     }
+    let title = artifact.data["title"].as_str().unwrap_or_default();
+    let said = format!("asked \"{title}\" in {} as {}", artifact.thread, artifact.id);
+    ex.level.tell(context, Severity::Info, json!({"message": said, "form": artifact.id})).await;
     let elicited = if rounds::stateless(context) {
         rounds::ask(ex, who, &artifact, name, original, context)
     } else {
         elicit(ex, who, &artifact, context).await?
     };
+    told(ex, who, &artifact, &elicited, context).await;
     if let Elicited::Required(required) = elicited {
         return Ok(required.into());
     }
@@ -121,8 +126,19 @@ pub(crate) async fn retry(
     if let Elicited::Required(required) = elicited {
         return Ok(required.into());
     }
+    told(ex, who, &form, &elicited, context).await;
     let receipt = json!({"id": form.id, "version": form.version, "digest": form.digest});
     Ok(present(ex, who, &form, &receipt, Some(elicited)).into())
+}
+
+/// What asking the person came to, as a log message.
+async fn told(ex: &Exporter, who: &Authenticated, form: &lattice_log::ArtifactRow, elicited: &Elicited, context: &RequestContext<RoleServer>) {
+    let said = match elicited {
+        Elicited::Answered { .. } => format!("{} was answered in the client by {}", form.id, who.principal().user),
+        Elicited::NotAsked(why) => format!("{} waits in lattice{}", form.id, why.as_deref().map(|w| format!(": {w}")).unwrap_or_default()),
+        Elicited::Required(_) => format!("{} is put to the person by the client", form.id),
+    };
+    ex.level.tell(context, Severity::Notice, json!({"message": said, "form": form.id})).await;
 }
 
 /// The result of a tool that put `artifact` in the thread: the fallback
@@ -294,12 +310,18 @@ async fn submissions(ex: &Exporter, who: &Authenticated, args: &Value, context: 
         if found.len() > after || now >= deadline || context.ct.is_cancelled() {
             break found;
         }
-        if let Some(token) = token.clone().filter(|_| now >= next_progress) {
+        // Every tick moves on, told or not: the wait sleeps until the next.
+        if now >= next_progress {
             next_progress = now + PROGRESS_EVERY;
             let waited = started.elapsed().as_secs_f64().floor();
-            let note =
-                ProgressNotificationParam::new(token, waited).with_total(wait as f64).with_message(format!("waiting for an answer to {}", form.id));
-            let _ = context.peer.notify_progress(note).await;
+            if let Some(token) = token.clone() {
+                let note = ProgressNotificationParam::new(token, waited)
+                    .with_total(wait as f64)
+                    .with_message(format!("waiting for an answer to {}", form.id));
+                let _ = context.peer.notify_progress(note).await;
+            }
+            let said = format!("waiting for an answer to {}: {waited} s of {wait}", form.id);
+            ex.level.tell(context, Severity::Info, json!({"message": said, "form": form.id})).await;
         }
         let until = deadline.min(next_progress);
         let _ = tokio::time::timeout(until.saturating_duration_since(now), horizon.changed()).await;
@@ -307,6 +329,12 @@ async fn submissions(ex: &Exporter, who: &Authenticated, args: &Value, context: 
     let answered = found.len() > after;
     let closes_at = form.data.get("closes_at").and_then(Value::as_str).map(str::to_owned);
     let expired = !answered && closes_at.as_deref().and_then(lattice_core::rfc3339::date_time_ms).is_some_and(|at| at <= lattice_log::now_ms());
+    let said = match found.last() {
+        Some(last) if answered => format!("{} was answered by {}", form.id, last.author),
+        _ if expired => format!("{} expired unanswered", form.id),
+        _ => format!("{} is still unanswered after {wait} s", form.id),
+    };
+    ex.level.tell(context, Severity::Notice, json!({"message": said, "form": form.id})).await;
     let listed: Vec<Value> =
         found.iter().map(|s| json!({"id": s.id, "by": s.author, "at": lattice_log::rfc3339(s.created_at), "values": s.data["values"]})).collect();
     let mut text = format!("## Submissions to {} ({})\n\n", form.data["title"].as_str().unwrap_or_default(), listed.len());

@@ -16,6 +16,7 @@ mod fallback;
 mod flips;
 pub mod http;
 mod listing;
+mod logging;
 mod rounds;
 mod scope;
 mod sessions;
@@ -56,6 +57,8 @@ pub struct Exporter {
     flips: flips::Flips,
     /// The resources this session follows (`subscriptions`).
     subscriptions: subscriptions::Subscriptions,
+    /// The level its client asked to hear log messages at (`logging`).
+    level: logging::Level,
 }
 
 impl Exporter {
@@ -63,13 +66,13 @@ impl Exporter {
     /// host's API uses, where both run in one process.
     pub fn over_http(log: LogService, apps: lattice_app_calls::AppCalls) -> Self {
         let flips = flips::Flips::new(log.clone());
-        Self { apps, log, fixed: None, sdk: None, flips, subscriptions: Default::default() }
+        Self { apps, log, fixed: None, sdk: None, flips, subscriptions: Default::default(), level: Default::default() }
     }
 
     /// This exporter for a new session: the same parts, none of another
-    /// session's subscriptions.
+    /// session's subscriptions or log level.
     pub fn for_a_session(&self) -> Self {
-        Self { subscriptions: Default::default(), ..self.clone() }
+        Self { subscriptions: Default::default(), level: Default::default(), ..self.clone() }
     }
 
     /// The exporter for one caller, whatever the requests carry (stdio).
@@ -128,6 +131,8 @@ pub(crate) fn view_meta(uri: &str) -> MetaObject {
 }
 
 impl ServerHandler for Exporter {
+    // Logging is declared: `logging` says why, deprecated as it is.
+    #[allow(deprecated)]
     fn get_info(&self) -> ServerConfig {
         let mut extensions = ExtensionCapabilities::new();
         let ui = json!({"mimeTypes": [UI_MIME]});
@@ -139,6 +144,7 @@ impl ServerHandler for Exporter {
                 .enable_resources()
                 .enable_resources_subscribe()
                 .enable_completions()
+                .enable_logging()
                 .enable_extensions_with(extensions)
                 .build(),
         )
@@ -210,6 +216,14 @@ impl ServerHandler for Exporter {
         let who = self.caller(&context).await?;
         let info = completion::complete(&self.log, &who, &request.r#ref, &request.argument.name, &request.argument.value).await;
         Ok(CompleteResult::new(info))
+    }
+
+    /// The level this session's client hears log messages at (`logging`).
+    #[allow(deprecated)]
+    async fn set_level(&self, request: rmcp::model::SetLevelRequestParams, context: RequestContext<RoleServer>) -> Result<(), McpError> {
+        self.caller(&context).await?;
+        self.level.set(request.level);
+        Ok(())
     }
 
     async fn subscribe(&self, request: SubscribeRequestParams, context: RequestContext<RoleServer>) -> Result<(), McpError> {

@@ -5,6 +5,7 @@
 
 mod access_suite;
 mod app_calls;
+mod logging;
 mod one_way;
 mod over_http;
 mod resources;

@@ -3,7 +3,6 @@
 //! bridge carries on to NATS; one that does not parse is not kept.
 
 use lattice_core::TenantRole;
-use lattice_log::Backend;
 use rmcp::model::{CallToolRequestParams, RequestMetaObject};
 use serde_json::{Value, json};
 
