@@ -17,9 +17,9 @@ use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Value, json};
 
 use crate::listing::{self, FORM_SUBMISSIONS, MAX_WAIT_SECONDS};
+use crate::logging::Severity;
 use crate::scope::Scope;
 use crate::views::{APP_VIEWS, DASHBOARD_VIEW, FORM_VIEW};
-use crate::logging::Severity;
 use crate::{Exporter, fallback, meta, rounds};
 
 /// How often a waiting `form_submissions` reports progress.
@@ -230,9 +230,7 @@ async fn elicit(
     let requested = lattice_ui::elicitation::requested_schema(&form.data["schema"]);
     let Some(requested) = requested.filter(|_| form_mode) else {
         // A client that opens links is pointed to the form in the chat.
-        if url_mode
-            && let Some(origin) = crate::http::request_origin(&context.extensions)
-        {
+        if url_mode && let Some(origin) = crate::http::request_origin(&context.extensions) {
             let url = format!("{origin}/t/{}", form.thread);
             let message = format!("{} — answer it in lattice", form.data["title"].as_str().unwrap_or("A form"));
             let params = ElicitRequestParams::UrlElicitationParams { meta: None, message, url: url.clone(), elicitation_id: form.id.clone() };

@@ -185,7 +185,6 @@ impl ServerHandler for Exporter {
         lattice_log::with_traceparent(traceparent, self.call_tool_traced(request, context).instrument(span)).await
     }
 
-
     async fn list_resources(
         &self,
         _request: Option<PaginatedRequestParams>,

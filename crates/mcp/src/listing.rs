@@ -134,12 +134,7 @@ pub fn tools(enabled: &BTreeMap<SwitchKey, bool>) -> Vec<Tool> {
 /// Tells `tell` whenever the toolset `who` is offered changes, until
 /// nobody hears. Woken only by the flips that concern `who`'s tenant
 /// (`crate::flips`).
-pub(crate) async fn watch(
-    log: lattice_log::LogService,
-    flips: crate::flips::Flips,
-    who: lattice_log::Authenticated,
-    tell: crate::tell::Tell,
-) {
+pub(crate) async fn watch(log: lattice_log::LogService, flips: crate::flips::Flips, who: lattice_log::Authenticated, tell: crate::tell::Tell) {
     let names = |enabled: &BTreeMap<SwitchKey, bool>| tools(enabled).into_iter().map(|t| t.name.to_string()).collect::<Vec<_>>();
     let offered = || async {
         let scope = crate::scope::Scope::find(&log, &who, None).await.ok()?;

@@ -93,7 +93,14 @@ fn ttl(form: &ArtifactRow) -> Duration {
 
 /// Asks `form` through the client, as an input request, when the client
 /// declares a mode that can: `NotAsked` with why when it cannot.
-pub(crate) fn ask(ex: &Exporter, who: &Authenticated, form: &ArtifactRow, tool: &str, args: &Value, context: &RequestContext<RoleServer>) -> Elicited {
+pub(crate) fn ask(
+    ex: &Exporter,
+    who: &Authenticated,
+    form: &ArtifactRow,
+    tool: &str,
+    args: &Value,
+    context: &RequestContext<RoleServer>,
+) -> Elicited {
     let (form_mode, url_mode) = modes(context.client_capabilities().as_ref());
     let title = form.data["title"].as_str().unwrap_or("A form").to_owned();
     let requested = lattice_ui::elicitation::requested_schema(&form.data["schema"]).and_then(|r| serde_json::from_value(r).ok());

@@ -68,7 +68,10 @@ async fn an_ag_ui_client_runs_ask_form_to_its_interrupt_and_resumes_it() {
     assert_eq!(roles, ["user", "assistant", "tool", "assistant"], "{messages:?}");
     assert!(messages[0]["content"].as_str().unwrap().starts_with("We have an incident"));
     assert_eq!(messages[1]["toolCalls"][0]["function"]["name"], "ask_form");
-    assert_eq!((messages[2]["toolCallId"].as_str(), messages[2]["content"].as_str().map(|c| c.contains("\"high\""))), (Some("call_ask_form_1"), Some(true)));
+    assert_eq!(
+        (messages[2]["toolCallId"].as_str(), messages[2]["content"].as_str().map(|c| c.contains("\"high\""))),
+        (Some("call_ask_form_1"), Some(true))
+    );
     assert!(messages[3]["content"].as_str().unwrap().starts_with("Thanks, I have the report."));
 
     let events = alice.all_events(&th).await;

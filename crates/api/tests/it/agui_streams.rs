@@ -74,10 +74,11 @@ impl Model for Held {
 }
 
 fn models(gate: &Arc<tokio::sync::Notify>) -> Models {
-    Models::scripted()
-        .with("test:streams", Arc::new(Streams), false)
-        .with("test:fails", Arc::new(Fails), false)
-        .with("test:held", Arc::new(Held(gate.clone())), false)
+    Models::scripted().with("test:streams", Arc::new(Streams), false).with("test:fails", Arc::new(Fails), false).with(
+        "test:held",
+        Arc::new(Held(gate.clone())),
+        false,
+    )
 }
 
 /// What breaks a producer's rule in `events`, each in words.

@@ -85,7 +85,8 @@ async fn a_2026_client_asks_the_person_through_input_required_and_answers_in_the
     let th = ana.ok("POST", &format!("/v1/workspaces/{ws}/threads"), json!({"title": "Leave"})).await["id"].as_str().unwrap().to_owned();
     ana.ok("POST", &format!("/v1/workspaces/{ws}/members"), json!({"user": "bob", "role": "editor"})).await;
     let bob = Client::sign_in(&up.base, "acme", "bob").await;
-    let schema = json!({"type": "object", "required": ["days"], "properties": {"days": {"title": "Days", "type": "integer", "minimum": 1, "maximum": 30}}});
+    let schema =
+        json!({"type": "object", "required": ["days"], "properties": {"days": {"title": "Days", "type": "integer", "minimum": 1, "maximum": 30}}});
 
     // Discovery, not a handshake: the version and what the server offers.
     let person = Person::answering(Some(json!({"days": 3})));
@@ -121,7 +122,10 @@ async fn a_2026_client_asks_the_person_through_input_required_and_answers_in_the
     let state = first["requestState"].as_str().unwrap().to_owned();
     let answer: InputResponses = [("answer".to_owned(), json!({"action": "accept", "content": {"days": 5}}))].into();
     let retry = |state: &str, arguments: &serde_json::Map<String, Value>| {
-        CallToolRequestParams::new(ASK_FORM).with_arguments(arguments.clone()).with_input_responses(answer.clone()).with_request_state(state.to_owned())
+        CallToolRequestParams::new(ASK_FORM)
+            .with_arguments(arguments.clone())
+            .with_input_responses(answer.clone())
+            .with_request_state(state.to_owned())
     };
     let refusal = |e: rmcp::service::ServiceError| match e {
         rmcp::service::ServiceError::McpError(e) => e.message.to_string(),
