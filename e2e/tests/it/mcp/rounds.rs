@@ -3,9 +3,9 @@
 //! `lattice up`'s `/mcp`: `ask_form` asks the person through an
 //! `InputRequiredResult` and takes the answer on the same call's retry; a
 //! forged, misdirected or replayed `requestState` is refused; a declined
-//! answer leaves the form open; `subscriptions/listen` tells of a new
-//! answer. The same server goes on serving 2025-11-25 clients their
-//! `elicitation/create` (`ask.rs`).
+//! or refused answer leaves the request open; `subscriptions/listen`
+//! tells of a new answer and of a change of the toolset. The same server
+//! goes on serving 2025-11-25 clients their `elicitation/create` (`ask.rs`).
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -161,6 +161,22 @@ async fn a_2026_client_asks_the_person_through_input_required_and_answers_in_the
     assert!(e.starts_with("requestState: already used"), "{e}");
     assert_eq!(first_form_of(&ana, &th, &week).await.len(), 1, "the replay sent nothing");
 
+    // Refused: the answer is past the form's bounds. Said why; the state
+    // is not spent, and the same request takes an answer that fits.
+    let arguments = args(json!({"title": "Refused first?", "schema": schema, "thread": th}));
+    let first = required(client.peer().call_tool_once(CallToolRequestParams::new(ASK_FORM).with_arguments(arguments.clone())).await.unwrap());
+    let state = first["requestState"].as_str().unwrap().to_owned();
+    let with = |days: i64| {
+        let answer: InputResponses = [("answer".to_owned(), json!({"action": "accept", "content": {"days": days}}))].into();
+        CallToolRequestParams::new(ASK_FORM).with_arguments(arguments.clone()).with_input_responses(answer).with_request_state(state.clone())
+    };
+    let refused = answered(client.peer().call_tool_once(with(99)).await.unwrap());
+    assert_eq!(refused["structuredContent"]["status"], "pending", "{refused}");
+    let text = refused["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("The answer given in the client was refused") && text.contains("days"), "{text}");
+    let fits = answered(client.peer().call_tool_once(with(4)).await.unwrap());
+    assert_eq!((fits["structuredContent"]["status"].as_str(), fits["structuredContent"]["answer"]["days"].as_i64()), (Some("answered"), Some(4)));
+
     // Declined: said so, and the form stays open in lattice.
     let declines = connect(&up.base, &ana.token, Person::answering(None)).await;
     let call = CallToolRequestParams::new(ASK_FORM).with_arguments(args(json!({"title": "Declined?", "schema": schema, "thread": th})));
@@ -209,4 +225,13 @@ async fn subscriptions_listen_tells_a_2026_client_of_a_new_answer() {
     let Some(ServerNotification::ResourceUpdatedNotification(updated)) = told else { panic!("a resource update, not {told:?}") };
     println!("notifications/resources/updated on the listen stream {} ms after the answer", sent.elapsed().as_millis());
     assert_eq!(updated.params.uri, answers);
+
+    // The toolset, followed on a listen of its own: a flip that takes
+    // dashboards away is told.
+    let mut tools = client.peer().listen(serde_json::from_value(json!({"toolsListChanged": true})).unwrap()).await.expect("acknowledged");
+    assert_eq!(tools.acknowledged().tools_list_changed, Some(true));
+    let root = Client::sign_in_as(&up.base, json!({"tenant": "ops", "user": "root", "role": "deployment_admin"})).await;
+    root.ok("PUT", "/v1/integrations/deployment/ui:dashboards", json!({"state": "off", "reason": "the 2026-07-28 suite"})).await;
+    let told = tokio::time::timeout(Duration::from_secs(5), tools.next()).await.expect("told of the flip").unwrap();
+    assert!(matches!(told, Some(ServerNotification::ToolListChangedNotification(_))), "{told:?}");
 }
