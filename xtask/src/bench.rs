@@ -19,6 +19,10 @@ pub fn run(args: &[String]) -> Result {
     if !std::path::Path::new("/usr/sbin/nats-server").exists() && std::env::var_os("LATTICE_NATS_SERVER").is_none() {
         shell::apt_install(&["nats-server"])?;
     }
+    // The edge's peer: Debian's nginx, as the same hop's reverse proxy.
+    if names.contains(&"edge") && !std::path::Path::new("/usr/sbin/nginx").exists() && std::env::var_os("LATTICE_NGINX").is_none() {
+        shell::apt_install(&["nginx"])?;
+    }
     for name in names {
         println!("== bench {name}");
         let mut env = vec![("LATTICE_BENCH_POSTGRES_URL".to_owned(), pg.url.clone())];

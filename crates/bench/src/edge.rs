@@ -2,7 +2,11 @@
 //! without it, in this run, on this machine.
 //!
 //! - An authenticated read (`GET /v1/workspaces` with a bearer token): to
-//!   the log service directly, and through the edge's `/v1` pass-through.
+//!   the log service directly, through the edge's `/v1` pass-through, and
+//!   through the edge's peer, Debian's nginx, configured as the best-practice
+//!   reverse proxy for the same hop (kept-alive upstream connections, the
+//!   answer streamed and the request held as the edge does; `cargo xtask
+//!   bench edge` installs it): throughput as a ratio, and each one's p99.
 //! - The sandbox proxy document: from the apps origin (its cookie-dropping
 //!   layer, its headers), and the same bytes from a bare axum handler.
 //!
@@ -42,9 +46,10 @@ fn cpu_seconds() -> f64 {
     (ticks(14) + ticks(15)) / 100.0
 }
 
-/// Requests per second of `GET url` by `CLIENTS` clients, and the
-/// process's CPU seconds per request while they were counted.
-async fn rate(url: &str, token: Option<&str>) -> (f64, f64) {
+/// Requests per second of `GET url` by `CLIENTS` clients, the process's
+/// CPU seconds per request while they were counted, and the p99 of their
+/// latencies (seconds).
+async fn rate(url: &str, token: Option<&str>) -> (f64, f64, f64) {
     let client = crate::setup::http().pool_max_idle_per_host(CLIENTS).build().unwrap();
     let count = Arc::new(AtomicU64::new(0));
     let start = Instant::now();
@@ -60,7 +65,9 @@ async fn rate(url: &str, token: Option<&str>) -> (f64, f64) {
     for _ in 0..CLIENTS {
         let (client, count, url, token) = (client.clone(), count.clone(), url.to_owned(), token.map(str::to_owned));
         tasks.push(tokio::spawn(async move {
+            let mut took = Vec::new();
             while Instant::now() < end {
+                let sent = Instant::now();
                 let mut req = client.get(&url);
                 if let Some(t) = &token {
                     req = req.bearer_auth(t);
@@ -68,17 +75,87 @@ async fn rate(url: &str, token: Option<&str>) -> (f64, f64) {
                 let r = req.send().await.expect("a response");
                 assert!(r.status().is_success(), "{url}: {}", r.status());
                 let _ = r.bytes().await.expect("a body");
-                if Instant::now() >= measuring_from {
+                if sent >= measuring_from {
                     count.fetch_add(1, Ordering::Relaxed);
+                    took.push(sent.elapsed());
                 }
             }
+            took
         }));
     }
+    let mut took = Vec::new();
     for t in tasks {
-        t.await.unwrap();
+        took.extend(t.await.unwrap());
     }
+    took.sort_unstable();
+    let p99 = took.get(took.len() * 99 / 100).map_or(0.0, Duration::as_secs_f64);
     let count = count.load(Ordering::Relaxed) as f64;
-    (count / MEASURE.as_secs_f64(), cpu.await.unwrap() / count.max(1.0))
+    (count / MEASURE.as_secs_f64(), cpu.await.unwrap() / count.max(1.0), p99)
+}
+
+/// Debian's nginx as the reverse proxy of `upstream` (`http://host:port`),
+/// running until dropped.
+struct Nginx {
+    child: std::process::Child,
+    url: String,
+    _dir: std::path::PathBuf,
+}
+
+impl Nginx {
+    fn start(upstream: &str) -> Self {
+        let binary = std::env::var("LATTICE_NGINX").unwrap_or_else(|_| "/usr/sbin/nginx".into());
+        let dir = std::env::temp_dir().join(format!("lattice-bench-nginx-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let upstream = upstream.trim_start_matches("http://");
+        let d = dir.display();
+        // What a reverse proxy for this hop is configured as: connections to
+        // the upstream kept alive (HTTP/1.1, no `Connection: close`), the
+        // answer streamed as it comes (the edge holds none: SSE passes), the
+        // request's body held (as the edge holds it, to 4 MiB), no access
+        // log (the edge writes none), a worker per core.
+        let conf = format!(
+            "worker_processes auto;\ndaemon off;\npid {d}/nginx.pid;\nerror_log {d}/error.log warn;\n\
+             events {{ worker_connections 4096; }}\n\
+             http {{\n  access_log off;\n  client_body_temp_path {d}/body;\n  proxy_temp_path {d}/proxy;\n\
+             fastcgi_temp_path {d}/fastcgi;\n  uwsgi_temp_path {d}/uwsgi;\n  scgi_temp_path {d}/scgi;\n\
+             tcp_nodelay on;\n  keepalive_requests 100000;\n\
+             upstream log {{ server {upstream}; keepalive 64; keepalive_requests 100000; }}\n\
+             server {{\n    listen 127.0.0.1:{port} reuseport;\n    location / {{\n      proxy_pass http://log;\n\
+             proxy_http_version 1.1;\n      proxy_set_header Connection \"\";\n\
+             proxy_set_header X-Forwarded-Host $host;\n      proxy_set_header X-Forwarded-Proto $scheme;\n\
+             proxy_buffering off;\n      proxy_request_buffering on;\n      client_max_body_size 4m;\n    }}\n  }}\n}}\n"
+        );
+        let path = dir.join("nginx.conf");
+        std::fs::write(&path, conf).unwrap();
+        let child = std::process::Command::new(&binary)
+            .arg("-c")
+            .arg(&path)
+            .arg("-p")
+            .arg(&dir)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("{binary} does not start ({e}): `cargo xtask bench edge` installs Debian's nginx"));
+        let url = format!("http://127.0.0.1:{port}");
+        let started = Instant::now();
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(started.elapsed() < Duration::from_secs(10), "nginx did not listen on {port}: {}", dir.join("error.log").display());
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Self { child, url, _dir: dir }
+    }
+}
+
+impl Drop for Nginx {
+    fn drop(&mut self) {
+        // TERM, which the master passes to its workers (a KILL would leave
+        // them running).
+        let _ = std::process::Command::new("kill").arg("-TERM").arg(self.child.id().to_string()).status();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self._dir);
+    }
 }
 
 pub async fn run() {
@@ -112,30 +189,38 @@ pub async fn run() {
     ))
     .await;
     let token = lattice_testkit::token("t1", "alice", TenantRole::Member);
+    let nginx = Nginx::start(&direct);
 
     let sides = [
         ("authenticated-read direct", format!("{direct}/v1/workspaces"), Some(&token)),
         ("authenticated-read through-edge", format!("{edge}/v1/workspaces"), Some(&token)),
+        ("authenticated-read through-nginx", format!("{}/v1/workspaces", nginx.url), Some(&token)),
         ("proxy-document bare-axum", format!("{bare}/sandbox"), None),
         ("proxy-document apps-origin", format!("{apps}/sandbox"), None),
     ];
-    // Requests per second and CPU seconds per request, each side's mean.
-    let mut measured = [(0.0, 0.0); 4];
+    // Requests per second, CPU seconds per request and p99, each side's
+    // mean over the rounds.
+    let mut measured = [(0.0, 0.0, 0.0); 5];
     for _ in 0..ROUNDS {
         for ((_, url, token), sum) in sides.iter().zip(&mut measured) {
-            let (rps, cpu) = rate(url, token.map(String::as_str)).await;
+            let (rps, cpu, p99) = rate(url, token.map(String::as_str)).await;
             sum.0 += rps / ROUNDS as f64;
             sum.1 += cpu / ROUNDS as f64;
+            sum.2 += p99 / ROUNDS as f64;
         }
     }
-    for ((name, ..), (rps, cpu)) in sides.iter().zip(measured) {
+    drop(nginx);
+    for ((name, ..), (rps, cpu, _)) in sides.iter().zip(measured) {
         println!("edge {name} {rps:.0} requests/s, {:.0} µs of this process's CPU a request", cpu * 1e6);
     }
-    let [(read_direct, cpu_direct), (read_edge, cpu_edge), (doc_bare, _), (doc_apps, _)] = measured;
+    let [(read_direct, cpu_direct, _), (read_edge, cpu_edge, p99_edge), (read_nginx, _, p99_nginx), (doc_bare, ..), (doc_apps, ..)] = measured;
+    println!("p99_ms {:.2} an authenticated read through the edge", p99_edge * 1e3);
+    println!("p99_ms {:.2} an authenticated read through nginx", p99_nginx * 1e3);
     println!("edge hop: {:.0} µs more of this process's CPU a read through the edge (PostgreSQL's not counted)", (cpu_edge - cpu_direct) * 1e6);
     let read = read_edge / read_direct;
     let doc = doc_apps / doc_bare;
     println!("ratio {read:.3} an authenticated read through the edge vs directly to the log service");
     println!("ratio {doc:.3} the proxy document from the apps origin vs a bare axum handler");
     println!("ratio {:.3} edge (the lower of the two)", read.min(doc));
+    println!("ratio {:.3} edge vs nginx, an authenticated read through each to the log service", read_edge / read_nginx);
 }
