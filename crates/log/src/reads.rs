@@ -96,6 +96,15 @@ impl Reads {
         Ok(latest.map(|(thread, workspace)| (ThreadId::from_trusted(thread), workspace)))
     }
 
+    /// The threads the caller can read in its tenant whose id begins with
+    /// `prefix`, newest first, at most `limit`: each with its workspace.
+    pub async fn readable_threads(&self, who: &Authenticated, prefix: &str, limit: i64) -> Result<Vec<(ThreadId, String)>, Error> {
+        let p = who.principal();
+        let user = (p.role != TenantRole::TenantAdmin).then_some(p.user.as_str());
+        let found = threads::readable(&self.db, p.tenant.as_str(), user, prefix, limit).await?;
+        Ok(found.into_iter().map(|(thread, workspace)| (ThreadId::from_trusted(thread), workspace)).collect())
+    }
+
     /// The workspace's threads the caller can read, newest first: a
     /// restricted one only if the caller is an admin or listed on it.
     pub async fn threads(&self, who: &Authenticated, workspace: &str) -> Result<Vec<ThreadSummary>, Error> {

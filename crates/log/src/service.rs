@@ -311,6 +311,12 @@ impl LogService {
         self.reads().latest_thread(who).await
     }
 
+    /// The threads the caller can read whose id begins with `prefix`,
+    /// newest first, at most `limit`, each with its workspace.
+    pub async fn readable_threads(&self, who: &Authenticated, prefix: &str, limit: i64) -> Result<Vec<(ThreadId, String)>, Error> {
+        self.reads().readable_threads(who, prefix, limit).await
+    }
+
     /// The workspace's threads the caller can read, newest first.
     pub async fn threads(&self, who: &Authenticated, workspace: &str) -> Result<Vec<ThreadSummary>, Error> {
         self.reads().threads(who, workspace).await

@@ -3,8 +3,10 @@
 //! that the template reads (an app for `ui://lattice/apps/{id}`, a form for
 //! `lattice://artifacts/{id}/submissions`, any for
 //! `lattice://artifacts/{id}`), newest first, those beginning with what was
-//! typed. lattice has no prompts: a prompt's arguments, and any other
-//! template or argument, complete to nothing.
+//! typed; and `lattice://threads/{thread}`'s `{thread}` to the threads
+//! the caller can read in its tenant, newest first. lattice has no prompts:
+//! a prompt's arguments, and any other template or argument, complete to
+//! nothing.
 
 use lattice_log::{Authenticated, LogService};
 use rmcp::model::{CompletionInfo, Reference};
@@ -25,6 +27,13 @@ fn kind_of(template: &str) -> Option<Option<&'static str>> {
 pub async fn complete(log: &LogService, who: &Authenticated, reference: &Reference, argument: &str, typed: &str) -> CompletionInfo {
     let nothing = CompletionInfo::with_all_values(Vec::new()).unwrap_or_default();
     let Reference::Resource(template) = reference else { return nothing };
+    if template.uri == "lattice://threads/{thread}" && argument == "thread" {
+        let limit = CompletionInfo::MAX_VALUES as i64 + 1;
+        let Ok(found) = log.readable_threads(who, typed, limit).await else { return nothing };
+        let has_more = found.len() > CompletionInfo::MAX_VALUES;
+        let values: Vec<String> = found.into_iter().take(CompletionInfo::MAX_VALUES).map(|(thread, _)| thread.to_string()).collect();
+        return CompletionInfo::with_pagination(values, None, has_more).unwrap_or_default();
+    }
     let Some(kind) = kind_of(&template.uri).filter(|_| argument == "id") else { return nothing };
     let Ok(Scope { here: Some((thread, _)) }) = Scope::find(log, who, None).await else { return nothing };
     let Ok(mut found) = log.artifacts(who, &thread, kind, None).await else { return nothing };

@@ -4,7 +4,9 @@
 //! - `lattice://artifacts/{id}`: an artifact's head (its kind, version,
 //!   digest and data), JSON;
 //! - `lattice://artifacts/{id}/submissions`: a form's answers the caller may
-//!   read, JSON.
+//!   read, JSON;
+//! - `lattice://threads/{thread}`: a thread the caller can read, its title
+//!   and workspace and its artifacts' heads, JSON.
 //!
 //! A subscription is read when it is made (a resource the caller may not
 //! read is not found, as everywhere) and again after each commit in the
@@ -33,6 +35,10 @@ use crate::tell::Tell;
 
 /// The artifacts' URIs begin so.
 pub const ARTIFACTS: &str = "lattice://artifacts/";
+/// The threads' URIs begin so.
+pub const THREADS: &str = "lattice://threads/";
+/// The artifacts a thread's resource lists at most, newest first.
+const THREAD_ARTIFACTS: usize = 500;
 const ANSWERS: &str = "/submissions";
 /// Subscriptions one session holds at once.
 pub const PER_SESSION: usize = 64;
@@ -44,9 +50,13 @@ const LOOK_EVERY: Duration = Duration::from_secs(30);
 enum Named {
     Artifact(ArtifactId),
     Answers(ArtifactId),
+    Thread(ThreadId),
 }
 
 fn named(uri: &str) -> Option<Named> {
+    if let Some(thread) = uri.strip_prefix(THREADS) {
+        return ThreadId::parse("uri", thread).ok().map(Named::Thread);
+    }
     let rest = uri.strip_prefix(ARTIFACTS)?;
     let (id, answers) = match rest.strip_suffix(ANSWERS) {
         Some(id) => (id, true),
@@ -61,6 +71,11 @@ pub fn templates() -> Vec<ResourceTemplate> {
     vec![
         template("lattice://artifacts/{id}", "artifact", "An artifact's head: its kind, version, digest and data. Subscribe to hear of each change."),
         template("lattice://artifacts/{id}/submissions", "form submissions", "A form's answers you may read. Subscribe to hear of each new one."),
+        template(
+            "lattice://threads/{thread}",
+            "thread",
+            "A thread you can read: its title, its workspace and its artifacts' heads, newest first. Subscribe to hear of each new artifact or version.",
+        ),
     ]
 }
 
@@ -85,6 +100,20 @@ async fn now(log: &LogService, who: &Authenticated, named: &Named) -> Result<Val
                 .collect();
             Ok(json!({"form": {"id": form.id, "version": form.version}, "submissions": listed}))
         }
+        Named::Thread(thread) => {
+            let head = log.thread(who, thread).await?.thread;
+            let mut artifacts = log.artifacts(who, thread, None, None).await?;
+            artifacts.sort_by(|a, b| b.created_at.cmp(&a.created_at).then_with(|| b.id.cmp(&a.id)));
+            // Answers are each form's own resource (`…/submissions`).
+            artifacts.retain(|a| a.kind != "submission");
+            let more = artifacts.len() > THREAD_ARTIFACTS;
+            let listed: Vec<Value> = artifacts
+                .iter()
+                .take(THREAD_ARTIFACTS)
+                .map(|a| json!({"id": a.id, "kind": a.kind, "version": a.version, "title": a.data.get("title"), "archived": a.archived}))
+                .collect();
+            Ok(json!({"id": head.id, "title": head.title, "workspace": head.workspace, "artifacts": listed, "more": more}))
+        }
     }
 }
 
@@ -95,7 +124,7 @@ fn not_found(uri: &str) -> McpError {
 /// `uri`'s contents, if it names an artifact resource: `None` for another
 /// URI.
 pub async fn read(log: &LogService, who: &Authenticated, uri: &str) -> Option<Result<Vec<ResourceContents>, McpError>> {
-    if !uri.starts_with(ARTIFACTS) {
+    if !uri.starts_with(ARTIFACTS) && !uri.starts_with(THREADS) {
         return None;
     }
     let Some(named) = named(uri) else { return Some(Err(not_found(uri))) };
@@ -111,14 +140,14 @@ pub async fn read(log: &LogService, who: &Authenticated, uri: &str) -> Option<Re
 /// caller may no longer read the thread or nobody hears.
 async fn follower(log: &LogService, who: Authenticated, uri: &str, tell: Tell) -> Option<impl Future<Output = ()> + Send + 'static> {
     let named = named(uri)?;
-    let id = match &named {
-        Named::Artifact(id) | Named::Answers(id) => id,
+    let thread = match &named {
+        Named::Artifact(id) | Named::Answers(id) => ThreadId::from_trusted(log.artifact(&who, id, None).await.ok()?.thread),
+        Named::Thread(thread) => thread.clone(),
     };
-    let thread = log.artifact(&who, id, None).await.ok()?.thread;
     // The thread's live stream from here on: woken by its commits only,
     // and ended when the caller may no longer read it (removed,
     // unlisted, signed out), as every live stream.
-    let mut live = log.follow(&who, Follow::Thread(ThreadId::from_trusted(thread)), log.horizon().current()).await.ok()?;
+    let mut live = log.follow(&who, Follow::Thread(thread), log.horizon().current()).await.ok()?;
     live.catch_up().await.ok()?;
     let mut last = now(log, &who, &named).await.ok()?;
     let (log, owned) = (log.clone(), uri.to_owned());

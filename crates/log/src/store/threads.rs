@@ -55,14 +55,24 @@ fn visible_thread(t: &str, user: &str) -> String {
 /// The newest thread of the tenant that `user` reads, and its workspace;
 /// any thread's for a tenant admin (`user` `None`).
 pub(crate) async fn latest_readable(db: &Db, tenant: &str, user: Option<&str>) -> Result<Option<(String, String)>, Error> {
-    let row = match user {
+    Ok(readable(db, tenant, user, "", 1).await?.into_iter().next())
+}
+
+/// The tenant's threads `user` can read (all of them for `None`, a tenant
+/// admin), newest first, whose id begins with `prefix`, at most `limit`:
+/// each with its workspace.
+pub(crate) async fn readable(db: &Db, tenant: &str, user: Option<&str>, prefix: &str, limit: i64) -> Result<Vec<(String, String)>, Error> {
+    // `substr`, not `LIKE`: an id's `_` would be LIKE's wildcard.
+    let rows = match user {
         None => {
             sqlx::query(
                 "SELECT t.id, t.workspace FROM threads t JOIN workspaces w ON w.id = t.workspace \
-                 WHERE w.tenant = $1 ORDER BY t.created_at DESC, t.id DESC LIMIT 1",
+                 WHERE w.tenant = $1 AND substr(t.id, 1, length($2)) = $2 ORDER BY t.created_at DESC, t.id DESC LIMIT $3",
             )
             .bind(tenant)
-            .fetch_optional(&db.pool)
+            .bind(prefix)
+            .bind(limit)
+            .fetch_all(&db.pool)
             .await
         }
         // A member's threads (an admin's all, anyone else's those not
@@ -73,16 +83,18 @@ pub(crate) async fn latest_readable(db: &Db, tenant: &str, user: Option<&str>) -
                  LEFT JOIN members m ON m.workspace = w.id AND m.user_id = $2 \
                  LEFT JOIN thread_members s ON s.thread = t.id AND s.user_id = $2 \
                  WHERE w.tenant = $1 AND (s.role IS NOT NULL OR m.role = 'admin' OR (m.role IS NOT NULL AND t.restricted = 0)) \
-                 ORDER BY t.created_at DESC, t.id DESC LIMIT 1",
+                 AND substr(t.id, 1, length($3)) = $3 ORDER BY t.created_at DESC, t.id DESC LIMIT $4",
             )
             .bind(tenant)
             .bind(user)
-            .fetch_optional(&db.pool)
+            .bind(prefix)
+            .bind(limit)
+            .fetch_all(&db.pool)
             .await
         }
     }
     .map_err(db_error)?;
-    row.map(|row| Ok((row.try_get::<String, _>(0).map_err(db_error)?, row.try_get(1).map_err(db_error)?))).transpose()
+    rows.iter().map(|row| Ok((row.try_get::<String, _>(0).map_err(db_error)?, row.try_get(1).map_err(db_error)?))).collect()
 }
 
 /// A workspace's threads, newest first, each with whether it is unread by

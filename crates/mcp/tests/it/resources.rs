@@ -2,7 +2,9 @@
 //! (`resources/subscribe`, issue 45): told within a second of a new answer
 //! or a new version, only while it may read them, and no more once it
 //! unsubscribed; a session's subscriptions are bounded. And the templates'
-//! `{id}` completes to the caller's artifacts (`completion/complete`).
+//! `{id}` completes to the caller's artifacts, `{thread}` to the threads
+//! the caller can read (`completion/complete`); a thread is read and
+//! followed as an artifact is.
 //!
 //! rmcp calls `resources/subscribe` legacy (2026-07-28 has
 //! `subscriptions/listen`): it is what a client of 2025-11-25 sends.
@@ -226,5 +228,49 @@ lattice_testkit::both_backends! {
         let mal = lattice_testkit::authenticator().mint(&lattice_testkit::principal("t2", "mal", TenantRole::TenantAdmin, false));
         let outsider = s.mcp_with(&mal, Hears::default()).await;
         assert!(completed(&outsider, answers, "id", "").await.is_empty());
+    }
+}
+
+lattice_testkit::both_backends! {
+    /// A thread as a resource: read, followed, and its `{thread}` completed
+    /// to the threads the caller can read, and to no other.
+    async fn a_thread_is_read_followed_and_completed_as_its_reader_may(backend: Backend) {
+        let Scene { s, alice, rita, ws, th, asked } = Scene::set_up(backend).await;
+        tokio::time::sleep(Duration::from_millis(5)).await;
+        let later = s.ok("POST", &format!("/v1/workspaces/{ws}/threads"), &alice, Some(json!({"title": "Later"}))).await["id"].as_str().unwrap().to_owned();
+        tokio::time::sleep(Duration::from_millis(5)).await;
+        let body = json!({"title": "Hidden", "restricted": true});
+        let hidden = s.ok("POST", &format!("/v1/workspaces/{ws}/threads"), &alice, Some(body)).await["id"].as_str().unwrap().to_owned();
+
+        // Completed: alice (the workspace's admin) all three, newest first;
+        // rita (a respondent) not the restricted one she is not listed on;
+        // what was typed narrows it; another tenant's caller gets nothing.
+        let template = Reference::for_resource("lattice://threads/{thread}");
+        let hears = Hears::default();
+        let client = s.mcp_with(&alice, hears.clone()).await;
+        assert_eq!(completed(&client, template.clone(), "thread", "").await, [hidden.clone(), later.clone(), th.clone()]);
+        assert_eq!(completed(&client, template.clone(), "thread", &th).await, std::slice::from_ref(&th), "what was typed");
+        assert!(completed(&client, template.clone(), "id", "").await.is_empty(), "no other argument");
+        let ritas = s.mcp_with(&rita, Hears::default()).await;
+        assert_eq!(completed(&ritas, template.clone(), "thread", "").await, [later.clone(), th.clone()], "not the restricted thread");
+        let mal = lattice_testkit::authenticator().mint(&lattice_testkit::principal("t2", "mal", TenantRole::TenantAdmin, false));
+        assert!(completed(&s.mcp_with(&mal, Hears::default()).await, template, "thread", "").await.is_empty());
+
+        // Read: its title, its workspace, its artifacts; not rita's to read
+        // where she is not listed.
+        let uri = format!("lattice://threads/{th}");
+        let read_now = read(&client, &uri).await;
+        assert_eq!((read_now["title"].as_str(), read_now["workspace"].as_str()), (Some("T"), Some(ws.as_str())), "{read_now}");
+        assert_eq!(read_now["artifacts"][0]["id"], asked.as_str(), "{read_now}");
+        let refused = ritas.read_resource(ReadResourceRequestParams::new(format!("lattice://threads/{hidden}"))).await;
+        assert!(refused.is_err(), "a restricted thread is no resource to rita");
+
+        // Followed: a new artifact in it is told within a second.
+        client.subscribe(SubscribeRequestParams::new(uri.clone())).await.expect("subscribed");
+        let board = json!({"kind": "dashboard", "data": {"title": "Board", "as_of": "2026-12-05T09:00:00Z", "panels": []}});
+        tokio::time::sleep(Duration::from_millis(5)).await;
+        s.ok("POST", &format!("/v1/threads/{th}/artifacts"), &alice, Some(board)).await;
+        hears.until(&uri, 1, Duration::from_secs(1)).await.expect("told of the new artifact within 1 s");
+        assert_eq!(read(&client, &uri).await["artifacts"][0]["title"], "Board", "newest first");
     }
 }
