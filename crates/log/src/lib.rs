@@ -88,6 +88,7 @@ pub use service::{Builder, LogService};
 pub use sessions::{SESSION_STATE_BYTES, SESSIONS_PER_CALLER, Sessions};
 pub use sign_outs::FRESH as SIGN_OUT_FRESH;
 pub use store::horizon::WRITER_LOCK;
+pub use store::threads::LISTED_MAX as THREADS_LISTED_MAX;
 pub use store::waiting::PLACES as WAITING_PLACES;
 pub use store::{ArtifactRow, Backend, Db, Listed, RequestRow, RunRow, Schema, StoredEnvelope, ThreadSummary, WorkspaceSummary};
 pub use subscribers::{Delivered, Passing};

@@ -43,7 +43,8 @@ pub async fn add_member(
     Ok(Json(Posted { seq: done.seq }))
 }
 
-/// The workspace's threads, newest first.
+/// The workspace's threads the caller can read, newest first: the newest
+/// 500 (`lattice_log::THREADS_LISTED_MAX`).
 #[utoipa::path(get, path = "/v1/workspaces/{ws}/threads", responses((status = 200, body = Vec<Thread>)),
     params(("ws" = String, Path)), security(("bearer" = [])))]
 pub async fn threads(State(state): State<AppState>, Caller(who): Caller, Path(ws): Path<String>) -> ApiResult<Json<Vec<Thread>>> {

@@ -97,21 +97,27 @@ pub(crate) async fn readable(db: &Db, tenant: &str, user: Option<&str>, prefix: 
     rows.iter().map(|row| Ok((row.try_get::<String, _>(0).map_err(db_error)?, row.try_get(1).map_err(db_error)?))).collect()
 }
 
-/// A workspace's threads, newest first, each with whether it is unread by
-/// `reader`: all of them (`whole`), or the ones not restricted and the
-/// restricted ones the reader is listed on.
+/// The most threads a list holds, the newest: each row costs two index
+/// probes (whether it is unread), and no person reads further down a list.
+pub const LISTED_MAX: usize = 500;
+
+/// A workspace's threads, newest first (at most [`LISTED_MAX`]), each with
+/// whether it is unread by `reader`: all of them (`whole`), or the ones not
+/// restricted and the restricted ones the reader is listed on.
 pub(crate) async fn in_workspace(db: &Db, workspace: &str, reader: &Reader<'_>, whole: bool) -> Result<Vec<ThreadSummary>, Error> {
     let visible = if whole { String::new() } else { format!(" AND {}", visible_thread("t", "$2")) };
-    let from = format!("threads t WHERE t.workspace = $1{visible} ORDER BY t.created_at DESC, t.id DESC");
+    let from = format!("threads t WHERE t.workspace = $1{visible} ORDER BY t.created_at DESC, t.id DESC LIMIT {LISTED_MAX}");
     read_by(db, &from, workspace, reader).await
 }
 
-/// The tenant's threads `reader` is listed on, newest first (at most 500),
-/// each with whether it is unread by them.
+/// The tenant's threads `reader` is listed on, newest first (at most
+/// [`LISTED_MAX`]), each with whether it is unread by them.
 pub(crate) async fn listing(db: &Db, tenant: &str, reader: &Reader<'_>) -> Result<Vec<ThreadSummary>, Error> {
-    let from = "threads t JOIN workspaces w ON w.id = t.workspace JOIN thread_members s ON s.thread = t.id AND s.user_id = $2 \
-                WHERE w.tenant = $1 ORDER BY t.created_at DESC, t.id DESC LIMIT 500";
-    read_by(db, from, tenant, reader).await
+    let from = format!(
+        "threads t JOIN workspaces w ON w.id = t.workspace JOIN thread_members s ON s.thread = t.id AND s.user_id = $2 \
+         WHERE w.tenant = $1 ORDER BY t.created_at DESC, t.id DESC LIMIT {LISTED_MAX}"
+    );
+    read_by(db, &from, tenant, reader).await
 }
 
 /// The threads `SELECT … FROM {from}` finds (`$1` bound to `first`, `$2`

@@ -26,3 +26,32 @@ both_backends! {
         assert_eq!(log.latest_thread(&alice).await.unwrap().map(|(t, _)| t), Some(th_b));
     }
 }
+
+both_backends! {
+    /// A workspace's thread list holds its newest threads, at most
+    /// `THREADS_LISTED_MAX`: at the bound all of them, one over, the oldest
+    /// left out.
+    async fn a_workspaces_thread_list_holds_at_most_its_newest_500(backend: Backend) {
+        let log = service(backend).await;
+        let alice = who("t1", "alice", TenantRole::Member);
+        let (ws, first) = workspace_with_thread(&log, &alice).await;
+        let ws_id = lattice_core::WorkspaceId::parse("ws", ws.as_str()).unwrap();
+        // Apart in time from the rest, so that the order of creation is
+        // the list's, whatever the ids within one millisecond.
+        tokio::time::sleep(std::time::Duration::from_millis(3)).await;
+        for i in 1..lattice_log::THREADS_LISTED_MAX {
+            let command = Command::CreateThread { workspace: ws_id.clone(), title: format!("T{i}"), restricted: false };
+            log.execute(&alice, command).await.unwrap();
+        }
+        let listed = log.threads(&alice, ws.as_str()).await.unwrap();
+        assert_eq!(listed.len(), lattice_log::THREADS_LISTED_MAX, "at the bound, every thread");
+        assert_eq!(listed.last().unwrap().id, first.as_str(), "the oldest last");
+        tokio::time::sleep(std::time::Duration::from_millis(3)).await;
+        let command = Command::CreateThread { workspace: ws_id, title: "One over".into(), restricted: false };
+        log.execute(&alice, command).await.unwrap();
+        let listed = log.threads(&alice, ws.as_str()).await.unwrap();
+        assert_eq!(listed.len(), lattice_log::THREADS_LISTED_MAX, "one over: still the bound");
+        assert_eq!(listed[0].title, "One over", "the newest first");
+        assert!(listed.iter().all(|t| t.id != first.as_str()), "the oldest left out");
+    }
+}
