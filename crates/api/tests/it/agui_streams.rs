@@ -73,17 +73,33 @@ impl Model for Held {
     }
 }
 
+/// A model that asks two things at once, a form and a question, then
+/// thanks.
+struct AsksTwo;
+
+#[async_trait::async_trait]
+impl Model for AsksTwo {
+    async fn reply(&self, request: ModelRequest) -> Result<ModelReply, ModelError> {
+        if request.messages.iter().any(|m| matches!(m, ChatMessage::Tool { .. })) {
+            return Ok(ModelReply { text: Some("Thanks for both.".into()), tool_calls: vec![], tokens: None });
+        }
+        let form = json!({"title": "Which days?", "schema": {"type": "object", "properties": {"days": {"type": "integer"}}}});
+        let calls = vec![
+            ToolCall { id: "call_form".into(), name: lattice_agent::tools::ASK_FORM.into(), arguments: form },
+            ToolCall { id: "call_question".into(), name: lattice_ui::asks::ASK_USER.into(), arguments: json!({"question": "Why?"}) },
+        ];
+        Ok(ModelReply { text: None, tool_calls: calls, tokens: None })
+    }
+}
+
 fn models(gate: &Arc<tokio::sync::Notify>) -> Models {
-    Models::scripted().with("test:streams", Arc::new(Streams), false).with("test:fails", Arc::new(Fails), false).with(
-        "test:held",
-        Arc::new(Held(gate.clone())),
-        false,
-    )
+    let models = Models::scripted().with("test:streams", Arc::new(Streams), false).with("test:fails", Arc::new(Fails), false);
+    models.with("test:held", Arc::new(Held(gate.clone())), false).with("test:asks-two", Arc::new(AsksTwo), false)
 }
 
 /// What breaks a producer's rule in `events`, each in words: the rules of
 /// AG-UI 1.1's lifecycle and streaming, as its conformance corpus pins them
-/// for consumers (`conformance_corpus` below), read as a producer's. A
+/// for consumers (`the_checker_reads_the_corpus_rules` below), read as a producer's. A
 /// stream opens with `RUN_STARTED`; a run closes with `RUN_FINISHED` or
 /// `RUN_ERROR`, after which only a new run (or a late `RUN_ERROR`) may come;
 /// no run starts inside another; a message, a tool call or a step is
@@ -383,5 +399,38 @@ lattice_testkit::both_backends! {
         let after = stream(&b, &alice, &th, reconnect(&th)).await;
         assert_eq!(after[1]["messages"], json!(held), "nothing lost, nothing twice");
         assert_eq!(last(&after)["outcome"]["type"], "success", "no run is going: {after:?}");
+    }
+}
+
+lattice_testkit::both_backends! {
+    /// A run that waits on two requests, one answered: the resume that
+    /// answered it ends with the other as its interrupt (it does not hang
+    /// waiting for a run that cannot go on), and so does a reconnect; the
+    /// last answer lets the run finish.
+    async fn a_run_still_waiting_ends_each_stream_with_what_it_waits_on(backend: Backend) {
+        let app = App::over(lattice_testkit::service(backend).await, models(&Arc::default()));
+        let alice = app.token("t1", "alice", TenantRole::Member, false).await;
+        let (_, th) = app.workspace_with_thread(&alice).await;
+        let asked = stream(&app, &alice, &th, input(&th, "test:asks-two")).await;
+        let interrupts = |events: &[Value]| -> Vec<String> {
+            let outcome = &last(events)["outcome"];
+            assert_eq!(outcome["type"], "interrupt", "{events:?}");
+            outcome["interrupts"].as_array().unwrap().iter().map(|i| i["toolCallId"].as_str().unwrap().to_owned()).collect()
+        };
+        assert_eq!(interrupts(&asked), ["call_form", "call_question"]);
+        let id = |call: &str| last(&asked)["outcome"]["interrupts"].as_array().unwrap().iter().find(|i| i["toolCallId"] == call).unwrap()["id"].clone();
+
+        let one = tokio::time::timeout(Duration::from_secs(10), stream(&app, &alice, &th, resume(&th, id("call_question").as_str().unwrap(), "resolved", json!("Because."))))
+            .await
+            .expect("the resume ends, though the run still waits");
+        assert_eq!(interrupts(&one), ["call_form"], "{one:?}");
+        obeys("partly answered", &one);
+        let again = stream(&app, &alice, &th, reconnect(&th)).await;
+        assert_eq!(interrupts(&again), ["call_form"], "{again:?}");
+        obeys("reconnect to a waiting run", &again);
+
+        let done = stream(&app, &alice, &th, resume(&th, id("call_form").as_str().unwrap(), "resolved", json!({"days": 2}))).await;
+        assert_eq!(last(&done)["outcome"]["type"], "success", "{done:?}");
+        obeys("answered", &done);
     }
 }

@@ -161,10 +161,16 @@ pub async fn run(
                 translator.join(run);
                 true
             }
-            Standing::Paused(paused) => {
-                translator.run = paused.event.run_id().unwrap_or_default().to_owned();
-                first.extend(translator.envelope(&paused, &mut Vec::new()).0);
-                false
+            Standing::Paused(run) => {
+                translator.join(run);
+                match still_waiting(&state, &who, &translator).await? {
+                    Some(interrupted) => {
+                        first.push(interrupted);
+                        false
+                    }
+                    // Answered in between: its events follow.
+                    None => true,
+                }
             }
             Standing::Idle => {
                 first.push(translator.idle());
@@ -182,7 +188,15 @@ pub async fn run(
         match resume(&state, &who, &input.resume).await {
             Ok(run) => {
                 translator.run = run.to_string();
-                true
+                // Some of its requests still unanswered: the run waits on
+                // them, and this request's run ends with them as interrupts.
+                match still_waiting(&state, &who, &translator).await? {
+                    Some(interrupted) => {
+                        first.push(interrupted);
+                        false
+                    }
+                    None => true,
+                }
             }
             Err(e) => {
                 // A refused answer ends this run with the refusal, fields named.
@@ -195,6 +209,19 @@ pub async fn run(
     Ok(Sse::new(events(first, live, translator, permit, state.shutdown.clone()))
         .keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
         .into_response())
+}
+
+/// What the translator's run still waits on, when it is paused with a
+/// request nobody answered: `RUN_FINISHED` with those as interrupts.
+async fn still_waiting(state: &AppState, who: &lattice_log::Authenticated, translator: &Translator) -> Result<Option<Value>, Error> {
+    let run = RunId::parse("run", &translator.run)?;
+    let view = state.log.run(who, &run).await?;
+    let open: Vec<_> = view.requests.iter().filter(|r| r.answered_by.is_none()).collect();
+    if view.run.status != lattice_core::RunStatus::Paused || open.is_empty() {
+        return Ok(None);
+    }
+    let waiting = open.iter().map(|r| (r.tool_call_id.as_str(), r.tool_name.as_str(), &r.args, r.expires()));
+    Ok(Some(translator.interrupted(waiting)))
 }
 
 /// Answers each interrupt as the caller (or cancels the run); answers the

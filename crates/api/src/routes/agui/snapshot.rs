@@ -20,9 +20,9 @@ const PAGE: i64 = 500;
 pub(super) enum Standing {
     /// Going: its events follow, live.
     Running(String),
-    /// Waiting on people: its `run_paused`, which ends the stream again as
-    /// an interrupt.
-    Paused(Box<Envelope>),
+    /// Waiting on people: the stream ends with what it still waits on, as
+    /// interrupts.
+    Paused(String),
     /// No run is going.
     Idle,
 }
@@ -45,7 +45,7 @@ pub(super) async fn read(log: &LogService, who: &Authenticated, thread: &ThreadI
             standing = match (&e.event, standing) {
                 (Event::RunStarted(s), _) => Standing::Running(s.run_id.clone()),
                 (Event::RunResumed(r), _) => Standing::Running(r.run_id.clone()),
-                (Event::RunPaused(_), _) => Standing::Paused(Box::new(e.clone())),
+                (Event::RunPaused(p), _) => Standing::Paused(p.run_id.clone()),
                 (Event::RunFinished(_) | Event::RunFailed(_), _) => Standing::Idle,
                 (_, standing) => standing,
             };

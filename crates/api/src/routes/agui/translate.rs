@@ -132,6 +132,32 @@ impl Translator {
         }
     }
 
+    /// `RUN_FINISHED` with the `interrupt` outcome: one interrupt for each
+    /// request the run waits on (its tool call's id and name, arguments,
+    /// deadline).
+    pub(super) fn interrupted<'a>(&self, waiting: impl Iterator<Item = (&'a str, &'a str, &'a Value, Option<String>)>) -> Value {
+        let interrupts: Vec<Value> = waiting
+            .map(|(tool_call_id, tool_name, args, expires_at)| {
+                let (message, schema) = match tool_name {
+                    lattice_agent::tools::ASK_FORM => {
+                        (args.get("title").cloned().unwrap_or(Value::Null), args.get("schema").cloned().unwrap_or(json!({})))
+                    }
+                    _ => (args.get("question").cloned().unwrap_or(Value::Null), json!({"type": "string"})),
+                };
+                let mut interrupt = json!({"id": interrupt_id(&self.run, tool_call_id), "reason": format!("lattice.{tool_name}"),
+                    "toolCallId": tool_call_id, "responseSchema": schema});
+                if let Some(message) = message.as_str() {
+                    interrupt["message"] = json!(message);
+                }
+                if let Some(at) = expires_at {
+                    interrupt["expiresAt"] = json!(at);
+                }
+                interrupt
+            })
+            .collect();
+        self.finished(json!({"type": "interrupt", "interrupts": interrupts}))
+    }
+
     /// The end of a reconnect that found no run going.
     pub(super) fn idle(&self) -> Value {
         self.finished(json!({"type": "success"}))
@@ -201,28 +227,8 @@ impl Translator {
             }
             Event::RunPaused(paused) if ours => {
                 self.close_message(out);
-                let interrupts: Vec<Value> = paused
-                    .requests
-                    .iter()
-                    .map(|r| {
-                        let (message, schema) = match r.tool_name.as_str() {
-                            lattice_agent::tools::ASK_FORM => {
-                                (r.args.get("title").cloned().unwrap_or(Value::Null), r.args.get("schema").cloned().unwrap_or(json!({})))
-                            }
-                            _ => (r.args.get("question").cloned().unwrap_or(Value::Null), json!({"type": "string"})),
-                        };
-                        let mut interrupt = json!({"id": interrupt_id(&self.run, &r.tool_call_id), "reason": format!("lattice.{}", r.tool_name),
-                            "toolCallId": r.tool_call_id, "responseSchema": schema});
-                        if let Some(message) = message.as_str() {
-                            interrupt["message"] = json!(message);
-                        }
-                        if let Some(at) = &r.expires_at {
-                            interrupt["expiresAt"] = json!(at);
-                        }
-                        interrupt
-                    })
-                    .collect();
-                out.push(self.finished(json!({"type": "interrupt", "interrupts": interrupts})));
+                let waiting = paused.requests.iter().map(|r| (r.tool_call_id.as_str(), r.tool_name.as_str(), &r.args, r.expires_at.clone()));
+                out.push(self.interrupted(waiting));
                 true
             }
             Event::RunFinished(_) if ours => {
