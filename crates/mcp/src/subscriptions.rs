@@ -9,8 +9,8 @@
 //!   and workspace and its artifacts' heads, JSON.
 //!
 //! A subscription is read when it is made (a resource the caller may not
-//! read is not found, as everywhere) and again after each commit in the
-//! resource's thread (its live stream, the fan-out's); when what it reads
+//! read is not found, as everywhere) and again after each commit of an
+//! artifact in the resource's thread (its live stream, the fan-out's); when what it reads
 //! changed (a new version, a new answer, archived) the session hears
 //! `notifications/resources/updated` for its URI. The stream ends when the
 //! caller may no longer read the thread (removed, unlisted, signed out), and
@@ -23,6 +23,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
+use lattice_core::event::{ArtifactArchived, ArtifactChanged, ArtifactCreated};
 use lattice_core::{ArtifactId, ThreadId};
 use lattice_log::{Authenticated, Follow, LogService};
 use rmcp::ErrorData as McpError;
@@ -42,6 +43,9 @@ const THREAD_ARTIFACTS: usize = 500;
 const ANSWERS: &str = "/submissions";
 /// Subscriptions one session holds at once.
 pub const PER_SESSION: usize = 64;
+/// The events that change what a resource here reads: an artifact's (a
+/// form's, an answer's, one of a thread's).
+const CHANGES: [&str; 3] = [ArtifactCreated::NAME, ArtifactChanged::NAME, ArtifactArchived::NAME];
 /// How often a quiet subscription looks whether its session went away.
 const LOOK_EVERY: Duration = Duration::from_secs(30);
 
@@ -154,11 +158,18 @@ async fn follower(log: &LogService, who: Authenticated, uri: &str, tell: Tell) -
     Some(async move {
         loop {
             // Quiet for a while: only whether the session went away.
-            if let Ok(None) = tokio::time::timeout(LOOK_EVERY, live.next_committed()).await {
-                return;
-            }
+            let committed = match tokio::time::timeout(LOOK_EVERY, live.next_committed()).await {
+                Ok(None) => return,
+                Ok(Some(committed)) => Some(committed),
+                Err(_) => None,
+            };
             if tell.gone() {
                 return;
+            }
+            // What these resources read changes only with an artifact: a
+            // message, a run's step, is not read for.
+            if committed.is_some_and(|c| !CHANGES.contains(&c.event_type.as_str())) {
+                continue;
             }
             // Gone (or no longer readable): ends.
             let Ok(seen) = now(&log, &who, &named).await else { return };
