@@ -192,6 +192,22 @@ impl Reads {
         self.events_stored(who, follow, after, limit).await?.iter().map(StoredEnvelope::decode).collect()
     }
 
+    /// Up to `limit` of a thread's envelopes before `before`, never past
+    /// `upto` nor the horizon, newest first.
+    pub async fn thread_events_backwards(
+        &self,
+        who: &Authenticated,
+        thread: &ThreadId,
+        upto: i64,
+        before: i64,
+        limit: i64,
+    ) -> Result<Vec<Envelope>, Error> {
+        thread_access(&self.db, who.principal(), thread).await?;
+        let horizon = self.horizon.caught_up().await;
+        let stored = envelopes::thread_backwards(&self.db, thread.as_str(), upto.min(horizon), before, limit).await?;
+        stored.iter().map(StoredEnvelope::decode).collect()
+    }
+
     /// As `events`, with payloads left as their stored JSON text.
     pub async fn events_stored(&self, who: &Authenticated, follow: &Follow, after: i64, limit: i64) -> Result<Vec<StoredEnvelope>, Error> {
         let p = who.principal();

@@ -365,6 +365,19 @@ impl LogService {
         self.reads().artifacts(who, thread, kind, parent).await
     }
 
+    /// Up to `limit` of a thread's envelopes before `before`, never past
+    /// `upto`, newest first: a thread's end read backwards.
+    pub async fn thread_events_backwards(
+        &self,
+        who: &Authenticated,
+        thread: &ThreadId,
+        upto: i64,
+        before: i64,
+        limit: i64,
+    ) -> Result<Vec<Envelope>, Error> {
+        self.reads().thread_events_backwards(who, thread, upto, before, limit).await
+    }
+
     /// Up to `limit` envelopes after `after`, never past the horizon.
     pub async fn events(&self, who: &Authenticated, follow: &Follow, after: i64, limit: i64) -> Result<Vec<Envelope>, Error> {
         self.reads().events(who, follow, after, limit).await

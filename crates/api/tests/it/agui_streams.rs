@@ -434,3 +434,24 @@ lattice_testkit::both_backends! {
         obeys("answered", &done);
     }
 }
+
+lattice_testkit::both_backends! {
+    /// A reconnect to a long thread: its newest `MESSAGES_MAX` messages, in
+    /// order, read from the thread's end.
+    async fn a_reconnect_to_a_long_thread_gets_its_newest_messages(backend: Backend) {
+        let app = App::over(lattice_testkit::service(backend).await, models(&Arc::default()));
+        let alice = app.token("t1", "alice", TenantRole::Member, false).await;
+        let (_, th) = app.workspace_with_thread(&alice).await;
+        let who = lattice_testkit::who("t1", "alice", TenantRole::Member);
+        let thread = lattice_core::ThreadId::parse("th", &th).unwrap();
+        let over = lattice_api::routes::agui::MESSAGES_MAX + 44;
+        for i in 0..over {
+            app.log.execute(&who, lattice_core::Command::PostMessage { thread: thread.clone(), text: format!("m{i}") }).await.unwrap();
+        }
+        let events = stream(&app, &alice, &th, reconnect(&th)).await;
+        let texts: Vec<&str> = events[1]["messages"].as_array().unwrap().iter().map(|m| m["content"].as_str().unwrap()).collect();
+        let expected: Vec<String> = (over - lattice_api::routes::agui::MESSAGES_MAX..over).map(|i| format!("m{i}")).collect();
+        assert_eq!(texts, expected, "the newest, oldest first");
+        obeys("reconnect to a long thread", &events);
+    }
+}

@@ -200,6 +200,22 @@ pub(crate) async fn placed(db: &Db, place: Placed<'_>, after: i64, to: i64, limi
     rows.iter().map(StoredEnvelope::from_row).collect()
 }
 
+/// A thread's envelopes at or before `upto` and before `before`, newest
+/// first, at most `limit`.
+pub(crate) async fn thread_backwards(db: &Db, thread: &str, upto: i64, before: i64, limit: i64) -> Result<Vec<StoredEnvelope>, Error> {
+    let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
+        "SELECT {ENVELOPE_COLUMNS} FROM envelopes WHERE thread = $1 AND seq <= $2 AND seq < $3 ORDER BY seq DESC LIMIT $4"
+    )))
+    .bind(thread)
+    .bind(upto)
+    .bind(before)
+    .bind(limit)
+    .fetch_all(&db.pool)
+    .await
+    .map_err(db_error)?;
+    rows.iter().map(StoredEnvelope::from_row).collect()
+}
+
 /// One audit row of a tenant by its envelope id.
 pub(crate) async fn audit_record(db: &Db, tenant: &str, id: &str) -> Result<Option<Envelope>, Error> {
     let row = sqlx::query(sqlx::AssertSqlSafe(format!("SELECT {ENVELOPE_COLUMNS} FROM envelopes WHERE id = $1 AND tenant = $2 AND type = $3")))

@@ -141,8 +141,9 @@ pub async fn run(
 ) -> ApiResult<Response> {
     let thread = path_id(ThreadId::parse, &th)?;
     input.check()?;
-    // Followed from here: everything the run does comes after.
-    let after = state.log.horizon().current();
+    // Followed from here: everything the run does comes after, and what a
+    // reconnect's snapshot holds (the caller's own commits among it) before.
+    let after = state.log.horizon().caught_up().await;
     let mut live = state.log.follow(&who, Follow::Thread(thread.clone()), after).await?;
     live.catch_up().await?;
     let permit = state.guard.open_stream(who.principal())?;

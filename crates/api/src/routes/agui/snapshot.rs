@@ -4,17 +4,18 @@
 //! goes on from that same position, so a reconnecting client loses nothing
 //! and is told nothing twice, on whichever replica it reaches.
 
-use std::collections::VecDeque;
-
 use lattice_core::event::Event;
 use lattice_core::{Actor, Envelope, Error, ThreadId};
-use lattice_log::{Authenticated, Follow, LogService};
+use lattice_log::{Authenticated, LogService};
 use serde_json::{Value, json};
 
 use super::MESSAGES_MAX;
 
-/// Envelopes read at once.
+/// Envelopes read at once, backwards from the snapshot's position.
 const PAGE: i64 = 500;
+/// Envelopes read at most: a reconnect costs the thread's end, not the
+/// whole thread.
+const SCANNED_MAX: usize = 20 * PAGE as usize;
 
 /// Where the thread's latest run stands at the snapshot.
 pub(super) enum Standing {
@@ -28,39 +29,42 @@ pub(super) enum Standing {
 }
 
 /// The thread's messages (the last [`MESSAGES_MAX`]) as AG-UI messages, and
-/// its latest run, as they stand at `upto`.
+/// its latest run, as they stand at `upto`: read from the thread's end
+/// backwards, until both are known (at most [`SCANNED_MAX`] envelopes; a run
+/// whose last start or resume lies further back reads as none going).
 pub(super) async fn read(log: &LogService, who: &Authenticated, thread: &ThreadId, upto: i64) -> Result<(Vec<Value>, Standing), Error> {
-    let follow = Follow::Thread(thread.clone());
-    let mut messages = VecDeque::new();
-    let mut standing = Standing::Idle;
-    let mut after = 0;
-    'pages: loop {
-        let page = log.events(who, &follow, after, PAGE).await?;
-        let Some(last) = page.last() else { break };
-        after = last.seq;
+    let mut messages = Vec::new();
+    let mut standing = None;
+    let (mut before, mut scanned) = (i64::MAX, 0);
+    while (messages.len() < MESSAGES_MAX || standing.is_none()) && scanned < SCANNED_MAX {
+        let page = log.thread_events_backwards(who, thread, upto, before, PAGE).await?;
+        let Some(oldest) = page.last() else { break };
+        before = oldest.seq;
+        scanned += page.len();
         for e in &page {
-            if e.seq > upto {
-                break 'pages;
+            // The newest of a run's starts, resumes, pauses and ends says
+            // where the latest run stands.
+            if standing.is_none() {
+                standing = match &e.event {
+                    Event::RunStarted(s) => Some(Standing::Running(s.run_id.clone())),
+                    Event::RunResumed(r) => Some(Standing::Running(r.run_id.clone())),
+                    Event::RunPaused(p) => Some(Standing::Paused(p.run_id.clone())),
+                    Event::RunFinished(_) | Event::RunFailed(_) => Some(Standing::Idle),
+                    _ => None,
+                };
             }
-            standing = match (&e.event, standing) {
-                (Event::RunStarted(s), _) => Standing::Running(s.run_id.clone()),
-                (Event::RunResumed(r), _) => Standing::Running(r.run_id.clone()),
-                (Event::RunPaused(p), _) => Standing::Paused(p.run_id.clone()),
-                (Event::RunFinished(_) | Event::RunFailed(_), _) => Standing::Idle,
-                (_, standing) => standing,
-            };
-            if let Some(message) = message(e) {
-                if messages.len() == MESSAGES_MAX {
-                    messages.pop_front();
-                }
-                messages.push_back(message);
+            if messages.len() < MESSAGES_MAX
+                && let Some(message) = message(e)
+            {
+                messages.push(message);
             }
         }
         if page.len() < PAGE as usize {
             break;
         }
     }
-    Ok((messages.into(), standing))
+    messages.reverse();
+    Ok((messages, standing.unwrap_or(Standing::Idle)))
 }
 
 /// The AG-UI message an envelope is, if it is one; ids as the live events
