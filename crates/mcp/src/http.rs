@@ -138,6 +138,15 @@ pub(crate) fn request_traceparent(extensions: &rmcp::model::Extensions) -> Optio
     parts.headers.get("traceparent").and_then(|v| v.to_str().ok()).map(str::to_owned)
 }
 
+/// Where the log stood when a request came (its horizon), over HTTP.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Arrived(pub i64);
+
+/// Where the log stood when the request `extensions` came with arrived.
+pub(crate) fn request_position(extensions: &rmcp::model::Extensions) -> Option<i64> {
+    extensions.get::<axum::http::request::Parts>().and_then(|p| p.extensions.get::<Arrived>()).map(|a| a.0)
+}
+
 /// The origin of the request `extensions` came with, over HTTP.
 pub(crate) fn request_origin(extensions: &rmcp::model::Extensions) -> Option<String> {
     extensions.get::<axum::http::request::Parts>().and_then(|p| p.extensions.get::<RequestOrigin>()).map(|o| o.0.clone())
@@ -219,6 +228,11 @@ async fn admit(log: LogService, guard: Arc<Guard>, served: Arc<Served>, trusted:
     let watch = held.as_ref().map(|_| log.watch_access(&who));
     req.extensions_mut().insert(who);
     req.extensions_mut().insert(RequestOrigin(origin.url()));
+    // Before anything is answered, and past this process's own commits: a
+    // listen follows from here.
+    if opens {
+        req.extensions_mut().insert(Arrived(log.horizon().caught_up().await));
+    }
     if let Some(held) = &held {
         req.extensions_mut().insert(held.clone());
     }

@@ -255,7 +255,10 @@ impl ServerHandler for Exporter {
         let tell = tell::Tell::Listen(context.sink().clone(), request.peer.clone());
         let accepted = context.accepted();
         let uris = accepted.resource_subscriptions.as_deref().unwrap_or_default();
-        let mut followers = subscriptions::listen(&self.log, &who, uris, &tell).await;
+        // From where the log stood when the request came, before the client
+        // was told it follows: nothing between the two goes untold.
+        let from = http::request_position(&request.extensions).unwrap_or_else(|| self.log.horizon().current());
+        let mut followers = subscriptions::listen(&self.log, &who, uris, from, &tell).await;
         if accepted.tools_list_changed == Some(true) {
             followers.spawn(listing::watch(self.log.clone(), self.flips.clone(), who, tell));
         }

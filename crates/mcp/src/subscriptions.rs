@@ -9,10 +9,12 @@
 //!   and workspace and its artifacts' heads, JSON.
 //!
 //! A subscription is read when it is made (a resource the caller may not
-//! read is not found, as everywhere) and again after each commit of an
-//! artifact in the resource's thread (its live stream, the fan-out's); when what it reads
-//! changed (a new version, a new answer, archived) the session hears
-//! `notifications/resources/updated` for its URI. The stream ends when the
+//! read is not found, as everywhere) and follows the resource's thread
+//! (its live stream, the fan-out's) from where the log stood when the
+//! request came: each commit after that which touches what the resource
+//! reads (a new version, a new answer, archived) is read again as the
+//! caller, and the session hears `notifications/resources/updated` for its
+//! URI (not for an answer the caller may not see). The stream ends when the
 //! caller may no longer read the thread (removed, unlisted, signed out), and
 //! the subscription with it, without a word. It also ends with its session,
 //! or at `resources/unsubscribe`. A 2026-07-28 client, which has no session,
@@ -23,8 +25,8 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use lattice_core::event::{ArtifactArchived, ArtifactChanged, ArtifactCreated};
-use lattice_core::{ArtifactId, ThreadId};
+use lattice_core::event::{ArtifactArchived, ArtifactChanged, ArtifactCreated, Event};
+use lattice_core::{ArtifactId, Envelope, ThreadId};
 use lattice_log::{Authenticated, Follow, LogService};
 use rmcp::ErrorData as McpError;
 use rmcp::model::{ResourceContents, ResourceTemplate};
@@ -138,46 +140,77 @@ pub async fn read(log: &LogService, who: &Authenticated, uri: &str) -> Option<Re
     })
 }
 
-/// Follows `uri` for `who` from now on: its thread's live stream, read
-/// once now; `None` when the caller may not read it (not found, as
-/// everywhere). The returned future tells `tell` of each change until the
-/// caller may no longer read the thread or nobody hears.
-async fn follower(log: &LogService, who: Authenticated, uri: &str, tell: Tell) -> Option<impl Future<Output = ()> + Send + 'static> {
+/// The artifact a commit touches, when it is one `named` reads: the
+/// artifact itself; for a form's answers, the form or any answer (whose
+/// form the read then says); for a thread, any of its artifacts but an
+/// answer (each form's own resource).
+fn touched<'a>(named: &Named, event: &'a Event) -> Option<&'a str> {
+    let (id, kind) = match event {
+        Event::ArtifactCreated(e) => (e.id.as_str(), e.kind.as_str()),
+        Event::ArtifactChanged(e) => (e.id.as_str(), e.kind.as_str()),
+        Event::ArtifactArchived(e) => (e.id.as_str(), e.kind.as_str()),
+        _ => return None,
+    };
+    let reads = match named {
+        Named::Artifact(artifact) => id == artifact.as_str(),
+        Named::Answers(form) => id == form.as_str() || kind == lattice_ui::SUBMISSION,
+        Named::Thread(_) => kind != lattice_ui::SUBMISSION,
+    };
+    reads.then_some(id)
+}
+
+/// Whether the caller, reading `named` as `read`, sees what `id` is: an
+/// answer only among the form's answers it may read.
+fn sees(named: &Named, read: &Value, id: &str) -> bool {
+    match named {
+        Named::Answers(form) if id != form.as_str() => read["submissions"].as_array().is_some_and(|answers| answers.iter().any(|a| a["id"] == id)),
+        _ => true,
+    }
+}
+
+/// Follows `uri` for `who` from the log's position `from`: its thread's
+/// live stream, every commit after `from` that touches what the resource
+/// reads told, once the caller is seen to read it (so a change made while
+/// the follower was being set up, after the client was told it follows, is
+/// told too); `None` when the caller may not read it (not found, as
+/// everywhere). The returned future tells `tell` until the caller may no
+/// longer read the thread or nobody hears.
+async fn follower(log: &LogService, who: Authenticated, uri: &str, from: i64, tell: Tell) -> Option<impl Future<Output = ()> + Send + 'static> {
     let named = named(uri)?;
     let thread = match &named {
         Named::Artifact(id) | Named::Answers(id) => ThreadId::from_trusted(log.artifact(&who, id, None).await.ok()?.thread),
         Named::Thread(thread) => thread.clone(),
     };
-    // The thread's live stream from here on: woken by its commits only,
-    // and ended when the caller may no longer read it (removed,
-    // unlisted, signed out), as every live stream.
-    let mut live = log.follow(&who, Follow::Thread(thread), log.horizon().current()).await.ok()?;
+    now(log, &who, &named).await.ok()?;
+    // The thread's live stream from `from`: woken by its commits only, and
+    // ended when the caller may no longer read it (removed, unlisted,
+    // signed out), as every live stream.
+    let mut live = log.follow(&who, Follow::Thread(thread), from).await.ok()?;
     live.catch_up().await.ok()?;
-    let mut last = now(log, &who, &named).await.ok()?;
     let (log, owned) = (log.clone(), uri.to_owned());
     Some(async move {
         loop {
             // Quiet for a while: only whether the session went away.
             let committed = match tokio::time::timeout(LOOK_EVERY, live.next_committed()).await {
                 Ok(None) => return,
-                Ok(Some(committed)) => Some(committed),
-                Err(_) => None,
+                Ok(Some(committed)) => committed,
+                Err(_) if tell.gone() => return,
+                Err(_) => continue,
             };
             if tell.gone() {
                 return;
             }
-            // What these resources read changes only with an artifact: a
-            // message, a run's step, is not read for.
-            if committed.is_some_and(|c| !CHANGES.contains(&c.event_type.as_str())) {
+            // A message, a run's step, another artifact: not what it reads.
+            if !CHANGES.contains(&committed.event_type.as_str()) {
                 continue;
             }
-            // Gone (or no longer readable): ends.
-            let Ok(seen) = now(&log, &who, &named).await else { return };
-            if seen != last {
-                last = seen;
-                if !tell.updated(&owned).await {
-                    return;
-                }
+            let Ok(envelope) = serde_json::from_str::<Envelope>(&committed.json) else { continue };
+            let Some(id) = touched(&named, &envelope.event) else { continue };
+            // Read as the caller: gone (or no longer readable) ends it; an
+            // answer it may not see is not told.
+            let Ok(read) = now(&log, &who, &named).await else { return };
+            if sees(&named, &read, id) && !tell.updated(&owned).await {
+                return;
             }
         }
     })
@@ -193,10 +226,10 @@ pub fn listenable(requested: &[String]) -> Vec<String> {
 
 /// Follows each of `uris` for `who` on one `subscriptions/listen` stream,
 /// until each follower ends.
-pub(crate) async fn listen(log: &LogService, who: &Authenticated, uris: &[String], tell: &Tell) -> tokio::task::JoinSet<()> {
+pub(crate) async fn listen(log: &LogService, who: &Authenticated, uris: &[String], from: i64, tell: &Tell) -> tokio::task::JoinSet<()> {
     let mut followers = tokio::task::JoinSet::new();
     for uri in uris {
-        if let Some(follow) = follower(log, who.clone(), uri, tell.clone()).await {
+        if let Some(follow) = follower(log, who.clone(), uri, from, tell.clone()).await {
             followers.spawn(follow);
         }
     }
@@ -210,7 +243,10 @@ pub struct Subscriptions(Arc<Mutex<HashMap<String, AbortHandle>>>);
 impl Subscriptions {
     /// Follows `uri` for `who`, telling `peer` of each change.
     pub async fn subscribe(&self, log: &LogService, who: Authenticated, uri: &str, peer: Peer<RoleServer>) -> Result<(), McpError> {
-        let follow = follower(log, who, uri, Tell::Session(peer)).await.ok_or_else(|| not_found(uri))?;
+        // The client hears it follows only once this is set up: from now
+        // on, past this process's own commits.
+        let from = log.horizon().caught_up().await;
+        let follow = follower(log, who, uri, from, Tell::Session(peer)).await.ok_or_else(|| not_found(uri))?;
         let mut held = self.0.lock().unwrap_or_else(PoisonError::into_inner);
         if held.len() >= PER_SESSION && !held.contains_key(uri) {
             return Err(McpError::invalid_params(format!("a session follows at most {PER_SESSION} resources; unsubscribe from one first"), None));
