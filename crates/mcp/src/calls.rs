@@ -37,6 +37,19 @@ pub(crate) fn not_offered(name: &str) -> String {
     }
 }
 
+/// Where a call acts (the thread it names, or the caller's most recent),
+/// when `name` is offered there; else the tool error that says why not.
+async fn offered_in(ex: &Exporter, who: &Authenticated, name: &str, args: &Value) -> Result<Result<Scope, CallToolResult>, McpError> {
+    let scope = match Scope::find(&ex.log, who, args.get("thread").and_then(Value::as_str)).await {
+        Ok(scope) => scope,
+        Err(e) => return Ok(Err(tool_error(format!("thread: {e}")))),
+    };
+    if !listing::offered(name, &scope.switches(&ex.log, who).await?) {
+        return Ok(Err(tool_error(not_offered(name))));
+    }
+    Ok(Ok(scope))
+}
+
 pub(crate) async fn call(
     ex: &Exporter,
     who: &Authenticated,
@@ -44,14 +57,10 @@ pub(crate) async fn call(
     args: &Value,
     context: &RequestContext<RoleServer>,
 ) -> Result<CallToolResponse, McpError> {
-    let scope = match Scope::find(&ex.log, who, args.get("thread").and_then(Value::as_str)).await {
+    let scope = match offered_in(ex, who, name, args).await? {
         Ok(scope) => scope,
-        Err(e) => return Ok(tool_error(format!("thread: {e}")).into()),
+        Err(refused) => return Ok(refused.into()),
     };
-    let enabled = scope.switches(&ex.log, who).await?;
-    if !listing::offered(name, &enabled) {
-        return Ok(tool_error(not_offered(name)).into());
-    }
     if name == FORM_SUBMISSIONS {
         return Ok(submissions(ex, who, args, context).await?.into());
     }
@@ -115,12 +124,8 @@ pub(crate) async fn retry(
         return Err(McpError::invalid_params(format!("requestState: {} asks nothing, so it takes none", request.name), None));
     }
     let args = request.arguments.clone().map(Value::Object).unwrap_or_else(|| json!({}));
-    let scope = match Scope::find(&ex.log, who, args.get("thread").and_then(Value::as_str)).await {
-        Ok(scope) => scope,
-        Err(e) => return Ok(tool_error(format!("thread: {e}")).into()),
-    };
-    if !listing::offered(&request.name, &scope.switches(&ex.log, who).await?) {
-        return Ok(tool_error(not_offered(&request.name)).into());
+    if let Err(refused) = offered_in(ex, who, &request.name, &args).await? {
+        return Ok(refused.into());
     }
     let (form, elicited) = rounds::retry(ex, who, &request.name, &args, sealed, request.input_responses.as_ref(), context).await?;
     if let Elicited::Required(required) = elicited {

@@ -208,7 +208,7 @@ async fn admit(log: LogService, guard: Arc<Guard>, served: Arc<Served>, trusted:
             Err(e) => return ApiError(e).into_response(),
         }
     }
-    let (mut req, opens) = match opens_stream(req).await {
+    let (mut req, Waits { opens, listens }) = match opens_stream(req).await {
         Ok(read) => read,
         Err(e) => return ApiError(e).into_response(),
     };
@@ -230,7 +230,7 @@ async fn admit(log: LogService, guard: Arc<Guard>, served: Arc<Served>, trusted:
     req.extensions_mut().insert(RequestOrigin(origin.url()));
     // Before anything is answered, and past this process's own commits: a
     // listen follows from here.
-    if opens {
+    if listens {
         req.extensions_mut().insert(Arrived(log.horizon().caught_up().await));
     }
     if let Some(held) = &held {
@@ -284,24 +284,34 @@ async fn admit(log: LogService, guard: Arc<Guard>, served: Arc<Served>, trusted:
 /// an answer to the server's own request must pass even when the caller's
 /// places are taken, or the wait it answers would never end. A posted body
 /// is read here, within [`MAX_MESSAGE_BYTES`], and handed on whole.
-async fn opens_stream(req: Request) -> Result<(Request, bool), Error> {
+async fn opens_stream(req: Request) -> Result<(Request, Waits), Error> {
     match *req.method() {
-        Method::GET => return Ok((req, true)),
+        Method::GET => return Ok((req, Waits { opens: true, listens: false })),
         Method::POST => {}
-        _ => return Ok((req, false)),
+        _ => return Ok((req, Waits::default())),
     }
     let (parts, body) = req.into_parts();
     // Over the limit: `TooLarge` with the body's real size, as the edge
     // says it.
     let bytes = lattice_http::error::read_within(body, lattice_http::error::declared_length(&parts.headers), MAX_MESSAGE_BYTES).await?;
-    let opens = may_wait(&bytes);
-    Ok((Request::from_parts(parts, Body::from(bytes)), opens))
+    let waits = may_wait(&bytes);
+    Ok((Request::from_parts(parts, Body::from(bytes)), waits))
+}
+
+/// What a posted body asks that may wait.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+struct Waits {
+    /// A request that may stay open (`tools/call`, `subscriptions/listen`).
+    opens: bool,
+    /// A `subscriptions/listen` among them, which follows from where the
+    /// log stood when it came.
+    listens: bool,
 }
 
 /// Whether a posted body holds a request that may wait (`tools/call`,
 /// `subscriptions/listen`: the method and an id), alone or in a batch. What
 /// does not parse is rmcp's to refuse.
-fn may_wait(body: &[u8]) -> bool {
+fn may_wait(body: &[u8]) -> Waits {
     #[derive(serde::Deserialize)]
     struct Message {
         #[serde(default)]
@@ -315,12 +325,14 @@ fn may_wait(body: &[u8]) -> bool {
         One(Message),
         Batch(Vec<Message>),
     }
-    let request = |m: &Message| matches!(m.method.as_deref(), Some("tools/call" | "subscriptions/listen")) && m.id.is_some();
-    match serde_json::from_slice::<Posted>(body) {
-        Ok(Posted::One(m)) => request(&m),
-        Ok(Posted::Batch(all)) => all.iter().any(request),
-        Err(_) => false,
-    }
+    let all = match serde_json::from_slice::<Posted>(body) {
+        Ok(Posted::One(m)) => vec![m],
+        Ok(Posted::Batch(all)) => all,
+        Err(_) => return Waits::default(),
+    };
+    let asks = |method: &str| all.iter().any(|m| m.method.as_deref() == Some(method) && m.id.is_some());
+    let listens = asks("subscriptions/listen");
+    Waits { opens: listens || asks("tools/call"), listens }
 }
 
 #[cfg(test)]
@@ -338,7 +350,8 @@ mod tests {
             (r#"[{"jsonrpc":"2.0","method":"n"},{"jsonrpc":"2.0","id":2,"method":"tools/call"}]"#, true),
             (r#"not json"#, false),
         ] {
-            assert_eq!(super::may_wait(body.as_bytes()), call, "{body}");
+            assert_eq!(super::may_wait(body.as_bytes()).opens, call, "{body}");
+            assert_eq!(super::may_wait(body.as_bytes()).listens, body.contains("subscriptions/listen"), "{body}");
         }
     }
 }

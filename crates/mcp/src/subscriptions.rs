@@ -276,3 +276,17 @@ impl Drop for Subscriptions {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_listen_follows_lattice_uris_only_and_at_most_per_session() {
+        let ids: Vec<String> = (0..=super::PER_SESSION).map(|i| format!("lattice://artifacts/art_{i:026}")).collect();
+        let mut asked = vec!["https://example.com/x".to_owned(), "lattice://artifacts/".to_owned()];
+        asked.extend(ids[..super::PER_SESSION].iter().cloned());
+        assert_eq!(super::listenable(&asked), ids[..super::PER_SESSION], "at the bound, all of lattice's");
+        asked.push(ids[super::PER_SESSION].clone());
+        assert_eq!(super::listenable(&asked).len(), super::PER_SESSION, "one over: the first 64");
+        assert_eq!(super::listenable(&["lattice://threads/th_nope!".to_owned()]), Vec::<String>::new());
+    }
+}

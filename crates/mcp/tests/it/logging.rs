@@ -37,8 +37,7 @@ lattice_testkit::both_backends! {
     async fn a_client_hears_what_a_call_does_at_the_level_it_set(backend: Backend) {
         let s = Stack::new(backend, "").await;
         let alice = lattice_testkit::authenticator().mint(&lattice_testkit::principal("t1", "alice", TenantRole::Member, false));
-        let ws = s.ok("POST", "/v1/workspaces", &alice, Some(json!({"name": "W"}))).await["id"].as_str().unwrap().to_owned();
-        let th = s.ok("POST", &format!("/v1/workspaces/{ws}/threads"), &alice, Some(json!({"title": "T"}))).await["id"].as_str().unwrap().to_owned();
+        let (_, th) = s.workspace_with_thread(&alice).await;
         let logs = Logs::default();
         let client = s.mcp_with(&alice, logs.clone()).await;
         assert!(client.peer_info().unwrap().capabilities.logging.is_some(), "logging is declared");

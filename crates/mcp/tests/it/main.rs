@@ -76,6 +76,13 @@ impl Stack {
         reply.body
     }
 
+    /// A workspace of the token's holder with one thread: their ids.
+    pub async fn workspace_with_thread(&self, token: &str) -> (String, String) {
+        let ws = self.ok("POST", "/v1/workspaces", token, Some(serde_json::json!({"name": "W"}))).await["id"].as_str().unwrap().to_owned();
+        let th = self.ok("POST", &format!("/v1/workspaces/{ws}/threads"), token, Some(serde_json::json!({"title": "T"}))).await;
+        (ws, th["id"].as_str().unwrap().to_owned())
+    }
+
     /// An MCP session of the token's holder, through a host that cannot
     /// ask its person anything.
     pub async fn mcp(&self, token: &str) -> RunningService<RoleClient, CannotAsk> {

@@ -85,8 +85,7 @@ impl Scene {
         let s = Stack::new(backend, "").await;
         let alice = token("alice", TenantRole::Member);
         let rita = token("rita", TenantRole::Member);
-        let ws = s.ok("POST", "/v1/workspaces", &alice, Some(json!({"name": "W"}))).await["id"].as_str().unwrap().to_owned();
-        let th = s.ok("POST", &format!("/v1/workspaces/{ws}/threads"), &alice, Some(json!({"title": "T"}))).await["id"].as_str().unwrap().to_owned();
+        let (ws, th) = s.workspace_with_thread(&alice).await;
         for (user, role) in [("rita", "respondent"), ("bob", "viewer")] {
             s.ok("POST", &format!("/v1/workspaces/{ws}/members"), &alice, Some(json!({"user": user, "role": role}))).await;
         }
@@ -203,8 +202,7 @@ lattice_testkit::both_backends! {
     async fn a_templates_id_completes_to_the_callers_artifacts_of_its_kind(backend: Backend) {
         let s = Stack::new(backend, "").await;
         let alice = token("alice", TenantRole::Member);
-        let ws = s.ok("POST", "/v1/workspaces", &alice, Some(json!({"name": "W"}))).await["id"].as_str().unwrap().to_owned();
-        let th = s.ok("POST", &format!("/v1/workspaces/{ws}/threads"), &alice, Some(json!({"title": "T"}))).await["id"].as_str().unwrap().to_owned();
+        let (_, th) = s.workspace_with_thread(&alice).await;
         let first = form(&s, &alice, &th, "Lunch?").await;
         tokio::time::sleep(Duration::from_millis(5)).await;
         let second = form(&s, &alice, &th, "Dinner?").await;

@@ -14,8 +14,7 @@ lattice_testkit::both_backends! {
     async fn a_tool_calls_traceparent_is_kept_with_what_it_commits(backend: Backend) {
         let s = Stack::new(backend, "").await;
         let alice = lattice_testkit::authenticator().mint(&lattice_testkit::principal("t1", "alice", TenantRole::Member, false));
-        let ws = s.ok("POST", "/v1/workspaces", &alice, Some(json!({"name": "W"}))).await["id"].as_str().unwrap().to_owned();
-        let th = s.ok("POST", &format!("/v1/workspaces/{ws}/threads"), &alice, Some(json!({"title": "T"}))).await["id"].as_str().unwrap().to_owned();
+        let (_, th) = s.workspace_with_thread(&alice).await;
         let client = s.mcp(&alice).await;
         for (title, traceparent) in [("Traced", TRACEPARENT), ("Not traced", "00-nonsense")] {
             let mut meta = RequestMetaObject::new();

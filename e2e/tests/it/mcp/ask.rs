@@ -17,11 +17,7 @@ use super::{steps, text};
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ask_form_returns_a_handle_and_form_submissions_waits_for_the_answer() {
     let up = UpProcess::start().await;
-    let ana = Client::sign_in(&up.base, "acme", "ana").await;
-    let ws = ana.ok("POST", "/v1/workspaces", json!({"name": "Ops"})).await["id"].as_str().unwrap().to_owned();
-    let th = ana.ok("POST", &format!("/v1/workspaces/{ws}/threads"), json!({"title": "Leave"})).await["id"].as_str().unwrap().to_owned();
-    ana.ok("POST", &format!("/v1/workspaces/{ws}/members"), json!({"user": "bob", "role": "editor"})).await;
-    let bob = Client::sign_in(&up.base, "acme", "bob").await;
+    let (ana, bob, _, th) = super::leave_thread(&up.base).await;
 
     let schema =
         json!({"type": "object", "properties": {"days": {"title": "Days", "type": "integer", "minimum": 1, "maximum": 30}}, "required": ["days"]});

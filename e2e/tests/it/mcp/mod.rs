@@ -44,6 +44,17 @@ fn node(script: &str, args: &[&str], env: &[(&str, String)]) -> Value {
         .unwrap_or_else(|e| panic!("the client printed {text:?} ({e}); stderr: {}", String::from_utf8_lossy(&out.stderr)))
 }
 
+/// ana of acme's workspace "Ops" with a thread "Leave", bob its editor:
+/// ana, bob, the workspace and the thread.
+pub async fn leave_thread(base: &str) -> (lattice_e2e::Client, lattice_e2e::Client, String, String) {
+    let ana = lattice_e2e::Client::sign_in(base, "acme", "ana").await;
+    let ws = ana.ok("POST", "/v1/workspaces", serde_json::json!({"name": "Ops"})).await["id"].as_str().unwrap().to_owned();
+    let th = ana.ok("POST", &format!("/v1/workspaces/{ws}/threads"), serde_json::json!({"title": "Leave"})).await["id"].as_str().unwrap().to_owned();
+    ana.ok("POST", &format!("/v1/workspaces/{ws}/members"), serde_json::json!({"user": "bob", "role": "editor"})).await;
+    let bob = lattice_e2e::Client::sign_in(base, "acme", "bob").await;
+    (ana, bob, ws, th)
+}
+
 /// A tool result's text.
 pub fn text(result: &Value) -> String {
     result["content"][0]["text"].as_str().unwrap_or_default().to_owned()

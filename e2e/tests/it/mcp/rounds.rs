@@ -80,11 +80,7 @@ fn required(response: CallToolResponse) -> Value {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_2026_client_asks_the_person_through_input_required_and_answers_in_the_retry() {
     let up = UpProcess::start().await;
-    let ana = Client::sign_in(&up.base, "acme", "ana").await;
-    let ws = ana.ok("POST", "/v1/workspaces", json!({"name": "Ops"})).await["id"].as_str().unwrap().to_owned();
-    let th = ana.ok("POST", &format!("/v1/workspaces/{ws}/threads"), json!({"title": "Leave"})).await["id"].as_str().unwrap().to_owned();
-    ana.ok("POST", &format!("/v1/workspaces/{ws}/members"), json!({"user": "bob", "role": "editor"})).await;
-    let bob = Client::sign_in(&up.base, "acme", "bob").await;
+    let (ana, bob, _, th) = super::leave_thread(&up.base).await;
     let schema =
         json!({"type": "object", "required": ["days"], "properties": {"days": {"title": "Days", "type": "integer", "minimum": 1, "maximum": 30}}});
 
@@ -199,11 +195,7 @@ async fn first_form_of(who: &Client, th: &str, form: &str) -> Vec<(String, Value
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn subscriptions_listen_tells_a_2026_client_of_a_new_answer() {
     let up = UpProcess::start().await;
-    let ana = Client::sign_in(&up.base, "acme", "ana").await;
-    let ws = ana.ok("POST", "/v1/workspaces", json!({"name": "Ops"})).await["id"].as_str().unwrap().to_owned();
-    let th = ana.ok("POST", &format!("/v1/workspaces/{ws}/threads"), json!({"title": "Leave"})).await["id"].as_str().unwrap().to_owned();
-    ana.ok("POST", &format!("/v1/workspaces/{ws}/members"), json!({"user": "bob", "role": "editor"})).await;
-    let bob = Client::sign_in(&up.base, "acme", "bob").await;
+    let (ana, bob, _, th) = super::leave_thread(&up.base).await;
     let schema = json!({"type": "object", "properties": {"days": {"type": "integer"}}});
     // Without elicitation: the form waits in lattice, and the client follows it.
     let client = connect(&up.base, &ana.token, Person::answering(None)).await;
