@@ -11,23 +11,28 @@ use serde::{Deserialize, Serialize};
 use crate::error::Error;
 use crate::ids::{TenantId, WorkspaceId};
 
-/// The governed kinds of UI, each with its wire name: the enum, [`SwitchKey::ALL`]
-/// and the names are made from this one list, so a key added here is
+/// The governed kinds of UI, each with its wire name, and the MCP servers
+/// an operator connected (`mcp:<name>`, [`ServerKey`]): the UI keys and
+/// their names are made from this one list, so a key added here is
 /// everywhere a key is listed (the console, `lattice switch`, the gate).
 macro_rules! switch_keys {
     ($($(#[$doc:meta])* $key:ident = $name:literal,)*) => {
-        /// A governed kind of UI.
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+        /// A governed kind of UI, or a connected MCP server.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
         pub enum SwitchKey {
-            $($(#[$doc])* #[serde(rename = $name)] $key,)*
+            $($(#[$doc])* $key,)*
+            /// The tools (and their apps) of one connected MCP server.
+            Server(ServerKey),
         }
 
         impl SwitchKey {
+            /// The kinds of UI; the servers are the deployment's to list.
             pub const ALL: [SwitchKey; [$(stringify!($key),)*].len()] = [$(Self::$key,)*];
 
             pub fn as_str(self) -> &'static str {
                 match self {
                     $(Self::$key => $name,)*
+                    Self::Server(server) => server.as_str(),
                 }
             }
         }
@@ -41,20 +46,136 @@ switch_keys! {
 }
 
 impl SwitchKey {
+    /// A UI key, or the key of a server this process was configured with
+    /// (a name nobody configured is no key: it is not made up on demand).
     pub fn parse(value: &str) -> Option<Self> {
+        if let Some(name) = value.strip_prefix(ServerKey::PREFIX) {
+            return ServerKey::known(name).map(Self::Server);
+        }
         Self::ALL.into_iter().find(|k| k.as_str() == value)
     }
 
     /// What an unset deployment level means. Mini apps run model-written
-    /// code, so an operator opts a deployment in to them.
+    /// code, so an operator opts a deployment in to them; a server is
+    /// opted in by being configured.
     pub fn deployment_default(self) -> bool {
         !matches!(self, Self::MiniApps)
+    }
+}
+
+impl Serialize for SwitchKey {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for SwitchKey {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let name = <std::borrow::Cow<'de, str>>::deserialize(deserializer)?;
+        Self::parse(&name).ok_or_else(|| serde::de::Error::custom(format!("{name:?} is not a switch key")))
+    }
+}
+
+/// The switch key of a connected MCP server, `mcp:<name>`: copied as
+/// freely as the UI keys, because its text is made once per configured
+/// name and kept for the process's life. Only configuration makes one
+/// ([`ServerKey::configure`]), so what a request names can never grow the
+/// set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ServerKey(&'static str);
+
+/// Every server key configured in this process.
+static SERVERS: std::sync::Mutex<Vec<&'static str>> = std::sync::Mutex::new(Vec::new());
+
+impl ServerKey {
+    pub const PREFIX: &'static str = "mcp:";
+    /// The longest name a server may have.
+    pub const NAME_MAX: usize = 32;
+
+    /// Whether `name` may name a server: lowercase letters, digits and
+    /// single dashes, starting with a letter. No underscore, so that a
+    /// server's tool offered as `<server>__<tool>` splits one way only.
+    pub fn check_name(name: &str) -> Result<(), String> {
+        let ok = !name.is_empty()
+            && name.len() <= Self::NAME_MAX
+            && name.starts_with(|c: char| c.is_ascii_lowercase())
+            && !name.ends_with('-')
+            && !name.contains("--")
+            && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
+        if ok {
+            Ok(())
+        } else {
+            Err(format!("{name:?} is not a server name: 1 to {} lowercase letters, digits and single dashes, starting with a letter", Self::NAME_MAX))
+        }
+    }
+
+    /// The key of a server the configuration names: made once per name.
+    pub fn configure(name: &str) -> Result<Self, Error> {
+        Self::check_name(name).map_err(|e| Error::field("name", "pattern", e))?;
+        let key = format!("{}{name}", Self::PREFIX);
+        let mut known = SERVERS.lock().expect("not poisoned");
+        if let Some(kept) = known.iter().find(|k| **k == key) {
+            return Ok(Self(kept));
+        }
+        let kept: &'static str = Box::leak(key.into_boxed_str());
+        known.push(kept);
+        Ok(Self(kept))
+    }
+
+    /// The key of a configured server, if `name` is one.
+    pub fn known(name: &str) -> Option<Self> {
+        let known = SERVERS.lock().expect("not poisoned");
+        known.iter().find(|k| k.strip_prefix(Self::PREFIX) == Some(name)).map(|k| Self(k))
+    }
+
+    /// `mcp:<name>`.
+    pub fn as_str(self) -> &'static str {
+        self.0
+    }
+
+    /// The server's name.
+    pub fn name(self) -> &'static str {
+        &self.0[Self::PREFIX.len()..]
     }
 }
 
 impl fmt::Display for SwitchKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
+    }
+}
+
+/// The MCP servers a deployment connected, each with the tenants it is
+/// offered to (all, when the configuration names none). A server not
+/// offered to a tenant is off there whatever its switches hold, and is
+/// not listed among its keys.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Connected {
+    servers: Vec<(ServerKey, Option<Vec<TenantId>>)>,
+}
+
+impl Connected {
+    /// Connects `key` for `tenants` (`None`: every tenant).
+    pub fn add(&mut self, key: ServerKey, tenants: Option<Vec<TenantId>>) {
+        self.servers.retain(|(k, _)| *k != key);
+        self.servers.push((key, tenants));
+    }
+
+    /// Whether `key` is offered to `tenant`.
+    pub fn offers(&self, key: ServerKey, tenant: &TenantId) -> bool {
+        self.servers.iter().any(|(k, tenants)| *k == key && tenants.as_ref().is_none_or(|t| t.contains(tenant)))
+    }
+
+    /// Every key that governs something in `tenant`: the kinds of UI, then
+    /// the servers offered to it, in the order configured.
+    pub fn keys_for(&self, tenant: &TenantId) -> Vec<SwitchKey> {
+        let servers = self.servers.iter().filter(|(k, _)| self.offers(*k, tenant)).map(|(k, _)| SwitchKey::Server(*k));
+        SwitchKey::ALL.into_iter().chain(servers).collect()
+    }
+
+    /// Every key of the deployment: the kinds of UI and every server.
+    pub fn keys(&self) -> Vec<SwitchKey> {
+        SwitchKey::ALL.into_iter().chain(self.servers.iter().map(|(k, _)| SwitchKey::Server(*k))).collect()
     }
 }
 
@@ -207,6 +328,25 @@ mod tests {
         );
         assert_eq!(resolve(SwitchKey::MiniApps, On, Unset, Unset).because, "ui:mini-apps is on for the deployment");
         assert_eq!(resolve(SwitchKey::Dashboards, Unset, Unset, Unset).because, "ui:dashboards is on by default");
+    }
+
+    #[test]
+    fn a_server_key_is_made_by_configuration_only() {
+        assert_eq!(SwitchKey::parse("mcp:never-configured"), None);
+        let key = ServerKey::configure("budget-2").unwrap();
+        assert_eq!(key.as_str(), "mcp:budget-2");
+        assert_eq!(key.name(), "budget-2");
+        assert_eq!(SwitchKey::parse("mcp:budget-2"), Some(SwitchKey::Server(key)));
+        assert_eq!(ServerKey::configure("budget-2").unwrap(), key, "made once");
+        assert_eq!(serde_json::to_value(SwitchKey::Server(key)).unwrap(), serde_json::json!("mcp:budget-2"));
+        assert_eq!(serde_json::from_value::<SwitchKey>(serde_json::json!("ui:forms")).unwrap(), SwitchKey::Forms);
+        assert!(serde_json::from_value::<SwitchKey>(serde_json::json!("mcp:nobody")).is_err());
+        assert!(resolve(SwitchKey::Server(key), SwitchState::Unset, SwitchState::Unset, SwitchState::Unset).enabled);
+        let long = "a".repeat(ServerKey::NAME_MAX);
+        assert!(ServerKey::check_name(&long).is_ok());
+        for bad in ["", "Budget", "a_b", "-a", "a-", "a--b", "1a", "a b", "a:b", &format!("{long}a")] {
+            assert!(ServerKey::check_name(bad).is_err(), "{bad:?}");
+        }
     }
 
     #[test]

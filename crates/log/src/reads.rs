@@ -257,7 +257,7 @@ impl Reads {
             other => other?,
         };
         let mut out = BTreeMap::new();
-        for key in SwitchKey::ALL {
+        for key in self.switches.connected().keys_for(&access.tenant) {
             out.insert(key, self.switches.effective(&access.tenant, &access.workspace, key).await?);
         }
         Ok(out)
@@ -268,7 +268,7 @@ impl Reads {
     pub async fn tenant_effective(&self, who: &Authenticated) -> Result<BTreeMap<SwitchKey, Effective>, Error> {
         let tenant = Level::Tenant(who.principal().tenant.clone());
         let mut out = BTreeMap::new();
-        for key in SwitchKey::ALL {
+        for key in self.switches.connected().keys_for(&who.principal().tenant) {
             let deployment = self.switches.state(&Level::Deployment, key).await?;
             let own = self.switches.state(&tenant, key).await?;
             out.insert(key, resolve(key, deployment, own, SwitchState::Unset));
@@ -307,18 +307,21 @@ impl Reads {
     /// (the levels below it taken as unset). A workspace's tenant is read
     /// from the workspace.
     pub async fn level_states(&self, level: Level, name: String) -> Result<LevelStates, Error> {
-        let above = match &level {
-            Level::Deployment => vec![],
-            Level::Tenant(_) => vec![Level::Deployment],
+        let connected = self.switches.connected();
+        let (above, all) = match &level {
+            Level::Deployment => (vec![], connected.keys()),
+            Level::Tenant(tenant) => (vec![Level::Deployment], connected.keys_for(tenant)),
             Level::Workspace(ws) => {
                 let tenant = crate::store::access::workspace_tenant(&self.db, ws.as_str()).await?.ok_or(Error::NotFound)?;
-                vec![Level::Deployment, Level::Tenant(TenantId::from_trusted(tenant))]
+                let tenant = TenantId::from_trusted(tenant);
+                let keys = connected.keys_for(&tenant);
+                (vec![Level::Deployment, Level::Tenant(tenant)], keys)
             }
         };
         let chain_levels: Vec<Level> = above.iter().cloned().chain(std::iter::once(level.clone())).collect();
-        let held = self.switches.states_of(&chain_levels).await?;
+        let held = self.switches.states_of(&chain_levels, &all).await?;
         let mut keys = Vec::new();
-        for (k, key) in SwitchKey::ALL.into_iter().enumerate() {
+        for (k, key) in all.into_iter().enumerate() {
             let mut chain = [SwitchState::Unset; 3];
             for (i, states) in held.iter().enumerate() {
                 chain[i] = states[k];

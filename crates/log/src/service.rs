@@ -71,9 +71,17 @@ pub struct Builder {
     registry: Registry,
     idle_poll: std::time::Duration,
     clock: Option<SharedClock>,
+    connected: lattice_core::Connected,
 }
 
 impl Builder {
+    /// The MCP servers the deployment connected: each is governed by its
+    /// own switch key (`mcp:<name>`), in the tenants it is offered to.
+    pub fn connected(mut self, connected: lattice_core::Connected) -> Self {
+        self.connected = connected;
+        self
+    }
+
     /// Registers an artifact kind; a later registration of the same name wins.
     pub fn kind(mut self, kind: SharedKind) -> Self {
         self.registry.add_kind(kind);
@@ -113,7 +121,7 @@ impl Builder {
         let horizon = Horizon::start(db.clone(), self.idle_poll);
         let fanout = Fanout::start(db.clone(), horizon.watch());
         horizon.followed_while(fanout.listening());
-        let switches = SwitchStore::new(db.clone());
+        let switches = SwitchStore::new(db.clone(), self.connected);
         let sign_outs = Arc::new(SignOuts::new(db.clone(), clock.clone()));
         let committer = Committer::new(db.clone(), clock.clone(), horizon.clone());
         let deadlines = Deadlines::new(db.clone(), clock.clone(), committer.clone());
@@ -142,7 +150,7 @@ impl Builder {
 
 impl LogService {
     pub fn builder(db: Db, auth: Authenticator) -> Builder {
-        Builder { db, auth, registry: Registry::default(), idle_poll: IDLE_POLL, clock: None }
+        Builder { db, auth, registry: Registry::default(), idle_poll: IDLE_POLL, clock: None, connected: Default::default() }
     }
 
     pub fn db(&self) -> &Db {

@@ -4,7 +4,9 @@
 //! the store's (store/switches.rs).
 
 use lattice_core::integrations::resolve;
-use lattice_core::{Effective, Error, Integrations, Level, SwitchKey, SwitchState, TenantId, WorkspaceId};
+use std::sync::Arc;
+
+use lattice_core::{Connected, Effective, Error, Integrations, Level, SwitchKey, SwitchState, TenantId, WorkspaceId};
 
 use crate::store::Db;
 use crate::store::switches as stored;
@@ -12,11 +14,17 @@ use crate::store::switches as stored;
 #[derive(Clone)]
 pub struct SwitchStore {
     db: Db,
+    connected: Arc<Connected>,
 }
 
 impl SwitchStore {
-    pub(crate) fn new(db: Db) -> Self {
-        Self { db }
+    pub(crate) fn new(db: Db, connected: Connected) -> Self {
+        Self { db, connected: Arc::new(connected) }
+    }
+
+    /// The MCP servers the deployment connected.
+    pub fn connected(&self) -> &Connected {
+        &self.connected
     }
 
     /// The three levels' states for one key in one workspace.
@@ -25,10 +33,10 @@ impl SwitchStore {
         stored::states(&self.db, &levels, key).await
     }
 
-    /// What each of `levels` holds for each key, in one query: a missing
-    /// row is `unset`. Indexed as `levels`, then as [`SwitchKey::ALL`].
-    pub async fn states_of(&self, levels: &[Level]) -> Result<Vec<[SwitchState; 3]>, Error> {
-        stored::states_of(&self.db, levels).await
+    /// What each of `levels` holds for each of `keys`, in one query: a
+    /// missing row is `unset`. Indexed as `levels`, then as `keys`.
+    pub async fn states_of(&self, levels: &[Level], keys: &[SwitchKey]) -> Result<Vec<Vec<SwitchState>>, Error> {
+        stored::states_of(&self.db, levels, keys).await
     }
 
     /// What one level holds for one key.
@@ -52,6 +60,13 @@ impl SwitchStore {
 #[async_trait::async_trait]
 impl Integrations for SwitchStore {
     async fn effective(&self, tenant: &TenantId, workspace: &WorkspaceId, key: SwitchKey) -> Result<Effective, Error> {
+        // A server this deployment does not offer the tenant is off, whatever
+        // a level holds for its key.
+        if let SwitchKey::Server(server) = key
+            && !self.connected.offers(server, tenant)
+        {
+            return Ok(Effective { enabled: false, because: format!("{key} is not connected for this tenant") });
+        }
         let [d, t, w] = self.states(tenant, workspace, key).await?;
         Ok(resolve(key, d, t, w))
     }

@@ -16,23 +16,7 @@ pub const SUBMIT: &str = "submit";
 /// The tools an app reaches.
 pub const APP_TOOLS: [&str; 3] = [GET_STATE, SET_STATE, SUBMIT];
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Decision {
-    Allow,
-    Deny,
-    Ask,
-}
-
-impl Decision {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Allow => "allow",
-            Self::Deny => "deny",
-            Self::Ask => "ask",
-        }
-    }
-}
+pub use lattice_core::Decision;
 
 /// The deployment's decisions per tool, and per app where an operator set
 /// one for that app (`acme:art_…:submit=deny`). Artifact ids are unique per

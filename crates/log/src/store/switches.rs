@@ -29,11 +29,11 @@ pub(crate) async fn states(db: &Db, levels: &[String; 3], key: SwitchKey) -> Res
     Ok(states)
 }
 
-/// What each of `levels` holds for each key, in one query. Indexed as
-/// `levels`, then as [`SwitchKey::ALL`].
-pub(crate) async fn states_of(db: &Db, levels: &[Level]) -> Result<Vec<[SwitchState; 3]>, Error> {
+/// What each of `levels` holds for each of `keys`, in one query. Indexed
+/// as `levels`, then as `keys`.
+pub(crate) async fn states_of(db: &Db, levels: &[Level], keys: &[SwitchKey]) -> Result<Vec<Vec<SwitchState>>, Error> {
     let names: Vec<String> = levels.iter().map(ToString::to_string).collect();
-    let mut out = vec![[SwitchState::Unset; 3]; levels.len()];
+    let mut out = vec![vec![SwitchState::Unset; keys.len()]; levels.len()];
     if names.is_empty() {
         return Ok(out);
     }
@@ -47,7 +47,7 @@ pub(crate) async fn states_of(db: &Db, levels: &[Level]) -> Result<Vec<[SwitchSt
         let level: String = row.try_get(0).map_err(db_error)?;
         let key: String = row.try_get(1).map_err(db_error)?;
         let state: String = row.try_get(2).map_err(db_error)?;
-        let (Some(i), Some(k)) = (names.iter().position(|n| *n == level), SwitchKey::ALL.iter().position(|k| k.as_str() == key)) else {
+        let (Some(i), Some(k)) = (names.iter().position(|n| *n == level), keys.iter().position(|k| k.as_str() == key)) else {
             continue;
         };
         out[i][k] = SwitchState::parse(&state).unwrap_or_default();

@@ -1,0 +1,186 @@
+//! A connected server as the operator configures it (`[mcp_servers.<name>]`
+//! in lattice.toml, docs/CONFIGURATION.md): where it is, how lattice proves
+//! itself to it, which tenants may use it, the bounds on each call and the
+//! policy that decides them.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use lattice_core::Decision;
+use serde::{Deserialize, Serialize};
+
+/// One server, as configured.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServerConfig {
+    /// Its Streamable HTTP endpoint (`https://…/mcp`). Only this address is
+    /// contacted: no redirect is followed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// Or a program lattice starts and speaks to over stdio (the embedded
+    /// default's way): the program, then its arguments.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub command: Vec<String>,
+    /// The environment variable that holds the bearer token sent to an
+    /// HTTP server (a secret, never written in the file itself).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bearer_token_env: Option<String>,
+    /// Or the file that holds it (a mounted secret).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bearer_token_file: Option<PathBuf>,
+    /// The tenants it is offered to; none listed: every tenant.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tenants: Option<Vec<String>>,
+    /// Whether its address may be a loopback, private or link-local one
+    /// (a server beside lattice). Off, such an address is refused, however
+    /// the name resolves.
+    #[serde(default)]
+    pub allow_internal: bool,
+    /// How long one call (or read of an app) may take.
+    #[serde(default = "defaults::timeout_secs")]
+    pub timeout_secs: u64,
+    /// The largest answer taken from it, in bytes, refused while it arrives.
+    #[serde(default = "defaults::max_result_bytes")]
+    pub max_result_bytes: usize,
+    /// How many of its tools one run may call.
+    #[serde(default = "defaults::calls_per_run")]
+    pub calls_per_run: usize,
+    /// What the agent's calls of its tools get.
+    #[serde(default)]
+    pub policy: PolicyConfig,
+    /// What calls made from its apps get (`mcp-app:<name>`), before
+    /// `policy`: a tool it leaves out is decided by `policy`.
+    #[serde(default)]
+    pub app_policy: OverlayConfig,
+}
+
+/// A server's policy: a decision per tool, and one for the rest.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PolicyConfig {
+    /// What a tool not listed gets. Asking is the default: a person sees
+    /// each call of a server nobody decided about.
+    #[serde(default = "defaults::ask")]
+    pub default: Decision,
+    #[serde(default)]
+    pub tools: BTreeMap<String, Decision>,
+}
+
+impl Default for PolicyConfig {
+    fn default() -> Self {
+        Self { default: Decision::Ask, tools: BTreeMap::new() }
+    }
+}
+
+/// The overlay for calls made from a server's apps.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OverlayConfig {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default: Option<Decision>,
+    #[serde(default)]
+    pub tools: BTreeMap<String, Decision>,
+}
+
+mod defaults {
+    use lattice_core::Decision;
+
+    pub fn timeout_secs() -> u64 {
+        30
+    }
+    pub fn max_result_bytes() -> usize {
+        1024 * 1024
+    }
+    pub fn calls_per_run() -> usize {
+        20
+    }
+    pub fn ask() -> Decision {
+        Decision::Ask
+    }
+}
+
+/// The longest a call may be allowed to take, whatever is configured.
+pub const TIMEOUT_MAX: Duration = Duration::from_secs(300);
+/// The largest answer that may be configured.
+pub const RESULT_MAX_BYTES: usize = 16 * 1024 * 1024;
+
+impl ServerConfig {
+    pub fn timeout(&self) -> Duration {
+        Duration::from_secs(self.timeout_secs).min(TIMEOUT_MAX)
+    }
+
+    /// What is wrong with it, in words an operator acts on.
+    pub fn check(&self, name: &str) -> Result<(), String> {
+        lattice_core::ServerKey::check_name(name)?;
+        match (&self.url, self.command.is_empty()) {
+            (Some(_), false) => return Err(format!("mcp server {name}: give url or command, not both")),
+            (None, true) => return Err(format!("mcp server {name}: give its url (Streamable HTTP) or its command (stdio)")),
+            (Some(url), true) => {
+                let parsed = url::Url::parse(url).map_err(|e| format!("mcp server {name}: url {url:?}: {e}"))?;
+                if !matches!(parsed.scheme(), "http" | "https") || parsed.host().is_none() {
+                    return Err(format!("mcp server {name}: url {url:?} is not an http(s) address"));
+                }
+                if !parsed.username().is_empty() || parsed.password().is_some() {
+                    return Err(format!("mcp server {name}: put credentials in bearer_token_env or bearer_token_file, not in the url"));
+                }
+            }
+            (None, false) => {}
+        }
+        if self.bearer_token_env.is_some() && self.bearer_token_file.is_some() {
+            return Err(format!("mcp server {name}: give bearer_token_env or bearer_token_file, not both"));
+        }
+        if self.timeout_secs == 0 || Duration::from_secs(self.timeout_secs) > TIMEOUT_MAX {
+            return Err(format!("mcp server {name}: timeout_secs must be 1 to {}", TIMEOUT_MAX.as_secs()));
+        }
+        if self.max_result_bytes == 0 || self.max_result_bytes > RESULT_MAX_BYTES {
+            return Err(format!("mcp server {name}: max_result_bytes must be 1 to {RESULT_MAX_BYTES}"));
+        }
+        if let Some(tenants) = &self.tenants {
+            for tenant in tenants {
+                lattice_core::TenantId::parse("tenants", tenant).map_err(|_| format!("mcp server {name}: {tenant:?} is not a tenant id"))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The bearer token, read from where the configuration says.
+    pub fn bearer_token(&self) -> Result<Option<String>, String> {
+        if let Some(var) = &self.bearer_token_env {
+            return std::env::var(var).map(Some).map_err(|_| format!("the environment variable {var} holds no token"));
+        }
+        if let Some(path) = &self.bearer_token_file {
+            let token = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+            return Ok(Some(token.trim().to_owned()));
+        }
+        Ok(None)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn http(url: &str) -> ServerConfig {
+        serde_json::from_value(serde_json::json!({"url": url})).unwrap()
+    }
+
+    #[test]
+    fn defaults_and_checks() {
+        let config = http("https://mcp.example.com/mcp");
+        assert_eq!((config.timeout_secs, config.max_result_bytes, config.calls_per_run), (30, 1024 * 1024, 20));
+        assert_eq!(config.policy.default, Decision::Ask);
+        assert!(config.check("budget").is_ok());
+        assert!(http("ftp://x/").check("budget").unwrap_err().contains("not an http(s) address"));
+        assert!(http("https://u:p@x/").check("budget").unwrap_err().contains("credentials"));
+        assert!(http("https://x/").check("Budget").unwrap_err().contains("not a server name"));
+        let neither: ServerConfig = serde_json::from_value(serde_json::json!({})).unwrap();
+        assert!(neither.check("a").unwrap_err().contains("url (Streamable HTTP) or its command"));
+        let both: ServerConfig = serde_json::from_value(serde_json::json!({"url": "https://x/", "command": ["x"]})).unwrap();
+        assert!(both.check("a").unwrap_err().contains("not both"));
+        let slow: ServerConfig = serde_json::from_value(serde_json::json!({"url": "https://x/", "timeout_secs": 301})).unwrap();
+        assert!(slow.check("a").is_err());
+        let unknown = serde_json::from_value::<ServerConfig>(serde_json::json!({"url": "https://x/", "tls": false}));
+        assert!(unknown.is_err(), "an unknown key is an error, not ignored");
+    }
+}

@@ -1,0 +1,52 @@
+//! What a call of a connected server came to when it did not come back
+//! with a result: said to the model as the tool's error, and to a person
+//! as the app call's refusal.
+
+use std::time::Duration;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CallError {
+    /// No answer within the bound.
+    Timeout(Duration),
+    /// The answer was larger than the server may send.
+    TooLarge { limit: usize },
+    /// The server cannot be reached (or may not be: an internal address).
+    Unreachable(String),
+    /// The session ended under the call.
+    Closed,
+    /// The server answered with an error of its own.
+    Server(String),
+    /// The server answered something that is not what it should be.
+    Malformed(String),
+    /// The arguments are not an object.
+    Arguments,
+}
+
+impl CallError {
+    pub(crate) fn from_service(e: &rmcp::service::ServiceError) -> Self {
+        use rmcp::service::ServiceError;
+        match e {
+            ServiceError::McpError(e) => Self::Server(e.message.to_string()),
+            ServiceError::TransportClosed => Self::Closed,
+            ServiceError::Timeout { timeout } => Self::Timeout(*timeout),
+            ServiceError::UnexpectedResponse => Self::Malformed("an answer of another kind".into()),
+            other => Self::Unreachable(other.to_string()),
+        }
+    }
+}
+
+impl std::fmt::Display for CallError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Timeout(after) => write!(f, "the server did not answer within {} s", after.as_secs_f64()),
+            Self::TooLarge { limit } => write!(f, "the server's answer is larger than the {limit} bytes it may send"),
+            Self::Unreachable(why) => write!(f, "the server cannot be reached: {why}"),
+            Self::Closed => f.write_str("the connection to the server closed"),
+            Self::Server(why) => write!(f, "the server refused: {why}"),
+            Self::Malformed(why) => write!(f, "the server's answer is malformed: {why}"),
+            Self::Arguments => f.write_str("a tool's arguments are an object"),
+        }
+    }
+}
+
+impl std::error::Error for CallError {}

@@ -1,0 +1,28 @@
+//! MCP servers an operator connects (docs/MCP.md, "Connecting a server"):
+//! lattice's agent calls their tools and the chat shows their apps.
+//!
+//! - [`config`]: a server as lattice.toml names it, checked at start.
+//! - [`Connections`]: the deployment's servers, each a [`Server`] with one
+//!   client session (rmcp) made when first needed, every request bounded
+//!   in time and answer size, and only the configured address contacted
+//!   ([`address`]).
+//! - [`naming`]: a tool is offered as `<server>__<tool>`.
+//! - [`policy`]: allow, deny or ask, per tool, with the `mcp-app:<server>`
+//!   overlay for calls made from the server's apps.
+//!
+//! Nothing here records or authorizes: the runner and the app calls decide
+//! with [`policy::decide`], record in the log, and call through here. Calls
+//! leave from the server side only.
+
+pub mod address;
+pub mod config;
+mod connections;
+mod error;
+pub mod naming;
+pub mod policy;
+mod server;
+
+pub use config::ServerConfig;
+pub use connections::Connections;
+pub use error::CallError;
+pub use server::{APP_MIME, APPS_EXTENSION, AppDocument, Server, ServerTool, TOOLS_MAX};

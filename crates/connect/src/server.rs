@@ -1,0 +1,272 @@
+//! One connected server: its client session (rmcp), made when first needed
+//! and made again after it failed, its tools (listed again a minute after
+//! they were last listed), and each request bounded in time and in the
+//! bytes of its answer.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use lattice_core::ServerKey;
+use rmcp::model::{CallToolRequestParams, ClientConfig, PaginatedRequestParams, ReadResourceRequestParams};
+use rmcp::service::{RoleClient, RunningService, ServiceExt};
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::async_rw::AsyncRwTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use serde_json::{Value, json};
+use tokio::sync::Mutex;
+
+use crate::address::{Guarded, is_internal};
+use crate::config::ServerConfig;
+use crate::error::CallError;
+
+/// How long a listing of tools is used before it is asked for again.
+const TOOLS_FRESH: Duration = Duration::from_secs(60);
+/// The most tools taken from one server, and pages read to find them.
+pub const TOOLS_MAX: usize = 128;
+const PAGES_MAX: usize = 8;
+
+/// The extension a host declares when it renders MCP Apps.
+pub const APPS_EXTENSION: &str = "io.modelcontextprotocol/ui";
+/// The type of an MCP App's document.
+pub const APP_MIME: &str = "text/html;profile=mcp-app";
+
+type Session = RunningService<RoleClient, ClientConfig>;
+
+/// A tool of the server, as it listed it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServerTool {
+    pub name: String,
+    pub description: String,
+    pub input_schema: Value,
+    /// `_meta.ui.resourceUri`: the app the tool shows, if any.
+    pub app: Option<String>,
+    /// `_meta.ui.visibility`: whether the model may call it (`["app"]`
+    /// alone: only its apps may).
+    pub for_model: bool,
+}
+
+pub struct Server {
+    key: ServerKey,
+    config: ServerConfig,
+    session: Mutex<Option<Arc<Session>>>,
+    tools: Mutex<Option<(Instant, Arc<Vec<ServerTool>>)>>,
+}
+
+impl Server {
+    pub fn new(key: ServerKey, config: ServerConfig) -> Self {
+        Self { key, config, session: Mutex::new(None), tools: Mutex::new(None) }
+    }
+
+    pub fn key(&self) -> ServerKey {
+        self.key
+    }
+
+    pub fn name(&self) -> &'static str {
+        self.key.name()
+    }
+
+    pub fn config(&self) -> &ServerConfig {
+        &self.config
+    }
+
+    /// Its tools, listed at most a minute ago.
+    pub async fn tools(&self) -> Result<Arc<Vec<ServerTool>>, CallError> {
+        let mut kept = self.tools.lock().await;
+        if let Some((at, tools)) = kept.as_ref()
+            && at.elapsed() < TOOLS_FRESH
+        {
+            return Ok(tools.clone());
+        }
+        let listed = Arc::new(self.bounded(|session| async move { list(&session).await }).await?);
+        *kept = Some((Instant::now(), listed.clone()));
+        Ok(listed)
+    }
+
+    /// Calls `tool` with `arguments`: the result as the server sent it (a
+    /// `CallToolResult`), within the configured time and size.
+    pub async fn call(&self, tool: &str, arguments: Value) -> Result<Value, CallError> {
+        let Value::Object(arguments) = arguments else { return Err(CallError::Arguments) };
+        let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments);
+        let result = self.bounded(|session| async move { session.peer().call_tool(params).await.map_err(|e| CallError::from_service(&e)) }).await?;
+        let value = serde_json::to_value(result).map_err(|e| CallError::Malformed(e.to_string()))?;
+        self.fits(&value)?;
+        Ok(value)
+    }
+
+    /// Reads an app's document (`resources/read` of its `ui://` URI).
+    pub async fn read_app(&self, uri: &str) -> Result<AppDocument, CallError> {
+        if !uri.starts_with("ui://") {
+            return Err(CallError::Malformed(format!("{uri:?} is not a ui:// resource")));
+        }
+        let params = ReadResourceRequestParams::new(uri.to_owned());
+        let read = self.bounded(|session| async move { session.peer().read_resource(params).await.map_err(|e| CallError::from_service(&e)) }).await?;
+        let value = serde_json::to_value(read).map_err(|e| CallError::Malformed(e.to_string()))?;
+        self.fits(&value)?;
+        AppDocument::from_read(uri, &value)
+    }
+
+    /// Runs `request` on the session within the server's time bound; a
+    /// session that failed is dropped, to be made again by the next request.
+    async fn bounded<T, F, Fut>(&self, request: F) -> Result<T, CallError>
+    where
+        F: FnOnce(Arc<Session>) -> Fut,
+        Fut: Future<Output = Result<T, CallError>>,
+    {
+        let timeout = self.config.timeout();
+        let outcome = tokio::time::timeout(timeout, async {
+            let session = self.session().await?;
+            request(session).await
+        })
+        .await
+        .unwrap_or(Err(CallError::Timeout(timeout)));
+        if matches!(outcome, Err(CallError::Timeout(_) | CallError::Unreachable(_) | CallError::Closed)) {
+            self.session.lock().await.take();
+        }
+        outcome
+    }
+
+    fn fits(&self, value: &Value) -> Result<(), CallError> {
+        let size = lattice_core::document::size(value);
+        if size > self.config.max_result_bytes {
+            return Err(CallError::TooLarge { limit: self.config.max_result_bytes });
+        }
+        Ok(())
+    }
+
+    async fn session(&self) -> Result<Arc<Session>, CallError> {
+        let mut kept = self.session.lock().await;
+        if let Some(session) = kept.as_ref().filter(|s| !s.is_closed()) {
+            return Ok(session.clone());
+        }
+        let session = Arc::new(self.connect().await?);
+        *kept = Some(session.clone());
+        Ok(session)
+    }
+
+    async fn connect(&self) -> Result<Session, CallError> {
+        let host = host_info();
+        let limit = self.config.max_result_bytes;
+        if let Some(url) = &self.config.url {
+            let http = self.http_client(url)?;
+            let mut config = StreamableHttpClientTransportConfig::with_uri(url.clone())
+                .max_json_response_size(limit)
+                .max_sse_event_size(limit)
+                .max_error_response_size(4096);
+            if let Some(token) = self.config.bearer_token().map_err(CallError::Unreachable)? {
+                config = config.auth_header(token);
+            }
+            let transport = StreamableHttpClientTransport::with_client(http, config);
+            return host.serve(transport).await.map_err(|e| CallError::Unreachable(e.to_string()));
+        }
+        let (program, args) = self.config.command.split_first().ok_or_else(|| CallError::Unreachable("no command".into()))?;
+        let mut child = tokio::process::Command::new(program)
+            .args(args)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .map_err(|e| CallError::Unreachable(format!("cannot start {program}: {e}")))?;
+        let (Some(stdout), Some(stdin)) = (child.stdout.take(), child.stdin.take()) else {
+            return Err(CallError::Unreachable("the program's pipes were not made".into()));
+        };
+        // The child lives as long as its pipes: when the session goes, both
+        // close and the program is killed with this task.
+        tokio::spawn(async move {
+            let _ = child.wait().await;
+        });
+        let transport = AsyncRwTransport::new_client(stdout, stdin).with_max_line_length(limit);
+        host.serve(transport).await.map_err(|e| CallError::Unreachable(e.to_string()))
+    }
+
+    fn http_client(&self, url: &str) -> Result<reqwest::Client, CallError> {
+        let mut builder = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).no_proxy().connect_timeout(self.config.timeout());
+        if !self.config.allow_internal {
+            let parsed = url::Url::parse(url).map_err(|e| CallError::Unreachable(e.to_string()))?;
+            let literal = match parsed.host() {
+                Some(url::Host::Ipv4(ip)) => Some(std::net::IpAddr::V4(ip)),
+                Some(url::Host::Ipv6(ip)) => Some(std::net::IpAddr::V6(ip)),
+                _ => None,
+            };
+            if literal.is_some_and(is_internal) {
+                return Err(CallError::Unreachable(format!("{url} is an internal address, and this server may not use one (allow_internal)")));
+            }
+            builder = builder.dns_resolver(Arc::new(Guarded));
+        }
+        builder.build().map_err(|e| CallError::Unreachable(e.to_string()))
+    }
+}
+
+/// What lattice says of itself to a server: a host of MCP Apps.
+fn host_info() -> ClientConfig {
+    serde_json::from_value(json!({
+        "protocolVersion": "2025-11-25",
+        "capabilities": {"extensions": {APPS_EXTENSION: {"mimeTypes": [APP_MIME]}}},
+        "clientInfo": {"name": "lattice", "version": env!("CARGO_PKG_VERSION")},
+    }))
+    .expect("the host's info is a ClientConfig")
+}
+
+async fn list(session: &Session) -> Result<Vec<ServerTool>, CallError> {
+    let mut tools = Vec::new();
+    let mut cursor = None;
+    for _ in 0..PAGES_MAX {
+        let params = cursor.take().map(|cursor| PaginatedRequestParams::default().with_cursor(Some(cursor)));
+        let page = session.peer().list_tools(params).await.map_err(|e| CallError::from_service(&e))?;
+        for tool in page.tools {
+            let value = serde_json::to_value(&tool).map_err(|e| CallError::Malformed(e.to_string()))?;
+            tools.push(ServerTool::from_listed(&value));
+            if tools.len() >= TOOLS_MAX {
+                return Ok(tools);
+            }
+        }
+        match page.next_cursor {
+            Some(next) => cursor = Some(next),
+            None => break,
+        }
+    }
+    Ok(tools)
+}
+
+impl ServerTool {
+    fn from_listed(tool: &Value) -> Self {
+        let text = |v: Option<&Value>| v.and_then(Value::as_str).unwrap_or_default().to_owned();
+        let ui = tool.pointer("/_meta/ui");
+        let app = ui
+            .and_then(|ui| ui.get("resourceUri"))
+            .or_else(|| tool.pointer("/_meta/ui~1resourceUri"))
+            .and_then(Value::as_str)
+            .filter(|uri| uri.starts_with("ui://"))
+            .map(str::to_owned);
+        let visibility = ui.and_then(|ui| ui.get("visibility")).and_then(Value::as_array);
+        let for_model = visibility.is_none_or(|v| v.iter().any(|x| x == "model"));
+        Self {
+            name: text(tool.get("name")),
+            description: text(tool.get("description")),
+            input_schema: tool.get("inputSchema").cloned().unwrap_or_else(|| json!({"type": "object"})),
+            app,
+            for_model,
+        }
+    }
+}
+
+/// An app's document as its server gave it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AppDocument {
+    pub uri: String,
+    pub html: String,
+    /// `_meta.ui` of the content: its CSP wishes, border, domain.
+    pub ui: Value,
+}
+
+impl AppDocument {
+    fn from_read(uri: &str, read: &Value) -> Result<Self, CallError> {
+        let contents = read.get("contents").and_then(Value::as_array).ok_or_else(|| CallError::Malformed("no contents".into()))?;
+        let content = contents
+            .iter()
+            .find(|c| c.get("mimeType").and_then(Value::as_str).is_some_and(|m| m.replace(' ', "").eq_ignore_ascii_case(APP_MIME)))
+            .ok_or_else(|| CallError::Malformed(format!("{uri} has no {APP_MIME} content")))?;
+        let html = content.get("text").and_then(Value::as_str).ok_or_else(|| CallError::Malformed(format!("{uri} is not text")))?;
+        Ok(Self { uri: uri.to_owned(), html: html.to_owned(), ui: content.pointer("/_meta/ui").cloned().unwrap_or(Value::Null) })
+    }
+}
