@@ -13,6 +13,7 @@ pub mod openai;
 pub mod partial;
 mod runner;
 pub mod scripted;
+pub mod servers;
 pub mod tools;
 mod transcript;
 

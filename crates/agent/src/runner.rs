@@ -12,6 +12,7 @@ use tokio::sync::Notify;
 
 use crate::act::{Acted, act, check_form};
 use crate::model::{Delta, ModelRequest, Models};
+use crate::servers;
 use crate::tools::{self, ToolDefinition, is_deferred, switch_of, toolset};
 use crate::transcript::{Transcript, rebuild};
 
@@ -52,9 +53,20 @@ struct Inner {
     holder: String,
     lease: Duration,
     budget: Budget,
+    /// The MCP servers the deployment connected.
+    connections: lattice_connect::Connections,
     /// The runs this runner drives now (tenant, run), each with the bell
     /// that a cancel rings.
     driving: Mutex<HashMap<(String, String), Arc<Notify>>>,
+}
+
+/// What people and the run said so far that a tool call depends on.
+struct Said<'a> {
+    /// A person's word on a server's call put to them.
+    approval: Option<bool>,
+    /// The calls of each server's tools so far, counted on as they are made.
+    server_calls: &'a mut std::collections::HashMap<String, usize>,
+    apps_on: bool,
 }
 
 /// What a tool call came to.
@@ -72,7 +84,16 @@ impl Runner {
     /// A runner whose leases last `lease` (tests take a short one).
     pub fn with_lease(trusted: Trusted, models: Models, lease: Duration) -> Self {
         let holder = format!("runner-{}", ulid::Ulid::generate().to_string().to_lowercase());
-        let inner = Inner { log: trusted.log().clone(), trusted, models, holder, lease, budget: Budget::default(), driving: Mutex::default() };
+        let inner = Inner {
+            log: trusted.log().clone(),
+            trusted,
+            models,
+            holder,
+            lease,
+            budget: Budget::default(),
+            connections: lattice_connect::Connections::default(),
+            driving: Mutex::default(),
+        };
         Self { inner: Arc::new(inner) }
     }
 
@@ -81,6 +102,17 @@ impl Runner {
     pub fn with_budget(mut self, budget: Budget) -> Self {
         Arc::get_mut(&mut self.inner).expect("set before the runner is shared").budget = budget;
         self
+    }
+
+    /// A runner whose agent calls the tools of `connections`' servers.
+    /// Call before the runner is shared.
+    pub fn with_connections(mut self, connections: lattice_connect::Connections) -> Self {
+        Arc::get_mut(&mut self.inner).expect("set before the runner is shared").connections = connections;
+        self
+    }
+
+    pub fn connections(&self) -> &lattice_connect::Connections {
+        &self.inner.connections
     }
 
     pub fn models(&self) -> &Models {
@@ -114,6 +146,15 @@ impl Runner {
     /// a run, else (a respondent's answer) for whom it acted for.
     pub async fn answer(&self, who: &Authenticated, run: &RunId, tool_call_id: String, answer: Value) -> Result<(), Error> {
         self.inner.log.execute(who, Command::AnswerDeferred { run: run.clone(), tool_call_id, answer, approved: true }).await?;
+        self.resume_if_answered(who, run).await
+    }
+
+    /// A person's word on a call of a connected server's tool that the
+    /// server's policy put to them: the run makes the call, or tells the
+    /// model it was declined, when it resumes.
+    pub async fn approve(&self, who: &Authenticated, run: &RunId, tool_call_id: String, approved: bool) -> Result<(), Error> {
+        let answer = serde_json::json!({"approved": approved});
+        self.inner.log.execute(who, Command::AnswerDeferred { run: run.clone(), tool_call_id, answer, approved }).await?;
         self.resume_if_answered(who, run).await
     }
 
@@ -404,13 +445,14 @@ impl Runner {
             let Some(row) = self.row(tenant, run).await?.filter(|r| r.status == RunStatus::Running) else { return Ok(()) };
             let acting = self.inner.trusted.principal_for(tenant, &row);
             let who = self.inner.trusted.vouch(acting.clone());
-            let Transcript { messages, unanswered, model_calls, tokens, running_ms } = rebuild(&self.inner.trusted.run_log(tenant, run).await?);
+            let Transcript { messages, unanswered, model_calls, tokens, running_ms, approvals, server_calls } =
+                rebuild(&self.inner.trusted.run_log(tenant, run).await?);
             let left = budget.wall_time.saturating_sub(Duration::from_millis(running_ms.max(0) as u64));
             if left.is_zero() {
                 let reason = format!("ran for more than its {} s", budget.wall_time.as_secs());
                 return self.fail(&acting, run, RunFailure::WallTime, reason).await;
             }
-            let offered = self.offered(&who, &row).await?;
+            let (offered, apps_on) = self.offered(&who, &row).await?;
             let calls = if unanswered.is_empty() {
                 if model_calls >= budget.model_calls {
                     let reason = format!("stopped after {} model calls", budget.model_calls);
@@ -451,8 +493,10 @@ impl Runner {
                 unanswered
             };
             let mut deferred = Vec::new();
+            let mut server_calls = server_calls;
             for call in calls {
-                match self.call_tool(&who, &row, &offered, &call).await? {
+                let said = Said { approval: approvals.get(&call.id).copied(), server_calls: &mut server_calls, apps_on };
+                match self.call_tool(&who, &row, &offered, &call, said).await? {
                     Outcome::Deferred(request) => deferred.push(request),
                     Outcome::Done(result) => {
                         let step = RunStep::ToolReturned { tool_call_id: call.id, tool_name: call.name, result, is_error: false };
@@ -471,20 +515,60 @@ impl Runner {
         }
     }
 
-    /// The tools whose switch is on in the run's workspace, decided now.
-    async fn offered(&self, who: &Authenticated, row: &RunRow) -> Result<Vec<ToolDefinition>, Error> {
+    /// The tools whose switch is on in the run's workspace, decided now:
+    /// lattice's own and the connected servers', and whether mini apps
+    /// are on (a server's result shows its app only then).
+    async fn offered(&self, who: &Authenticated, row: &RunRow) -> Result<(Vec<ToolDefinition>, bool), Error> {
         let effective = self.inner.log.effective(who, &row.workspace).await?;
         let enabled: BTreeMap<SwitchKey, bool> = effective.into_iter().map(|(k, e)| (k, e.enabled)).collect();
-        Ok(toolset(&enabled))
+        let mut tools = toolset(&enabled);
+        tools.extend(servers::offered(&self.inner.connections, who, &enabled).await);
+        Ok((tools, enabled.get(&SwitchKey::MiniApps).copied().unwrap_or(false)))
     }
 
-    async fn call_tool(&self, who: &Authenticated, row: &RunRow, offered: &[ToolDefinition], call: &ToolCall) -> Result<Outcome, Error> {
+    async fn call_tool(
+        &self,
+        who: &Authenticated,
+        row: &RunRow,
+        offered: &[ToolDefinition],
+        call: &ToolCall,
+        said: Said<'_>,
+    ) -> Result<Outcome, Error> {
+        let server = lattice_connect::naming::split(&call.name).and_then(|(server, tool)| Some((self.inner.connections.get(server)?, tool)));
         if !offered.iter().any(|t| t.name == call.name) {
-            let why = match switch_of(&call.name) {
-                Some(key) => format!("{} is not available: {key} is switched off here", call.name),
-                None => format!("there is no tool named {}", call.name),
+            let why = match (switch_of(&call.name), &server) {
+                (Some(key), _) => format!("{} is not available: {key} is switched off here", call.name),
+                (None, Some((server, _))) => {
+                    format!("{} is not available: {} is switched off here, or the server does not offer it", call.name, server.key().as_str())
+                }
+                (None, None) => format!("there is no tool named {}", call.name),
             };
             return Ok(Outcome::Refused(why));
+        }
+        if let Some((server, tool)) = server {
+            let thread = ThreadId::from_trusted(row.thread.clone());
+            let made = said.server_calls.get(server.name()).copied().unwrap_or(0);
+            let calling = servers::Call {
+                log: &self.inner.log,
+                who,
+                thread: &thread,
+                server,
+                tool,
+                call,
+                approval: said.approval,
+                made,
+                apps_on: said.apps_on,
+            };
+            let called = calling.run().await?;
+            if !matches!(called, servers::Called::Asked(_)) {
+                *said.server_calls.entry(server.name().to_owned()).or_default() += 1;
+            }
+            return Ok(match called {
+                servers::Called::Returned { result, is_error: false } => Outcome::Done(result),
+                servers::Called::Returned { result, is_error: true } => Outcome::Refused(result.to_string()),
+                servers::Called::Refused(why) => Outcome::Refused(why),
+                servers::Called::Asked(request) => Outcome::Deferred(request),
+            });
         }
         let args = &call.arguments;
         let text = |k: &str| args.get(k).and_then(Value::as_str).map(str::to_owned);

@@ -1,6 +1,8 @@
 //! The conversation a model sees, rebuilt from the run's envelopes: a run
 //! holds nothing in memory that the log does not.
 
+use std::collections::HashMap;
+
 use lattice_core::event::Event;
 use lattice_core::{Envelope, ToolCall};
 use serde_json::Value;
@@ -90,11 +92,20 @@ pub(crate) struct Transcript {
     pub tokens: u64,
     /// Milliseconds it has spent running until now (not waiting for people).
     pub running_ms: i64,
+    /// What people said of the calls of servers' tools put to them: the
+    /// call goes ahead (`true`) or not, by tool call id.
+    pub approvals: HashMap<String, bool>,
+    /// How many calls of each connected server's tools the run made.
+    pub server_calls: HashMap<String, usize>,
 }
 
 pub(crate) fn rebuild(log: &[Envelope]) -> Transcript {
     let mut messages = vec![ChatMessage::System { content: SYSTEM.into() }];
     let mut pending: Vec<ToolCall> = Vec::new();
+    // Calls waiting on a person: an approval brings the call back.
+    let mut paused: HashMap<String, ToolCall> = HashMap::new();
+    let mut approvals = HashMap::new();
+    let mut server_calls: HashMap<String, usize> = HashMap::new();
     let mut model_calls = 0;
     let mut tokens = 0u64;
     let (mut running_ms, mut since) = (0i64, None::<i64>);
@@ -119,12 +130,26 @@ pub(crate) fn rebuild(log: &[Envelope]) -> Transcript {
             }
             Event::ToolReturned(e) => {
                 pending.retain(|c| c.id != e.tool_call_id);
+                let server = lattice_core::ServerKey::split_tool(&e.tool_name).map(|(server, _)| server);
+                if let Some(server) = server {
+                    *server_calls.entry(server.to_owned()).or_default() += 1;
+                }
                 let content = match (&e.result, e.is_error) {
                     (Value::String(text), true) => format!("error: {text}"),
                     (result, true) => format!("error: {result}"),
+                    // A server's answer is a program's words, not the operator's.
+                    (result, false) if server.is_some() => untrusted("tool result", &e.tool_name, result),
                     (result, false) => result.to_string(),
                 };
                 messages.push(ChatMessage::Tool { tool_call_id: e.tool_call_id.clone(), content });
+            }
+            // A person said whether a server's tool may be called: the
+            // call is the runner's to make (or refuse) now.
+            Event::DeferredAnswered(e) if lattice_core::ServerKey::split_tool(&e.tool_name).is_some() => {
+                approvals.insert(e.tool_call_id.clone(), e.approved && !e.expired);
+                if let Some(call) = paused.remove(&e.tool_call_id) {
+                    pending.push(call);
+                }
             }
             // lattice's own word, not a person's: no fence.
             Event::DeferredAnswered(e) if e.expired => {
@@ -138,12 +163,18 @@ pub(crate) fn rebuild(log: &[Envelope]) -> Transcript {
                 messages.push(ChatMessage::Tool { tool_call_id: e.tool_call_id.clone(), content: untrusted(source, &e.author, &e.answer) });
             }
             // Deferred calls are answered by people, not by the runner.
-            Event::RunPaused(e) => pending.retain(|c| !e.requests.iter().any(|r| r.tool_call_id == c.id)),
+            Event::RunPaused(e) => pending.retain(|c| {
+                let waits = e.requests.iter().any(|r| r.tool_call_id == c.id);
+                if waits {
+                    paused.insert(c.id.clone(), c.clone());
+                }
+                !waits
+            }),
             _ => {}
         }
     }
     if let Some(from) = since {
         running_ms += (lattice_log::now_ms() - from).max(0);
     }
-    Transcript { messages, unanswered: pending, model_calls, tokens, running_ms }
+    Transcript { messages, unanswered: pending, model_calls, tokens, running_ms, approvals, server_calls }
 }

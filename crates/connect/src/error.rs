@@ -12,8 +12,10 @@ pub enum CallError {
     TooLarge { limit: usize },
     /// The server cannot be reached (or may not be: an internal address).
     Unreachable(String),
-    /// The session ended under the call.
-    Closed,
+    /// The session ended under the call: the server went away, or its
+    /// answer passed the size it may send (the transport cuts such an
+    /// answer off by ending the session, and says no more).
+    Closed { limit: usize },
     /// The server answered with an error of its own.
     Server(String),
     /// The server answered something that is not what it should be.
@@ -27,7 +29,7 @@ impl CallError {
         use rmcp::service::ServiceError;
         match e {
             ServiceError::McpError(e) => Self::Server(e.message.to_string()),
-            ServiceError::TransportClosed => Self::Closed,
+            ServiceError::TransportClosed => Self::Closed { limit: 0 },
             ServiceError::Timeout { timeout } => Self::Timeout(*timeout),
             ServiceError::UnexpectedResponse => Self::Malformed("an answer of another kind".into()),
             other => Self::Unreachable(other.to_string()),
@@ -41,7 +43,9 @@ impl std::fmt::Display for CallError {
             Self::Timeout(after) => write!(f, "the server did not answer within {} s", after.as_secs_f64()),
             Self::TooLarge { limit } => write!(f, "the server's answer is larger than the {limit} bytes it may send"),
             Self::Unreachable(why) => write!(f, "the server cannot be reached: {why}"),
-            Self::Closed => f.write_str("the connection to the server closed"),
+            Self::Closed { limit } => {
+                write!(f, "the connection to the server closed under the call (it went away, or its answer passed the {limit} bytes it may send)")
+            }
             Self::Server(why) => write!(f, "the server refused: {why}"),
             Self::Malformed(why) => write!(f, "the server's answer is malformed: {why}"),
             Self::Arguments => f.write_str("a tool's arguments are an object"),

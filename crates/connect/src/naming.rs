@@ -16,10 +16,10 @@ pub fn offered(server: &str, tool: &str) -> Option<String> {
     (fits && tool.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')).then_some(name)
 }
 
-/// The server and its tool, if `name` is one offered for a server.
+/// The server and its tool, if `name` is one offered for a server
+/// (lattice_core's rule: the write path and the transcript read it too).
 pub fn split(name: &str) -> Option<(&str, &str)> {
-    let (server, tool) = name.split_once(SEPARATOR)?;
-    (lattice_core::ServerKey::check_name(server).is_ok() && !tool.is_empty()).then_some((server, tool))
+    lattice_core::ServerKey::split_tool(name)
 }
 
 #[cfg(test)]

@@ -119,10 +119,13 @@ impl Server {
         })
         .await
         .unwrap_or(Err(CallError::Timeout(timeout)));
-        if matches!(outcome, Err(CallError::Timeout(_) | CallError::Unreachable(_) | CallError::Closed)) {
+        if matches!(outcome, Err(CallError::Timeout(_) | CallError::Unreachable(_) | CallError::Closed { .. })) {
             self.session.lock().await.take();
         }
-        outcome
+        outcome.map_err(|e| match e {
+            CallError::Closed { .. } => CallError::Closed { limit: self.config.max_result_bytes },
+            other => other,
+        })
     }
 
     fn fits(&self, value: &Value) -> Result<(), CallError> {
@@ -180,6 +183,9 @@ impl Server {
     }
 
     fn http_client(&self, url: &str) -> Result<reqwest::Client, CallError> {
+        // The process's TLS provider, if nothing installed one first (the
+        // model client does the same).
+        let _ = rustls::crypto::ring::default_provider().install_default();
         let mut builder = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).no_proxy().connect_timeout(self.config.timeout());
         if !self.config.allow_internal {
             let parsed = url::Url::parse(url).map_err(|e| CallError::Unreachable(e.to_string()))?;

@@ -128,6 +128,16 @@ impl ServerKey {
         known.iter().find(|k| k.strip_prefix(Self::PREFIX) == Some(name)).map(|k| Self(k))
     }
 
+    /// The server and its own tool name, if `offered` is a tool offered
+    /// as `<server>__<tool>`: a server name holds no underscore, so the
+    /// first `__` splits it one way only, and none of lattice's own tools
+    /// has one. Syntax only: whether the server is connected is the
+    /// deployment's to say.
+    pub fn split_tool(offered: &str) -> Option<(&str, &str)> {
+        let (server, tool) = offered.split_once("__")?;
+        (Self::check_name(server).is_ok() && !tool.is_empty()).then_some((server, tool))
+    }
+
     /// `mcp:<name>`.
     pub fn as_str(self) -> &'static str {
         self.0

@@ -3,6 +3,7 @@
 //! `cargo xtask test` sets after starting a throwaway server; without it a
 //! PostgreSQL test fails and says so, never passes silently.
 
+pub mod mcp_server;
 pub mod nats;
 pub mod tls;
 

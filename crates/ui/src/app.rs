@@ -10,6 +10,12 @@ use serde_json::Value;
 pub const HTML_MAX_BYTES: usize = 256 * 1024;
 pub const STATE_MAX_BYTES: usize = 64 * 1024;
 pub const SUMMARY_MAX_CHARS: usize = 500;
+/// The largest document a connected server's app may have: such apps
+/// carry their SDK and framework inline.
+pub const SERVER_HTML_MAX_BYTES: usize = 2 * 1024 * 1024;
+/// The most of a server app's call (its arguments and result together)
+/// kept with it, to tell the app what showed it.
+pub const SERVER_CALL_MAX_BYTES: usize = 256 * 1024;
 
 /// The `data` of an `app` artifact.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -23,6 +29,51 @@ pub struct App {
     /// The app's own state (get_state / set_state), at most 64 KB.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub state: Option<Value>,
+    /// Where an app a connected MCP server made came from: its calls go
+    /// back to that server. Only lattice's runner, inside a run, puts one
+    /// in the log (`checks::ServerApps`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<ServerApp>,
+}
+
+/// The origin of a connected server's app.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ServerApp {
+    /// The server's name (its switch key is `mcp:<name>`).
+    pub name: String,
+    /// Its `ui://` resource.
+    pub uri: String,
+    /// The tool whose result showed it.
+    pub tool: String,
+    /// The server's `_meta.ui` for the document (its CSP wishes, border,
+    /// domain), as declared: honoured only as far as the deployment allows.
+    #[serde(default)]
+    pub ui: Value,
+    /// The call that showed it, told to the app
+    /// (`ui/notifications/tool-input`, `ui/notifications/tool-result`).
+    pub input: Value,
+    pub result: Value,
+}
+
+/// The `data` of the app artifact a connected server's tool result shows.
+#[allow(clippy::too_many_arguments)]
+pub fn server_app(server: &str, tool: &str, about: Option<&str>, uri: &str, html: String, ui: Value, input: &Value, result: &Value) -> Value {
+    let summary: String =
+        about.map_or_else(|| format!("An app of the {server} server, shown by its {tool} tool."), |a| a.chars().take(SUMMARY_MAX_CHARS).collect());
+    // What was said to the model stays in the run; the app is told the
+    // call without the result's `_meta` (another app's capability, a
+    // server's private hints).
+    let mut result = result.clone();
+    if let Some(map) = result.as_object_mut() {
+        map.remove("_meta");
+    }
+    serde_json::json!({
+        "title": format!("{tool} ({server})"),
+        "summary": summary,
+        "html": html,
+        "server": {"name": server, "uri": uri, "tool": tool, "ui": ui, "input": input, "result": result},
+    })
 }
 
 impl App {
@@ -40,8 +91,22 @@ impl App {
                 format!("{} characters exceed the limit {SUMMARY_MAX_CHARS}", self.summary.chars().count()),
             ));
         }
-        if self.html.len() > HTML_MAX_BYTES {
-            return Err(Error::TooLarge { limit: HTML_MAX_BYTES as u64, size: self.html.len() as u64 });
+        let html_max = if self.server.is_some() { SERVER_HTML_MAX_BYTES } else { HTML_MAX_BYTES };
+        if self.html.len() > html_max {
+            return Err(Error::TooLarge { limit: html_max as u64, size: self.html.len() as u64 });
+        }
+        if let Some(server) = &self.server {
+            let size =
+                lattice_core::document::size(&server.input) + lattice_core::document::size(&server.result) + lattice_core::document::size(&server.ui);
+            if size > SERVER_CALL_MAX_BYTES {
+                return Err(Error::TooLarge { limit: SERVER_CALL_MAX_BYTES as u64, size: size as u64 });
+            }
+            if lattice_core::ServerKey::check_name(&server.name).is_err() {
+                errors.push(FieldError::new("server.name", "pattern", "not a server's name"));
+            }
+            if !server.uri.starts_with("ui://") {
+                errors.push(FieldError::new("server.uri", "format", "an app's resource is a ui:// URI"));
+            }
         }
         if let Some(state) = &self.state {
             let size = serde_json::to_vec(state).map(|v| v.len()).unwrap_or(usize::MAX);
@@ -49,7 +114,11 @@ impl App {
                 return Err(Error::TooLarge { limit: STATE_MAX_BYTES as u64, size: size as u64 });
             }
         }
-        if let Some(found) = external_reference(&self.html) {
+        // An agent's app is told early that it cannot reach the network; a
+        // server's app is refused only what its markup would load (its
+        // inline framework names addresses it never loads).
+        let found = if self.server.is_some() { external_load(&self.html) } else { external_reference(&self.html) };
+        if let Some(found) = found {
             errors.push(FieldError::new(
                 "html",
                 "externalUrl",
@@ -60,7 +129,7 @@ impl App {
     }
 }
 
-pub use crate::external::external_reference;
+pub use crate::external::{external_load, external_reference};
 
 /// The policy of the document an app runs in: no network at all.
 pub const INNER_POLICY: &str = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; \

@@ -38,6 +38,35 @@ impl Check for AskFormAnswer {
     }
 }
 
+/// The answer to a call of a connected server's tool put to a person:
+/// `{"approved": bool}`, given by someone who may act in the run (an
+/// editor: whoever may start the agent's turn) while the server's key is
+/// on, so a server cut off mid-run cannot be approved into a call.
+pub struct ServerCallAnswer;
+
+#[async_trait::async_trait]
+impl Check for ServerCallAnswer {
+    async fn switches(&self, view: &dyn WorkspaceView, command: &Command) -> Result<Vec<SwitchKey>, Error> {
+        let Command::AnswerDeferred { run, tool_call_id, .. } = command else { return Ok(Vec::new()) };
+        let Some(request) = view.deferred_request(run, tool_call_id).await? else { return Ok(Vec::new()) };
+        let Some((server, _)) = lattice_core::ServerKey::split_tool(&request.tool_name) else { return Ok(Vec::new()) };
+        let key = format!("{}{server}", lattice_core::ServerKey::PREFIX);
+        SwitchKey::parse(&key).map(|key| vec![key]).ok_or(Error::NotEnabled { key })
+    }
+
+    async fn check(&self, view: &dyn WorkspaceView, _actor: &Actor, command: &Command) -> Result<(), Error> {
+        let Command::AnswerDeferred { run, tool_call_id, answer, approved, .. } = command else { return Ok(()) };
+        let Some(request) = view.deferred_request(run, tool_call_id).await? else { return Ok(()) };
+        if lattice_core::ServerKey::split_tool(&request.tool_name).is_none() {
+            return Ok(());
+        }
+        if answer.get("approved").and_then(Value::as_bool) != Some(*approved) {
+            return Err(Error::field("answer", "shape", "a call put to a person is answered {\"approved\": true} or {\"approved\": false}"));
+        }
+        Ok(())
+    }
+}
+
 /// The answer to an ask_user: text.
 pub struct AskUserAnswer;
 

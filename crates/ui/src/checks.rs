@@ -4,10 +4,10 @@
 use std::sync::Arc;
 
 use lattice_core::kind::SharedCheck;
-use lattice_core::{Actor, Check, Command, CommandType, Error, Role, WorkspaceView};
+use lattice_core::{Actor, Check, Command, CommandType, Error, Role, SwitchKey, WorkspaceView};
 use serde_json::Value;
 
-use crate::asks::{AskFormAnswer, AskUserAnswer};
+use crate::asks::{AskFormAnswer, AskUserAnswer, ServerCallAnswer};
 use crate::form::{Form, Submissions};
 use crate::kinds::{prefixed, shape};
 use crate::schema;
@@ -21,6 +21,7 @@ pub fn checks() -> Vec<(CommandType, SharedCheck)> {
         (CommandType::EditArtifact, Arc::new(EditRules)),
         (CommandType::AnswerDeferred, Arc::new(AskFormAnswer)),
         (CommandType::AnswerDeferred, Arc::new(AskUserAnswer)),
+        (CommandType::AnswerDeferred, Arc::new(ServerCallAnswer)),
     ]
 }
 
@@ -130,13 +131,35 @@ pub fn writes_to_apps(role: Role) -> bool {
 }
 
 /// Only an agent creates an app: the HTML that runs is always an agent's.
+/// An app of a connected MCP server only lattice's runner puts in the
+/// log, inside a run, from the server's own answer (no token can name a
+/// server for HTML it wrote, and so reach that server's tools), and only
+/// while the server's key is on as well as mini apps'.
 pub struct AppsAreAgents;
+
+/// The server an app's data says it came from, if any.
+fn server_of(data: &Value) -> Option<&str> {
+    data.pointer("/server/name").and_then(Value::as_str)
+}
 
 #[async_trait::async_trait]
 impl Check for AppsAreAgents {
-    async fn check(&self, _view: &dyn WorkspaceView, actor: &Actor, command: &Command) -> Result<(), Error> {
+    async fn switches(&self, _view: &dyn WorkspaceView, command: &Command) -> Result<Vec<SwitchKey>, Error> {
+        let Command::CreateArtifact { kind, data, .. } = command else { return Ok(Vec::new()) };
+        let Some(server) = server_of(data).filter(|_| kind == "app") else { return Ok(Vec::new()) };
+        let key = format!("{}{server}", lattice_core::ServerKey::PREFIX);
+        match SwitchKey::parse(&key) {
+            Some(key) => Ok(vec![key]),
+            None => Err(Error::NotEnabled { key }),
+        }
+    }
+
+    async fn check(&self, view: &dyn WorkspaceView, actor: &Actor, command: &Command) -> Result<(), Error> {
         match command {
             Command::CreateArtifact { kind, .. } if kind == "app" && !actor.is_agent() => Err(Error::forbidden("only an agent creates an app")),
+            Command::CreateArtifact { kind, data, .. } if kind == "app" && server_of(data).is_some() && view.principal().run.is_none() => {
+                Err(Error::forbidden("a connected server's app is put in a thread by lattice's runner only, from the server's answer"))
+            }
             _ => Ok(()),
         }
     }
@@ -171,6 +194,8 @@ impl Check for EditRules {
                 }
                 Ok(())
             }
+            "app" if head.data.get("server").is_some() => Err(Error::forbidden("a connected server's app is its server's: nobody edits it")),
+            "app" if patch_touches(patch, "/server") => Err(Error::forbidden("an app's server is set when the app is made, never after")),
             "app" if !actor.is_agent() => {
                 let under_state = |path: &str| path == "/state" || path.starts_with("/state/");
                 let ops = serde_json::to_value(patch).unwrap_or(Value::Null);
@@ -185,4 +210,11 @@ impl Check for EditRules {
             _ => Ok(()),
         }
     }
+}
+
+/// Whether an operation of `patch` writes at or under `at`.
+fn patch_touches(patch: &impl serde::Serialize, at: &str) -> bool {
+    let under = |path: &str| path == at || path.starts_with(&format!("{at}/")) || path.is_empty();
+    let ops = serde_json::to_value(patch).unwrap_or(Value::Null);
+    ops.as_array().is_some_and(|ops| ops.iter().any(|op| op.get("path").and_then(Value::as_str).is_some_and(under)))
 }

@@ -21,7 +21,20 @@ const NETWORK_SCHEMES: [&str; 10] = ["http:", "https:", "ws:", "wss:", "ftp:", "
 /// protocol-relative `//host` where a URL goes (an attribute that takes
 /// one, `url(…)`, `@import`, `srcset`), or a meta refresh.
 pub fn external_reference(html: &str) -> Option<String> {
-    let sink = Sink::default();
+    scan(html, Sink { strict: true, ..Sink::default() })
+}
+
+/// The first thing in `html` that would load from the network as markup:
+/// an attribute that takes a URL naming one, a style sheet's `url(…)` or
+/// `@import`, a meta refresh. What scripts and text say is not read: a
+/// connected server's app carries its framework inline, whose strings name
+/// addresses it never loads (schema ids, licence comments), and only the
+/// sandbox's policy (no network at all) can stop what a script does.
+pub fn external_load(html: &str) -> Option<String> {
+    scan(html, Sink::default())
+}
+
+fn scan(html: &str, sink: Sink) -> Option<String> {
     let tokenizer = Tokenizer::new(sink, TokenizerOpts::default());
     let input = BufferQueue::default();
     input.push_back(StrTendril::from_slice(html));
@@ -32,6 +45,9 @@ pub fn external_reference(html: &str) -> Option<String> {
 
 #[derive(Default)]
 struct Sink {
+    /// Whether every scheme anywhere counts (an agent's app), or only what
+    /// markup loads (a connected server's).
+    strict: bool,
     found: RefCell<Option<String>>,
     /// The raw text element being read (`script`, `style`…), if any.
     raw: RefCell<Option<String>>,
@@ -57,8 +73,11 @@ impl TokenSink for Sink {
                 let name = tag.name.to_string();
                 for attr in &tag.attrs {
                     let (attr_name, value) = (attr.name.local.to_string(), attr.value.to_string());
-                    self.report(|| scheme_in(&value).or_else(|| attribute_url(&attr_name, &value)));
-                    if attr_name.starts_with("on") {
+                    if self.strict {
+                        self.report(|| scheme_in(&value));
+                    }
+                    self.report(|| attribute_url(&attr_name, &value));
+                    if self.strict && attr_name.starts_with("on") {
                         self.report(|| quoted_host(&value));
                     }
                     if attr_name == "style" {
@@ -86,14 +105,16 @@ impl TokenSink for Sink {
             }
             Token::CharacterTokens(text) => {
                 let text = text.to_string();
-                self.report(|| scheme_in(&text));
+                if self.strict {
+                    self.report(|| scheme_in(&text));
+                }
                 match self.raw.borrow().as_deref() {
                     Some("style") => self.report(|| css(&text)),
-                    Some("script") => self.report(|| quoted_host(&text)),
+                    Some("script") if self.strict => self.report(|| quoted_host(&text)),
                     _ => {}
                 }
             }
-            Token::CommentToken(text) => self.report(|| scheme_in(&text)),
+            Token::CommentToken(text) if self.strict => self.report(|| scheme_in(&text)),
             _ => {}
         }
         TokenSinkResult::Continue
@@ -192,7 +213,32 @@ fn excerpt(s: &str, at: usize) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::external_reference;
+    use super::{external_load, external_reference};
+
+    #[test]
+    fn what_markup_loads_is_found_and_what_scripts_say_is_not() {
+        for html in [
+            "<img src=\"http://x.example/a.png\">",
+            "<script src=\"//cdn.example/x.js\"></script>",
+            "<link rel=stylesheet href=\"h&#116;tps://x.example/s.css\">",
+            "<style>@import url( //x.example/s.css );</style>",
+            "<div style=\"background:url('https://x.example/a.png')\"></div>",
+            "<meta http-equiv=refresh content=\"0;url=https://x.example\">",
+            "<img srcset=\"a.png 1x, https://x.example/b.png 2x\">",
+            "<form action=\"https://x.example/steal\"></form>",
+        ] {
+            assert!(external_load(html).is_some(), "{html}");
+        }
+        for html in [
+            "<script>const schema = {\"$schema\": \"https://json-schema.org/draft/2020-12/schema\"}; new URL('https://github.com/x')</script>",
+            "<!-- licence: https://www.chartjs.org -->",
+            "<p>see https://modelcontextprotocol.io/</p>",
+            "<input value=\"https://modelcontextprotocol.io/\">",
+        ] {
+            assert_eq!(external_load(html), None, "{html}");
+            assert!(external_reference(html).is_some(), "the strict filter still refuses {html}");
+        }
+    }
 
     #[test]
     fn addresses_are_found_as_the_browser_reads_them() {

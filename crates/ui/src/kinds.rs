@@ -8,7 +8,7 @@ use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use crate::app::{App, HTML_MAX_BYTES, STATE_MAX_BYTES};
+use crate::app::{App, SERVER_CALL_MAX_BYTES, SERVER_HTML_MAX_BYTES, STATE_MAX_BYTES};
 use crate::dashboard::{CellFormat, Column, DASHBOARD_MAX_BYTES, Dashboard, Panel};
 use crate::form::{FORM_MAX_BYTES, Form, Submissions};
 use crate::schema::{self, format::is_date_time, limits};
@@ -181,7 +181,9 @@ impl ArtifactKind for AppKind {
     }
 
     fn max_bytes(&self) -> usize {
-        HTML_MAX_BYTES + STATE_MAX_BYTES + 4096
+        // A connected server's app is the largest an app may be; App::check
+        // holds lattice's own to their tighter bound.
+        SERVER_HTML_MAX_BYTES + SERVER_CALL_MAX_BYTES + STATE_MAX_BYTES + 4096
     }
 
     fn check(&self, data: &Value) -> Result<(), Error> {

@@ -8,6 +8,7 @@ mod fence;
 mod leases;
 mod openai;
 mod runs;
+mod servers;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

@@ -46,7 +46,7 @@ fn external_addresses_are_found_however_written() {
 }
 
 fn app(html: String, state: Option<serde_json::Value>) -> App {
-    App { title: "Counter".into(), summary: "Counts clicks.".into(), html, state }
+    App { title: "Counter".into(), summary: "Counts clicks.".into(), html, state, server: None }
 }
 
 #[test]

@@ -1,0 +1,196 @@
+//! The agent's calls of connected MCP servers' tools (docs/MCP.md,
+//! "Connecting a server"): offered as `<server>__<tool>` where the
+//! server's key is on, each call decided by the server's policy (a person
+//! asked in the chat when it says ask), bounded in number per run, in time
+//! and in answer size, and recorded: an audit row (`mcp_tool_call`) with
+//! the decision, the arguments' digest and size and the answer's size,
+//! then the run's own step. A result naming an MCP App puts the app in the
+//! thread, remembering its server.
+
+use std::collections::BTreeMap;
+
+use lattice_connect::policy::{Caller, decide};
+use lattice_connect::{CallError, Connections, Server, ServerTool, naming};
+use lattice_core::{Audit, Command, Decision, DeferredRequest, Error, SwitchKey, ThreadId, ToolCall};
+use lattice_log::{Authenticated, LogService};
+use serde_json::{Value, json};
+
+use crate::tools::ToolDefinition;
+
+/// The audit rows' name.
+pub const AUDIT_NAME: &str = "mcp_tool_call";
+
+/// The tools of every server offered to the caller's tenant whose key is
+/// on, as the model is given them. A server that cannot list its tools now
+/// offers none (and the next model call asks again).
+pub async fn offered(connections: &Connections, who: &Authenticated, enabled: &BTreeMap<SwitchKey, bool>) -> Vec<ToolDefinition> {
+    let mut out = Vec::new();
+    for server in connections.offered_to(&who.principal().tenant) {
+        if !enabled.get(&SwitchKey::Server(server.key())).copied().unwrap_or(false) {
+            continue;
+        }
+        match server.tools().await {
+            Ok(tools) => out.extend(tools.iter().filter(|t| t.for_model).filter_map(|t| definition(server, t))),
+            Err(e) => tracing::warn!(server = server.name(), error = %e, "cannot list the server's tools; none offered"),
+        }
+    }
+    out
+}
+
+fn definition(server: &Server, tool: &ServerTool) -> Option<ToolDefinition> {
+    let name = naming::offered(server.name(), &tool.name)?;
+    let about: String = tool.description.chars().take(1024).collect();
+    let parameters = if tool.input_schema.is_object() { tool.input_schema.clone() } else { json!({"type": "object"}) };
+    Some(ToolDefinition { name, description: format!("[{} server] {about}", server.name()), parameters })
+}
+
+/// What a call of a server's tool came to.
+pub enum Called {
+    /// The server answered: the result the model reads, and an error flag.
+    Returned { result: Value, is_error: bool },
+    /// Refused before or by the call: the reason the model reads.
+    Refused(String),
+    /// A person is asked first.
+    Asked(DeferredRequest),
+}
+
+/// One call of `server`'s `tool` in a run, as the model made it.
+pub struct Call<'a> {
+    pub log: &'a LogService,
+    pub who: &'a Authenticated,
+    pub thread: &'a ThreadId,
+    pub server: &'a Server,
+    pub tool: &'a str,
+    pub call: &'a ToolCall,
+    /// What a person said of it, if it was put to one.
+    pub approval: Option<bool>,
+    /// The server's calls the run made before this one.
+    pub made: usize,
+    /// Whether mini apps are on here: a result's app is shown only then.
+    pub apps_on: bool,
+}
+
+impl Call<'_> {
+    pub async fn run(self) -> Result<Called, Error> {
+        let limit = self.server.config().calls_per_run;
+        if self.made >= limit {
+            return Ok(Called::Refused(format!("this run has made its {limit} calls of the {} server", self.server.name())));
+        }
+        let decided = decide(self.server.name(), self.server.config(), self.tool, Caller::Agent);
+        match (decided.decision, self.approval) {
+            (Decision::Deny, _) => {
+                self.audit(&decided.policy, "deny", None, None).await?;
+                Ok(Called::Refused(format!("{} denies {} to the agent", decided.policy, self.tool)))
+            }
+            (Decision::Ask, None) => {
+                self.audit(&decided.policy, "ask", None, None).await?;
+                Ok(Called::Asked(DeferredRequest {
+                    tool_call_id: self.call.id.clone(),
+                    tool_name: self.call.name.clone(),
+                    args: self.call.arguments.clone(),
+                    expires_in_secs: None,
+                    expires_at: None,
+                }))
+            }
+            (Decision::Ask, Some(false)) => {
+                self.audit(&decided.policy, "declined", None, None).await?;
+                Ok(Called::Refused("the person declined this call".into()))
+            }
+            (Decision::Ask, Some(true)) => self.make(&decided.policy, "confirmed").await,
+            (Decision::Allow, _) => self.make(&decided.policy, "allow").await,
+        }
+    }
+
+    async fn make(&self, policy: &str, decision: &str) -> Result<Called, Error> {
+        let answer = self.server.call(self.tool, self.call.arguments.clone()).await;
+        let result = match answer {
+            Ok(result) => result,
+            Err(e) => {
+                self.audit(policy, decision, None, Some(&e)).await?;
+                return Ok(Called::Refused(e.to_string()));
+            }
+        };
+        let is_error = result.get("isError").and_then(Value::as_bool).unwrap_or(false);
+        let app = self.app_of(&result).await?;
+        self.audit(policy, decision, Some((&result, app.as_ref().and_then(|a| a.as_ref().ok()))), None).await?;
+        let mut told = json!({
+            "content": result.get("content").cloned().unwrap_or(json!([])),
+            "structuredContent": result.get("structuredContent").cloned().unwrap_or(Value::Null),
+        });
+        match app {
+            Some(Ok(id)) => told["app"] = json!({"id": id, "shown": "in the thread"}),
+            Some(Err(why)) => told["app"] = json!({"shown": false, "why": why}),
+            None => {}
+        }
+        Ok(Called::Returned { result: told, is_error })
+    }
+
+    /// The app the result names (or its tool does), put in the thread:
+    /// `None` when it names none; `Err` (said to the model) when it could
+    /// not be shown.
+    async fn app_of(&self, result: &Value) -> Result<Option<Result<String, String>>, Error> {
+        let named = result.pointer("/_meta/ui/resourceUri").and_then(Value::as_str).map(str::to_owned);
+        let listed = match self.server.tools().await {
+            Ok(tools) => tools.iter().find(|t| t.name == self.tool).cloned(),
+            Err(_) => None,
+        };
+        let Some(uri) = named.or_else(|| listed.as_ref().and_then(|t| t.app.clone())) else { return Ok(None) };
+        if !self.apps_on {
+            return Ok(Some(Err(format!("{} is off here: the app is not shown", SwitchKey::MiniApps))));
+        }
+        let document = match self.server.read_app(&uri).await {
+            Ok(document) => document,
+            Err(e) => return Ok(Some(Err(e.to_string()))),
+        };
+        let about = listed.map(|t| t.description).filter(|d| !d.trim().is_empty());
+        let data = lattice_ui::app::server_app(
+            self.server.name(),
+            self.tool,
+            about.as_deref(),
+            &document.uri,
+            document.html,
+            document.ui,
+            &self.call.arguments,
+            result,
+        );
+        let command = Command::CreateArtifact { thread: self.thread.clone(), id: None, kind: lattice_ui::APP.into(), data };
+        match self.log.execute(self.who, command).await {
+            Ok(done) => Ok(Some(Ok(done.id.unwrap_or_default()))),
+            Err(Error::Unavailable { reason }) => Err(Error::Unavailable { reason }),
+            Err(refused) => Ok(Some(Err(refused.to_string()))),
+        }
+    }
+
+    /// The decision's audit row, in the thread the run acts in.
+    async fn audit(
+        &self,
+        policy: &str,
+        decision: &str,
+        returned: Option<(&Value, Option<&String>)>,
+        failed: Option<&CallError>,
+    ) -> Result<(), Error> {
+        let mut data = json!({
+            "server": self.server.name(),
+            "tool": self.tool,
+            "policy": policy,
+            "decision": decision,
+            "caller": "agent",
+            "run": self.who.principal().run.as_ref().map(ToString::to_string),
+            "tool_call_id": self.call.id,
+            "arguments_digest": lattice_log::digest(&self.call.arguments),
+            "arguments_bytes": lattice_core::document::size(&self.call.arguments),
+        });
+        if let Some((result, app)) = returned {
+            data["result_bytes"] = json!(lattice_core::document::size(result));
+            data["is_error"] = json!(result.get("isError").and_then(Value::as_bool).unwrap_or(false));
+            if let Some(app) = app {
+                data["app"] = json!(app);
+            }
+        }
+        if let Some(e) = failed {
+            data["failed"] = json!(e.to_string());
+        }
+        let audit = Audit { name: AUDIT_NAME.into(), data, once: None };
+        self.log.execute(self.who, Command::RecordAudit { thread: self.thread.clone(), audit }).await.map(drop)
+    }
+}

@@ -1,0 +1,240 @@
+//! The agent as an MCP client: a connected server's tools offered where its
+//! key is on, each call decided by the server's policy (asked in the chat
+//! when it says ask), recorded as an audit row, bounded, and its app put
+//! in the thread remembering its server; the hostile calls contained.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use lattice_agent::{ChatMessage, ModelReply, Models, Runner};
+use lattice_connect::{Connections, ServerConfig};
+use lattice_core::event::Event;
+use lattice_core::{Command, Level, RunStatus, SwitchKey, SwitchState, TenantRole, ThreadId, ToolCall, WorkspaceId};
+use lattice_log::{Authenticated, LogService};
+use lattice_testkit::who;
+use serde_json::{Value, json};
+
+use crate::{Script, wait_for};
+
+fn call(name: &str, arguments: Value) -> ModelReply {
+    ModelReply { text: None, tool_calls: vec![ToolCall { id: format!("c_{name}"), name: name.into(), arguments }], tokens: None }
+}
+
+fn say(text: &str) -> ModelReply {
+    ModelReply { text: Some(text.into()), tool_calls: vec![], tokens: None }
+}
+
+/// The fixture server connected as `clock` for tenant t1, with calls bounded
+/// to a second and 64 KiB.
+fn connections(url: &str) -> Connections {
+    let config: ServerConfig = serde_json::from_value(json!({
+        "url": url,
+        "tenants": ["t1"],
+        "allow_internal": true,
+        "timeout_secs": 1,
+        "max_result_bytes": 65536,
+        "calls_per_run": 6,
+        "policy": {"default": "allow", "tools": {"write_note": "ask"}},
+    }))
+    .unwrap();
+    Connections::configure(&BTreeMap::from([("clock".to_owned(), config)])).unwrap()
+}
+
+struct Here {
+    log: LogService,
+    alice: Authenticated,
+    ws: WorkspaceId,
+    th: ThreadId,
+}
+
+async fn here(backend: lattice_log::Backend, connections: &Connections) -> Here {
+    let log = lattice_testkit::builder_on(lattice_testkit::fresh_db(backend).await).connected(connections.connected().clone()).start();
+    let alice = who("t1", "alice", TenantRole::Member);
+    let ws = WorkspaceId::parse("ws", &log.execute(&alice, Command::CreateWorkspace { name: "W".into() }).await.unwrap().id.unwrap()).unwrap();
+    let th = log.execute(&alice, Command::CreateThread { workspace: ws.clone(), title: "T".into(), restricted: false }).await.unwrap().id.unwrap();
+    let ops = who("t1", "olga", TenantRole::DeploymentAdmin);
+    let on = Command::SetSwitch { level: Level::Deployment, key: SwitchKey::MiniApps, state: SwitchState::On, reason: "opt in".into() };
+    log.execute(&ops, on).await.unwrap();
+    Here { log, alice, ws, th: ThreadId::parse("th", &th).unwrap() }
+}
+
+/// The thread's `mcp_tool_call` audit rows, as (tool, decision).
+async fn audited(here: &Here) -> Vec<(String, String, Value)> {
+    let rows = here.log.audit_records(&here.alice_admin(), here.ws.as_str(), lattice_agent::servers::AUDIT_NAME, 100).await.unwrap();
+    let mut out: Vec<(String, String, Value)> = rows
+        .into_iter()
+        .filter_map(|e| match e.event {
+            Event::AuditRecorded(a) => Some((a.data["tool"].as_str()?.to_owned(), a.data["decision"].as_str()?.to_owned(), a.data)),
+            _ => None,
+        })
+        .collect();
+    out.reverse();
+    out
+}
+
+impl Here {
+    /// alice made the workspace: she is its admin.
+    fn alice_admin(&self) -> Authenticated {
+        self.alice.clone()
+    }
+}
+
+lattice_testkit::both_backends! {
+    async fn a_connected_servers_tool_is_offered_called_recorded_and_its_app_shown(backend: Backend) {
+        let server = lattice_testkit::mcp_server::start().await;
+        let connections = connections(&server.url);
+        let here = here(backend, &connections).await;
+        let script = Script::new(vec![call("clock__get_time", json!({})), say("It is noon.")]);
+        let runner = Runner::new(lattice_testkit::trusted(&here.log), Models::default().with("m", Arc::new(script.clone()), true))
+            .with_connections(connections.clone());
+        let run = runner.start(&here.alice, here.th.clone(), "What time is it?".into(), None, None).await.unwrap();
+        wait_for(&here.log, &here.alice, &run, RunStatus::Finished).await;
+
+        let offered = script.offered.lock().unwrap()[0].clone();
+        for name in ["ask_form", "clock__get_time", "clock__write_note", "clock__ask_form"] {
+            assert!(offered.contains(&name.to_owned()), "{name} in {offered:?}");
+        }
+        assert!(!offered.contains(&"clock__refresh".to_owned()), "a tool for apps only is not the model's: {offered:?}");
+
+        // The model read the server's answer fenced as a program's words.
+        let seen = script.seen.lock().unwrap()[1].messages.clone();
+        let told = seen.iter().find_map(|m| match m { ChatMessage::Tool { content, .. } => Some(content.clone()), _ => None }).unwrap();
+        assert!(told.starts_with("<untrusted-data source=\"tool result\" author=\"clock__get_time\""), "{told}");
+        assert!(told.contains("12:00") && told.contains("shown"), "{told}");
+
+        // One audit row: the decision, the arguments' digest and size, the answer's size, the app.
+        let rows = audited(&here).await;
+        assert_eq!(rows.iter().map(|(t, d, _)| (t.as_str(), d.as_str())).collect::<Vec<_>>(), vec![("get_time", "allow")]);
+        let row = &rows[0].2;
+        assert_eq!(row["policy"], "mcp:clock");
+        assert_eq!(row["arguments_digest"], lattice_log::digest(&json!({})));
+        assert!(row["result_bytes"].as_u64().unwrap() > 10, "{row}");
+
+        // The app is in the thread as an app that remembers its server.
+        let app = lattice_core::ArtifactId::parse("app", row["app"].as_str().unwrap()).unwrap();
+        let head = here.log.artifact(&here.alice, &app, None).await.unwrap();
+        assert_eq!(head.kind, "app");
+        assert_eq!(head.data["server"]["name"], "clock");
+        assert_eq!(head.data["server"]["uri"], "ui://clock/app.html");
+        assert_eq!(head.data["server"]["result"]["structuredContent"], json!({"time": "12:00"}));
+        assert_eq!(head.data["html"], lattice_testkit::mcp_server::CLOCK_APP);
+
+        // Nobody edits it, not even an agent; no token can make one.
+        let edit = Command::EditArtifact { id: app.clone(), expected_version: head.version, patch: serde_json::from_value(json!([{"op": "replace", "path": "/html", "value": "<p>x</p>"}])).unwrap() };
+        let agent = lattice_testkit::trusted(&here.log).vouch(lattice_core::Principal { agent: true, ..here.alice.principal().clone() });
+        assert!(matches!(here.log.execute(&agent, edit).await, Err(lattice_core::Error::Forbidden { .. })));
+        let forged = Command::CreateArtifact { thread: here.th.clone(), id: None, kind: "app".into(), data: head.data.clone() };
+        let refused = here.log.execute(&agent, forged).await.unwrap_err().to_string();
+        assert!(refused.contains("lattice's runner only"), "{refused}");
+
+        // The server's key off in the workspace: its tools are gone from the
+        // next model call, and a call of one is refused without reaching it.
+        let off = Command::SetSwitch { level: Level::Workspace(here.ws.clone()), key: SwitchKey::Server(connections.get("clock").unwrap().key()), state: SwitchState::Off, reason: "incident".into() };
+        here.log.execute(&here.alice, off).await.unwrap();
+        let calls_before = server.counts.calls.load(std::sync::atomic::Ordering::SeqCst);
+        script.replies.lock().unwrap().splice(.., [call("clock__get_time", json!({})), say("ok")]);
+        let run = runner.start(&here.alice, here.th.clone(), "Again".into(), None, None).await.unwrap();
+        let view = wait_for(&here.log, &here.alice, &run, RunStatus::Finished).await;
+        let offered = script.offered.lock().unwrap().last().unwrap().clone();
+        assert!(offered.iter().all(|t| !t.starts_with("clock__")), "{offered:?}");
+        assert_eq!(server.counts.calls.load(std::sync::atomic::Ordering::SeqCst), calls_before, "the server was not called");
+        let log = lattice_testkit::trusted(&here.log).run_log(&here.alice.principal().tenant, &run).await.unwrap();
+        let refused = log.iter().find_map(|e| match &e.event { Event::ToolReturned(r) if r.is_error => r.result.as_str().map(str::to_owned), _ => None }).unwrap();
+        assert!(refused.contains("mcp:clock is switched off here"), "{refused} {view:?}");
+    }
+}
+
+lattice_testkit::both_backends! {
+    async fn a_call_the_policy_asks_about_waits_for_a_person_bound_to_its_arguments(backend: Backend) {
+        let server = lattice_testkit::mcp_server::start().await;
+        let connections = connections(&server.url);
+        let here = here(backend, &connections).await;
+        let note = |text: &str| call("clock__write_note", json!({"note": text}));
+        let script = Script::new(vec![note("first"), say("declined, fine"), note("second"), say("written")]);
+        let runner = Runner::new(lattice_testkit::trusted(&here.log), Models::default().with("m", Arc::new(script.clone()), true))
+            .with_connections(connections.clone());
+        let run = runner.start(&here.alice, here.th.clone(), "Write a note".into(), None, None).await.unwrap();
+        let view = wait_for(&here.log, &here.alice, &run, RunStatus::Paused).await;
+        assert_eq!(view.requests[0].tool_name, "clock__write_note");
+        assert_eq!(view.requests[0].args, json!({"note": "first"}));
+        assert_eq!(server.counts.calls.load(std::sync::atomic::Ordering::SeqCst), 0, "nothing reached the server before a person said yes");
+        // An answer that is not a yes or a no is refused; a viewer cannot give one.
+        let odd = runner.answer(&here.alice, &run, "c_clock__write_note".into(), json!("sure")).await.unwrap_err();
+        assert!(odd.to_string().contains("approved"), "{odd}");
+        runner.approve(&here.alice, &run, "c_clock__write_note".into(), false).await.unwrap();
+        let view = wait_for(&here.log, &here.alice, &run, RunStatus::Finished).await;
+        assert_eq!(server.counts.calls.load(std::sync::atomic::Ordering::SeqCst), 0, "declined: never called");
+        let _ = view;
+
+        let run = runner.start(&here.alice, here.th.clone(), "Write another".into(), None, None).await.unwrap();
+        wait_for(&here.log, &here.alice, &run, RunStatus::Paused).await;
+        runner.approve(&here.alice, &run, "c_clock__write_note".into(), true).await.unwrap();
+        wait_for(&here.log, &here.alice, &run, RunStatus::Finished).await;
+        assert_eq!(server.counts.calls.load(std::sync::atomic::Ordering::SeqCst), 1);
+        let seen = script.seen.lock().unwrap().last().unwrap().messages.clone();
+        assert!(seen.iter().any(|m| matches!(m, ChatMessage::Tool { content, .. } if content.contains("noted: second"))), "{seen:?}");
+        let rows = audited(&here).await;
+        let decisions: Vec<(&str, &str)> = rows.iter().map(|(t, d, _)| (t.as_str(), d.as_str())).collect();
+        assert_eq!(decisions, vec![("write_note", "ask"), ("write_note", "declined"), ("write_note", "ask"), ("write_note", "confirmed")]);
+    }
+}
+
+lattice_testkit::both_backends! {
+    async fn a_hostile_server_is_contained_within_the_runs_bounds(backend: Backend) {
+        let server = lattice_testkit::mcp_server::start().await;
+        let connections = connections(&server.url);
+        let here = here(backend, &connections).await;
+        let script = Script::new(vec![
+            call("clock__slow", json!({})),
+            call("clock__huge", json!({})),
+            call("clock__probe", json!({})),
+            call("clock__ask_form", json!({})),
+            say("done"),
+        ]);
+        let runner = Runner::new(lattice_testkit::trusted(&here.log), Models::default().with("m", Arc::new(script.clone()), true))
+            .with_connections(connections.clone());
+        let started = Instant::now();
+        let run = runner.start(&here.alice, here.th.clone(), "Try them all".into(), None, None).await.unwrap();
+        wait_for(&here.log, &here.alice, &run, RunStatus::Finished).await;
+        assert!(started.elapsed() < Duration::from_secs(8), "the slow tool was cut at its bound: {:?}", started.elapsed());
+        let results: Vec<(String, bool, String)> = lattice_testkit::trusted(&here.log)
+            .run_log(&here.alice.principal().tenant, &run)
+            .await
+            .unwrap()
+            .into_iter()
+            .filter_map(|e| match e.event { Event::ToolReturned(r) => Some((r.tool_name, r.is_error, r.result.to_string())), _ => None })
+            .collect();
+        assert_eq!(results.len(), 4, "{results:?}");
+        assert!(results[0].1 && results[0].2.contains("did not answer within 1 s"), "{:?}", results[0]);
+        assert!(results[1].1 && results[1].2.contains("passed the 65536 bytes it may send"), "{:?}", results[1]);
+        // The probe's answer comes back, its app is not shown: the filter refused its markup.
+        assert!(!results[2].1 && results[2].2.contains("\"shown\":false") && results[2].2.contains("external address"), "{:?}", results[2]);
+        // A tool named like lattice's own is the server's, under its own name.
+        assert!(!results[3].1 && results[3].2.contains("not lattice's ask_form"), "{:?}", results[3]);
+        let apps = here.log.artifacts(&here.alice, &here.th, Some("app"), None).await.unwrap();
+        assert!(apps.is_empty(), "no app was shown: {apps:?}");
+        let rows = audited(&here).await;
+        let failed = rows.iter().filter(|(_, _, row)| row.get("failed").is_some()).count();
+        assert_eq!(failed, 2, "the timeout and the flood are recorded as failed calls: {rows:?}");
+    }
+}
+
+lattice_testkit::both_backends! {
+    async fn a_server_not_offered_to_a_tenant_is_nothing_there(backend: Backend) {
+        let server = lattice_testkit::mcp_server::start().await;
+        let connections = connections(&server.url);
+        let log = lattice_testkit::builder_on(lattice_testkit::fresh_db(backend).await).connected(connections.connected().clone()).start();
+        let bob = who("t2", "bob", TenantRole::Member);
+        let ws = log.execute(&bob, Command::CreateWorkspace { name: "W".into() }).await.unwrap().id.unwrap();
+        let effective = log.effective(&bob, &ws).await.unwrap();
+        assert!(effective.keys().all(|k| !matches!(k, SwitchKey::Server(_))), "{effective:?}");
+        let th = ThreadId::parse("th", &log.execute(&bob, Command::CreateThread { workspace: WorkspaceId::parse("w", &ws).unwrap(), title: "T".into(), restricted: false }).await.unwrap().id.unwrap()).unwrap();
+        let script = Script::new(vec![call("clock__get_time", json!({})), say("ok")]);
+        let runner = Runner::new(lattice_testkit::trusted(&log), Models::default().with("m", Arc::new(script.clone()), true)).with_connections(connections);
+        let run = runner.start(&bob, th, "time?".into(), None, None).await.unwrap();
+        wait_for(&log, &bob, &run, RunStatus::Finished).await;
+        assert!(script.offered.lock().unwrap()[0].iter().all(|t| !t.starts_with("clock__")));
+        assert_eq!(server.counts.calls.load(std::sync::atomic::Ordering::SeqCst), 0);
+    }
+}
