@@ -163,6 +163,11 @@ pub struct Config {
     /// (LATTICE_OTLP_ENDPOINT, e.g. `http://otel-collector:4318`); unset:
     /// none are recorded.
     pub otlp_endpoint: Option<String>,
+    /// The MCP servers lattice's agent may call and whose apps the chat
+    /// shows, by name (`[mcp_servers.<name>]`, docs/MCP.md "Connecting a
+    /// server"): each governed by its switch key `mcp:<name>`.
+    #[serde(default)]
+    pub mcp_servers: std::collections::BTreeMap<String, lattice_connect::ServerConfig>,
 }
 
 impl Default for Config {
@@ -216,6 +221,7 @@ impl Default for Config {
             mcp_authorization_servers: None,
             trusted_proxies: None,
             otlp_endpoint: None,
+            mcp_servers: Default::default(),
         }
     }
 }
@@ -228,6 +234,7 @@ impl Config {
         config.validate()?;
         config.app_tools()?;
         config.trusted_proxies()?;
+        config.connections()?;
         Ok(config)
     }
 
@@ -337,6 +344,17 @@ impl Config {
     }
 
     /// The app tool policy: per tool, and per app where one is named.
+    /// The connected MCP servers, checked: made once per process, so that
+    /// every part of it shares one session per server.
+    pub fn connections(&self) -> anyhow::Result<lattice_connect::Connections> {
+        static MADE: std::sync::OnceLock<lattice_connect::Connections> = std::sync::OnceLock::new();
+        if let Some(made) = MADE.get() {
+            return Ok(made.clone());
+        }
+        let made = lattice_connect::Connections::configure(&self.mcp_servers).map_err(|e| anyhow::anyhow!("mcp_servers: {e}"))?;
+        Ok(MADE.get_or_init(|| made).clone())
+    }
+
     pub fn app_tools(&self) -> anyhow::Result<lattice_ui::app_policy::AppToolPolicy> {
         lattice_ui::app_policy::AppToolPolicy::parse(&self.app_tool_policy).map_err(|e| anyhow::anyhow!("LATTICE_APP_TOOL_POLICY: {e}"))
     }

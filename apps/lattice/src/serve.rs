@@ -28,7 +28,7 @@ pub async fn migrate(config: &Config) -> anyhow::Result<()> {
 pub(crate) async fn start_log_trusted(config: &Config, behind: Behind) -> anyhow::Result<(LogService, Trusted)> {
     let db = crate::schema::open(config, config.db_max_connections, behind).await?;
     let auth = Authenticator::new(&config.secret()?, Duration::from_secs(config.token_ttl_secs))?;
-    let mut builder = LogService::builder(db, auth);
+    let mut builder = LogService::builder(db, auth).connected(config.connections()?.connected().clone());
     for kind in lattice_ui::kinds() {
         builder = builder.kind(kind);
     }
@@ -36,6 +36,12 @@ pub(crate) async fn start_log_trusted(config: &Config, behind: Behind) -> anyhow
         builder = builder.check(command, check);
     }
     Ok(builder.start_trusted())
+}
+
+/// The one place apps' calls are decided, for the chat host and MCP alike;
+/// a connected server's app's calls go back to its server.
+fn app_calls(config: &Config, log: &LogService) -> anyhow::Result<lattice_app_calls::AppCalls> {
+    Ok(lattice_app_calls::AppCalls::new(log.clone(), config.app_tools()?).with_connections(config.connections()?))
 }
 
 /// The log service alone, for the services that run no agent.
@@ -58,7 +64,7 @@ fn models(config: &Config) -> anyhow::Result<Models> {
 async fn start_runner(config: &Config, trusted: &Trusted) -> anyhow::Result<Runner> {
     let budget =
         Budget { model_calls: config.run_max_model_calls, tokens: config.run_max_tokens, wall_time: Duration::from_secs(config.run_max_seconds) };
-    let runner = Runner::new(trusted.clone(), models(config)?).with_budget(budget);
+    let runner = Runner::new(trusted.clone(), models(config)?).with_budget(budget).with_connections(config.connections()?);
     let resumed = runner.recover().await?;
     if resumed > 0 {
         tracing::info!(runs = resumed, "driving runs that a stop interrupted");
@@ -160,7 +166,7 @@ async fn serve_http(config: &Config, log: LogService, runner: Runner, with_index
     let readiness = if with_index { spawn_bridge(config, &log, shutdown.clone()) } else { None };
     let guard = Arc::new(lattice_api::guard::Guard::new(config.limits()));
     // One place decides apps' calls, for the chat host and MCP alike.
-    let apps = lattice_app_calls::AppCalls::new(log.clone(), config.app_tools()?);
+    let apps = app_calls(config, &log)?;
     let state = AppState {
         log: log.clone(),
         runner,
@@ -350,7 +356,7 @@ pub async fn mcp_stdio(config: Config, token: &str) -> anyhow::Result<()> {
     let who = log.authenticator().verify(token).map_err(|e| anyhow::anyhow!("LATTICE_TOKEN: {e}"))?;
     // A token a sign-out ended starts nothing (each request checks again).
     log.still_signed_in(&who).await.map_err(|e| anyhow::anyhow!("LATTICE_TOKEN: {e}"))?;
-    let exporter = exporter(&config, &log, lattice_app_calls::AppCalls::new(log.clone(), config.app_tools()?));
+    let exporter = exporter(&config, &log, app_calls(&config, &log)?);
     lattice_mcp::stdio::serve(exporter, who).await.map_err(|e| anyhow::anyhow!("serving MCP over stdio: {e}"))?;
     log.db().close().await;
     Ok(())
@@ -363,7 +369,7 @@ pub async fn mcp(config: Config) -> anyhow::Result<()> {
     let log = start_log(&config, Behind::Wait).await?;
     let (stop, _shutdown) = tokio::sync::watch::channel(false);
     let guard = Arc::new(lattice_api::guard::Guard::new(config.limits()));
-    let apps = lattice_app_calls::AppCalls::new(log.clone(), config.app_tools()?);
+    let apps = app_calls(&config, &log)?;
     let app = mcp_routes(&config, &log, apps, guard)?.merge(health_routes(log.db().clone(), None));
     serve_until_signal(&config, app, stop, "MCP at /mcp").await?;
     log.db().close().await;

@@ -13,7 +13,8 @@ use crate::schema::Behind;
 /// `lattice switch set LEVEL KEY STATE --reason TEXT`.
 pub async fn set(config: &Config, level: &str, key: &str, state: &str, reason: String) -> anyhow::Result<()> {
     let level = Level::parse(level).map_err(|_| anyhow::anyhow!("{level:?} is not a level: deployment, tenant:<id> or workspace:<id>"))?;
-    let key = SwitchKey::parse(key).ok_or_else(|| anyhow::anyhow!("{key:?} is not a switch key: {}", keys()))?;
+    let connected = config.connections()?;
+    let key = SwitchKey::parse(key).ok_or_else(|| anyhow::anyhow!("{key:?} is not a switch key: {}", keys(&connected)))?;
     let state = SwitchState::parse(state).ok_or_else(|| anyhow::anyhow!("{state:?} is not on, off or unset"))?;
     anyhow::ensure!(!reason.trim().is_empty(), "a change needs a reason (--reason \"…\"): it is kept in the audit");
     let (_, trusted) = crate::serve::start_log_trusted(config, Behind::Refuse).await?;
@@ -46,8 +47,9 @@ pub async fn list(config: &Config, level: Option<&str>) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn keys() -> String {
-    SwitchKey::ALL.iter().map(|k| k.as_str()).collect::<Vec<_>>().join(", ")
+/// The kinds of UI and the connected servers.
+fn keys(connections: &lattice_connect::Connections) -> String {
+    connections.connected().keys().iter().map(|k| k.as_str()).collect::<Vec<_>>().join(", ")
 }
 
 /// The system actor with the rights the level asks for: a deployment

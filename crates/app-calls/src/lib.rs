@@ -25,6 +25,7 @@
 //! refused before any `ask`, with a row holding the tool, the decision and
 //! the arguments' digest and size, never the arguments.
 
+mod server_apps;
 mod state_writes;
 
 use std::sync::Arc;
@@ -74,6 +75,15 @@ struct CallAudit {
     arguments_digest: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     arguments_bytes: Option<u64>,
+    /// The connected server a server's app called, and the policy that
+    /// decided (`mcp:<server>` or its `mcp-app:<server>` overlay).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    server: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    policy: Option<String>,
+    /// The size of the server's answer, in bytes of JSON.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    result_bytes: Option<u64>,
 }
 
 impl CallAudit {
@@ -114,11 +124,19 @@ pub struct AppCalls {
     log: LogService,
     policy: Arc<AppToolPolicy>,
     state_writes: StateWrites,
+    /// The servers whose apps' calls go back to them.
+    connections: lattice_connect::Connections,
 }
 
 impl AppCalls {
     pub fn new(log: LogService, policy: AppToolPolicy) -> Self {
-        Self { log, policy: Arc::new(policy), state_writes: StateWrites::default() }
+        Self { log, policy: Arc::new(policy), state_writes: StateWrites::default(), connections: Default::default() }
+    }
+
+    /// Sends the calls of connected servers' apps back to their servers.
+    pub fn with_connections(mut self, connections: lattice_connect::Connections) -> Self {
+        self.connections = connections;
+        self
     }
 
     pub fn policy(&self) -> &AppToolPolicy {
@@ -139,11 +157,15 @@ impl AppCalls {
         arguments: &Value,
         via: Via,
     ) -> Result<Outcome, Error> {
+        let app = self.granted(who, capability, app, tool)?;
+        let head = self.app(who, &app).await?;
+        if head.data.get("server").is_some() {
+            let reader = !writes_to_apps(self.log.thread(who, &ThreadId::from_trusted(head.thread.clone())).await?.role);
+            return self.server_call(who, &head, tool, arguments, via, reader).await;
+        }
         if !APP_TOOLS.contains(&tool) {
             return Err(Error::field("tool", "enum", format!("{tool:?} is not a tool an app may call ({})", APP_TOOLS.join(", "))));
         }
-        let app = self.granted(who, capability, app, tool)?;
-        let head = self.app(who, &app).await?;
         let decision = self.policy.decide(who.principal().tenant.as_str(), &head.id, tool);
         let base = CallAudit {
             app: head.id.clone(),
@@ -155,6 +177,9 @@ impl AppCalls {
             arguments: None,
             arguments_digest: None,
             arguments_bytes: None,
+            server: None,
+            policy: None,
+            result_bytes: None,
         };
         let reader = !writes_to_apps(self.log.thread(who, &ThreadId::from_trusted(head.thread.clone())).await?.role);
         match decision {
@@ -271,6 +296,10 @@ impl AppCalls {
         }
         count(&answer.tool, "confirmed", via);
         let tool = answer.tool.clone();
+        if let Some(server) = answer.server.clone() {
+            let server = self.server_of(who, &head, &server).await?;
+            return self.send(who, &head, &server, &tool, &arguments, answer.decided("confirmed"), Some(confirmation)).await;
+        }
         self.act(who, &head, &tool, &arguments, answer.decided("confirmed"), Some(confirmation)).await
     }
 
@@ -452,6 +481,9 @@ mod tests {
             arguments: None,
             arguments_digest: Some(lattice_log::digest(&arguments)),
             arguments_bytes: Some(lattice_core::document::size(&arguments) as u64),
+            server: None,
+            policy: None,
+            result_bytes: None,
         }
         .decided(READ_ONLY);
         assert!(row.to_string().len() < 256, "{row}");

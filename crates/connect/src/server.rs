@@ -41,8 +41,10 @@ pub struct ServerTool {
     /// `_meta.ui.resourceUri`: the app the tool shows, if any.
     pub app: Option<String>,
     /// `_meta.ui.visibility`: whether the model may call it (`["app"]`
-    /// alone: only its apps may).
+    /// alone: only its apps may), and whether its apps may (`["model"]`
+    /// alone: only the model may). Unset: both.
     pub for_model: bool,
+    pub for_app: bool,
 }
 
 pub struct Server {
@@ -246,12 +248,14 @@ impl ServerTool {
             .map(str::to_owned);
         let visibility = ui.and_then(|ui| ui.get("visibility")).and_then(Value::as_array);
         let for_model = visibility.is_none_or(|v| v.iter().any(|x| x == "model"));
+        let for_app = visibility.is_none_or(|v| v.iter().any(|x| x == "app"));
         Self {
             name: text(tool.get("name")),
             description: text(tool.get("description")),
             input_schema: tool.get("inputSchema").cloned().unwrap_or_else(|| json!({"type": "object"})),
             app,
             for_model,
+            for_app,
         }
     }
 }

@@ -15,6 +15,7 @@ mod input;
 mod prompt_limit;
 mod respondent_answers;
 mod revocation;
+mod server_apps;
 mod snapshots;
 mod stream;
 mod ui_model;
@@ -68,13 +69,32 @@ impl App {
         Self::serving(log, true, lattice_api::guard::Guard::new(lattice_api::guard::Limits::default()), models)
     }
 
+    /// The API over a fresh log with `connections`' servers connected, its
+    /// runs asking `models` and calling the servers' tools.
+    pub async fn connected(backend: Backend, connections: lattice_connect::Connections, models: lattice_agent::Models) -> Self {
+        let db = lattice_testkit::fresh_db(backend).await;
+        let log = lattice_testkit::builder_on(db).connected(connections.connected().clone()).start();
+        Self::with_servers(log, true, lattice_api::guard::Guard::new(lattice_api::guard::Limits::default()), models, connections)
+    }
+
     fn serving(log: LogService, dev_sign_in: bool, guard: lattice_api::guard::Guard, models: lattice_agent::Models) -> Self {
+        Self::with_servers(log, dev_sign_in, guard, models, lattice_connect::Connections::default())
+    }
+
+    fn with_servers(
+        log: LogService,
+        dev_sign_in: bool,
+        guard: lattice_api::guard::Guard,
+        models: lattice_agent::Models,
+        connections: lattice_connect::Connections,
+    ) -> Self {
         let (stop, shutdown) = tokio::sync::watch::channel(false);
-        let runner = lattice_agent::Runner::new(lattice_testkit::trusted(&log), models);
+        let runner = lattice_agent::Runner::new(lattice_testkit::trusted(&log), models).with_connections(connections.clone());
         let apps = lattice_app_calls::AppCalls::new(
             log.clone(),
             lattice_ui::app_policy::AppToolPolicy::parse("get_state=allow,set_state=allow,submit=ask").unwrap(),
-        );
+        )
+        .with_connections(connections);
         let router = lattice_api::router(AppState {
             log: log.clone(),
             runner,
@@ -108,6 +128,10 @@ impl App {
 
     pub async fn get(&self, path: &str, token: &str) -> Reply {
         self.send("GET", path, Some(token), None).await
+    }
+
+    pub async fn send_put(&self, path: &str, token: &str, body: Value) -> Reply {
+        self.send("PUT", path, Some(token), Some(&body.to_string())).await
     }
 
     pub async fn post(&self, path: &str, token: &str, body: Value) -> Reply {
