@@ -123,7 +123,9 @@ pub struct StartRun {
 #[serde(deny_unknown_fields)]
 pub struct Answer {
     pub tool_call_id: String,
-    /// The form's values for an ask_form; text for an ask_user.
+    /// The form's values for an ask_form; text for an ask_user;
+    /// `{"approved": true}` or `{"approved": false}` for a call of a
+    /// connected server's tool put to a person.
     #[cfg_attr(feature = "openapi", schema(value_type = Object))]
     pub answer: Value,
 }

@@ -87,6 +87,12 @@ pub(super) async fn call_tool(id: u64, rid: Value, name: String, arguments: Valu
     };
     if let Outcome::Confirm { confirmation, arguments: asked, .. } = &outcome {
         let (title, lead, button, shown) = match name.as_str() {
+            _ if app.server.is_some() => (
+                format!("Allow {} to call {name} on the {} server?", app.title, app.server.as_ref().map_or("", |s| s.name.as_str())),
+                "With exactly these arguments:".to_owned(),
+                "Allow",
+                serde_json::to_string_pretty(asked).unwrap_or_default(),
+            ),
             SUBMIT => (
                 format!("Send from {}?", app.title),
                 "The app will send exactly this, as you:".to_owned(),
@@ -110,6 +116,8 @@ pub(super) async fn call_tool(id: u64, rid: Value, name: String, arguments: Valu
         };
     }
     match outcome {
+        // A server's answer is its own tool result, passed on as it is.
+        Outcome::Done { result, .. } if app.server.is_some() => answer(id, &rid, result),
         Outcome::Done { text, result } => answer(id, &rid, json!({"content": [{"type": "text", "text": text}], "structuredContent": result})),
         Outcome::Refused { reason } => answer(id, &rid, tool_error(&reason)),
         Outcome::Confirm { .. } => answer(id, &rid, tool_error("the call was not confirmed")),

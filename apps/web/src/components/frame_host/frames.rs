@@ -27,6 +27,31 @@ pub struct AppInfo {
     /// Its latest version was made by an agent (`update_app`), not by the
     /// app itself.
     pub updated_by_agent: bool,
+    /// The connected MCP server it came from, if one did: its calls go
+    /// back to that server (through lattice's server), and it is told the
+    /// call that showed it.
+    pub server: Option<ServerOrigin>,
+}
+
+/// Where a connected server's app came from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServerOrigin {
+    pub name: String,
+    /// The arguments and result of the tool call that showed it.
+    pub input: Value,
+    pub result: Value,
+}
+
+impl ServerOrigin {
+    /// The `server` of an app's data, if it has one.
+    pub fn of(data: &Value) -> Option<Self> {
+        let server = data.get("server")?;
+        Some(Self {
+            name: server.get("name")?.as_str()?.to_owned(),
+            input: server.get("input").cloned().unwrap_or_else(|| json!({})),
+            result: server.get("result").cloned().unwrap_or(Value::Null),
+        })
+    }
 }
 
 pub(super) struct Frame {

@@ -22,6 +22,9 @@ const CALLS_PER_MINUTE: usize = 60;
 
 const PROTOCOL: &str = "2026-01-26";
 
+/// The longest tool name a server's app may call.
+const TOOL_NAME_MAX: usize = 128;
+
 thread_local! {
     static LISTENING: RefCell<bool> = const { RefCell::new(false) };
 }
@@ -122,11 +125,14 @@ fn on_message(event: MessageEvent) {
             }) else {
                 return;
             };
-            send(
-                id,
-                &json!({"jsonrpc": "2.0", "method": "ui/notifications/tool-input", "params": {"arguments": {"title": app.title, "summary": app.summary}}}),
-            );
-            send(id, &json!({"jsonrpc": "2.0", "method": "ui/notifications/tool-result", "params": app_result(&app)}));
+            // A server's app is told the call that showed it; lattice's own
+            // its title, summary and state.
+            let (input, result) = match &app.server {
+                Some(server) => (server.input.clone(), server.result.clone()),
+                None => (json!({"title": app.title, "summary": app.summary}), app_result(&app)),
+            };
+            send(id, &json!({"jsonrpc": "2.0", "method": "ui/notifications/tool-input", "params": {"arguments": input}}));
+            send(id, &json!({"jsonrpc": "2.0", "method": "ui/notifications/tool-result", "params": result}));
         }
         "ui/notifications/size-changed" => {
             if let Some(h) = params.get("height").and_then(Value::as_f64) {
@@ -171,7 +177,14 @@ fn handle_request(id: u64, rid: Value, method: &str, params: Value) {
         "tools/call" => {
             let name = params.get("name").and_then(Value::as_str).unwrap_or_default().to_owned();
             let arguments = params.get("arguments").cloned().unwrap_or_else(|| json!({}));
-            if !APP_TOOLS.contains(&name.as_str()) {
+            // A server's app calls its server's tools (the server decides
+            // which); lattice's own the three it has.
+            let from_server = with_frame(id, |f| f.app.server.is_some()).unwrap_or(false);
+            if from_server && (name.is_empty() || name.len() > TOOL_NAME_MAX) {
+                refuse(id, &rid, -32602, "a tool's name is 1 to 128 characters");
+                return;
+            }
+            if !from_server && !APP_TOOLS.contains(&name.as_str()) {
                 refuse(id, &rid, -32602, &format!("{name:?} is not a tool an app may call (get_state, set_state, submit)"));
                 return;
             }

@@ -5,8 +5,9 @@
 //! (`event.source`) on the apps origin; it is dropped when it is larger
 //! than 64 KB, and a frame's requests beyond 60 a minute get no answer.
 //! Nothing is sent to an app before it says `ui/notifications/initialized`.
-//! `tools/call` reaches get_state, set_state and submit only, and each is
-//! handed to the server (`POST /v1/artifacts/{app}/calls`) with the app's
+//! `tools/call` reaches get_state, set_state and submit only (a connected
+//! MCP server's app: that server's tools, which lattice's server sends on
+//! to it), and each is handed to the server (`POST /v1/artifacts/{app}/calls`) with the app's
 //! capability, which this page asks the server for (as an MCP host's view
 //! is given its own) and keeps: the frame never sees it, nor the session's
 //! token. The server decides with the deployment's policy, records the
@@ -28,6 +29,6 @@ mod modes;
 mod notifications;
 
 pub use context::context_changed;
-pub use frames::{AppInfo, unregister};
+pub use frames::{AppInfo, ServerOrigin, unregister};
 pub use incoming::register;
 pub use notifications::{run_cancelled, teardown, tool_input_partial, update};

@@ -7,7 +7,7 @@ use super::ctx::Ctx;
 use super::forms::form_artifact;
 use super::submit::press_action;
 use crate::components::chunks::{LazyAppFrame, LazyDashboard};
-use crate::components::frame_host::AppInfo;
+use crate::components::frame_host::{AppInfo, ServerOrigin};
 use crate::data::thread_fold::ArtifactView;
 
 pub(super) fn artifact_view(ctx: Ctx, a: ArtifactView, first_version: u64) -> AnyView {
@@ -32,13 +32,15 @@ pub(super) fn artifact_view(ctx: Ctx, a: ArtifactView, first_version: u64) -> An
 /// A mini app: its frame lives as long as its HTML does; new versions of
 /// its state reach the running app without a reload.
 pub(super) fn app_view(ctx: Ctx, artifact: Memo<Option<ArtifactView>>) -> AnyView {
-    let off = ctx.apps_off_because();
+    let server = artifact.with_untracked(|a| a.as_ref().and_then(|a| ServerOrigin::of(&a.data)));
+    let off = ctx.apps_off_because(server.as_ref().map(|s| s.name.clone()));
     let field = move |key: &'static str| Memo::new(move |_| artifact.with(|a| a.as_ref().map(|a| text_of(&a.data, key)).unwrap_or_default()));
     let (title, summary, html) = (field("title"), field("summary"), field("html"));
     let version = Memo::new(move |_| artifact.with(|a| a.as_ref().map_or(0, |a| a.version)));
     let archived = Memo::new(move |_| artifact.with(|a| a.as_ref().is_some_and(|a| a.archived)));
     let run = artifact.with_untracked(|a| a.as_ref().and_then(|a| a.run.clone()));
     let stopped = Signal::derive(move || match off.get() {
+        Some(why) if why.starts_with(lattice_core::ServerKey::PREFIX) => Some(format!("This app's server is turned off here: {why}")),
         Some(why) => Some(format!("Mini apps are turned off here: {why}")),
         None if archived.get() => Some("This app is archived: it no longer runs.".into()),
         None => None,
@@ -56,6 +58,7 @@ pub(super) fn app_view(ctx: Ctx, artifact: Memo<Option<ArtifactView>>) -> AnyVie
             run: a.run.clone(),
             thread: ctx.thread.get_value(),
             updated_by_agent: a.changed_by_agent,
+            server: ServerOrigin::of(&a.data),
         })
     });
     view! {

@@ -45,16 +45,22 @@ impl Ctx {
     }
 
     /// Mini apps fail closed (REQUIREMENTS.md I4): nothing runs until the switch has
-    /// said they are on, and nothing while it can't be heard.
-    pub(super) fn apps_off_because(self) -> Memo<Option<String>> {
+    /// said they are on, and nothing while it can't be heard. A connected
+    /// server's app needs its server's key (`mcp:<name>`) on as well.
+    pub(super) fn apps_off_because(self, server: Option<String>) -> Memo<Option<String>> {
+        let server_key = server.map(|name| format!("{}{name}", lattice_core::ServerKey::PREFIX));
         Memo::new(move |_| {
             if self.deaf.get() {
                 return Some(DEAF.to_owned());
             }
-            self.switches.with(|s| match s.as_ref().and_then(|m| m.get("ui:mini-apps")) {
-                None => Some("the switch has not answered yet".to_owned()),
-                Some(e) if !e.enabled => Some(e.because.clone()),
-                Some(_) => None,
+            self.switches.with(|s| {
+                let keys = std::iter::once("ui:mini-apps").chain(server_key.as_deref());
+                keys.map(|key| match s.as_ref().and_then(|m| m.get(key)) {
+                    None => Some(format!("{key} has not answered yet")),
+                    Some(e) if !e.enabled => Some(e.because.clone()),
+                    Some(_) => None,
+                })
+                .find_map(|off| off)
             })
         })
     }

@@ -67,6 +67,9 @@ pub(super) fn item_view(ctx: Ctx, item: Item) -> AnyView {
         Item::Request { run, tool_call_id, tool_name, args, expires_at, .. } if tool_name == ASK_FORM => {
             ask_form_view(ctx, run, tool_call_id, args, expires_at)
         }
+        Item::Request { run, tool_call_id, tool_name, args, .. } if lattice_core::ServerKey::split_tool(&tool_name).is_some() => {
+            server_call_view(ctx, run, tool_call_id, tool_name, args)
+        }
         Item::Request { tool_call_id, args, .. } => {
             let answered = Memo::new(move |_| ctx.state.with(|t| t.answered.get(&tool_call_id).cloned()));
             let question = args.get("question").and_then(Value::as_str).unwrap_or_default().to_owned();
@@ -102,6 +105,60 @@ pub(super) fn item_view(ctx: Ctx, item: Item) -> AnyView {
             view! { {pin}{shown} }.into_any()
         }
     }
+}
+
+/// A call of a connected server's tool that its policy put to a person:
+/// the exact arguments, and Allow / Decline for whoever may act in the run.
+/// The answer is bound to this request; the run makes the call (or tells
+/// the model it was declined) on the server when it resumes.
+fn server_call_view(ctx: Ctx, run: String, tool_call_id: String, tool_name: String, args: Value) -> AnyView {
+    let (server, tool) = lattice_core::ServerKey::split_tool(&tool_name).map(|(s, t)| (s.to_owned(), t.to_owned())).unwrap_or_default();
+    let tcid = tool_call_id.clone();
+    let answered = Memo::new(move |_| ctx.state.with(|t| t.answered.get(&tcid).cloned()));
+    let refused = RwSignal::new(None::<String>);
+    let key = format!("{}{server}", lattice_core::ServerKey::PREFIX);
+    let off = Memo::new(move |_| {
+        ctx.switches.with(|s| match s.as_ref().and_then(|m| m.get(&key)) {
+            Some(e) if e.enabled => None,
+            Some(e) => Some(e.because.clone()),
+            None => Some(format!("{key} is not connected here")),
+        })
+    });
+    let shown = serde_json::to_string_pretty(&args).unwrap_or_default();
+    let decide = move |approved: bool| {
+        let (run, tool_call_id) = (run.clone(), tool_call_id.clone());
+        move |_| {
+            let (run, tool_call_id) = (run.clone(), tool_call_id.clone());
+            leptos::task::spawn_local(async move {
+                let body = Answer { tool_call_id, answer: json!({"approved": approved}) };
+                if let Err(e) = api_client::post::<IgnoredAny>(&format!("/v1/runs/{run}/answers"), &body).await {
+                    refused.set(Some(e.message()));
+                }
+            });
+        }
+    };
+    let (allow, decline) = (decide(true), decide(false));
+    let may_answer = move || ctx.role.with(|r| r.as_deref().is_some_and(|r| may(r, Action::Run)));
+    let label = format!("The agent wants to call {tool} on the {server} server");
+    view! {
+        <section class="request server-call" aria-label=label.clone()>
+            <p><strong>{label.clone()}</strong>", with these arguments:"</p>
+            <pre class="arguments">{shown}</pre>
+            {move || match (answered.get(), off.get()) {
+                (Some(who), _) => view! { <p class="answered">"Answered by " {who} "."</p> }.into_any(),
+                (None, Some(why)) => view! { <p class="refusal">"This server is turned off here: " {why}</p> }.into_any(),
+                (None, None) if may_answer() => view! {
+                    <p class="actions">
+                        <button type="button" on:click=allow.clone()>"Allow"</button>
+                        <button type="button" class="quiet" on:click=decline.clone()>"Decline"</button>
+                    </p>
+                }.into_any(),
+                (None, None) => view! { <p class="muted">"Someone who may act in the agent's turn decides."</p> }.into_any(),
+            }}
+            {move || refused.get().map(|r| view! { <p class="refusal" role="alert">{r}</p> })}
+        </section>
+    }
+    .into_any()
 }
 
 #[derive(Deserialize)]
