@@ -142,10 +142,19 @@ impl UpProcess {
 
     /// With extra environment (`LATTICE_…`).
     pub async fn start_with(env: &[(&str, &str)]) -> Self {
+        Self::start_configured("", env).await
+    }
+
+    /// With `lattice.toml` in its folder holding `config` (what only the
+    /// file says well: the connected MCP servers), and extra environment.
+    pub async fn start_configured(config: &str, env: &[(&str, &str)]) -> Self {
         let port = free_port();
         let apps_port = free_port();
         let dir = std::env::temp_dir().join(format!("lattice-up-{port}"));
         std::fs::create_dir_all(&dir).unwrap();
+        if !config.is_empty() {
+            std::fs::write(dir.join("lattice.toml"), config).unwrap();
+        }
         let env = env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
         Self::spawn((port, apps_port), dir, env).await
     }

@@ -10,7 +10,12 @@ use crate::model::{ChatMessage, Model, ModelError, ModelReply, ModelRequest};
 use crate::tools;
 
 pub fn all() -> Vec<(&'static str, Arc<dyn Model>)> {
-    vec![("scripted:ask_form", Arc::new(AskForm)), ("scripted:dashboard", Arc::new(ShowDashboard)), ("scripted:app", Arc::new(MakeApp))]
+    vec![
+        ("scripted:ask_form", Arc::new(AskForm)),
+        ("scripted:dashboard", Arc::new(ShowDashboard)),
+        ("scripted:app", Arc::new(MakeApp)),
+        ("scripted:call", Arc::new(CallTool)),
+    ]
 }
 
 fn offered(request: &ModelRequest, name: &str) -> bool {
@@ -32,6 +37,15 @@ fn prompt_option(request: &ModelRequest, name: &str) -> Option<u64> {
         _ => None,
     })?;
     prompt.split_whitespace().find_map(|word| word.strip_prefix(name)?.strip_prefix('=')?.trim_end_matches(['.', ',']).parse().ok())
+}
+
+/// A `name=<word>` in the run's prompt (`tool=basic__get-time`).
+fn prompt_word<'a>(request: &'a ModelRequest, name: &str) -> Option<&'a str> {
+    let prompt = request.messages.iter().find_map(|m| match m {
+        ChatMessage::User { content } => Some(content.as_str()),
+        _ => None,
+    })?;
+    prompt.split_whitespace().find_map(|word| word.strip_prefix(name)?.strip_prefix('=').map(|w| w.trim_end_matches(['.', ','])))
 }
 
 fn call(name: &str, arguments: Value) -> ModelReply {
@@ -163,6 +177,23 @@ impl Model for MakeApp {
             )),
             None => Ok(say("Mini apps are switched off here, so I can't make one.")),
             Some(_) => Ok(say("I made a small counter app.")),
+        }
+    }
+}
+
+/// Calls the tool the prompt names (`tool=<name>`, a connected server's
+/// `<server>__<tool>`) with no arguments, once, and says what came back.
+struct CallTool;
+
+#[async_trait::async_trait]
+impl Model for CallTool {
+    async fn reply(&self, request: ModelRequest) -> Result<ModelReply, ModelError> {
+        let Some(tool) = prompt_word(&request, "tool") else { return Ok(say("Name the tool to call: tool=<name>.")) };
+        match last_tool_result(&request) {
+            None if offered(&request, tool) => Ok(call(tool, json!({}))),
+            None => Ok(say(format!("{tool} is not offered here."))),
+            Some(result) if result.starts_with("error:") => Ok(say(format!("{tool} failed: {}", result.trim_start_matches("error: ")))),
+            Some(_) => Ok(say(format!("I called {tool}."))),
         }
     }
 }

@@ -10,6 +10,7 @@ mod links;
 mod on_a_phone;
 mod pinned;
 mod sdk;
+mod servers;
 mod switch;
 
 use std::time::Duration;

@@ -1,0 +1,186 @@
+//! Apps from MCP servers nobody here wrote: the official MCP Apps example
+//! servers from npm (`@modelcontextprotocol/server-basic-vanillajs` over
+//! stdio, `server-budget-allocator` over Streamable HTTP, both 2.0.3) run
+//! as real processes, connected in lattice.toml. The agent calls their
+//! tools; their apps render in the two frames in Chromium and call their
+//! tools back through lattice, each call an audit row; the server's key
+//! off takes its tools from the next model call and its frames away
+//! within a second.
+
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use lattice_e2e::browser::{Chrome, Window};
+use lattice_e2e::{Client, Deployment, UpProcess};
+use serde_json::{Value, json};
+
+use super::Apps;
+
+fn package(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("node_modules/@modelcontextprotocol").join(name).join("dist/index.js")
+}
+
+/// The budget allocator over Streamable HTTP on its own port.
+struct Budget {
+    child: Child,
+    url: String,
+}
+
+impl Budget {
+    async fn start() -> Self {
+        let port = lattice_e2e::free_port();
+        let child = Command::new("node")
+            .arg(package("server-budget-allocator"))
+            .env("PORT", port.to_string())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("node runs the budget allocator");
+        for _ in 0..200 {
+            if tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_ok() {
+                return Self { child, url: format!("http://127.0.0.1:{port}/mcp") };
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        panic!("the budget allocator never listened on {port}");
+    }
+}
+
+impl Drop for Budget {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `lattice up` with both servers connected, every call of theirs allowed.
+async fn connected(budget: &Budget) -> Apps {
+    let config = format!(
+        r#"
+[mcp_servers.basic]
+command = ["node", {basic:?}, "--stdio"]
+policy = {{ default = "allow" }}
+
+[mcp_servers.budget]
+url = {url:?}
+allow_internal = true
+policy = {{ default = "allow" }}
+"#,
+        basic = package("server-basic-vanillajs").display().to_string(),
+        url = budget.url,
+    );
+    Apps::set_up(Deployment::Up(UpProcess::start_configured(&config, &[]).await)).await
+}
+
+/// Starts a run of `scripted:call` that calls `tool`; waits for its end.
+async fn call(apps: &Apps, tool: &str) -> Value {
+    let started =
+        apps.ana.ok("POST", &format!("/v1/threads/{}/runs", apps.th), json!({"prompt": format!("tool={tool}"), "model": "scripted:call"})).await;
+    let run = started["run_id"].as_str().unwrap().to_owned();
+    for _ in 0..400 {
+        let view = apps.ana.ok("GET", &format!("/v1/runs/{run}"), Value::Null).await;
+        if view["status"] == "finished" || view["status"] == "failed" {
+            return view;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    panic!("the run calling {tool} never ended");
+}
+
+/// The `mcp_tool_call` and `app_tool_call` rows of the workspace.
+async fn rows(apps: &Apps, name: &str) -> Vec<Value> {
+    let page = apps.ana.ok("GET", &format!("/v1/workspaces/{}/events?format=json", apps.ws), Value::Null).await;
+    page["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["type"] == "audit_recorded" && e["payload"]["name"] == name)
+        .map(|e| e["payload"]["data"].clone())
+        .collect()
+}
+
+/// The inner frame of the `n`th app on the page.
+fn app_frame(w: &Window, n: usize) -> playwright_rs::protocol::FrameLocator {
+    w.page.frame_locator(".app-frame iframe").nth(n as i32).frame_locator("iframe")
+}
+
+async fn text_in(w: &Window, n: usize, selector: &str) -> String {
+    let found = app_frame(w, n).locator(selector);
+    let read = async {
+        if found.count().await.unwrap_or(0) == 0 { String::new() } else { found.first().text_content().await.ok().flatten().unwrap_or_default() }
+    };
+    tokio::time::timeout(Duration::from_secs(10), read).await.unwrap_or_default()
+}
+
+async fn until_text(w: &Window, n: usize, selector: &str, what: &str, ok: impl Fn(&str) -> bool) -> String {
+    for _ in 0..400 {
+        let text = text_in(w, n, selector).await;
+        if ok(&text) {
+            return text;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("{what}: {selector} reads {:?}", text_in(w, n, selector).await);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_official_example_servers_apps_render_call_their_tools_and_go_with_their_key() {
+    let budget = Budget::start().await;
+    let apps = connected(&budget).await;
+
+    // The agent calls the basic server's tool (stdio): its answer and its app.
+    let run = call(&apps, "basic__get-time").await;
+    assert_eq!(run["status"], "finished", "{run}");
+    let agent_rows = rows(&apps, "mcp_tool_call").await;
+    assert_eq!(agent_rows.len(), 1, "{agent_rows:?}");
+    assert_eq!(
+        (agent_rows[0]["server"].clone(), agent_rows[0]["tool"].clone(), agent_rows[0]["decision"].clone()),
+        (json!("basic"), json!("get-time"), json!("allow"))
+    );
+    let app_id = agent_rows[0]["app"].as_str().expect("the result's app was put in the thread").to_owned();
+    let app = apps.artifact(&app_id).await;
+    assert_eq!(app["data"]["server"]["uri"], "ui://get-time/mcp-app.html");
+
+    // In Chromium: the app renders the time its tool result carried.
+    let chrome = Chrome::launch().await;
+    let w = apps.window(&chrome).await;
+    let first = until_text(&w, 0, "#server-time", "the basic app shows the time", |t| t.contains('T') && t.len() > 10).await;
+    // Its button calls get-time on the server, through lattice.
+    app_frame(&w, 0).locator("#get-time-btn").click(None).await.expect("the app's button");
+    until_text(&w, 0, "#server-time", "the app shows a newer time", |t| !t.is_empty() && t != first).await;
+    let app_rows = rows(&apps, "app_tool_call").await;
+    let called: Vec<(Value, Value, Value)> = app_rows.iter().map(|r| (r["server"].clone(), r["tool"].clone(), r["decision"].clone())).collect();
+    assert_eq!(called, vec![(json!("basic"), json!("get-time"), json!("allow"))], "{app_rows:?}");
+    assert!(app_rows[0]["result_bytes"].as_u64().unwrap() > 0);
+
+    // The budget allocator (Streamable HTTP): its app renders its sliders.
+    let run = call(&apps, "budget__get-budget-data").await;
+    assert_eq!(run["status"], "finished", "{run}");
+    w.until("() => document.querySelectorAll('.app-frame iframe').length === 2", "the second app's frame").await;
+    for _ in 0..400 {
+        if app_frame(&w, 1).locator("input[type=range]").count().await.unwrap_or(0) == 5 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(app_frame(&w, 1).locator("input[type=range]").count().await.unwrap_or(0), 5, "one slider per budget category");
+
+    // The basic server's key off in the workspace: its frame goes within a
+    // second, and its tools are not in the next model call.
+    let flipped = Instant::now();
+    apps.ana
+        .ok("PUT", &format!("/v1/integrations/workspace:{}/mcp:basic", apps.ws), json!({"state": "off", "reason": "the server misbehaves"}))
+        .await;
+    w.until_within("() => document.querySelectorAll('.app-frame iframe').length === 1", "the basic app's frame removed", Duration::from_secs(1))
+        .await;
+    println!("mcp:basic off to its frame gone: {} ms", flipped.elapsed().as_millis());
+    let card: String = w.eval("() => document.querySelector('.app-card').textContent").await;
+    assert!(card.contains("This app's server is turned off here: mcp:basic is off for the workspace"), "{card}");
+    let run = call(&apps, "basic__get-time").await;
+    let said =
+        apps.ana.all_events(&apps.th).await.iter().rev().find(|e| e["type"] == "message_posted").map(|e| e["payload"]["text"].clone()).unwrap();
+    assert_eq!(said, json!("basic__get-time is not offered here."), "{run}");
+    assert_eq!(rows(&apps, "mcp_tool_call").await.len(), 2, "no call reached the basic server again");
+    let _: &Client = &apps.bot;
+}
