@@ -57,6 +57,7 @@ pub fn router(state: AppState) -> Router {
         .route("/integrations/effective/stream", get(integrations::effective_stream))
         .route("/integrations/audit", get(integrations::audit))
         .route("/integrations/levels", get(integrations::levels))
+        .route("/integrations/servers", get(integrations::servers))
         .route("/integrations/levels/stream", get(integrations::levels_stream))
         .route("/integrations/{level}/{key}", put(integrations::set))
         .fallback(system::not_found)

@@ -15,7 +15,7 @@ use crate::routes::{agui, app_calls, artifacts, events, integrations, me, people
         people::members, people::remove_member, people::thread_members, people::unshare, people::sign_out,
         artifacts::create, artifacts::get, artifacts::edit, artifacts::archive, artifacts::list, artifacts::set_context,
         events::thread, events::workspace, events::append,
-        integrations::effective, integrations::effective_stream, integrations::set, integrations::audit, integrations::levels, integrations::levels_stream,
+        integrations::effective, integrations::effective_stream, integrations::set, integrations::audit, integrations::levels, integrations::levels_stream, integrations::servers,
         runs::start, runs::get, runs::answer, runs::cancel, agui::run,
         app_calls::capability, app_calls::call, app_calls::confirm, app_calls::list,
     ),

@@ -144,6 +144,16 @@ impl ServerConfig {
         Ok(())
     }
 
+    /// Its transport (`http` or `stdio`) and what may be shown of where it
+    /// is: the URL's host, or the program's name (never its arguments or
+    /// its token).
+    pub fn shown(&self) -> (&'static str, String) {
+        match &self.url {
+            Some(url) => ("http", url::Url::parse(url).ok().and_then(|u| u.host_str().map(str::to_owned)).unwrap_or_default()),
+            None => ("stdio", self.command.first().map(|c| c.rsplit('/').next().unwrap_or(c).to_owned()).unwrap_or_default()),
+        }
+    }
+
     /// The bearer token, read from where the configuration says.
     pub fn bearer_token(&self) -> Result<Option<String>, String> {
         if let Some(var) = &self.bearer_token_env {

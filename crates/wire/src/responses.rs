@@ -177,6 +177,46 @@ pub struct AuditEntry {
     pub reason: String,
 }
 
+/// A connected MCP server, as the console lists it
+/// (`GET /v1/integrations/servers`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct ConnectedServer {
+    pub name: String,
+    /// Its switch key, `mcp:<name>`.
+    pub key: String,
+    /// `http` (Streamable HTTP) or `stdio`.
+    pub transport: String,
+    /// Its host (HTTP) or its program (stdio): never its arguments or its token.
+    pub address: String,
+    /// How many tools it lists, when it answered within a few seconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tools: Option<usize>,
+    /// Why it did not, when it did not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unreachable: Option<String>,
+    /// Its recent calls in the workspaces the caller administers, newest first.
+    pub calls: Vec<ServerCall>,
+}
+
+/// One decision about a call of a connected server's tool.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct ServerCall {
+    pub seq: i64,
+    pub at: String,
+    pub actor: String,
+    pub workspace: String,
+    pub tool: String,
+    /// `allow`, `deny`, `ask`, `confirmed`, `declined`, `read_only`.
+    pub decision: String,
+    /// `agent` (a run's call) or `app` (one of the server's apps).
+    pub caller: String,
+    /// Why the call failed, if it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failed: Option<String>,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct RunStarted {

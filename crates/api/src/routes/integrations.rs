@@ -15,7 +15,8 @@ use serde::Deserialize;
 use crate::error::ApiResult;
 use crate::extract::{Body, Caller, Query};
 use crate::state::AppState;
-use lattice_wire::{AuditEntry, EffectiveValue, ErrorBody, KeyView, LevelView, Posted, SetSwitch};
+use lattice_wire::{AuditEntry, ConnectedServer, EffectiveValue, ErrorBody, KeyView, LevelView, Posted, ServerCall, SetSwitch};
+use serde_json::Value;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -203,4 +204,67 @@ pub async fn audit(State(state): State<AppState>, Caller(who): Caller, Query(q):
             })
             .collect(),
     ))
+}
+
+/// The most calls listed per server, and workspaces read for them.
+const SERVER_CALLS_LISTED: usize = 50;
+const WORKSPACES_READ: usize = 100;
+
+/// The MCP servers connected for the caller's tenant (every one, for a
+/// deployment admin), each with whether it answers now and its recent
+/// calls in the workspaces the caller administers: what the console lists
+/// beside the servers' switch keys.
+#[utoipa::path(get, path = "/v1/integrations/servers", responses((status = 200, body = Vec<ConnectedServer>)),
+    security(("bearer" = [])))]
+pub async fn servers(State(state): State<AppState>, Caller(who): Caller) -> ApiResult<Json<Vec<ConnectedServer>>> {
+    let p = who.principal();
+    let connections = state.runner.connections();
+    let mut rows: Vec<(String, lattice_core::Envelope)> = Vec::new();
+    let administered = state.log.workspaces(&who).await?.into_iter().filter(|w| w.role == lattice_core::Role::Admin).take(WORKSPACES_READ);
+    for ws in administered {
+        for name in [lattice_agent::servers::AUDIT_NAME, lattice_app_calls::AUDIT_NAME] {
+            for row in state.log.audit_records(&who, &ws.id, name, SERVER_CALLS_LISTED as i64).await? {
+                rows.push((ws.name.clone(), row));
+            }
+        }
+    }
+    rows.sort_by_key(|(_, e)| std::cmp::Reverse(e.seq));
+    let mut out = Vec::new();
+    let everyone = p.role == lattice_core::TenantRole::DeploymentAdmin;
+    for server in connections.all().filter(|s| everyone || connections.connected().offers(s.key(), &p.tenant)) {
+        let listed = tokio::time::timeout(std::time::Duration::from_secs(3), server.tools()).await;
+        let (tools, unreachable) = match listed {
+            Ok(Ok(tools)) => (Some(tools.len()), None),
+            Ok(Err(e)) => (None, Some(e.to_string())),
+            Err(_) => (None, Some("it did not answer within 3 s".to_owned())),
+        };
+        let calls = rows
+            .iter()
+            .filter_map(|(workspace, e)| {
+                let lattice_core::event::Event::AuditRecorded(audit) = &e.event else { return None };
+                (audit.data.get("server").and_then(Value::as_str) == Some(server.name())).then(|| ServerCall {
+                    seq: e.seq,
+                    at: e.at.clone(),
+                    actor: e.actor.name().to_owned(),
+                    workspace: workspace.clone(),
+                    tool: audit.data.get("tool").and_then(Value::as_str).unwrap_or_default().to_owned(),
+                    decision: audit.data.get("decision").and_then(Value::as_str).unwrap_or_default().to_owned(),
+                    caller: if audit.name == lattice_app_calls::AUDIT_NAME { "app" } else { "agent" }.to_owned(),
+                    failed: audit.data.get("failed").and_then(Value::as_str).map(str::to_owned),
+                })
+            })
+            .take(SERVER_CALLS_LISTED)
+            .collect();
+        let (transport, address) = server.config().shown();
+        out.push(ConnectedServer {
+            name: server.name().to_owned(),
+            key: server.key().as_str().to_owned(),
+            transport: transport.to_owned(),
+            address,
+            tools,
+            unreachable,
+            calls,
+        });
+    }
+    Ok(Json(out))
 }

@@ -519,6 +519,11 @@ fn table() -> Vec<Entry> {
         ),
         entry(
             "GET",
+            "/v1/integrations/servers",
+            one("the connected servers and their calls where I administer", On::Nothing, Token, |_, _, _| ("/v1/integrations/servers".into(), None)),
+        ),
+        entry(
+            "GET",
             "/v1/integrations/levels/stream",
             one("follow them (SSE)", On::Nothing, Token, |_, _, _| ("/v1/integrations/levels/stream".into(), None)),
         ),

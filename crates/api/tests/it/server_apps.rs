@@ -127,6 +127,20 @@ lattice_testkit::both_backends! {
             .iter().map(|(t, d)| (t.to_string(), d.to_string())).collect();
         assert_eq!(decided, expected);
 
+        // The console's list: the server, whether it answers, its calls here.
+        let listed = app.get("/v1/integrations/servers", &alice).await;
+        assert_eq!(listed.status, StatusCode::OK, "{:?}", listed.body);
+        let clock = &listed.body[0];
+        assert_eq!((clock["name"].clone(), clock["key"].clone(), clock["transport"].clone(), clock["address"].clone(), clock["tools"].clone()),
+            (json!("clock"), json!("mcp:clock"), json!("http"), json!("127.0.0.1"), json!(7)), "{clock}");
+        let calls = clock["calls"].as_array().unwrap();
+        assert_eq!(calls.len(), 7, "the agent's call and the app's six decisions: {calls:?}");
+        assert_eq!((calls[0]["tool"].clone(), calls[0]["decision"].clone(), calls[0]["caller"].clone()), (json!("get_time"), json!("read_only"), json!("app")));
+        assert_eq!((calls[6]["tool"].clone(), calls[6]["caller"].clone()), (json!("get_time"), json!("agent")));
+        // vera administers nothing: she sees the server, and no call.
+        let hers = app.get("/v1/integrations/servers", &vera).await;
+        assert_eq!(hers.body[0]["calls"], json!([]), "{:?}", hers.body);
+
         // The server's key off in the workspace: the app's calls stop there.
         let off = app.send_put(&format!("/v1/integrations/workspace:{ws}/mcp:clock"), &alice, json!({"state": "off", "reason": "incident"})).await;
         assert_eq!(off.status, StatusCode::OK, "{:?}", off.body);

@@ -166,6 +166,16 @@ async fn the_official_example_servers_apps_render_call_their_tools_and_go_with_t
     }
     assert_eq!(app_frame(&w, 1).locator("input[type=range]").count().await.unwrap_or(0), 5, "one slider per budget category");
 
+    // The console lists both servers, how each is reached, and their calls.
+    let console = chrome.window(&apps.base, &apps.ana.token, "light", "/admin").await;
+    console.until("() => document.querySelectorAll('details.server-calls').length === 2", "the servers in the console").await;
+    let listed: Vec<String> = console.eval("() => [...document.querySelectorAll('details.server-calls')].map(d => d.textContent)").await;
+    assert!(listed[0].starts_with("basic (stdio node, answers, 1 tools): 2 recent calls"), "{listed:?}");
+    assert!(listed[1].starts_with("budget (http 127.0.0.1, answers, 1 tools): 1 recent calls"), "{listed:?}");
+    assert!(listed[0].contains("get-time") && listed[0].contains("app") && listed[0].contains("agent"), "{listed:?}");
+    let keys: String = console.eval("() => document.body.textContent").await;
+    assert!(keys.contains("mcp:basic") && keys.contains("mcp:budget"), "the servers' keys are lines of the levels");
+
     // The basic server's key off in the workspace: its frame goes within a
     // second, and its tools are not in the next model call.
     let flipped = Instant::now();

@@ -36,6 +36,9 @@ fn stops(key: &str) -> &'static str {
         "ui:forms" => "no form can be shown, submitted or answered, and waiting agents cannot be answered through one",
         "ui:dashboards" => "dashboards show their title only, and no new one can be made",
         "ui:mini-apps" => "every running app stops at once, and no app can be made or called",
+        _ if key.starts_with(lattice_core::ServerKey::PREFIX) => {
+            "the server's tools leave the agent's next model call, its apps stop at once, and no call of it is made or approved"
+        }
         _ => "it is governed no more",
     }
 }

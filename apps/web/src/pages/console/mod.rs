@@ -4,14 +4,15 @@
 //! reason, a confirmation naming what a deployment or tenant flip turns
 //! off and how many workspaces it reaches, one action to turn everything
 //! off at a level; the audit trail filtered, paged and exported as CSV;
-//! and each app's calls.
+//! each app's calls; and the connected MCP servers with their calls.
 //!
 //! [`page`] is the console itself; a level's switches are in [`levels`],
 //! who holds what in [`people`], the trail in [`audit`], the apps' calls
-//! in [`app_calls`].
+//! in [`app_calls`], the servers in [`servers`].
 
 mod app_calls;
 mod audit;
 mod levels;
 pub mod page;
 mod people;
+mod servers;

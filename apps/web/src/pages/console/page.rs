@@ -9,6 +9,7 @@ use super::app_calls::{AppCalls, AppCallsSection, app_calls};
 use super::audit::AuditTrail;
 use super::levels::{Kept, LevelCard};
 use super::people::People;
+use super::servers::{self, ServersSection};
 use crate::components::chunks::when_loaded;
 use crate::data::{api_client, stream};
 
@@ -29,6 +30,7 @@ fn Console() -> impl IntoView {
     let levels = RwSignal::new(None::<Result<Vec<LevelView>, String>>);
     let audit = RwSignal::new(Vec::<AuditEntry>::new());
     let apps = RwSignal::new(None::<Vec<AppCalls>>);
+    let connected = RwSignal::new(None::<Vec<lattice_wire::ConnectedServer>>);
     provide_context(Kept(RwSignal::new(Default::default())));
     let load_audit = move || {
         leptos::task::spawn_local(async move {
@@ -52,13 +54,14 @@ fn Console() -> impl IntoView {
             }
             levels.set(Some(Ok(list)));
             load_audit();
+            servers::load(connected);
         },
         move |refused| levels.set(Some(Err(refused.message()))),
     );
     on_cleanup(move || live.close());
     view! {
         <h1>"Admin console"</h1>
-        <p>"Forms, dashboards and mini apps, per level you administer. A level that is off turns the key off below it; unset follows the level above. This page follows every change as it is made."</p>
+        <p>"Forms, dashboards, mini apps and connected MCP servers, per level you administer. A level that is off turns the key off below it; unset follows the level above. This page follows every change as it is made."</p>
         {move || match levels.get() {
             None => view! { <p class="loading">"Loading…"</p> }.into_any(),
             Some(Err(e)) => view! { <p class="refusal" role="alert">{e}</p> }.into_any(),
@@ -71,5 +74,6 @@ fn Console() -> impl IntoView {
         }}
         <AuditTrail rows=audit/>
         <AppCallsSection apps/>
+        <ServersSection servers=connected/>
     }
 }
