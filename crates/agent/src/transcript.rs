@@ -135,6 +135,8 @@ pub(crate) fn rebuild(log: &[Envelope]) -> Transcript {
                     *server_calls.entry(server.to_owned()).or_default() += 1;
                 }
                 let content = match (&e.result, e.is_error) {
+                    // A server's words, errors too: what it said may be anything.
+                    (result, true) if server.is_some() => format!("error: {}", untrusted("tool error", &e.tool_name, result)),
                     (Value::String(text), true) => format!("error: {text}"),
                     (result, true) => format!("error: {result}"),
                     // A server's answer is a program's words, not the operator's.

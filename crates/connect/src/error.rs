@@ -25,14 +25,30 @@ pub enum CallError {
 }
 
 impl CallError {
+    /// What rmcp's error says, in words that carry none of the server's
+    /// bytes but its own error message (which the model reads fenced, as
+    /// any answer of a server): the transport's detail goes to the
+    /// service's log, for the operator.
     pub(crate) fn from_service(e: &rmcp::service::ServiceError) -> Self {
         use rmcp::service::ServiceError;
         match e {
-            ServiceError::McpError(e) => Self::Server(e.message.to_string()),
+            ServiceError::McpError(e) => Self::Server(e.message.chars().take(1024).collect()),
             ServiceError::TransportClosed => Self::Closed { limit: 0 },
             ServiceError::Timeout { timeout } => Self::Timeout(*timeout),
             ServiceError::UnexpectedResponse => Self::Malformed("an answer of another kind".into()),
-            other => Self::Unreachable(other.to_string()),
+            ServiceError::TransportSend(detail) => {
+                tracing::info!(error = %detail, "a connected server's transport failed");
+                // rmcp says an unreadable answer only in its message.
+                if detail.to_string().contains("parse") {
+                    Self::Malformed("an answer that is not JSON-RPC".into())
+                } else {
+                    Self::Unreachable("its transport failed (the service's log says how)".into())
+                }
+            }
+            other => {
+                tracing::info!(error = %other, "a connected server's request failed");
+                Self::Unreachable("the request failed (the service's log says how)".into())
+            }
         }
     }
 }

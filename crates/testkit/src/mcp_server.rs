@@ -148,3 +148,41 @@ pub async fn start() -> McpServer {
     });
     McpServer { url, counts, task }
 }
+
+/// A server that answers its handshake and its tool list properly, then
+/// lies: `lie` answers a result whose content is not a list, `garbage`
+/// answers bytes that are not JSON, `wrong_id` answers another request's
+/// id (so its own never comes). Written by hand over plain JSON-RPC, since
+/// an SDK would not send such answers.
+pub async fn start_liar() -> McpServer {
+    use axum::response::IntoResponse;
+    async fn answer(body: String) -> axum::response::Response {
+        let Ok(request) = serde_json::from_str::<Value>(&body) else { return (axum::http::StatusCode::BAD_REQUEST, "not JSON").into_response() };
+        let id = request.get("id").cloned().unwrap_or(Value::Null);
+        let json = |v: Value| ([(axum::http::header::CONTENT_TYPE, "application/json")], v.to_string()).into_response();
+        match request.get("method").and_then(Value::as_str).unwrap_or_default() {
+            "initialize" => json(json!({"jsonrpc": "2.0", "id": id, "result": {
+                "protocolVersion": "2025-11-25", "capabilities": {"tools": {}}, "serverInfo": {"name": "liar", "version": "1"}}})),
+            "tools/list" => json(json!({"jsonrpc": "2.0", "id": id, "result": {"tools": [
+                tool("lie", "Answers a result of the wrong shape.", None),
+                tool("garbage", "Answers bytes that are not JSON.", None),
+                tool("wrong_id", "Answers another request.", None),
+            ]}})),
+            "tools/call" => match request.pointer("/params/name").and_then(Value::as_str).unwrap_or_default() {
+                "lie" => json(json!({"jsonrpc": "2.0", "id": id, "result": {"content": 42, "isError": "sometimes"}})),
+                "garbage" => ([(axum::http::header::CONTENT_TYPE, "application/json")], "{\"jsonrpc\": \"2.0\", \"id\": ").into_response(),
+                _ => json(json!({"jsonrpc": "2.0", "id": 987654, "result": {"content": []}})),
+            },
+            // Notifications (initialized) are taken.
+            _ if id.is_null() => axum::http::StatusCode::ACCEPTED.into_response(),
+            _ => json(json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": "no such method"}})),
+        }
+    }
+    let router = axum::Router::new().route("/mcp", axum::routing::post(answer));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("a loopback port");
+    let url = format!("http://{}/mcp", listener.local_addr().expect("an address"));
+    let task = tokio::spawn(async move {
+        let _ = axum::serve(listener, router).await;
+    });
+    McpServer { url, counts: Arc::default(), task }
+}

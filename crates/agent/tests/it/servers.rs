@@ -238,3 +238,34 @@ lattice_testkit::both_backends! {
         assert_eq!(server.counts.calls.load(std::sync::atomic::Ordering::SeqCst), 0);
     }
 }
+
+lattice_testkit::both_backends! {
+    async fn a_server_that_lies_gets_typed_errors_and_the_run_goes_on(backend: Backend) {
+        let liar = lattice_testkit::mcp_server::start_liar().await;
+        let config: ServerConfig = serde_json::from_value(json!({"url": liar.url, "allow_internal": true, "timeout_secs": 1, "policy": {"default": "allow"}})).unwrap();
+        let connections = Connections::configure(&BTreeMap::from([("liar".to_owned(), config)])).unwrap();
+        let here = here(backend, &connections).await;
+        let script = Script::new(vec![call("liar__lie", json!({})), call("liar__garbage", json!({})), call("liar__wrong_id", json!({})), say("done")]);
+        let runner = Runner::new(lattice_testkit::trusted(&here.log), Models::default().with("m", Arc::new(script.clone()), true)).with_connections(connections);
+        let started = Instant::now();
+        let run = runner.start(&here.alice, here.th.clone(), "Ask the liar".into(), None, None).await.unwrap();
+        wait_for(&here.log, &here.alice, &run, RunStatus::Finished).await;
+        assert!(started.elapsed() < Duration::from_secs(8), "{:?}", started.elapsed());
+        assert!(script.offered.lock().unwrap()[0].contains(&"liar__lie".to_owned()), "its tool list was taken");
+        let results: Vec<(bool, String)> = lattice_testkit::trusted(&here.log)
+            .run_log(&here.alice.principal().tenant, &run)
+            .await
+            .unwrap()
+            .into_iter()
+            .filter_map(|e| match e.event { Event::ToolReturned(r) => Some((r.is_error, r.result.to_string())), _ => None })
+            .collect();
+        assert_eq!(results.len(), 3, "{results:?}");
+        assert!(results[1].1.contains("not JSON-RPC") && !results[1].1.contains("jsonrpc"), "none of its bytes: {:?}", results[1]);
+        for (is_error, said) in &results {
+            assert!(*is_error, "{said}");
+            assert!(said.contains("the server"), "a typed error in words: {said}");
+        }
+        assert!(results[2].1.contains("did not answer within 1 s"), "an answer to another request is no answer: {:?}", results[2]);
+        assert_eq!(audited(&here).await.iter().filter(|(_, _, row)| row.get("failed").is_some()).count(), 3);
+    }
+}

@@ -142,6 +142,13 @@ impl Translator {
                     lattice_agent::tools::ASK_FORM => {
                         (args.get("title").cloned().unwrap_or(Value::Null), args.get("schema").cloned().unwrap_or(json!({})))
                     }
+                    // A connected server's call its policy put to a person:
+                    // resumed with `{"approved": true|false}`.
+                    _ if let Some((server, tool)) = lattice_core::ServerKey::split_tool(tool_name) => (
+                        json!(format!("The agent wants to call {tool} on the {server} server with {args}")),
+                        json!({"type": "object", "properties": {"approved": {"type": "boolean"}}, "required": ["approved"],
+                            "additionalProperties": false}),
+                    ),
                     _ => (args.get("question").cloned().unwrap_or(Value::Null), json!({"type": "string"})),
                 };
                 let mut interrupt = json!({"id": interrupt_id(&self.run, tool_call_id), "reason": format!("lattice.{tool_name}"),
@@ -249,5 +256,23 @@ impl Translator {
             _ => false,
         };
         (std::mem::take(out), done)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::Translator;
+
+    #[test]
+    fn a_servers_call_put_to_a_person_is_an_interrupt_answered_yes_or_no() {
+        let t = Translator::new("th_1".into(), "run_1".into());
+        let args = json!({"note": "hi"});
+        let finished = t.interrupted([("c1", "clock__write_note", &args, None)].into_iter());
+        let interrupt = &finished["outcome"]["interrupts"][0];
+        assert_eq!(interrupt["reason"], "lattice.clock__write_note");
+        assert_eq!(interrupt["message"], "The agent wants to call write_note on the clock server with {\"note\":\"hi\"}");
+        assert_eq!(interrupt["responseSchema"]["required"], json!(["approved"]));
     }
 }
