@@ -194,3 +194,62 @@ async fn the_official_example_servers_apps_render_call_their_tools_and_go_with_t
     assert_eq!(rows(&apps, "mcp_tool_call").await.len(), 2, "no call reached the basic server again");
     let _: &Client = &apps.bot;
 }
+
+/// Takes connections on a loopback port and keeps, in order, the first
+/// bytes each sent.
+struct Listener {
+    port: u16,
+    heard: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+impl Listener {
+    fn open() -> Self {
+        use std::io::Read;
+        let tcp = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = tcp.local_addr().unwrap().port();
+        let heard: std::sync::Arc<std::sync::Mutex<Vec<String>>> = Default::default();
+        let kept = heard.clone();
+        std::thread::spawn(move || {
+            for mut stream in tcp.incoming().flatten() {
+                let _ = stream.set_read_timeout(Some(Duration::from_secs(2)));
+                let mut first = [0u8; 64];
+                let n = stream.read(&mut first).unwrap_or(0);
+                kept.lock().unwrap().push(String::from_utf8_lossy(&first[..n]).into_owned());
+            }
+        });
+        Self { port, heard }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_servers_app_that_tries_every_way_out_reaches_nothing() {
+    let listener = Listener::open();
+    let target = format!("http://127.0.0.1:{}", listener.port);
+    let fixture = lattice_testkit::mcp_server::start_aiming(Some(target)).await;
+    let config = format!("[mcp_servers.fixture]\nurl = {:?}\nallow_internal = true\npolicy = {{ default = \"allow\" }}\n", fixture.url);
+    let apps = Apps::set_up(Deployment::Up(UpProcess::start_configured(&config, &[]).await)).await;
+    let run = call(&apps, "fixture__escape").await;
+    assert_eq!(run["status"], "finished", "{run}");
+    let chrome = Chrome::launch().await;
+    let w = apps.window(&chrome).await;
+    let log = until_text(&w, 0, "#log", "the app tried every way", |t| t.contains("done")).await;
+    for way in ["fetch", "websocket", "image", "window.open", "top navigation"] {
+        assert!(log.contains(&format!("{way}: blocked")), "{way}: {log}");
+    }
+    // Heard last: the test's own connection, made after every attempt.
+    {
+        use std::io::Write;
+        let mut marker = std::net::TcpStream::connect(("127.0.0.1", listener.port)).unwrap();
+        marker.write_all(b"MARKER").unwrap();
+    }
+    for _ in 0..100 {
+        if listener.heard.lock().unwrap().iter().any(|h| h == "MARKER") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(*listener.heard.lock().unwrap(), vec!["MARKER".to_owned()], "the app's attempts reached the listener");
+    // The page is still the thread: no navigation took it.
+    let here: String = w.eval("() => location.pathname").await;
+    assert_eq!(here, format!("/t/{}", apps.th));
+}
