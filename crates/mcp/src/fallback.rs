@@ -10,6 +10,7 @@ pub fn markdown(kind: &str, data: &Value, receipt: &Value) -> String {
     let mut out = match kind {
         "dashboard" => dashboard(data),
         "form" => form(data),
+        "app" if data.get("server").is_some() => server_app(data),
         "app" => format!(
             "## {}\n\n{}\n\nA mini app: it runs sandboxed with no network, in lattice's chat and in hosts that show MCP Apps.\n",
             text(&data["title"]),
@@ -18,6 +19,35 @@ pub fn markdown(kind: &str, data: &Value, receipt: &Value) -> String {
         _ => String::new(),
     };
     out.push_str(&format!("\nReceipt: artifact {} version {} digest {}\n", text(&receipt["id"]), receipt["version"], text(&receipt["digest"])));
+    out
+}
+
+/// A connected server's app: where it came from, and the text its
+/// server's result carried (what a host without UI can show of it).
+fn server_app(data: &Value) -> String {
+    let server = &data["server"];
+    let mut out = format!(
+        "## {}\n\n{}\n\nAn app of the {} MCP server ({}), shown by its {} tool: it runs sandboxed with no network.\n",
+        text(&data["title"]),
+        text(&data["summary"]),
+        text(&server["name"]),
+        text(&server["uri"]),
+        text(&server["tool"])
+    );
+    let said: String = server["result"]["content"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|b| b["type"] == "text")
+        .filter_map(|b| b["text"].as_str())
+        .collect::<Vec<_>>()
+        .join("\n")
+        .chars()
+        .take(2000)
+        .collect();
+    if !said.trim().is_empty() {
+        out.push_str(&format!("\nThe server said:\n\n{said}\n"));
+    }
     out
 }
 
@@ -116,5 +146,25 @@ mod tests {
         assert!(text.contains("| service | p99 | share | cost |"), "{text}");
         assert!(text.contains("| api | 412.5 ms | 7% | 1234.5 EUR |"), "{text}");
         assert!(text.contains("| web |  | n/a | 12 EUR |"), "{text}");
+    }
+
+    /// A connected server's app reads as where it came from and what its
+    /// server said.
+    #[test]
+    fn a_servers_app_reads_as_its_origin_and_its_servers_words() {
+        let data = lattice_ui::app::server_app(
+            "basic",
+            "get-time",
+            Some("Returns the current server time."),
+            "ui://get-time/mcp-app.html",
+            "<p>x</p>".into(),
+            json!(null),
+            &json!({}),
+            &json!({"content": [{"type": "text", "text": "2026-12-05T07:00:00Z"}], "_meta": {"secret": 1}}),
+        );
+        let text = super::markdown("app", &data, &json!({"id": "art_1", "version": 1, "digest": "d"}));
+        assert!(text.contains("An app of the basic MCP server (ui://get-time/mcp-app.html), shown by its get-time tool"), "{text}");
+        assert!(text.contains("The server said:\n\n2026-12-05T07:00:00Z"), "{text}");
+        assert!(data["server"]["result"].get("_meta").is_none(), "the result's _meta is not kept for the app");
     }
 }

@@ -103,6 +103,15 @@ async fn app_document(log: &LogService, who: &Authenticated, id: &str, sdk: Opti
     if let Some(off) = effective.get(&SwitchKey::MiniApps).filter(|e| !e.enabled) {
         return Err(McpError::invalid_request(format!("mini apps are off here: {}", off.because), None));
     }
+    // A connected server's app needs its server's key on as well (fail
+    // closed: a server no longer connected is off).
+    if let Some(server) = app.data.pointer("/server/name").and_then(Value::as_str) {
+        let key = format!("{}{server}", lattice_core::ServerKey::PREFIX);
+        let on = effective.iter().any(|(k, e)| k.as_str() == key && e.enabled);
+        if !on {
+            return Err(McpError::invalid_request(format!("{key} is off here"), None));
+        }
+    }
     let html = app.data.get("html").and_then(Value::as_str).unwrap_or_default();
     let receipt = json!({"id": app.id, "version": app.version, "digest": app.digest,
         "title": app.data.get("title"), "summary": app.data.get("summary")});

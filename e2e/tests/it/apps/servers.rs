@@ -142,6 +142,11 @@ async fn the_official_example_servers_apps_render_call_their_tools_and_go_with_t
     let app = apps.artifact(&app_id).await;
     assert_eq!(app["data"]["server"]["uri"], "ui://get-time/mcp-app.html");
 
+    // Over lattice's own MCP exporter the app is a resource like any app.
+    let read = crate::mcp::steps(&apps.base, &apps.ana.token, json!({"steps": [{"read": format!("ui://lattice/apps/{app_id}")}]})).await;
+    let document = read["steps"][0]["contents"][0]["text"].as_str().unwrap_or_default().to_owned();
+    assert!(document.contains("Get Server Time"), "{read}");
+
     // In Chromium: the app renders the time its tool result carried.
     let chrome = Chrome::launch().await;
     let w = apps.window(&chrome).await;
@@ -192,6 +197,8 @@ async fn the_official_example_servers_apps_render_call_their_tools_and_go_with_t
         apps.ana.all_events(&apps.th).await.iter().rev().find(|e| e["type"] == "message_posted").map(|e| e["payload"]["text"].clone()).unwrap();
     assert_eq!(said, json!("basic__get-time is not offered here."), "{run}");
     assert_eq!(rows(&apps, "mcp_tool_call").await.len(), 2, "no call reached the basic server again");
+    let read = crate::mcp::steps(&apps.base, &apps.ana.token, json!({"steps": [{"read": format!("ui://lattice/apps/{app_id}")}]})).await;
+    assert!(read.to_string().contains("mcp:basic is off here"), "the exporter refuses it too: {read}");
     let _: &Client = &apps.bot;
 }
 
