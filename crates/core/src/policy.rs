@@ -52,7 +52,7 @@ pub const fn rule(action: Action) -> (Role, &'static str) {
         Action::Archive => (Role::Editor, "archiving an artifact"),
         Action::TellContext => (Role::Editor, "telling the agent what an app shows"),
         Action::StartThread => (Role::Editor, "starting a thread"),
-        Action::Run => (Role::Editor, "starting or stopping an agent turn, answering its ask_user"),
+        Action::Run => (Role::Editor, "starting or stopping an agent turn, answering its ask_user or a server call put to a person"),
         Action::PublishEvent => (Role::Editor, "publishing an application event"),
         Action::ManageMembers => (Role::Admin, "managing the members"),
         Action::ManageListings => (Role::Admin, "managing who is listed on a thread"),
