@@ -112,7 +112,7 @@ impl Call<'_> {
         };
         let is_error = result.get("isError").and_then(Value::as_bool).unwrap_or(false);
         let app = self.app_of(&result).await?;
-        self.audit(policy, decision, Some((&result, app.as_ref().and_then(|a| a.as_ref().ok()))), None).await?;
+        self.audit(policy, decision, Some((&result, app.as_ref())), None).await?;
         let mut told = json!({
             "content": result.get("content").cloned().unwrap_or(json!([])),
             "structuredContent": result.get("structuredContent").cloned().unwrap_or(Value::Null),
@@ -166,7 +166,7 @@ impl Call<'_> {
         &self,
         policy: &str,
         decision: &str,
-        returned: Option<(&Value, Option<&String>)>,
+        returned: Option<(&Value, Option<&Result<String, String>>)>,
         failed: Option<&CallError>,
     ) -> Result<(), Error> {
         let mut data = json!({
@@ -183,8 +183,10 @@ impl Call<'_> {
         if let Some((result, app)) = returned {
             data["result_bytes"] = json!(lattice_core::document::size(result));
             data["is_error"] = json!(result.get("isError").and_then(Value::as_bool).unwrap_or(false));
-            if let Some(app) = app {
-                data["app"] = json!(app);
+            match app {
+                Some(Ok(id)) => data["app"] = json!(id),
+                Some(Err(why)) => data["app_refused"] = json!(why),
+                None => {}
             }
         }
         if let Some(e) = failed {

@@ -184,3 +184,54 @@ impl SubjectSchema for schemars::SchemaGenerator {
         self.subschema_for::<T>().to_value()
     }
 }
+
+/// An envelope's message made to fit in `limit` bytes: an app's document
+/// (`payload.data.html`, the one large field a kind may hold) replaced by
+/// its size and SHA-256, and failing that the whole event by its size and
+/// SHA-256, under `omitted`. The envelope's id, type, place and actor stay,
+/// so a rule still sees that it happened and can read it over the API.
+pub fn within(message: &[u8], limit: usize) -> Vec<u8> {
+    let Ok(mut envelope) = serde_json::from_slice::<serde_json::Value>(message) else { return omitted_whole(message) };
+    if let Some(html) = envelope.pointer_mut("/payload/data/html") {
+        let text = html.as_str().unwrap_or_default();
+        *html = serde_json::json!({"omitted": {"bytes": text.len(), "sha256": sha256(text.as_bytes())}});
+        let shrunk = serde_json::to_vec(&envelope).expect("a value serializes");
+        if shrunk.len() <= limit {
+            return shrunk;
+        }
+    }
+    let Some(payload) = envelope.get_mut("payload") else { return omitted_whole(message) };
+    let bytes = serde_json::to_vec(payload).expect("a value serializes");
+    *payload = serde_json::json!({"omitted": {"bytes": bytes.len(), "sha256": sha256(&bytes)}});
+    serde_json::to_vec(&envelope).expect("a value serializes")
+}
+
+fn omitted_whole(message: &[u8]) -> Vec<u8> {
+    serde_json::to_vec(&serde_json::json!({"omitted": {"bytes": message.len(), "sha256": sha256(message)}})).expect("a value serializes")
+}
+
+fn sha256(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+
+    #[test]
+    fn a_message_too_large_keeps_its_envelope_and_says_what_it_left_out() {
+        let big = json!({"id": "e1", "type": "artifact_created", "payload": {"id": "art_1", "kind": "app", "data": {"title": "T", "html": "x".repeat(5000)}}});
+        let bytes = serde_json::to_vec(&big).unwrap();
+        let shrunk: Value = serde_json::from_slice(&super::within(&bytes, 1000)).unwrap();
+        assert_eq!(shrunk["id"], "e1");
+        assert_eq!(shrunk["payload"]["data"]["title"], "T");
+        assert_eq!(shrunk["payload"]["data"]["html"]["omitted"]["bytes"], 5000);
+        assert_eq!(shrunk["payload"]["data"]["html"]["omitted"]["sha256"].as_str().unwrap().len(), 64);
+        // Too large without its document as well: the event by its size.
+        let other = json!({"id": "e2", "type": "app_event", "payload": {"data": "y".repeat(5000)}});
+        let shrunk: Value = serde_json::from_slice(&super::within(&serde_json::to_vec(&other).unwrap(), 1000)).unwrap();
+        assert_eq!(shrunk["id"], "e2");
+        assert!(shrunk["payload"]["omitted"]["bytes"].as_u64().unwrap() > 5000);
+    }
+}

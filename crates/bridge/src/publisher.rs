@@ -463,7 +463,13 @@ impl Bridge {
 
     /// Sends one envelope (if it is bridged); the acknowledgement comes later.
     async fn send(&self, js: &jetstream::Context, e: &lattice_log::StoredEnvelope) -> Result<Option<PublishAckFuture>, Error> {
-        let Some(out) = self.projector.project_stored(e).await? else { return Ok(None) };
+        let Some(mut out) = self.projector.project_stored(e).await? else { return Ok(None) };
+        // What NATS would refuse goes out summarized, never held back: a
+        // refused publish would stall every envelope after it.
+        let limit = js.client().server_info().max_payload.saturating_sub(HEADERS_ROOM);
+        if limit > 0 && out.payload.len() > limit {
+            out.payload = crate::payloads::within(&out.payload, limit);
+        }
         let mut headers = async_nats::HeaderMap::new();
         headers.insert("Nats-Msg-Id", out.msg_id.as_str());
         // The publish is a span of the command's trace, and the message
@@ -481,6 +487,10 @@ impl Bridge {
         js.publish_with_headers(out.subject, headers, out.payload.into()).await.map(Some).map_err(|e| Error::unavailable(format!("publish: {e}")))
     }
 }
+
+/// What the headers of a message (its id, its trace) may take of NATS's
+/// largest payload.
+const HEADERS_ROOM: usize = 4096;
 
 /// Awaits the oldest publish's acknowledgement; `acked` moves to its seq.
 async fn settle_front(

@@ -161,7 +161,7 @@ impl Server {
                 config = config.auth_header(token);
             }
             let transport = StreamableHttpClientTransport::with_client(http, config);
-            return host.serve(transport).await.map_err(|e| CallError::Unreachable(e.to_string()));
+            return host.serve(transport).await.map_err(|e| handshake_failed(&e));
         }
         let (program, args) = self.config.command.split_first().ok_or_else(|| CallError::Unreachable("no command".into()))?;
         let mut child = tokio::process::Command::new(program)
@@ -181,7 +181,7 @@ impl Server {
             let _ = child.wait().await;
         });
         let transport = AsyncRwTransport::new_client(stdout, stdin).with_max_line_length(limit);
-        host.serve(transport).await.map_err(|e| CallError::Unreachable(e.to_string()))
+        host.serve(transport).await.map_err(|e| handshake_failed(&e))
     }
 
     fn http_client(&self, url: &str) -> Result<reqwest::Client, CallError> {
@@ -203,6 +203,15 @@ impl Server {
         }
         builder.build().map_err(|e| CallError::Unreachable(e.to_string()))
     }
+}
+
+/// A handshake that failed, said in at most a line: what the operator
+/// reads in the console (the whole of it goes to the service's log).
+fn handshake_failed(e: &dyn std::fmt::Display) -> CallError {
+    let detail = e.to_string();
+    tracing::info!(error = %detail, "a connected server's handshake failed");
+    let short: String = detail.chars().take(200).collect();
+    CallError::Unreachable(format!("the handshake failed: {short}"))
 }
 
 /// What lattice says of itself to a server: a host of MCP Apps.

@@ -19,8 +19,12 @@ use crate::error::{Error, FieldError};
 pub const MAX_DEPTH: usize = 32;
 
 /// The largest stored document, in bytes of compact JSON. Each artifact
-/// kind has its own, smaller limit; this one bounds everything else.
+/// kind has its own limit; this one bounds everything else.
 pub const MAX_BYTES: usize = 512 * 1024;
+
+/// The most any artifact kind may declare as its limit (a connected MCP
+/// server's app, which carries its framework inline, is the largest).
+pub const KIND_MAX_BYTES: usize = 4 * 1024 * 1024;
 
 /// How deeply `value` nests, counting no further than `limit + 1`: the
 /// walk stops as soon as it knows the answer exceeds `limit`.

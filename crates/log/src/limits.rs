@@ -44,7 +44,9 @@ pub(crate) fn check_command(command: &Command) -> Result<(), Error> {
                 document::check(value, &format!("patch.{i}.value"), MAX_BYTES)?;
             }
         }
-        Command::CreateArtifact { data, .. } => document::check(data, "data", MAX_BYTES)?,
+        // The kind's own limit is checked once its kind is known (prepare);
+        // this bounds what is read before.
+        Command::CreateArtifact { data, .. } => document::check(data, "data", document::KIND_MAX_BYTES)?,
         Command::AnswerDeferred { answer, .. } => document::check(answer, "answer", MAX_BYTES)?,
         Command::RecordRun { step, .. } => check_step(step)?,
         Command::StartRun { prompt, chain, .. } => {

@@ -138,6 +138,6 @@ impl Preparing<'_> {
 /// A payload within the kind's size and the nesting limit every stored
 /// document keeps, and of the kind's shape.
 fn check_payload(spec: &dyn ArtifactKind, data: &Value) -> Result<(), Error> {
-    lattice_core::document::check(data, "data", spec.max_bytes().min(lattice_core::document::MAX_BYTES))?;
+    lattice_core::document::check(data, "data", spec.max_bytes().min(lattice_core::document::KIND_MAX_BYTES))?;
     spec.check(data)
 }

@@ -215,6 +215,8 @@ lattice_testkit::both_backends! {
         let apps = here.log.artifacts(&here.alice, &here.th, Some("app"), None).await.unwrap();
         assert!(apps.is_empty(), "no app was shown: {apps:?}");
         let rows = audited(&here).await;
+        let refused = rows.iter().find(|(tool, _, _)| tool == "probe").map(|(_, _, row)| row["app_refused"].clone()).unwrap();
+        assert!(refused.as_str().is_some_and(|why| why.contains("external address")), "the row says why its app was not shown: {refused}");
         let failed = rows.iter().filter(|(_, _, row)| row.get("failed").is_some()).count();
         assert_eq!(failed, 2, "the timeout and the flood are recorded as failed calls: {rows:?}");
     }
@@ -267,5 +269,29 @@ lattice_testkit::both_backends! {
         }
         assert!(results[2].1.contains("did not answer within 1 s"), "an answer to another request is no answer: {:?}", results[2]);
         assert_eq!(audited(&here).await.iter().filter(|(_, _, row)| row.get("failed").is_some()).count(), 3);
+    }
+}
+
+lattice_testkit::both_backends! {
+    async fn a_run_makes_at_most_its_calls_of_a_server(backend: Backend) {
+        let server = lattice_testkit::mcp_server::start().await;
+        let connections = connections(&server.url);
+        let here = here(backend, &connections).await;
+        // Seven calls in one reply; the server allows six a run.
+        let calls: Vec<ToolCall> = (0..7).map(|i| ToolCall { id: format!("c{i}"), name: "clock__ask_form".into(), arguments: json!({}) }).collect();
+        let script = Script::new(vec![ModelReply { text: None, tool_calls: calls, tokens: None }, say("done")]);
+        let runner = Runner::new(lattice_testkit::trusted(&here.log), Models::default().with("m", Arc::new(script.clone()), true)).with_connections(connections);
+        let run = runner.start(&here.alice, here.th.clone(), "Call it seven times".into(), None, None).await.unwrap();
+        wait_for(&here.log, &here.alice, &run, RunStatus::Finished).await;
+        let results: Vec<(bool, String)> = lattice_testkit::trusted(&here.log)
+            .run_log(&here.alice.principal().tenant, &run)
+            .await
+            .unwrap()
+            .into_iter()
+            .filter_map(|e| match e.event { Event::ToolReturned(r) => Some((r.is_error, r.result.to_string())), _ => None })
+            .collect();
+        assert_eq!(results.iter().filter(|(e, _)| !e).count(), 6, "{results:?}");
+        assert!(results[6].0 && results[6].1.contains("this run has made its 6 calls of the clock server"), "{:?}", results[6]);
+        assert_eq!(server.counts.calls.load(std::sync::atomic::Ordering::SeqCst), 6);
     }
 }

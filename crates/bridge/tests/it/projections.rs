@@ -219,3 +219,59 @@ lattice_testkit::both_backends! {
         bridge.await.unwrap().unwrap();
     }
 }
+
+/// An envelope larger than NATS takes (a connected server's app of 1.5 MiB)
+/// goes out with its document summarized, and those after it follow.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_envelope_larger_than_nats_takes_goes_out_summarized_and_the_log_goes_on() {
+    let nats = NatsServer::start();
+    let key = lattice_core::ServerKey::configure("big").unwrap();
+    let mut connected = lattice_core::Connected::default();
+    connected.add(key, None);
+    let db = lattice_testkit::fresh_db(lattice_log::Backend::Sqlite).await;
+    let log = lattice_testkit::builder_on(db).connected(connected).start();
+    let alice = who("t1", "alice", TenantRole::Member);
+    let ws = log.execute(&alice, Command::CreateWorkspace { name: "W".into() }).await.unwrap().id.unwrap();
+    let th = log
+        .execute(&alice, Command::CreateThread { workspace: WorkspaceId::parse("w", &ws).unwrap(), title: "T".into(), restricted: false })
+        .await
+        .unwrap()
+        .id
+        .unwrap();
+    let ops = who("t1", "olga", TenantRole::DeploymentAdmin);
+    let on = Command::SetSwitch {
+        level: lattice_core::Level::Deployment,
+        key: lattice_core::SwitchKey::MiniApps,
+        state: lattice_core::SwitchState::On,
+        reason: "apps".into(),
+    };
+    log.execute(&ops, on).await.unwrap();
+    // Made as lattice's runner makes one: an agent inside a run.
+    let runner = lattice_testkit::trusted(&log).vouch(lattice_core::Principal {
+        agent: true,
+        run: Some(lattice_core::RunId::generate()),
+        ..alice.principal().clone()
+    });
+    let html = format!("<!doctype html><p>{}</p>", "x".repeat(1536 * 1024));
+    let data = lattice_ui::app::server_app("big", "show", None, "ui://big/app.html", html.clone(), json!(null), &json!({}), &json!({"content": []}));
+    let thread = lattice_core::ThreadId::parse("th", &th).unwrap();
+    let app = log.execute(&runner, Command::CreateArtifact { thread: thread.clone(), id: None, kind: "app".into(), data }).await.unwrap();
+    let after = log.execute(&alice, Command::PostMessage { thread, text: "after".into() }).await.unwrap();
+    let (stop_tx, stop) = tokio::sync::watch::channel(false);
+    let bridge = crate::spawn_bridge(&log, &nats.url, stop);
+    let js = jetstream::new(async_nats::connect(&nats.url).await.unwrap());
+    let mut messages = Vec::new();
+    for _ in 0..200 {
+        messages = stream_messages(&js).await;
+        if messages.iter().any(|(_, id, _)| *id == after.envelope_id) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    let (_, _, created) = messages.iter().find(|(_, id, _)| *id == app.envelope_id).expect("the app's envelope went out");
+    assert_eq!(created["payload"]["data"]["server"]["name"], "big");
+    assert_eq!(created["payload"]["data"]["html"]["omitted"]["bytes"], html.len());
+    assert!(messages.iter().any(|(_, id, _)| *id == after.envelope_id), "the envelope after it followed");
+    let _ = stop_tx.send(true);
+    bridge.await.unwrap().unwrap();
+}

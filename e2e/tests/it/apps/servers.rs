@@ -37,9 +37,11 @@ impl Budget {
             .stderr(Stdio::null())
             .spawn()
             .expect("node runs the budget allocator");
+        // Held from here: dropped (a panic below), the process is killed.
+        let budget = Self { child, url: format!("http://127.0.0.1:{port}/mcp") };
         for _ in 0..200 {
             if tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_ok() {
-                return Self { child, url: format!("http://127.0.0.1:{port}/mcp") };
+                return budget;
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
