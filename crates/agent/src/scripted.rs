@@ -15,6 +15,7 @@ pub fn all() -> Vec<(&'static str, Arc<dyn Model>)> {
         ("scripted:dashboard", Arc::new(ShowDashboard)),
         ("scripted:app", Arc::new(MakeApp)),
         ("scripted:call", Arc::new(CallTool)),
+        ("scripted:context", Arc::new(SaysTheContext)),
     ]
 }
 
@@ -195,5 +196,28 @@ impl Model for CallTool {
             Some(result) if result.starts_with("error:") => Ok(say(format!("{tool} failed: {}", result.trim_start_matches("error: ")))),
             Some(_) => Ok(say(format!("I called {tool}."))),
         }
+    }
+}
+
+/// Says back what the thread's apps told it (their model context, as the
+/// model call carries it), or that none did: what a host's conformance
+/// check of `ui/update-model-context` needs of a model.
+struct SaysTheContext;
+
+#[async_trait::async_trait]
+impl Model for SaysTheContext {
+    async fn reply(&self, request: ModelRequest) -> Result<ModelReply, ModelError> {
+        let told: Vec<&str> = request
+            .messages
+            .iter()
+            .filter_map(|m| match m {
+                ChatMessage::User { content } if content.starts_with("An app in this thread says what it shows now:") => Some(content.as_str()),
+                _ => None,
+            })
+            .collect();
+        Ok(match told.is_empty() {
+            true => say("No app in this thread told me anything."),
+            false => say(format!("The apps in this thread told me:\n\n{}", told.join("\n\n"))),
+        })
     }
 }

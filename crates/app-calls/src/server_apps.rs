@@ -30,7 +30,31 @@ impl AppCalls {
     ) -> Result<Outcome, Error> {
         let name = head.data.pointer("/server/name").and_then(Value::as_str).unwrap_or_default();
         let server = self.server_of(who, head, name).await?;
-        let listed = self.listed(&server, tool).await?;
+        let listed = match self.listed(&server, tool).await {
+            Ok(listed) => listed,
+            // A tool for the model alone is refused to an app (MCP Apps'
+            // visibility), and the refusal is a decision like any other.
+            Err(refused @ Error::Forbidden { .. }) => {
+                count(tool, "deny", via);
+                let row = CallAudit {
+                    app: head.id.clone(),
+                    version: head.version,
+                    tool: tool.into(),
+                    via,
+                    decision: String::new(),
+                    confirmation: None,
+                    arguments: None,
+                    arguments_digest: Some(lattice_log::digest(arguments)),
+                    arguments_bytes: Some(lattice_core::document::size(arguments) as u64),
+                    server: Some(server.name().to_owned()),
+                    policy: Some("visibility".into()),
+                    result_bytes: None,
+                };
+                self.record(who, head, row.decided("deny"), None).await?;
+                return Err(refused);
+            }
+            Err(other) => return Err(other),
+        };
         let Decided { decision, policy } = decide(server.name(), server.config(), &listed.name, Caller::App);
         let base = CallAudit {
             app: head.id.clone(),

@@ -100,6 +100,8 @@ impl ServerHandler for Fixture {
     async fn list_tools(&self, _: Option<PaginatedRequestParams>, _: RequestContext<RoleServer>) -> Result<ListToolsResult, ErrorData> {
         let mut app_only = tool("refresh", "Only the clock app calls this.", None);
         app_only["_meta"] = json!({"ui": {"visibility": ["app"]}});
+        let mut model_only = tool("reset", "Only the model calls this.", None);
+        model_only["_meta"] = json!({"ui": {"visibility": ["model"]}});
         let tools = json!({"tools": [
             tool("get_time", "The server's time, shown in the clock app.", Some("ui://clock/app.html")),
             tool("write_note", "Writes a note on the server.", None),
@@ -109,6 +111,7 @@ impl ServerHandler for Fixture {
             tool("ask_form", "A tool named like lattice's own.", None),
             tool("escape", "Shows an app that tries every way out.", Some("ui://clock/escape.html")),
             app_only,
+            model_only,
         ]});
         Ok(serde_json::from_value(tools).expect("a tool list"))
     }
@@ -116,7 +119,7 @@ impl ServerHandler for Fixture {
     async fn call_tool(&self, request: CallToolRequestParams, _: RequestContext<RoleServer>) -> Result<CallToolResponse, ErrorData> {
         self.counts.calls.fetch_add(1, Ordering::SeqCst);
         let result = match request.name.as_ref() {
-            "get_time" | "refresh" => json!({"content": [{"type": "text", "text": "12:00"}], "structuredContent": {"time": "12:00"}}),
+            "get_time" | "refresh" | "reset" => json!({"content": [{"type": "text", "text": "12:00"}], "structuredContent": {"time": "12:00"}}),
             "write_note" => {
                 let note = request.arguments.as_ref().and_then(|a| a.get("note")).and_then(Value::as_str).unwrap_or_default().to_owned();
                 json!({"content": [{"type": "text", "text": format!("noted: {note}")}]})

@@ -92,7 +92,7 @@ lattice_testkit::both_backends! {
         wait_for(&here.log, &here.alice, &run, RunStatus::Finished).await;
 
         let offered = script.offered.lock().unwrap()[0].clone();
-        for name in ["ask_form", "clock__get_time", "clock__write_note", "clock__ask_form"] {
+        for name in ["ask_form", "clock__get_time", "clock__write_note", "clock__ask_form", "clock__reset"] {
             assert!(offered.contains(&name.to_owned()), "{name} in {offered:?}");
         }
         assert!(!offered.contains(&"clock__refresh".to_owned()), "a tool for apps only is not the model's: {offered:?}");

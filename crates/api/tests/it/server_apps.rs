@@ -96,6 +96,9 @@ lattice_testkit::both_backends! {
         let denied = call(alice.clone(), cap.clone(), "slow", json!({})).await;
         assert_eq!(denied.body["status"], "refused", "{:?}", denied.body);
         assert!(denied.body["reason"].as_str().unwrap().contains("mcp-app:clock denies slow"), "{:?}", denied.body);
+        // A tool for the model alone is refused to the app, with its row.
+        let model_only = call(alice.clone(), cap.clone(), "reset", json!({})).await;
+        assert_eq!(model_only.status, StatusCode::FORBIDDEN, "{:?}", model_only.body);
         // A tool the server does not list is refused before anything is sent.
         let unknown = call(alice.clone(), cap.clone(), "format_disk", json!({})).await;
         assert_eq!(unknown.status, StatusCode::UNPROCESSABLE_ENTITY, "{:?}", unknown.body);
@@ -123,7 +126,7 @@ lattice_testkit::both_backends! {
         let mut decided: Vec<(String, String)> = rows.body.as_array().unwrap().iter()
             .map(|r| (r["tool"].as_str().unwrap().to_owned(), r["decision"].as_str().unwrap().to_owned())).collect();
         decided.reverse();
-        let expected: Vec<(String, String)> = [("get_time", "allow"), ("refresh", "allow"), ("slow", "deny"), ("write_note", "ask"), ("write_note", "confirmed"), ("get_time", "read_only")]
+        let expected: Vec<(String, String)> = [("get_time", "allow"), ("refresh", "allow"), ("slow", "deny"), ("reset", "deny"), ("write_note", "ask"), ("write_note", "confirmed"), ("get_time", "read_only")]
             .iter().map(|(t, d)| (t.to_string(), d.to_string())).collect();
         assert_eq!(decided, expected);
 
@@ -132,11 +135,11 @@ lattice_testkit::both_backends! {
         assert_eq!(listed.status, StatusCode::OK, "{:?}", listed.body);
         let clock = &listed.body[0];
         assert_eq!((clock["name"].clone(), clock["key"].clone(), clock["transport"].clone(), clock["address"].clone(), clock["tools"].clone()),
-            (json!("clock"), json!("mcp:clock"), json!("http"), json!("127.0.0.1"), json!(8)), "{clock}");
+            (json!("clock"), json!("mcp:clock"), json!("http"), json!("127.0.0.1"), json!(9)), "{clock}");
         let calls = clock["calls"].as_array().unwrap();
-        assert_eq!(calls.len(), 7, "the agent's call and the app's six decisions: {calls:?}");
+        assert_eq!(calls.len(), 8, "the agent's call and the app's seven decisions: {calls:?}");
         assert_eq!((calls[0]["tool"].clone(), calls[0]["decision"].clone(), calls[0]["caller"].clone()), (json!("get_time"), json!("read_only"), json!("app")));
-        assert_eq!((calls[6]["tool"].clone(), calls[6]["caller"].clone()), (json!("get_time"), json!("agent")));
+        assert_eq!((calls[7]["tool"].clone(), calls[7]["caller"].clone()), (json!("get_time"), json!("agent")));
         // vera administers nothing: she sees the server, and no call.
         let hers = app.get("/v1/integrations/servers", &vera).await;
         assert_eq!(hers.body[0]["calls"], json!([]), "{:?}", hers.body);

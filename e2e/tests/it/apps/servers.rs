@@ -262,3 +262,36 @@ async fn a_servers_app_that_tries_every_way_out_reaches_nothing() {
     let here: String = w.eval("() => location.pathname").await;
     assert_eq!(here, format!("/t/{}", apps.th));
 }
+
+/// The server's policy asks: the run waits, the chat shows the call with
+/// its exact arguments and Allow / Decline, and the person's Allow makes
+/// the call (and shows its app).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_the_policy_asks_about_is_allowed_in_the_chat() {
+    let config = format!(
+        "[mcp_servers.basic]\ncommand = [\"node\", {:?}, \"--stdio\"]\npolicy = {{ default = \"ask\" }}\n",
+        package("server-basic-vanillajs").display().to_string()
+    );
+    let apps = Apps::set_up(Deployment::Up(UpProcess::start_configured(&config, &[]).await)).await;
+    let started =
+        apps.ana.ok("POST", &format!("/v1/threads/{}/runs", apps.th), json!({"prompt": "tool=basic__get-time", "model": "scripted:call"})).await;
+    let run = started["run_id"].as_str().unwrap().to_owned();
+    let chrome = Chrome::launch().await;
+    let w = apps.window(&chrome).await;
+    w.until("() => !!document.querySelector('section.server-call button')", "the call put to the person").await;
+    let shown: String = w.eval("() => document.querySelector('section.server-call').textContent").await;
+    assert!(shown.contains("The agent wants to call get-time on the basic server") && shown.contains("{}"), "{shown}");
+    assert!(rows(&apps, "app_tool_call").await.is_empty() && rows(&apps, "mcp_tool_call").await.len() == 1, "asked, nothing called yet");
+    w.page.locator("section.server-call button:has-text('Allow')").click(None).await.expect("Allow");
+    for _ in 0..400 {
+        if apps.ana.ok("GET", &format!("/v1/runs/{run}"), Value::Null).await["status"] == "finished" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    let decided: Vec<Value> = rows(&apps, "mcp_tool_call").await.iter().map(|r| r["decision"].clone()).collect();
+    assert_eq!(decided, vec![json!("ask"), json!("confirmed")]);
+    w.until("() => document.querySelectorAll('.app-frame iframe').length === 1", "the app the allowed call showed").await;
+    let answered: String = w.eval("() => document.querySelector('section.server-call').textContent").await;
+    assert!(answered.contains("Answered by ana"), "{answered}");
+}

@@ -83,6 +83,10 @@ pub(super) async fn call_tool(id: u64, rid: Value, name: String, arguments: Valu
     let body = AppCall { tool: name.clone(), arguments, capability: Some(capability) };
     let mut outcome = match api_client::post::<Outcome>(&format!("/v1/artifacts/{}/calls", app.id), &body).await {
         Ok(outcome) => outcome,
+        // A server's app is refused a call it may not make (a tool for the
+        // model only, one its server does not list) as MCP Apps says: a
+        // JSON-RPC error, not a result.
+        Err(e) if app.server.is_some() => return refuse(id, &rid, -32602, &e.message()),
         Err(e) => return answer(id, &rid, tool_error(&e.message())),
     };
     if let Outcome::Confirm { confirmation, arguments: asked, .. } = &outcome {
