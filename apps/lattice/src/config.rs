@@ -168,6 +168,12 @@ pub struct Config {
     /// server"): each governed by its switch key `mcp:<name>`.
     #[serde(default)]
     pub mcp_servers: std::collections::BTreeMap<String, lattice_connect::ServerConfig>,
+    /// The largest file one upload may be (LATTICE_FILE_MAX_BYTES).
+    pub file_max_bytes: u64,
+    /// The bytes of files one tenant may hold (LATTICE_FILE_QUOTA_BYTES).
+    pub file_quota_bytes: u64,
+    /// The files one tenant may hold (LATTICE_FILE_QUOTA_FILES).
+    pub file_quota_files: u64,
 }
 
 impl Default for Config {
@@ -222,6 +228,9 @@ impl Default for Config {
             trusted_proxies: None,
             otlp_endpoint: None,
             mcp_servers: Default::default(),
+            file_max_bytes: lattice_log::FileLimits::default().max_bytes,
+            file_quota_bytes: lattice_log::FileLimits::default().quota_bytes,
+            file_quota_files: lattice_log::FileLimits::default().quota_files,
         }
     }
 }
@@ -353,6 +362,11 @@ impl Config {
         }
         let made = lattice_connect::Connections::configure(&self.mcp_servers).map_err(|e| anyhow::anyhow!("mcp_servers: {e}"))?;
         Ok(MADE.get_or_init(|| made).clone())
+    }
+
+    /// What files may hold.
+    pub fn file_limits(&self) -> lattice_log::FileLimits {
+        lattice_log::FileLimits { max_bytes: self.file_max_bytes, quota_bytes: self.file_quota_bytes, quota_files: self.file_quota_files }
     }
 
     pub fn app_tools(&self) -> anyhow::Result<lattice_ui::app_policy::AppToolPolicy> {

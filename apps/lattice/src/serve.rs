@@ -28,7 +28,7 @@ pub async fn migrate(config: &Config) -> anyhow::Result<()> {
 pub(crate) async fn start_log_trusted(config: &Config, behind: Behind) -> anyhow::Result<(LogService, Trusted)> {
     let db = crate::schema::open(config, config.db_max_connections, behind).await?;
     let auth = Authenticator::new(&config.secret()?, Duration::from_secs(config.token_ttl_secs))?;
-    let mut builder = LogService::builder(db, auth).connected(config.connections()?.connected().clone());
+    let mut builder = LogService::builder(db, auth).connected(config.connections()?.connected().clone()).file_limits(config.file_limits());
     for kind in lattice_ui::kinds() {
         builder = builder.kind(kind);
     }

@@ -18,7 +18,7 @@ pub use lattice_http::error::{self, ApiError, status_of};
 pub use lattice_http::guard;
 pub use state::AppState;
 
-use routes::{agui, app_calls, artifacts, events, integrations, me, people, runs, system, workspaces};
+use routes::{agui, app_calls, artifacts, events, files, integrations, me, people, runs, system, workspaces};
 
 /// The whole API, with its state.
 pub fn router(state: AppState) -> Router {
@@ -42,6 +42,9 @@ pub fn router(state: AppState) -> Router {
         .route("/threads/{th}/read", put(workspaces::mark_read))
         .route("/threads/{th}/artifacts", get(artifacts::list).post(artifacts::create))
         .route("/threads/{th}/events", get(events::thread))
+        .route("/threads/{th}/files", post(files::upload))
+        .route("/files/{id}", get(files::get))
+        .route("/files/{id}/erase", post(files::erase))
         .route("/threads/{th}/runs", post(runs::start))
         .route("/runs/{run}", get(runs::get))
         .route("/runs/{run}/answers", post(runs::answer))

@@ -52,6 +52,7 @@ struct Inner {
     runs: Runs,
     streams: Streams,
     waiting: WaitingReads,
+    files: crate::files::Files,
     parts: Parts,
 }
 
@@ -72,9 +73,16 @@ pub struct Builder {
     idle_poll: std::time::Duration,
     clock: Option<SharedClock>,
     connected: lattice_core::Connected,
+    file_limits: crate::files::FileLimits,
 }
 
 impl Builder {
+    /// What files may hold (per file, per tenant).
+    pub fn file_limits(mut self, limits: crate::files::FileLimits) -> Self {
+        self.file_limits = limits;
+        self
+    }
+
     /// The MCP servers the deployment connected: each is governed by its
     /// own switch key (`mcp:<name>`), in the tenants it is offered to.
     pub fn connected(mut self, connected: lattice_core::Connected) -> Self {
@@ -129,8 +137,10 @@ impl Builder {
         let streams = Streams::new(db.clone(), reads.clone(), sign_outs.clone(), fanout.clone(), horizon.clone());
         let waiting = WaitingReads::new(db.clone(), clock.clone(), registry.clone(), sign_outs.clone(), fanout.clone());
         deadlines.start();
+        let files = crate::files::Files::new(db.clone(), clock.clone(), switches.clone(), self.file_limits);
         LogService {
             inner: Arc::new(Inner {
+                files,
                 gate: Gate::new(db.clone(), registry.clone(), switches.clone()),
                 runs: Runs::new(db.clone()),
                 parts: Parts { switches, fanout, deadlines, reads },
@@ -150,7 +160,15 @@ impl Builder {
 
 impl LogService {
     pub fn builder(db: Db, auth: Authenticator) -> Builder {
-        Builder { db, auth, registry: Registry::default(), idle_poll: IDLE_POLL, clock: None, connected: Default::default() }
+        Builder {
+            db,
+            auth,
+            registry: Registry::default(),
+            idle_poll: IDLE_POLL,
+            clock: None,
+            connected: Default::default(),
+            file_limits: Default::default(),
+        }
     }
 
     pub fn db(&self) -> &Db {
@@ -169,6 +187,31 @@ impl LogService {
     /// The switch store, which answers the Integrations port.
     pub fn integrations(&self) -> &dyn Integrations {
         &self.inner.parts.switches
+    }
+
+    /// Files attached to answers (uploads, reads).
+    pub fn files(&self) -> &crate::files::Files {
+        &self.inner.files
+    }
+
+    /// Erases a file's bytes, by a workspace admin, with a reason: first the
+    /// audit row (`file_erased`: the file, its name, size and digest, the
+    /// reason) in the thread's log, then the bytes. The row in `files` stays,
+    /// saying when and by whom, so every reader of a reference is told.
+    pub async fn erase_file(&self, who: &Authenticated, id: &str, reason: &str) -> Result<i64, Error> {
+        let row = self.inner.files.head(who, id).await?;
+        let thread = ThreadId::from_trusted(row.thread.clone());
+        let access = crate::access::thread_access(self.db(), who.principal(), &thread).await?;
+        access.allow(lattice_core::policy::Action::Administer)?;
+        if row.erased_at.is_some() {
+            return Err(Error::invalid_state("the file's bytes were erased already"));
+        }
+        let data =
+            serde_json::json!({"file": row.id, "name": row.name, "type": row.media_type, "size": row.size, "sha256": row.sha256, "reason": reason});
+        let audit = Audit { name: "file_erased".into(), data, once: Some(format!("erase:{}", row.id)) };
+        let done = self.execute(who, Command::RecordAudit { thread, audit }).await?;
+        crate::store::files::erase(self.inner.files.db(), &row.tenant, &row.id, who.actor().name(), self.inner.files.now_ms()).await?;
+        Ok(done.seq)
     }
 
     pub fn horizon(&self) -> &Horizon {

@@ -177,3 +177,12 @@ pub struct AppContext {
     #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
     pub structured: Option<Value>,
 }
+
+/// Erasing a file's bytes (`POST /v1/files/{id}/erase`): why, kept in the
+/// audit.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct EraseFile {
+    pub reason: String,
+}

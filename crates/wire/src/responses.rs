@@ -177,6 +177,24 @@ pub struct AuditEntry {
     pub reason: String,
 }
 
+/// A file attached to an answer: the reference a form's file field takes
+/// (`id`, `name`, `type`, `size`, `sha256`), and, once its bytes were
+/// erased, when and by whom.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct FileView {
+    pub id: String,
+    pub name: String,
+    #[serde(rename = "type")]
+    pub media_type: String,
+    pub size: u64,
+    pub sha256: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub erased_at: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub erased_by: Option<String>,
+}
+
 /// A connected MCP server, as the console lists it
 /// (`GET /v1/integrations/servers`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -4,6 +4,7 @@ pub mod agui;
 pub mod app_calls;
 pub mod artifacts;
 pub mod events;
+pub mod files;
 pub mod integrations;
 pub mod me;
 pub mod people;

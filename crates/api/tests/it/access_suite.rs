@@ -365,6 +365,25 @@ fn table() -> Vec<Entry> {
             }),
         ),
         entry(
+            "POST",
+            "/v1/threads/{th}/files",
+            both("upload a file", On::Thread, Needs(Submit), |ids, _, which| {
+                (format!("/v1/threads/{}/files?name=note.txt", ids.thread(which)), Some(json!("a note")))
+            }),
+        ),
+        entry(
+            "GET",
+            "/v1/files/{id}",
+            both("read a file's reference", On::Thread, Needs(Read), |ids, _, which| (format!("/v1/files/{}", ids.file(which)), None)),
+        ),
+        entry(
+            "POST",
+            "/v1/files/{id}/erase",
+            both("erase a file's bytes", On::Thread, Needs(Administer), |ids, _, which| {
+                (format!("/v1/files/{}/erase", ids.file(which)), Some(json!({"reason": "asked to"})))
+            }),
+        ),
+        entry(
             "GET",
             "/v1/threads/{th}/artifacts",
             both("list the artifacts", On::Thread, Needs(Read), |ids, _, which| (format!("/v1/threads/{}/artifacts", ids.thread(which)), None)),
@@ -640,6 +659,7 @@ struct Ids {
     forms: [String; 2],
     apps: [String; 2],
     runs: [String; 2],
+    files: [String; 2],
     confirmation: String,
     tenant: String,
 }
@@ -660,6 +680,7 @@ impl Ids {
             forms: [art(), art()],
             apps: [art(), art()],
             runs: [run(), run()],
+            files: ["file_doesnotexist000000000000000".into(), "file_doesnotexist000000000000000".into()],
             confirmation: "01JZZZZZZZZZZZZZZZZZZZZZZZ".into(),
             tenant: "tdoesnotexist".into(),
         }
@@ -668,6 +689,10 @@ impl Ids {
     fn thread(&self, which: Which) -> &str {
         if which == Which::Open { &self.open } else { &self.restricted }
     }
+    fn file(&self, which: Which) -> &str {
+        &self.files[index(which)]
+    }
+
     fn dashboard(&self, which: Which) -> &str {
         &self.dashboards[index(which)]
     }
@@ -839,6 +864,8 @@ async fn fixture(backend: lattice_log::Backend, needs: Needs, sent: Arc<AtomicUs
             http.ok("POST", &path, &owner, Some(json!({"kind": "dashboard", "data": dashboard()}))).await["id"].as_str().unwrap().to_owned();
         let form = json!({"title": "F", "schema": {"type": "object", "properties": {"ok": {"type": "boolean"}}}, "submissions": "per_person"});
         ids.forms[i] = http.ok("POST", &path, &owner, Some(json!({"kind": "form", "data": form}))).await["id"].as_str().unwrap().to_owned();
+        ids.files[i] =
+            http.ok("POST", &format!("/v1/threads/{th}/files?name=a.txt"), &owner, Some(json!("a line"))).await["id"].as_str().unwrap().to_owned();
     }
     if needs.apps {
         let root = http.token("ops", "root", TenantRole::DeploymentAdmin, false).await;

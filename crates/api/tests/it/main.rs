@@ -9,6 +9,7 @@ mod app_callers;
 mod app_calls;
 mod authorization;
 mod contract;
+mod files;
 mod form_deadline;
 mod hostile;
 mod input;

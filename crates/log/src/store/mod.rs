@@ -15,6 +15,7 @@ mod audit;
 pub(crate) mod db;
 pub(crate) mod deadlines;
 pub(crate) mod envelopes;
+pub(crate) mod files;
 pub(crate) mod followers;
 pub(crate) mod horizon;
 pub(crate) mod members;

@@ -1,0 +1,98 @@
+//! Files attached to answers (docs/FILES.md): an upload is the request's
+//! body, streamed into the log's database a chunk at a time and refused
+//! the moment it passes the file's limit or the tenant's room, never held
+//! whole; its type is decided from its content.
+
+use axum::Json;
+use axum::body::Body;
+use axum::extract::{Path, State};
+use futures_util::StreamExt;
+use lattice_core::{Error, ThreadId};
+use lattice_log::FileRef;
+use serde::Deserialize;
+
+use super::path_id;
+use crate::error::ApiResult;
+use crate::extract::{Caller, Query};
+use crate::state::AppState;
+use lattice_wire::{ErrorBody, FileView, Posted};
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UploadQuery {
+    /// The file's name, as the person's device calls it (kept as its last
+    /// path segment, without control characters).
+    name: String,
+}
+
+/// Uploads a file's bytes (the body, any type: the type kept is the one
+/// its content says) to a thread, by someone who may answer its forms
+/// while forms are on there. Answers the reference a form's file field
+/// takes: `{id, name, type, size, sha256}`.
+#[utoipa::path(post, path = "/v1/threads/{th}/files", request_body(content = Vec<u8>, content_type = "application/octet-stream"),
+    responses((status = 200, body = FileView), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody),
+        (status = 413, body = ErrorBody), (status = 423, body = ErrorBody)),
+    params(("th" = String, Path), ("name" = String, Query)), security(("bearer" = [])))]
+pub async fn upload(
+    State(state): State<AppState>,
+    Caller(who): Caller,
+    Path(th): Path<String>,
+    Query(q): Query<UploadQuery>,
+    body: Body,
+) -> ApiResult<Json<FileView>> {
+    let thread = path_id(ThreadId::parse, &th)?;
+    let mut upload = state.log.files().upload(&who, &thread, &q.name).await?;
+    let mut stream = body.into_data_stream();
+    while let Some(frame) = stream.next().await {
+        match frame {
+            Ok(bytes) => upload.push(&bytes).await?,
+            Err(e) => {
+                upload.abandon().await;
+                return Err(Error::Malformed { reason: format!("the upload was cut off: {e}") }.into());
+            }
+        }
+    }
+    Ok(Json(view(upload.finish().await?, None)))
+}
+
+/// A file's reference, and whether its bytes were erased (by whom, when),
+/// for whoever may read its thread.
+#[utoipa::path(get, path = "/v1/files/{id}", responses((status = 200, body = FileView), (status = 404, body = ErrorBody)),
+    params(("id" = String, Path)), security(("bearer" = [])))]
+pub async fn get(State(state): State<AppState>, Caller(who): Caller, Path(id): Path<String>) -> ApiResult<Json<FileView>> {
+    let row = state.log.files().head(&who, &id).await?;
+    let erased = row.erased_at.map(|at| (lattice_log::rfc3339(at), row.erased_by.clone().unwrap_or_default()));
+    let reference = FileRef { id: row.id, name: row.name, media_type: row.media_type, size: row.size, sha256: row.sha256 };
+    Ok(Json(view(reference, erased)))
+}
+
+/// Erases a file's bytes (a workspace admin, with a reason kept in the
+/// audit): its reference stays in the log, and every reader is told.
+#[utoipa::path(post, path = "/v1/files/{id}/erase", request_body = lattice_wire::EraseFile,
+    responses((status = 200, body = Posted), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody)),
+    params(("id" = String, Path)), security(("bearer" = [])))]
+pub async fn erase(
+    State(state): State<AppState>,
+    Caller(who): Caller,
+    Path(id): Path<String>,
+    crate::extract::Body(req): crate::extract::Body<lattice_wire::EraseFile>,
+) -> ApiResult<Json<Posted>> {
+    if req.reason.trim().is_empty() || req.reason.len() > lattice_log::limits::REASON_MAX {
+        return Err(Error::field("reason", "maxLength", format!("a reason has 1 to {} bytes", lattice_log::limits::REASON_MAX)).into());
+    }
+    let seq = state.log.erase_file(&who, &id, &req.reason).await?;
+    Ok(Json(Posted { seq }))
+}
+
+fn view(reference: FileRef, erased: Option<(String, String)>) -> FileView {
+    let (erased_at, erased_by) = erased.unzip();
+    FileView {
+        id: reference.id,
+        name: reference.name,
+        media_type: reference.media_type,
+        size: reference.size,
+        sha256: reference.sha256,
+        erased_at,
+        erased_by,
+    }
+}

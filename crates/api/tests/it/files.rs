@@ -1,0 +1,163 @@
+//! Files attached to answers: uploaded as a stream, refused while the
+//! bytes arrive once past the file's limit or the tenant's room, typed by
+//! their content, read by whoever reads their thread, erased by an admin
+//! with the log left whole.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use axum::body::Body;
+use axum::http::{Request, StatusCode};
+use http_body_util::BodyExt;
+use lattice_core::TenantRole;
+use lattice_log::FileLimits;
+use serde_json::{Value, json};
+use tower::ServiceExt;
+
+use crate::App;
+
+const PNG: [u8; 16] = [0x89, b'P', b'N', b'G', 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 0x0d, b'I', b'H', b'D', b'R'];
+
+async fn app(backend: lattice_log::Backend, limits: FileLimits) -> App {
+    let log = lattice_testkit::builder_on(lattice_testkit::fresh_db(backend).await).file_limits(limits).start();
+    App::over(log, lattice_agent::Models::scripted())
+}
+
+/// Uploads `body` as `name`, the body streamed in frames of `frame` bytes;
+/// answers the reply and how many bytes the server pulled.
+async fn upload(app: &App, token: &str, th: &str, name: &str, body: Vec<u8>, frame: usize) -> (StatusCode, Value, usize) {
+    let pulled = Arc::new(AtomicUsize::new(0));
+    let counted = pulled.clone();
+    let frames: Vec<Result<Vec<u8>, std::io::Error>> = body.chunks(frame.max(1)).map(|c| Ok(c.to_vec())).collect();
+    let stream = futures_util::stream::iter(frames).inspect(move |f| {
+        if let Ok(f) = f {
+            counted.fetch_add(f.len(), Ordering::SeqCst);
+        }
+    });
+    let path = format!("/v1/threads/{th}/files?name={}", urlencoding(name));
+    let req = Request::builder()
+        .method("POST")
+        .uri(path)
+        .header("authorization", format!("Bearer {token}"))
+        .header("content-type", "text/plain")
+        .body(Body::from_stream(stream))
+        .unwrap();
+    let res = app.router.clone().oneshot(req).await.unwrap();
+    let status = res.status();
+    let bytes = res.into_body().collect().await.unwrap().to_bytes();
+    (status, serde_json::from_slice(&bytes).unwrap_or(Value::Null), pulled.load(Ordering::SeqCst))
+}
+
+fn urlencoding(s: &str) -> String {
+    s.bytes().map(|b| if b.is_ascii_alphanumeric() || b"-._~".contains(&b) { (b as char).to_string() } else { format!("%{b:02X}") }).collect()
+}
+
+fn sha256(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
+}
+
+use futures_util::StreamExt;
+
+lattice_testkit::both_backends! {
+    async fn a_file_is_typed_by_its_content_and_read_by_its_threads_readers(backend: Backend) {
+        let app = app(backend, FileLimits::default()).await;
+        let ana = app.token("t1", "ana", TenantRole::Member, false).await;
+        let (_, th) = app.workspace_with_thread(&ana).await;
+        // The client says text; the content says PNG.
+        let (status, png, _) = upload(&app, &ana, &th, "../../shot.png", PNG.to_vec(), 4).await;
+        assert_eq!(status, StatusCode::OK, "{png}");
+        assert_eq!((png["name"].clone(), png["type"].clone(), png["size"].clone()), (json!("shot.png"), json!("image/png"), json!(16)));
+        assert_eq!(png["sha256"], sha256(&PNG));
+        assert!(png["id"].as_str().unwrap().starts_with("file_"));
+        let (_, text, _) = upload(&app, &ana, &th, "notes\u{7}.txt", b"two lines\nof text\n".to_vec(), 5).await;
+        assert_eq!((text["name"].clone(), text["type"].clone()), (json!("notes.txt"), json!("text/plain")));
+        let read = app.get(&format!("/v1/files/{}", png["id"].as_str().unwrap()), &ana).await;
+        assert_eq!(read.status, StatusCode::OK);
+        assert_eq!(read.body, png);
+        // Another tenant learns nothing of it.
+        let eve = app.token("t2", "eve", TenantRole::TenantAdmin, false).await;
+        assert_eq!(app.get(&format!("/v1/files/{}", png["id"].as_str().unwrap()), &eve).await.status, StatusCode::NOT_FOUND);
+        // Bytes in chunks: a file of three and a half chunks reads back whole.
+        let big: Vec<u8> = (0..(lattice_log::CHUNK_BYTES * 7 / 2)).map(|i| (i % 251) as u8).collect();
+        let (status, stored, _) = upload(&app, &ana, &th, "big.bin", big.clone(), 10_000).await;
+        assert_eq!(status, StatusCode::OK, "{stored}");
+        let who = lattice_testkit::who("t1", "ana", TenantRole::Member);
+        let row = app.log.files().head(&who, stored["id"].as_str().unwrap()).await.unwrap();
+        let back: Vec<u8> = app.log.files().chunks(&row, 0, 10).await.unwrap().concat();
+        assert_eq!(back.len(), big.len());
+        assert!(back == big, "the bytes read back are the bytes sent");
+    }
+}
+
+lattice_testkit::both_backends! {
+    async fn an_upload_is_refused_while_it_arrives_at_the_files_limit_and_the_tenants_room(backend: Backend) {
+        let limits = FileLimits { max_bytes: 10 * 1024, quota_bytes: 25 * 1024, quota_files: 4 };
+        let app = app(backend, limits).await;
+        let ana = app.token("t1", "ana", TenantRole::Member, false).await;
+        let (ws, th) = app.workspace_with_thread(&ana).await;
+        // At the limit it passes; one byte over is refused.
+        let (status, _, _) = upload(&app, &ana, &th, "a", vec![b'a'; 10 * 1024], 1024).await;
+        assert_eq!(status, StatusCode::OK);
+        let (status, body, _) = upload(&app, &ana, &th, "b", vec![b'b'; 10 * 1024 + 1], 1024).await;
+        assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE, "{body}");
+        assert_eq!(body["error"]["limit"], 10 * 1024);
+        // 50 KiB to a 10 KiB limit: refused within the first 10 KiB read
+        // (and the frame that passed it).
+        let (status, _, pulled) = upload(&app, &ana, &th, "c", vec![b'c'; 50 * 1024], 1024).await;
+        assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE);
+        assert!(pulled <= 11 * 1024, "{pulled} bytes were read of 50 KiB");
+        // The tenant's room: 10 KiB held, 25 KiB allowed.
+        let (status, _, _) = upload(&app, &ana, &th, "d", vec![b'd'; 10 * 1024], 1024).await;
+        assert_eq!(status, StatusCode::OK);
+        let (status, body, _) = upload(&app, &ana, &th, "e", vec![b'e'; 6 * 1024], 1024).await;
+        assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE, "{body}");
+        assert_eq!(body["error"]["limit"], 5 * 1024, "the room left: {body}");
+        let (status, _, _) = upload(&app, &ana, &th, "f", vec![b'f'; 5 * 1024], 1024).await;
+        assert_eq!(status, StatusCode::OK, "what the refused uploads wrote was forgotten");
+        // The count of files: four held, a fifth refused.
+        let (status, _, _) = upload(&app, &ana, &th, "g", vec![], 1).await;
+        assert_eq!(status, StatusCode::OK, "an empty file is a file");
+        let (status, _, _) = upload(&app, &ana, &th, "g2", vec![], 1).await;
+        assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE);
+        // The forms switch governs uploads.
+        let off = app.send_put(&format!("/v1/integrations/workspace:{ws}/ui:forms"), &ana, json!({"state": "off", "reason": "incident"})).await;
+        assert_eq!(off.status, StatusCode::OK);
+        let (status, body, _) = upload(&app, &ana, &th, "h", b"x".to_vec(), 1).await;
+        assert_eq!(status, StatusCode::LOCKED, "{body}");
+    }
+}
+
+lattice_testkit::both_backends! {
+    async fn erasing_a_file_leaves_the_log_whole_and_its_readers_told(backend: Backend) {
+        let app = app(backend, FileLimits::default()).await;
+        let ana = app.token("t1", "ana", TenantRole::Member, false).await;
+        let (ws, th) = app.workspace_with_thread(&ana).await;
+        let added = app.post(&format!("/v1/workspaces/{ws}/members"), &ana, json!({"user": "rob", "role": "editor"})).await;
+        assert_eq!(added.status, StatusCode::OK);
+        let rob = app.token("t1", "rob", TenantRole::Member, false).await;
+        let (_, file, _) = upload(&app, &rob, &th, "secret.txt", b"a secret".to_vec(), 8).await;
+        let id = file["id"].as_str().unwrap().to_owned();
+        let before = app.event_count(&ana, &ws).await;
+        // An editor may not erase; the workspace's admin may, with a reason.
+        let refused = app.post(&format!("/v1/files/{id}/erase"), &rob, json!({"reason": "mine"})).await;
+        assert_eq!(refused.status, StatusCode::FORBIDDEN, "{:?}", refused.body);
+        let erased = app.post(&format!("/v1/files/{id}/erase"), &ana, json!({"reason": "a person asked"})).await;
+        assert_eq!(erased.status, StatusCode::OK, "{:?}", erased.body);
+        let again = app.post(&format!("/v1/files/{id}/erase"), &ana, json!({"reason": "twice"})).await;
+        assert_eq!(again.status, StatusCode::CONFLICT, "{:?}", again.body);
+        // The reference stays, saying so; the bytes are gone.
+        let read = app.get(&format!("/v1/files/{id}"), &rob).await;
+        assert_eq!(read.body["sha256"], file["sha256"]);
+        assert_eq!(read.body["erased_by"], "ana");
+        assert!(read.body["erased_at"].as_str().is_some());
+        let who = lattice_testkit::who("t1", "rob", TenantRole::Member);
+        let row = app.log.files().head(&who, &id).await.unwrap();
+        assert!(app.log.files().chunks(&row, 0, 10).await.unwrap().is_empty());
+        // The log grew by the audit row, and lost nothing.
+        assert_eq!(app.event_count(&ana, &ws).await, before + 1);
+        let page = app.get(&format!("/v1/workspaces/{ws}/events?format=json"), &ana).await;
+        let row = page.body["events"].as_array().unwrap().iter().find(|e| e["payload"]["name"] == "file_erased").cloned().unwrap();
+        assert_eq!((row["payload"]["data"]["file"].clone(), row["payload"]["data"]["reason"].clone()), (json!(id), json!("a person asked")));
+    }
+}

@@ -1,0 +1,288 @@
+//! Files people attach to their answers (docs/FILES.md): uploaded in a
+//! thread by whoever may answer its forms, while forms are on there; their
+//! bytes streamed into chunks beside the log as they arrive, bounded per
+//! file and per tenant while they arrive (never after); their type decided
+//! from their content, never from what the client says; read by whoever
+//! may read the thread; erased by a workspace admin (the row stays, saying
+//! so, and the log's references stay whole).
+
+use lattice_core::policy::Action;
+use lattice_core::{Error, Integrations, SharedClock, SwitchKey, ThreadId};
+use serde::{Deserialize, Serialize};
+use sha2::Digest;
+
+use crate::access::thread_access;
+use crate::auth::Authenticated;
+use crate::store::Db;
+use crate::store::files::{self as stored, FileRow};
+use crate::switches::SwitchStore;
+
+/// A file id's prefix.
+pub const FILE_PREFIX: &str = "file_";
+/// The bytes a chunk holds (the last may hold fewer).
+pub const CHUNK_BYTES: usize = 256 * 1024;
+/// The longest name kept, in bytes.
+pub const NAME_MAX: usize = 255;
+/// The bytes read to decide a file's type.
+const SNIFF_BYTES: usize = 8 * 1024;
+
+/// What files may hold: per file, and per tenant in bytes and in files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileLimits {
+    pub max_bytes: u64,
+    pub quota_bytes: u64,
+    pub quota_files: u64,
+}
+
+impl Default for FileLimits {
+    fn default() -> Self {
+        Self { max_bytes: 10 * 1024 * 1024, quota_bytes: 1024 * 1024 * 1024, quota_files: 10_000 }
+    }
+}
+
+/// What the log keeps of a file: the reference a submission carries.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileRef {
+    pub id: String,
+    pub name: String,
+    #[serde(rename = "type")]
+    pub media_type: String,
+    pub size: u64,
+    pub sha256: String,
+}
+
+impl FileRef {
+    fn of(row: &FileRow) -> Self {
+        Self { id: row.id.clone(), name: row.name.clone(), media_type: row.media_type.clone(), size: row.size, sha256: row.sha256.clone() }
+    }
+}
+
+/// The files of the log's database.
+#[derive(Clone)]
+pub struct Files {
+    db: Db,
+    clock: SharedClock,
+    switches: SwitchStore,
+    limits: FileLimits,
+}
+
+impl Files {
+    pub(crate) fn new(db: Db, clock: SharedClock, switches: SwitchStore, limits: FileLimits) -> Self {
+        Self { db, clock, switches, limits }
+    }
+
+    pub fn limits(&self) -> FileLimits {
+        self.limits
+    }
+
+    /// Starts an upload named `name` in `thread`, by someone who may answer
+    /// its forms while forms are on there, within the tenant's quota.
+    pub async fn upload(&self, who: &Authenticated, thread: &ThreadId, name: &str) -> Result<Upload, Error> {
+        let p = who.principal();
+        let access = thread_access(&self.db, p, thread).await?;
+        access.allow(Action::Submit)?;
+        let forms = self.switches.effective(&access.tenant, &access.workspace, SwitchKey::Forms).await?;
+        if !forms.enabled {
+            return Err(Error::NotEnabled { key: SwitchKey::Forms.as_str().to_owned() });
+        }
+        let (held, files) = stored::held(&self.db, p.tenant.as_str()).await?;
+        let arriving = stored::arriving(&self.db, p.tenant.as_str()).await?;
+        if files >= self.limits.quota_files {
+            return Err(Error::TooLarge { limit: self.limits.quota_files, size: files + 1 });
+        }
+        let room = self.limits.quota_bytes.saturating_sub(held + arriving);
+        let row = FileRow {
+            tenant: p.tenant.to_string(),
+            id: format!("{FILE_PREFIX}{}", ulid::Ulid::generate().to_string().to_lowercase()),
+            workspace: access.workspace.to_string(),
+            thread: thread.to_string(),
+            uploader: p.user.to_string(),
+            name: file_name(name),
+            media_type: String::new(),
+            size: 0,
+            sha256: String::new(),
+            complete: false,
+            created_at: self.clock.now_ms(),
+            erased_at: None,
+            erased_by: None,
+        };
+        stored::begin(&self.db, &row).await?;
+        Ok(Upload {
+            db: self.db.clone(),
+            row,
+            max: self.limits.max_bytes,
+            room,
+            pending: Vec::with_capacity(CHUNK_BYTES),
+            next: 0,
+            size: 0,
+            digest: sha2::Sha256::new(),
+            head: Vec::new(),
+            done: false,
+        })
+    }
+
+    /// A file's row, for whoever may read its thread; an upload under way
+    /// is nobody's yet.
+    pub async fn head(&self, who: &Authenticated, id: &str) -> Result<FileRow, Error> {
+        let p = who.principal();
+        let row = stored::head(&self.db, p.tenant.as_str(), id).await?.filter(|r| r.complete).ok_or(Error::NotFound)?;
+        thread_access(&self.db, p, &ThreadId::from_trusted(row.thread.clone())).await?.allow(Action::Read)?;
+        Ok(row)
+    }
+
+    /// A file's bytes, `limit` chunks from chunk `from`.
+    pub async fn chunks(&self, row: &FileRow, from: i64, limit: i64) -> Result<Vec<Vec<u8>>, Error> {
+        stored::chunks(&self.db, &row.tenant, &row.id, from, limit).await
+    }
+
+    pub(crate) fn db(&self) -> &Db {
+        &self.db
+    }
+
+    pub(crate) fn now_ms(&self) -> i64 {
+        self.clock.now_ms()
+    }
+}
+
+/// An upload under way: bytes are pushed as they arrive, written a chunk
+/// at a time, and refused the moment they pass the file's limit or the
+/// tenant's room. Dropped without [`Upload::finish`], it leaves a row to
+/// forget: [`Upload::abandon`] forgets it at once.
+pub struct Upload {
+    db: Db,
+    row: FileRow,
+    max: u64,
+    room: u64,
+    pending: Vec<u8>,
+    next: i64,
+    size: u64,
+    digest: sha2::Sha256,
+    head: Vec<u8>,
+    done: bool,
+}
+
+impl Upload {
+    pub fn id(&self) -> &str {
+        &self.row.id
+    }
+
+    /// Takes the next bytes; refuses (and forgets the upload) once they
+    /// pass a bound.
+    pub async fn push(&mut self, mut bytes: &[u8]) -> Result<(), Error> {
+        let size = self.size + bytes.len() as u64;
+        if size > self.max {
+            self.abandon_now().await;
+            return Err(Error::TooLarge { limit: self.max, size });
+        }
+        if size > self.room {
+            self.abandon_now().await;
+            return Err(Error::TooLarge { limit: self.room, size });
+        }
+        self.size = size;
+        self.digest.update(bytes);
+        if self.head.len() < SNIFF_BYTES {
+            let take = (SNIFF_BYTES - self.head.len()).min(bytes.len());
+            self.head.extend_from_slice(&bytes[..take]);
+        }
+        while !bytes.is_empty() {
+            let take = (CHUNK_BYTES - self.pending.len()).min(bytes.len());
+            self.pending.extend_from_slice(&bytes[..take]);
+            bytes = &bytes[take..];
+            if self.pending.len() == CHUNK_BYTES {
+                self.flush().await?;
+            }
+        }
+        Ok(())
+    }
+
+    async fn flush(&mut self) -> Result<(), Error> {
+        if self.pending.is_empty() {
+            return Ok(());
+        }
+        stored::chunk(&self.db, &self.row.tenant, &self.row.id, self.next, &self.pending).await?;
+        self.next += 1;
+        self.pending.clear();
+        Ok(())
+    }
+
+    /// The file whole, its type decided from its content: its reference.
+    pub async fn finish(mut self) -> Result<FileRef, Error> {
+        self.flush().await?;
+        let media_type = sniff(&self.head, self.size as usize <= self.head.len());
+        let sha256: String = self.digest.clone().finalize().iter().map(|b| format!("{b:02x}")).collect();
+        stored::finish(&self.db, &self.row.tenant, &self.row.id, media_type, self.size, &sha256).await?;
+        self.done = true;
+        self.row.media_type = media_type.to_owned();
+        self.row.size = self.size;
+        self.row.sha256 = sha256;
+        Ok(FileRef::of(&self.row))
+    }
+
+    /// Forgets an upload cut off or refused.
+    pub async fn abandon(mut self) {
+        self.abandon_now().await;
+    }
+
+    async fn abandon_now(&mut self) {
+        if !self.done {
+            self.done = true;
+            if let Err(e) = stored::abandon(&self.db, &self.row.tenant, &self.row.id).await {
+                tracing::warn!(file = %self.row.id, error = %e, "cannot forget an abandoned upload");
+            }
+        }
+    }
+}
+
+/// A name as kept: its last path segment, no control characters, at most
+/// [`NAME_MAX`] bytes (cut at a character), `file` if nothing is left.
+pub fn file_name(name: &str) -> String {
+    let last = name.rsplit(['/', '\\']).next().unwrap_or_default();
+    let clean: String = last.chars().filter(|c| !c.is_control()).collect();
+    let mut kept = clean.trim().trim_start_matches('.').to_owned();
+    while kept.len() > NAME_MAX {
+        kept.pop();
+    }
+    if kept.is_empty() { "file".to_owned() } else { kept }
+}
+
+/// A file's type from its first bytes: a known signature's, else text if
+/// it reads as UTF-8 with no NUL, else bytes. `whole`: `head` is the whole
+/// file (a last character cut short is not forgiven then).
+pub fn sniff(head: &[u8], whole: bool) -> &'static str {
+    if let Some(kind) = infer::get(head) {
+        return kind.mime_type();
+    }
+    let text = match std::str::from_utf8(head) {
+        Ok(_) => true,
+        // A character cut at the end of what was read.
+        Err(e) => !whole && e.error_len().is_none() && head.len() - e.valid_up_to() < 4,
+    };
+    if text && !head.contains(&0) { "text/plain" } else { "application/octet-stream" }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_name_keeps_its_last_segment_and_no_control_characters() {
+        assert_eq!(file_name("../../etc/passwd"), "passwd");
+        assert_eq!(file_name("C:\\\\Users\\\\me\\\\shot.png"), "shot.png");
+        assert_eq!(file_name("a\u{0}b\nc.txt"), "abc.txt");
+        assert_eq!(file_name(".."), "file");
+        assert_eq!(file_name(""), "file");
+        assert_eq!(file_name(&"é".repeat(200)).len(), 254);
+    }
+
+    #[test]
+    fn a_type_comes_from_the_content() {
+        let png = [0x89, b'P', b'N', b'G', 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 0x0d];
+        assert_eq!(sniff(&png, true), "image/png");
+        assert_eq!(sniff(b"%PDF-1.7\n", true), "application/pdf");
+        assert_eq!(sniff(b"hello, world\n", true), "text/plain");
+        assert_eq!(sniff(b"<svg xmlns=\"http://www.w3.org/2000/svg\"></svg>", true), "text/plain");
+        assert_eq!(sniff(&[0, 1, 2, 3], true), "application/octet-stream");
+        assert_eq!(sniff("é".as_bytes().get(..1).unwrap(), false), "text/plain", "a character cut where reading stopped");
+        assert_eq!(sniff("é".as_bytes().get(..1).unwrap(), true), "application/octet-stream");
+    }
+}
