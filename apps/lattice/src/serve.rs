@@ -178,10 +178,11 @@ async fn serve_http(config: &Config, log: LogService, runner: Runner, with_index
         switch_heartbeat: Duration::from_millis(config.switch_heartbeat_ms),
         shutdown,
     };
+    let downloads = lattice_api::downloads(state.clone());
     let mut app = lattice_api::router(state).merge(mcp_routes(config, &log, apps, guard)?);
     if with_index {
         app = app.merge(portal(config)?);
-        spawn_apps_origin(config, stop_signal.clone()).await?;
+        spawn_apps_origin(config, stop_signal.clone(), Some(downloads)).await?;
     }
     serve_until_signal(config, app, stop, "the chat at /, the API under /v1, OpenAPI at /openapi.json").await?;
     // Every request has finished: nothing is left half-written. Closing the
@@ -227,11 +228,16 @@ fn portal(config: &Config) -> anyhow::Result<axum::Router> {
 }
 
 /// The apps origin on its own listener (LATTICE_APPS_ADDR), until `stop`.
-async fn spawn_apps_origin(config: &Config, mut stop: tokio::sync::watch::Receiver<bool>) -> anyhow::Result<()> {
-    let router = lattice_edge::apps_router(lattice_edge::AppsOrigin {
+/// The apps origin: the sandbox proxy, and where the log is in this
+/// process, files' downloads (`lattice_api::downloads`).
+async fn spawn_apps_origin(config: &Config, mut stop: tokio::sync::watch::Receiver<bool>, downloads: Option<axum::Router>) -> anyhow::Result<()> {
+    let mut router = lattice_edge::apps_router(lattice_edge::AppsOrigin {
         portal_origin: config.portal_origin(),
         sdk_dir: Some(lattice_edge::sdk_dir_of(&config.web_dir())),
     });
+    if let Some(downloads) = downloads {
+        router = router.merge(downloads);
+    }
     let listener = TcpListener::bind(config.apps_addr).await.with_context(|| format!("listening on {} (the apps origin)", config.apps_addr))?;
     println!("the apps origin is on http://{} (the sandbox proxy only)", listener.local_addr()?);
     tokio::spawn(async move {
@@ -251,7 +257,7 @@ pub async fn edge(config: Config) -> anyhow::Result<()> {
     tracing::info!(config = %config.printable(), "lattice serve edge");
     let upstream = config.log_url.clone().context("lattice serve edge needs LATTICE_LOG_URL (the log service)")?;
     let (stop, shutdown) = tokio::sync::watch::channel(false);
-    spawn_apps_origin(&config, shutdown.clone()).await?;
+    spawn_apps_origin(&config, shutdown.clone(), None).await?;
     // What the edge tells the services of the name and scheme a request
     // came by is its own word, or the trusted proxy's in front of it.
     let trusted = config.trusted_proxies()?;

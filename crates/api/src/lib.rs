@@ -45,6 +45,7 @@ pub fn router(state: AppState) -> Router {
         .route("/threads/{th}/files", post(files::upload))
         .route("/files/{id}", get(files::get))
         .route("/files/{id}/erase", post(files::erase))
+        .route("/files/{id}/link", post(files::link))
         .route("/threads/{th}/runs", post(runs::start))
         .route("/runs/{run}", get(runs::get))
         .route("/runs/{run}/answers", post(runs::answer))
@@ -75,6 +76,17 @@ pub fn router(state: AppState) -> Router {
         // it cannot read) is written through the one mapping too.
         .layer(axum::middleware::from_fn(lattice_http::error::typed_refusals))
         .layer(axum::middleware::from_fn(trace_context))
+        .with_state(state)
+}
+
+/// What the apps origin serves of the log: files' bytes, by the links
+/// `POST /v1/files/{id}/link` gives (`/files/{id}?link=…`). The apps origin
+/// holds nothing else of the log's, and the chat's origin serves no file.
+pub fn downloads(state: AppState) -> Router {
+    let timeout = state.guard.limits().request_timeout;
+    Router::new()
+        .route("/files/{id}", get(files::download))
+        .layer(axum::middleware::from_fn(move |req, next| guard::deadline(timeout, req, next)))
         .with_state(state)
 }
 

@@ -82,6 +82,24 @@ struct CapabilityClaims {
 /// How long a view's capability lasts.
 pub const CAPABILITY_TTL: Duration = Duration::from_secs(3600);
 
+/// A file's download link: who asked for it, with their role and when
+/// their token was issued (a sign-out after it ends the link too), the
+/// file, and when it stops working. Its `file` field makes it no
+/// capability, and a capability's `art` no link.
+#[derive(Debug, Serialize, Deserialize)]
+struct FileLinkClaims {
+    sub: String,
+    tenant: String,
+    role: TenantRole,
+    agent: bool,
+    file: String,
+    ims: Option<i64>,
+    exp: u64,
+}
+
+/// How long a file's download link lasts.
+pub const FILE_LINK_TTL: Duration = Duration::from_secs(300);
+
 /// Seconds a token or capability is still taken past its `exp`: clocks of
 /// the machines that mint and verify differ a little.
 const LEEWAY_SECS: i64 = 5;
@@ -210,6 +228,41 @@ impl Authenticator {
         let issued = claims.ims.unwrap_or(claims.iat.saturating_mul(1000)).min(i64::MAX as u64) as i64;
         let principal = Principal { tenant, user, role: claims.role, agent: claims.agent, run: None, within: None };
         Ok(Authenticated(principal, None, Issued(Some(issued))))
+    }
+
+    /// A link to `file`'s bytes for `who`, on the apps origin, for
+    /// [`FILE_LINK_TTL`]: a download is a navigation, which carries no
+    /// bearer header, so the link itself says who asked.
+    pub fn file_link(&self, who: &Authenticated, file: &str) -> String {
+        let p = who.principal();
+        let now = u64::try_from(self.clock.now_secs()).unwrap_or_default();
+        let claims = FileLinkClaims {
+            sub: p.user.to_string(),
+            tenant: p.tenant.to_string(),
+            role: p.role,
+            agent: p.agent,
+            file: file.to_owned(),
+            ims: who.issued().0,
+            exp: now + FILE_LINK_TTL.as_secs(),
+        };
+        jsonwebtoken::encode(&Header::new(Algorithm::HS256), &claims, &self.capability_encoding).expect("HS256 signing with a valid key cannot fail")
+    }
+
+    /// Who a file's link was given to, and the file, if it verifies and
+    /// has not expired. Whether they may still read it is the caller's to
+    /// ask again (their access and their sign-outs).
+    pub fn verify_file_link(&self, token: &str) -> Result<(Authenticated, String), Error> {
+        let refused = |reason: &str| Error::forbidden(format!("the file's link {reason}: ask the chat for another"));
+        let data =
+            jsonwebtoken::decode::<FileLinkClaims>(token, &self.capability_decoding, &self.validation).map_err(|_| refused("does not verify"))?;
+        let claims = data.claims;
+        if !self.unexpired(claims.exp) {
+            return Err(refused("has expired"));
+        }
+        let tenant = TenantId::parse("tenant", &claims.tenant).map_err(|_| refused("does not verify"))?;
+        let user = UserId::parse("sub", &claims.sub).map_err(|_| refused("does not verify"))?;
+        let principal = Principal { tenant, user, role: claims.role, agent: claims.agent, run: None, within: None };
+        Ok((Authenticated(principal, None, Issued(claims.ims)), claims.file))
     }
 
     /// The capability to call `artifact`'s app-only tools as `principal`:

@@ -75,7 +75,7 @@ mod view;
 mod waiting;
 
 pub use access::Access;
-pub use auth::{Authenticated, Authenticator, CAPABILITY_TTL, Issued};
+pub use auth::{Authenticated, Authenticator, CAPABILITY_TTL, FILE_LINK_TTL, Issued};
 pub use clock::{now_ms, parse_rfc3339, rfc3339};
 pub use commit::Committed;
 pub use deadlines::{DEADLINE_ACTOR, EXPIRED, Expired};

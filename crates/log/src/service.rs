@@ -194,6 +194,32 @@ impl LogService {
         &self.inner.files
     }
 
+    /// A link to a file's bytes on the apps origin, for whoever may read
+    /// its thread ([`crate::FILE_LINK_TTL`]).
+    pub async fn file_link(&self, who: &Authenticated, id: &str) -> Result<String, Error> {
+        let row = self.inner.files.head(who, id).await?;
+        if let Some(at) = row.erased_at {
+            return Err(erased(&row, at));
+        }
+        Ok(self.inner.auth.file_link(who, &row.id))
+    }
+
+    /// The file a link opens, if the link is its own and whoever it was
+    /// given to may still read it (their access and their sign-outs, asked
+    /// again now: a link outlives neither).
+    pub async fn file_by_link(&self, link: &str, id: &str) -> Result<(Authenticated, crate::store::files::FileRow), Error> {
+        let (who, file) = self.inner.auth.verify_file_link(link)?;
+        if file != id {
+            return Err(Error::forbidden("the file's link was given for another file"));
+        }
+        self.still_signed_in(&who).await?;
+        let row = self.inner.files.head(&who, id).await?;
+        if let Some(at) = row.erased_at {
+            return Err(erased(&row, at));
+        }
+        Ok((who, row))
+    }
+
     /// Erases a file's bytes, by a workspace admin, with a reason: first the
     /// audit row (`file_erased`: the file, its name, size and digest, the
     /// reason) in the thread's log, then the bytes. The row in `files` stays,
@@ -478,4 +504,13 @@ impl LogService {
     pub async fn last_audited(&self, who: &Authenticated) -> Result<i64, Error> {
         self.reads().last_audited(who).await
     }
+}
+
+/// What a reader of an erased file is told.
+fn erased(row: &crate::store::files::FileRow, at: i64) -> Error {
+    Error::invalid_state(format!(
+        "the file's bytes were erased by {} at {}: its reference stays",
+        row.erased_by.as_deref().unwrap_or("an admin"),
+        crate::clock::rfc3339(at)
+    ))
 }

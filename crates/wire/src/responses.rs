@@ -195,6 +195,15 @@ pub struct FileView {
     pub erased_by: Option<String>,
 }
 
+/// A link to a file's bytes (`POST /v1/files/{id}/link`): the path to open
+/// on the apps origin, and for how long it works.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct FileLink {
+    pub path: String,
+    pub expires_in_secs: u64,
+}
+
 /// A connected MCP server, as the console lists it
 /// (`GET /v1/integrations/servers`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

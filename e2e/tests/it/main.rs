@@ -7,6 +7,7 @@ mod bridge;
 mod crash;
 mod demo;
 mod edge;
+mod files;
 mod hostile;
 mod mcp;
 mod migrate;

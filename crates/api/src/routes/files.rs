@@ -96,3 +96,65 @@ fn view(reference: FileRef, erased: Option<(String, String)>) -> FileView {
         erased_by,
     }
 }
+
+/// A link to the file's bytes, on the apps origin (never the chat's), for
+/// whoever may read its thread: `{path, expires_in_secs}`, the path to
+/// open on the apps origin. It works for a few minutes, and only while its
+/// holder may still read the file.
+#[utoipa::path(post, path = "/v1/files/{id}/link", responses((status = 200, body = lattice_wire::FileLink), (status = 404, body = ErrorBody),
+    (status = 409, body = ErrorBody)), params(("id" = String, Path)), security(("bearer" = [])))]
+pub async fn link(State(state): State<AppState>, Caller(who): Caller, Path(id): Path<String>) -> ApiResult<Json<lattice_wire::FileLink>> {
+    let link = state.log.file_link(&who, &id).await?;
+    Ok(Json(lattice_wire::FileLink { path: format!("/files/{id}?link={link}"), expires_in_secs: lattice_log::FILE_LINK_TTL.as_secs() }))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DownloadQuery {
+    link: String,
+}
+
+/// The apps origin's `/files/{id}?link=…`: a file's bytes, streamed a
+/// chunk at a time, as an attachment that nothing renders: no sniffing, a
+/// sandboxing policy, the stored type withheld (`application/octet-stream`),
+/// never cached.
+pub async fn download(State(state): State<AppState>, Path(id): Path<String>, Query(q): Query<DownloadQuery>) -> axum::response::Response {
+    use axum::http::{HeaderValue, header};
+    use axum::response::IntoResponse;
+    let (_, row) = match state.log.file_by_link(&q.link, &id).await {
+        Ok(found) => found,
+        Err(e) => return crate::error::ApiError(e).into_response(),
+    };
+    let files = state.log.files().clone();
+    let chunks = futures_util::stream::unfold((files, row.clone(), 0i64, false), |(files, row, n, done)| async move {
+        if done {
+            return None;
+        }
+        match files.chunks(&row, n, 1).await {
+            Ok(mut got) if !got.is_empty() => Some((Ok::<_, std::io::Error>(got.remove(0)), (files, row, n + 1, false))),
+            Ok(_) => None,
+            Err(e) => Some((Err(std::io::Error::other(e.to_string())), (files, row, n, true))),
+        }
+    });
+    let mut response = Body::from_stream(chunks).into_response();
+    let headers = response.headers_mut();
+    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/octet-stream"));
+    headers.insert(header::CONTENT_LENGTH, HeaderValue::from(row.size));
+    headers.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    headers.insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static("sandbox; default-src 'none'"));
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("private, no-store"));
+    headers.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
+    if let Ok(disposition) = HeaderValue::from_str(&attachment(&row.name)) {
+        headers.insert(header::CONTENT_DISPOSITION, disposition);
+    }
+    response
+}
+
+/// `attachment` with the name as RFC 6266 and RFC 8187 write it: an ASCII
+/// fallback, and the UTF-8 name percent-encoded.
+fn attachment(name: &str) -> String {
+    let ascii: String = name.chars().map(|c| if c.is_ascii_alphanumeric() || "._- ".contains(c) { c } else { '_' }).collect();
+    let encoded: String =
+        name.bytes().map(|b| if b.is_ascii_alphanumeric() || b"._-".contains(&b) { (b as char).to_string() } else { format!("%{b:02X}") }).collect();
+    format!("attachment; filename=\"{ascii}\"; filename*=UTF-8''{encoded}")
+}

@@ -378,6 +378,13 @@ fn table() -> Vec<Entry> {
         ),
         entry(
             "POST",
+            "/v1/files/{id}/link",
+            both("a link to a file's bytes", On::Thread, Needs(Read), |ids, _, which| {
+                (format!("/v1/files/{}/link", ids.file(which)), Some(json!({})))
+            }),
+        ),
+        entry(
+            "POST",
             "/v1/files/{id}/erase",
             both("erase a file's bytes", On::Thread, Needs(Administer), |ids, _, which| {
                 (format!("/v1/files/{}/erase", ids.file(which)), Some(json!({"reason": "asked to"})))

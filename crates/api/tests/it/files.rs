@@ -161,3 +161,57 @@ lattice_testkit::both_backends! {
         assert_eq!((row["payload"]["data"]["file"].clone(), row["payload"]["data"]["reason"].clone()), (json!(id), json!("a person asked")));
     }
 }
+
+/// Opens `path` on the apps origin's downloads: status, headers, bytes.
+async fn download(app: &App, path: &str) -> (StatusCode, axum::http::HeaderMap, Vec<u8>) {
+    let req = Request::builder().method("GET").uri(path).body(Body::empty()).unwrap();
+    let res = app.downloads.clone().oneshot(req).await.unwrap();
+    let (status, headers) = (res.status(), res.headers().clone());
+    (status, headers, res.into_body().collect().await.unwrap().to_bytes().to_vec())
+}
+
+lattice_testkit::both_backends! {
+    async fn a_file_is_downloaded_from_the_apps_origin_as_an_attachment_while_its_reader_may(backend: Backend) {
+        let app = app(backend, FileLimits::default()).await;
+        let ana = app.token("t1", "ana", TenantRole::Member, false).await;
+        let (ws, th) = app.workspace_with_thread(&ana).await;
+        app.post(&format!("/v1/workspaces/{ws}/members"), &ana, json!({"user": "vic", "role": "viewer"})).await;
+        let vic = app.token("t1", "vic", TenantRole::Member, false).await;
+        // An HTML file that would run if it were rendered.
+        let html = b"<html><script>alert(document.cookie)</script></html>".to_vec();
+        let (_, file, _) = upload(&app, &ana, &th, "r\u{e9}sum\u{e9} \"1\".html", html.clone(), 7).await;
+        let id = file["id"].as_str().unwrap().to_owned();
+        let link = app.post(&format!("/v1/files/{id}/link"), &vic, json!({})).await;
+        assert_eq!(link.status, StatusCode::OK, "{:?}", link.body);
+        assert_eq!(link.body["expires_in_secs"], 300);
+        let path = link.body["path"].as_str().unwrap().to_owned();
+        let (status, headers, bytes) = download(&app, &path).await;
+        assert_eq!(status, StatusCode::OK);
+        assert_eq!(bytes, html, "the bytes uploaded");
+        let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).unwrap_or_default().to_owned();
+        assert_eq!(header("content-type"), "application/octet-stream");
+        assert_eq!(header("x-content-type-options"), "nosniff");
+        assert_eq!(header("content-security-policy"), "sandbox; default-src 'none'");
+        assert_eq!(header("cache-control"), "private, no-store");
+        assert_eq!(header("content-length"), html.len().to_string());
+        let disposition = header("content-disposition");
+        assert!(disposition.starts_with("attachment; filename=\"r_sum_ _1_.html\"; filename*=UTF-8''r%C3%A9sum%C3%A9%20%221%22.html"), "{disposition}");
+        // A forged link, or one for another file, opens nothing.
+        let (status, _, _) = download(&app, &format!("/files/{id}?link=forged")).await;
+        assert_eq!(status, StatusCode::FORBIDDEN);
+        let (_, other, _) = upload(&app, &ana, &th, "other.txt", b"x".to_vec(), 1).await;
+        let (status, _, _) = download(&app, &path.replace(&id, other["id"].as_str().unwrap())).await;
+        assert_eq!(status, StatusCode::FORBIDDEN);
+        // Taken off the workspace, vic's link opens nothing more.
+        let removed = app.send("DELETE", &format!("/v1/workspaces/{ws}/members/vic"), Some(&ana), None).await;
+        assert_eq!(removed.status, StatusCode::OK, "{:?}", removed.body);
+        let (status, _, _) = download(&app, &path).await;
+        assert_eq!(status, StatusCode::NOT_FOUND, "the link outlives no access");
+        // Erased: the link says so.
+        let ana_link = app.post(&format!("/v1/files/{id}/link"), &ana, json!({})).await.body["path"].as_str().unwrap().to_owned();
+        app.post(&format!("/v1/files/{id}/erase"), &ana, json!({"reason": "asked"})).await;
+        let (status, _, body) = download(&app, &ana_link).await;
+        assert_eq!(status, StatusCode::CONFLICT);
+        assert!(String::from_utf8_lossy(&body).contains("erased by ana"), "{}", String::from_utf8_lossy(&body));
+    }
+}

@@ -35,6 +35,8 @@ use tower::ServiceExt;
 
 pub struct App {
     pub router: Router,
+    /// The apps origin's file downloads over the same state.
+    pub downloads: Router,
     pub log: LogService,
     _stop: tokio::sync::watch::Sender<bool>,
 }
@@ -96,7 +98,7 @@ impl App {
             lattice_ui::app_policy::AppToolPolicy::parse("get_state=allow,set_state=allow,submit=ask").unwrap(),
         )
         .with_connections(connections);
-        let router = lattice_api::router(AppState {
+        let state = AppState {
             log: log.clone(),
             runner,
             apps,
@@ -106,8 +108,9 @@ impl App {
             readiness: None,
             switch_heartbeat: std::time::Duration::from_secs(5),
             shutdown,
-        });
-        Self { router, log, _stop: stop }
+        };
+        let (router, downloads) = (lattice_api::router(state.clone()), lattice_api::downloads(state));
+        Self { router, downloads, log, _stop: stop }
     }
 
     pub async fn send(&self, method: &str, path: &str, token: Option<&str>, body: Option<&str>) -> Reply {

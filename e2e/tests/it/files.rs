@@ -1,0 +1,45 @@
+//! Files on `lattice up` (docs/FILES.md): uploaded to the chat's origin,
+//! downloaded only from the apps origin, by a link, as an attachment.
+
+use lattice_e2e::{Client, UpProcess};
+use serde_json::{Value, json};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_file_goes_up_to_the_chat_and_comes_down_from_the_apps_origin_only() {
+    let up = UpProcess::start().await;
+    let ana = Client::sign_in(&up.base, "acme", "ana").await;
+    let ws = ana.ok("POST", "/v1/workspaces", json!({"name": "Files"})).await["id"].as_str().unwrap().to_owned();
+    let th = ana.ok("POST", &format!("/v1/workspaces/{ws}/threads"), json!({"title": "Files"})).await["id"].as_str().unwrap().to_owned();
+    let pdf = b"%PDF-1.7\n1 0 obj <<>> endobj\ntrailer <<>>\n%%EOF\n".to_vec();
+    let uploaded: Value = ana
+        .http
+        .post(format!("{}/v1/threads/{th}/files?name=report.pdf", up.base))
+        .bearer_auth(&ana.token)
+        .header("content-type", "image/png")
+        .body(pdf.clone())
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        (uploaded["name"].clone(), uploaded["type"].clone(), uploaded["size"].clone()),
+        (json!("report.pdf"), json!("application/pdf"), json!(pdf.len()))
+    );
+    let id = uploaded["id"].as_str().unwrap();
+    let link = ana.ok("POST", &format!("/v1/files/{id}/link"), json!({})).await;
+    let path = link["path"].as_str().unwrap();
+    let got = ana.http.get(format!("{}{path}", up.apps)).send().await.unwrap();
+    assert_eq!(got.status(), 200);
+    let header = |name: &str| got.headers().get(name).and_then(|v| v.to_str().ok()).unwrap_or_default().to_owned();
+    assert!(header("content-disposition").starts_with("attachment;"), "{}", header("content-disposition"));
+    assert_eq!((header("content-type"), header("x-content-type-options")), ("application/octet-stream".to_owned(), "nosniff".to_owned()));
+    assert!(header("set-cookie").is_empty(), "the apps origin sets no cookie");
+    assert_eq!(got.bytes().await.unwrap().to_vec(), pdf);
+    // The chat's origin serves no file: the path is one of its pages' (the
+    // chat host answers every such path with itself).
+    let portal = ana.http.get(format!("{}{path}", up.base)).send().await.unwrap();
+    assert!(portal.headers().get("content-disposition").is_none());
+    assert_ne!(portal.bytes().await.unwrap().to_vec(), pdf, "the chat's origin answered with the file");
+}
