@@ -7,6 +7,7 @@ pub mod extract;
 pub mod openapi;
 pub mod routes;
 pub mod state;
+pub mod thumbnails;
 
 use axum::Router;
 use axum::routing::{delete, get, post, put};
@@ -46,6 +47,7 @@ pub fn router(state: AppState) -> Router {
         .route("/files/{id}", get(files::get))
         .route("/files/{id}/erase", post(files::erase))
         .route("/files/{id}/link", post(files::link))
+        .route("/files/{id}/thumbnail", get(files::thumbnail))
         .route("/threads/{th}/runs", post(runs::start))
         .route("/runs/{run}", get(runs::get))
         .route("/runs/{run}/answers", post(runs::answer))

@@ -158,3 +158,32 @@ fn attachment(name: &str) -> String {
         name.bytes().map(|b| if b.is_ascii_alphanumeric() || b"._-".contains(&b) { (b as char).to_string() } else { format!("%{b:02X}") }).collect();
     format!("attachment; filename=\"{ascii}\"; filename*=UTF-8''{encoded}")
 }
+
+/// A preview of an attached image: a PNG of at most 256 pixels a side,
+/// decoded within limits and encoded again here (`crate::thumbnails`), for
+/// whoever may read its thread. Only raster images are previewed (PNG,
+/// JPEG, GIF, WebP); anything else is 422.
+#[utoipa::path(get, path = "/v1/files/{id}/thumbnail", responses((status = 200, description = "image/png"), (status = 404, body = ErrorBody),
+    (status = 409, body = ErrorBody), (status = 422, body = ErrorBody)), params(("id" = String, Path)), security(("bearer" = [])))]
+pub async fn thumbnail(State(state): State<AppState>, Caller(who): Caller, Path(id): Path<String>) -> ApiResult<axum::response::Response> {
+    use axum::http::{HeaderValue, header};
+    use axum::response::IntoResponse;
+    let row = state.log.files().head(&who, &id).await?;
+    if row.erased_at.is_some() {
+        return Err(Error::invalid_state("the file's bytes were erased: there is nothing to preview").into());
+    }
+    let Some(format) = crate::thumbnails::previewed(&row.media_type) else {
+        return Err(
+            Error::field("file", "image", format!("a {} file is not previewed: only PNG, JPEG, GIF and WebP images are", row.media_type)).into()
+        );
+    };
+    let bytes = state.log.files().chunks(&row, 0, i64::MAX).await?.concat();
+    let png = crate::thumbnails::thumbnail(bytes, format).await?;
+    let mut response = png.into_response();
+    let headers = response.headers_mut();
+    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("image/png"));
+    headers.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    headers.insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static("default-src 'none'"));
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("private, max-age=300"));
+    Ok(response)
+}

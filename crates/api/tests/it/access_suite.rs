@@ -384,6 +384,11 @@ fn table() -> Vec<Entry> {
             }),
         ),
         entry(
+            "GET",
+            "/v1/files/{id}/thumbnail",
+            both("a preview of an image", On::Thread, Needs(Read), |ids, _, which| (format!("/v1/files/{}/thumbnail", ids.file(which)), None)),
+        ),
+        entry(
             "POST",
             "/v1/files/{id}/erase",
             both("erase a file's bytes", On::Thread, Needs(Administer), |ids, _, which| {

@@ -215,3 +215,35 @@ lattice_testkit::both_backends! {
         assert!(String::from_utf8_lossy(&body).contains("erased by ana"), "{}", String::from_utf8_lossy(&body));
     }
 }
+
+lattice_testkit::both_backends! {
+    async fn an_image_is_previewed_only_as_a_thumbnail_made_again_here(backend: Backend) {
+        let app = app(backend, FileLimits::default()).await;
+        let ana = app.token("t1", "ana", TenantRole::Member, false).await;
+        let (_, th) = app.workspace_with_thread(&ana).await;
+        let picture = image::RgbImage::from_fn(600, 300, |x, y| image::Rgb([(x % 256) as u8, (y % 256) as u8, 7]));
+        let mut png = std::io::Cursor::new(Vec::new());
+        picture.write_to(&mut png, image::ImageFormat::Png).unwrap();
+        let (_, file, _) = upload(&app, &ana, &th, "shot.png", png.into_inner(), 4096).await;
+        let req = Request::builder()
+            .uri(format!("/v1/files/{}/thumbnail", file["id"].as_str().unwrap()))
+            .header("authorization", format!("Bearer {ana}"))
+            .body(Body::empty())
+            .unwrap();
+        let res = app.router.clone().oneshot(req).await.unwrap();
+        assert_eq!(res.status(), StatusCode::OK);
+        assert_eq!(res.headers()["content-type"], "image/png");
+        assert_eq!(res.headers()["x-content-type-options"], "nosniff");
+        let bytes = res.into_body().collect().await.unwrap().to_bytes();
+        let thumb = image::load_from_memory_with_format(&bytes, image::ImageFormat::Png).unwrap();
+        assert_eq!((thumb.width(), thumb.height()), (256, 128));
+        // A PDF, or an SVG (kept as text), is never previewed.
+        let (_, pdf, _) = upload(&app, &ana, &th, "a.pdf", b"%PDF-1.7\n".to_vec(), 9).await;
+        let refused = app.get(&format!("/v1/files/{}/thumbnail", pdf["id"].as_str().unwrap()), &ana).await;
+        assert_eq!(refused.status, StatusCode::UNPROCESSABLE_ENTITY, "{:?}", refused.body);
+        let (_, svg, _) = upload(&app, &ana, &th, "x.svg", b"<svg xmlns='http://www.w3.org/2000/svg'><script>1</script></svg>".to_vec(), 9).await;
+        assert_eq!(svg["type"], "text/plain");
+        let refused = app.get(&format!("/v1/files/{}/thumbnail", svg["id"].as_str().unwrap()), &ana).await;
+        assert_eq!(refused.status, StatusCode::UNPROCESSABLE_ENTITY);
+    }
+}
