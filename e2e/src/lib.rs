@@ -426,6 +426,14 @@ impl Deployment {
         }
     }
 
+    /// The apps origin.
+    pub fn apps(&self) -> &str {
+        match self {
+            Self::Up(up) => &up.apps,
+            Self::Stack(stack) => &stack.apps,
+        }
+    }
+
     /// Its database, for a command run beside it (`lattice switch`).
     pub fn database_url(&self) -> String {
         match self {

@@ -183,6 +183,10 @@ async fn serve_http(config: &Config, log: LogService, runner: Runner, with_index
     if with_index {
         app = app.merge(portal(config)?);
         spawn_apps_origin(config, stop_signal.clone(), Some(downloads)).await?;
+    } else {
+        // Behind the edge, whose apps origin passes `/files/{id}` here; the
+        // portal's origin (the edge's) passes `/v1` only.
+        app = app.merge(downloads);
     }
     serve_until_signal(config, app, stop, "the chat at /, the API under /v1, OpenAPI at /openapi.json").await?;
     // Every request has finished: nothing is left half-written. Closing the
@@ -257,10 +261,12 @@ pub async fn edge(config: Config) -> anyhow::Result<()> {
     tracing::info!(config = %config.printable(), "lattice serve edge");
     let upstream = config.log_url.clone().context("lattice serve edge needs LATTICE_LOG_URL (the log service)")?;
     let (stop, shutdown) = tokio::sync::watch::channel(false);
-    spawn_apps_origin(&config, shutdown.clone(), None).await?;
     // What the edge tells the services of the name and scheme a request
     // came by is its own word, or the trusted proxy's in front of it.
     let trusted = config.trusted_proxies()?;
+    // Files' downloads are the log service's, on the apps origin.
+    let downloads = lattice_edge::downloads_router_behind(&upstream, trusted.clone());
+    spawn_apps_origin(&config, shutdown.clone(), Some(downloads)).await?;
     let mut app = lattice_edge::upstream_router_behind(&upstream, trusted.clone())
         .merge(portal(&config)?)
         .route("/healthz", axum::routing::get(|| async { "ok" }));

@@ -20,4 +20,4 @@ pub use apps::{AppsOrigin, INNER_POLICY, apps_router, sdk_dir_of};
 pub use portal::{PortalConfig, portal_router};
 // The rule of whose forwarded headers are believed is every service's.
 pub use lattice_http::forwarded::{self, TrustedProxies};
-pub use upstream::{mcp_router, mcp_router_behind, upstream_router, upstream_router_behind};
+pub use upstream::{downloads_router_behind, mcp_router, mcp_router_behind, upstream_router, upstream_router_behind};

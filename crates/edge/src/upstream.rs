@@ -137,6 +137,13 @@ pub fn upstream_router_behind(base: &str, trusted: TrustedProxies) -> Router {
         .with_state(Upstream::new(base, "the log service", trusted))
 }
 
+/// For the apps origin: forwards `/files/{id}` (a file's download, by its
+/// link) to `base`, the log service, which answers it: the apps origin
+/// holds nothing of its own.
+pub fn downloads_router_behind(base: &str, trusted: TrustedProxies) -> Router {
+    Router::new().route("/files/{id}", axum::routing::get(forward)).with_state(Upstream::new(base, "the log service", trusted))
+}
+
 /// Forwards `/mcp` to `base` (`lattice serve mcp`), so MCP clients find it
 /// beside the chat, as with `lattice up`.
 pub fn mcp_router(base: &str) -> Router {

@@ -1,19 +1,20 @@
-//! Files on `lattice up` (docs/FILES.md): uploaded to the chat's origin,
-//! downloaded only from the apps origin, by a link, as an attachment.
+//! Files (docs/FILES.md), on `lattice up` and on the multi-process stack:
+//! uploaded to the chat's origin, downloaded only from the apps origin, by
+//! a link, as an attachment.
 
-use lattice_e2e::{Client, UpProcess};
+use lattice_e2e::{Client, Deployment, On};
 use serde_json::{Value, json};
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_file_goes_up_to_the_chat_and_comes_down_from_the_apps_origin_only() {
-    let up = UpProcess::start().await;
-    let ana = Client::sign_in(&up.base, "acme", "ana").await;
+async fn up_and_down(on: On) {
+    let deployment = Deployment::start(on).await;
+    let (base, apps) = (deployment.base().to_owned(), deployment.apps().to_owned());
+    let ana = Client::sign_in(&base, "acme", "ana").await;
     let ws = ana.ok("POST", "/v1/workspaces", json!({"name": "Files"})).await["id"].as_str().unwrap().to_owned();
     let th = ana.ok("POST", &format!("/v1/workspaces/{ws}/threads"), json!({"title": "Files"})).await["id"].as_str().unwrap().to_owned();
     let pdf = b"%PDF-1.7\n1 0 obj <<>> endobj\ntrailer <<>>\n%%EOF\n".to_vec();
     let uploaded: Value = ana
         .http
-        .post(format!("{}/v1/threads/{th}/files?name=report.pdf", up.base))
+        .post(format!("{base}/v1/threads/{th}/files?name=report.pdf"))
         .bearer_auth(&ana.token)
         .header("content-type", "image/png")
         .body(pdf.clone())
@@ -30,7 +31,7 @@ async fn a_file_goes_up_to_the_chat_and_comes_down_from_the_apps_origin_only() {
     let id = uploaded["id"].as_str().unwrap();
     let link = ana.ok("POST", &format!("/v1/files/{id}/link"), json!({})).await;
     let path = link["path"].as_str().unwrap();
-    let got = ana.http.get(format!("{}{path}", up.apps)).send().await.unwrap();
+    let got = ana.http.get(format!("{apps}{path}")).send().await.unwrap();
     assert_eq!(got.status(), 200);
     let header = |name: &str| got.headers().get(name).and_then(|v| v.to_str().ok()).unwrap_or_default().to_owned();
     assert!(header("content-disposition").starts_with("attachment;"), "{}", header("content-disposition"));
@@ -39,7 +40,17 @@ async fn a_file_goes_up_to_the_chat_and_comes_down_from_the_apps_origin_only() {
     assert_eq!(got.bytes().await.unwrap().to_vec(), pdf);
     // The chat's origin serves no file: the path is one of its pages' (the
     // chat host answers every such path with itself).
-    let portal = ana.http.get(format!("{}{path}", up.base)).send().await.unwrap();
+    let portal = ana.http.get(format!("{base}{path}")).send().await.unwrap();
     assert!(portal.headers().get("content-disposition").is_none());
     assert_ne!(portal.bytes().await.unwrap().to_vec(), pdf, "the chat's origin answered with the file");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_file_goes_up_to_the_chat_and_comes_down_from_the_apps_origin_only() {
+    up_and_down(On::Up).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_file_goes_up_to_the_chat_and_comes_down_from_the_apps_origin_only_on_the_stack() {
+    up_and_down(On::Stack).await;
 }
