@@ -2,7 +2,7 @@
 //! uploaded to the chat's origin, downloaded only from the apps origin, by
 //! a link, as an attachment.
 
-use lattice_e2e::{Client, Deployment, On};
+use lattice_e2e::{Client, Deployment, On, UpProcess};
 use serde_json::{Value, json};
 
 async fn up_and_down(on: On) {
@@ -53,4 +53,41 @@ async fn a_file_goes_up_to_the_chat_and_comes_down_from_the_apps_origin_only() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_file_goes_up_to_the_chat_and_comes_down_from_the_apps_origin_only_on_the_stack() {
     up_and_down(On::Stack).await;
+}
+
+/// The process's resident memory and its peak so far, in KiB.
+fn memory(pid: u32) -> (u64, u64) {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let field = |name: &str| status.lines().find_map(|l| l.strip_prefix(name)).and_then(|v| v.split_whitespace().next()?.parse().ok()).unwrap();
+    (field("VmRSS:"), field("VmHWM:"))
+}
+
+/// A 10 MiB upload is never held whole: the service's peak resident
+/// memory during it stays under 30 MB above what it was at rest.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_ten_mib_upload_is_never_held_whole() {
+    let up = UpProcess::start().await;
+    let ana = Client::sign_in(&up.base, "acme", "ana").await;
+    let ws = ana.ok("POST", "/v1/workspaces", json!({"name": "Files"})).await["id"].as_str().unwrap().to_owned();
+    let th = ana.ok("POST", &format!("/v1/workspaces/{ws}/threads"), json!({"title": "Files"})).await["id"].as_str().unwrap().to_owned();
+    // Warm: one small upload first, so what a first request allocates once
+    // (pools, caches) is in the memory at rest.
+    let warm = ana.http.post(format!("{}/v1/threads/{th}/files?name=warm.txt", up.base)).bearer_auth(&ana.token).body("warm").send().await.unwrap();
+    assert_eq!(warm.status(), 200);
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    let (rest, peak_before) = memory(up.pid());
+    // The peak so far may be above rest (the start): only growth past both counts.
+    let chunks: Vec<Result<Vec<u8>, std::io::Error>> = (0..160).map(|i| Ok(vec![(i % 251) as u8; 64 * 1024])).collect();
+    let body = reqwest::Body::wrap_stream(futures_util::stream::iter(chunks));
+    let sent = ana.http.post(format!("{}/v1/threads/{th}/files?name=big.bin", up.base)).bearer_auth(&ana.token).body(body).send().await.unwrap();
+    assert_eq!(sent.status(), 200);
+    let stored: Value = sent.json().await.unwrap();
+    assert_eq!(stored["size"], 10 * 1024 * 1024);
+    let (_, peak) = memory(up.pid());
+    println!("a 10 MiB upload: resident memory at rest {rest} KiB, the peak {peak_before} KiB before it and {peak} KiB after it");
+    // The upload's own peak is at most `peak`; had it passed rest + 30 MB,
+    // the peak would now be above both that and the peak before it.
+    let bound = rest + 30 * 1024;
+    assert!(peak <= bound.max(peak_before), "the peak rose to {peak} KiB, {} KiB above rest", peak - rest);
+    assert!(peak_before < bound, "the start's own peak ({peak_before} KiB) hides what the upload took");
 }
