@@ -87,6 +87,29 @@ struct CallAudit {
 }
 
 impl CallAudit {
+    /// A call of `tool` on `head`, not yet decided.
+    fn new(head: &ArtifactRow, tool: &str, via: Via) -> Self {
+        Self {
+            app: head.id.clone(),
+            version: head.version,
+            tool: tool.into(),
+            via,
+            decision: String::new(),
+            confirmation: None,
+            arguments: None,
+            arguments_digest: None,
+            arguments_bytes: None,
+            server: None,
+            policy: None,
+            result_bytes: None,
+        }
+    }
+
+    /// The row says what was sent by its digest and size only.
+    fn digested(self, arguments: &Value) -> Self {
+        Self { arguments_digest: Some(lattice_log::digest(arguments)), arguments_bytes: Some(lattice_core::document::size(arguments) as u64), ..self }
+    }
+
     /// The call decided `decision`.
     fn decided(&self, decision: &str) -> Value {
         serde_json::to_value(Self { decision: decision.into(), ..self.clone() }).expect("an audit row serializes")
@@ -167,20 +190,7 @@ impl AppCalls {
             return Err(Error::field("tool", "enum", format!("{tool:?} is not a tool an app may call ({})", APP_TOOLS.join(", "))));
         }
         let decision = self.policy.decide(who.principal().tenant.as_str(), &head.id, tool);
-        let base = CallAudit {
-            app: head.id.clone(),
-            version: head.version,
-            tool: tool.into(),
-            via,
-            decision: String::new(),
-            confirmation: None,
-            arguments: None,
-            arguments_digest: None,
-            arguments_bytes: None,
-            server: None,
-            policy: None,
-            result_bytes: None,
-        };
+        let base = CallAudit::new(&head, tool, via);
         let reader = !writes_to_apps(self.log.thread(who, &ThreadId::from_trusted(head.thread.clone())).await?.role);
         match decision {
             Decision::Deny => {
@@ -193,12 +203,7 @@ impl AppCalls {
             // size (the caller chose those bytes; the log keeps none).
             _ if reader && changes_the_app(tool) => {
                 count(tool, READ_ONLY, via);
-                let refused = CallAudit {
-                    arguments_digest: Some(lattice_log::digest(arguments)),
-                    arguments_bytes: Some(lattice_core::document::size(arguments) as u64),
-                    ..base
-                };
-                self.record(who, &head, refused.decided(READ_ONLY), None).await?;
+                self.record(who, &head, base.digested(arguments).decided(READ_ONLY), None).await?;
                 Err(Error::forbidden(format!("{tool} changes the app, and this caller may only read it here")))
             }
             // A reader's read is a read: like any other it leaves no row.

@@ -17,6 +17,13 @@ use crate::{AppCalls, CallAudit, READ_ONLY, count, title};
 /// The most of an app's arguments a person is shown and the row keeps.
 const ASKED_MAX_BYTES: usize = 48 * 1024;
 
+impl CallAudit {
+    /// A call sent to `server`, decided by `policy`.
+    fn of_server(self, server: &str, policy: &str) -> Self {
+        Self { server: Some(server.to_owned()), policy: Some(policy.to_owned()), ..self }
+    }
+}
+
 impl AppCalls {
     /// `tool` of the server `head`'s app came from, called by the app.
     pub(crate) async fn server_call(
@@ -36,40 +43,14 @@ impl AppCalls {
             // visibility), and the refusal is a decision like any other.
             Err(refused @ Error::Forbidden { .. }) => {
                 count(tool, "deny", via);
-                let row = CallAudit {
-                    app: head.id.clone(),
-                    version: head.version,
-                    tool: tool.into(),
-                    via,
-                    decision: String::new(),
-                    confirmation: None,
-                    arguments: None,
-                    arguments_digest: Some(lattice_log::digest(arguments)),
-                    arguments_bytes: Some(lattice_core::document::size(arguments) as u64),
-                    server: Some(server.name().to_owned()),
-                    policy: Some("visibility".into()),
-                    result_bytes: None,
-                };
+                let row = CallAudit::new(head, tool, via).digested(arguments).of_server(server.name(), "visibility");
                 self.record(who, head, row.decided("deny"), None).await?;
                 return Err(refused);
             }
             Err(other) => return Err(other),
         };
         let Decided { decision, policy } = decide(server.name(), server.config(), &listed.name, Caller::App);
-        let base = CallAudit {
-            app: head.id.clone(),
-            version: head.version,
-            tool: tool.into(),
-            via,
-            decision: String::new(),
-            confirmation: None,
-            arguments: None,
-            arguments_digest: Some(lattice_log::digest(arguments)),
-            arguments_bytes: Some(lattice_core::document::size(arguments) as u64),
-            server: Some(server.name().to_owned()),
-            policy: Some(policy.clone()),
-            result_bytes: None,
-        };
+        let base = CallAudit::new(head, tool, via).digested(arguments).of_server(server.name(), &policy);
         match decision {
             Decision::Deny => {
                 count(tool, "deny", via);

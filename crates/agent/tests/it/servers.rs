@@ -73,6 +73,20 @@ async fn audited(here: &Here) -> Vec<(String, String, Value)> {
     out
 }
 
+/// What each tool call of `run` returned: (tool, is an error, result as JSON).
+async fn returned(here: &Here, run: &lattice_core::RunId) -> Vec<(String, bool, String)> {
+    lattice_testkit::trusted(&here.log)
+        .run_log(&here.alice.principal().tenant, run)
+        .await
+        .unwrap()
+        .into_iter()
+        .filter_map(|e| match e.event {
+            Event::ToolReturned(r) => Some((r.tool_name, r.is_error, r.result.to_string())),
+            _ => None,
+        })
+        .collect()
+}
+
 impl Here {
     /// alice made the workspace: she is its admin.
     fn alice_admin(&self) -> Authenticated {
@@ -198,13 +212,7 @@ lattice_testkit::both_backends! {
         let run = runner.start(&here.alice, here.th.clone(), "Try them all".into(), None, None).await.unwrap();
         wait_for(&here.log, &here.alice, &run, RunStatus::Finished).await;
         assert!(started.elapsed() < Duration::from_secs(8), "the slow tool was cut at its bound: {:?}", started.elapsed());
-        let results: Vec<(String, bool, String)> = lattice_testkit::trusted(&here.log)
-            .run_log(&here.alice.principal().tenant, &run)
-            .await
-            .unwrap()
-            .into_iter()
-            .filter_map(|e| match e.event { Event::ToolReturned(r) => Some((r.tool_name, r.is_error, r.result.to_string())), _ => None })
-            .collect();
+        let results = returned(&here, &run).await;
         assert_eq!(results.len(), 4, "{results:?}");
         assert!(results[0].1 && results[0].2.contains("did not answer within 1 s"), "{:?}", results[0]);
         assert!(results[1].1 && results[1].2.contains("passed the 65536 bytes it may send"), "{:?}", results[1]);
@@ -254,13 +262,7 @@ lattice_testkit::both_backends! {
         wait_for(&here.log, &here.alice, &run, RunStatus::Finished).await;
         assert!(started.elapsed() < Duration::from_secs(8), "{:?}", started.elapsed());
         assert!(script.offered.lock().unwrap()[0].contains(&"liar__lie".to_owned()), "its tool list was taken");
-        let results: Vec<(bool, String)> = lattice_testkit::trusted(&here.log)
-            .run_log(&here.alice.principal().tenant, &run)
-            .await
-            .unwrap()
-            .into_iter()
-            .filter_map(|e| match e.event { Event::ToolReturned(r) => Some((r.is_error, r.result.to_string())), _ => None })
-            .collect();
+        let results: Vec<(bool, String)> = returned(&here, &run).await.into_iter().map(|(_, e, r)| (e, r)).collect();
         assert_eq!(results.len(), 3, "{results:?}");
         assert!(results[1].1.contains("not JSON-RPC") && !results[1].1.contains("jsonrpc"), "none of its bytes: {:?}", results[1]);
         for (is_error, said) in &results {
@@ -283,13 +285,7 @@ lattice_testkit::both_backends! {
         let runner = Runner::new(lattice_testkit::trusted(&here.log), Models::default().with("m", Arc::new(script.clone()), true)).with_connections(connections);
         let run = runner.start(&here.alice, here.th.clone(), "Call it seven times".into(), None, None).await.unwrap();
         wait_for(&here.log, &here.alice, &run, RunStatus::Finished).await;
-        let results: Vec<(bool, String)> = lattice_testkit::trusted(&here.log)
-            .run_log(&here.alice.principal().tenant, &run)
-            .await
-            .unwrap()
-            .into_iter()
-            .filter_map(|e| match e.event { Event::ToolReturned(r) => Some((r.is_error, r.result.to_string())), _ => None })
-            .collect();
+        let results: Vec<(bool, String)> = returned(&here, &run).await.into_iter().map(|(_, e, r)| (e, r)).collect();
         assert_eq!(results.iter().filter(|(e, _)| !e).count(), 6, "{results:?}");
         assert!(results[6].0 && results[6].1.contains("this run has made its 6 calls of the clock server"), "{:?}", results[6]);
         assert_eq!(server.counts.calls.load(std::sync::atomic::Ordering::SeqCst), 6);

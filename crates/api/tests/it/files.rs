@@ -159,6 +159,20 @@ lattice_testkit::both_backends! {
         let page = app.get(&format!("/v1/workspaces/{ws}/events?format=json"), &ana).await;
         let row = page.body["events"].as_array().unwrap().iter().find(|e| e["payload"]["name"] == "file_erased").cloned().unwrap();
         assert_eq!((row["payload"]["data"]["file"].clone(), row["payload"]["data"]["reason"].clone()), (json!(id), json!("a person asked")));
+
+        // An erase whose row was written but whose bytes were not deleted
+        // (the service stopped between the two) is finished by the next,
+        // under that row.
+        let (_, cut, _) = upload(&app, &rob, &th, "cut.txt", b"cut short".to_vec(), 9).await;
+        let cut = cut["id"].as_str().unwrap().to_owned();
+        let admin = lattice_testkit::who("t1", "ana", TenantRole::Member);
+        let audit = lattice_core::Audit { name: "file_erased".into(), data: json!({"file": cut, "reason": "first try"}), once: Some(format!("erase:{cut}")) };
+        let first = app.log.execute(&admin, lattice_core::Command::RecordAudit { thread: lattice_core::ThreadId::parse("th", &th).unwrap(), audit }).await.unwrap();
+        let finished = app.post(&format!("/v1/files/{cut}/erase"), &ana, json!({"reason": "again"})).await;
+        assert_eq!(finished.status, StatusCode::OK, "{:?}", finished.body);
+        assert_eq!(finished.body["seq"], first.seq, "under the first row");
+        let row = app.log.files().head(&who, &cut).await.unwrap();
+        assert!(row.erased_at.is_some() && app.log.files().chunks(&row, 0, 10).await.unwrap().is_empty());
     }
 }
 
