@@ -85,6 +85,19 @@ id_type!(
     ArtifactId, "artifact id", "art_", 128, "-_.:"
 );
 id_type!(RunId, "run id", "run_", 64, "-_");
+id_type!(
+    /// A file attached to an answer (docs/FILES.md): what a form's file
+    /// field holds.
+    FileId, "file id", "fil_", 64, "-_"
+);
+
+impl FileId {
+    /// Whether `value` reads as a file id: the prefix, then an id token.
+    /// A form's `format: "file"` asserts this, in the browser and here.
+    pub fn is_file_id(value: &str) -> bool {
+        value.len() > Self::PREFIX.len() && value.starts_with(Self::PREFIX) && token_problem(value, 64, "-_").is_none()
+    }
+}
 
 /// An id token: starts with an ASCII letter or digit, then letters, digits
 /// and the `extra` punctuation, at most `max` bytes.

@@ -125,6 +125,15 @@ pub trait WorkspaceView: Send + Sync {
     /// The log's clock (ms since the epoch): what a deadline is checked
     /// against.
     fn now_ms(&self) -> i64;
+    /// The thread the command acts in, when it acts in one.
+    fn thread(&self) -> Option<&ThreadId> {
+        None
+    }
+    /// A whole file of this workspace, in a thread the principal reads (an
+    /// upload under way is nobody's yet).
+    async fn file(&self, _id: &str) -> Result<Option<crate::FileView>, Error> {
+        Ok(None)
+    }
 }
 
 /// A check on a command, run after authorization and the integration gate

@@ -7,8 +7,7 @@
 //! so, and the log's references stay whole).
 
 use lattice_core::policy::Action;
-use lattice_core::{Error, Integrations, SharedClock, SwitchKey, ThreadId};
-use serde::{Deserialize, Serialize};
+use lattice_core::{Error, FileRef, Integrations, SharedClock, SwitchKey, ThreadId};
 use sha2::Digest;
 
 use crate::access::thread_access;
@@ -18,7 +17,7 @@ use crate::store::files::{self as stored, FileRow};
 use crate::switches::SwitchStore;
 
 /// A file id's prefix.
-pub const FILE_PREFIX: &str = "file_";
+pub const FILE_PREFIX: &str = lattice_core::FileId::PREFIX;
 /// The bytes a chunk holds (the last may hold fewer).
 pub const CHUNK_BYTES: usize = 256 * 1024;
 /// The longest name kept, in bytes.
@@ -40,20 +39,10 @@ impl Default for FileLimits {
     }
 }
 
-/// What the log keeps of a file: the reference a submission carries.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct FileRef {
-    pub id: String,
-    pub name: String,
-    #[serde(rename = "type")]
-    pub media_type: String,
-    pub size: u64,
-    pub sha256: String,
-}
-
-impl FileRef {
-    fn of(row: &FileRow) -> Self {
-        Self { id: row.id.clone(), name: row.name.clone(), media_type: row.media_type.clone(), size: row.size, sha256: row.sha256.clone() }
+impl FileRow {
+    /// What the log keeps of the file: the reference a submission carries.
+    pub fn reference(&self) -> FileRef {
+        FileRef { id: self.id.clone(), name: self.name.clone(), media_type: self.media_type.clone(), size: self.size, sha256: self.sha256.clone() }
     }
 }
 
@@ -93,7 +82,7 @@ impl Files {
         let room = self.limits.quota_bytes.saturating_sub(held + arriving);
         let row = FileRow {
             tenant: p.tenant.to_string(),
-            id: format!("{FILE_PREFIX}{}", ulid::Ulid::generate().to_string().to_lowercase()),
+            id: lattice_core::FileId::generate().to_string(),
             workspace: access.workspace.to_string(),
             thread: thread.to_string(),
             uploader: p.user.to_string(),
@@ -215,7 +204,7 @@ impl Upload {
         self.row.media_type = media_type.to_owned();
         self.row.size = self.size;
         self.row.sha256 = sha256;
-        Ok(FileRef::of(&self.row))
+        Ok(self.row.reference())
     }
 
     /// Forgets an upload cut off or refused.

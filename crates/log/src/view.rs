@@ -3,7 +3,9 @@
 use std::sync::Arc;
 
 use lattice_core::clock::SharedClock;
-use lattice_core::{ArtifactId, ArtifactView, DeferredRequest, Error, Principal, Role, RunId, TenantId, ThreadId, WorkspaceId, WorkspaceView};
+use lattice_core::{
+    ArtifactId, ArtifactView, DeferredRequest, Error, FileView, Principal, Role, RunId, TenantId, ThreadId, WorkspaceId, WorkspaceView,
+};
 
 use crate::access::{Access, thread_access};
 use crate::scope::LoadedRun;
@@ -57,6 +59,10 @@ impl WorkspaceView for ScopedView {
         self.clock.now_ms()
     }
 
+    fn thread(&self) -> Option<&ThreadId> {
+        self.thread.as_ref()
+    }
+
     async fn artifact(&self, id: &ArtifactId, version: Option<u64>) -> Result<Option<ArtifactView>, Error> {
         let row = load_artifact(&self.db, &self.access.tenant, id, version).await?;
         // Only this workspace's artifacts, in threads the principal reads:
@@ -68,6 +74,22 @@ impl WorkspaceView for ScopedView {
             return Ok(None);
         }
         Ok(Some(row.view()))
+    }
+
+    async fn file(&self, id: &str) -> Result<Option<FileView>, Error> {
+        let row = crate::store::files::head(&self.db, self.access.tenant.as_str(), id).await?;
+        let Some(row) = row.filter(|r| r.complete && r.workspace == self.access.workspace.as_str()) else { return Ok(None) };
+        if self.thread.as_ref().is_none_or(|t| t.as_str() != row.thread)
+            && thread_access(&self.db, &self.principal, &ThreadId::from_trusted(row.thread.clone())).await.is_err()
+        {
+            return Ok(None);
+        }
+        Ok(Some(FileView {
+            reference: row.reference(),
+            thread: ThreadId::from_trusted(row.thread.clone()),
+            uploader: row.uploader.clone(),
+            erased: row.erased_at.is_some(),
+        }))
     }
 
     async fn deferred_request(&self, run: &RunId, tool_call_id: &str) -> Result<Option<DeferredRequest>, Error> {

@@ -34,7 +34,8 @@ impl Check for AskFormAnswer {
         }
         let schema = request.args.get("schema").cloned().unwrap_or(Value::Null);
         let compiled = schema::compile(&schema).map_err(|e| prefixed("args.schema", e))?;
-        compiled.validate(answer).map_err(|e| prefixed("answer", e))
+        compiled.validate(answer).map_err(|e| prefixed("answer", e))?;
+        crate::attached::attached(view, &compiled, answer).await.map(drop).map_err(|e| prefixed("answer", e))
     }
 }
 

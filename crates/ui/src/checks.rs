@@ -8,6 +8,7 @@ use lattice_core::{Actor, Check, Command, CommandType, Error, Role, SwitchKey, W
 use serde_json::Value;
 
 use crate::asks::{AskFormAnswer, AskUserAnswer, ServerCallAnswer};
+use crate::attached::attached;
 use crate::form::{Form, Submissions};
 use crate::kinds::{prefixed, shape};
 use crate::schema;
@@ -44,15 +45,26 @@ async fn policy_of(view: &dyn WorkspaceView, form_id: &lattice_core::ArtifactId)
 #[async_trait::async_trait]
 impl Check for SubmissionCheck {
     async fn complete(&self, view: &dyn WorkspaceView, _actor: &Actor, command: &mut Command) {
-        let Command::CreateArtifact { id: id @ None, kind, data, .. } = command else { return };
+        let Command::CreateArtifact { id, kind, data, .. } = command else { return };
         if kind != "submission" {
             return;
         }
         let Ok(submission) = shape::<Submission>(data) else { return };
         let Ok(form_id) = lattice_core::ArtifactId::parse("form_id", &submission.form_id) else { return };
-        let Ok(Some(policy)) = policy_of(view, &form_id).await else { return };
-        let derived = submission_id(&submission.form_id, policy, view.principal().user.as_str(), submission.nonce.as_deref());
-        *id = lattice_core::ArtifactId::parse("id", &derived).ok();
+        if submission.files.is_empty()
+            && may_name_files(&submission.values)
+            && let Some(files) = files_of(view, &form_id, &submission.values).await
+            && !files.is_empty()
+            && let Ok(files) = serde_json::to_value(files)
+            && let Some(map) = data.as_object_mut()
+        {
+            map.insert("files".to_owned(), files);
+        }
+        if id.is_none() {
+            let Ok(Some(policy)) = policy_of(view, &form_id).await else { return };
+            let derived = submission_id(&submission.form_id, policy, view.principal().user.as_str(), submission.nonce.as_deref());
+            *id = lattice_core::ArtifactId::parse("id", &derived).ok();
+        }
     }
 
     async fn check(&self, view: &dyn WorkspaceView, _actor: &Actor, command: &Command) -> Result<(), Error> {
@@ -96,6 +108,14 @@ impl Check for SubmissionCheck {
                 }
                 let compiled = schema::compile(&form.schema).map_err(|e| prefixed("form.schema", e))?;
                 compiled.validate(&submission.values).map_err(|e| prefixed("values", e))?;
+                let files = attached(view, &compiled, &submission.values).await.map_err(|e| prefixed("values", e))?;
+                if files != submission.files {
+                    return Err(Error::field(
+                        "files",
+                        "files",
+                        "a submission's files are the references of the files its values name, as the log holds them",
+                    ));
+                }
                 form.submissions
             }
             // An app's submissions are its own business: any object of values.
@@ -120,6 +140,21 @@ impl Check for SubmissionCheck {
         }
         Ok(())
     }
+}
+
+/// Whether values hold something that reads as a file id: most do not,
+/// and they skip a second look at their form.
+fn may_name_files(values: &Value) -> bool {
+    let is_id = |v: &Value| v.as_str().is_some_and(|s| s.starts_with(lattice_core::FileId::PREFIX));
+    values.as_object().is_some_and(|m| m.values().any(|v| is_id(v) || v.as_array().is_some_and(|a| a.iter().any(is_id))))
+}
+
+/// The references of the files a form's values name, if they all resolve
+/// (the check refuses them otherwise, naming each).
+async fn files_of(view: &dyn WorkspaceView, form_id: &lattice_core::ArtifactId, values: &Value) -> Option<Vec<lattice_core::FileRef>> {
+    let target = view.artifact(form_id, None).await.ok()??;
+    let form = shape::<Form>(&target.data).ok().filter(|_| target.kind == "form")?;
+    attached(view, &schema::compile(&form.schema).ok()?, values).await.ok()
 }
 
 /// Who changes an app's state or submits to it: whoever changes

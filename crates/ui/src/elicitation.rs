@@ -96,6 +96,9 @@ mod tests {
             json!({"type": "object", "properties": {"code": {"type": "string", "pattern": "^[A-Z]+$"}}}),
             json!({"type": "object", "properties": {"n": {"type": "number", "multipleOf": 5}}}),
             json!({"type": "object", "properties": {"when": {"type": "string", "format": "time"}}}),
+            // A file is uploaded in the chat: elicitation has no way to send one.
+            json!({"type": "object", "properties": {"shot": {"type": "string", "format": "file"}}}),
+            json!({"type": "object", "properties": {"logs": {"type": "array", "items": {"type": "string", "format": "file"}}}}),
             json!({"type": "object", "properties": {"x": {"type": "string"}}, "if": {}}),
             json!({"type": "array"}),
         ] {

@@ -26,6 +26,8 @@ pub enum Widget {
     Datetime,
     Email,
     Url,
+    // A file input (one file, or several): uploads, then holds their ids.
+    File,
 }
 
 /// How one field is shown.
@@ -128,7 +130,9 @@ pub fn widget_of(p: &crate::schema::Property, hint: Option<Widget>) -> Widget {
         return widget;
     }
     let types = p.types.unwrap_or_default();
-    if p.item_choices.is_some() {
+    if p.file.is_some() {
+        Widget::File
+    } else if p.item_choices.is_some() {
         Widget::Checkboxes
     } else if let Some(choices) = &p.choices {
         if choices.len() <= RADIO_CHOICES { Widget::Radio } else { Widget::Select }
@@ -143,6 +147,7 @@ pub fn widget_of(p: &crate::schema::Property, hint: Option<Widget>) -> Widget {
             Some(Format::DateTime) => Widget::Datetime,
             Some(Format::Email) => Widget::Email,
             Some(Format::Uri) => Widget::Url,
+            Some(Format::File) => Widget::File,
             None if p.max_length.is_none_or(|m| m > LINE_CHARS) => Widget::Textarea,
             None => Widget::Text,
         }
@@ -170,6 +175,7 @@ fn fits(widget: Widget, p: &crate::schema::Property) -> Result<(), String> {
         Widget::Datetime => p.format == Some(Format::DateTime),
         Widget::Email => p.format == Some(Format::Email),
         Widget::Url => p.format == Some(Format::Uri),
+        Widget::File => p.file.is_some(),
     };
     if ok {
         Ok(())

@@ -7,6 +7,7 @@
 pub mod app;
 pub mod app_policy;
 pub mod asks;
+pub mod attached;
 pub mod checks;
 pub mod dashboard;
 pub mod elicitation;

@@ -21,6 +21,10 @@ pub struct Submission {
     /// Made by the client once per submit, for forms that take many.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nonce: Option<String>,
+    /// The files the values name, as the log refers to them (filled in by
+    /// the write path; one sent must be the same).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<lattice_core::FileRef>,
 }
 
 /// What every submission's id starts with, and no other artifact's.
@@ -68,7 +72,7 @@ impl Submission {
     /// path give it (the chat host: it then ships no hashing of its own).
     pub fn new(form_id: &str, form_version: u64, policy: Submissions, values: Value, nonce: impl FnOnce() -> String) -> Self {
         let nonce = (policy == Submissions::Many).then(nonce);
-        Self { form_id: form_id.to_owned(), form_version, values, nonce }
+        Self { form_id: form_id.to_owned(), form_version, values, nonce, files: Vec::new() }
     }
 
     /// The artifact's data.

@@ -7,8 +7,8 @@ use axum::Json;
 use axum::body::Body;
 use axum::extract::{Path, State};
 use futures_util::StreamExt;
+use lattice_core::FileRef;
 use lattice_core::{Error, ThreadId};
-use lattice_log::FileRef;
 use serde::Deserialize;
 
 use super::path_id;

@@ -692,7 +692,7 @@ impl Ids {
             forms: [art(), art()],
             apps: [art(), art()],
             runs: [run(), run()],
-            files: ["file_doesnotexist000000000000000".into(), "file_doesnotexist000000000000000".into()],
+            files: ["fil_doesnotexist000000000000000".into(), "fil_doesnotexist000000000000000".into()],
             confirmation: "01JZZZZZZZZZZZZZZZZZZZZZZZ".into(),
             tenant: "tdoesnotexist".into(),
         }

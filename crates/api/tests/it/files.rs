@@ -69,7 +69,7 @@ lattice_testkit::both_backends! {
         assert_eq!(status, StatusCode::OK, "{png}");
         assert_eq!((png["name"].clone(), png["type"].clone(), png["size"].clone()), (json!("shot.png"), json!("image/png"), json!(16)));
         assert_eq!(png["sha256"], sha256(&PNG));
-        assert!(png["id"].as_str().unwrap().starts_with("file_"));
+        assert!(png["id"].as_str().unwrap().starts_with("fil_"));
         let (_, text, _) = upload(&app, &ana, &th, "notes\u{7}.txt", b"two lines\nof text\n".to_vec(), 5).await;
         assert_eq!((text["name"].clone(), text["type"].clone()), (json!("notes.txt"), json!("text/plain")));
         let read = app.get(&format!("/v1/files/{}", png["id"].as_str().unwrap()), &ana).await;
@@ -259,5 +259,86 @@ lattice_testkit::both_backends! {
         assert_eq!(svg["type"], "text/plain");
         let refused = app.get(&format!("/v1/files/{}/thumbnail", svg["id"].as_str().unwrap()), &ana).await;
         assert_eq!(refused.status, StatusCode::UNPROCESSABLE_ENTITY);
+    }
+}
+
+const PDF: &[u8] = b"%PDF-1.4\n1 0 obj<<>>endobj\ntrailer<<>>\n%%EOF\n";
+
+lattice_testkit::both_backends! {
+    async fn a_forms_file_field_takes_a_whole_file_of_its_thread_uploaded_by_whoever_submits(backend: Backend) {
+        let app = app(backend, FileLimits::default()).await;
+        let ana = app.token("t1", "ana", TenantRole::Member, false).await;
+        let (ws, th) = app.workspace_with_thread(&ana).await;
+        app.post(&format!("/v1/workspaces/{ws}/members"), &ana, json!({"user": "rob", "role": "respondent"})).await;
+        let rob = app.token("t1", "rob", TenantRole::Member, false).await;
+        let schema = json!({"type": "object", "required": ["shot"], "properties": {
+            "shot": {"type": "string", "format": "file", "accept": ["image/*", "application/pdf"], "maxSize": 1000},
+            "logs": {"type": "array", "items": {"type": "string", "format": "file", "accept": ["text/plain"]}, "maxItems": 2}
+        }});
+        let form = app.post(&format!("/v1/threads/{th}/artifacts"), &ana,
+            json!({"kind": "form", "data": {"title": "Report", "schema": schema, "submissions": "many"}})).await;
+        assert_eq!(form.status, StatusCode::OK, "{:?}", form.body);
+        let form_id = form.body["id"].as_str().unwrap().to_owned();
+        let mut n = 0;
+        let mut submit = |values: Value, files: Option<Value>| {
+            n += 1;
+            let mut data = json!({"form_id": form_id, "form_version": 1, "values": values, "nonce": format!("nonce-{n:04}")});
+            if let Some(files) = files {
+                data["files"] = files;
+            }
+            let (app, rob, th) = (&app, rob.clone(), th.clone());
+            async move { app.post(&format!("/v1/threads/{th}/artifacts"), &rob, json!({"kind": "submission", "data": data})).await }
+        };
+        let (_, png, _) = upload(&app, &rob, &th, "shot.png", PNG.to_vec(), 16).await;
+        let (_, pdf, _) = upload(&app, &rob, &th, "signed.pdf", PDF.to_vec(), 16).await;
+        let (_, log, _) = upload(&app, &rob, &th, "run.log", b"line one\nline two\n".to_vec(), 16).await;
+        let id = |v: &Value| v["id"].as_str().unwrap().to_owned();
+
+        // An image and a text file: the submission carries their references.
+        let done = submit(json!({"shot": id(&png), "logs": [id(&log)]}), None).await;
+        assert_eq!(done.status, StatusCode::OK, "{:?}", done.body);
+        let sub = app.get(&format!("/v1/artifacts/{}", done.body["id"].as_str().unwrap()), &ana).await;
+        assert_eq!(sub.body["data"]["files"], json!([png, log]), "{:?}", sub.body);
+        assert_eq!(sub.body["data"]["values"]["shot"], png["id"], "the value stays the id");
+        // A PDF is accepted too, and references sent that agree are kept.
+        let done = submit(json!({"shot": id(&pdf)}), Some(json!([pdf]))).await;
+        assert_eq!(done.status, StatusCode::OK, "{:?}", done.body);
+
+        // What is refused, each at its field.
+        let refusal = |reply: &crate::Reply| (reply.status, reply.body["error"]["errors"][0]["path"].clone(), reply.body["error"]["errors"][0]["keyword"].clone());
+        let r = submit(json!({"shot": id(&log)}), None).await;
+        assert_eq!(refusal(&r), (StatusCode::UNPROCESSABLE_ENTITY, json!("values.shot"), json!("accept")), "{:?}", r.body);
+        let (_, big, _) = upload(&app, &rob, &th, "big.png", [PNG.as_slice(), &[0u8; 1000]].concat(), 256).await;
+        let r = submit(json!({"shot": id(&big)}), None).await;
+        assert_eq!(refusal(&r), (StatusCode::UNPROCESSABLE_ENTITY, json!("values.shot"), json!("maxSize")), "{:?}", r.body);
+        let r = submit(json!({"shot": "not-an-id"}), None).await;
+        assert_eq!(refusal(&r), (StatusCode::UNPROCESSABLE_ENTITY, json!("values.shot"), json!("format")), "{:?}", r.body);
+        let r = submit(json!({"shot": "fil_01nosuchfile0000000000000"}), None).await;
+        assert_eq!(refusal(&r), (StatusCode::UNPROCESSABLE_ENTITY, json!("values.shot"), json!("file")), "{:?}", r.body);
+        let r = submit(json!({"shot": id(&png), "logs": [id(&log), id(&log), id(&log)]}), None).await;
+        assert_eq!(refusal(&r), (StatusCode::UNPROCESSABLE_ENTITY, json!("values.logs"), json!("maxItems")), "{:?}", r.body);
+        // Someone else's upload, even in the same thread.
+        let (_, anas, _) = upload(&app, &ana, &th, "mine.png", PNG.to_vec(), 16).await;
+        let r = submit(json!({"shot": id(&anas)}), None).await;
+        assert_eq!(refusal(&r), (StatusCode::UNPROCESSABLE_ENTITY, json!("values.shot"), json!("file")), "{:?}", r.body);
+        assert!(r.body["error"]["errors"][0]["message"].as_str().unwrap().contains("whoever uploaded it"));
+        // A file of another thread.
+        let other = app.post(&format!("/v1/workspaces/{ws}/threads"), &ana, json!({"title": "other"})).await;
+        let other = other.body["id"].as_str().unwrap().to_owned();
+        let (_, elsewhere, _) = upload(&app, &rob, &other, "there.png", PNG.to_vec(), 16).await;
+        let r = submit(json!({"shot": id(&elsewhere)}), None).await;
+        assert!(r.body["error"]["errors"][0]["message"].as_str().unwrap().contains("another thread"), "{:?}", r.body);
+        // References that do not agree with the store.
+        let mut lying = png.clone();
+        lying["size"] = json!(1);
+        let r = submit(json!({"shot": id(&png)}), Some(json!([lying]))).await;
+        assert_eq!(refusal(&r), (StatusCode::UNPROCESSABLE_ENTITY, json!("files"), json!("files")), "{:?}", r.body);
+        // An erased file.
+        app.post(&format!("/v1/files/{}/erase", id(&pdf)), &ana, json!({"reason": "asked"})).await;
+        let r = submit(json!({"shot": id(&pdf)}), None).await;
+        assert!(r.body["error"]["errors"][0]["message"].as_str().unwrap().contains("erased"), "{:?}", r.body);
+        // The required field wants a file.
+        let r = submit(json!({"logs": [id(&log)]}), None).await;
+        assert_eq!(refusal(&r), (StatusCode::UNPROCESSABLE_ENTITY, json!("values.shot"), json!("required")), "{:?}", r.body);
     }
 }

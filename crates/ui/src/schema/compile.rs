@@ -5,7 +5,7 @@ use lattice_core::{Error, FieldError};
 use serde_json::{Map, Value};
 
 use super::format::Format;
-use super::{CompiledForm, Property, Types, is_integer, limits};
+use super::{ACCEPT_MAX, CompiledForm, FileRule, Property, Types, is_integer, is_media_range, limits};
 
 /// Keywords allowed at the root of a FormSchema.
 pub fn root_keywords() -> &'static [&'static str] {
@@ -34,6 +34,8 @@ pub fn property_keywords() -> &'static [&'static str] {
         "maxItems",
         "uniqueItems",
         "items",
+        "accept",
+        "maxSize",
     ]
 }
 
@@ -199,6 +201,7 @@ impl Compiler {
             max_items: None,
             unique_items: false,
             item_choices: None,
+            file: None,
             string_choices: None,
             rules: Box::default(),
         };
@@ -252,15 +255,74 @@ impl Compiler {
                 Some("password") => self.fail(&at, "format", "format \"password\" is refused: a form never asks for a password"),
                 Some(name) => match Format::parse(name) {
                     Some(f) => p.format = Some(f),
-                    None => self.fail(&at, "format", format!("format {name:?} is not one of date, time, date-time, email, uri")),
+                    None => self.fail(&at, "format", format!("format {name:?} is not one of date, time, date-time, email, uri, file")),
                 },
                 None => self.fail(&at, "format", "must be a string"),
             }
         }
-        if let Some(items) = map.get("items") {
-            p.item_choices = self.items(&join(path, "items"), items);
+        let items_path = join(path, "items");
+        match map.get("items") {
+            Some(items) if is_file_schema(items) => {
+                if p.types != Some(Types::ARRAY) {
+                    self.fail(&join(path, "type"), "type", "several files are an array: \"type\": \"array\"");
+                }
+                let items = items.as_object().expect("a file schema is an object");
+                for key in items.keys() {
+                    if !matches!(key.as_str(), "type" | "format" | "title" | "accept" | "maxSize") {
+                        self.fail(&join(&items_path, key), key, "keyword not allowed: a file's items take type, format, accept and maxSize");
+                    }
+                }
+                if items.get("type").is_some_and(|t| t.as_str() != Some("string")) {
+                    self.fail(&join(&items_path, "type"), "type", "a file is of type \"string\" (its id)");
+                }
+                let mut rule = self.file_rule(&items_path, items);
+                rule.many = true;
+                p.file = Some(rule);
+            }
+            Some(items) => p.item_choices = self.items(&items_path, items),
+            None => {}
+        }
+        if p.format == Some(Format::File) {
+            if p.types != Some(Types::STRING) {
+                self.fail(&join(path, "type"), "type", "a file field is of type \"string\" (its value the file's id)");
+            }
+            if p.choices.is_some() || p.constant.is_some() || p.default.is_some() {
+                self.fail(path, "format", "a file field has no enum, const or default: its value is a file a person uploads");
+            }
+            p.file = Some(self.file_rule(path, map));
+        } else if p.file.is_none() {
+            for key in ["accept", "maxSize"] {
+                if map.contains_key(key) {
+                    self.fail(&join(path, key), key, "only a file field (\"format\": \"file\") takes this keyword");
+                }
+            }
         }
         p
+    }
+
+    /// A file field's `accept` and `maxSize`, where they stand: on the
+    /// field, or on its `items` for several files.
+    fn file_rule(&mut self, path: &str, map: &Map<String, Value>) -> FileRule {
+        let mut rule = FileRule::default();
+        if let Some(v) = map.get("accept") {
+            let at = join(path, "accept");
+            match v.as_array() {
+                Some(items) if !items.is_empty() && items.len() <= ACCEPT_MAX => {
+                    for (i, item) in items.iter().enumerate() {
+                        match item.as_str() {
+                            Some(s) if is_media_range(s) => rule.accept.push(s.to_owned()),
+                            _ => self.fail(&format!("{at}.{i}"), "accept", "must be a media type such as image/png, or a range such as image/*"),
+                        }
+                    }
+                }
+                _ => self.fail(&at, "accept", format!("must be an array of 1 to {ACCEPT_MAX} media types")),
+            }
+        }
+        rule.max_size = self.count(map, path, "maxSize");
+        if rule.max_size == Some(0) {
+            self.fail(&join(path, "maxSize"), "maxSize", "must be at least 1 byte");
+        }
+        rule
     }
 
     fn types(&mut self, path: &str, value: &Value) -> Option<Types> {
@@ -332,7 +394,8 @@ impl Compiler {
         }
     }
 
-    /// A multi-choice array's items: enumerated strings, nothing else.
+    /// A multi-choice array's items: enumerated strings, nothing else (files
+    /// are [`is_file_schema`]'s).
     fn items(&mut self, path: &str, items: &Value) -> Option<Vec<Value>> {
         let Some(map) = items.as_object() else {
             self.fail(path, "items", "must be a schema of enumerated strings");
@@ -360,6 +423,11 @@ impl Compiler {
         }
         Some(choices)
     }
+}
+
+/// Whether an `items` schema is a file field's: several files.
+fn is_file_schema(items: &Value) -> bool {
+    items.get("format").and_then(Value::as_str) == Some(Format::File.as_str())
 }
 
 fn is_scalar(v: &Value) -> bool {

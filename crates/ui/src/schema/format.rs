@@ -1,7 +1,8 @@
 //! The formats a form may assert (REQUIREMENTS.md U1, U4): `date`, `time`,
 //! `date-time` (RFC 3339), `email` (RFC 5321 mailbox) and `uri` (RFC 3986,
-//! absolute). Asserted, not merely annotated: a value that does not match is
-//! refused.
+//! absolute), and `file` (a file uploaded to the thread, by its id:
+//! docs/FILES.md). Asserted, not merely annotated: a value that does not
+//! match is refused.
 
 use serde::{Deserialize, Serialize};
 
@@ -19,10 +20,12 @@ pub enum Format {
     Email,
     #[serde(rename = "uri")]
     Uri,
+    #[serde(rename = "file")]
+    File,
 }
 
 impl Format {
-    pub const ALL: [Format; 5] = [Self::Date, Self::Time, Self::DateTime, Self::Email, Self::Uri];
+    pub const ALL: [Format; 6] = [Self::Date, Self::Time, Self::DateTime, Self::Email, Self::Uri, Self::File];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -31,6 +34,7 @@ impl Format {
             Self::DateTime => "date-time",
             Self::Email => "email",
             Self::Uri => "uri",
+            Self::File => "file",
         }
     }
 
@@ -46,6 +50,7 @@ impl Format {
             Self::DateTime => is_date_time(s),
             Self::Email => is_email(s),
             Self::Uri => is_uri(s),
+            Self::File => lattice_core::FileId::is_file_id(s),
         }
     }
 
@@ -57,6 +62,7 @@ impl Format {
             Self::DateTime => "a date and time such as 2026-11-29T14:30:00Z",
             Self::Email => "an e-mail address such as name@example.com",
             Self::Uri => "an absolute URI such as https://example.com/page",
+            Self::File => "a file uploaded to this thread (its id, such as fil_01jd…)",
         }
     }
 }

@@ -7,6 +7,7 @@
 
 mod compile;
 mod equal;
+mod file;
 pub mod format;
 mod rules;
 mod validate;
@@ -15,6 +16,7 @@ use serde_json::Value;
 
 pub use compile::{compile, property_keywords, root_keywords};
 pub use equal::json_equal;
+pub use file::{ACCEPT_MAX, FileRule, is_media_range};
 pub use format::Format;
 
 /// The limits of REQUIREMENTS.md U2 that concern forms.
@@ -105,6 +107,9 @@ pub struct Property {
     pub unique_items: bool,
     /// A multi-choice array's allowed items.
     pub item_choices: Option<Vec<Value>>,
+    /// A file field's (`format: "file"`, or an array of them): what it
+    /// takes, which the server checks against each file.
+    pub file: Option<FileRule>,
     /// `choices` when they are all strings, for comparing without JSON
     /// equality on the hot path.
     pub(crate) string_choices: Option<Vec<String>>,

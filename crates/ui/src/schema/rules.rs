@@ -30,6 +30,8 @@ pub(crate) enum Rule {
     /// (at most 64 choices, so a u64 holds them).
     UniqueItemEnum(Box<[Box<str>]>),
     UniqueItems,
+    /// Several files: each item a file's id.
+    FileItems,
 }
 
 /// A property's check on the hot path: a typed one when the property has a
@@ -165,6 +167,9 @@ pub(crate) fn rules_of(p: &Property) -> Box<[Rule]> {
         (None, true) => rules.push(Rule::UniqueItems),
         (None, false) => {}
     }
+    if p.file.as_ref().is_some_and(|f| f.many) {
+        rules.push(Rule::FileItems);
+    }
     rules.into()
 }
 
@@ -196,6 +201,7 @@ impl Rule {
             (Rule::ItemEnum(choices), Value::Array(items)) => choices_accept(choices, false, None, None, items),
             (Rule::UniqueItemEnum(choices), Value::Array(items)) => choices_accept(choices, true, None, None, items),
             (Rule::UniqueItems, Value::Array(items)) => super::equal::first_duplicate(items).is_none(),
+            (Rule::FileItems, Value::Array(items)) => items.iter().all(|item| item.as_str().is_some_and(|s| Format::File.matches(s))),
             _ => true,
         }
     }

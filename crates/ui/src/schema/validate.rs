@@ -4,7 +4,7 @@ use lattice_core::{Error, FieldError, FieldErrors};
 use serde_json::Value;
 
 use super::equal::{first_duplicate, json_equal};
-use super::{CompiledForm, Property, limits};
+use super::{CompiledForm, Format, Property, limits};
 
 impl CompiledForm {
     /// Checks submitted values: an object holding only this form's
@@ -166,6 +166,13 @@ impl Property {
                 {
                     fail("uniqueItems", format!("{} is chosen twice", as_json(&items[i])));
                 }
+                if self.file.as_ref().is_some_and(|f| f.many) {
+                    for (i, item) in items.iter().enumerate() {
+                        if !item.as_str().is_some_and(|s| Format::File.matches(s)) {
+                            errors.push_with(|| FieldError::new(format!("{path}.{i}"), "format", format!("must be {}", Format::File.expectation())));
+                        }
+                    }
+                }
                 if let Some(choices) = &self.item_choices {
                     for (i, item) in items.iter().enumerate() {
                         if !choices.iter().any(|c| json_equal(c, item)) {
@@ -185,7 +192,7 @@ fn describe(names: &[&str]) -> &'static str {
         ["number"] | ["integer", "number"] | ["number", "integer"] => "a number",
         ["integer"] => "a whole number",
         ["boolean"] => "true or false",
-        ["array"] => "a list of choices",
+        ["array"] => "a list",
         _ => "of another type",
     }
 }

@@ -2,6 +2,7 @@
 //! the committed wire schema, and no panics on any input.
 
 mod apps;
+mod files;
 mod no_panics;
 mod refusals;
 mod values;

@@ -49,7 +49,7 @@ fn every_refused_keyword_is_named_where_it_stands() {
     );
     check(
         one(json!({"type": "string", "format": "hostname"})),
-        expect![[r#"properties.zip.format: format "hostname" is not one of date, time, date-time, email, uri [format]"#]],
+        expect![[r#"properties.zip.format: format "hostname" is not one of date, time, date-time, email, uri, file [format]"#]],
     );
     check(one(json!({"type": "string", "x-widget": "fancy"})), expect![[r#"properties.zip.x-widget: keyword not allowed [x-widget]"#]]);
     check(
