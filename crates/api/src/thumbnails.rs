@@ -19,15 +19,10 @@ const ALLOC_MAX: u64 = 64 * 1024 * 1024;
 /// Decodings at once: each may take [`ALLOC_MAX`].
 static AT_ONCE: LazyLock<tokio::sync::Semaphore> = LazyLock::new(|| tokio::sync::Semaphore::new(2));
 
-/// The stored types a thumbnail is made of.
+/// The stored types a thumbnail is made of (`lattice_core::file::PREVIEWABLE`,
+/// which the chat reads too).
 pub fn previewed(media_type: &str) -> Option<ImageFormat> {
-    match media_type {
-        "image/png" => Some(ImageFormat::Png),
-        "image/jpeg" => Some(ImageFormat::Jpeg),
-        "image/gif" => Some(ImageFormat::Gif),
-        "image/webp" => Some(ImageFormat::WebP),
-        _ => None,
-    }
+    lattice_core::file::previewable(media_type).then(|| ImageFormat::from_mime_type(media_type)).flatten()
 }
 
 /// A PNG of at most [`SIDE`] pixels a side from `bytes` of `format`.

@@ -10,10 +10,12 @@
 //! duplicate unless the bridge stays down, mid-batch, for longer than the
 //! window.
 
+mod files;
 mod payloads;
 mod projections;
 mod publisher;
 
+pub use files::{BUCKET_PREFIX, bucket};
 pub use payloads::{AppSubmitted, AuthorKind, FormRef, FormSubmitted, Marks, Origin, bridge_schema};
-pub use projections::{BRIDGED, NOT_BRIDGED, Outgoing, Projector, subject};
+pub use projections::{BRIDGED, FileCopies, NOT_BRIDGED, Outgoing, Projector, subject};
 pub use publisher::{Bridge, BridgeConfig, BridgeStatus, DUPLICATE_WINDOW, STREAM, ensure_stream};

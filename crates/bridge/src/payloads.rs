@@ -111,6 +111,12 @@ pub struct FormSubmitted {
     /// `expired` (author `deadline`, author_kind `system`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub expired: bool,
+    /// The files the values name (by id), as the log refers to them. Their
+    /// bytes are in the tenant's object store bucket `LATTICE_FILES_<tenant>`
+    /// under the file's id, put there before this message (docs/BRIDGE.md);
+    /// a file erased before the bridge came to it has no bytes there.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<lattice_core::FileRef>,
     #[serde(flatten)]
     pub origin: Origin,
 }

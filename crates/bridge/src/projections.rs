@@ -67,6 +67,19 @@ pub struct Outgoing {
     /// `Nats-Msg-Id`: the envelope's id.
     pub msg_id: String,
     pub payload: Vec<u8>,
+    /// What the message does to the tenant's files in the object store
+    /// (docs/BRIDGE.md, "Files"), in log order with the message.
+    pub files: FileCopies,
+}
+
+/// The object store's side of a message: files whose bytes go in before
+/// it is published, or a file whose bytes go out after it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub enum FileCopies {
+    #[default]
+    None,
+    Put(Vec<lattice_core::FileRef>),
+    Erase(String),
 }
 
 /// `lattice.<tenant>.<workspace>.<namespace>.<name>`; `_` stands for no
@@ -131,6 +144,7 @@ impl Projector {
             subject: format!("lattice.{}.{}.log.{event_type}", e.tenant, e.workspace.as_deref().unwrap_or("_")),
             msg_id: e.id.clone(),
             payload: marks.append_to(e.to_json()),
+            files: FileCopies::None,
         }))
     }
 
@@ -139,16 +153,18 @@ impl Projector {
         if !BRIDGED.contains(&e.event_type()) {
             return Ok(None);
         }
-        let projected: Option<(&str, Vec<u8>)> = match &e.event {
+        let projected: Option<(&str, Vec<u8>, FileCopies)> = match &e.event {
             Event::DeferredAnswered(answered) if answered.tool_name == ASK_FORM => {
                 let args = self.reader.request_args(&e.tenant, &answered.run_id, &answered.tool_call_id).await?.unwrap_or(Value::Null);
+                let files = if answered.expired { Vec::new() } else { self.files_named(&e.tenant, &args, &answered.answer).await? };
                 let body = FormSubmitted {
                     form: FormRef::AskForm { run_id: answered.run_id.clone(), tool_call_id: answered.tool_call_id.clone(), title: title(&args) },
                     values: if answered.expired { Value::Null } else { answered.answer.clone() },
                     expired: answered.expired,
+                    files,
                     origin: self.origin(e, answered.author.clone(), answered.chain.clone()).await?,
                 };
-                Some(("form_submitted", serde_json::to_vec(&body).expect("a payload serializes")))
+                Some(("form_submitted", serde_json::to_vec(&body).expect("a payload serializes"), FileCopies::Put(body.files)))
             }
             Event::ArtifactCreated(created) if created.kind == SUBMISSION => {
                 // The log checked the shape when it committed the submission.
@@ -161,7 +177,7 @@ impl Projector {
                 if target_kind == APP {
                     let body =
                         AppSubmitted { app_id: submission.form_id, title: title(&target_data), submission_id, values: submission.values, origin };
-                    Some(("app_submitted", serde_json::to_vec(&body).expect("a payload serializes")))
+                    Some(("app_submitted", serde_json::to_vec(&body).expect("a payload serializes"), FileCopies::None))
                 } else {
                     let form = FormRef::Form {
                         form_id: submission.form_id,
@@ -169,8 +185,9 @@ impl Projector {
                         title: title(&target_data),
                         submission_id,
                     };
-                    let body = FormSubmitted { form, values: submission.values, expired: false, origin };
-                    Some(("form_submitted", serde_json::to_vec(&body).expect("a payload serializes")))
+                    let body = FormSubmitted { form, values: submission.values, expired: false, files: submission.files, origin };
+                    let payload = serde_json::to_vec(&body).expect("a payload serializes");
+                    Some(("form_submitted", payload, FileCopies::Put(body.files)))
                 }
             }
             // An application's event goes out under its own namespace and name
@@ -187,7 +204,13 @@ impl Projector {
                 if audit.name.is_empty() {
                     return Ok(None);
                 }
-                return Ok(Some(self.as_is(e, subject(e, "audit", &audit.name)).await?));
+                let mut out = self.as_is(e, subject(e, "audit", &audit.name)).await?;
+                if audit.name == lattice_log::FILE_ERASED
+                    && let Some(file) = audit.data.get("file").and_then(Value::as_str)
+                {
+                    out.files = FileCopies::Erase(file.to_owned());
+                }
+                return Ok(Some(out));
             }
             // A submission never changes; its archiving is nobody's event.
             Event::ArtifactChanged(event::ArtifactChanged { kind, .. }) | Event::ArtifactArchived(event::ArtifactArchived { kind, .. })
@@ -198,9 +221,23 @@ impl Projector {
             _ => None,
         };
         Ok(Some(match projected {
-            Some((name, payload)) => Outgoing { seq: e.seq, subject: subject(e, "ui", name), msg_id: e.id.clone(), payload },
+            Some((name, payload, files)) => Outgoing { seq: e.seq, subject: subject(e, "ui", name), msg_id: e.id.clone(), payload, files },
             None => self.as_is(e, subject(e, "log", e.event_type())).await?,
         }))
+    }
+
+    /// The references of the files an ask_form's answer names (a
+    /// submission carries its own): read from the log's files, in the
+    /// form's order; a file missing there is left out.
+    async fn files_named(&self, tenant: &str, args: &Value, answer: &Value) -> Result<Vec<lattice_core::FileRef>, Error> {
+        let Ok(form) = lattice_ui::schema::compile(args.get("schema").unwrap_or(&Value::Null)) else { return Ok(Vec::new()) };
+        let mut files = Vec::new();
+        for id in lattice_ui::attached::file_ids(&form, answer) {
+            if let Some(row) = self.reader.file(tenant, id).await? {
+                files.push(row.reference());
+            }
+        }
+        Ok(files)
     }
 
     /// The envelope itself, on `subject`, with the bridge's marks.
@@ -212,7 +249,7 @@ impl Projector {
         };
         let marks = self.marks(&e.tenant, &e.id, e.thread.as_deref(), recorded).await?;
         let envelope = serde_json::to_vec(e).expect("an envelope serializes");
-        Ok(Outgoing { seq: e.seq, subject, msg_id: e.id.clone(), payload: marks.append_to(envelope) })
+        Ok(Outgoing { seq: e.seq, subject, msg_id: e.id.clone(), payload: marks.append_to(envelope), files: FileCopies::None })
     }
 
     async fn origin(&self, e: &Envelope, author: String, recorded: Option<String>) -> Result<Origin, Error> {

@@ -120,6 +120,7 @@ pub async fn ensure_stream_with(js: &jetstream::Context, replicas: usize) -> Res
 pub struct Bridge {
     reader: LogReader,
     projector: Projector,
+    files: crate::files::FileCopier,
     config: BridgeConfig,
     status: Arc<BridgeStatus>,
     /// This bridge's name on the lead it holds.
@@ -206,7 +207,14 @@ struct Progress {
 impl Bridge {
     pub fn new(reader: LogReader, config: BridgeConfig) -> Self {
         let holder = format!("bridge-{}", ulid::Ulid::generate().to_string().to_lowercase());
-        Self { projector: Projector::new(reader.clone(), None), reader, config, status: Arc::default(), holder }
+        Self {
+            projector: Projector::new(reader.clone(), None),
+            files: crate::files::FileCopier::new(reader.clone()),
+            reader,
+            config,
+            status: Arc::default(),
+            holder,
+        }
     }
 
     /// Mints chains under `key` (the deployment's, `ChainKey::derive` of
@@ -464,6 +472,11 @@ impl Bridge {
     /// Sends one envelope (if it is bridged); the acknowledgement comes later.
     async fn send(&self, js: &jetstream::Context, e: &lattice_log::StoredEnvelope) -> Result<Option<PublishAckFuture>, Error> {
         let Some(mut out) = self.projector.project_stored(e).await? else { return Ok(None) };
+        // A file's bytes are in the object store before the message that
+        // names them; an erased file's leave after its audit row's.
+        if matches!(out.files, crate::projections::FileCopies::Put(_)) {
+            self.files.apply(js, &e.tenant, &out.files).await?;
+        }
         // What NATS would refuse goes out summarized, never held back: a
         // refused publish would stall every envelope after it.
         let limit = js.client().server_info().max_payload.saturating_sub(HEADERS_ROOM);
@@ -484,7 +497,11 @@ impl Bridge {
         }
         static PUBLISHED: lattice_telemetry::Counter = lattice_telemetry::Counter::new("lattice.bridge.published");
         PUBLISHED.add(&[lattice_telemetry::KeyValue::new("event", out.subject.splitn(4, '.').nth(3).unwrap_or_default().to_owned())]);
-        js.publish_with_headers(out.subject, headers, out.payload.into()).await.map(Some).map_err(|e| Error::unavailable(format!("publish: {e}")))
+        let ack = js.publish_with_headers(out.subject, headers, out.payload.into()).await.map_err(|e| Error::unavailable(format!("publish: {e}")))?;
+        if matches!(out.files, crate::projections::FileCopies::Erase(_)) {
+            self.files.apply(js, &e.tenant, &out.files).await?;
+        }
+        Ok(Some(ack))
     }
 }
 

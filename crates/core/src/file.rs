@@ -32,3 +32,12 @@ pub struct FileView {
     pub uploader: String,
     pub erased: bool,
 }
+
+/// The types a thumbnail is made of (on the server, re-encoded): the
+/// images a browser shows; nothing active (an SVG is kept as text).
+pub const PREVIEWABLE: [&str; 4] = ["image/png", "image/jpeg", "image/gif", "image/webp"];
+
+/// Whether a file of this type has a thumbnail.
+pub fn previewable(media_type: &str) -> bool {
+    PREVIEWABLE.contains(&media_type)
+}

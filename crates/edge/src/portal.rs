@@ -21,11 +21,12 @@ pub struct PortalConfig {
     pub link_sign_in: bool,
 }
 
-/// The portal's policy (REQUIREMENTS.md E2): its own scripts and WebAssembly, frames
+/// The portal's policy (REQUIREMENTS.md E2): its own scripts and WebAssembly, its
+/// own images and the thumbnails it fetched (as `blob:`), frames
 /// from the apps origin only, and never framed itself.
 fn policy(apps_origin: &str) -> HeaderValue {
     let csp = format!(
-        "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'; img-src 'self' data:; \
+        "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'; img-src 'self' data: blob:; \
          connect-src 'self'; frame-src {apps_origin}; frame-ancestors 'none'; base-uri 'none'; form-action 'self'; object-src 'none'"
     );
     HeaderValue::from_str(&csp).unwrap_or_else(|_| HeaderValue::from_static("default-src 'self'; frame-ancestors 'none'"))

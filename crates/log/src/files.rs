@@ -18,6 +18,9 @@ use crate::switches::SwitchStore;
 
 /// A file id's prefix.
 pub const FILE_PREFIX: &str = lattice_core::FileId::PREFIX;
+/// The audit row of a file's erasure: the bridge takes the file's bytes
+/// out of the object store when it passes it.
+pub const FILE_ERASED: &str = "file_erased";
 /// The bytes a chunk holds (the last may hold fewer).
 pub const CHUNK_BYTES: usize = 256 * 1024;
 /// The longest name kept, in bytes.

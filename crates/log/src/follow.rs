@@ -101,6 +101,17 @@ impl LogReader {
         artifact_chain(&self.db, tenant, id).await
     }
 
+    /// A whole file's row (erased or not): what the bridge copies to the
+    /// object store.
+    pub async fn file(&self, tenant: &str, id: &str) -> Result<Option<crate::FileRow>, Error> {
+        Ok(crate::store::files::head(&self.db, tenant, id).await?.filter(|r| r.complete))
+    }
+
+    /// A file's bytes, `limit` chunks from chunk `from`.
+    pub async fn file_chunks(&self, row: &crate::FileRow, from: i64, limit: i64) -> Result<Vec<Vec<u8>>, Error> {
+        crate::store::files::chunks(&self.db, &row.tenant, &row.id, from, limit).await
+    }
+
     pub async fn request_args(&self, tenant: &str, run: &str, tool_call_id: &str) -> Result<Option<serde_json::Value>, Error> {
         let tenant = lattice_core::TenantId::from_trusted(tenant);
         let requests = load_requests(&self.db, &tenant, run).await?;

@@ -80,7 +80,7 @@ pub use clock::{now_ms, parse_rfc3339, rfc3339};
 pub use commit::Committed;
 pub use deadlines::{DEADLINE_ACTOR, EXPIRED, Expired};
 pub use digest::digest;
-pub use files::{CHUNK_BYTES, FILE_PREFIX, FileLimits, Files, Upload, file_name, sniff};
+pub use files::{CHUNK_BYTES, FILE_ERASED, FILE_PREFIX, FileLimits, Files, Upload, file_name, sniff};
 pub use follow::LogReader;
 pub use horizon::{Following, Horizon};
 pub use live::{AccessWatch, Live, LiveEvents};

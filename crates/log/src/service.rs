@@ -234,13 +234,13 @@ impl LogService {
         }
         let data =
             serde_json::json!({"file": row.id, "name": row.name, "type": row.media_type, "size": row.size, "sha256": row.sha256, "reason": reason});
-        let audit = Audit { name: "file_erased".into(), data, once: Some(format!("erase:{}", row.id)) };
+        let audit = Audit { name: crate::files::FILE_ERASED.into(), data, once: Some(format!("erase:{}", row.id)) };
         let seq = match self.execute(who, Command::RecordAudit { thread, audit }).await {
             Ok(done) => done.seq,
             // The row was written by an erase whose deleting of the bytes
             // did not finish: this one finishes it, under that row.
             Err(Error::Conflict { .. }) => {
-                let rows = self.audit_records(who, &row.workspace, "file_erased", 1000).await?;
+                let rows = self.audit_records(who, &row.workspace, crate::files::FILE_ERASED, 1000).await?;
                 rows.iter()
                     .find(|e| matches!(&e.event, lattice_core::event::Event::AuditRecorded(a) if a.data["file"] == row.id))
                     .map_or(0, |e| e.seq)

@@ -46,6 +46,12 @@ pub async fn attached(view: &dyn WorkspaceView, form: &CompiledForm, values: &Va
     Error::invalid(errors).map(|()| references)
 }
 
+/// The file ids the values name, in the form's order (the values checked
+/// or not: what is not an id is left out).
+pub fn file_ids<'a>(form: &'a CompiledForm, values: &'a Value) -> Vec<&'a str> {
+    named_files(form, values).into_iter().map(|(_, _, id)| id).collect()
+}
+
 /// Each file id the values name, with its field's path and rule.
 fn named_files<'a>(form: &'a CompiledForm, values: &'a Value) -> Vec<(String, &'a crate::schema::FileRule, &'a str)> {
     let mut named = Vec::new();

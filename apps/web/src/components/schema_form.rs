@@ -17,6 +17,7 @@ use serde_json::{Value, json};
 use wasm_bindgen::JsCast;
 
 use crate::data::request::Failure;
+use crate::data::uploads;
 
 fn is_integer(p: &Property) -> bool {
     p.types.is_some_and(|t| t.contains(Types::INTEGER) && !t.contains(Types::NUMBER))
@@ -37,6 +38,10 @@ struct Field {
     /// choices' indexes.
     raw: RwSignal<Value>,
     error: RwSignal<Option<String>>,
+    /// A file field's upload under way: the file's name and the share sent.
+    progress: RwSignal<Option<(String, f64)>>,
+    /// The thread a file field's files are uploaded to.
+    thread: Rc<str>,
 }
 
 impl Field {
@@ -63,6 +68,17 @@ impl Field {
                 (!chosen.is_empty() || self.required).then(|| Value::Array(chosen))
             }
             Widget::Select | Widget::Radio => raw.as_u64().and_then(|i| self.choices.get(i as usize).cloned()),
+            Widget::File => {
+                if self.progress.get_untracked().is_some() {
+                    return Err("wait until the upload is done".into());
+                }
+                // Raw holds the uploaded files' references; the form takes their ids.
+                let ids: Vec<Value> = raw.as_array().into_iter().flatten().filter_map(|r| r.get("id").cloned()).collect();
+                match self.property.file.as_ref().is_some_and(|f| f.many) {
+                    true => (!ids.is_empty()).then_some(Value::Array(ids)),
+                    false => ids.into_iter().next(),
+                }
+            }
             Widget::Number => {
                 let integer = is_integer(&self.property);
                 let s = raw.as_str().unwrap_or_default().trim().to_owned();
@@ -104,6 +120,7 @@ fn initial(p: &Property, control: Widget, choices: &[Value]) -> Value {
             default.and_then(Value::as_array).into_iter().flatten().filter_map(|d| choices.iter().position(|c| c == d)).map(|i| json!(i)).collect(),
         ),
         Widget::Select | Widget::Radio => default.and_then(|d| choices.iter().position(|c| c == d)).map_or(Value::Null, |i| json!(i)),
+        Widget::File => json!([]),
         _ => match default {
             Some(Value::String(s)) => Value::String(s.clone()),
             Some(Value::Number(n)) => Value::String(n.to_string()),
@@ -158,10 +175,13 @@ pub struct FormProps {
     pub take_focus: Option<Rc<dyn Fn() -> bool>>,
     /// Clear the fields after a send (a form that takes many).
     pub reset_after_send: bool,
+    /// The thread the form is in: where its file fields upload.
+    pub thread: String,
 }
 
 pub fn schema_form(props: FormProps) -> AnyView {
-    let FormProps { id, labelled_by, schema, hints, on_send, take_focus, reset_after_send } = props;
+    let FormProps { id, labelled_by, schema, hints, on_send, take_focus, reset_after_send, thread } = props;
+    let thread: Rc<str> = thread.into();
     let compiled = match lattice_ui::compile(&schema) {
         Ok(c) => c,
         Err(e) => return view! { <p class="refusal" role="alert">"This form can't be shown: " {e.to_string()}</p> }.into_any(),
@@ -185,6 +205,8 @@ pub fn schema_form(props: FormProps) -> AnyView {
                 control,
                 raw: RwSignal::new(initial(&p, control, &choices)),
                 error: RwSignal::new(None),
+                progress: RwSignal::new(None),
+                thread: thread.clone(),
                 choices,
                 property: p,
             });
@@ -451,6 +473,7 @@ fn field_view(f: Field, form: &str) -> AnyView {
             }
             .into_any()
         }
+        Widget::File => file_view(&f, id, described, required_words, help, error_view),
         Widget::Textarea => view! {
             <div class="field">
                 <label for=id.clone()>{f.label.clone()}{required_words}</label>
@@ -492,6 +515,130 @@ fn field_view(f: Field, form: &str) -> AnyView {
             }
             .into_any()
         }
+    }
+}
+
+/// A file field: a native file input; each file chosen is uploaded at
+/// once with a progress bar, checked against the field's rule as the
+/// server typed it, and listed with its thumbnail (made by the server) and
+/// a download link (on the apps origin).
+fn file_view(
+    f: &Field,
+    id: String,
+    described: String,
+    required_words: Option<impl IntoView + 'static>,
+    help: Option<impl IntoView + 'static>,
+    error_view: impl IntoView + 'static,
+) -> AnyView {
+    let rule = f.property.file.clone().unwrap_or_default();
+    let many = rule.many;
+    let accept = (!rule.accept.is_empty()).then(|| rule.accept.join(","));
+    let (raw, error, progress, thread) = (f.raw, f.error, f.progress, f.thread.clone());
+    let invalid = move || error.get().is_some().then_some("true");
+    let change = move |ev: leptos::ev::Event| {
+        let Some(input) = ev.target().and_then(|t| t.dyn_into::<web_sys::HtmlInputElement>().ok()) else { return };
+        let Some(list) = input.files() else { return };
+        let chosen: Vec<web_sys::File> = (0..list.length()).filter_map(|i| list.get(i)).collect();
+        // The same file may be chosen again after it is removed.
+        input.set_value("");
+        let (rule, thread) = (rule.clone(), thread.clone());
+        leptos::task::spawn_local(async move {
+            for file in chosen {
+                let name = file.name();
+                let size = file.size() as u64;
+                if let Some(max) = rule.max_size.filter(|max| size > *max) {
+                    error.set(Some(format!("{name} is {}: the limit is {}.", uploads::size(size), uploads::size(max))));
+                    continue;
+                }
+                progress.set(Some((name.clone(), 0.0)));
+                let told = name.clone();
+                let sent = uploads::upload(&thread, &file, Rc::new(move |share| progress.set(Some((told.clone(), share))))).await;
+                progress.set(None);
+                match sent {
+                    Ok(reference) => match rule.admits(&reference.media_type, reference.size) {
+                        Ok(()) => {
+                            error.set(None);
+                            let reference = serde_json::to_value(reference).expect("a reference serializes");
+                            raw.update(|v| match v.as_array_mut() {
+                                Some(list) if many => list.push(reference),
+                                _ => *v = json!([reference]),
+                            });
+                        }
+                        Err((_, why)) => error.set(Some(format!("{name}: {why}."))),
+                    },
+                    Err(failure) => error.set(Some(format!("{name}: {}", failure.message()))),
+                }
+            }
+        });
+    };
+    let list = move || {
+        raw.get()
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|r| serde_json::from_value::<lattice_core::FileRef>(r.clone()).ok())
+            .map(|r| attached_file(r, raw))
+            .collect_view()
+    };
+    let bar = move || {
+        progress.get().map(|(name, share)| {
+            let percent = format!("{}%", (share * 100.0).round());
+            view! {
+                <div class="upload-progress">
+                    <progress max="1" value=share.to_string() aria-label=format!("Uploading {name}")></progress>
+                    <span class="muted">{percent}</span>
+                </div>
+            }
+        })
+    };
+    view! {
+        <div class="field file">
+            <label for=id.clone()>{f.label.clone()}{required_words}</label>
+            {help}
+            <input type="file" id=id multiple=many accept=accept aria-describedby=described aria-invalid=invalid
+                aria-required=f.required.then_some("true") on:change=change/>
+            {bar}
+            <ul class="attached-files">{list}</ul>
+            {error_view}
+        </div>
+    }
+    .into_any()
+}
+
+/// One uploaded file in a file field: its thumbnail when it has one, its
+/// name, type and size, a download link and a way to take it out.
+fn attached_file(file: lattice_core::FileRef, raw: RwSignal<Value>) -> impl IntoView {
+    let thumbnail = RwSignal::new(None::<String>);
+    let link = RwSignal::new(None::<String>);
+    let id = file.id.clone();
+    let previewable = lattice_core::file::previewable(&file.media_type);
+    on_cleanup(move || {
+        if let Some(url) = thumbnail.get_untracked() {
+            let _ = web_sys::Url::revoke_object_url(&url);
+        }
+    });
+    leptos::task::spawn_local(async move {
+        if previewable && let Ok(url) = uploads::thumbnail(&id).await {
+            thumbnail.set(Some(url));
+        }
+        if let Ok(url) = uploads::download_link(&id).await {
+            link.set(Some(url));
+        }
+    });
+    let name = file.name.clone();
+    let remove = {
+        let id = file.id.clone();
+        move |_| raw.update(|v| v.as_array_mut().into_iter().for_each(|list| list.retain(|r| r.get("id").and_then(Value::as_str) != Some(&id))))
+    };
+    let alt = format!("Preview of {name}");
+    view! {
+        <li class="attached-file" data-file=file.id.clone()>
+            {move || thumbnail.get().map(|src| view! { <img class="thumbnail" src=src alt=alt.clone()/> })}
+            <span class="file-name">{name.clone()}</span>
+            <span class="muted">{format!(" {}, {}", file.media_type, uploads::size(file.size))}</span>
+            {move || link.get().map(|href| view! { <a class="download" href=href download="" rel="noopener noreferrer">"Download"</a> })}
+            <button type="button" class="link" on:click=remove aria-label=format!("Remove {name}")>"Remove"</button>
+        </li>
     }
 }
 

@@ -2,7 +2,8 @@
 //! session's token, the reads started before the page is built, the live
 //! streams, the session and the viewer's preferences kept in this browser,
 //! and what is read from the wire (a thread folded for showing, the host
-//! context an app is told). Nothing here names a component or a page.
+//! context an app is told), and the files people upload. Nothing here
+//! names a component or a page.
 
 pub mod api_client;
 pub mod drafts;
@@ -18,4 +19,5 @@ pub mod theme;
 pub mod thread_fold;
 pub mod times;
 pub mod token;
+pub mod uploads;
 pub mod waiting;

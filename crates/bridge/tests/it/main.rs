@@ -2,6 +2,7 @@
 //! service, on both backends.
 
 mod chains;
+mod files;
 mod leader;
 mod permissions;
 mod projections;

@@ -7,7 +7,7 @@ use std::time::Duration;
 use lattice_testkit::nats::NatsServer;
 
 /// nats-server with the shipped configuration, the passwords set.
-fn shipped_nats() -> NatsServer {
+pub fn shipped_nats() -> NatsServer {
     let config = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../infra/nats/nats.conf");
     let env = vec![
         ("LATTICE_NATS_BRIDGE_PASSWORD".to_owned(), "bridge-secret".to_owned()),

@@ -90,6 +90,7 @@ pub(super) fn form_artifact(ctx: Ctx, a: ArtifactView, first_version: u64) -> An
             on_send,
             take_focus: None,
             reset_after_send: policy == Submissions::Many,
+            thread: ctx.thread.get_value(),
         })
         .into_any()
     };

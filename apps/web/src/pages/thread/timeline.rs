@@ -213,6 +213,7 @@ fn ask_form_view(ctx: Ctx, run: String, tool_call_id: String, args: Value, expir
             on_send,
             take_focus: Some(take_focus),
             reset_after_send: false,
+            thread: ctx.thread.get_value(),
         });
         view! { {due} {form} }.into_any()
     };

@@ -1,0 +1,131 @@
+//! Files attached to answers reach rules without lattice's API: the bridge
+//! puts a submission's files in the tenant's object store bucket before it
+//! publishes `ui.form_submitted` with their references; the rules user
+//! reads them and writes nothing there; an erasure takes them out. With
+//! the shipped NATS configuration, on both backends.
+
+use std::time::Duration;
+
+use async_nats::jetstream;
+use lattice_core::{Command, TenantRole, ThreadId, WorkspaceId};
+use serde_json::{Value, json};
+use sha2::Digest;
+use tokio::io::AsyncReadExt;
+
+/// A PNG's signature and more bytes than one chunk of the object store
+/// (128 KiB) and of the log (256 KiB).
+fn png() -> Vec<u8> {
+    let mut bytes = vec![0x89, b'P', b'N', b'G', 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 0x0d, b'I', b'H', b'D', b'R'];
+    bytes.extend((0..300_000u32).map(|i| (i % 251) as u8));
+    bytes
+}
+
+/// The first message on `filter`, read as a rule reads: through a
+/// consumer of its own.
+async fn next_on(js: &jetstream::Context, filter: &str) -> Value {
+    use futures_util::StreamExt;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    let stream = loop {
+        match js.get_stream(lattice_bridge::STREAM).await {
+            Ok(stream) => break stream,
+            Err(e) if tokio::time::Instant::now() >= deadline => panic!("no stream: {e}"),
+            Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
+        }
+    };
+    let consumer = stream
+        .create_consumer(jetstream::consumer::pull::Config { filter_subject: filter.into(), ..Default::default() })
+        .await
+        .expect("rules make a consumer");
+    let mut messages = consumer.messages().await.unwrap();
+    let message = tokio::time::timeout_at(deadline, messages.next()).await.unwrap_or_else(|_| panic!("nothing on {filter}")).unwrap().unwrap();
+    message.ack().await.unwrap();
+    serde_json::from_slice(&message.payload).unwrap()
+}
+
+lattice_testkit::both_backends! {
+    async fn a_submissions_files_are_in_the_object_store_before_its_message_and_leave_when_erased(backend: Backend) {
+        let nats = crate::permissions::shipped_nats();
+        let log = lattice_testkit::service_on(lattice_testkit::fresh_db(backend).await);
+        let alice = lattice_testkit::who("t1", "alice", TenantRole::Member);
+        let ws = log.execute(&alice, Command::CreateWorkspace { name: "W".into() }).await.unwrap().id.unwrap();
+        let th = log
+            .execute(&alice, Command::CreateThread { workspace: WorkspaceId::parse("w", &ws).unwrap(), title: "T".into(), restricted: false })
+            .await
+            .unwrap()
+            .id
+            .unwrap();
+        let thread = ThreadId::parse("th", &th).unwrap();
+        let schema = json!({"type": "object", "required": ["shot"], "properties": {"shot": {"type": "string", "format": "file", "accept": ["image/*"]}}});
+        let form = log
+            .execute(&alice, Command::CreateArtifact { thread: thread.clone(), id: None, kind: "form".into(),
+                data: json!({"title": "Report", "schema": schema, "submissions": "once"}) })
+            .await
+            .unwrap()
+            .id
+            .unwrap();
+        let bytes = png();
+        let mut upload = log.files().upload(&alice, &thread, "shot.png").await.unwrap();
+        for part in bytes.chunks(50_000) {
+            upload.push(part).await.unwrap();
+        }
+        let reference = upload.finish().await.unwrap();
+        let submitted = log
+            .execute(&alice, Command::CreateArtifact { thread: thread.clone(), id: None, kind: "submission".into(),
+                data: json!({"form_id": form, "form_version": 1, "values": {"shot": reference.id}}) })
+            .await
+            .unwrap();
+        assert!(submitted.id.as_deref().is_some_and(|id| id.starts_with("sub_")));
+
+        let (stop_tx, stop) = tokio::sync::watch::channel(false);
+        let config = lattice_bridge::BridgeConfig {
+            nats_url: nats.url.clone(),
+            user: Some("bridge".into()),
+            password: Some("bridge-secret".into()),
+            name: "bridge".into(),
+            ca_file: None,
+            stream_replicas: 1,
+        };
+        let bridge = tokio::spawn(lattice_bridge::Bridge::new(lattice_log::LogReader::of(&log), config).run(stop));
+
+        let rules = async_nats::ConnectOptions::with_user_and_password("rules".into(), "rules-secret".into()).connect(nats.url.clone()).await.unwrap();
+        let mut js = jetstream::new(rules);
+        js.set_timeout(Duration::from_secs(2));
+        // The message carries the references.
+        let message = next_on(&js, "lattice.*.*.ui.form_submitted").await;
+        assert_eq!(message["files"], json!([reference]), "{message}");
+        assert_eq!(message["values"]["shot"], json!(reference.id));
+
+        // The rule reads the same bytes from its tenant's bucket.
+        let store = js.get_object_store(lattice_bridge::bucket("t1")).await.expect("rules read the bucket");
+        let mut object = store.get(&reference.id).await.expect("the file is there once its message is");
+        let mut read = Vec::new();
+        object.read_to_end(&mut read).await.unwrap();
+        assert_eq!(read.len(), bytes.len());
+        assert!(read == bytes, "the bytes uploaded");
+        let digest: String = sha2::Sha256::digest(&read).iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(digest, reference.sha256);
+        let info = store.info(&reference.id).await.unwrap();
+        assert_eq!((info.description.as_deref(), info.metadata.get("type").map(String::as_str)), (Some("shot.png"), Some("image/png")));
+
+        // Nothing else writes there.
+        let mut forged: &[u8] = b"forged";
+        assert!(store.put("fil_forged", &mut forged).await.is_err(), "a rules user put a file");
+        assert!(store.delete(&reference.id).await.is_err(), "a rules user deleted a file");
+        assert!(js.delete_object_store(lattice_bridge::bucket("t1")).await.is_err(), "a rules user deleted the bucket");
+
+        // Erased: the bytes leave the bucket after the audit row's message.
+        log.erase_file(&alice, &reference.id, "a person asked").await.unwrap();
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+        loop {
+            let gone = matches!(store.info(&reference.id).await, Ok(info) if info.deleted) || store.get(&reference.id).await.is_err();
+            if gone {
+                break;
+            }
+            assert!(tokio::time::Instant::now() < deadline, "the erased file stayed in the object store");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        assert_eq!(next_on(&js, "lattice.*.*.audit.file_erased").await["payload"]["data"]["file"], json!(reference.id));
+        stop_tx.send(true).unwrap();
+        bridge.await.unwrap().unwrap();
+    }
+}
