@@ -6,6 +6,7 @@ mod ask_form;
 mod chat;
 mod console;
 mod dashboard;
+mod files;
 mod governance;
 mod harness;
 mod revocation;

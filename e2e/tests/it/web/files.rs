@@ -1,0 +1,167 @@
+//! A form with a required file field, answered in Chromium with an image
+//! and a PDF (docs/FILES.md), on `lattice up` (SQLite, its bridge in
+//! process) and on the multi-process stack (PostgreSQL, its bridge a
+//! process, the shipped NATS users): the submission's references, the
+//! thumbnail, the download (an attachment, from the apps origin), the
+//! bridged payload and the bytes a rule reads from the object store agree.
+
+use std::time::Duration;
+
+use async_nats::jetstream;
+use futures_util::StreamExt;
+use lattice_e2e::browser::Chrome;
+use lattice_e2e::{Client, Deployment, On, UpProcess};
+use playwright_rs::protocol::FilePayload;
+use serde_json::{Value, json};
+use sha2::Digest;
+
+const PNG: &[u8] = include_bytes!("../../data/shot.png");
+const PDF: &[u8] = b"%PDF-1.7\n1 0 obj <<>> endobj\ntrailer <<>>\n%%EOF\n";
+
+fn sha256(bytes: &[u8]) -> String {
+    sha2::Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_form_is_answered_with_an_image_and_a_pdf_and_every_copy_agrees() {
+    let nats = lattice_testkit::nats::NatsServer::start();
+    let up = UpProcess::start_with(&[("LATTICE_NATS_URL", &nats.url)]).await;
+    let rules = async_nats::connect(&nats.url).await.unwrap();
+    answered_with_files(Deployment::Up(up), rules).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_form_is_answered_with_an_image_and_a_pdf_and_every_copy_agrees_on_the_stack() {
+    let deployment = Deployment::start(On::Stack).await;
+    let Deployment::Stack(stack) = &deployment else { unreachable!() };
+    let (user, password) = lattice_stack::NATS_USERS[1];
+    let rules = async_nats::ConnectOptions::with_user_and_password(user.into(), password.into()).connect(&stack.nats_url).await.unwrap();
+    answered_with_files(deployment, rules).await;
+}
+
+async fn answered_with_files(deployment: Deployment, rules: async_nats::Client) {
+    let (base, apps) = (deployment.base().to_owned(), deployment.apps().to_owned());
+    let ana = Client::sign_in(&base, "acme", "ana").await;
+    let (_, th) = super::workspace_with_thread(&ana, "Incident").await;
+    let form = ana
+        .ok(
+            "POST",
+            &format!("/v1/threads/{th}/artifacts"),
+            json!({"kind": "form", "data": {
+                "title": "What did you see?",
+                "schema": {"type": "object", "required": ["attachments"], "properties": {
+                    "attachments": {"type": "array", "title": "Screenshot and signed report", "minItems": 2, "maxItems": 3,
+                        "items": {"type": "string", "format": "file", "accept": ["image/*", "application/pdf"], "maxSize": 1048576}}
+                }},
+                "ui": {"submit_label": "Send the report"},
+                "submissions": "once"
+            }}),
+        )
+        .await;
+    let form_id = form["id"].as_str().unwrap().to_owned();
+
+    let chrome = Chrome::launch().await;
+    let (w, console) = chrome.window_with_console(&base, &ana.token, &format!("/t/{th}")).await;
+    let input = format!("form-{form_id}-attachments");
+    w.until(&format!("() => document.getElementById('{input}')?.type === 'file'"), "the file input").await;
+    assert_eq!(w.eval::<String>(&format!("() => document.getElementById('{input}').accept")).await, "image/*,application/pdf");
+    // Sent with nothing attached: the required field says so, and nothing is sent.
+    w.page.get_by_text("Send the report", true).click(None).await.unwrap();
+    w.until(&format!("() => document.getElementById('{input}-error').textContent.length > 0"), "the required refusal").await;
+    let files = [
+        FilePayload::new("screen shot.png", "image/png", PNG.to_vec()),
+        // The browser says text; the server decides from the bytes.
+        FilePayload::new("signed.pdf", "text/plain", PDF.to_vec()),
+    ];
+    w.page.locator(format!("#{input}")).set_input_files_payload_multiple(&files, None).await.unwrap();
+    w.until(
+        "() => document.querySelectorAll('.attached-file a.download').length === 2 && document.querySelector('.attached-file img.thumbnail')?.naturalWidth > 0",
+        "both files listed, with a thumbnail and their download links",
+    )
+    .await;
+    let shown: Vec<Value> = w
+        .eval(
+            "() => [...document.querySelectorAll('.attached-file')].map(li => ({
+                id: li.dataset.file,
+                name: li.querySelector('.file-name').textContent,
+                href: li.querySelector('a.download').href,
+                thumbnail: li.querySelector('img.thumbnail')?.naturalWidth ?? 0,
+                src: li.querySelector('img.thumbnail')?.getAttribute('src') ?? ''
+            }))",
+        )
+        .await;
+    assert_eq!(shown.len(), 2);
+    assert_eq!((shown[0]["name"].clone(), shown[1]["name"].clone()), (json!("screen shot.png"), json!("signed.pdf")));
+    assert!(shown[0]["thumbnail"].as_u64().unwrap() > 0, "the image has its thumbnail: {shown:?}");
+    assert!(shown[0]["src"].as_str().unwrap().starts_with("blob:"), "the thumbnail is the server's, fetched: {shown:?}");
+    assert_eq!(shown[1]["thumbnail"], 0, "a PDF has none");
+    w.page.get_by_text("Send the report", true).click(None).await.unwrap();
+    w.until(
+        // A form answered once shows that it is, in place of its fields.
+        &format!("() => document.querySelector('.answered')?.textContent === 'Already answered.' || document.querySelector('#form-{form_id} .form-errors')?.textContent"),
+        "the answered note",
+    )
+    .await;
+    let refused: String = w.eval(&format!("() => document.querySelector('#form-{form_id} .form-errors')?.textContent ?? ''")).await;
+    assert_eq!(refused, "", "the form was refused");
+
+    // The bridged payload, as a rule reads it.
+    let js = jetstream::new(rules.clone());
+    let message = next_on(&js, "lattice.*.*.ui.form_submitted").await;
+    let submission_id = message["form"]["submission_id"].as_str().expect("a form's submission").to_owned();
+    let submission = ana.ok("GET", &format!("/v1/artifacts/{submission_id}"), Value::Null).await;
+    let references = submission["data"]["files"].clone();
+    assert_eq!(message["files"], references, "the bridged references are the submission's");
+    let ids: Vec<&str> = references.as_array().unwrap().iter().map(|r| r["id"].as_str().unwrap()).collect();
+    assert_eq!(ids, [shown[0]["id"].as_str().unwrap(), shown[1]["id"].as_str().unwrap()]);
+    assert_eq!(submission["data"]["values"]["attachments"], json!(ids));
+    for (reference, (bytes, media_type)) in references.as_array().unwrap().iter().zip([(PNG, "image/png"), (PDF, "application/pdf")]) {
+        assert_eq!((reference["type"].as_str(), reference["size"].as_u64()), (Some(media_type), Some(bytes.len() as u64)));
+        assert_eq!(reference["sha256"], sha256(bytes));
+    }
+
+    // The downloads: from the apps origin, as attachments, the same bytes.
+    for (shown, bytes) in shown.iter().zip([PNG, PDF]) {
+        let href = shown["href"].as_str().unwrap();
+        assert!(href.starts_with(&format!("{apps}/files/")), "{href} is not on the apps origin {apps}");
+        let got = reqwest::get(href).await.unwrap();
+        assert_eq!(got.status(), 200);
+        let header = |name: &str| got.headers().get(name).and_then(|v| v.to_str().ok()).unwrap_or_default().to_owned();
+        assert!(header("content-disposition").starts_with("attachment;"), "{}", header("content-disposition"));
+        assert_eq!(header("content-type"), "application/octet-stream");
+        assert_eq!(got.bytes().await.unwrap().as_ref(), bytes);
+    }
+    // The thumbnail is a PNG the server made, not the upload.
+    let thumbnail = ana.http.get(format!("{base}/v1/files/{}/thumbnail", ids[0])).bearer_auth(&ana.token).send().await.unwrap();
+    assert_eq!(thumbnail.headers()["content-type"], "image/png");
+    let made = thumbnail.bytes().await.unwrap();
+    assert!(made.starts_with(b"\x89PNG") && made.as_ref() != PNG);
+
+    // The rule reads the same bytes from the tenant's bucket.
+    let store = js.get_object_store("LATTICE_FILES_acme").await.expect("the tenant's bucket");
+    for (reference, bytes) in references.as_array().unwrap().iter().zip([PNG, PDF]) {
+        let mut object = store.get(reference["id"].as_str().unwrap()).await.expect("the file in the object store");
+        let mut read = Vec::new();
+        tokio::io::AsyncReadExt::read_to_end(&mut object, &mut read).await.unwrap();
+        assert_eq!(sha256(&read), reference["sha256"].as_str().unwrap());
+        assert_eq!(read, bytes);
+    }
+    assert!(console.errors().is_empty(), "the page logged errors: {:?}", console.errors());
+}
+
+/// The first message on `filter`, through a consumer of the rule's own.
+async fn next_on(js: &jetstream::Context, filter: &str) -> Value {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    let stream = loop {
+        match js.get_stream("LATTICE").await {
+            Ok(stream) => break stream,
+            Err(e) if tokio::time::Instant::now() >= deadline => panic!("no stream: {e}"),
+            Err(_) => tokio::time::sleep(Duration::from_millis(200)).await,
+        }
+    };
+    let consumer = stream.create_consumer(jetstream::consumer::pull::Config { filter_subject: filter.into(), ..Default::default() }).await.unwrap();
+    let mut messages = consumer.messages().await.unwrap();
+    let message = tokio::time::timeout_at(deadline, messages.next()).await.unwrap_or_else(|_| panic!("nothing on {filter}")).unwrap().unwrap();
+    message.ack().await.unwrap();
+    serde_json::from_slice(&message.payload).unwrap()
+}
