@@ -8,6 +8,7 @@
 //! reuses the same definitions.
 
 pub mod act;
+pub mod files;
 pub mod model;
 pub mod openai;
 pub mod partial;

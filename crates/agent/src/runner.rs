@@ -448,8 +448,9 @@ impl Runner {
             let Some(row) = self.row(tenant, run).await?.filter(|r| r.status == RunStatus::Running) else { return Ok(()) };
             let acting = self.inner.trusted.principal_for(tenant, &row);
             let who = self.inner.trusted.vouch(acting.clone());
-            let Transcript { messages, unanswered, model_calls, tokens, running_ms, approvals, server_calls } =
+            let Transcript { mut messages, unanswered, model_calls, tokens, running_ms, approvals, server_calls, attachments } =
                 rebuild(&self.inner.trusted.run_log(tenant, run).await?);
+            crate::files::describe(&self.inner.trusted, tenant, &row.workspace, &mut messages, &attachments).await?;
             let left = budget.wall_time.saturating_sub(Duration::from_millis(running_ms.max(0) as u64));
             if left.is_zero() {
                 let reason = format!("ran for more than its {} s", budget.wall_time.as_secs());

@@ -97,6 +97,10 @@ pub(crate) struct Transcript {
     pub approvals: HashMap<String, bool>,
     /// How many calls of each connected server's tools the run made.
     pub server_calls: HashMap<String, usize>,
+    /// Form answers that name files: the index of the answer's message, who
+    /// answered, and the files' ids, which the runner describes to the model
+    /// ([`crate::files`]).
+    pub attachments: Vec<(usize, String, Vec<String>)>,
 }
 
 pub(crate) fn rebuild(log: &[Envelope]) -> Transcript {
@@ -106,6 +110,9 @@ pub(crate) fn rebuild(log: &[Envelope]) -> Transcript {
     let mut paused: HashMap<String, ToolCall> = HashMap::new();
     let mut approvals = HashMap::new();
     let mut server_calls: HashMap<String, usize> = HashMap::new();
+    // The schemas of the forms the run asked, by tool call id.
+    let mut asked: HashMap<String, Value> = HashMap::new();
+    let mut attachments = Vec::new();
     let mut model_calls = 0;
     let mut tokens = 0u64;
     let (mut running_ms, mut since) = (0i64, None::<i64>);
@@ -161,22 +168,37 @@ pub(crate) fn rebuild(log: &[Envelope]) -> Transcript {
             }
             Event::DeferredAnswered(e) => {
                 pending.retain(|c| c.id != e.tool_call_id);
+                if let Some(schema) = asked.get(&e.tool_call_id).filter(|_| e.tool_name == ASK_FORM)
+                    && let Ok(form) = lattice_ui::schema::compile(schema)
+                {
+                    let ids: Vec<String> = lattice_ui::attached::file_ids(&form, &e.answer).into_iter().map(str::to_owned).collect();
+                    if !ids.is_empty() {
+                        attachments.push((messages.len(), e.author.clone(), ids));
+                    }
+                }
                 let source = if e.tool_name == ASK_FORM { "form answer" } else { "chat reply" };
                 messages.push(ChatMessage::Tool { tool_call_id: e.tool_call_id.clone(), content: untrusted(source, &e.author, &e.answer) });
             }
             // Deferred calls are answered by people, not by the runner.
-            Event::RunPaused(e) => pending.retain(|c| {
-                let waits = e.requests.iter().any(|r| r.tool_call_id == c.id);
-                if waits {
-                    paused.insert(c.id.clone(), c.clone());
+            Event::RunPaused(e) => {
+                for r in e.requests.iter().filter(|r| r.tool_name == ASK_FORM) {
+                    if let Some(schema) = r.args.get("schema") {
+                        asked.insert(r.tool_call_id.clone(), schema.clone());
+                    }
                 }
-                !waits
-            }),
+                pending.retain(|c| {
+                    let waits = e.requests.iter().any(|r| r.tool_call_id == c.id);
+                    if waits {
+                        paused.insert(c.id.clone(), c.clone());
+                    }
+                    !waits
+                });
+            }
             _ => {}
         }
     }
     if let Some(from) = since {
         running_ms += (lattice_log::now_ms() - from).max(0);
     }
-    Transcript { messages, unanswered: pending, model_calls, tokens, running_ms, approvals, server_calls }
+    Transcript { messages, unanswered: pending, model_calls, tokens, running_ms, approvals, server_calls, attachments }
 }

@@ -160,6 +160,40 @@ impl Trusted {
         Ok(kept)
     }
 
+    /// A file as a run's agent is shown it: its reference, whether it was
+    /// erased, and for a text file its first `text_bytes` bytes (cut at a
+    /// character). The file must be of `workspace`.
+    pub async fn file_for_agent(
+        &self,
+        tenant: &TenantId,
+        workspace: &str,
+        id: &str,
+        text_bytes: usize,
+    ) -> Result<Option<(lattice_core::FileRef, bool, Option<String>)>, Error> {
+        let Some(row) = crate::store::files::head(&self.db, tenant.as_str(), id).await?.filter(|r| r.complete && r.workspace == workspace) else {
+            return Ok(None);
+        };
+        let erased = row.erased_at.is_some();
+        let text = if !erased && row.media_type == "text/plain" {
+            let chunks = text_bytes.div_ceil(crate::files::CHUNK_BYTES).max(1) as i64;
+            let mut bytes = crate::store::files::chunks(&self.db, &row.tenant, &row.id, 0, chunks).await?.concat();
+            bytes.truncate(text_bytes);
+            let text = match String::from_utf8(bytes) {
+                Ok(text) => text,
+                Err(e) => {
+                    let valid = e.utf8_error().valid_up_to();
+                    let mut bytes = e.into_bytes();
+                    bytes.truncate(valid);
+                    String::from_utf8(bytes).unwrap_or_default()
+                }
+            };
+            Some(text)
+        } else {
+            None
+        };
+        Ok(Some((row.reference(), erased, text)))
+    }
+
     /// A run's read model, without an access check.
     pub async fn run_state(&self, tenant: &TenantId, run: &RunId) -> Result<Option<RunRow>, Error> {
         runs::load_run(&self.db, tenant, run).await

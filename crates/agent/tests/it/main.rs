@@ -5,6 +5,7 @@ mod budgets;
 mod context;
 mod deadlines;
 mod fence;
+mod files;
 mod leases;
 mod openai;
 mod runs;
