@@ -92,9 +92,35 @@ impl Model for AsksTwo {
     }
 }
 
+/// Asks for a screenshot (a file field); once answered, says what it was
+/// told of the file.
+struct AsksFile;
+
+#[async_trait::async_trait]
+impl Model for AsksFile {
+    async fn reply(&self, request: ModelRequest) -> Result<ModelReply, ModelError> {
+        let told = request.messages.iter().find_map(|m| match m {
+            ChatMessage::Tool { content, .. } => Some(content.clone()),
+            _ => None,
+        });
+        if let Some(told) = told {
+            return Ok(ModelReply { text: Some(told), tool_calls: vec![], tokens: None });
+        }
+        let form = json!({"title": "The error", "schema": {"type": "object", "required": ["shot"], "properties": {
+            "shot": {"type": "string", "format": "file", "title": "Screenshot", "accept": ["image/*"]}
+        }}});
+        Ok(ModelReply {
+            text: None,
+            tool_calls: vec![ToolCall { id: "call_file".into(), name: lattice_agent::tools::ASK_FORM.into(), arguments: form }],
+            tokens: None,
+        })
+    }
+}
+
 fn models(gate: &Arc<tokio::sync::Notify>) -> Models {
     let models = Models::scripted().with("test:streams", Arc::new(Streams), false).with("test:fails", Arc::new(Fails), false);
-    models.with("test:held", Arc::new(Held(gate.clone())), false).with("test:asks-two", Arc::new(AsksTwo), false)
+    let models = models.with("test:held", Arc::new(Held(gate.clone())), false).with("test:asks-two", Arc::new(AsksTwo), false);
+    models.with("test:asks-file", Arc::new(AsksFile), false)
 }
 
 /// What breaks a producer's rule in `events`, each in words: the rules of
@@ -453,5 +479,47 @@ lattice_testkit::both_backends! {
         let expected: Vec<String> = (over - lattice_api::routes::agui::MESSAGES_MAX..over).map(|i| format!("m{i}")).collect();
         assert_eq!(texts, expected, "the newest, oldest first");
         obeys("reconnect to a long thread", &events);
+    }
+}
+
+lattice_testkit::both_backends! {
+    /// An ask_form with a file field over AG-UI: the interrupt's schema
+    /// names the field (`format: "file"`); the client uploads the file to
+    /// the thread, then resumes with its id; the agent is told the file.
+    async fn an_interrupt_asks_for_a_file_the_client_uploads_then_resumes_with_its_id(backend: Backend) {
+        let app = App::over(lattice_testkit::service(backend).await, models(&Arc::default()));
+        let alice = app.token("t1", "alice", TenantRole::Member, false).await;
+        let (_, th) = app.workspace_with_thread(&alice).await;
+        let asked = stream(&app, &alice, &th, input(&th, "test:asks-file")).await;
+        let interrupt = last(&asked)["outcome"]["interrupts"][0].clone();
+        assert_eq!(interrupt["responseSchema"]["properties"]["shot"]["format"], "file", "{interrupt}");
+        assert_eq!(interrupt["responseSchema"]["properties"]["shot"]["accept"], json!(["image/*"]));
+        obeys("asks for a file", &asked);
+        // The client uploads (a GIF, by its bytes), then resumes with the id.
+        let gif = b"GIF89a\x01\x00\x01\x00\x00\x00\x00;".to_vec();
+        let uploaded = app
+            .router
+            .clone()
+            .oneshot(
+                axum::http::Request::builder()
+                    .method("POST")
+                    .uri(format!("/v1/threads/{th}/files?name=error.gif"))
+                    .header("authorization", format!("Bearer {alice}"))
+                    .body(axum::body::Body::from(gif))
+                    .unwrap(),
+            )
+            .await
+            .unwrap();
+        assert_eq!(uploaded.status(), axum::http::StatusCode::OK);
+        let file: Value = serde_json::from_slice(&http_body_util::BodyExt::collect(uploaded.into_body()).await.unwrap().to_bytes()).unwrap();
+        assert_eq!(file["type"], "image/gif");
+        // A made-up id is refused as the answer, and the run still waits.
+        let refused = stream(&app, &alice, &th, resume(&th, interrupt["id"].as_str().unwrap(), "resolved", json!({"shot": "fil_madeup"}))).await;
+        assert!(refused.iter().any(|e| e["type"] == "RUN_ERROR" || e.to_string().contains("no such file")), "{refused:?}");
+        let done = stream(&app, &alice, &th, resume(&th, interrupt["id"].as_str().unwrap(), "resolved", json!({"shot": file["id"]}))).await;
+        assert_eq!(last(&done)["outcome"]["type"], "success", "{done:?}");
+        obeys("answered with a file", &done);
+        let said: String = done.iter().filter(|e| e["type"] == "TEXT_MESSAGE_CONTENT").filter_map(|e| e["delta"].as_str()).collect();
+        assert!(said.contains("error.gif") && said.contains("image/gif"), "the agent was told the file: {said}");
     }
 }
