@@ -218,6 +218,9 @@ pub(crate) enum Elicited {
 /// Why a form is not asked in a client that has form elicitation.
 pub(crate) const BEYOND: &str = "This form is more than a client's form can ask (constrained fields).";
 
+/// Why a form with a file field is answered in the chat, before its address.
+pub(crate) const FILE_IN_CHAT: &str = "This form asks for a file, which is uploaded in lattice's chat: answer it at";
+
 /// Asks an ask_form through the client's form elicitation when the client
 /// declares it and the form fits its flat subset (`lattice_ui::elicitation`);
 /// the answer goes through the write path as the caller, like any answer.
@@ -243,6 +246,11 @@ async fn elicit(
                 tracing::debug!(error = %e, "the client did not take the form's address");
             }
             return Ok(Elicited::NotAsked(Some(format!("The person was pointed to the form in lattice: {url}"))));
+        }
+        // A file is uploaded only in the chat: the person is sent there.
+        let asks_file = lattice_ui::schema::compile(&form.data["schema"]).is_ok_and(|f| f.properties.iter().any(|p| p.file.is_some()));
+        if asks_file && let Some(origin) = crate::http::request_origin(&context.extensions) {
+            return Ok(Elicited::NotAsked(Some(format!("{FILE_IN_CHAT} {origin}/t/{}", form.thread))));
         }
         let shown = form_mode.then(|| BEYOND.to_owned());
         return Ok(Elicited::NotAsked(shown));

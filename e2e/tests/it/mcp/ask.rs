@@ -156,9 +156,12 @@ async fn a_client_with_form_elicitation_gets_a_flat_forms_answer_in_one_call() {
         "kind": {"title": "Kind", "type": "string", "enum": ["holiday", "sick"]}}});
     // Within lattice's forms, beyond elicitation's: a step it cannot bound.
     let beyond = json!({"type": "object", "properties": {"hours": {"title": "Hours", "type": "number", "multipleOf": 0.5}}});
+    // A file: elicitation cannot carry one, so it is uploaded in the chat.
+    let file = json!({"type": "object", "required": ["note"], "properties": {"note": {"title": "Doctor's note", "type": "string", "format": "file"}}});
     let plan = json!({"elicit": "accept", "content": {"days": 3, "kind": "holiday"}, "steps": [
         {"call": ASK_FORM, "arguments": {"title": "How many days?", "schema": flat, "thread": th}},
         {"call": ASK_FORM, "arguments": {"title": "How many hours?", "schema": beyond, "thread": th}},
+        {"call": ASK_FORM, "arguments": {"title": "Your note", "schema": file, "thread": th}},
     ]});
     let s = steps(&up.base, &ana.token, plan).await;
     println!("MCP elicitation session: {}", serde_json::to_string_pretty(&s).unwrap());
@@ -180,6 +183,12 @@ async fn a_client_with_form_elicitation_gets_a_flat_forms_answer_in_one_call() {
     let pending = &s["steps"][1];
     assert_eq!(pending["structuredContent"]["status"], "pending", "{pending}");
     assert!(text(pending).contains(FORM_SUBMISSIONS) && text(pending).contains("more than a client"), "{}", text(pending));
+    // The form with a file field: not asked through the client; pending,
+    // its handle given, the file to be uploaded in the chat's thread.
+    let file_form = &s["steps"][2];
+    assert_eq!(file_form["structuredContent"]["status"], "pending", "{file_form}");
+    assert!(file_form["structuredContent"]["receipt"]["id"].as_str().is_some_and(|id| id.starts_with("art_")), "{file_form}");
+    assert!(text(file_form).contains(&format!("uploaded in lattice's chat: answer it at {}/t/{th}", up.base)), "{}", text(file_form));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
