@@ -25,6 +25,9 @@ pub const FILE_ERASED: &str = "file_erased";
 pub const CHUNK_BYTES: usize = 256 * 1024;
 /// The longest name kept, in bytes.
 pub const NAME_MAX: usize = 255;
+/// An upload not finished after this long was cut off with its service
+/// (a request's own time bound ends it long before).
+const STALE_UPLOAD_MS: i64 = 60 * 60 * 1000;
 /// The bytes read to decide a file's type.
 const SNIFF_BYTES: usize = 8 * 1024;
 
@@ -77,6 +80,9 @@ impl Files {
         if !forms.enabled {
             return Err(Error::NotEnabled { key: SwitchKey::Forms.as_str().to_owned() });
         }
+        // An upload whose service stopped under it is forgotten once it
+        // is older than any request may last.
+        stored::forget_stale(&self.db, p.tenant.as_str(), self.clock.now_ms() - STALE_UPLOAD_MS).await?;
         let (held, files) = stored::held(&self.db, p.tenant.as_str()).await?;
         let arriving = stored::arriving(&self.db, p.tenant.as_str()).await?;
         if files >= self.limits.quota_files {
@@ -138,8 +144,8 @@ impl Files {
 
 /// An upload under way: bytes are pushed as they arrive, written a chunk
 /// at a time, and refused the moment they pass the file's limit or the
-/// tenant's room. Dropped without [`Upload::finish`], it leaves a row to
-/// forget: [`Upload::abandon`] forgets it at once.
+/// tenant's room. Dropped without [`Upload::finish`] (its request cut off
+/// by its time bound, or its client gone), it forgets itself.
 pub struct Upload {
     db: Db,
     row: FileRow,
@@ -221,6 +227,24 @@ impl Upload {
             if let Err(e) = stored::abandon(&self.db, &self.row.tenant, &self.row.id).await {
                 tracing::warn!(file = %self.row.id, error = %e, "cannot forget an abandoned upload");
             }
+        }
+    }
+}
+
+impl Drop for Upload {
+    fn drop(&mut self) {
+        if self.done {
+            return;
+        }
+        // Dropped mid-way: what it wrote is forgotten beside the request
+        // that ended, or, with no runtime left, by the next upload's sweep.
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            let (db, tenant, id) = (self.db.clone(), self.row.tenant.clone(), self.row.id.clone());
+            runtime.spawn(async move {
+                if let Err(e) = stored::abandon(&db, &tenant, &id).await {
+                    tracing::warn!(file = %id, error = %e, "cannot forget an upload cut off");
+                }
+            });
         }
     }
 }

@@ -342,3 +342,38 @@ lattice_testkit::both_backends! {
         assert_eq!(refusal(&r), (StatusCode::UNPROCESSABLE_ENTITY, json!("values.shot"), json!("required")), "{:?}", r.body);
     }
 }
+
+lattice_testkit::both_backends! {
+    async fn an_upload_that_never_ends_is_cut_off_by_the_requests_bound_and_forgotten(backend: Backend) {
+        let limits = FileLimits { max_bytes: 10 * 1024, quota_bytes: 12 * 1024, quota_files: 10 };
+        let log = lattice_testkit::builder_on(lattice_testkit::fresh_db(backend).await).file_limits(limits).start();
+        let guard = lattice_api::guard::Guard::new(lattice_api::guard::Limits { request_timeout: std::time::Duration::from_secs(1), ..Default::default() });
+        let app = App::with_servers(log, true, guard, lattice_agent::Models::scripted(), lattice_connect::Connections::default());
+        let ana = app.token("t1", "ana", TenantRole::Member, false).await;
+        let (_, th) = app.workspace_with_thread(&ana).await;
+        // 8 KiB, then nothing more, ever.
+        let first: Vec<Result<Vec<u8>, std::io::Error>> = vec![Ok(vec![b'x'; 8 * 1024])];
+        let stream = futures_util::stream::iter(first).chain(futures_util::stream::pending());
+        let req = Request::builder()
+            .method("POST")
+            .uri(format!("/v1/threads/{th}/files?name=endless.bin"))
+            .header("authorization", format!("Bearer {ana}"))
+            .body(Body::from_stream(stream))
+            .unwrap();
+        let started = std::time::Instant::now();
+        let res = tokio::time::timeout(std::time::Duration::from_secs(10), app.router.clone().oneshot(req)).await.expect("the upload was ended").unwrap();
+        assert_eq!(res.status(), StatusCode::SERVICE_UNAVAILABLE);
+        assert!(started.elapsed() < std::time::Duration::from_secs(5), "{:?}", started.elapsed());
+        // What it wrote is forgotten: a file that needs the whole room fits.
+        let mut fitted = None;
+        for _ in 0..50 {
+            let (status, body, _) = upload(&app, &ana, &th, "full.bin", vec![b'y'; 10 * 1024], 1024).await;
+            if status == StatusCode::OK {
+                fitted = Some(body);
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+        assert_eq!(fitted.expect("the cut-off upload's bytes were never forgotten")["size"], 10 * 1024);
+    }
+}

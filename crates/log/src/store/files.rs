@@ -103,6 +103,23 @@ pub(crate) async fn abandon(db: &Db, tenant: &str, id: &str) -> Result<(), Error
     Ok(())
 }
 
+/// Forgets a tenant's uploads that began before `before` and never
+/// finished (their service stopped under them): what they wrote is read
+/// back by nobody and counts against nobody's room.
+pub(crate) async fn forget_stale(db: &Db, tenant: &str, before: i64) -> Result<(), Error> {
+    let stale = sqlx::query("SELECT id FROM files WHERE tenant = $1 AND complete = 0 AND created_at < $2 LIMIT 100")
+        .bind(tenant)
+        .bind(before)
+        .fetch_all(&db.pool)
+        .await
+        .map_err(db_error)?;
+    for row in stale {
+        let id: String = row.try_get(0).map_err(db_error)?;
+        abandon(db, tenant, &id).await?;
+    }
+    Ok(())
+}
+
 /// What a tenant holds: bytes and files, those arriving included, erased
 /// ones left out.
 pub(crate) async fn held(db: &Db, tenant: &str) -> Result<(u64, u64), Error> {

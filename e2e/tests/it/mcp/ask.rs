@@ -157,7 +157,8 @@ async fn a_client_with_form_elicitation_gets_a_flat_forms_answer_in_one_call() {
     // Within lattice's forms, beyond elicitation's: a step it cannot bound.
     let beyond = json!({"type": "object", "properties": {"hours": {"title": "Hours", "type": "number", "multipleOf": 0.5}}});
     // A file: elicitation cannot carry one, so it is uploaded in the chat.
-    let file = json!({"type": "object", "required": ["note"], "properties": {"note": {"title": "Doctor's note", "type": "string", "format": "file"}}});
+    let file =
+        json!({"type": "object", "required": ["note"], "properties": {"note": {"title": "Doctor's note", "type": "string", "format": "file"}}});
     let plan = json!({"elicit": "accept", "content": {"days": 3, "kind": "holiday"}, "steps": [
         {"call": ASK_FORM, "arguments": {"title": "How many days?", "schema": flat, "thread": th}},
         {"call": ASK_FORM, "arguments": {"title": "How many hours?", "schema": beyond, "thread": th}},
