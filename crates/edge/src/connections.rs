@@ -136,6 +136,22 @@ impl Connections {
         }
     }
 
+    /// A connection of its own for one request whose body streams (an
+    /// upload, too large to hold and so sent once, to one replica); the
+    /// connection is driven by a task beside it and closed after it. A
+    /// replica that refuses the connection never had the body.
+    pub(crate) async fn open_streamed(&self) -> Result<http1::SendRequest<axum::body::Body>, Failed> {
+        let stream = TcpStream::connect(&self.authority).await.map_err(Failed::Connect)?;
+        let _ = stream.set_nodelay(true);
+        let (send, driver) = http1::Builder::new().handshake(TokioIo::new(stream)).await.map_err(|e| Failed::Connect(std::io::Error::other(e)))?;
+        tokio::spawn(async move {
+            if let Err(e) = driver.await {
+                tracing::debug!(error = %e, "an upload's connection ended");
+            }
+        });
+        Ok(send)
+    }
+
     async fn connect(&self) -> Result<Conn, Failed> {
         let stream = TcpStream::connect(&self.authority).await.map_err(Failed::Connect)?;
         let _ = stream.set_nodelay(true);

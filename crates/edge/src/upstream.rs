@@ -9,7 +9,8 @@
 //! requests in turn. A request's body (small: the log takes 1 MiB) is held
 //! until a replica has it, so a request that a dead replica never received
 //! goes to the next one; a replica that refused a connection is passed
-//! over for a few seconds.
+//! over for a few seconds. A file's upload is the exception: it streams
+//! through to one replica, held by nobody.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -131,6 +132,8 @@ pub fn upstream_router(base: &str) -> Router {
 pub fn upstream_router_behind(base: &str, trusted: TrustedProxies) -> Router {
     Router::new()
         .route("/v1/{*rest}", axum::routing::any(forward))
+        // A file's upload streams through, never held (docs/FILES.md).
+        .route("/v1/threads/{th}/files", axum::routing::post(forward_streamed))
         .route("/openapi.json", axum::routing::get(forward))
         .route("/readyz", axum::routing::get(forward))
         .method_not_allowed_fallback(lattice_http::error::method_not_allowed)
@@ -170,14 +173,9 @@ fn unavailable(name: &str) -> Response {
     ApiError(Error::unavailable(format!("{name} did not answer"))).into_response()
 }
 
-async fn forward(State(up): State<Upstream>, req: Request) -> Response {
-    let (mut parts, body) = req.into_parts();
-    // Over the limit: `TooLarge` with the limit held here and the body's
-    // real size (as declared, or as much as had come).
-    let body: Bytes = match lattice_http::error::read_within(body, lattice_http::error::declared_length(&parts.headers), HELD_BODY).await {
-        Ok(body) => body,
-        Err(e) => return ApiError(e).into_response(),
-    };
+/// What a request carries on to the upstream: the client's name and
+/// scheme as the edge saw them, no hop-by-hop header, the edge's trace.
+fn carried(up: &Upstream, parts: &mut axum::http::request::Parts) {
     // The name and scheme the client used, for what the upstream writes
     // into URLs (`/mcp`'s protected-resource metadata): the edge's own
     // view, or its trusted proxy's; a client's own claim never passes.
@@ -195,6 +193,30 @@ async fn forward(State(up): State<Upstream>, req: Request) -> Response {
     if let Some(traceparent) = lattice_telemetry::traceparent().and_then(|t| t.parse().ok()) {
         parts.headers.insert(TRACEPARENT, traceparent);
     }
+}
+
+/// An answer relayed as it comes, without its hop-by-hop headers.
+fn relayed<B>(answer: axum::http::Response<B>) -> Response
+where
+    B: hyper::body::Body<Data = Bytes> + Send + 'static,
+    B::Error: Into<axum::BoxError>,
+{
+    let (mut parts, body) = answer.into_parts();
+    for name in HOP_BY_HOP {
+        parts.headers.remove(name);
+    }
+    Response::from_parts(parts, Body::new(body))
+}
+
+async fn forward(State(up): State<Upstream>, req: Request) -> Response {
+    let (mut parts, body) = req.into_parts();
+    // Over the limit: `TooLarge` with the limit held here and the body's
+    // real size (as declared, or as much as had come).
+    let body: Bytes = match lattice_http::error::read_within(body, lattice_http::error::declared_length(&parts.headers), HELD_BODY).await {
+        Ok(body) => body,
+        Err(e) => return ApiError(e).into_response(),
+    };
+    carried(&up, &mut parts);
     let replicas = up.order();
     let last = replicas.len() - 1;
     for (i, replica) in replicas.into_iter().enumerate() {
@@ -205,13 +227,7 @@ async fn forward(State(up): State<Upstream>, req: Request) -> Response {
         *request.headers_mut() = if i == last { std::mem::take(&mut parts.headers) } else { parts.headers.clone() };
         request.headers_mut().insert(header::HOST, replica.host.clone());
         match replica.connections.send(request).await {
-            Ok(answer) => {
-                let (mut parts, body) = answer.into_parts();
-                for name in HOP_BY_HOP {
-                    parts.headers.remove(name);
-                }
-                return Response::from_parts(parts, Body::new(body));
-            }
+            Ok(answer) => return relayed(answer),
             // It never had the request: the next replica takes it.
             Err(e @ Failed::Connect(_)) => {
                 tracing::warn!(error = %e, upstream = up.name, replica = %replica.base, "a replica refused the connection; passing it over");
@@ -220,6 +236,37 @@ async fn forward(State(up): State<Upstream>, req: Request) -> Response {
             Err(e) => {
                 tracing::warn!(error = %e, upstream = up.name, replica = %replica.base, "no answer");
                 return unavailable(up.name);
+            }
+        }
+    }
+    unavailable(up.name)
+}
+
+/// Forwards an upload as it arrives: its body is sent once, to the first
+/// replica that takes a connection, never held here (the log service
+/// bounds it while it arrives).
+async fn forward_streamed(State(up): State<Upstream>, req: Request) -> Response {
+    let (mut parts, body) = req.into_parts();
+    carried(&up, &mut parts);
+    for replica in up.order() {
+        match replica.connections.open_streamed().await {
+            Ok(mut send) => {
+                let mut request = axum::http::Request::new(body);
+                *request.method_mut() = parts.method;
+                *request.uri_mut() = replica.uri(&parts.uri);
+                *request.headers_mut() = parts.headers;
+                request.headers_mut().insert(header::HOST, replica.host.clone());
+                return match send.send_request(request).await {
+                    Ok(answer) => relayed(answer),
+                    Err(e) => {
+                        tracing::warn!(error = %e, upstream = up.name, replica = %replica.base, "no answer to an upload");
+                        unavailable(up.name)
+                    }
+                };
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, upstream = up.name, replica = %replica.base, "a replica refused the connection; passing it over");
+                replica.down_until.store(since_start() + PASSED_OVER.as_millis() as u64, Ordering::Relaxed);
             }
         }
     }

@@ -43,6 +43,24 @@ async fn up_and_down(on: On) {
     let portal = ana.http.get(format!("{base}{path}")).send().await.unwrap();
     assert!(portal.headers().get("content-disposition").is_none());
     assert_ne!(portal.bytes().await.unwrap().to_vec(), pdf, "the chat's origin answered with the file");
+
+    // Past what the edge holds of a request (4 MiB): an upload streams
+    // through it, and comes down whole.
+    let big: Vec<u8> = (0..6 * 1024 * 1024).map(|i: u32| (i % 251) as u8).collect();
+    let chunks: Vec<Result<Vec<u8>, std::io::Error>> = big.chunks(256 * 1024).map(|c| Ok(c.to_vec())).collect();
+    let body = reqwest::Body::wrap_stream(futures_util::stream::iter(chunks));
+    let sent = ana.http.post(format!("{base}/v1/threads/{th}/files?name=big.bin")).bearer_auth(&ana.token).body(body).send().await.unwrap();
+    assert_eq!(sent.status(), 200, "{}", sent.text().await.unwrap_or_default());
+    let stored: Value = sent.json().await.unwrap();
+    assert_eq!(stored["size"], big.len());
+    let link = ana.ok("POST", &format!("/v1/files/{}/link", stored["id"].as_str().unwrap()), json!({})).await;
+    let got = ana.http.get(format!("{apps}{}", link["path"].as_str().unwrap())).send().await.unwrap().bytes().await.unwrap();
+    assert!(got.as_ref() == big.as_slice(), "6 MiB came down as it went up ({} bytes)", got.len());
+    // And past the file's limit (10 MiB) it is refused, through the edge too.
+    let over: Vec<Result<Vec<u8>, std::io::Error>> = (0..41).map(|_| Ok(vec![b'z'; 256 * 1024])).collect();
+    let body = reqwest::Body::wrap_stream(futures_util::stream::iter(over));
+    let refused = ana.http.post(format!("{base}/v1/threads/{th}/files?name=over.bin")).bearer_auth(&ana.token).body(body).send().await.unwrap();
+    assert_eq!(refused.status(), 413);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
