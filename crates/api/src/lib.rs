@@ -44,6 +44,8 @@ pub fn router(state: AppState) -> Router {
         .route("/threads/{th}/artifacts", get(artifacts::list).post(artifacts::create))
         .route("/threads/{th}/events", get(events::thread))
         .route("/threads/{th}/files", post(files::upload))
+        .route("/threads/{th}/uploads", post(files::begin_upload))
+        .route("/uploads/{id}", get(files::upload_state).put(files::upload_part))
         .route("/files/{id}", get(files::get))
         .route("/files/{id}/erase", post(files::erase))
         .route("/files/{id}/link", post(files::link))

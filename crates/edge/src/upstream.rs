@@ -134,6 +134,7 @@ pub fn upstream_router_behind(base: &str, trusted: TrustedProxies) -> Router {
         .route("/v1/{*rest}", axum::routing::any(forward))
         // A file's upload streams through, never held (docs/FILES.md).
         .route("/v1/threads/{th}/files", axum::routing::post(forward_streamed))
+        .route("/v1/uploads/{id}", axum::routing::put(forward_streamed).get(forward))
         .route("/openapi.json", axum::routing::get(forward))
         .route("/readyz", axum::routing::get(forward))
         .method_not_allowed_fallback(lattice_http::error::method_not_allowed)

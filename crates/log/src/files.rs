@@ -73,6 +73,73 @@ impl Files {
     /// Starts an upload named `name` in `thread`, by someone who may answer
     /// its forms while forms are on there, within the tenant's quota.
     pub async fn upload(&self, who: &Authenticated, thread: &ThreadId, name: &str) -> Result<Upload, Error> {
+        let (row, room) = self.begin(who, thread, name, 0).await?;
+        Ok(Upload::new(self.db.clone(), row, self.limits.max_bytes, room))
+    }
+
+    /// Starts a resumable upload of `size` bytes (docs/FILES.md,
+    /// "Resumable uploads"): its room is reserved now, and its bytes come
+    /// in one part or several ([`Files::resume`]), each from where the
+    /// bytes stored end. Its row, whose id the parts name.
+    pub async fn begin_resumable(&self, who: &Authenticated, thread: &ThreadId, name: &str, size: u64) -> Result<FileRow, Error> {
+        if size == 0 {
+            return Err(Error::field("size", "minimum", "a resumable upload has at least 1 byte"));
+        }
+        if size > self.limits.max_bytes {
+            return Err(Error::TooLarge { limit: self.limits.max_bytes, size });
+        }
+        let (row, room) = self.begin(who, thread, name, size).await?;
+        if size > room {
+            stored::abandon(&self.db, &row.tenant, &row.id).await?;
+            return Err(Error::TooLarge { limit: room, size });
+        }
+        Ok(row)
+    }
+
+    /// A resumable upload under way, for its uploader while they may still
+    /// answer its thread's forms: its row and the bytes stored so far.
+    pub async fn resumable(&self, who: &Authenticated, id: &str) -> Result<(FileRow, u64), Error> {
+        let p = who.principal();
+        let row = stored::head(&self.db, p.tenant.as_str(), id)
+            .await?
+            .filter(|r| !r.complete && r.size > 0 && r.uploader == p.user.as_str())
+            .ok_or(Error::NotFound)?;
+        let access = thread_access(&self.db, p, &ThreadId::from_trusted(row.thread.clone())).await?;
+        access.allow(Action::Submit)?;
+        if !self.switches.effective(&access.tenant, &access.workspace, SwitchKey::Forms).await?.enabled {
+            return Err(Error::NotEnabled { key: SwitchKey::Forms.as_str().to_owned() });
+        }
+        let (bytes, _) = stored::stored(&self.db, &row.tenant, &row.id).await?;
+        Ok((row, bytes))
+    }
+
+    /// Takes up a resumable upload at `offset`, which must be where its
+    /// stored bytes end (409 says where, else).
+    pub async fn resume(&self, who: &Authenticated, id: &str, offset: u64) -> Result<Upload, Error> {
+        let (row, bytes) = self.resumable(who, id).await?;
+        if offset != bytes {
+            return Err(Error::Conflict {
+                reason: format!("the upload holds {bytes} bytes: send from there"),
+                expected: Some(offset),
+                actual: Some(bytes),
+            });
+        }
+        let (_, chunks) = stored::stored(&self.db, &row.tenant, &row.id).await?;
+        let mut head = stored::chunks(&self.db, &row.tenant, &row.id, 0, 1).await?.into_iter().next().unwrap_or_default();
+        head.truncate(SNIFF_BYTES);
+        let declared = row.size;
+        let mut upload = Upload::new(self.db.clone(), row, declared, declared);
+        upload.resumable = true;
+        upload.next = chunks;
+        upload.size = bytes;
+        upload.head = head;
+        Ok(upload)
+    }
+
+    /// Checks who may upload to `thread` and the tenant's quota, and writes
+    /// the new file's row (`size`: 0, or what a resumable upload declared);
+    /// answers it with the room that was left before it.
+    async fn begin(&self, who: &Authenticated, thread: &ThreadId, name: &str, size: u64) -> Result<(FileRow, u64), Error> {
         let p = who.principal();
         let access = thread_access(&self.db, p, thread).await?;
         access.allow(Action::Submit)?;
@@ -97,7 +164,7 @@ impl Files {
             uploader: p.user.to_string(),
             name: file_name(name),
             media_type: String::new(),
-            size: 0,
+            size,
             sha256: String::new(),
             complete: false,
             created_at: self.clock.now_ms(),
@@ -105,18 +172,7 @@ impl Files {
             erased_by: None,
         };
         stored::begin(&self.db, &row).await?;
-        Ok(Upload {
-            db: self.db.clone(),
-            row,
-            max: self.limits.max_bytes,
-            room,
-            pending: Vec::with_capacity(CHUNK_BYTES),
-            next: 0,
-            size: 0,
-            digest: sha2::Sha256::new(),
-            head: Vec::new(),
-            done: false,
-        })
+        Ok((row, room))
     }
 
     /// A file's row, for whoever may read its thread; an upload under way
@@ -157,9 +213,50 @@ pub struct Upload {
     digest: sha2::Sha256,
     head: Vec<u8>,
     done: bool,
+    /// Its bytes come in parts, across requests: cut off, it keeps what
+    /// it stored, and its digest is taken of the stored bytes at the end.
+    resumable: bool,
 }
 
 impl Upload {
+    fn new(db: Db, row: FileRow, max: u64, room: u64) -> Self {
+        Self {
+            db,
+            row,
+            max,
+            room,
+            pending: Vec::with_capacity(CHUNK_BYTES),
+            next: 0,
+            size: 0,
+            digest: sha2::Sha256::new(),
+            head: Vec::new(),
+            done: false,
+            resumable: false,
+        }
+    }
+
+    /// The bytes taken so far (a resumable upload's from its start).
+    pub fn size(&self) -> u64 {
+        self.size
+    }
+
+    /// The bytes a resumable upload declared.
+    pub fn declared(&self) -> u64 {
+        self.row.size
+    }
+
+    /// Whether a resumable upload has all the bytes it declared.
+    pub fn is_whole(&self) -> bool {
+        self.resumable && self.size == self.row.size
+    }
+
+    /// Ends a part of a resumable upload: what it took is stored (its last
+    /// bytes a short chunk), and the next part starts where they end.
+    pub async fn pause(mut self) -> Result<u64, Error> {
+        self.done = true;
+        self.flush().await?;
+        Ok(self.size)
+    }
     pub fn id(&self) -> &str {
         &self.row.id
     }
@@ -168,6 +265,11 @@ impl Upload {
     /// pass a bound.
     pub async fn push(&mut self, mut bytes: &[u8]) -> Result<(), Error> {
         let size = self.size + bytes.len() as u64;
+        if size > self.max && self.resumable {
+            // More than it declared: the part is refused, what was stored stays.
+            self.done = true;
+            return Err(Error::TooLarge { limit: self.max, size });
+        }
         if size > self.max {
             self.abandon_now().await;
             return Err(Error::TooLarge { limit: self.max, size });
@@ -206,6 +308,20 @@ impl Upload {
     /// The file whole, its type decided from its content: its reference.
     pub async fn finish(mut self) -> Result<FileRef, Error> {
         self.flush().await?;
+        if self.resumable {
+            // Its parts came in several requests: the digest is of what
+            // was stored, read back a chunk at a time.
+            if self.size != self.row.size {
+                self.done = true;
+                return Err(Error::invalid_state(format!("the upload holds {} of its {} bytes", self.size, self.row.size)));
+            }
+            self.digest = sha2::Sha256::new();
+            for n in 0..self.next {
+                for chunk in stored::chunks(&self.db, &self.row.tenant, &self.row.id, n, 1).await? {
+                    self.digest.update(&chunk);
+                }
+            }
+        }
         let media_type = sniff(&self.head, self.size as usize <= self.head.len());
         let sha256: String = self.digest.clone().finalize().iter().map(|b| format!("{b:02x}")).collect();
         stored::finish(&self.db, &self.row.tenant, &self.row.id, media_type, self.size, &sha256).await?;
@@ -233,7 +349,8 @@ impl Upload {
 
 impl Drop for Upload {
     fn drop(&mut self) {
-        if self.done {
+        // A resumable upload keeps what it stored, for its next part.
+        if self.done || self.resumable {
             return;
         }
         // Dropped mid-way: what it wrote is forgotten beside the request

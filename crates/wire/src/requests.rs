@@ -186,3 +186,15 @@ pub struct AppContext {
 pub struct EraseFile {
     pub reason: String,
 }
+
+/// `POST /v1/threads/{th}/uploads`: a resumable upload of a file's bytes,
+/// sent in one part or several.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct BeginUpload {
+    /// The file's name, as the person's device calls it.
+    pub name: String,
+    /// Its bytes, all of them: reserved of the tenant's room now.
+    pub size: u64,
+}

@@ -195,6 +195,19 @@ pub struct FileView {
     pub erased_by: Option<String>,
 }
 
+/// A resumable upload (`/v1/threads/{th}/uploads`, `/v1/uploads/{id}`):
+/// where its stored bytes end (the next part starts there) of how many;
+/// once whole, the file it made.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct UploadView {
+    pub id: String,
+    pub offset: u64,
+    pub size: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<FileView>,
+}
+
 /// A link to a file's bytes (`POST /v1/files/{id}/link`): the path to open
 /// on the apps origin, and for how long it works.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

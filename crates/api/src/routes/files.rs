@@ -15,7 +15,7 @@ use super::path_id;
 use crate::error::ApiResult;
 use crate::extract::{Caller, Query};
 use crate::state::AppState;
-use lattice_wire::{ErrorBody, FileView, Posted};
+use lattice_wire::{ErrorBody, FileView, Posted, UploadView};
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -53,6 +53,77 @@ pub async fn upload(
         }
     }
     Ok(Json(view(upload.finish().await?, None)))
+}
+
+/// Starts a resumable upload (docs/FILES.md, "Resumable uploads"): for
+/// whoever may upload to the thread, its `size` within the file's limit
+/// and reserved of the tenant's room now. Its bytes then come with `PUT
+/// /v1/uploads/{id}?offset=N`, in one part or several.
+#[utoipa::path(post, path = "/v1/threads/{th}/uploads", request_body = lattice_wire::BeginUpload,
+    responses((status = 200, body = UploadView), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody),
+        (status = 413, body = ErrorBody), (status = 423, body = ErrorBody)),
+    params(("th" = String, Path)), security(("bearer" = [])))]
+pub async fn begin_upload(
+    State(state): State<AppState>,
+    Caller(who): Caller,
+    Path(th): Path<String>,
+    crate::extract::Body(req): crate::extract::Body<lattice_wire::BeginUpload>,
+) -> ApiResult<Json<UploadView>> {
+    let thread = path_id(ThreadId::parse, &th)?;
+    let row = state.log.files().begin_resumable(&who, &thread, &req.name, req.size).await?;
+    Ok(Json(UploadView { id: row.id, offset: 0, size: row.size, file: None }))
+}
+
+/// Where a resumable upload's stored bytes end: the offset its next part
+/// is sent from (for its uploader).
+#[utoipa::path(get, path = "/v1/uploads/{id}", responses((status = 200, body = UploadView), (status = 404, body = ErrorBody)),
+    params(("id" = String, Path)), security(("bearer" = [])))]
+pub async fn upload_state(State(state): State<AppState>, Caller(who): Caller, Path(id): Path<String>) -> ApiResult<Json<UploadView>> {
+    let (row, offset) = state.log.files().resumable(&who, &id).await?;
+    Ok(Json(UploadView { id: row.id, offset, size: row.size, file: None }))
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PartQuery {
+    /// Where this part starts: where the stored bytes end.
+    offset: u64,
+}
+
+/// A part of a resumable upload, from `offset` (where the stored bytes
+/// end; 409 names where, else). The part may end anywhere: what it
+/// brought is stored, and a part cut off keeps what arrived. Once all the
+/// bytes are there the file is made, typed by its content, and answered.
+#[utoipa::path(put, path = "/v1/uploads/{id}", request_body(content = Vec<u8>, content_type = "application/octet-stream"),
+    responses((status = 200, body = UploadView), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody), (status = 413, body = ErrorBody)),
+    params(("id" = String, Path), ("offset" = u64, Query)), security(("bearer" = [])))]
+pub async fn upload_part(
+    State(state): State<AppState>,
+    Caller(who): Caller,
+    Path(id): Path<String>,
+    Query(q): Query<PartQuery>,
+    body: Body,
+) -> ApiResult<Json<UploadView>> {
+    let mut upload = state.log.files().resume(&who, &id, q.offset).await?;
+    let mut stream = body.into_data_stream();
+    while let Some(frame) = stream.next().await {
+        match frame {
+            Ok(bytes) => upload.push(&bytes).await?,
+            Err(e) => {
+                // Cut off: what arrived is kept, for the next part.
+                upload.pause().await?;
+                return Err(Error::Malformed { reason: format!("the part was cut off: {e}") }.into());
+            }
+        }
+    }
+    if upload.is_whole() {
+        let reference = upload.finish().await?;
+        let (offset, size) = (reference.size, reference.size);
+        return Ok(Json(UploadView { id, offset, size, file: Some(view(reference, None)) }));
+    }
+    let size = upload.declared();
+    let offset = upload.pause().await?;
+    Ok(Json(UploadView { id, offset, size, file: None }))
 }
 
 /// A file's reference, and whether its bytes were erased (by whom, when),

@@ -204,6 +204,9 @@ enum Rule {
     DeploymentAdmin,
     /// Only the caller who was asked (person or agent alike).
     Asker,
+    /// Only the owner, whose resumable upload it is; to anyone else it is
+    /// as missing.
+    Uploader,
     /// Any valid token (the caller's own list), and what it lists of the
     /// target thread follows `policy::allows(role there, action)`: the
     /// owner's form there and its run's ask_form request, or neither.
@@ -369,6 +372,26 @@ fn table() -> Vec<Entry> {
             "/v1/threads/{th}/files",
             both("upload a file", On::Thread, Needs(Submit), |ids, _, which| {
                 (format!("/v1/threads/{}/files?name=note.txt", ids.thread(which)), Some(json!("a note")))
+            }),
+        ),
+        entry(
+            "POST",
+            "/v1/threads/{th}/uploads",
+            both("begin a resumable upload", On::Thread, Needs(Submit), |ids, _, which| {
+                (format!("/v1/threads/{}/uploads", ids.thread(which)), Some(json!({"name": "note.txt", "size": 4})))
+            }),
+        ),
+        entry(
+            "GET",
+            "/v1/uploads/{id}",
+            both("where a resumable upload stands", On::Thread, Uploader, |ids, _, which| (format!("/v1/uploads/{}", ids.upload(which)), None)),
+        ),
+        entry(
+            "PUT",
+            "/v1/uploads/{id}",
+            // Its first bytes (`"a"`, three): then 409 (it holds them); never the whole.
+            both("a part of a resumable upload", On::Thread, Uploader, |ids, _, which| {
+                (format!("/v1/uploads/{}?offset=0", ids.upload(which)), Some(json!("a")))
             }),
         ),
         entry(
@@ -651,7 +674,7 @@ fn expect(case: &Case, w: &Who) -> Expect {
                 Forbidden
             }
         }
-        Rule::Asker => {
+        Rule::Asker | Rule::Uploader => {
             let owner = &PRINCIPALS[OWNER];
             if (w.tenant, w.user, w.agent) == (owner.tenant, owner.user, owner.agent) { Allowed } else { Missing }
         }
@@ -672,6 +695,7 @@ struct Ids {
     apps: [String; 2],
     runs: [String; 2],
     files: [String; 2],
+    uploads: [String; 2],
     confirmation: String,
     tenant: String,
 }
@@ -693,6 +717,7 @@ impl Ids {
             apps: [art(), art()],
             runs: [run(), run()],
             files: ["fil_doesnotexist000000000000000".into(), "fil_doesnotexist000000000000000".into()],
+            uploads: ["fil_doesnotexist000000000000000".into(), "fil_doesnotexist000000000000000".into()],
             confirmation: "01JZZZZZZZZZZZZZZZZZZZZZZZ".into(),
             tenant: "tdoesnotexist".into(),
         }
@@ -703,6 +728,10 @@ impl Ids {
     }
     fn file(&self, which: Which) -> &str {
         &self.files[index(which)]
+    }
+
+    fn upload(&self, which: Which) -> &str {
+        &self.uploads[index(which)]
     }
 
     fn dashboard(&self, which: Which) -> &str {
@@ -878,6 +907,9 @@ async fn fixture(backend: lattice_log::Backend, needs: Needs, sent: Arc<AtomicUs
         ids.forms[i] = http.ok("POST", &path, &owner, Some(json!({"kind": "form", "data": form}))).await["id"].as_str().unwrap().to_owned();
         ids.files[i] =
             http.ok("POST", &format!("/v1/threads/{th}/files?name=a.txt"), &owner, Some(json!("a line"))).await["id"].as_str().unwrap().to_owned();
+        // 64 bytes: the suite's parts (three bytes) never finish it.
+        let upload = json!({"name": "b.txt", "size": 64});
+        ids.uploads[i] = http.ok("POST", &format!("/v1/threads/{th}/uploads"), &owner, Some(upload)).await["id"].as_str().unwrap().to_owned();
     }
     if needs.apps {
         let root = http.token("ops", "root", TenantRole::DeploymentAdmin, false).await;

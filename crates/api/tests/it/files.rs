@@ -377,3 +377,73 @@ lattice_testkit::both_backends! {
         assert_eq!(fitted.expect("the cut-off upload's bytes were never forgotten")["size"], 10 * 1024);
     }
 }
+
+/// Sends a part of a resumable upload from `offset`: `body` in frames,
+/// cut off (the body fails) after `cut` bytes when given.
+async fn part(app: &App, token: &str, id: &str, offset: u64, body: Vec<u8>, cut: Option<usize>) -> (StatusCode, Value) {
+    let frames: Vec<Result<Vec<u8>, std::io::Error>> = match cut {
+        Some(at) => vec![Ok(body[..at].to_vec()), Err(std::io::Error::other("the network went away"))],
+        None => body.chunks(100_000).map(|c| Ok(c.to_vec())).collect(),
+    };
+    let req = Request::builder()
+        .method("PUT")
+        .uri(format!("/v1/uploads/{id}?offset={offset}"))
+        .header("authorization", format!("Bearer {token}"))
+        .body(Body::from_stream(futures_util::stream::iter(frames)))
+        .unwrap();
+    let res = app.router.clone().oneshot(req).await.unwrap();
+    let status = res.status();
+    let bytes = res.into_body().collect().await.unwrap().to_bytes();
+    (status, serde_json::from_slice(&bytes).unwrap_or(Value::Null))
+}
+
+lattice_testkit::both_backends! {
+    async fn a_resumable_upload_cut_off_goes_on_from_where_its_stored_bytes_end(backend: Backend) {
+        let limits = FileLimits { max_bytes: 1024 * 1024, quota_bytes: 1536 * 1024, quota_files: 10 };
+        let app = app(backend, limits).await;
+        let ana = app.token("t1", "ana", TenantRole::Member, false).await;
+        let (_, th) = app.workspace_with_thread(&ana).await;
+        let whole: Vec<u8> = [PNG.as_slice(), &(0..700_000u32).map(|i| (i % 253) as u8).collect::<Vec<u8>>()].concat();
+        let size = whole.len() as u64;
+        // Limits at their edge: the file's, then the room (reserved at once).
+        let over = app.post(&format!("/v1/threads/{th}/uploads"), &ana, json!({"name": "x", "size": 1024 * 1024 + 1})).await;
+        assert_eq!(over.status, StatusCode::PAYLOAD_TOO_LARGE, "{:?}", over.body);
+        let begun = app.post(&format!("/v1/threads/{th}/uploads"), &ana, json!({"name": "shot.png", "size": size})).await;
+        assert_eq!(begun.status, StatusCode::OK, "{:?}", begun.body);
+        assert_eq!((begun.body["offset"].clone(), begun.body["size"].clone()), (json!(0), json!(size)));
+        let id = begun.body["id"].as_str().unwrap().to_owned();
+        let room_left = app.post(&format!("/v1/threads/{th}/uploads"), &ana, json!({"name": "y", "size": 1536 * 1024 - size + 1})).await;
+        assert_eq!(room_left.status, StatusCode::PAYLOAD_TOO_LARGE, "the room is reserved: {:?}", room_left.body);
+
+        // Cut off 300,000 bytes in: what arrived is kept.
+        let (status, _) = part(&app, &ana, &id, 0, whole.clone(), Some(300_000)).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST);
+        let state = app.get(&format!("/v1/uploads/{id}"), &ana).await;
+        assert_eq!(state.body["offset"], 300_000, "{:?}", state.body);
+        // Nobody reads it before it is whole; nobody else sees it at all.
+        assert_eq!(app.get(&format!("/v1/files/{id}"), &ana).await.status, StatusCode::NOT_FOUND);
+        let bob = app.token("t1", "bob", TenantRole::Member, false).await;
+        assert_eq!(app.get(&format!("/v1/uploads/{id}"), &bob).await.status, StatusCode::NOT_FOUND);
+        // A part from the wrong place is refused, saying where to start.
+        let (status, body) = part(&app, &ana, &id, 0, whole.clone(), None).await;
+        assert_eq!(status, StatusCode::CONFLICT, "{body}");
+        assert_eq!(body["error"]["actual"], 300_000);
+        // A second part, then the last, from where each left off.
+        let (status, body) = part(&app, &ana, &id, 300_000, whole[300_000..500_000].to_vec(), None).await;
+        assert_eq!((status, body["offset"].clone(), body.get("file").cloned()), (StatusCode::OK, json!(500_000), None), "{body}");
+        // More than it declared is refused, and what was stored stays.
+        let (status, _) = part(&app, &ana, &id, 500_000, [&whole[500_000..], b"extra"].concat(), None).await;
+        assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE);
+        let offset = app.get(&format!("/v1/uploads/{id}"), &ana).await.body["offset"].as_u64().unwrap();
+        let (status, body) = part(&app, &ana, &id, offset, whole[offset as usize..].to_vec(), None).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        let file = body["file"].clone();
+        assert_eq!((file["id"].clone(), file["type"].clone(), file["size"].clone()), (json!(id), json!("image/png"), json!(size)));
+        assert_eq!(file["sha256"], sha256(&whole), "the digest is of the whole, across its parts");
+        // Whole, it reads back whole; its upload is over.
+        let who = lattice_testkit::who("t1", "ana", TenantRole::Member);
+        let row = app.log.files().head(&who, &id).await.unwrap();
+        assert!(app.log.files().chunks(&row, 0, 100).await.unwrap().concat() == whole);
+        assert_eq!(app.get(&format!("/v1/uploads/{id}"), &ana).await.status, StatusCode::NOT_FOUND);
+    }
+}

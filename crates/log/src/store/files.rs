@@ -45,11 +45,13 @@ fn row(r: &sqlx::any::AnyRow) -> Result<FileRow, Error> {
     })
 }
 
-/// A new file's row, while its bytes arrive.
+/// A new file's row, while its bytes arrive: its size 0 (a streamed
+/// upload, counted by its chunks), or the size a resumable upload declared
+/// (which that reserves of the tenant's room).
 pub(crate) async fn begin(db: &Db, file: &FileRow) -> Result<(), Error> {
     sqlx::query(
         "INSERT INTO files (tenant, id, workspace, thread, uploader, name, media_type, size, sha256, complete, created_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, '', 0, '', 0, $7)",
+         VALUES ($1, $2, $3, $4, $5, $6, '', $8, '', 0, $7)",
     )
     .bind(&file.tenant)
     .bind(&file.id)
@@ -58,6 +60,7 @@ pub(crate) async fn begin(db: &Db, file: &FileRow) -> Result<(), Error> {
     .bind(&file.uploader)
     .bind(&file.name)
     .bind(file.created_at)
+    .bind(file.size as i64)
     .execute(&db.pool)
     .await
     .map_err(db_error)?;
@@ -75,6 +78,19 @@ pub(crate) async fn chunk(db: &Db, tenant: &str, file: &str, n: i64, bytes: &[u8
         .await
         .map_err(db_error)?;
     Ok(())
+}
+
+/// What a file's chunks hold so far: their bytes and how many they are.
+pub(crate) async fn stored(db: &Db, tenant: &str, id: &str) -> Result<(u64, i64), Error> {
+    let r = sqlx::query("SELECT CAST(COALESCE(SUM(LENGTH(bytes)), 0) AS BIGINT), COUNT(*) FROM file_chunks WHERE tenant = $1 AND file = $2")
+        .bind(tenant)
+        .bind(id)
+        .fetch_one(&db.pool)
+        .await
+        .map_err(db_error)?;
+    let bytes: i64 = r.try_get(0).map_err(db_error)?;
+    let count: i64 = r.try_get(1).map_err(db_error)?;
+    Ok((bytes.max(0) as u64, count))
 }
 
 /// The file whole: its type, size and digest, readable from now on.
@@ -133,12 +149,13 @@ pub(crate) async fn held(db: &Db, tenant: &str) -> Result<(u64, u64), Error> {
     Ok((bytes.max(0) as u64, count.max(0) as u64))
 }
 
-/// Bytes of the uploads under way in a tenant (their rows say 0 until they
-/// end): counted from their chunks.
+/// Bytes of the streamed uploads under way in a tenant (their rows say 0
+/// until they end): counted from their chunks. A resumable upload's row
+/// holds the size it declared, which `held` counts.
 pub(crate) async fn arriving(db: &Db, tenant: &str) -> Result<u64, Error> {
     let r = sqlx::query(
         "SELECT CAST(COALESCE(SUM(LENGTH(c.bytes)), 0) AS BIGINT) FROM file_chunks c JOIN files f ON f.tenant = c.tenant AND f.id = c.file \
-         WHERE f.tenant = $1 AND f.complete = 0",
+         WHERE f.tenant = $1 AND f.complete = 0 AND f.size = 0",
     )
     .bind(tenant)
     .fetch_one(&db.pool)

@@ -165,3 +165,61 @@ async fn next_on(js: &jetstream::Context, filter: &str) -> Value {
     message.ack().await.unwrap();
     serde_json::from_slice(&message.payload).unwrap()
 }
+
+/// A file of 2 MiB goes up resumably, with a progress bar: its first part
+/// is cut off on the way (the network fails it), and the chat takes the
+/// upload up from where the server's bytes end.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_large_files_upload_cut_off_is_taken_up_again_with_a_progress_bar() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    let up = UpProcess::start().await;
+    let ana = Client::sign_in(&up.base, "acme", "ana").await;
+    let (_, th) = super::workspace_with_thread(&ana, "Big").await;
+    let form = ana
+        .ok(
+            "POST",
+            &format!("/v1/threads/{th}/artifacts"),
+            json!({"kind": "form", "data": {"title": "The dump", "submissions": "once", "schema": {"type": "object", "required": ["dump"],
+                "properties": {"dump": {"type": "string", "format": "file", "title": "Dump", "maxSize": 5242880}}}}}),
+        )
+        .await;
+    let form_id = form["id"].as_str().unwrap().to_owned();
+    let chrome = Chrome::launch().await;
+    let (w, _) = chrome.window_with_console(&up.base, &ana.token, &format!("/t/{th}")).await;
+    let input = format!("form-{form_id}-dump");
+    w.until(&format!("() => document.getElementById('{input}')?.type === 'file'"), "the file input").await;
+    // The first part of the upload fails on the network; the rest go.
+    let parts = Arc::new(AtomicUsize::new(0));
+    let seen = parts.clone();
+    w.page
+        .route("**/v1/uploads/**", move |route| {
+            let seen = seen.clone();
+            async move {
+                if route.request().method() == "PUT" && seen.fetch_add(1, Ordering::SeqCst) == 0 {
+                    route.abort(Some("connectionreset")).await
+                } else {
+                    route.continue_(None).await
+                }
+            }
+        })
+        .await
+        .unwrap();
+    let _: bool = w
+        .eval(
+            "() => { window.sawProgress = false;
+                new MutationObserver(() => { if (document.querySelector('.upload-progress progress')) window.sawProgress = true; })
+                    .observe(document.body, {childList: true, subtree: true}); return true; }",
+        )
+        .await;
+    let big: Vec<u8> = [b"%PDF-1.7\n".as_slice(), &(0..2 * 1024 * 1024u32).map(|i| (i % 241) as u8).collect::<Vec<u8>>()].concat();
+    w.page.locator(format!("#{input}")).set_input_files_payload(FilePayload::new("dump.pdf", "application/pdf", big.clone()), None).await.unwrap();
+    w.until_within("() => document.querySelector('.attached-file a.download') !== null", "the file uploaded", Duration::from_secs(30)).await;
+    assert!(w.eval::<bool>("() => window.sawProgress").await, "no progress bar was shown");
+    assert!(parts.load(Ordering::SeqCst) >= 2, "the cut-off part was sent again");
+    let id: String = w.eval("() => document.querySelector('.attached-file').dataset.file").await;
+    let stored = ana.ok("GET", &format!("/v1/files/{id}"), Value::Null).await;
+    assert_eq!((stored["size"].as_u64(), stored["sha256"].as_str()), (Some(big.len() as u64), Some(sha256(&big).as_str())));
+    assert_eq!(stored["type"], "application/pdf");
+}
