@@ -447,3 +447,28 @@ lattice_testkit::both_backends! {
         assert_eq!(app.get(&format!("/v1/uploads/{id}"), &ana).await.status, StatusCode::NOT_FOUND);
     }
 }
+
+lattice_testkit::both_backends! {
+    async fn a_polyglot_is_typed_by_its_first_bytes_and_never_rendered(backend: Backend) {
+        let app = app(backend, FileLimits::default()).await;
+        let ana = app.token("t1", "ana", TenantRole::Member, false).await;
+        let (_, th) = app.workspace_with_thread(&ana).await;
+        // A GIF's signature, then a page that would run if rendered.
+        let polyglot = b"GIF89a/*\x01\x00\x01\x00*/=1;<html><script>alert(document.domain)</script></html>".to_vec();
+        let (status, file, _) = upload(&app, &ana, &th, "cat.gif.html", polyglot.clone(), 16).await;
+        assert_eq!(status, StatusCode::OK);
+        assert_eq!(file["type"], "image/gif", "typed by its first bytes");
+        let id = file["id"].as_str().unwrap();
+        // Not an image a decoder takes: no thumbnail, nothing of it shown.
+        let thumbnail = app.get(&format!("/v1/files/{id}/thumbnail"), &ana).await;
+        assert_eq!(thumbnail.status, StatusCode::UNPROCESSABLE_ENTITY, "{:?}", thumbnail.body);
+        // Downloaded, it is bytes to keep, never a page.
+        let link = app.post(&format!("/v1/files/{id}/link"), &ana, json!({})).await.body["path"].as_str().unwrap().to_owned();
+        let (status, headers, bytes) = download(&app, &link).await;
+        assert_eq!((status, bytes), (StatusCode::OK, polyglot));
+        let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).unwrap_or_default().to_owned();
+        assert_eq!((header("content-type"), header("x-content-type-options")), ("application/octet-stream".into(), "nosniff".into()));
+        assert!(header("content-disposition").starts_with("attachment;"));
+        assert_eq!(header("content-security-policy"), "sandbox; default-src 'none'");
+    }
+}

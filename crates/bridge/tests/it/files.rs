@@ -129,3 +129,47 @@ lattice_testkit::both_backends! {
         bridge.await.unwrap().unwrap();
     }
 }
+
+/// docs/BRIDGE.md's per-tenant rules user, as written there: it reads its
+/// tenant's bucket (an object of several megabytes, through flow control)
+/// and neither another tenant's nor writes its own.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_per_tenant_rules_user_reads_its_own_bucket_only() {
+    let docs = std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/BRIDGE.md")).unwrap();
+    let start = docs.find("{\n  user: rules-acme").expect("the per-tenant user in docs/BRIDGE.md");
+    let user = &docs[start..start + docs[start..].find("\n```").unwrap()];
+    let config = format!(
+        "jetstream: enabled\nauthorization {{ users = [\n{{ user: bridge, password: bridge-secret, permissions: {{ publish: {{ allow: [\"lattice.>\", \"$JS.API.>\", \"$O.>\"] }}, subscribe: {{ allow: [\"_INBOX.>\"] }} }} }}\n{user}\n] }}\n"
+    );
+    let path = std::env::temp_dir().join(format!("lattice-rules-acme-{}.conf", std::process::id()));
+    std::fs::write(&path, config).unwrap();
+    let nats = lattice_testkit::nats::NatsServer::start_with(Some(&path), vec![("LATTICE_NATS_RULES_ACME_PASSWORD".into(), "acme-secret".into())]);
+    let connect =
+        |user: &str, password: &str| async_nats::ConnectOptions::with_user_and_password(user.into(), password.into()).connect(nats.url.clone());
+    let mut bridge = jetstream::new(connect("bridge", "bridge-secret").await.unwrap());
+    bridge.set_timeout(Duration::from_secs(2));
+    let bytes: Vec<u8> = (0..3 * 1024 * 1024u32).map(|i| (i % 249) as u8).collect();
+    for tenant in ["acme", "globex"] {
+        let store = bridge
+            .create_object_store(async_nats::jetstream::object_store::Config { bucket: lattice_bridge::bucket(tenant), ..Default::default() })
+            .await
+            .unwrap();
+        store.put("fil_one", &mut bytes.as_slice()).await.unwrap();
+    }
+    let mut rules = jetstream::new(connect("rules-acme", "acme-secret").await.unwrap());
+    rules.set_timeout(Duration::from_secs(2));
+    let own = rules.get_object_store(lattice_bridge::bucket("acme")).await.expect("its own bucket");
+    let mut object = own.get("fil_one").await.expect("its own file");
+    let mut read = Vec::new();
+    tokio::time::timeout(Duration::from_secs(20), object.read_to_end(&mut read)).await.expect("read to its end").unwrap();
+    assert!(read == bytes, "{} bytes read of {}", read.len(), bytes.len());
+    let mut forged: &[u8] = b"forged";
+    assert!(own.put("fil_two", &mut forged).await.is_err(), "it wrote its own bucket");
+    let other = rules.get_object_store(lattice_bridge::bucket("globex")).await;
+    let reached = match other {
+        Ok(store) => store.get("fil_one").await.is_ok(),
+        Err(_) => false,
+    };
+    assert!(!reached, "it read another tenant's file");
+    let _ = std::fs::remove_file(&path);
+}

@@ -104,6 +104,10 @@ async fn answered_with_files(deployment: Deployment, rules: async_nats::Client) 
     .await;
     let refused: String = w.eval(&format!("() => document.querySelector('#form-{form_id} .form-errors')?.textContent ?? ''")).await;
     assert_eq!(refused, "", "the form was refused");
+    // The form's list names the files the answer attached.
+    w.until("() => document.querySelector('.submissions li') !== null", "the submission listed").await;
+    let listed: String = w.eval("() => document.querySelector('.submissions li').textContent").await;
+    assert_eq!(listed, "ana: attachments: screen shot.png, signed.pdf");
 
     // The bridged payload, as a rule reads it.
     let js = jetstream::new(rules.clone());

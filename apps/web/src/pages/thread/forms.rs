@@ -37,7 +37,13 @@ pub(super) fn form_artifact(ctx: Ctx, a: ArtifactView, first_version: u64) -> An
         ctx.state.with(|t| {
             t.submissions_to(&subs_of)
                 .into_iter()
-                .map(|s| (s.author.clone(), s.data.get("values").cloned().unwrap_or(Value::Null)))
+                .map(|s| {
+                    let values = s.data.get("values").cloned().unwrap_or(Value::Null);
+                    // A file answer is shown by its files' names.
+                    let files: Vec<lattice_core::FileRef> =
+                        s.data.get("files").and_then(|f| serde_json::from_value(f.clone()).ok()).unwrap_or_default();
+                    (s.author.clone(), named(values, &files))
+                })
                 .collect::<Vec<_>>()
         })
     });
@@ -122,6 +128,26 @@ pub(super) fn form_artifact(ctx: Ctx, a: ArtifactView, first_version: u64) -> An
         </section>
     }
     .into_any()
+}
+
+/// The values with each file id the submission's references name put as
+/// that file's name.
+fn named(mut values: Value, files: &[lattice_core::FileRef]) -> Value {
+    if files.is_empty() {
+        return values;
+    }
+    let name = |v: &mut Value| {
+        if let Some(file) = v.as_str().and_then(|id| files.iter().find(|f| f.id == id)) {
+            *v = Value::String(file.name.clone());
+        }
+    };
+    for v in values.as_object_mut().into_iter().flat_map(|m| m.values_mut()) {
+        match v {
+            Value::Array(items) => items.iter_mut().for_each(name),
+            other => name(other),
+        }
+    }
+    values
 }
 
 /// Values as words: `severity: high; affected: API, Database`.
