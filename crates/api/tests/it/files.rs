@@ -472,3 +472,57 @@ lattice_testkit::both_backends! {
         assert_eq!(header("content-security-policy"), "sandbox; default-src 'none'");
     }
 }
+
+lattice_testkit::both_backends! {
+    /// The bound, at the default limit: 50 MiB sent to a 10 MiB
+    /// limit is refused within the first 10 MiB read (and the frame that
+    /// passed it), and nothing of it is kept.
+    async fn fifty_mib_to_a_ten_mib_limit_is_refused_within_the_first_ten(backend: Backend) {
+        let app = app(backend, FileLimits::default()).await;
+        let ana = app.token("t1", "ana", TenantRole::Member, false).await;
+        let (_, th) = app.workspace_with_thread(&ana).await;
+        const FRAME: usize = 64 * 1024;
+        let pulled = Arc::new(AtomicUsize::new(0));
+        let counted = pulled.clone();
+        // Made as it is read: 800 frames of 64 KiB, never 50 MiB at once.
+        let frames = futures_util::stream::iter(0..800).map(move |_| {
+            counted.fetch_add(FRAME, Ordering::SeqCst);
+            Ok::<_, std::io::Error>(vec![b'x'; FRAME])
+        });
+        let req = Request::builder()
+            .method("POST")
+            .uri(format!("/v1/threads/{th}/files?name=huge.bin"))
+            .header("authorization", format!("Bearer {ana}"))
+            .body(Body::from_stream(frames))
+            .unwrap();
+        let res = app.router.clone().oneshot(req).await.unwrap();
+        assert_eq!(res.status(), StatusCode::PAYLOAD_TOO_LARGE);
+        let read = pulled.load(Ordering::SeqCst);
+        assert!(read <= 10 * 1024 * 1024 + FRAME, "{read} bytes were read of 50 MiB");
+        let body: Value = serde_json::from_slice(&res.into_body().collect().await.unwrap().to_bytes()).unwrap();
+        assert_eq!(body["error"]["limit"], 10 * 1024 * 1024);
+        // Nothing kept: the whole room is there for a file at the limit.
+        let (status, _, _) = upload(&app, &ana, &th, "at-the-limit.bin", vec![b'y'; 10 * 1024 * 1024], 1024 * 1024).await;
+        assert_eq!(status, StatusCode::OK);
+    }
+}
+
+lattice_testkit::both_backends! {
+    /// Ten thousand small files: each upload is a write, so a caller's
+    /// write rate holds them back (429 past the burst) before the tenant's
+    /// count of files would.
+    async fn many_small_uploads_meet_the_callers_write_rate(backend: Backend) {
+        let log = lattice_testkit::builder_on(lattice_testkit::fresh_db(backend).await).start();
+        let limits = lattice_api::guard::Limits { writes_per_sec: 1, write_burst: 5, ..Default::default() };
+        let app = App::with_servers(log, true, lattice_api::guard::Guard::new(limits), lattice_agent::Models::scripted(), lattice_connect::Connections::default());
+        let ana = app.token("t1", "ana", TenantRole::Member, false).await;
+        let (_, th) = app.workspace_with_thread(&ana).await;
+        let mut statuses = Vec::new();
+        for n in 0..12 {
+            statuses.push(upload(&app, &ana, &th, &format!("n{n}.txt"), b"x".to_vec(), 1).await.0);
+        }
+        let refused = statuses.iter().filter(|s| **s == StatusCode::TOO_MANY_REQUESTS).count();
+        assert!(refused >= 4, "{statuses:?}");
+        assert!(statuses.iter().all(|s| *s == StatusCode::OK || *s == StatusCode::TOO_MANY_REQUESTS), "{statuses:?}");
+    }
+}
