@@ -227,3 +227,43 @@ async fn a_large_files_upload_cut_off_is_taken_up_again_with_a_progress_bar() {
     assert_eq!((stored["size"].as_u64(), stored["sha256"].as_str()), (Some(big.len() as u64), Some(sha256(&big).as_str())));
     assert_eq!(stored["type"], "application/pdf");
 }
+
+/// An agent's ask_form with a file field, answered in the chat: the file
+/// uploaded in the request's own form, the answer its id, and the model
+/// told the file's name, type, size and (a text file) its first bytes,
+/// fenced as untrusted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_agents_ask_form_with_a_file_field_is_answered_in_the_chat() {
+    use lattice_e2e::model::{ModelService, Reply, text, tool_call};
+    let model = ModelService::default();
+    let base_url = model.clone().start().await;
+    let up = UpProcess::start_with(&[("LATTICE_MODEL_BASE_URL", base_url.as_str()), ("LATTICE_MODEL_NAME", "files-test")]).await;
+    let alice = Client::sign_in_as(&up.base, json!({"tenant": "t-files", "user": "alice"})).await;
+    let (_, th) = super::workspace_with_thread(&alice, "Logs").await;
+    let asked = json!({"title": "The failing job's log", "schema": {"type": "object", "required": ["log"], "properties": {
+        "log": {"type": "string", "format": "file", "title": "Log", "accept": ["text/plain"]}}}});
+    model.then(Reply::Stream { chunks: vec![tool_call("call_log", lattice_ui::asks::ASK_FORM, true, &asked.to_string())], pause: Duration::ZERO });
+    model.then(Reply::Stream { chunks: vec![text("I read it.")], pause: Duration::ZERO });
+    alice.ok("POST", &format!("/v1/threads/{th}/runs"), json!({"prompt": "Why did the job fail?"})).await;
+
+    let chrome = Chrome::launch().await;
+    let w = chrome.window(&up.base, &alice.token, "light", &format!("/t/{th}")).await;
+    w.until("() => document.querySelector('.form-request input[type=file]') !== null", "the request's file input").await;
+    let log = b"step 3: error: the disk is full\n".to_vec();
+    w.page
+        .locator(".form-request input[type=file]")
+        .set_input_files_payload(FilePayload::new("job.log", "text/plain", log.clone()), None)
+        .await
+        .unwrap();
+    w.until("() => document.querySelector('.form-request .attached-file a.download') !== null", "the log uploaded").await;
+    w.page.locator(".form-request button[type=submit]").click(None).await.unwrap();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    while model.asked.lock().unwrap().len() < 2 {
+        assert!(tokio::time::Instant::now() < deadline, "the run never went on");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let told = model.asked.lock().unwrap()[1].to_string();
+    assert!(told.contains("attached files") && told.contains("job.log") && told.contains("text/plain"), "{told}");
+    assert!(told.contains("step 3: error: the disk is full"), "the text file's bytes reach the model: {told}");
+    w.until("() => [...document.querySelectorAll('.message.agent .text')].some(t => t.textContent === 'I read it.')", "the agent's reply").await;
+}
