@@ -21,7 +21,7 @@ use crate::checkpoint::Checkpoint;
 pub enum Line {
     Envelope {
         #[serde(flatten)]
-        envelope: Envelope,
+        envelope: Box<Envelope>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         seal: Option<Seal>,
     },
@@ -43,7 +43,7 @@ impl Export {
         let mut export = Export::default();
         for (i, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
             match serde_json::from_str::<Line>(line) {
-                Ok(Line::Envelope { envelope, seal }) => export.envelopes.push((envelope, seal)),
+                Ok(Line::Envelope { envelope, seal }) => export.envelopes.push((*envelope, seal)),
                 Ok(Line::Checkpoint(c)) => export.checkpoints.push(c),
                 Err(e) => return Err(format!("line {}: not a line of an export: {e}", i + 1)),
             }
@@ -55,7 +55,7 @@ impl Export {
     pub fn write(&self) -> String {
         let mut out = String::new();
         for (envelope, seal) in &self.envelopes {
-            let line = Line::Envelope { envelope: envelope.clone(), seal: seal.clone() };
+            let line = Line::Envelope { envelope: Box::new(envelope.clone()), seal: seal.clone() };
             out.push_str(&serde_json::to_string(&line).expect("a line serializes"));
             out.push('\n');
         }
