@@ -6,6 +6,7 @@ mod doctor;
 mod healthcheck;
 mod observe;
 mod schema;
+mod seal;
 mod serve;
 mod sign_out;
 mod switch;
@@ -85,6 +86,33 @@ enum Command {
         #[arg(long)]
         user: String,
     },
+    /// Writes a workspace's log with its seals and signed checkpoints, as
+    /// JSON Lines, for `lattice verify` (docs/SEAL.md).
+    Export {
+        /// The workspace's tenant.
+        #[arg(long)]
+        tenant: String,
+        /// The workspace; left out, the tenant's envelopes of no workspace.
+        #[arg(long)]
+        workspace: Option<String>,
+        /// The file to write (else standard output).
+        #[arg(long)]
+        out: Option<std::path::PathBuf>,
+    },
+    /// Checks an export offline with nothing but the public keys trusted
+    /// (`lattice seal-key` prints this deployment's): "intact", or the first
+    /// envelope altered, removed, inserted or reordered. Exits 1 when not
+    /// intact.
+    Verify {
+        /// The export (`lattice export`).
+        file: std::path::PathBuf,
+        /// A trusted public key (64 hex digits); one per key the log was
+        /// sealed with.
+        #[arg(long = "key", required = true)]
+        keys: Vec<String>,
+    },
+    /// Prints this deployment's seal public key and its id.
+    SealKey,
     /// Exits 0 when this machine's service (at LATTICE_HTTP_ADDR) is ready:
     /// a container health check that needs no HTTP client in the image.
     Healthcheck {
@@ -177,8 +205,16 @@ fn main() -> anyhow::Result<()> {
         }
         return Ok(());
     }
+    // Verifying needs no deployment: an export and the keys trusted.
+    if let Command::Verify { file, keys } = &cli.command {
+        if !seal::verify(file, keys)? {
+            std::process::exit(1);
+        }
+        return Ok(());
+    }
     let config = Config::load(cli.config.as_deref())?;
     match cli.command {
+        Command::SealKey => seal::print_key(&config),
         Command::Config => {
             print!("{}", config.printable());
             Ok(())
@@ -219,6 +255,7 @@ fn main() -> anyhow::Result<()> {
                     }
                     Command::Switch { action: SwitchAction::List { level } } => switch::list(&config, level.as_deref()).await,
                     Command::SignOut { tenant, user } => sign_out::run(&config, &tenant, &user).await,
+                    Command::Export { tenant, workspace, out } => seal::export(&config, &tenant, workspace.as_deref(), out.as_deref()).await,
                     Command::Up => serve::up(config).await,
                     Command::Serve { service: Service::Log } => serve::log(config).await,
                     Command::Serve { service: Service::Bridge } => serve::bridge(config).await,
@@ -228,7 +265,12 @@ fn main() -> anyhow::Result<()> {
                         anyhow::ensure!(stdio, "lattice mcp speaks over stdio only: pass --stdio (HTTP is /mcp of lattice up)");
                         serve::mcp_stdio(config, &token).await
                     }
-                    Command::Config | Command::Token { .. } | Command::Healthcheck { .. } | Command::Doctor => unreachable!("handled above"),
+                    Command::Config
+                    | Command::Token { .. }
+                    | Command::Healthcheck { .. }
+                    | Command::Doctor
+                    | Command::Verify { .. }
+                    | Command::SealKey => unreachable!("handled above"),
                 }
             })
         }

@@ -100,6 +100,13 @@ fn spawn_bridge(config: &Config, log: &LogService, stop: tokio::sync::watch::Rec
     Some(readiness)
 }
 
+/// The sealer in this process (docs/SEAL.md), until `stop`.
+fn spawn_sealer(config: &Config, log: &LogService, stop: tokio::sync::watch::Receiver<bool>) -> anyhow::Result<()> {
+    let sealer = lattice_log::Sealer::new(LogReader::of(log), crate::seal::key(config)?);
+    tokio::spawn(sealer.run(stop));
+    Ok(())
+}
+
 pub async fn log(config: Config) -> anyhow::Result<()> {
     tracing::info!(config = %config.printable(), "lattice serve log");
     let (log, trusted) = start_log_trusted(&config, Behind::Wait).await?;
@@ -164,6 +171,8 @@ async fn serve_http(config: &Config, log: LogService, runner: Runner, with_index
     let stop_signal = shutdown.clone();
     // `lattice up` runs the bridge in-process whenever NATS is configured.
     let readiness = if with_index { spawn_bridge(config, &log, shutdown.clone()) } else { None };
+    // Every replica seals behind its commits; one at a time holds the lead.
+    spawn_sealer(config, &log, shutdown.clone())?;
     let guard = Arc::new(lattice_api::guard::Guard::new(config.limits()));
     // One place decides apps' calls, for the chat host and MCP alike.
     let apps = app_calls(config, &log)?;

@@ -78,6 +78,14 @@ impl LogReader {
         followers::step_down(&self.db, name, holder).await
     }
 
+    pub(crate) fn db(&self) -> &Db {
+        &self.db
+    }
+
+    pub(crate) fn now_ms(&self) -> i64 {
+        self.clock.now_ms()
+    }
+
     /// Moves the checkpoint forward (never back).
     pub async fn save_checkpoint(&self, name: &str, seq: i64) -> Result<(), Error> {
         followers::save_checkpoint(&self.db, name, seq, self.clock.now_ms()).await

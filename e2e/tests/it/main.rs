@@ -14,5 +14,6 @@ mod migrate;
 mod operator;
 mod replicas;
 mod revocation;
+mod seal;
 mod tls;
 mod web;

@@ -23,6 +23,7 @@ pub(crate) mod notify;
 mod people;
 pub(crate) mod read_marks;
 pub(crate) mod runs;
+pub(crate) mod seals;
 pub(crate) mod sessions;
 pub(crate) mod switches;
 pub(crate) mod threads;

@@ -1,0 +1,60 @@
+//! The log's seal from a terminal (docs/SEAL.md): `lattice export` writes a
+//! workspace's sealed log as JSON Lines, `lattice verify` checks one
+//! offline with nothing but the public keys it trusts, and `lattice
+//! seal-key` prints this deployment's public key.
+
+use std::io::Write;
+use std::path::Path;
+
+use anyhow::Context;
+use lattice_seal::{Export, SealKey};
+
+use crate::config::Config;
+use crate::schema::Behind;
+
+/// The deployment's seal key: derived from its secret, as every replica's.
+pub fn key(config: &Config) -> anyhow::Result<SealKey> {
+    Ok(SealKey::derive(&config.secret()?))
+}
+
+/// `lattice seal-key`: the public key and its id, what a verifier is given.
+pub fn print_key(config: &Config) -> anyhow::Result<()> {
+    let key = key(config)?;
+    println!("{}  (key id {})", key.public_hex(), key.id());
+    Ok(())
+}
+
+/// `lattice export --tenant T [--workspace W] [--out FILE]`.
+pub async fn export(config: &Config, tenant: &str, workspace: Option<&str>, out: Option<&Path>) -> anyhow::Result<()> {
+    let db = crate::schema::open(config, 2, Behind::Refuse).await?;
+    let workspace = workspace.unwrap_or_default();
+    let count = match out {
+        Some(path) => {
+            let file = std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?;
+            let mut writer = std::io::BufWriter::new(file);
+            let count = lattice_log::seal::export(&db, tenant, workspace, &mut writer).await?;
+            writer.flush()?;
+            count
+        }
+        None => {
+            let mut stdout = std::io::BufWriter::new(std::io::stdout().lock());
+            let count = lattice_log::seal::export(&db, tenant, workspace, &mut stdout).await?;
+            stdout.flush()?;
+            count
+        }
+    };
+    eprintln!("exported {count} envelopes of {tenant}/{}", if workspace.is_empty() { "_" } else { workspace });
+    Ok(())
+}
+
+/// `lattice verify FILE --key HEX…`: prints the report; `false` when the
+/// export is not intact (the command then exits 1).
+pub fn verify(file: &Path, keys: &[String]) -> anyhow::Result<bool> {
+    let text = std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
+    let export = Export::read(&text).map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
+    let keys =
+        keys.iter().map(|k| lattice_seal::verifying_key(k).map_err(|e| anyhow::anyhow!("--key {k}: {e}"))).collect::<anyhow::Result<Vec<_>>>()?;
+    let report = lattice_seal::verify(&export, &keys);
+    println!("{report}");
+    Ok(report.intact())
+}

@@ -1,0 +1,190 @@
+//! The sealer (docs/SEAL.md): follows the log just after its commits, in
+//! log order, one replica at a time (the lead `sealer`, as the bridge
+//! holds its own), and puts each envelope in its workspace's hash chain;
+//! each batch ends with a signed checkpoint of every chain it moved. The
+//! write path is not touched: sealing runs behind it, and how far behind
+//! it runs is measured (`SealStatus::lag_ms`).
+//!
+//! Also what an export reads: a workspace's envelopes with their seals, and
+//! its checkpoints, as JSON Lines that `lattice verify` checks offline.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::time::Duration;
+
+use lattice_core::Error;
+use lattice_seal::{Checkpoint, HEAD_ZERO, Line, Seal, SealKey};
+
+use crate::follow::LogReader;
+use crate::store::StoredEnvelope;
+use crate::store::seals::{self, SealRow};
+
+/// Envelopes sealed in one batch at most.
+const BATCH: i64 = 500;
+/// How long a sealer's lead lasts without renewal.
+const LEAD: Duration = Duration::from_secs(10);
+/// The lead's name.
+const SEALER: &str = "sealer";
+
+/// How far behind the log the seal runs.
+#[derive(Debug, Default)]
+pub struct SealStatus {
+    /// The time from the commit of the last envelope sealed to its seal, ms.
+    lag_ms: AtomicI64,
+    /// The longest such time seen, ms.
+    max_lag_ms: AtomicI64,
+    sealed: AtomicI64,
+}
+
+impl SealStatus {
+    pub fn lag_ms(&self) -> i64 {
+        self.lag_ms.load(Ordering::Relaxed)
+    }
+
+    pub fn max_lag_ms(&self) -> i64 {
+        self.max_lag_ms.load(Ordering::Relaxed)
+    }
+
+    /// Envelopes this sealer sealed.
+    pub fn sealed(&self) -> i64 {
+        self.sealed.load(Ordering::Relaxed)
+    }
+}
+
+/// Seals the log as it grows.
+pub struct Sealer {
+    reader: LogReader,
+    key: SealKey,
+    holder: String,
+    status: Arc<SealStatus>,
+}
+
+impl Sealer {
+    pub fn new(reader: LogReader, key: SealKey) -> Self {
+        let holder = format!("sealer-{}", ulid::Ulid::generate().to_string().to_lowercase());
+        Self { reader, key, holder, status: Arc::default() }
+    }
+
+    pub fn status(&self) -> Arc<SealStatus> {
+        self.status.clone()
+    }
+
+    /// Seals until `stop`, whenever it holds the lead; a failure (the
+    /// database away) is waited out and sealing goes on from the seals
+    /// written.
+    pub async fn run(self, mut stop: tokio::sync::watch::Receiver<bool>) {
+        let mut moved = self.reader.horizon();
+        loop {
+            if *stop.borrow() {
+                let _ = self.reader.step_down(SEALER, &self.holder).await;
+                return;
+            }
+            let sealed = match self.reader.lead(SEALER, &self.holder, LEAD).await {
+                Ok(true) => self.step().await,
+                Ok(false) => Ok(0),
+                Err(e) => Err(e),
+            };
+            let wait = match sealed {
+                Ok(0) => Duration::from_millis(500),
+                Ok(_) => continue,
+                Err(e) => {
+                    tracing::warn!(error = %e, "the sealer could not seal; trying again");
+                    Duration::from_secs(1)
+                }
+            };
+            tokio::select! {
+                _ = moved.changed() => {}
+                () = tokio::time::sleep(wait) => {}
+                _ = stop.changed() => {}
+            }
+        }
+    }
+
+    /// Seals the next batch of envelopes, with a checkpoint of every chain
+    /// it moved; answers how many it sealed.
+    pub async fn step(&self) -> Result<usize, Error> {
+        let db = self.reader.db();
+        let from = seals::progress(db).await?;
+        let batch = self.reader.read_stored(from, BATCH).await?;
+        if batch.is_empty() {
+            return Ok(0);
+        }
+        // Each chain's number, head and seq so far.
+        let mut chains: HashMap<(String, String), (i64, String, i64)> = HashMap::new();
+        let mut rows = Vec::with_capacity(batch.len());
+        for e in &batch {
+            let key = (e.tenant.clone(), e.workspace.clone().unwrap_or_default());
+            let (n, head) = match chains.get(&key) {
+                Some((n, head, _)) => (*n, head.clone()),
+                None => seals::last(db, &key.0, &key.1).await?.unwrap_or((0, HEAD_ZERO.to_owned())),
+            };
+            let leaf = lattice_seal::leaf(&sealed_form(e)?).map_err(|e| Error::invalid_state(format!("sealing: {e}")))?;
+            let head = lattice_seal::chain(&head, &leaf);
+            rows.push(SealRow {
+                tenant: key.0.clone(),
+                workspace: key.1.clone(),
+                seq: e.seq,
+                envelope: e.id.clone(),
+                seal: Seal { n: n + 1, leaf, head: head.clone() },
+            });
+            chains.insert(key, (n + 1, head, e.seq));
+        }
+        let now = self.reader.now_ms();
+        let checkpoints: Vec<Checkpoint> =
+            chains.iter().map(|((tenant, workspace), (n, head, seq))| self.key.sign(tenant, workspace, *n, *seq, head, now)).collect();
+        seals::write(db, &rows, &checkpoints).await?;
+        let lag = batch.last().map_or(0, |e| (now - e.at_ms).max(0));
+        self.status.lag_ms.store(lag, Ordering::Relaxed);
+        self.status.max_lag_ms.fetch_max(batch.first().map_or(0, |e| (now - e.at_ms).max(0)), Ordering::Relaxed);
+        self.status.sealed.fetch_add(batch.len() as i64, Ordering::Relaxed);
+        Ok(batch.len())
+    }
+}
+
+/// What is sealed of a stored envelope.
+pub fn sealed_form(e: &StoredEnvelope) -> Result<lattice_seal::Envelope, Error> {
+    let json = |text: &str| serde_json::from_str(text).map_err(|err| Error::invalid_state(format!("envelope {} is not JSON: {err}", e.seq)));
+    Ok(lattice_seal::Envelope {
+        seq: e.seq,
+        id: e.id.clone(),
+        tenant: e.tenant.clone(),
+        workspace: e.workspace.clone(),
+        thread: e.thread.clone(),
+        actor: json(&e.actor_json)?,
+        at_ms: e.at_ms,
+        event_type: e.event_type.clone(),
+        payload: Some(json(&e.payload_json)?),
+        payload_sha256: None,
+    })
+}
+
+/// Writes `tenant`'s `workspace` (empty: its envelopes of no workspace) as
+/// an export: JSON Lines, its envelopes with their seals in log order,
+/// then its checkpoints; read a page at a time. Answers how many
+/// envelopes it wrote.
+pub async fn export(db: &crate::Db, tenant: &str, workspace: &str, out: &mut impl std::io::Write) -> Result<usize, Error> {
+    let write = |out: &mut dyn std::io::Write, line: &Line| -> Result<(), Error> {
+        serde_json::to_writer(&mut *out, line).map_err(|e| Error::unavailable(format!("writing the export: {e}")))?;
+        out.write_all(b"\n").map_err(|e| Error::unavailable(format!("writing the export: {e}")))
+    };
+    let (mut after, mut count) = (0, 0);
+    loop {
+        let page = seals::sealed_envelopes(db, tenant, workspace, after, 1000).await?;
+        let Some(last) = page.last() else { break };
+        after = last.0.seq;
+        for (e, seal) in &page {
+            write(out, &Line::Envelope { envelope: Box::new(sealed_form(e)?), seal: seal.clone() })?;
+            count += 1;
+        }
+    }
+    for c in seals::checkpoints(db, tenant, workspace, 0).await? {
+        write(out, &Line::Checkpoint(c))?;
+    }
+    Ok(count)
+}
+
+/// A chain's checkpoints after its `after`th envelope (the newest last).
+pub async fn checkpoints(db: &crate::Db, tenant: &str, workspace: &str, after: i64) -> Result<Vec<Checkpoint>, Error> {
+    seals::checkpoints(db, tenant, workspace, after).await
+}
