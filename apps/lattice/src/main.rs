@@ -110,6 +110,9 @@ enum Command {
         /// sealed with.
         #[arg(long = "key", required = true)]
         keys: Vec<String>,
+        /// A receipt (`GET /v1/receipts/{seq}`) to check against the export.
+        #[arg(long)]
+        receipt: Option<std::path::PathBuf>,
     },
     /// Prints this deployment's seal public key and its id.
     SealKey,
@@ -206,8 +209,8 @@ fn main() -> anyhow::Result<()> {
         return Ok(());
     }
     // Verifying needs no deployment: an export and the keys trusted.
-    if let Command::Verify { file, keys } = &cli.command {
-        if !seal::verify(file, keys)? {
+    if let Command::Verify { file, keys, receipt } = &cli.command {
+        if !seal::verify(file, keys, receipt.as_deref())? {
             std::process::exit(1);
         }
         return Ok(());

@@ -47,14 +47,27 @@ pub async fn export(config: &Config, tenant: &str, workspace: Option<&str>, out:
     Ok(())
 }
 
-/// `lattice verify FILE --key HEX…`: prints the report; `false` when the
-/// export is not intact (the command then exits 1).
-pub fn verify(file: &Path, keys: &[String]) -> anyhow::Result<bool> {
+/// `lattice verify FILE --key HEX… [--receipt RECEIPT]`: prints the
+/// report (and what the receipt proves); `false` when the export is not
+/// intact or the receipt does not hold (the command then exits 1).
+pub fn verify(file: &Path, keys: &[String], receipt: Option<&Path>) -> anyhow::Result<bool> {
     let text = std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
     let export = Export::read(&text).map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?;
     let keys =
         keys.iter().map(|k| lattice_seal::verifying_key(k).map_err(|e| anyhow::anyhow!("--key {k}: {e}"))).collect::<anyhow::Result<Vec<_>>>()?;
     let report = lattice_seal::verify(&export, &keys);
     println!("{report}");
-    Ok(report.intact())
+    let Some(path) = receipt else { return Ok(report.intact()) };
+    let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let receipt: lattice_seal::Receipt = serde_json::from_str(&text).map_err(|e| anyhow::anyhow!("{}: not a receipt: {e}", path.display()))?;
+    match lattice_seal::verify_receipt(&receipt, &export, &keys) {
+        Ok(said) => {
+            println!("{said}");
+            Ok(report.intact())
+        }
+        Err(why) => {
+            println!("the receipt does not hold: {why}");
+            Ok(false)
+        }
+    }
 }

@@ -19,7 +19,7 @@ pub use lattice_http::error::{self, ApiError, status_of};
 pub use lattice_http::guard;
 pub use state::AppState;
 
-use routes::{agui, app_calls, artifacts, events, files, integrations, me, people, runs, system, workspaces};
+use routes::{agui, app_calls, artifacts, events, files, integrations, me, people, runs, seal, system, workspaces};
 
 /// The whole API, with its state.
 pub fn router(state: AppState) -> Router {
@@ -47,6 +47,8 @@ pub fn router(state: AppState) -> Router {
         .route("/threads/{th}/uploads", post(files::begin_upload))
         .route("/uploads/{id}", get(files::upload_state).put(files::upload_part))
         .route("/files/{id}", get(files::get))
+        .route("/seal/key", get(seal::key))
+        .route("/receipts/{seq}", get(seal::receipt))
         .route("/files/{id}/erase", post(files::erase))
         .route("/files/{id}/link", post(files::link))
         .route("/files/{id}/thumbnail", get(files::thumbnail))

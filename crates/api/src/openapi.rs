@@ -3,7 +3,7 @@
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 
-use crate::routes::{agui, app_calls, artifacts, events, files, integrations, me, people, runs, system, workspaces};
+use crate::routes::{agui, app_calls, artifacts, events, files, integrations, me, people, runs, seal, system, workspaces};
 
 #[derive(OpenApi)]
 #[openapi(
@@ -15,7 +15,7 @@ use crate::routes::{agui, app_calls, artifacts, events, files, integrations, me,
         people::members, people::remove_member, people::thread_members, people::unshare, people::sign_out,
         artifacts::create, artifacts::get, artifacts::edit, artifacts::archive, artifacts::list, artifacts::set_context,
         events::thread, events::workspace, events::append,
-        files::upload, files::begin_upload, files::upload_state, files::upload_part, files::get, files::erase, files::link, files::thumbnail,
+        seal::key, seal::receipt, files::upload, files::begin_upload, files::upload_state, files::upload_part, files::get, files::erase, files::link, files::thumbnail,
         integrations::effective, integrations::effective_stream, integrations::set, integrations::audit, integrations::levels, integrations::levels_stream, integrations::servers,
         runs::start, runs::get, runs::answer, runs::cancel, agui::run,
         app_calls::capability, app_calls::call, app_calls::confirm, app_calls::list,

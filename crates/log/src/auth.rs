@@ -119,6 +119,7 @@ pub struct Authenticator {
     capability_decoding: DecodingKey,
     /// Chains are minted under a key of their own, from the same secret.
     chains: crate::chain::ChainKey,
+    seal: lattice_seal::SealKey,
     /// The key MCP's `requestState` is sealed under: its own, from the
     /// same secret, so any replica opens what another sealed.
     request_state: [u8; 32],
@@ -153,6 +154,7 @@ impl Authenticator {
             capability_encoding: EncodingKey::from_secret(&derived).map_err(bad_key)?,
             capability_decoding: DecodingKey::from_secret(&derived).map_err(bad_key)?,
             chains: crate::chain::ChainKey::derive(secret),
+            seal: lattice_seal::SealKey::derive(secret),
             request_state: {
                 use sha2::Digest;
                 sha2::Sha256::new().chain_update(b"lattice.request-state.v1\0").chain_update(secret).finalize().into()
@@ -189,6 +191,12 @@ impl Authenticator {
     /// The key the write path checks a run's chain under.
     pub fn chains(&self) -> &crate::chain::ChainKey {
         &self.chains
+    }
+
+    /// The key the log's checkpoints are signed with (docs/SEAL.md), from
+    /// the same secret, derived apart.
+    pub fn seal_key(&self) -> &lattice_seal::SealKey {
+        &self.seal
     }
 
     pub fn mint(&self, principal: &Principal) -> String {

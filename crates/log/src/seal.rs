@@ -188,3 +188,29 @@ pub async fn export(db: &crate::Db, tenant: &str, workspace: &str, out: &mut imp
 pub async fn checkpoints(db: &crate::Db, tenant: &str, workspace: &str, after: i64) -> Result<Vec<Checkpoint>, Error> {
     seals::checkpoints(db, tenant, workspace, after).await
 }
+
+/// The receipt of the envelope `seq` (docs/SEAL.md, "Receipts"), for
+/// whoever may read where it was written: its sealed form, its seal, and
+/// the first checkpoint at or after it. `InvalidState` until it is sealed
+/// and checkpointed (a moment after its commit).
+pub async fn receipt(db: &crate::Db, p: &lattice_core::Principal, seq: i64) -> Result<lattice_seal::Receipt, Error> {
+    let stored = crate::store::envelopes::between(db, seq - 1, seq, 1).await?;
+    let e = stored.into_iter().next().filter(|e| e.seq == seq && e.tenant == p.tenant.as_str()).ok_or(Error::NotFound)?;
+    match (&e.thread, &e.workspace) {
+        (Some(thread), _) => {
+            crate::access::thread_access(db, p, &lattice_core::ThreadId::from_trusted(thread.clone()))
+                .await?
+                .allow(lattice_core::policy::Action::Read)?;
+        }
+        (None, Some(workspace)) => {
+            crate::access::workspace_access(db, p, workspace).await?.allow(lattice_core::policy::Action::Read)?;
+        }
+        // The tenant's own events (no workspace): its admins'.
+        (None, None) if p.role == lattice_core::TenantRole::Member => return Err(Error::NotFound),
+        (None, None) => {}
+    }
+    let not_yet = || Error::invalid_state(format!("envelope {seq} is not sealed yet: ask again in a moment"));
+    let (tenant, workspace, seal) = seals::of_envelope(db, &e.id).await?.ok_or_else(not_yet)?;
+    let checkpoint = seals::checkpoints(db, &tenant, &workspace, seal.n - 1).await?.into_iter().next().ok_or_else(not_yet)?;
+    Ok(lattice_seal::Receipt { envelope: sealed_form(&e)?, seal, checkpoint })
+}

@@ -17,10 +17,12 @@
 
 mod chain;
 mod checkpoint;
+mod receipt;
 mod verify;
 
 pub use chain::{Envelope, HEAD_ZERO, Seal, chain, leaf};
 pub use checkpoint::{Checkpoint, KeyId, SealKey, verifying_key};
+pub use receipt::{Receipt, verify_receipt};
 pub use verify::{Export, Finding, Line, Report, verify};
 
 /// A hash, in lower-case hex.

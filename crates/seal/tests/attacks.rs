@@ -130,3 +130,24 @@ fn a_rewrite_with_its_seals_redone_is_caught_by_the_signed_head() {
     }
     assert_eq!(first_finding(&export, &[&a, &b]), Some(Finding::CheckpointDiffers { n: 5, seq: 50 }));
 }
+
+#[test]
+fn a_receipt_verifies_with_the_export_and_the_key_only_while_both_hold() {
+    use lattice_seal::{Receipt, verify_receipt};
+    let (a, b) = keys();
+    let export = sealed(&a, &b);
+    let (envelope, seal) = export.envelopes[2].clone();
+    let receipt = Receipt { envelope, seal: seal.unwrap(), checkpoint: export.checkpoints[1].clone() };
+    let keys = [a.public(), b.public()];
+    let said = verify_receipt(&receipt, &export, &keys).unwrap();
+    assert!(said.starts_with("the receipt holds: envelope 30 (env_30, message_posted) is number 3 of the chain acme/ws_1"), "{said}");
+    // Its envelope changed, or the export changed under it: it proves nothing.
+    let mut forged = receipt.clone();
+    forged.envelope.payload = Some(json!({"text": "something else"}));
+    assert!(verify_receipt(&forged, &export, &keys).unwrap_err().contains("does not hash"));
+    let mut altered = export.clone();
+    altered.envelopes[2].0.payload = Some(json!({"text": "something else"}));
+    assert!(verify_receipt(&receipt, &altered, &keys).unwrap_err().contains("not intact"));
+    assert!(verify_receipt(&receipt, &export, &[b.public()]).is_ok(), "its checkpoint is the newer key's");
+    assert!(verify_receipt(&receipt, &export, &[a.public()]).unwrap_err().contains("not signed by a trusted key"));
+}

@@ -529,3 +529,13 @@ mod tests {
         assert!(v.get("closes_at").is_none());
     }
 }
+
+/// The key the log's checkpoints are signed with (`GET /v1/seal/key`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct SealKeyView {
+    /// 16 hex digits: what each checkpoint names.
+    pub key_id: String,
+    /// The Ed25519 public key, 64 hex digits.
+    pub public_key: String,
+}

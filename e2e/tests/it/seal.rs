@@ -29,14 +29,35 @@ fn lattice(url: &str, args: &[&str]) -> std::process::Output {
 
 /// `lattice export` then `lattice verify --key`: whether intact, and what it said.
 fn export_and_verify(url: &str, tenant: &str, ws: &str, key: &str) -> (bool, String) {
+    export_and_verify_receipt(url, tenant, ws, key, None)
+}
+
+/// The same, with a receipt to check against the export.
+fn export_and_verify_receipt(url: &str, tenant: &str, ws: &str, key: &str, receipt: Option<&std::path::Path>) -> (bool, String) {
     let file = std::env::temp_dir().join(format!("lattice-export-{}.jsonl", lattice_e2e::free_port()));
     let exported = lattice(url, &["export", "--tenant", tenant, "--workspace", ws, "--out", file.to_str().unwrap()]);
     assert!(exported.status.success(), "{}", String::from_utf8_lossy(&exported.stderr));
     // Verifying needs no deployment: no database, no secret.
-    let verified = Command::new(binary()).args(["verify", file.to_str().unwrap(), "--key", key]).env_clear().output().unwrap();
+    let mut verify = Command::new(binary());
+    verify.args(["verify", file.to_str().unwrap(), "--key", key]).env_clear();
+    if let Some(receipt) = receipt {
+        verify.arg("--receipt").arg(receipt);
+    }
+    let verified = verify.output().unwrap();
     let said = String::from_utf8_lossy(&verified.stdout).into_owned();
     let _ = std::fs::remove_file(&file);
     (verified.status.success(), said)
+}
+
+async fn seq_of_type(pool: &sqlx::AnyPool, ws: &str, kind: &str) -> i64 {
+    sqlx::query("SELECT seq FROM envelopes WHERE workspace = $1 AND type = $2 ORDER BY seq LIMIT 1")
+        .bind(ws.to_owned())
+        .bind(kind.to_owned())
+        .fetch_one(pool)
+        .await
+        .unwrap()
+        .try_get::<i64, _>(0)
+        .unwrap()
 }
 
 async fn attacks_are_caught_on(backend: Backend) {
@@ -96,6 +117,20 @@ async fn attacks_are_caught_on(backend: Backend) {
     let (intact, said) = export_and_verify(&url, "acme", &ws, &key);
     assert!(intact && said.starts_with("intact:"), "{said}");
     println!("lattice verify on an intact log ({backend:?}): {said}");
+    // The receipt of ana's answer, handed to her: it holds against the
+    // export with nothing but the public key.
+    let answered = seq_of_type(&pool, &ws, "deferred_answered").await;
+    let receipt = ana.ok("GET", &format!("/v1/receipts/{answered}"), Value::Null).await;
+    assert_eq!(receipt["envelope"]["payload"]["answer"]["note"], "approved by ana", "{receipt}");
+    let receipt_file = std::env::temp_dir().join(format!("lattice-receipt-{}.json", lattice_e2e::free_port()));
+    std::fs::write(&receipt_file, receipt.to_string()).unwrap();
+    let (holds, said) = export_and_verify_receipt(&url, "acme", &ws, &key, Some(&receipt_file));
+    assert!(holds && said.contains("the receipt holds: envelope"), "{said}");
+    println!("lattice verify --receipt: {said}");
+    // Someone of another tenant gets no receipt of it.
+    let eve = Client::sign_in(&log.base, "globex", "eve").await;
+    let refused = eve.http.get(format!("{}/v1/receipts/{answered}", log.base)).bearer_auth(&eve.token).send().await.unwrap();
+    assert_eq!(refused.status(), 404);
     // Another key is not trusted.
     let (intact, said) = export_and_verify(&url, "acme", &ws, &"11".repeat(32));
     assert!(!intact && said.contains("not signed by a trusted key"), "{said}");
@@ -135,10 +170,11 @@ async fn attacks_are_caught_on(backend: Backend) {
     exec(format!("UPDATE envelopes SET payload = REPLACE(payload, 'number 3', 'number 2') WHERE seq = {third}")).await;
     assert!(export_and_verify(&url, "acme", &ws, &key).0, "put back, it verifies again");
 
-    // A run's answer rewritten.
-    let answered = seq_of("deferred_answered", 0).await;
+    // A run's answer rewritten: the log says so, and the receipt proves nothing.
     exec(format!("UPDATE envelopes SET payload = REPLACE(payload, 'approved by ana', 'approved by bob') WHERE seq = {answered}")).await;
     verify_says(format!("envelope {answered} ("))();
+    let (holds, said) = export_and_verify_receipt(&url, "acme", &ws, &key, Some(&receipt_file));
+    assert!(!holds && said.contains("the receipt does not hold"), "{said}");
     exec(format!("UPDATE envelopes SET payload = REPLACE(payload, 'approved by bob', 'approved by ana') WHERE seq = {answered}")).await;
 
     // Two envelopes swapped: each one's content in the other's place.

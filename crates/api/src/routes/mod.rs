@@ -9,6 +9,7 @@ pub mod integrations;
 pub mod me;
 pub mod people;
 pub mod runs;
+pub mod seal;
 pub mod system;
 pub mod workspaces;
 

@@ -394,6 +394,13 @@ fn table() -> Vec<Entry> {
                 (format!("/v1/uploads/{}?offset=0", ids.upload(which)), Some(json!("a")))
             }),
         ),
+        entry("GET", "/v1/seal/key", one("the seal's public key", On::Nothing, NoToken, |_, _, _| ("/v1/seal/key".into(), None))),
+        entry(
+            "GET",
+            "/v1/receipts/{seq}",
+            // Not sealed here (no sealer runs in this suite): 409, allowed.
+            both("an envelope's receipt", On::Thread, Needs(Read), |ids, _, which| (format!("/v1/receipts/{}", ids.seq(which)), None)),
+        ),
         entry(
             "GET",
             "/v1/files/{id}",
@@ -696,6 +703,8 @@ struct Ids {
     runs: [String; 2],
     files: [String; 2],
     uploads: [String; 2],
+    /// An envelope of each thread (a message), by its seq.
+    seqs: [i64; 2],
     confirmation: String,
     tenant: String,
 }
@@ -718,6 +727,7 @@ impl Ids {
             runs: [run(), run()],
             files: ["fil_doesnotexist000000000000000".into(), "fil_doesnotexist000000000000000".into()],
             uploads: ["fil_doesnotexist000000000000000".into(), "fil_doesnotexist000000000000000".into()],
+            seqs: [999_999_999, 999_999_999],
             confirmation: "01JZZZZZZZZZZZZZZZZZZZZZZZ".into(),
             tenant: "tdoesnotexist".into(),
         }
@@ -732,6 +742,10 @@ impl Ids {
 
     fn upload(&self, which: Which) -> &str {
         &self.uploads[index(which)]
+    }
+
+    fn seq(&self, which: Which) -> i64 {
+        self.seqs[index(which)]
     }
 
     fn dashboard(&self, which: Which) -> &str {
@@ -905,6 +919,8 @@ async fn fixture(backend: lattice_log::Backend, needs: Needs, sent: Arc<AtomicUs
             http.ok("POST", &path, &owner, Some(json!({"kind": "dashboard", "data": dashboard()}))).await["id"].as_str().unwrap().to_owned();
         let form = json!({"title": "F", "schema": {"type": "object", "properties": {"ok": {"type": "boolean"}}}, "submissions": "per_person"});
         ids.forms[i] = http.ok("POST", &path, &owner, Some(json!({"kind": "form", "data": form}))).await["id"].as_str().unwrap().to_owned();
+        let posted = http.ok("POST", &format!("/v1/threads/{th}/messages"), &owner, Some(json!({"text": "sealed"}))).await;
+        ids.seqs[i] = posted["seq"].as_i64().expect("a message's post answers its seq");
         ids.files[i] =
             http.ok("POST", &format!("/v1/threads/{th}/files?name=a.txt"), &owner, Some(json!("a line"))).await["id"].as_str().unwrap().to_owned();
         // 64 bytes: the suite's parts (three bytes) never finish it.

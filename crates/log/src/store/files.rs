@@ -49,6 +49,8 @@ fn row(r: &sqlx::any::AnyRow) -> Result<FileRow, Error> {
 /// upload, counted by its chunks), or the size a resumable upload declared
 /// (which that reserves of the tenant's room).
 pub(crate) async fn begin(db: &Db, file: &FileRow) -> Result<(), Error> {
+    // SQLite has one writer: every write takes its turn (`Db::writer`).
+    let _writer = db.writer().await;
     sqlx::query(
         "INSERT INTO files (tenant, id, workspace, thread, uploader, name, media_type, size, sha256, complete, created_at) \
          VALUES ($1, $2, $3, $4, $5, $6, '', $8, '', 0, $7)",
@@ -69,6 +71,8 @@ pub(crate) async fn begin(db: &Db, file: &FileRow) -> Result<(), Error> {
 
 /// One chunk of a file's bytes.
 pub(crate) async fn chunk(db: &Db, tenant: &str, file: &str, n: i64, bytes: &[u8]) -> Result<(), Error> {
+    // SQLite has one writer: every write takes its turn (`Db::writer`).
+    let _writer = db.writer().await;
     sqlx::query("INSERT INTO file_chunks (tenant, file, n, bytes) VALUES ($1, $2, $3, $4)")
         .bind(tenant)
         .bind(file)
@@ -95,6 +99,8 @@ pub(crate) async fn stored(db: &Db, tenant: &str, id: &str) -> Result<(u64, i64)
 
 /// The file whole: its type, size and digest, readable from now on.
 pub(crate) async fn finish(db: &Db, tenant: &str, id: &str, media_type: &str, size: u64, sha256: &str) -> Result<(), Error> {
+    // SQLite has one writer: every write takes its turn (`Db::writer`).
+    let _writer = db.writer().await;
     sqlx::query("UPDATE files SET media_type = $1, size = $2, sha256 = $3, complete = 1 WHERE tenant = $4 AND id = $5")
         .bind(media_type)
         .bind(size as i64)
@@ -109,6 +115,8 @@ pub(crate) async fn finish(db: &Db, tenant: &str, id: &str, media_type: &str, si
 
 /// An upload refused or cut off: its chunks and its row go.
 pub(crate) async fn abandon(db: &Db, tenant: &str, id: &str) -> Result<(), Error> {
+    // SQLite has one writer: every write takes its turn (`Db::writer`).
+    let _writer = db.writer().await;
     sqlx::query("DELETE FROM file_chunks WHERE tenant = $1 AND file = $2").bind(tenant).bind(id).execute(&db.pool).await.map_err(db_error)?;
     sqlx::query("DELETE FROM files WHERE tenant = $1 AND id = $2 AND complete = 0")
         .bind(tenant)
@@ -186,6 +194,8 @@ pub(crate) async fn chunks(db: &Db, tenant: &str, id: &str, from: i64, limit: i6
 
 /// Erases a file's bytes; its row stays, saying when and by whom.
 pub(crate) async fn erase(db: &Db, tenant: &str, id: &str, by: &str, at: i64) -> Result<(), Error> {
+    // SQLite has one writer: every write takes its turn (`Db::writer`).
+    let _writer = db.writer().await;
     let mut tx = db.pool.begin().await.map_err(db_error)?;
     sqlx::query("DELETE FROM file_chunks WHERE tenant = $1 AND file = $2").bind(tenant).bind(id).execute(&mut *tx).await.map_err(db_error)?;
     sqlx::query("UPDATE files SET erased_at = $1, erased_by = $2 WHERE tenant = $3 AND id = $4 AND erased_at IS NULL")

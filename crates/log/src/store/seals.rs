@@ -38,6 +38,8 @@ pub(crate) async fn last(db: &Db, tenant: &str, workspace: &str) -> Result<Optio
 
 /// A batch of seals and the checkpoints that close it, together.
 pub(crate) async fn write(db: &Db, seals: &[SealRow], checkpoints: &[Checkpoint]) -> Result<(), Error> {
+    // SQLite has one writer: the sealer takes its turn (`Db::writer`).
+    let _writer = db.writer().await;
     let mut tx = db.pool.begin().await.map_err(db_error)?;
     for s in seals {
         sqlx::query("INSERT INTO seals (tenant, workspace, n, seq, envelope, leaf, head) VALUES ($1, $2, $3, $4, $5, $6, $7)")
@@ -129,4 +131,21 @@ pub(crate) async fn sealed_envelopes(
             Ok((envelope, seal))
         })
         .collect()
+}
+
+/// An envelope's seal, by its id: its chain (tenant, workspace) and place.
+pub(crate) async fn of_envelope(db: &Db, id: &str) -> Result<Option<(String, String, Seal)>, Error> {
+    let row = sqlx::query("SELECT tenant, workspace, n, leaf, head FROM seals WHERE envelope = $1")
+        .bind(id)
+        .fetch_optional(&db.pool)
+        .await
+        .map_err(db_error)?;
+    row.map(|r| {
+        Ok((
+            r.try_get(0).map_err(db_error)?,
+            r.try_get(1).map_err(db_error)?,
+            Seal { n: r.try_get(2).map_err(db_error)?, leaf: r.try_get(3).map_err(db_error)?, head: r.try_get(4).map_err(db_error)? },
+        ))
+    })
+    .transpose()
 }

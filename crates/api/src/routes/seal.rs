@@ -1,0 +1,30 @@
+//! The log's seal over HTTP (docs/SEAL.md): the deployment's public key,
+//! which a verifier is given, and the receipt of an envelope.
+
+use axum::Json;
+use axum::extract::{Path, State};
+use serde_json::Value;
+
+use crate::error::ApiResult;
+use crate::extract::Caller;
+use crate::state::AppState;
+use lattice_wire::{ErrorBody, SealKeyView};
+
+/// The key the log's checkpoints are signed with: public, for anyone who
+/// verifies an export or a receipt (`lattice verify --key`).
+#[utoipa::path(get, path = "/v1/seal/key", responses((status = 200, body = SealKeyView)))]
+pub async fn key(State(state): State<AppState>) -> Json<SealKeyView> {
+    let key = state.log.authenticator().seal_key();
+    Json(SealKeyView { key_id: key.id(), public_key: key.public_hex() })
+}
+
+/// The receipt of the envelope `seq`, for whoever may read where it was
+/// written: `{envelope, seal, checkpoint}`, which `lattice verify EXPORT
+/// --receipt FILE --key KEY` checks offline. 409 until it is sealed (a
+/// moment after its commit).
+#[utoipa::path(get, path = "/v1/receipts/{seq}", responses((status = 200, body = Object), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody)),
+    params(("seq" = i64, Path)), security(("bearer" = [])))]
+pub async fn receipt(State(state): State<AppState>, Caller(who): Caller, Path(seq): Path<i64>) -> ApiResult<Json<Value>> {
+    let receipt = lattice_log::seal::receipt(state.log.db(), who.principal(), seq).await?;
+    Ok(Json(serde_json::to_value(receipt).expect("a receipt serializes")))
+}
