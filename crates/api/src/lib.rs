@@ -49,6 +49,7 @@ pub fn router(state: AppState) -> Router {
         .route("/files/{id}", get(files::get))
         .route("/seal/key", get(seal::key))
         .route("/receipts/{seq}", get(seal::receipt))
+        .route("/workspaces/{ws}/checkpoints", get(seal::checkpoints))
         .route("/files/{id}/erase", post(files::erase))
         .route("/files/{id}/link", post(files::link))
         .route("/files/{id}/thumbnail", get(files::thumbnail))

@@ -2,7 +2,9 @@
 //! PostgreSQL (fsync on), at concurrency 1 and 32.
 //!
 //! Ours: `PostMessage` through `LogService::execute` (authorize: two reads;
-//! commit: a transaction taking its transaction id, appending the envelope).
+//! commit: a transaction taking its transaction id, appending the envelope),
+//! with the sealer sealing the log behind it (docs/SEAL.md), as every
+//! deployment runs; its lag from commit to seal is printed.
 //! Baseline: one autocommitted `INSERT` per envelope row, with the same
 //! columns and payload, into an identical table in another database of the
 //! same server, over sqlx's native PostgreSQL pool.
@@ -34,16 +36,35 @@ pub async fn run() {
     println!("ratio {worst:.3} write-path vs raw INSERT (the lower of concurrency 1 and 32)");
 }
 
+/// Ours, with the log sealed behind it as a deployment seals it
+/// (docs/SEAL.md): the sealer runs beside the writes, and its lag (commit
+/// to seal) is reported.
 async fn ours(concurrency: usize) -> f64 {
     let (log, thread) = crate::setup::service(concurrency as u32 + 4).await;
+    let sealer = lattice_log::Sealer::new(lattice_log::LogReader::of(&log), log.authenticator().seal_key().clone());
+    let status = sealer.status();
+    let (stop, stopped) = tokio::sync::watch::channel(false);
+    let sealing = tokio::spawn(sealer.run(stopped));
     let alice = lattice_testkit::who("t1", "alice", TenantRole::Member);
-    measure(concurrency, move |i| {
-        let (log, alice, thread) = (log.clone(), alice.clone(), thread.clone());
+    let writer = log.clone();
+    let rate = measure(concurrency, move |i| {
+        let (log, alice, thread) = (writer.clone(), alice.clone(), thread.clone());
         async move {
             log.execute(&alice, Command::PostMessage { thread, text: message(i) }).await.expect("a committed message");
         }
     })
-    .await
+    .await;
+    let _ = stop.send(true);
+    let _ = sealing.await;
+    let pct = |p: f64| status.lag_percentile(p).map_or_else(|| "none".to_owned(), |ms| format!("{ms} ms"));
+    println!(
+        "write-path concurrency={concurrency} seal lag p50 {} p99 {} max {} ms over {} envelopes sealed",
+        pct(50.0),
+        pct(99.0),
+        status.max_lag_ms(),
+        status.sealed()
+    );
+    rate
 }
 
 async fn raw_insert(concurrency: usize) -> f64 {

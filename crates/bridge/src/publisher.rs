@@ -413,6 +413,7 @@ impl Bridge {
                     *progressed |= p.acked > p.saved;
                     self.keep_checkpoint(p).await?;
                     self.status.record_lag(*horizon.borrow(), p.acked, None);
+                    self.publish_seal_checkpoints(js).await?;
                 }
                 continue;
             }
@@ -467,6 +468,33 @@ impl Bridge {
             p.led_at = asked_at;
         }
         Ok(())
+    }
+
+    /// Publishes the log's seal checkpoints signed since the last published
+    /// (docs/SEAL.md), on `lattice.<tenant>.<workspace>.log.checkpoint`, each
+    /// once (`Nats-Msg-Id` names its chain and number), so a copy held
+    /// elsewhere witnesses them. Its own cursor, apart from the envelopes'.
+    async fn publish_seal_checkpoints(&self, js: &jetstream::Context) -> Result<(), Error> {
+        let cursor = format!("{}:checkpoints", self.config.name);
+        let mut after = self.reader.checkpoint(&cursor).await?;
+        loop {
+            let signed = self.reader.checkpoints_after(after, 200).await?;
+            let Some(last) = signed.last().map(|c| c.seq) else { return Ok(()) };
+            for c in &signed {
+                let workspace = if c.workspace.is_empty() { "_" } else { c.workspace.as_str() };
+                let subject = format!("lattice.{}.{workspace}.log.checkpoint", c.tenant);
+                let mut headers = async_nats::HeaderMap::new();
+                headers.insert("Nats-Msg-Id", format!("checkpoint:{}:{workspace}:{}", c.tenant, c.n).as_str());
+                let payload = serde_json::to_vec(c).expect("a checkpoint serializes");
+                js.publish_with_headers(subject, headers, payload.into())
+                    .await
+                    .map_err(|e| Error::unavailable(format!("publish: {e}")))?
+                    .await
+                    .map_err(|e| Error::unavailable(format!("publish: {e}")))?;
+            }
+            after = last;
+            self.reader.save_checkpoint(&cursor, after).await?;
+        }
     }
 
     /// Sends one envelope (if it is bridged); the acknowledgement comes later.

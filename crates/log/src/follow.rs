@@ -78,6 +78,13 @@ impl LogReader {
         followers::step_down(&self.db, name, holder).await
     }
 
+    /// Checkpoints of the log's seal signed after the one whose envelope is
+    /// `after` (a seq), in the order they were made: what the bridge
+    /// publishes (docs/SEAL.md).
+    pub async fn checkpoints_after(&self, after: i64, limit: i64) -> Result<Vec<lattice_seal::Checkpoint>, Error> {
+        crate::store::seals::signed_after(&self.db, after, limit).await
+    }
+
     pub(crate) fn db(&self) -> &Db {
         &self.db
     }

@@ -27,6 +27,9 @@ const LEAD: Duration = Duration::from_secs(10);
 /// The lead's name.
 const SEALER: &str = "sealer";
 
+/// Lags kept for their percentiles: the newest this many.
+const LAGS_KEPT: usize = 100_000;
+
 /// How far behind the log the seal runs.
 #[derive(Debug, Default)]
 pub struct SealStatus {
@@ -35,6 +38,8 @@ pub struct SealStatus {
     /// The longest such time seen, ms.
     max_lag_ms: AtomicI64,
     sealed: AtomicI64,
+    /// Each envelope's lag, the newest [`LAGS_KEPT`].
+    lags: std::sync::Mutex<std::collections::VecDeque<i64>>,
 }
 
 impl SealStatus {
@@ -49,6 +54,31 @@ impl SealStatus {
     /// Envelopes this sealer sealed.
     pub fn sealed(&self) -> i64 {
         self.sealed.load(Ordering::Relaxed)
+    }
+
+    /// The `p`th percentile (0 to 100) of the lags kept, ms.
+    pub fn lag_percentile(&self, p: f64) -> Option<i64> {
+        let mut lags: Vec<i64> = self.lags.lock().unwrap_or_else(std::sync::PoisonError::into_inner).iter().copied().collect();
+        if lags.is_empty() {
+            return None;
+        }
+        lags.sort_unstable();
+        let at = ((p / 100.0) * (lags.len() - 1) as f64).round() as usize;
+        lags.get(at.min(lags.len() - 1)).copied()
+    }
+
+    fn record(&self, now: i64, batch: &[StoredEnvelope]) {
+        let mut lags = self.lags.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        for e in batch {
+            let lag = (now - e.at_ms).max(0);
+            self.max_lag_ms.fetch_max(lag, Ordering::Relaxed);
+            if lags.len() == LAGS_KEPT {
+                lags.pop_front();
+            }
+            lags.push_back(lag);
+        }
+        self.lag_ms.store(batch.last().map_or(0, |e| (now - e.at_ms).max(0)), Ordering::Relaxed);
+        self.sealed.fetch_add(batch.len() as i64, Ordering::Relaxed);
     }
 }
 
@@ -134,10 +164,7 @@ impl Sealer {
         let checkpoints: Vec<Checkpoint> =
             chains.iter().map(|((tenant, workspace), (n, head, seq))| self.key.sign(tenant, workspace, *n, *seq, head, now)).collect();
         seals::write(db, &rows, &checkpoints).await?;
-        let lag = batch.last().map_or(0, |e| (now - e.at_ms).max(0));
-        self.status.lag_ms.store(lag, Ordering::Relaxed);
-        self.status.max_lag_ms.fetch_max(batch.first().map_or(0, |e| (now - e.at_ms).max(0)), Ordering::Relaxed);
-        self.status.sealed.fetch_add(batch.len() as i64, Ordering::Relaxed);
+        self.status.record(self.reader.now_ms(), &batch);
         Ok(batch.len())
     }
 }
@@ -178,15 +205,26 @@ pub async fn export(db: &crate::Db, tenant: &str, workspace: &str, out: &mut imp
             count += 1;
         }
     }
-    for c in seals::checkpoints(db, tenant, workspace, 0).await? {
-        write(out, &Line::Checkpoint(c))?;
+    let mut after = 0;
+    loop {
+        let page = seals::checkpoints(db, tenant, workspace, after, 1000).await?;
+        let Some(last) = page.last().map(|c| c.n) else { break };
+        after = last;
+        for c in page {
+            write(out, &Line::Checkpoint(c))?;
+        }
     }
     Ok(count)
 }
 
-/// A chain's checkpoints after its `after`th envelope (the newest last).
-pub async fn checkpoints(db: &crate::Db, tenant: &str, workspace: &str, after: i64) -> Result<Vec<Checkpoint>, Error> {
-    seals::checkpoints(db, tenant, workspace, after).await
+/// Checkpoints listed at once, at most.
+pub const CHECKPOINTS_LISTED: i64 = 1000;
+
+/// A workspace's checkpoints after its chain's `after`th envelope, oldest
+/// first (at most [`CHECKPOINTS_LISTED`]), for whoever may read it.
+pub async fn checkpoints(db: &crate::Db, p: &lattice_core::Principal, workspace: &str, after: i64) -> Result<Vec<Checkpoint>, Error> {
+    crate::access::workspace_access(db, p, workspace).await?.allow(lattice_core::policy::Action::Read)?;
+    seals::checkpoints(db, p.tenant.as_str(), workspace, after, CHECKPOINTS_LISTED).await
 }
 
 /// The receipt of the envelope `seq` (docs/SEAL.md, "Receipts"), for
@@ -211,6 +249,6 @@ pub async fn receipt(db: &crate::Db, p: &lattice_core::Principal, seq: i64) -> R
     }
     let not_yet = || Error::invalid_state(format!("envelope {seq} is not sealed yet: ask again in a moment"));
     let (tenant, workspace, seal) = seals::of_envelope(db, &e.id).await?.ok_or_else(not_yet)?;
-    let checkpoint = seals::checkpoints(db, &tenant, &workspace, seal.n - 1).await?.into_iter().next().ok_or_else(not_yet)?;
+    let checkpoint = seals::checkpoints(db, &tenant, &workspace, seal.n - 1, 1).await?.into_iter().next().ok_or_else(not_yet)?;
     Ok(lattice_seal::Receipt { envelope: sealed_form(&e)?, seal, checkpoint })
 }

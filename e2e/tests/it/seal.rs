@@ -114,6 +114,12 @@ async fn attacks_are_caught_on(backend: Backend) {
     }
     let printed = lattice(&url, &["seal-key"]);
     let key = String::from_utf8_lossy(&printed.stdout).split_whitespace().next().unwrap().to_owned();
+    // The API gives the same key, and the workspace's checkpoints.
+    let served = ana.ok("GET", "/v1/seal/key", Value::Null).await;
+    assert_eq!(served["public_key"], key.as_str());
+    let listed = ana.ok("GET", &format!("/v1/workspaces/{ws}/checkpoints"), Value::Null).await;
+    let listed = listed.as_array().unwrap();
+    assert!(!listed.is_empty() && listed.iter().all(|c| c["key_id"] == served["key_id"]), "{listed:?}");
     let (intact, said) = export_and_verify(&url, "acme", &ws, &key);
     assert!(intact && said.starts_with("intact:"), "{said}");
     println!("lattice verify on an intact log ({backend:?}): {said}");

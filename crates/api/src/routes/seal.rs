@@ -28,3 +28,26 @@ pub async fn receipt(State(state): State<AppState>, Caller(who): Caller, Path(se
     let receipt = lattice_log::seal::receipt(state.log.db(), who.principal(), seq).await?;
     Ok(Json(serde_json::to_value(receipt).expect("a receipt serializes")))
 }
+
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CheckpointsQuery {
+    /// Those after the chain's `after`th envelope.
+    #[serde(default)]
+    after: i64,
+}
+
+/// A workspace's signed checkpoints (docs/SEAL.md), oldest first, at most
+/// 1000 after its chain's `after`th envelope, for whoever may read the
+/// workspace: what a copy held elsewhere keeps, to witness them.
+#[utoipa::path(get, path = "/v1/workspaces/{ws}/checkpoints", responses((status = 200, body = Object), (status = 404, body = ErrorBody)),
+    params(("ws" = String, Path), ("after" = Option<i64>, Query)), security(("bearer" = [])))]
+pub async fn checkpoints(
+    State(state): State<AppState>,
+    Caller(who): Caller,
+    Path(ws): Path<String>,
+    crate::extract::Query(q): crate::extract::Query<CheckpointsQuery>,
+) -> ApiResult<Json<Value>> {
+    let listed = lattice_log::seal::checkpoints(state.log.db(), who.principal(), &ws, q.after).await?;
+    Ok(Json(serde_json::to_value(listed).expect("checkpoints serialize")))
+}

@@ -394,6 +394,13 @@ fn table() -> Vec<Entry> {
                 (format!("/v1/uploads/{}?offset=0", ids.upload(which)), Some(json!("a")))
             }),
         ),
+        entry(
+            "GET",
+            "/v1/workspaces/{ws}/checkpoints",
+            one("the workspace's signed checkpoints", On::Workspace, Needs(Read), |ids, _, _| {
+                (format!("/v1/workspaces/{}/checkpoints", ids.ws), None)
+            }),
+        ),
         entry("GET", "/v1/seal/key", one("the seal's public key", On::Nothing, NoToken, |_, _, _| ("/v1/seal/key".into(), None))),
         entry(
             "GET",

@@ -173,3 +173,46 @@ async fn a_per_tenant_rules_user_reads_its_own_bucket_only() {
     assert!(!reached, "it read another tenant's file");
     let _ = std::fs::remove_file(&path);
 }
+
+/// The log's seal checkpoints go out on `…log.checkpoint` (docs/SEAL.md),
+/// each once, signed by the deployment's key: a copy held elsewhere
+/// witnesses them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_seals_checkpoints_are_published_signed() {
+    let nats = lattice_testkit::nats::NatsServer::start();
+    let log = lattice_testkit::service_on(lattice_testkit::fresh_db(lattice_log::Backend::Sqlite).await);
+    let alice = lattice_testkit::who("t1", "alice", TenantRole::Member);
+    let ws = log.execute(&alice, Command::CreateWorkspace { name: "W".into() }).await.unwrap().id.unwrap();
+    let th = log
+        .execute(&alice, Command::CreateThread { workspace: WorkspaceId::parse("w", &ws).unwrap(), title: "T".into(), restricted: false })
+        .await
+        .unwrap()
+        .id
+        .unwrap();
+    for n in 0..3 {
+        log.execute(&alice, Command::PostMessage { thread: ThreadId::parse("th", &th).unwrap(), text: format!("m{n}") }).await.unwrap();
+    }
+    let key = log.authenticator().seal_key().clone();
+    let reader = lattice_log::LogReader::of(&log);
+    // Followed, the horizon is kept: the sealer reads up to it.
+    let _following = reader.horizon();
+    let sealer = lattice_log::Sealer::new(reader, key.clone());
+    let mut sealed = 0;
+    for _ in 0..200 {
+        sealed += sealer.step().await.unwrap();
+        if sealed >= 5 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(sealed >= 5, "{sealed} sealed");
+    let (stop_tx, stop) = tokio::sync::watch::channel(false);
+    let bridge = crate::spawn_bridge(&log, &nats.url, stop);
+    let js = jetstream::new(async_nats::connect(&nats.url).await.unwrap());
+    let published: lattice_seal::Checkpoint = serde_json::from_value(next_on(&js, &format!("lattice.t1.{ws}.log.checkpoint")).await).unwrap();
+    assert_eq!((published.tenant.as_str(), published.workspace.as_str()), ("t1", ws.as_str()), "{published:?}");
+    assert!(published.n >= 5, "the workspace, its thread and three messages: {published:?}");
+    assert!(published.verifies_with(&key.public()), "signed by the deployment's key");
+    stop_tx.send(true).unwrap();
+    bridge.await.unwrap().unwrap();
+}

@@ -73,32 +73,47 @@ pub(crate) async fn write(db: &Db, seals: &[SealRow], checkpoints: &[Checkpoint]
     tx.commit().await.map_err(db_error)
 }
 
-/// A chain's checkpoints, oldest first; those after `after` (its `n`).
-pub(crate) async fn checkpoints(db: &Db, tenant: &str, workspace: &str, after: i64) -> Result<Vec<Checkpoint>, Error> {
+/// Every chain's checkpoints signed after the one whose envelope is
+/// `after` (a seq): what the bridge publishes, in the order they were made.
+pub(crate) async fn signed_after(db: &Db, after: i64, limit: i64) -> Result<Vec<Checkpoint>, Error> {
+    let rows =
+        sqlx::query("SELECT tenant, workspace, n, seq, head, at_ms, key_id, signature FROM seal_checkpoints WHERE seq > $1 ORDER BY seq LIMIT $2")
+            .bind(after)
+            .bind(limit)
+            .fetch_all(&db.pool)
+            .await
+            .map_err(db_error)?;
+    rows.iter().map(checkpoint_of).collect()
+}
+
+fn checkpoint_of(r: &sqlx::any::AnyRow) -> Result<Checkpoint, Error> {
+    Ok(Checkpoint {
+        tenant: r.try_get(0).map_err(db_error)?,
+        workspace: r.try_get(1).map_err(db_error)?,
+        n: r.try_get(2).map_err(db_error)?,
+        seq: r.try_get(3).map_err(db_error)?,
+        head: r.try_get(4).map_err(db_error)?,
+        at_ms: r.try_get(5).map_err(db_error)?,
+        key_id: r.try_get(6).map_err(db_error)?,
+        signature: r.try_get(7).map_err(db_error)?,
+    })
+}
+
+/// A chain's checkpoints after its `after`th envelope, oldest first,
+/// `limit` at most.
+pub(crate) async fn checkpoints(db: &Db, tenant: &str, workspace: &str, after: i64, limit: i64) -> Result<Vec<Checkpoint>, Error> {
     let rows = sqlx::query(
         "SELECT tenant, workspace, n, seq, head, at_ms, key_id, signature FROM seal_checkpoints \
-         WHERE tenant = $1 AND workspace = $2 AND n > $3 ORDER BY n",
+         WHERE tenant = $1 AND workspace = $2 AND n > $3 ORDER BY n LIMIT $4",
     )
     .bind(tenant)
     .bind(workspace)
     .bind(after)
+    .bind(limit)
     .fetch_all(&db.pool)
     .await
     .map_err(db_error)?;
-    rows.iter()
-        .map(|r| {
-            Ok(Checkpoint {
-                tenant: r.try_get(0).map_err(db_error)?,
-                workspace: r.try_get(1).map_err(db_error)?,
-                n: r.try_get(2).map_err(db_error)?,
-                seq: r.try_get(3).map_err(db_error)?,
-                head: r.try_get(4).map_err(db_error)?,
-                at_ms: r.try_get(5).map_err(db_error)?,
-                key_id: r.try_get(6).map_err(db_error)?,
-                signature: r.try_get(7).map_err(db_error)?,
-            })
-        })
-        .collect()
+    rows.iter().map(checkpoint_of).collect()
 }
 
 /// A chain's envelopes after `after` (a seq), with their seals, in log
