@@ -24,8 +24,13 @@ use crate::store::seals::{self, SealRow};
 const BATCH: i64 = 500;
 /// How long a sealer's lead lasts without renewal.
 const LEAD: Duration = Duration::from_secs(10);
+/// How often the lead is renewed: well before it runs out.
+const LEAD_RENEW: Duration = Duration::from_secs(3);
 /// The lead's name.
 const SEALER: &str = "sealer";
+/// How long envelopes gather before a caught-up sealer seals them: the
+/// seal's lag is this and a batch's work, well under its second.
+const GATHER: Duration = Duration::from_millis(100);
 
 /// Lags kept for their percentiles: the newest this many.
 const LAGS_KEPT: usize = 100_000;
@@ -105,28 +110,52 @@ impl Sealer {
     /// written.
     pub async fn run(self, mut stop: tokio::sync::watch::Receiver<bool>) {
         let mut moved = self.reader.horizon();
+        // When the lead was last granted: renewed every LEAD_RENEW, not at
+        // every batch (each renewal is a write).
+        let mut led: Option<std::time::Instant> = None;
         loop {
             if *stop.borrow() {
                 let _ = self.reader.step_down(SEALER, &self.holder).await;
                 return;
             }
-            let sealed = match self.reader.lead(SEALER, &self.holder, LEAD).await {
+            let leading = match led {
+                Some(at) if at.elapsed() < LEAD_RENEW => Ok(true),
+                _ => {
+                    let asked = std::time::Instant::now();
+                    let granted = self.reader.lead(SEALER, &self.holder, LEAD).await;
+                    led = granted.as_ref().ok().and_then(|g| g.then_some(asked));
+                    granted
+                }
+            };
+            let sealed = match leading {
                 Ok(true) => self.step().await,
                 Ok(false) => Ok(0),
                 Err(e) => Err(e),
             };
-            let wait = match sealed {
-                Ok(0) => Duration::from_millis(500),
-                Ok(_) => continue,
+            match sealed {
+                // Behind: on at once.
+                Ok(n) if n as i64 >= BATCH => continue,
+                // Caught up: wait for the log to move, then let the next
+                // envelopes gather a moment, so that one seal's transaction
+                // (and its sync to disk) covers many commits, not each.
+                Ok(_) => {
+                    tokio::select! {
+                        _ = moved.changed() => {}
+                        () = tokio::time::sleep(Duration::from_millis(500)) => {}
+                        _ = stop.changed() => {}
+                    }
+                    tokio::select! {
+                        () = tokio::time::sleep(GATHER) => {}
+                        _ = stop.changed() => {}
+                    }
+                }
                 Err(e) => {
                     tracing::warn!(error = %e, "the sealer could not seal; trying again");
-                    Duration::from_secs(1)
+                    tokio::select! {
+                        () = tokio::time::sleep(Duration::from_secs(1)) => {}
+                        _ = stop.changed() => {}
+                    }
                 }
-            };
-            tokio::select! {
-                _ = moved.changed() => {}
-                () = tokio::time::sleep(wait) => {}
-                _ = stop.changed() => {}
             }
         }
     }

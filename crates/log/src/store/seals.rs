@@ -36,23 +36,28 @@ pub(crate) async fn last(db: &Db, tenant: &str, workspace: &str) -> Result<Optio
     row.map(|r| Ok((r.try_get(0).map_err(db_error)?, r.try_get(1).map_err(db_error)?))).transpose()
 }
 
+/// Seals written by one statement.
+const SEALS_A_STATEMENT: usize = 100;
+
 /// A batch of seals and the checkpoints that close it, together.
 pub(crate) async fn write(db: &Db, seals: &[SealRow], checkpoints: &[Checkpoint]) -> Result<(), Error> {
     // SQLite has one writer: the sealer takes its turn (`Db::writer`).
     let _writer = db.writer().await;
     let mut tx = db.pool.begin().await.map_err(db_error)?;
-    for s in seals {
-        sqlx::query("INSERT INTO seals (tenant, workspace, n, seq, envelope, leaf, head) VALUES ($1, $2, $3, $4, $5, $6, $7)")
-            .bind(&s.tenant)
-            .bind(&s.workspace)
-            .bind(s.seal.n)
-            .bind(s.seq)
-            .bind(&s.envelope)
-            .bind(&s.seal.leaf)
-            .bind(&s.seal.head)
-            .execute(&mut *tx)
-            .await
-            .map_err(db_error)?;
+    // Many rows a statement: one round trip for each hundred seals.
+    for rows in seals.chunks(SEALS_A_STATEMENT) {
+        let values: Vec<String> = (0..rows.len())
+            .map(|i| {
+                let at = i * 7;
+                format!("(${}, ${}, ${}, ${}, ${}, ${}, ${})", at + 1, at + 2, at + 3, at + 4, at + 5, at + 6, at + 7)
+            })
+            .collect();
+        let sql = format!("INSERT INTO seals (tenant, workspace, n, seq, envelope, leaf, head) VALUES {}", values.join(", "));
+        let mut insert = sqlx::query(sqlx::AssertSqlSafe(sql));
+        for s in rows {
+            insert = insert.bind(&s.tenant).bind(&s.workspace).bind(s.seal.n).bind(s.seq).bind(&s.envelope).bind(&s.seal.leaf).bind(&s.seal.head);
+        }
+        insert.execute(&mut *tx).await.map_err(db_error)?;
     }
     for c in checkpoints {
         sqlx::query(
