@@ -133,7 +133,7 @@ impl fmt::Display for Report {
             )?;
             for (tenant, workspace, n, seq) in &self.signed_up_to {
                 let ws = if workspace.is_empty() { "_" } else { workspace };
-                write!(f, "\n  {tenant}/{ws}: signed up to envelope {seq} (the chain's {n}th)")?;
+                write!(f, "\n  {tenant}/{ws}: signed up to envelope {seq} (number {n} of its chain)")?;
             }
             Ok(())
         } else {
