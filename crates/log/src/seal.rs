@@ -261,6 +261,10 @@ pub async fn checkpoints(db: &crate::Db, p: &lattice_core::Principal, workspace:
 /// the first checkpoint at or after it. `InvalidState` until it is sealed
 /// and checkpointed (a moment after its commit).
 pub async fn receipt(db: &crate::Db, p: &lattice_core::Principal, seq: i64) -> Result<lattice_seal::Receipt, Error> {
+    // A seq is a positive number; anything else names no envelope.
+    if seq < 1 {
+        return Err(Error::NotFound);
+    }
     let stored = crate::store::envelopes::between(db, seq - 1, seq, 1).await?;
     let e = stored.into_iter().next().filter(|e| e.seq == seq && e.tenant == p.tenant.as_str()).ok_or(Error::NotFound)?;
     match (&e.thread, &e.workspace) {

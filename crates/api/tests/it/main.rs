@@ -14,6 +14,7 @@ mod form_deadline;
 mod hostile;
 mod input;
 mod prompt_limit;
+mod receipts;
 mod respondent_answers;
 mod revocation;
 mod server_apps;

@@ -28,3 +28,5 @@ CREATE TABLE seal_checkpoints (
     signature TEXT NOT NULL,
     PRIMARY KEY (tenant, workspace, n)
 );
+-- What the bridge publishes next: the checkpoints after its cursor (a seq).
+CREATE UNIQUE INDEX seal_checkpoints_by_seq ON seal_checkpoints (seq);
