@@ -55,13 +55,14 @@ impl LogProcess {
     async fn spawn(database_url: String, port: u16, data_dir: PathBuf, env: Vec<(String, String)>) -> Self {
         let child = Command::new(binary())
             .args(["serve", "log"])
-            .envs(env.iter().map(|(k, v)| (k, v)))
             .env("LATTICE_PROFILE", "local")
             .env("LATTICE_DATABASE_URL", &database_url)
             .env("LATTICE_HTTP_ADDR", format!("127.0.0.1:{port}"))
             .env("LATTICE_AUTH_SECRET", SECRET)
             .env("LATTICE_DATA_DIR", &data_dir)
             .env("LATTICE_LOG", "warn")
+            // The test's own, over the defaults (another secret: a rotation).
+            .envs(env.iter().map(|(k, v)| (k, v)))
             .stdout(Stdio::null())
             .stderr(Stdio::inherit())
             .spawn()

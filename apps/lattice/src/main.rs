@@ -88,11 +88,13 @@ enum Command {
     },
     /// Writes a workspace's log with its seals and signed checkpoints, as
     /// JSON Lines, for `lattice verify` (docs/SEAL.md).
+    #[command(group(clap::ArgGroup::new("which").args(["tenant", "workspace"]).required(true).multiple(true)))]
     Export {
-        /// The workspace's tenant.
+        /// The tenant: found from the workspace when left out; alone, its
+        /// envelopes of no workspace.
         #[arg(long)]
-        tenant: String,
-        /// The workspace; left out, the tenant's envelopes of no workspace.
+        tenant: Option<String>,
+        /// The workspace.
         #[arg(long)]
         workspace: Option<String>,
         /// The file to write (else standard output).
@@ -258,7 +260,9 @@ fn main() -> anyhow::Result<()> {
                     }
                     Command::Switch { action: SwitchAction::List { level } } => switch::list(&config, level.as_deref()).await,
                     Command::SignOut { tenant, user } => sign_out::run(&config, &tenant, &user).await,
-                    Command::Export { tenant, workspace, out } => seal::export(&config, &tenant, workspace.as_deref(), out.as_deref()).await,
+                    Command::Export { tenant, workspace, out } => {
+                        seal::export(&config, tenant.as_deref(), workspace.as_deref(), out.as_deref()).await
+                    }
                     Command::Up => serve::up(config).await,
                     Command::Serve { service: Service::Log } => serve::log(config).await,
                     Command::Serve { service: Service::Bridge } => serve::bridge(config).await,

@@ -24,9 +24,16 @@ pub fn print_key(config: &Config) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `lattice export --tenant T [--workspace W] [--out FILE]`.
-pub async fn export(config: &Config, tenant: &str, workspace: Option<&str>, out: Option<&Path>) -> anyhow::Result<()> {
+/// `lattice export [--tenant T] [--workspace W] [--out FILE]`: the
+/// workspace's tenant is its own, found when not named.
+pub async fn export(config: &Config, tenant: Option<&str>, workspace: Option<&str>, out: Option<&Path>) -> anyhow::Result<()> {
     let db = crate::schema::open(config, 2, Behind::Refuse).await?;
+    let found = match (tenant, workspace) {
+        (Some(tenant), _) => tenant.to_owned(),
+        (None, Some(ws)) => lattice_log::seal::tenant_of(&db, ws).await.map_err(|_| anyhow::anyhow!("--workspace {ws}: no such workspace"))?,
+        (None, None) => anyhow::bail!("name the --workspace (or the --tenant for its envelopes of no workspace)"),
+    };
+    let tenant = found.as_str();
     let workspace = workspace.unwrap_or_default();
     let count = match out {
         Some(path) => {

@@ -27,7 +27,7 @@ pub async fn act(log: &LogService, who: &Authenticated, thread: &ThreadId, name:
         Err(why) => return Ok(Acted::Refused(why)),
     };
     match log.execute(who, command).await {
-        Ok(done) => Ok(Acted::Done(json!({"id": done.id, "version": done.version, "digest": done.digest}))),
+        Ok(done) => Ok(Acted::Done(done.receipt())),
         Err(Error::Unavailable { reason }) => Err(Error::Unavailable { reason }),
         Err(refusal) => Ok(Acted::Refused(refusal.to_string())),
     }

@@ -144,20 +144,22 @@ impl Runner {
     /// Answers a request; once every request of the run is answered, the
     /// run resumes: acting for the one who answered last if they may act in
     /// a run, else (a respondent's answer) for whom it acted for.
-    pub async fn answer(&self, who: &Authenticated, run: &RunId, tool_call_id: String, answer: Value) -> Result<(), Error> {
+    /// Answers the envelope's `seq` (its receipt: `GET /v1/receipts/{seq}`).
+    pub async fn answer(&self, who: &Authenticated, run: &RunId, tool_call_id: String, answer: Value) -> Result<i64, Error> {
         // A call of a connected server's tool put to a person is answered
         // `{"approved": true}` or `{"approved": false}` (the write path's
         // `ServerCallAnswer` holds the two to agree); any other answer
         // approves nothing it is not asked about.
         let approved = answer.get("approved").and_then(Value::as_bool).unwrap_or(true);
-        self.inner.log.execute(who, Command::AnswerDeferred { run: run.clone(), tool_call_id, answer, approved }).await?;
-        self.resume_if_answered(who, run).await
+        let done = self.inner.log.execute(who, Command::AnswerDeferred { run: run.clone(), tool_call_id, answer, approved }).await?;
+        self.resume_if_answered(who, run).await?;
+        Ok(done.seq)
     }
 
     /// A person's word on a call of a connected server's tool that the
     /// server's policy put to them: the run makes the call, or tells the
     /// model it was declined, when it resumes.
-    pub async fn approve(&self, who: &Authenticated, run: &RunId, tool_call_id: String, approved: bool) -> Result<(), Error> {
+    pub async fn approve(&self, who: &Authenticated, run: &RunId, tool_call_id: String, approved: bool) -> Result<i64, Error> {
         self.answer(who, run, tool_call_id, serde_json::json!({"approved": approved})).await
     }
 

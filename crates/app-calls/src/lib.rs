@@ -358,6 +358,15 @@ impl AppCalls {
         Ok(done.envelope_id)
     }
 
+    /// Puts in a receipt the sealed proof of its envelope, once sealed
+    /// (`lattice_log::seal::proof`): a submission or a confirmed call
+    /// answers with what proves it is in the log.
+    async fn prove(&self, who: &Authenticated, receipt: &mut Value) -> Result<(), Error> {
+        let Some(seq) = receipt["seq"].as_i64() else { return Ok(()) };
+        receipt["proof"] = json!(lattice_log::seal::proof(self.log.db(), who.principal(), seq).await?);
+        Ok(())
+    }
+
     /// Carries out an allowed or confirmed call; its audit row goes with
     /// its effect.
     async fn act(
@@ -381,8 +390,11 @@ impl AppCalls {
                     Err(why) => return Err(Error::field("arguments.patch", "patch", why)),
                 };
                 let receipt = if once.is_some() {
-                    // A confirmed write is the person's own: written at once.
-                    state_writes::write_now(&self.log, who, &head.id, ops, audit).await?
+                    // A confirmed write is the person's own: written at once,
+                    // and its receipt proves it (docs/SEAL.md).
+                    let mut receipt = state_writes::write_now(&self.log, who, &head.id, ops, audit).await?;
+                    self.prove(who, &mut receipt).await?;
+                    receipt
                 } else {
                     self.state_writes.write(&self.log, who, &head.id, ops, audit).await?
                 };
@@ -403,7 +415,8 @@ impl AppCalls {
                     data: submission.data(),
                 };
                 let done = self.log.execute_audited(who, command, audit).await?;
-                let receipt = json!({"id": done.id, "version": done.version, "digest": done.digest});
+                let mut receipt = done.receipt();
+                self.prove(who, &mut receipt).await?;
                 Ok(Outcome::Done {
                     text: format!("Sent as {}.", done.id.clone().unwrap_or_default()),
                     result: json!({"id": receipt["id"], "submission": receipt}),

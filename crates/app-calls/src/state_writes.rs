@@ -100,5 +100,5 @@ pub(crate) async fn write_now(log: &LogService, who: &Authenticated, app: &str, 
     }
     let patch = serde_json::from_value(Value::Array(ops)).map_err(|e| Error::field("arguments.patch", "patch", e.to_string()))?;
     let done = log.execute_audited(who, Command::EditArtifact { id, expected_version: head.version, patch }, audit).await?;
-    Ok(json!({"id": done.id, "version": done.version, "digest": done.digest}))
+    Ok(done.receipt())
 }

@@ -21,6 +21,15 @@ pub struct Committed {
     pub digest: Option<String>,
 }
 
+impl Committed {
+    /// What an answer gives back of its commit: the artifact's `{id,
+    /// version, digest}` and the envelope's `seq`, whose sealed receipt is
+    /// `GET /v1/receipts/{seq}` (docs/SEAL.md).
+    pub fn receipt(&self) -> serde_json::Value {
+        serde_json::json!({"id": self.id, "version": self.version, "digest": self.digest, "seq": self.seq})
+    }
+}
+
 /// Commits effects: the store's writers in one transaction, stamped by the
 /// log's clock, and the horizon told. The write path's last step, and the
 /// only handle the deadline scheduler needs to answer a request.

@@ -16,6 +16,9 @@ use std::time::Duration;
 use lattice_core::Error;
 use lattice_seal::{Checkpoint, HEAD_ZERO, Line, Seal, SealKey};
 
+/// What proves an envelope is in the log, for the crates that hand one on.
+pub use lattice_seal::Receipt;
+
 use crate::follow::LogReader;
 use crate::store::StoredEnvelope;
 use crate::store::seals::{self, SealRow};
@@ -254,6 +257,47 @@ pub const CHECKPOINTS_LISTED: i64 = 1000;
 pub async fn checkpoints(db: &crate::Db, p: &lattice_core::Principal, workspace: &str, after: i64) -> Result<Vec<Checkpoint>, Error> {
     crate::access::workspace_access(db, p, workspace).await?.allow(lattice_core::policy::Action::Read)?;
     seals::checkpoints(db, p.tenant.as_str(), workspace, after, CHECKPOINTS_LISTED).await
+}
+
+/// A workspace's newest signed checkpoint, for whoever may read it;
+/// `InvalidState` while nothing of it is sealed yet.
+pub async fn latest_checkpoint(db: &crate::Db, p: &lattice_core::Principal, workspace: &str) -> Result<Checkpoint, Error> {
+    crate::access::workspace_access(db, p, workspace).await?.allow(lattice_core::policy::Action::Read)?;
+    seals::latest_checkpoint(db, p.tenant.as_str(), workspace)
+        .await?
+        .ok_or_else(|| Error::invalid_state(format!("nothing of {workspace} is sealed yet: ask again in a moment")))
+}
+
+/// The tenant of `workspace`, for an operator who names the workspace
+/// alone; `NotFound` when there is no such workspace.
+pub async fn tenant_of(db: &crate::Db, workspace: &str) -> Result<String, Error> {
+    seals::tenant_of_workspace(db, workspace).await?.ok_or(Error::NotFound)
+}
+
+/// How long an answer waits for its own seal, at most: the seal's lag p99
+/// is a fifth of it under the write-path benchmark's load (docs/SEAL.md).
+pub const PROOF_WAIT: Duration = Duration::from_secs(2);
+/// How often the wait looks.
+const PROOF_POLL: Duration = Duration::from_millis(20);
+
+/// The receipt of `seq` once it is sealed, for an answer to carry (MCP's,
+/// AG-UI's, an app call's): waited for up to [`PROOF_WAIT`] while a
+/// sealer leads; `None` when it is not sealed by then, or when nothing
+/// seals this log (the answer then carries its `seq`, and
+/// `GET /v1/receipts/{seq}` gives the receipt later).
+pub async fn proof(db: &crate::Db, p: &lattice_core::Principal, seq: i64) -> Result<Option<lattice_seal::Receipt>, Error> {
+    let deadline = tokio::time::Instant::now() + PROOF_WAIT;
+    loop {
+        match receipt(db, p, seq).await {
+            Ok(receipt) => return Ok(Some(receipt)),
+            Err(Error::InvalidState { .. }) => {}
+            Err(e) => return Err(e),
+        }
+        if tokio::time::Instant::now() >= deadline || !crate::store::followers::led(db, SEALER, crate::now_ms()).await? {
+            return Ok(None);
+        }
+        tokio::time::sleep(PROOF_POLL).await;
+    }
 }
 
 /// The receipt of the envelope `seq` (docs/SEAL.md, "Receipts"), for

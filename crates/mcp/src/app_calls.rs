@@ -143,7 +143,9 @@ async fn submit(log: &LogService, who: &Authenticated, thread: &str, id: String,
         Command::CreateArtifact { thread: ThreadId::from_trusted(thread), id: Some(ArtifactId::from_trusted(id)), kind: SUBMISSION.into(), data };
     match log.execute(who, command).await {
         Ok(done) => {
-            let receipt = json!({"id": done.id, "version": done.version, "digest": done.digest});
+            // The submission's receipt, with its sealed proof once sealed.
+            let mut receipt = done.receipt();
+            receipt["proof"] = json!(lattice_log::seal::proof(log.db(), who.principal(), done.seq).await.map_err(refused)?);
             let mut result = CallToolResult::success(vec![ContentBlock::text(format!("Sent as {}.", done.id.unwrap_or_default()))]);
             // The contract's shape ({"id": "sub_…"}), as in lattice's chat, and the receipt.
             result.structured_content = Some(json!({"id": receipt["id"], "submission": receipt}));

@@ -62,6 +62,9 @@ pub struct Versioned {
     pub id: String,
     pub version: u64,
     pub digest: String,
+    /// The envelope that committed it: its sealed receipt is
+    /// `GET /v1/receipts/{seq}` (docs/SEAL.md).
+    pub seq: i64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -301,6 +304,9 @@ pub struct RunRequest {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Answered {
     pub answered: bool,
+    /// The answer's envelope: its sealed receipt is `GET /v1/receipts/{seq}`
+    /// (docs/SEAL.md).
+    pub seq: i64,
 }
 
 /// The capability to make an app's calls (`POST /v1/artifacts/{id}/capability`):
@@ -530,7 +536,7 @@ mod tests {
     }
 }
 
-/// The key the log's checkpoints are signed with (`GET /v1/seal/key`).
+/// The key the log's checkpoints are signed with (`GET /v1/checkpoint-key`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct SealKeyView {

@@ -11,7 +11,7 @@ use lattice_e2e::{Client, UpProcess};
 use serde_json::{Value, json};
 
 /// `client.mjs`'s session against `lattice up`, as it printed it.
-fn session(base: &str, token: &str, thread: &str, model: Option<&str>) -> Value {
+pub(crate) fn session(base: &str, token: &str, thread: &str, model: Option<&str>) -> Value {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("agui/client.mjs");
     let out = Command::new("node").arg(script).args([base, token, thread]).args(model).output().expect("node runs the AG-UI client");
     let text = String::from_utf8_lossy(&out.stdout);
@@ -57,9 +57,11 @@ async fn an_ag_ui_client_runs_ask_form_to_its_interrupt_and_resumes_it() {
     assert!(runs[1][1]["message"].as_str().unwrap().contains("severity"), "{}", runs[1][1]);
 
     // The answer that fits: the run goes on to its reply and finishes.
-    assert_eq!(types(&runs[2]), ["RUN_STARTED", "TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_END", "RUN_FINISHED"]);
-    assert!(runs[2][2]["delta"].as_str().unwrap().starts_with("Thanks, I have the report."));
-    assert_eq!(runs[2][4]["outcome"]["type"], "success");
+    // The answer's receipt first (docs/AGUI.md; checked in seal.rs), then the rest of the run.
+    assert_eq!(types(&runs[2]), ["RUN_STARTED", "CUSTOM", "TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_END", "RUN_FINISHED"]);
+    assert_eq!(runs[2][1]["name"], "lattice.receipt");
+    assert!(runs[2][3]["delta"].as_str().unwrap().starts_with("Thanks, I have the report."));
+    assert_eq!(runs[2][5]["outcome"]["type"], "success");
 
     // A reconnect once the run is over: the thread as the client's messages.
     assert_eq!(types(&runs[3]), ["RUN_STARTED", "MESSAGES_SNAPSHOT", "RUN_FINISHED"]);

@@ -25,7 +25,12 @@ pub async fn create(
     let thread = path_id(ThreadId::parse, &th)?;
     let id = req.id.as_deref().map(|id| ArtifactId::parse("id", id)).transpose()?;
     let done = state.log.execute(&who, Command::CreateArtifact { thread, id, kind: req.kind, data: req.data }).await?;
-    Ok(Json(Versioned { id: done.id.unwrap_or_default(), version: done.version.unwrap_or(1), digest: done.digest.unwrap_or_default() }))
+    Ok(Json(Versioned {
+        id: done.id.unwrap_or_default(),
+        version: done.version.unwrap_or(1),
+        digest: done.digest.unwrap_or_default(),
+        seq: done.seq,
+    }))
 }
 
 #[derive(Debug, Deserialize)]
@@ -60,7 +65,12 @@ pub async fn edit(
     let patch: json_patch::Patch = serde_json::from_value(req.patch)
         .map_err(|e| Error::field("patch", "type", format!("not an RFC 6902 patch: {}", e.to_string().split(" at line ").next().unwrap_or(""))))?;
     let done = state.log.execute(&who, Command::EditArtifact { id, expected_version: req.expected_version, patch }).await?;
-    Ok(Json(Versioned { id: done.id.unwrap_or_default(), version: done.version.unwrap_or_default(), digest: done.digest.unwrap_or_default() }))
+    Ok(Json(Versioned {
+        id: done.id.unwrap_or_default(),
+        version: done.version.unwrap_or_default(),
+        digest: done.digest.unwrap_or_default(),
+        seq: done.seq,
+    }))
 }
 
 /// Archives an artifact (its author or a workspace admin).

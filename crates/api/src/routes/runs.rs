@@ -85,6 +85,6 @@ pub async fn answer(
     Body(req): Body<Answer>,
 ) -> ApiResult<Json<Answered>> {
     let run = path_id(RunId::parse, &run)?;
-    state.runner.answer(&who, &run, req.tool_call_id, req.answer).await?;
-    Ok(Json(Answered { answered: true }))
+    let seq = state.runner.answer(&who, &run, req.tool_call_id, req.answer).await?;
+    Ok(Json(Answered { answered: true, seq }))
 }

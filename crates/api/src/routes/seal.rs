@@ -12,7 +12,7 @@ use lattice_wire::{ErrorBody, SealKeyView};
 
 /// The key the log's checkpoints are signed with: public, for anyone who
 /// verifies an export or a receipt (`lattice verify --key`).
-#[utoipa::path(get, path = "/v1/seal/key", responses((status = 200, body = SealKeyView)))]
+#[utoipa::path(get, path = "/v1/checkpoint-key", responses((status = 200, body = SealKeyView)))]
 pub async fn key(State(state): State<AppState>) -> Json<SealKeyView> {
     let key = state.log.authenticator().seal_key();
     Json(SealKeyView { key_id: key.id(), public_key: key.public_hex() })
@@ -50,4 +50,13 @@ pub async fn checkpoints(
 ) -> ApiResult<Json<Value>> {
     let listed = lattice_log::seal::checkpoints(state.log.db(), who.principal(), &ws, q.after).await?;
     Ok(Json(serde_json::to_value(listed).expect("checkpoints serialize")))
+}
+
+/// A workspace's newest signed checkpoint, for whoever may read the
+/// workspace; 409 while nothing of it is sealed yet.
+#[utoipa::path(get, path = "/v1/workspaces/{ws}/checkpoints/latest", responses((status = 200, body = Object), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody)),
+    params(("ws" = String, Path)), security(("bearer" = [])))]
+pub async fn latest(State(state): State<AppState>, Caller(who): Caller, Path(ws): Path<String>) -> ApiResult<Json<Value>> {
+    let latest = lattice_log::seal::latest_checkpoint(state.log.db(), who.principal(), &ws).await?;
+    Ok(Json(serde_json::to_value(latest).expect("a checkpoint serializes")))
 }

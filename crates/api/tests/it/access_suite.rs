@@ -401,7 +401,15 @@ fn table() -> Vec<Entry> {
                 (format!("/v1/workspaces/{}/checkpoints", ids.ws), None)
             }),
         ),
-        entry("GET", "/v1/seal/key", one("the seal's public key", On::Nothing, NoToken, |_, _, _| ("/v1/seal/key".into(), None))),
+        entry(
+            "GET",
+            "/v1/workspaces/{ws}/checkpoints/latest",
+            // Nothing sealed here (no sealer runs in this suite): 409, allowed.
+            one("the workspace's newest checkpoint", On::Workspace, Needs(Read), |ids, _, _| {
+                (format!("/v1/workspaces/{}/checkpoints/latest", ids.ws), None)
+            }),
+        ),
+        entry("GET", "/v1/checkpoint-key", one("the seal's public key", On::Nothing, NoToken, |_, _, _| ("/v1/checkpoint-key".into(), None))),
         entry(
             "GET",
             "/v1/receipts/{seq}",

@@ -39,7 +39,7 @@ lattice_testkit::both_backends! {
         assert_eq!(receipt["envelope"]["seq"], seq, "{receipt}");
         assert_eq!(receipt["envelope"]["payload"]["text"], "sealed soon");
         assert!(receipt["checkpoint"]["n"].as_i64().unwrap() >= receipt["seal"]["n"].as_i64().unwrap());
-        let key = app.get("/v1/seal/key", &ana).await;
+        let key = app.get("/v1/checkpoint-key", &ana).await;
         assert_eq!(receipt["checkpoint"]["key_id"], key.body["key_id"]);
         // Another tenant learns nothing of it.
         let eve = app.token("t2", "eve", TenantRole::TenantAdmin, false).await;

@@ -65,3 +65,14 @@ pub(crate) async fn save_checkpoint(db: &Db, name: &str, seq: i64, now: i64) -> 
     .map_err(db_error)?;
     Ok(())
 }
+
+/// Whether some holder has the lead of `name` at `now`.
+pub(crate) async fn led(db: &Db, name: &str, now: i64) -> Result<bool, Error> {
+    let row = sqlx::query("SELECT 1 FROM follower_checkpoints WHERE name = $1 AND holder IS NOT NULL AND lead_until >= $2")
+        .bind(name)
+        .bind(now)
+        .fetch_optional(&db.pool)
+        .await
+        .map_err(db_error)?;
+    Ok(row.is_some())
+}

@@ -169,3 +169,24 @@ pub(crate) async fn of_envelope(db: &Db, id: &str) -> Result<Option<(String, Str
     })
     .transpose()
 }
+
+/// A chain's newest checkpoint.
+pub(crate) async fn latest_checkpoint(db: &Db, tenant: &str, workspace: &str) -> Result<Option<Checkpoint>, Error> {
+    let row = sqlx::query(
+        "SELECT tenant, workspace, n, seq, head, at_ms, key_id, signature FROM seal_checkpoints \
+         WHERE tenant = $1 AND workspace = $2 ORDER BY n DESC LIMIT 1",
+    )
+    .bind(tenant)
+    .bind(workspace)
+    .fetch_optional(&db.pool)
+    .await
+    .map_err(db_error)?;
+    row.as_ref().map(checkpoint_of).transpose()
+}
+
+/// The tenant a workspace belongs to, if it exists: an operator names the
+/// workspace alone (`lattice export --workspace`).
+pub(crate) async fn tenant_of_workspace(db: &Db, workspace: &str) -> Result<Option<String>, Error> {
+    let row = sqlx::query("SELECT tenant FROM workspaces WHERE id = $1").bind(workspace).fetch_optional(&db.pool).await.map_err(db_error)?;
+    row.map(|r| r.try_get(0).map_err(db_error)).transpose()
+}

@@ -139,6 +139,11 @@ async fn apps_over_mcp_pass_the_policy_and_leave_an_audit_row() {
     assert!(s["elicited"][0].as_str().unwrap().contains("\"count\": 2"), "the person saw the exact values: {s}");
     let sub = s["steps"][0]["structuredContent"]["submission"]["id"].as_str().expect("sent").to_owned();
     assert_eq!(s["steps"][0]["structuredContent"]["id"], sub.as_str(), "the contract's {{id}}");
+    // The confirmed call's receipt proves it: its envelope, sealed under a
+    // signed checkpoint (docs/SEAL.md), as `lattice up` seals behind it.
+    let receipt = &s["steps"][0]["structuredContent"]["submission"];
+    assert_eq!(receipt["proof"]["envelope"]["seq"], receipt["seq"], "{receipt}");
+    assert!(receipt["proof"]["checkpoint"]["signature"].is_string(), "{receipt}");
     let row = ana.ok("GET", &format!("/v1/artifacts/{sub}"), Value::Null).await;
     assert_eq!((row["author"].as_str(), row["data"]["form_id"].as_str()), (Some("bot"), Some(app.as_str())), "the MCP caller's submission");
 

@@ -187,8 +187,13 @@ pub async fn run(
         true
     } else {
         match resume(&state, &who, &input.resume).await {
-            Ok(run) => {
+            Ok((run, answered)) => {
                 translator.run = run.to_string();
+                // Each answer's receipt, before what the run does next.
+                for (interrupt, seq) in answered {
+                    let proof = lattice_log::seal::proof(state.log.db(), who.principal(), seq).await?;
+                    first.push(receipt_event(&interrupt, seq, proof));
+                }
                 // Some of its requests still unanswered: the run waits on
                 // them, and this request's run ends with them as interrupts.
                 match still_waiting(&state, &who, &translator).await? {
@@ -225,23 +230,32 @@ async fn still_waiting(state: &AppState, who: &lattice_log::Authenticated, trans
     Ok(Some(translator.interrupted(waiting)))
 }
 
+/// An answer's receipt (docs/SEAL.md), as the `CUSTOM` event
+/// `lattice.receipt`: the interrupt it answered, the answer's `seq`, and
+/// its sealed receipt once sealed (else null: `GET /v1/receipts/{seq}`).
+fn receipt_event(interrupt: &str, seq: i64, proof: Option<lattice_log::seal::Receipt>) -> Value {
+    json!({"type": "CUSTOM", "name": "lattice.receipt", "value": {"interruptId": interrupt, "seq": seq, "proof": proof}})
+}
+
 /// Answers each interrupt as the caller (or cancels the run); answers the
-/// run they belong to.
-async fn resume(state: &AppState, who: &lattice_log::Authenticated, entries: &[ResumeEntry]) -> Result<RunId, Error> {
+/// run they belong to, and each answered interrupt with its answer's seq.
+async fn resume(state: &AppState, who: &lattice_log::Authenticated, entries: &[ResumeEntry]) -> Result<(RunId, Vec<(String, i64)>), Error> {
     let mut run_of = None;
+    let mut answered = Vec::new();
     for entry in entries {
         let (run, tool_call_id) = parse_interrupt(&entry.interrupt_id)?;
         if run_of.as_ref().is_some_and(|r: &RunId| *r != run) {
             return Err(Error::field("resume", "const", "the interrupts of one run at a time"));
         }
         match entry.status.as_str() {
-            "resolved" => state.runner.answer(who, &run, tool_call_id, entry.payload.clone()).await?,
+            "resolved" => answered.push((entry.interrupt_id.clone(), state.runner.answer(who, &run, tool_call_id, entry.payload.clone()).await?)),
             "cancelled" => state.runner.cancel(who, &run).await?,
             other => return Err(Error::field("resume.status", "enum", format!("{other:?} is not resolved or cancelled"))),
         }
         run_of = Some(run);
     }
-    run_of.ok_or_else(|| Error::field("resume", "minItems", "nothing to resume"))
+    let run = run_of.ok_or_else(|| Error::field("resume", "minItems", "nothing to resume"))?;
+    Ok((run, answered))
 }
 
 fn events(
