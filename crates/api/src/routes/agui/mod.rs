@@ -189,6 +189,15 @@ pub async fn run(
         match resume(&state, &who, &input.resume).await {
             Ok((run, answered)) => {
                 translator.run = run.to_string();
+                // Followed from the first answer on: behind more than one
+                // replica, this one may not have seen the pause it answers
+                // when `after` was read, and replayed, the pause would end
+                // this run at once with the interrupt just answered. All
+                // the run does next comes after its answers.
+                if let Some(first) = answered.iter().map(|(_, seq)| *seq).min() {
+                    live = state.log.follow(&who, Follow::Thread(thread.clone()), first - 1).await?;
+                    live.catch_up().await?;
+                }
                 // Each answer's receipt, before what the run does next.
                 for (interrupt, seq) in answered {
                     let proof = lattice_log::seal::proof(state.log.db(), who.principal(), seq).await?;
