@@ -5,11 +5,16 @@ use crate::Result;
 use crate::postgres;
 use crate::shell;
 
-const NAMES: &[&str] = &["write-path", "validator", "bridge", "web", "edge", "fanout", "replicas"];
+const NAMES: &[&str] = &["write-path", "validator", "bridge", "web", "edge", "fanout", "replicas", "data"];
 
 pub fn run(args: &[String]) -> Result {
-    let name =
-        args.first().map(String::as_str).ok_or("usage: cargo xtask bench NAME (write-path, validator, bridge, web, edge, fanout, replicas, all)")?;
+    let name = args
+        .first()
+        .map(String::as_str)
+        .ok_or("usage: cargo xtask bench NAME (write-path, validator, bridge, web, edge, fanout, replicas, data, all)")?;
+    if name == "soak" {
+        return soak(&args[1..]);
+    }
     let names: Vec<&str> = match name {
         "all" => NAMES.to_vec(),
         n if NAMES.contains(&n) => vec![n],
@@ -49,6 +54,24 @@ pub fn run(args: &[String]) -> Result {
         shell::cargo(&["run", "--release", "--quiet", "--package", "lattice-bench", "--", name], &env)?;
     }
     Ok(())
+}
+
+/// `soak --minutes N`, apart from `all`: the multi-process stack, with its
+/// own PostgreSQL and NATS, under steady traffic for N minutes, against a
+/// release build of the server (`LATTICE_BIN` names another).
+fn soak(args: &[String]) -> Result {
+    crate::stack_tools()?;
+    let server = match std::env::var("LATTICE_BIN") {
+        Ok(bin) => bin,
+        Err(_) => {
+            shell::cargo(&["build", "--release", "--package", "lattice"], &[])?;
+            crate::web::target_dir().join("release").join("lattice").display().to_string()
+        }
+    };
+    println!("== bench soak");
+    let mut run = vec!["run", "--release", "--quiet", "--package", "lattice-bench", "--", "soak"];
+    run.extend(args.iter().map(String::as_str));
+    shell::cargo(&run, &[("LATTICE_BIN", &server)])
 }
 
 /// A nats-server that syncs before it acknowledges when asked

@@ -155,6 +155,9 @@ pub struct Stack {
     nats_container: Option<testcontainers::Container<testcontainers::GenericImage>>,
     /// How NATS runs: natively or under testcontainers, and why.
     pub nats_engine: String,
+    /// The ports of the log replicas after the first (`log-2`, `log-3`, …),
+    /// which the edge takes requests to in turn with the first.
+    more_logs: Vec<u16>,
 }
 
 /// The local stack's NATS users (infra/nats/nats.conf) and passwords: a
@@ -172,7 +175,15 @@ impl Stack {
 
     /// With more environment for every lattice process.
     pub fn start_with(dir: &Path, ports: Ports, mode: Mode, env: &[(&str, &str)]) -> Result<Self, String> {
-        for (name, port) in ports.all() {
+        Self::start_replicated(dir, ports, mode, env, &[])
+    }
+
+    /// With log replicas beyond the first on `more_logs` (`log-2` on the
+    /// first of them, and so on), all behind the edge: what a deployment
+    /// that restarts one replica at a time runs (`cargo xtask bench soak`).
+    pub fn start_replicated(dir: &Path, ports: Ports, mode: Mode, env: &[(&str, &str)], more_logs: &[u16]) -> Result<Self, String> {
+        let named = more_logs.iter().enumerate().map(|(i, port)| (format!("log-{}", i + 2), *port));
+        for (name, port) in ports.all().into_iter().map(|(n, p)| (n.to_owned(), p)).chain(named) {
             if TcpListener::bind(("127.0.0.1", port)).is_err() {
                 return Err(format!("port {port} ({name}) is taken: is a stack already up? (`just down` stops it)"));
             }
@@ -197,6 +208,7 @@ impl Stack {
             env: env.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect(),
             nats_container: None,
             nats_engine: String::new(),
+            more_logs: more_logs.to_vec(),
         };
         let started = stack.start_all(mode);
         if let Err(e) = started {
@@ -258,7 +270,7 @@ impl Stack {
                 for (user, password) in NATS_USERS {
                     nats.env(format!("LATTICE_NATS_{}_PASSWORD", user.to_uppercase()), password);
                 }
-                self.spawn("nats", nats)?;
+                self.spawn("nats", nats, false)?;
                 self.nats_engine = format!("a native process ({why})");
             }
         }
@@ -267,17 +279,80 @@ impl Stack {
             return Err(format!("lattice migrate failed: {}", String::from_utf8_lossy(&migrate.stderr)));
         }
         for service in SERVICES {
-            let cmd = self.lattice(&["serve", service]);
-            self.spawn(service, cmd)?;
-            match service {
-                "log" => self.wait_ready(&format!("{}/readyz", self.log), service)?,
-                "mcp" => self.wait_ready(&format!("http://127.0.0.1:{}/readyz", self.ports.mcp), service)?,
-                "bridge" => self.wait_ready(&format!("http://127.0.0.1:{}/readyz", self.ports.bridge), service)?,
-                "edge" => self.wait_ready(&format!("{}/readyz", self.portal), service)?,
-                _ => {}
+            let more: Vec<String> = if service == "log" { (2..self.more_logs.len() + 2).map(|n| format!("log-{n}")).collect() } else { Vec::new() };
+            for name in std::iter::once(service.to_owned()).chain(more) {
+                let cmd = self.service(&name)?;
+                self.spawn(&name, cmd, false)?;
+                let url = self.ready_url(&name)?;
+                self.wait_ready(&url, &name)?;
             }
         }
         Ok(())
+    }
+
+    /// The command that starts the service `name` (`log`, `log-2`, …,
+    /// `bridge`, `mcp`, `edge`).
+    fn service(&self, name: &str) -> Result<Command, String> {
+        match self.replica_port(name) {
+            Some(port) => {
+                let mut cmd = self.lattice(&["serve", "log"]);
+                cmd.env("LATTICE_HTTP_ADDR", format!("127.0.0.1:{port}"));
+                Ok(cmd)
+            }
+            None if SERVICES.contains(&name) => Ok(self.lattice(&["serve", name])),
+            None => Err(format!("the stack has no service {name:?}")),
+        }
+    }
+
+    /// The port of the log replica `log-N` (N from 2), if the stack has it.
+    fn replica_port(&self, name: &str) -> Option<u16> {
+        let n: usize = name.strip_prefix("log-")?.parse().ok()?;
+        self.more_logs.get(n.checked_sub(2)?).copied()
+    }
+
+    /// Where `name` says it is ready.
+    fn ready_url(&self, name: &str) -> Result<String, String> {
+        let port = match name {
+            "log" => self.ports.log,
+            "mcp" => self.ports.mcp,
+            "bridge" => self.ports.bridge,
+            "edge" => self.ports.portal,
+            other => self.replica_port(other).ok_or_else(|| format!("the stack has no service {other:?}"))?,
+        };
+        Ok(format!("http://127.0.0.1:{port}/readyz"))
+    }
+
+    /// Every log replica's URL, comma-separated: what the edge takes
+    /// requests to in turn.
+    fn log_urls(&self) -> String {
+        std::iter::once(self.log.clone()).chain(self.more_logs.iter().map(|p| format!("http://127.0.0.1:{p}"))).collect::<Vec<_>>().join(",")
+    }
+
+    /// Kills the service `name` (SIGKILL: no chance to finish what it was
+    /// doing, as a crashed process or a lost machine) and starts it again
+    /// on its port; returns once it is ready. Its log goes on in the same
+    /// file.
+    pub fn restart(&mut self, name: &str) -> Result<(), String> {
+        let at = self.children.iter().position(|(n, _)| n == name).ok_or_else(|| format!("the stack did not start {name:?}"))?;
+        let (_, mut child) = self.children.remove(at);
+        let _ = child.kill();
+        let _ = child.wait();
+        let cmd = self.service(name)?;
+        self.spawn(name, cmd, true)?;
+        let url = self.ready_url(name)?;
+        self.wait_ready(&url, name)
+    }
+
+    /// Each process the stack runs, by name, with its pid: the lattice
+    /// services, NATS when it runs natively, and PostgreSQL's postmaster
+    /// as `postgres` (its backends are its children).
+    pub fn processes(&self) -> Vec<(String, u32)> {
+        let mut out: Vec<(String, u32)> = self.children.iter().map(|(name, child)| (name.clone(), child.id())).collect();
+        let postmaster = std::fs::read_to_string(self.dir.join("pg").join("postmaster.pid")).unwrap_or_default();
+        if let Some(pid) = postmaster.lines().next().and_then(|l| l.trim().parse().ok()) {
+            out.push(("postgres".into(), pid));
+        }
+        out
     }
 
     /// `lattice ARGS` with the stack's configuration for every service.
@@ -311,6 +386,9 @@ impl Stack {
         if matches!(args, [_, "log" | "mcp"]) {
             cmd.env("LATTICE_TRUSTED_PROXIES", "127.0.0.1,::1");
         }
+        if args == ["serve", "edge"] {
+            cmd.env("LATTICE_LOG_URL", self.log_urls());
+        }
         if args == ["serve", "bridge"] {
             cmd.env("LATTICE_NATS_URL", &self.nats_url).env("LATTICE_NATS_USER", "bridge").env("LATTICE_NATS_PASSWORD", NATS_USERS[0].1);
         } else {
@@ -319,9 +397,11 @@ impl Stack {
         cmd
     }
 
-    /// Starts `cmd` as `name`: output to `logs/NAME.log`, pid to `run/NAME.pid`.
-    fn spawn(&mut self, name: &str, mut cmd: Command) -> Result<(), String> {
-        let log = std::fs::File::create(self.dir.join("logs").join(format!("{name}.log"))).map_err(|e| e.to_string())?;
+    /// Starts `cmd` as `name`: output to `logs/NAME.log` (after what it
+    /// holds when `append`), pid to `run/NAME.pid`.
+    fn spawn(&mut self, name: &str, mut cmd: Command, append: bool) -> Result<(), String> {
+        let path = self.dir.join("logs").join(format!("{name}.log"));
+        let log = std::fs::OpenOptions::new().create(true).write(true).append(append).truncate(!append).open(&path).map_err(|e| e.to_string())?;
         let err = log.try_clone().map_err(|e| e.to_string())?;
         cmd.stdin(Stdio::null()).stdout(log).stderr(err);
         let child = cmd.spawn().map_err(|e| format!("starting {name}: {e}"))?;
@@ -412,7 +492,7 @@ impl Drop for Stack {
 pub fn stop(dir: &Path) -> Result<Vec<String>, String> {
     let run = dir.join("run");
     let mut stopped = Vec::new();
-    for name in SERVICES.iter().rev().chain(["nats"].iter()) {
+    for name in in_stopping_order(dir) {
         let file = run.join(format!("{name}.pid"));
         let Ok(text) = std::fs::read_to_string(&file) else { continue };
         if let Ok(pid) = text.trim().parse::<i32>()
@@ -432,7 +512,7 @@ pub fn stop(dir: &Path) -> Result<Vec<String>, String> {
 /// What a stack under `dir` has running, by name and pid.
 pub fn started(dir: &Path) -> Vec<String> {
     let mut out = Vec::new();
-    for name in SERVICES.iter().rev().chain(["nats"].iter()) {
+    for name in in_stopping_order(dir) {
         if let Some(pid) = std::fs::read_to_string(dir.join("run").join(format!("{name}.pid"))).ok().and_then(|t| t.trim().parse::<i32>().ok())
             && alive(pid)
         {
@@ -443,6 +523,30 @@ pub fn started(dir: &Path) -> Vec<String> {
         out.push("postgres".into());
     }
     out
+}
+
+/// The names a stack under `dir` may have pid files for, in the order
+/// they stop: the services, each log replica after the first (`log-2`, …)
+/// before the first, then NATS.
+fn in_stopping_order(dir: &Path) -> Vec<String> {
+    let mut replicas: Vec<(usize, String)> = std::fs::read_dir(dir.join("run"))
+        .into_iter()
+        .flatten()
+        .filter_map(|e| {
+            let name = e.ok()?.file_name().into_string().ok()?.strip_suffix(".pid")?.to_owned();
+            Some((name.strip_prefix("log-")?.parse().ok()?, name))
+        })
+        .collect();
+    replicas.sort();
+    let mut names: Vec<String> = Vec::new();
+    for service in SERVICES.iter().rev() {
+        if *service == "log" {
+            names.extend(replicas.iter().rev().map(|(_, n)| n.clone()));
+        }
+        names.push((*service).to_owned());
+    }
+    names.push("nats".into());
+    names
 }
 
 /// SIGTERM, a wait for the exit, SIGKILL after 20 s; false when it was gone.

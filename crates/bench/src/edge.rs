@@ -161,20 +161,8 @@ impl Drop for Nginx {
 pub async fn run() {
     crate::setup::postgres_from_xtask();
     let (log, _thread) = crate::setup::service(16).await;
-    let runner = lattice_agent::Runner::new(lattice_testkit::trusted(&log), lattice_agent::Models::scripted());
     let (_stop, shutdown) = tokio::sync::watch::channel(false);
-    let apps = lattice_app_calls::AppCalls::new(log.clone(), Default::default());
-    let state = lattice_api::AppState {
-        log,
-        runner,
-        apps,
-        dev_sign_in: false,
-        max_body_bytes: 1 << 20,
-        guard: std::sync::Arc::new(lattice_api::guard::Guard::new(lattice_api::guard::Limits::default())),
-        readiness: None,
-        switch_heartbeat: std::time::Duration::from_secs(5),
-        shutdown,
-    };
+    let state = crate::setup::api_state(&log, lattice_api::guard::Limits::default(), shutdown);
     let direct = serve(lattice_api::router(state)).await;
     let edge = serve(lattice_edge::upstream_router(&direct)).await;
     let portal = "http://127.0.0.1:1".to_owned();

@@ -1,4 +1,5 @@
-//! `fanout`: the live stream under many readers. 1,000 SSE clients follow
+//! `fanout`: the live stream under many readers (and, in `hot_thread`,
+//! one thread under ten thousand). 1,000 SSE clients follow
 //! 100 threads (ten each) of one log service on PostgreSQL (the API's own
 //! router, as `lattice serve log` serves it) while one thread takes 200
 //! commits a second. Measured: each delivery's time from the commit's
@@ -150,20 +151,9 @@ async fn lattice_side(count: usize, epoch: Instant) -> (Figures, f64, u64) {
         last = made.seq;
         threads.push(ThreadId::parse("th", &made.id.unwrap()).unwrap());
     }
-    let runner = lattice_agent::Runner::new(lattice_testkit::trusted(&log), lattice_agent::Models::scripted());
     let (stop_server, shutdown) = tokio::sync::watch::channel(false);
     let limits = lattice_api::guard::Limits { streams_per_caller: count, ..lattice_api::guard::Limits::default() };
-    let state = lattice_api::AppState {
-        log: log.clone(),
-        runner,
-        apps: lattice_app_calls::AppCalls::new(log.clone(), Default::default()),
-        dev_sign_in: false,
-        max_body_bytes: 1 << 20,
-        guard: Arc::new(lattice_api::guard::Guard::new(limits)),
-        readiness: None,
-        switch_heartbeat: Duration::from_secs(5),
-        shutdown,
-    };
+    let state = crate::setup::api_state(&log, limits, shutdown);
     let base = serve(lattice_api::router(state)).await;
     let token = lattice_testkit::token("t1", "alice", TenantRole::TenantAdmin);
     // Each stream starts at the log's end, as a chat that has read its thread.
@@ -257,4 +247,5 @@ pub async fn run() {
     println!("p99_ms {:.2} fanout commit-to-delivery (lattice)", ours.p99_ms);
     println!("p99_ms {:.2} fanout commit-to-delivery (bare axum broadcast)", base.p99_ms);
     println!("ratio {:.3} fanout deliveries per second, lattice vs a bare axum broadcast", ours.per_sec / base.per_sec);
+    crate::hot_thread::run(epoch).await;
 }

@@ -44,3 +44,19 @@ pub fn http() -> reqwest::ClientBuilder {
     let _ = rustls::crypto::ring::default_provider().install_default();
     reqwest::Client::builder()
 }
+
+/// The API over `log` as `lattice serve log` serves it, with the scripted
+/// models, the caller limits given and no dev sign-in.
+pub fn api_state(log: &LogService, limits: lattice_api::guard::Limits, shutdown: tokio::sync::watch::Receiver<bool>) -> lattice_api::AppState {
+    lattice_api::AppState {
+        log: log.clone(),
+        runner: lattice_agent::Runner::new(lattice_testkit::trusted(log), lattice_agent::Models::scripted()),
+        apps: lattice_app_calls::AppCalls::new(log.clone(), Default::default()),
+        dev_sign_in: false,
+        max_body_bytes: 1 << 20,
+        guard: std::sync::Arc::new(lattice_api::guard::Guard::new(limits)),
+        readiness: None,
+        switch_heartbeat: std::time::Duration::from_secs(5),
+        shutdown,
+    }
+}

@@ -89,7 +89,15 @@ pub(crate) async fn load_artifact(db: &Db, tenant: &TenantId, id: &ArtifactId, v
     row.as_ref().map(artifact_from_row).transpose()
 }
 
-/// The artifacts of a thread, optionally of one kind or one parent.
+/// The artifacts of a thread, optionally of one kind or one parent (an
+/// empty one is no filter).
+///
+/// Only the filters given are in the statement: written as `($3 = '' OR
+/// a.kind = $3)`, no index could serve them, and SQLite read every
+/// artifact of the tenant (by its key's `tenant`) to find a thread's.
+/// As it is, `artifacts_by_thread` (thread, kind) finds a kind's, and the
+/// (tenant, parent) prefix of `artifacts_by_parent_author` a form's
+/// submissions, however many artifacts the tenant has.
 pub(crate) async fn list_artifacts(
     db: &Db,
     tenant: &TenantId,
@@ -97,17 +105,21 @@ pub(crate) async fn list_artifacts(
     kind: Option<&str>,
     parent: Option<&str>,
 ) -> Result<Vec<ArtifactRow>, Error> {
-    let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
-        "SELECT {ARTIFACT_COLUMNS} FROM artifacts a WHERE a.tenant = $1 AND a.thread = $2 \
-         AND ($3 = '' OR a.kind = $3) AND ($4 = '' OR a.parent = $4) ORDER BY a.created_at, a.id"
-    )))
-    .bind(tenant.as_str())
-    .bind(thread.as_str())
-    .bind(kind.unwrap_or(""))
-    .bind(parent.unwrap_or(""))
-    .fetch_all(&db.pool)
-    .await
-    .map_err(db_error)?;
+    let (kind, parent) = (kind.filter(|k| !k.is_empty()), parent.filter(|p| !p.is_empty()));
+    let mut filters = String::new();
+    let mut next = 3;
+    for (column, value) in [("kind", kind), ("parent", parent)] {
+        if value.is_some() {
+            filters.push_str(&format!(" AND a.{column} = ${next}"));
+            next += 1;
+        }
+    }
+    let sql = format!("SELECT {ARTIFACT_COLUMNS} FROM artifacts a WHERE a.tenant = $1 AND a.thread = $2{filters} ORDER BY a.created_at, a.id");
+    let mut query = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(tenant.as_str()).bind(thread.as_str());
+    for value in [kind, parent].into_iter().flatten() {
+        query = query.bind(value);
+    }
+    let rows = query.fetch_all(&db.pool).await.map_err(db_error)?;
     rows.iter().map(artifact_from_row).collect()
 }
 
