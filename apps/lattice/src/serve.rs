@@ -254,7 +254,9 @@ async fn spawn_apps_origin(config: &Config, mut stop: tokio::sync::watch::Receiv
     let listener = TcpListener::bind(config.apps_addr).await.with_context(|| format!("listening on {} (the apps origin)", config.apps_addr))?;
     println!("the apps origin is on http://{} (the sandbox proxy only)", listener.local_addr()?);
     tokio::spawn(async move {
-        let served = axum::serve(without_delay(listener), router).with_graceful_shutdown(async move {
+        // A clone of the router per connection, not its route table built
+        // again (which serving a bare `Router` does).
+        let served = axum::serve(without_delay(listener), router.into_make_service()).with_graceful_shutdown(async move {
             let _ = stop.changed().await;
         });
         if let Err(e) = served.await {

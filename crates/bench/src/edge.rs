@@ -19,22 +19,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use lattice_core::TenantRole;
-use tokio::net::TcpListener;
 
 const CLIENTS: usize = 32;
 const WARM: Duration = Duration::from_secs(1);
 const MEASURE: Duration = Duration::from_secs(2);
 const ROUNDS: usize = 3;
-
-async fn serve(router: axum::Router) -> String {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
-        let _ = tcp.set_nodelay(true);
-    });
-    tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
-    format!("http://{addr}")
-}
 
 /// This process's CPU time so far (user and system, all threads), in
 /// seconds: the clients, the edge and the log service, not PostgreSQL.
@@ -163,12 +152,12 @@ pub async fn run() {
     let (log, _thread) = crate::setup::service(16).await;
     let (_stop, shutdown) = tokio::sync::watch::channel(false);
     let state = crate::setup::api_state(&log, lattice_api::guard::Limits::default(), shutdown);
-    let direct = serve(lattice_api::router(state)).await;
-    let edge = serve(lattice_edge::upstream_router(&direct)).await;
+    let direct = crate::setup::serve(lattice_api::router(state)).await;
+    let edge = crate::setup::serve(lattice_edge::upstream_router(&direct)).await;
     let portal = "http://127.0.0.1:1".to_owned();
-    let apps = serve(lattice_edge::apps_router(lattice_edge::AppsOrigin { portal_origin: portal, sdk_dir: None })).await;
+    let apps = crate::setup::serve(lattice_edge::apps_router(lattice_edge::AppsOrigin { portal_origin: portal, sdk_dir: None })).await;
     let document = crate::setup::http().build().unwrap().get(format!("{apps}/sandbox")).send().await.unwrap().bytes().await.unwrap();
-    let bare = serve(axum::Router::new().route(
+    let bare = crate::setup::serve(axum::Router::new().route(
         "/sandbox",
         axum::routing::get(move || {
             let body = document.clone();

@@ -19,7 +19,6 @@ use eventsource_stream::Eventsource;
 use futures_util::StreamExt;
 use lattice_core::{Command, TenantRole, ThreadId, WorkspaceId};
 use sqlx::Connection;
-use tokio::net::TcpListener;
 use tokio::sync::broadcast;
 
 const CLIENTS: usize = 1000;
@@ -31,13 +30,6 @@ const SECONDS: u64 = 5;
 #[derive(Default)]
 struct Seen {
     latencies: Mutex<Vec<u64>>,
-}
-
-async fn serve(router: axum::Router) -> String {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
-    format!("http://{addr}")
 }
 
 /// The send instant is in each message's text, as microseconds since
@@ -154,7 +146,7 @@ async fn lattice_side(count: usize, epoch: Instant) -> (Figures, f64, u64) {
     let (stop_server, shutdown) = tokio::sync::watch::channel(false);
     let limits = lattice_api::guard::Limits { streams_per_caller: count, ..lattice_api::guard::Limits::default() };
     let state = crate::setup::api_state(&log, limits, shutdown);
-    let base = serve(lattice_api::router(state)).await;
+    let base = crate::setup::serve(lattice_api::router(state)).await;
     let token = lattice_testkit::token("t1", "alice", TenantRole::TenantAdmin);
     // Each stream starts at the log's end, as a chat that has read its thread.
     let urls = threads.iter().map(|t| (format!("{base}/v1/threads/{t}/events?after={last}"), Some(token.clone()))).collect();
@@ -202,7 +194,7 @@ async fn baseline_side(epoch: Instant) -> Figures {
             }
         }),
     );
-    let base = serve(router).await;
+    let base = crate::setup::serve(router).await;
     let urls = (0..THREADS).map(|i| (format!("{base}/threads/{i}/events"), None)).collect();
     let seen = Arc::new(Seen::default());
     let (stop_tx, stop) = tokio::sync::watch::channel(false);

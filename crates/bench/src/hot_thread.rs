@@ -55,7 +55,7 @@ pub async fn serve(kind: &str, url: Option<&str>) {
         let _ = tokio::io::stdin().read_to_end(&mut sink).await;
         std::process::exit(0);
     });
-    axum::serve(listener, router).await.unwrap();
+    crate::setup::serve_on(listener, router).await;
 }
 
 async fn lattice_router(url: &str) -> axum::Router {
