@@ -61,17 +61,14 @@ pub fn api_state(log: &LogService, limits: lattice_api::guard::Limits, shutdown:
     }
 }
 
-/// Serves `router` on `listener` as `lattice serve` does: Nagle's
-/// algorithm off, and each connection a clone of the router with its
-/// peer's address. Served as a bare `Router`, axum would build the whole
-/// route table again for every connection (`Router::with_state` per
-/// connection): with the API's routes, tens of KiB an open stream that
-/// the product does not spend.
+/// Serves `router` on `listener` as `lattice serve` serves its main
+/// listener: Nagle's algorithm off, and each connection a clone of the
+/// router with its peer's address. Served as a bare `Router`, axum would
+/// build the whole route table again for every connection
+/// (`Router::with_state` per connection): with the API's routes, tens of
+/// KiB an open stream that the product does not spend.
 pub async fn serve_on(listener: tokio::net::TcpListener, router: axum::Router) {
-    let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
-        let _ = tcp.set_nodelay(true);
-    });
-    axum::serve(listener, router.into_make_service_with_connect_info::<std::net::SocketAddr>()).await.unwrap();
+    axum::serve(without_delay(listener), router.into_make_service_with_connect_info::<std::net::SocketAddr>()).await.unwrap();
 }
 
 /// [`serve_on`] a free loopback port, in the background: its URL.
@@ -80,4 +77,20 @@ pub async fn serve(router: axum::Router) -> String {
     let addr = listener.local_addr().unwrap();
     tokio::spawn(serve_on(listener, router));
     format!("http://{addr}")
+}
+
+/// As [`serve`], without the peer's address: as `lattice serve` serves
+/// the apps origin.
+pub async fn serve_without_peers(router: axum::Router) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(without_delay(listener), router.into_make_service()).await.unwrap() });
+    format!("http://{addr}")
+}
+
+fn without_delay(listener: tokio::net::TcpListener) -> axum::serve::TapIo<tokio::net::TcpListener, fn(&mut tokio::net::TcpStream)> {
+    fn no_delay(tcp: &mut tokio::net::TcpStream) {
+        let _ = tcp.set_nodelay(true);
+    }
+    axum::serve::ListenerExt::tap_io(listener, no_delay as fn(&mut tokio::net::TcpStream))
 }
