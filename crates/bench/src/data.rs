@@ -18,7 +18,9 @@
 //!   its restricted threads by `threads_by_workspace` and
 //!   `thread_members_by_user`;
 //! - a workspace's thread list: `threads_by_workspace`, and per thread
-//!   the `read_marks` key and `envelopes_by_thread` (whether it is unread);
+//!   the `read_marks` key and `envelopes_by_thread` (whether it is unread;
+//!   on SQLite the index carries each envelope's type and author, so the
+//!   probe never reads the table's rows: migration 0015);
 //! - a form's submissions: the (tenant, parent) prefix of
 //!   `artifacts_by_parent_author`, once the statement names only the
 //!   filters given (store/artifacts.rs: with `($3 = '' OR a.kind = $3)`
