@@ -12,6 +12,7 @@
 use std::path::{Path, PathBuf};
 
 use axum::Router;
+use axum::body::Bytes;
 use axum::extract::Request;
 use axum::http::{HeaderValue, header};
 use axum::middleware::Next;
@@ -48,31 +49,16 @@ pub fn apps_router(origin: AppsOrigin) -> Router {
         origin.portal_origin
     );
     let frame_policy = format!("{INNER_POLICY}; frame-ancestors 'self' {}", origin.portal_origin);
+    // Made once: each request takes a reference to the same bytes rather
+    // than a copy of the document and of its policy.
+    let (document, policy, frame_policy) = (Bytes::from(document), header_value(policy), header_value(frame_policy));
     let sandbox = move || {
         let (document, policy) = (document.clone(), policy.clone());
-        async move {
-            (
-                [
-                    (header::CONTENT_TYPE, "text/html; charset=utf-8".to_owned()),
-                    (header::CONTENT_SECURITY_POLICY, policy),
-                    (header::CACHE_CONTROL, "no-cache".to_owned()),
-                ],
-                document,
-            )
-        }
+        async move { (html_headers(policy), document) }
     };
     let frame = move || {
         let policy = frame_policy.clone();
-        async move {
-            (
-                [
-                    (header::CONTENT_TYPE, "text/html; charset=utf-8".to_owned()),
-                    (header::CONTENT_SECURITY_POLICY, policy),
-                    (header::CACHE_CONTROL, "no-cache".to_owned()),
-                ],
-                INNER_FRAME,
-            )
-        }
+        async move { (html_headers(policy), INNER_FRAME) }
     };
     let mut router = Router::new().route("/sandbox", axum::routing::get(sandbox)).route("/sandbox/frame", axum::routing::get(frame));
     if let Some(file) = sdk_file {
@@ -113,6 +99,24 @@ fn script_hash(script: &str) -> String {
     use base64::Engine;
     use sha2::Digest;
     format!("sha256-{}", base64::engine::general_purpose::STANDARD.encode(sha2::Sha256::digest(script.as_bytes())))
+}
+
+/// An HTML document's headers under `policy`, never cached.
+fn html_headers(policy: HeaderValue) -> [(header::HeaderName, HeaderValue); 3] {
+    [
+        (header::CONTENT_TYPE, HeaderValue::from_static("text/html; charset=utf-8")),
+        (header::CONTENT_SECURITY_POLICY, policy),
+        (header::CACHE_CONTROL, HeaderValue::from_static("no-cache")),
+    ]
+}
+
+/// A policy as a header's value; one a header cannot carry (a portal
+/// origin with a control character in it) is refused for everything.
+fn header_value(policy: String) -> HeaderValue {
+    HeaderValue::try_from(policy).unwrap_or_else(|e| {
+        tracing::error!(error = %e, "the apps origin's policy is not a header value: every document it serves is refused everything");
+        HeaderValue::from_static("default-src 'none'; frame-ancestors 'none'")
+    })
 }
 
 fn js_string(s: &str) -> String {
