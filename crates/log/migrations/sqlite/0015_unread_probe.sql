@@ -5,6 +5,6 @@
 -- log's rows, which in a large log lie each on a page of its own: a
 -- workspace's thread list on a log of a million envelopes took 1.2 to 1.4
 -- times as long as on one of a thousand (`cargo xtask bench data`).
--- PostgreSQL's plan reads few enough rows that its figure is flat without.
+-- The same on PostgreSQL: the two backends keep one schema.
 DROP INDEX envelopes_by_thread;
 CREATE INDEX envelopes_by_thread ON envelopes (thread, seq, type, actor);
