@@ -11,7 +11,7 @@ pub fn run(args: &[String]) -> Result {
     let name = args
         .first()
         .map(String::as_str)
-        .ok_or("usage: cargo xtask bench NAME (write-path, validator, bridge, web, edge, fanout, replicas, data, all)")?;
+        .ok_or("usage: cargo xtask bench NAME (write-path, validator, bridge, web, edge, fanout, replicas, data, all; soak --minutes N)")?;
     if name == "soak" {
         return soak(&args[1..]);
     }

@@ -49,7 +49,7 @@ fn main() -> ExitCode {
                  images           build the images standing in for public ones (compose.stand-ins.yaml)\n  \
                  infra            validate compose.yaml, the kustomize overlays and the YAML, offline\n  \
                  circles [DIR]    list the import circles among a crate's files (crates/log, apps/web by default)\n  \
-                 bench NAME       run a benchmark: write-path, validator, bridge, web, edge, fanout, or all\n  \
+                 bench NAME       run a benchmark: write-path, validator, bridge, web, edge, fanout, replicas, data, or all; soak --minutes N apart\n  \
                  web              build the chat host into <target>/web\n  \
                  screenshots [trace]  take the docs' pictures of the chat host, or of one trace (docs/screenshots)\n  \
                  schema           regenerate the committed wire schemas under schemas/\n  \

@@ -145,7 +145,11 @@ pub async fn run(
     // reconnect's snapshot holds (the caller's own commits among it) before.
     let after = state.log.horizon().caught_up().await;
     let mut live = state.log.follow(&who, Follow::Thread(thread.clone()), after).await?;
-    live.catch_up().await?;
+    // A resume with answers follows again from its first answer (below):
+    // what it missed is read there, not twice.
+    if input.resume.is_empty() {
+        live.catch_up().await?;
+    }
     let permit = state.guard.open_stream(who.principal())?;
     let mut translator = Translator::new(input.thread_id.clone(), input.run_id.clone());
     let mut first = vec![translator.started()];
