@@ -15,8 +15,8 @@ use axum::Router;
 use axum::body::Bytes;
 use axum::extract::Request;
 use axum::http::{HeaderValue, header};
-use axum::middleware::Next;
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
+use tower::Layer;
 
 pub use lattice_ui::app::INNER_POLICY;
 
@@ -62,24 +62,32 @@ pub fn apps_router(origin: AppsOrigin) -> Router {
     };
     let mut router = Router::new().route("/sandbox", axum::routing::get(sandbox)).route("/sandbox/frame", axum::routing::get(frame));
     if let Some(file) = sdk_file {
-        router = router.route_service("/sdk/ext-apps.js", tower_http::services::ServeFile::new(file));
+        // The file server's own refusals (a method it does not serve) go
+        // through the one mapping; the rest of the origin writes none.
+        let sdk = axum::middleware::from_fn(lattice_http::error::typed_refusals).layer(tower_http::services::ServeFile::new(file));
+        router = router.route_service("/sdk/ext-apps.js", sdk);
     } else {
         tracing::warn!("the MCP Apps SDK is not built: apps that ask for it get nothing (run `cargo xtask web`)");
     }
     // Every other path is 404 `NotFound`, another method 405
     // `MethodNotAllowed`: the refusals every service writes, through the
-    // one mapping (the SDK file's own refusals too).
-    router
-        .method_not_allowed_fallback(lattice_http::error::method_not_allowed)
-        .fallback(lattice_http::error::not_found)
-        .layer(axum::middleware::from_fn(lattice_http::error::typed_refusals))
-        .layer(axum::middleware::from_fn(holds_nothing))
+    // one mapping. The cookies are dropped by plain functions, not an
+    // async middleware: the proxy document is the one request an app's
+    // every frame makes, and a middleware's boxed futures and clones of the
+    // route cost it more than its own handler (`cargo xtask bench edge`).
+    router.method_not_allowed_fallback(lattice_http::error::method_not_allowed).fallback(lattice_http::error::not_found).layer(
+        tower::ServiceBuilder::new().map_request(drop_cookies as fn(Request) -> Request).map_response(holds_nothing as fn(Response) -> Response),
+    )
 }
 
-/// Drops the request's cookies; sets none; forbids sniffing and referrers.
-async fn holds_nothing(mut req: Request, next: Next) -> Response {
+/// No cookie reaches anything the origin serves.
+fn drop_cookies(mut req: Request) -> Request {
     req.headers_mut().remove(header::COOKIE);
-    let mut response = next.run(req).await.into_response();
+    req
+}
+
+/// Sets no cookie; forbids sniffing and referrers.
+fn holds_nothing(mut response: Response) -> Response {
     let headers = response.headers_mut();
     headers.remove(header::SET_COOKIE);
     headers.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
@@ -194,5 +202,30 @@ mod policy_tests {
             let got = String::from_utf8(res.into_body().collect().await.unwrap().to_bytes().to_vec()).unwrap();
             assert_eq!(got, body, "{method} {path}");
         }
+    }
+
+    /// The vendored SDK is served as a file, its refusals typed as the
+    /// rest, and no cookie reaches it or comes back from it.
+    #[tokio::test]
+    async fn the_sdk_is_served_and_its_refusals_are_typed() {
+        let dir = std::env::temp_dir().join(format!("lattice-apps-sdk-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("ext-apps.js"), "export const sdk = 1;\n").unwrap();
+        let router = apps_router(AppsOrigin { portal_origin: "http://127.0.0.1:8080".into(), sdk_dir: Some(dir.clone()) });
+        let req = axum::http::Request::get("/sdk/ext-apps.js").header(header::COOKIE, "a=b").body(axum::body::Body::empty()).unwrap();
+        let res = router.clone().oneshot(req).await.unwrap();
+        assert_eq!(res.status(), 200);
+        assert_eq!(res.headers()[header::X_CONTENT_TYPE_OPTIONS], "nosniff");
+        assert_eq!(res.headers()[header::REFERRER_POLICY], "no-referrer");
+        assert!(!res.headers().contains_key(header::SET_COOKIE));
+        assert_eq!(res.into_body().collect().await.unwrap().to_bytes(), "export const sdk = 1;\n");
+        let req = axum::http::Request::delete("/sdk/ext-apps.js").body(axum::body::Body::empty()).unwrap();
+        let res = router.oneshot(req).await.unwrap();
+        assert_eq!(res.status(), 405);
+        assert_eq!(res.headers()[header::CONTENT_TYPE], "application/json");
+        assert_eq!(res.headers()[header::X_CONTENT_TYPE_OPTIONS], "nosniff");
+        let got = res.into_body().collect().await.unwrap().to_bytes();
+        assert_eq!(got, r#"{"error":{"type":"MethodNotAllowed","method":"DELETE"}}"#);
+        std::fs::remove_dir_all(dir).unwrap();
     }
 }
