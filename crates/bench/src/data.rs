@@ -17,10 +17,12 @@
 //! - a workspace's catch-up: `envelopes_by_workspace` (workspace, seq),
 //!   its restricted threads by `threads_by_workspace` and
 //!   `thread_members_by_user`;
-//! - a workspace's thread list: `threads_by_workspace`, and per thread
-//!   the `read_marks` key and `envelopes_by_thread` (whether it is unread;
-//!   on SQLite the index carries each envelope's type and author, so the
-//!   probe never reads the table's rows: migration 0015);
+//! - a workspace's thread list: `threads_by_workspace`, which holds what
+//!   the list shows in the order it shows it (migration 0016), and per
+//!   thread the reader's mark by `read_marks_by_user` (the reader's marks
+//!   side by side) and `envelopes_by_thread` (whether it is unread; the
+//!   index carries each envelope's type and author, so the probe never
+//!   reads the table's rows: migration 0015);
 //! - a form's submissions: the (tenant, parent) prefix of
 //!   `artifacts_by_parent_author`, once the statement names only the
 //!   filters given (store/artifacts.rs: with `($3 = '' OR a.kind = $3)`
@@ -31,9 +33,14 @@
 //!   may post), `runs_by_thread` (the thread's paused runs);
 //! - who may read, for every read: the same keys.
 //!
-//! On SQLite the large log's rows of one thread lie each on a page of its
-//! own; a connection's page cache does not hold them, so each cost a
-//! read() until the file was mapped (`mmap_size`, store/db.rs).
+//! On SQLite a commit empties every other connection's page cache, so a
+//! read after a write reads again every page it touches, and the large
+//! log's rows of one thread lie each on a page of its own. Mapping the file
+//! made that a page fault each (the map is dropped on every commit), worse
+//! than a read(); each connection keeps a cache of 16 MiB instead. And no
+//! commit pays for a checkpoint: a task copies the WAL into the file
+//! beside the writes (store/db.rs), where one commit in about a hundred
+//! did, which was the write path's p99.
 //!
 //! The seeding (data/plan.rs, render.rs, sink.rs) writes the rows the
 //! product's writers would have written, envelopes and read models both,
@@ -127,6 +134,15 @@ async fn drop_database(backend: Backend, url: &str) {
     }
 }
 
+/// Set to `postgres` or `sqlite`, only that backend is measured (to look
+/// at its plans with [`KEEP`]).
+const ONLY: &str = "LATTICE_BENCH_DATA_ONLY";
+
+fn backends() -> Vec<Backend> {
+    let only = std::env::var(ONLY).unwrap_or_default();
+    [Backend::Postgres, Backend::Sqlite].into_iter().filter(|b| only.is_empty() || name(*b) == only).collect()
+}
+
 fn name(backend: Backend) -> &'static str {
     match backend {
         Backend::Postgres => "postgres",
@@ -152,7 +168,7 @@ pub async fn run() {
         started.elapsed().as_secs_f64()
     );
     let mut lines = Vec::new();
-    for backend in [Backend::Postgres, Backend::Sqlite] {
+    for backend in backends() {
         let b = name(backend);
         let mut sides = Vec::new();
         let mut scratches = Vec::new();

@@ -2,6 +2,7 @@
 //! each backend's own migrations. Only this crate touches it.
 
 use std::str::FromStr;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use lattice_core::Error;
@@ -12,6 +13,10 @@ use sqlx::{Any, AnyConnection, AnyPool, Connection, Executor, Transaction};
 /// How long a pooled connection may sit unused before it is pinged on its
 /// way out of the pool.
 const IDLE_BEFORE_PING: Duration = Duration::from_secs(1);
+
+/// On SQLite, how often what was committed is copied from the WAL into the
+/// database file, off the write path ([`checkpoint_off_the_write_path`]).
+const CHECKPOINT_EVERY: Duration = Duration::from_millis(100);
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Backend {
@@ -37,6 +42,10 @@ pub struct Db {
     write_lock: std::sync::Arc<tokio::sync::Mutex<()>>,
     /// Where it connects: a PostgreSQL listener opens its own connection.
     url: std::sync::Arc<str>,
+    /// On SQLite, set by every write, taken by the checkpointer: whether
+    /// the WAL may hold what the database file does not. Its last handle
+    /// dropped, the checkpointer stops.
+    written: std::sync::Arc<AtomicBool>,
 }
 
 static POSTGRES: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/postgres");
@@ -95,14 +104,18 @@ impl Db {
                     if backend == Backend::Sqlite {
                         // WAL lets readers run beside the writer; FULL makes an
                         // acknowledged commit survive a crash of the machine too.
-                        // The file mapped (up to SQLite's 2 GB cap): a read of a
-                        // large log finds a thread's envelopes each on a page of
-                        // its own, which a connection's small page cache does
-                        // not hold; mapped, each costs a memory read, not a
-                        // read() (`cargo xtask bench data`).
+                        // A commit empties every other connection's page cache
+                        // (and, were the file mapped, unmaps it: each page then
+                        // costs a fault, which made a read after a write on a
+                        // large log twice as slow as a read() of it); a cache
+                        // of 16 MiB holds a long thread's rows between commits
+                        // (`cargo xtask bench data`). No commit checkpoints: the
+                        // checkpointer does, beside the writes
+                        // ([`checkpoint_off_the_write_path`]).
                         conn.execute(
                             "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; \
-                             PRAGMA busy_timeout = 10000; PRAGMA foreign_keys = ON; PRAGMA mmap_size = 2147418112;",
+                             PRAGMA busy_timeout = 10000; PRAGMA foreign_keys = ON; PRAGMA cache_size = -16384; \
+                             PRAGMA wal_autocheckpoint = 0;",
                         )
                         .await?;
                     }
@@ -112,7 +125,11 @@ impl Db {
             .connect_with(options)
             .await
             .map_err(|e| Error::unavailable(format!("cannot connect to the database: {e}")))?;
-        Ok(Self { pool, backend, write_lock: Default::default(), url: url.into() })
+        let written = std::sync::Arc::new(AtomicBool::new(false));
+        if backend == Backend::Sqlite {
+            checkpoint_off_the_write_path(pool.clone(), std::sync::Arc::downgrade(&written));
+        }
+        Ok(Self { pool, backend, write_lock: Default::default(), url: url.into(), written })
     }
 
     pub fn backend(&self) -> Backend {
@@ -128,9 +145,9 @@ impl Db {
     /// path's and the bookkeeping's (leases, checkpoints, sessions) alike:
     /// a write between a transaction's read and its write would fail that
     /// transaction at once (`SQLITE_BUSY_SNAPSHOT`), not wait.
-    pub(crate) async fn writer(&self) -> Option<tokio::sync::MutexGuard<'_, ()>> {
+    pub(crate) async fn writer(&self) -> Option<WriterTurn<'_>> {
         match self.backend {
-            Backend::Sqlite => Some(self.write_lock.lock().await),
+            Backend::Sqlite => Some(WriterTurn { _turn: self.write_lock.lock().await, written: &self.written }),
             Backend::Postgres => None,
         }
     }
@@ -188,6 +205,59 @@ impl Db {
     pub async fn close(&self) {
         self.pool.close().await;
     }
+}
+
+/// The one writer's turn on SQLite ([`Db::writer`]). When it ends, what
+/// it wrote is in the WAL, and the checkpointer is told so.
+pub(crate) struct WriterTurn<'a> {
+    _turn: tokio::sync::MutexGuard<'a, ()>,
+    written: &'a AtomicBool,
+}
+
+impl Drop for WriterTurn<'_> {
+    fn drop(&mut self) {
+        self.written.store(true, Ordering::Relaxed);
+    }
+}
+
+/// SQLite's own checkpoint runs in the commit that fills the WAL past a
+/// thousand pages: one commit in about a hundred waited for the log's
+/// pages to be copied into the database file and synced, and those were a
+/// write's p99 (`cargo xtask bench data`: 0.4 to 0.6 ms more on a log of a
+/// million envelopes, about 1 ms against 0.2). Here a task does it every
+/// [`CHECKPOINT_EVERY`] that something was written (and every 5 s
+/// anyway), as a PASSIVE checkpoint:
+/// it waits for no reader and no writer (a commit appends beside it), and
+/// copies what no reader still needs; the rest waits for the next turn.
+/// Closing the pool's last connection checkpoints what is left.
+fn checkpoint_off_the_write_path(pool: AnyPool, written: std::sync::Weak<AtomicBool>) {
+    tokio::spawn(async move {
+        let mut every = tokio::time::interval(CHECKPOINT_EVERY);
+        every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        for turn in 0u64.. {
+            every.tick().await;
+            let Some(flag) = written.upgrade() else { return };
+            if pool.is_closed() {
+                return;
+            }
+            // Every turn something was written, and every fiftieth anyway: a
+            // write that took no writer's turn is copied too.
+            if !flag.swap(false, Ordering::Relaxed) && turn % 50 != 0 {
+                continue;
+            }
+            // (busy, frames in the WAL, frames copied): frames a reader still
+            // needs stay, and are tried again next turn.
+            match sqlx::query_as::<_, (i64, i64, i64)>("PRAGMA wal_checkpoint(PASSIVE)").fetch_one(&pool).await {
+                Ok((_, frames, copied)) if copied < frames => flag.store(true, Ordering::Relaxed),
+                Ok(_) => {}
+                Err(_) if pool.is_closed() => return,
+                Err(e) => {
+                    flag.store(true, Ordering::Relaxed);
+                    tracing::warn!(error = %e, "cannot checkpoint the SQLite WAL; trying again");
+                }
+            }
+        }
+    });
 }
 
 /// One commit's connection ([`Db::open_commit`]).

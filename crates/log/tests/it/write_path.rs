@@ -152,3 +152,40 @@ both_backends! {
         assert_eq!(reader.read(0, 100).await.unwrap(), stored.iter().map(|e| e.decode().unwrap()).collect::<Vec<_>>());
     }
 }
+
+/// On SQLite no commit waits for a checkpoint, yet what was committed
+/// reaches the database file within a checkpointer's turn: the file alone,
+/// copied without its WAL, holds it.
+#[tokio::test]
+async fn sqlite_commits_reach_the_database_file_off_the_write_path() {
+    use sqlx::Connection;
+    let url = lattice_testkit::fresh_url(lattice_log::Backend::Sqlite).await;
+    let db = lattice_log::Db::connect(&url, 4).await.unwrap();
+    db.migrate().await.unwrap();
+    let log = lattice_testkit::service_on(db);
+    let alice = who("t1", "alice", TenantRole::Member);
+    let (_, th) = workspace_with_thread(&log, &alice).await;
+    log.execute(&alice, Command::PostMessage { thread: th.clone(), text: "in the file".into() }).await.unwrap();
+    let path = url.trim_start_matches("sqlite://").to_owned();
+    let copy = format!("{path}.copy");
+    let mut found = 0;
+    for _ in 0..100 {
+        std::fs::copy(&path, &copy).unwrap();
+        if let Ok(mut conn) = sqlx::SqliteConnection::connect(&format!("sqlite://{copy}")).await {
+            found = sqlx::query_scalar::<_, i64>("SELECT COUNT(*) FROM envelopes WHERE thread = ?1 AND type = 'message_posted'")
+                .bind(th.as_str())
+                .fetch_one(&mut conn)
+                .await
+                .unwrap_or(0);
+            conn.close().await.unwrap();
+        }
+        for suffix in ["", "-wal", "-shm"] {
+            let _ = std::fs::remove_file(format!("{copy}{suffix}"));
+        }
+        if found == 1 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert_eq!(found, 1, "the message is in the WAL only");
+}
