@@ -100,11 +100,11 @@ fn spawn_bridge(config: &Config, log: &LogService, stop: tokio::sync::watch::Rec
     Some(readiness)
 }
 
-/// The sealer in this process (docs/SEAL.md), until `stop`.
-fn spawn_sealer(config: &Config, log: &LogService, stop: tokio::sync::watch::Receiver<bool>) -> anyhow::Result<()> {
+/// The sealer in this process (docs/SEAL.md), until `stop`; it ends once
+/// it has stepped down.
+fn spawn_sealer(config: &Config, log: &LogService, stop: tokio::sync::watch::Receiver<bool>) -> anyhow::Result<tokio::task::JoinHandle<()>> {
     let sealer = lattice_log::Sealer::new(LogReader::of(log), crate::seal::key(config)?);
-    tokio::spawn(sealer.run(stop));
-    Ok(())
+    Ok(tokio::spawn(sealer.run(stop)))
 }
 
 pub async fn log(config: Config) -> anyhow::Result<()> {
@@ -172,7 +172,7 @@ async fn serve_http(config: &Config, log: LogService, runner: Runner, with_index
     // `lattice up` runs the bridge in-process whenever NATS is configured.
     let readiness = if with_index { spawn_bridge(config, &log, shutdown.clone()) } else { None };
     // Every replica seals behind its commits; one at a time holds the lead.
-    spawn_sealer(config, &log, shutdown.clone())?;
+    let sealer = spawn_sealer(config, &log, shutdown.clone())?;
     let guard = Arc::new(lattice_api::guard::Guard::new(config.limits()));
     // One place decides apps' calls, for the chat host and MCP alike.
     let apps = app_calls(config, &log)?;
@@ -198,6 +198,11 @@ async fn serve_http(config: &Config, log: LogService, runner: Runner, with_index
         app = app.merge(downloads);
     }
     serve_until_signal(config, app, stop, "the chat at /, the API under /v1, OpenAPI at /openapi.json").await?;
+    // The sealer steps down (a write) before the pool closes: the process
+    // started next leads at once, not when this one's lead runs out.
+    if tokio::time::timeout(Duration::from_secs(5), sealer).await.is_err() {
+        tracing::warn!("the sealer did not step down within 5 s: the next sealer leads when its lead runs out");
+    }
     // Every request has finished: nothing is left half-written. Closing the
     // pool checkpoints SQLite's WAL.
     log.db().close().await;

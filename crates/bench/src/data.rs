@@ -134,6 +134,10 @@ async fn drop_database(backend: Backend, url: &str) {
     }
 }
 
+/// Set, each read's twenty slowest tries on each log are printed, with
+/// when each began.
+const TAILS: &str = "LATTICE_BENCH_DATA_TAILS";
+
 /// Set to `postgres` or `sqlite`, only that backend is measured (to look
 /// at its plans with [`KEEP`]).
 const ONLY: &str = "LATTICE_BENCH_DATA_ONLY";
@@ -207,6 +211,14 @@ pub async fn run() {
                     quantile(&t.every, 0.5),
                     quantile(&t.every, 0.99),
                 );
+            }
+            if std::env::var_os(TAILS).is_some() {
+                for (t, size) in timed.iter().zip(SIZES) {
+                    let mut slow = t.when.clone();
+                    slow.sort_by(|a, b| b.1.total_cmp(&a.1));
+                    let slow: Vec<String> = slow.iter().take(20).map(|(at, ms)| format!("{at:.2}s {ms:.2}")).collect();
+                    println!("data {} ({b}, {size}): the slowest tries: {}", read.name(), slow.join(", "));
+                }
             }
             let raw = quantile(&timed[1].every, 0.99) / quantile(&timed[0].every, 0.99);
             println!("data {} ({b}): every try's p99, 1k over 1M: {raw:.3}", read.name());

@@ -75,11 +75,15 @@ pub const TRIES: usize = 3;
 pub struct Timed {
     pub best: Vec<f64>,
     pub every: Vec<f64>,
+    /// Every try's start (seconds from the read's first) and latency, in
+    /// the order made: when the slowest fell.
+    pub when: Vec<(f64, f64)>,
 }
 
 pub async fn measure(read: Read, sides: &[&Side; 2]) -> [Timed; 2] {
-    let mut out = [(); 2].map(|_| Timed { best: Vec::with_capacity(SAMPLES), every: Vec::with_capacity(SAMPLES * TRIES) });
+    let mut out = [(); 2].map(|_| Timed { best: Vec::with_capacity(SAMPLES), every: Vec::with_capacity(SAMPLES * TRIES), when: Vec::new() });
     let mut n = 0;
+    let began = std::time::Instant::now();
     for sample in 0..WARM_UP + SAMPLES {
         let mut best = [f64::INFINITY; 2];
         for t in 0..TRIES {
@@ -88,11 +92,13 @@ pub async fn measure(read: Read, sides: &[&Side; 2]) -> [Timed; 2] {
             for i in order {
                 let (method, uri, body) = read.request(sides[i], n);
                 n += 1;
+                let at = began.elapsed().as_secs_f64();
                 let (status, bytes, took) = sides[i].call(method, &uri, body).await;
                 assert_eq!(status, StatusCode::OK, "{} {uri}: {}", read.name(), String::from_utf8_lossy(&bytes));
                 best[i] = best[i].min(ms(took));
                 if sample >= WARM_UP {
                     out[i].every.push(ms(took));
+                    out[i].when.push((at, ms(took)));
                 }
             }
         }
