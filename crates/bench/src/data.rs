@@ -192,9 +192,10 @@ pub async fn run() {
             p.thread_length, p.visible_threads, p.ws_later, p.submissions
         );
         println!(
-            "data: {b}: each read {} times on each log after {} to warm up; a sample is the fastest of {TRIES} tries, the logs' tries taking turns",
-            reads::SAMPLES,
-            reads::WARM_UP
+            "data: {b}: each read on each log after {} to warm up, a page {} times, the rest {} times; a sample is the fastest of {TRIES} tries, the logs' tries taking turns",
+            reads::WARM_UP,
+            Read::ThreadFirstPage.samples(),
+            Read::ThreadList.samples()
         );
         let pair = [&sides[0], &sides[1]];
         for read in Read::ALL {
@@ -218,6 +219,18 @@ pub async fn run() {
                     slow.sort_by(|a, b| b.1.total_cmp(&a.1));
                     let slow: Vec<String> = slow.iter().take(20).map(|(at, ms)| format!("{at:.2}s {ms:.2}")).collect();
                     println!("data {} ({b}, {size}): the slowest tries: {}", read.name(), slow.join(", "));
+                    let mut seconds: BTreeMap<u64, Vec<f64>> = BTreeMap::new();
+                    for (at, ms) in &t.when {
+                        seconds.entry(*at as u64).or_default().push(*ms);
+                    }
+                    let medians: Vec<String> = seconds
+                        .into_iter()
+                        .map(|(s, mut v)| {
+                            v.sort_by(f64::total_cmp);
+                            format!("{s}s {:.2}", quantile(&v, 0.5))
+                        })
+                        .collect();
+                    println!("data {} ({b}, {size}): each second's p50: {}", read.name(), medians.join(", "));
                 }
             }
             let raw = quantile(&timed[1].every, 0.99) / quantile(&timed[0].every, 0.99);

@@ -62,7 +62,19 @@ impl Read {
 }
 
 pub const WARM_UP: usize = 40;
-pub const SAMPLES: usize = 500;
+/// Samples of a read on each log: a page of a thread or of a workspace
+/// (3 to 8 ms) 500 times, the reads of a millisecond or less 2,000 times,
+/// so that each is timed over about as long (8 to 15 s for both logs). Timed
+/// over two seconds, a p99 was the slowest 10 ms of them, and whatever
+/// else the machine did then fell on one log more than the other.
+impl Read {
+    pub fn samples(self) -> usize {
+        match self {
+            Read::ThreadFirstPage | Read::ThreadLaterPage | Read::WorkspaceCatchUp => 500,
+            _ => 2_000,
+        }
+    }
+}
 /// Tries per sample on each log, the two logs' tries taking turns; the
 /// sample is a log's fastest. The same request repeated costs what the
 /// log makes it cost each time; what differs between tries is the
@@ -81,10 +93,11 @@ pub struct Timed {
 }
 
 pub async fn measure(read: Read, sides: &[&Side; 2]) -> [Timed; 2] {
-    let mut out = [(); 2].map(|_| Timed { best: Vec::with_capacity(SAMPLES), every: Vec::with_capacity(SAMPLES * TRIES), when: Vec::new() });
+    let samples = read.samples();
+    let mut out = [(); 2].map(|_| Timed { best: Vec::with_capacity(samples), every: Vec::with_capacity(samples * TRIES), when: Vec::new() });
     let mut n = 0;
     let began = std::time::Instant::now();
-    for sample in 0..WARM_UP + SAMPLES {
+    for sample in 0..WARM_UP + samples {
         let mut best = [f64::INFINITY; 2];
         for t in 0..TRIES {
             // Alternate which log goes first.
