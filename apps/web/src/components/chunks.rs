@@ -1,8 +1,9 @@
 //! What a first load does without: forms (their controls and the
 //! validator), dashboards (charts and markdown) and the mini-app host are
 //! each compiled into a WebAssembly chunk of their own (`cargo xtask web`
-//! splits the module at the `#[lazy]` functions here, and at the admin
-//! console's in `pages/console/page.rs`), fetched the first time a page shows one.
+//! splits the module at the `#[lazy]` functions here, and at the pages'
+//! own, such as the admin console's in `pages/console/page.rs`), fetched
+//! the first time a page shows one.
 
 use lattice_ui::dashboard::{Dashboard, Panel};
 use leptos::prelude::*;

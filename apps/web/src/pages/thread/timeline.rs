@@ -20,7 +20,7 @@ use super::artifacts::{app_view, artifact_view};
 use super::ctx::{Ctx, may};
 use super::forms::unsendable;
 use super::pins::pin_button;
-use crate::components::chunks::lazy_form;
+use crate::components::chunks::{lazy_form, when_loaded};
 use crate::components::schema_form::{FormProps, Sender};
 use crate::components::time::time;
 use crate::data::api_client;
@@ -68,7 +68,7 @@ pub(super) fn item_view(ctx: Ctx, item: Item) -> AnyView {
             ask_form_view(ctx, run, tool_call_id, args, expires_at)
         }
         Item::Request { run, tool_call_id, tool_name, args, .. } if lattice_core::ServerKey::split_tool(&tool_name).is_some() => {
-            server_call_view(ctx, run, tool_call_id, tool_name, args)
+            when_loaded("the call", server_call_view(ctx, run, tool_call_id, tool_name, args)).into_any()
         }
         Item::Request { tool_call_id, args, .. } => {
             let answered = Memo::new(move |_| ctx.state.with(|t| t.answered.get(&tool_call_id).cloned()));
@@ -110,7 +110,9 @@ pub(super) fn item_view(ctx: Ctx, item: Item) -> AnyView {
 /// A call of a connected server's tool that its policy put to a person:
 /// the exact arguments, and Allow / Decline for whoever may act in the run.
 /// The answer is bound to this request; the run makes the call (or tells
-/// the model it was declined) on the server when it resumes.
+/// the model it was declined) on the server when it resumes. A chunk of
+/// its own: only a thread with a connected server's call shows one.
+#[lazy]
 fn server_call_view(ctx: Ctx, run: String, tool_call_id: String, tool_name: String, args: Value) -> AnyView {
     let (server, tool) = lattice_core::ServerKey::split_tool(&tool_name).map(|(s, t)| (s.to_owned(), t.to_owned())).unwrap_or_default();
     let tcid = tool_call_id.clone();
