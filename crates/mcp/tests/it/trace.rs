@@ -25,16 +25,25 @@ lattice_testkit::both_backends! {
             let result = serde_json::to_value(client.call_tool(call).await.unwrap()).unwrap();
             assert_ne!(result["isError"], true, "{result}");
         }
+        // The reader reads up to the horizon, which on PostgreSQL reaches
+        // a commit a moment after the call that made it answered.
         let reader = lattice_log::LogReader::of(&s.log);
-        let created: Vec<_> = reader
-            .read(0, 100)
-            .await
-            .unwrap()
-            .into_iter()
-            .map(|e| serde_json::to_value(e).unwrap())
-            .filter(|e| e["type"] == "artifact_created")
-            .map(|e| (e["payload"]["data"]["title"].as_str().unwrap_or_default().to_owned(), e["traceparent"].as_str().map(str::to_owned)))
-            .collect();
+        let mut created = Vec::new();
+        for _ in 0..100 {
+            created = reader
+                .read(0, 100)
+                .await
+                .unwrap()
+                .into_iter()
+                .map(|e| serde_json::to_value(e).unwrap())
+                .filter(|e| e["type"] == "artifact_created")
+                .map(|e| (e["payload"]["data"]["title"].as_str().unwrap_or_default().to_owned(), e["traceparent"].as_str().map(str::to_owned)))
+                .collect::<Vec<_>>();
+            if created.len() >= 2 {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
         assert_eq!(created, vec![("Traced".to_owned(), Some(TRACEPARENT.to_owned())), ("Not traced".to_owned(), None)]);
     }
 }
