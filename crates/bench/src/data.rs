@@ -18,11 +18,12 @@
 //!   its restricted threads by `threads_by_workspace` and
 //!   `thread_members_by_user`;
 //! - a workspace's thread list: `threads_by_workspace`, which holds what
-//!   the list shows in the order it shows it (migration 0016), and per
-//!   thread the reader's mark by `read_marks_by_user` (the reader's marks
-//!   side by side) and `envelopes_by_thread` (whether it is unread; the
-//!   index carries each envelope's type and author, so the probe never
-//!   reads the table's rows: migration 0015);
+//!   the list shows in the order it shows it and what says whether a
+//!   thread is unread (migrations 0016, 0018: folded in beside the write
+//!   path, crates/log/src/unread.rs), and per thread the reader's mark by
+//!   the key of `read_marks`, (user_id, thread): a reader's marks side by
+//!   side (migration 0017). It probed each thread's envelopes before, a
+//!   descent of a million-row index a thread;
 //! - a form's submissions: the (tenant, parent) prefix of
 //!   `artifacts_by_parent_author`, once the statement names only the
 //!   filters given (store/artifacts.rs: with `($3 = '' OR a.kind = $3)`
@@ -186,6 +187,7 @@ pub async fn run() {
         for side in &sides {
             check::reads(side).await;
         }
+        check::same_lists(&sides[0], &sides[1]).await;
         let p = &sides[0].probe;
         println!(
             "data: {b}: read back through the API on both logs: the thread's pages ({} envelopes), {} threads listed, {} workspace envelopes after the cursor, {} submissions, the switches, a paused run, an app's head",

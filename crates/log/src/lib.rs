@@ -3,8 +3,10 @@
 //! [`LogService::execute`] runs every command: authenticate (an
 //! [`Authenticated`] comes only from a verified token) → authorize →
 //! integration gate → checks → commit, which appends one envelope and updates
-//! the read models in one transaction. Nothing else in lattice writes to the
-//! database. Reads go through the same access rules.
+//! the read models in one transaction. Nothing else in lattice writes the
+//! log; beside it, only what is derived from it (`unread`, `seal`) and
+//! bookkeeping (read marks, sessions, checkpoints, leases). Reads go through
+//! the same access rules.
 //!
 //! The crate's parts, and what each may name. Every part may name the
 //! leaves (`clock`, `limits`, `digest`, `chain`, `trace`); none names
@@ -34,6 +36,7 @@
 //! - `runs`: the API's reads of runs. Names `access`, `auth`, the store.
 //! - `live`: one live stream, an access watch. Names `access`, `auth`, `fanout`, `horizon`, `reads`, `sign_outs`, `subscribers`, the store.
 //! - `sessions`: protocol sessions replicas share, by the clock. Names the store.
+//! - `unread`: the fold of what makes threads unread into their rows, beside the write path. Names `horizon`, the store.
 //! - `service`: [`LogService`] and its [`Builder`], which wire all of the above.
 //! - `trusted`: what in-process parts may do. Names `service` (whose parts it is
 //!   handed), `auth`, `deadlines`, `fanout`, `reads`, `subscribers`, `switches`, the store.
@@ -72,6 +75,7 @@ mod subscribers;
 mod switches;
 mod trace;
 mod trusted;
+mod unread;
 mod view;
 mod waiting;
 

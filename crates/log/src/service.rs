@@ -54,6 +54,8 @@ struct Inner {
     waiting: WaitingReads,
     files: crate::files::Files,
     parts: Parts,
+    /// Folds what makes threads unread into their rows while it lives.
+    _unread: crate::unread::Folding,
 }
 
 /// The parts a trusted in-process caller (src/trusted.rs) shares with the
@@ -137,6 +139,7 @@ impl Builder {
         let streams = Streams::new(db.clone(), reads.clone(), sign_outs.clone(), fanout.clone(), horizon.clone());
         let waiting = WaitingReads::new(db.clone(), clock.clone(), registry.clone(), sign_outs.clone(), fanout.clone());
         deadlines.start();
+        let unread = crate::unread::start(db.clone(), horizon.clone(), clock.clone());
         let files = crate::files::Files::new(db.clone(), clock.clone(), switches.clone(), self.file_limits);
         LogService {
             inner: Arc::new(Inner {
@@ -153,6 +156,7 @@ impl Builder {
                 committer,
                 streams,
                 waiting,
+                _unread: unread,
             }),
         }
     }
@@ -403,6 +407,13 @@ impl LogService {
     /// newest first, at most `limit`, each with its workspace.
     pub async fn readable_threads(&self, who: &Authenticated, prefix: &str, limit: i64) -> Result<Vec<(ThreadId, String)>, Error> {
         self.reads().readable_threads(who, prefix, limit).await
+    }
+
+    /// How far the log is folded into what says a thread is unread
+    /// (src/unread.rs): what a thread list reads past it, it reads from the
+    /// log.
+    pub async fn unread_folded(&self) -> Result<i64, Error> {
+        crate::store::unread::folded(&self.inner.db).await
     }
 
     /// The workspace's threads the caller can read, newest first.

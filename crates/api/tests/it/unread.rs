@@ -146,3 +146,88 @@ lattice_testkit::both_backends! {
         assert_eq!(listed, [(restricted.as_str(), Some(true))]);
     }
 }
+
+/// Waits until the fold has reached `seq` (src/unread.rs in lattice-log).
+async fn folded_to(app: &App, seq: i64) {
+    for _ in 0..400 {
+        if app.log.unread_folded().await.unwrap() >= seq {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+    }
+    panic!("the fold did not reach {seq} in 10 s");
+}
+
+lattice_testkit::both_backends! {
+    /// Three people in three threads say things and read in an order drawn
+    /// at random (seeded): after every step each one's list says what the
+    /// record of who said what where, and who read how far, says, whether
+    /// the fold has reached the step (the rows answer) or not (the log
+    /// past the fold answers), and again once it has.
+    async fn a_list_says_what_the_record_says_folded_or_not(backend: Backend) {
+        let app = App::new(backend).await;
+        let names = ["alice", "bob", "carol"];
+        let mut tokens = Vec::new();
+        for name in names {
+            tokens.push(app.token("t1", name, TenantRole::Member, false).await);
+        }
+        let (ws, first) = app.workspace_with_thread(&tokens[0]).await;
+        for name in &names[1..] {
+            let added = app.post(&format!("/v1/workspaces/{ws}/members"), &tokens[0], json!({"user": name, "role": "editor"})).await;
+            assert_eq!(added.status, StatusCode::OK, "{}", added.body);
+        }
+        let mut threads = vec![first];
+        for title in ["B", "C"] {
+            let made = app.post(&format!("/v1/workspaces/{ws}/threads"), &tokens[0], json!({"title": title})).await;
+            threads.push(made.body["id"].as_str().unwrap().to_owned());
+        }
+        // (seq, thread, author) of every message; each person's mark per thread.
+        let mut said: Vec<(i64, usize, usize)> = Vec::new();
+        let mut marks = [[0i64; 3]; 3];
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut draw = |n: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % n) as usize
+        };
+        let mut last = 0;
+        let mut unfolded_checks = 0;
+        for step in 0..60 {
+            let (who, th) = (draw(3), draw(3));
+            if draw(3) == 0 {
+                // Reads as far as some envelope of the thread (or its end).
+                let upto = said.iter().filter(|s| s.1 == th).map(|s| s.0).nth(draw(4)).unwrap_or(last);
+                let marked = mark(&app, &tokens[who], &threads[th], json!(upto)).await;
+                assert_eq!(marked.status, StatusCode::OK, "{}", marked.body);
+                marks[who][th] = marked.body["seq"].as_i64().unwrap();
+            } else {
+                last = say(&app, &tokens[who], &threads[th], &format!("step {step}")).await;
+                said.push((last, th, who));
+            }
+            if step % 15 == 14 {
+                folded_to(&app, last).await;
+            }
+            if app.log.unread_folded().await.unwrap() < last {
+                unfolded_checks += 1;
+            }
+            for (who, token) in tokens.iter().enumerate() {
+                let listed = unread(&app, token, &ws).await;
+                for (th, id) in threads.iter().enumerate() {
+                    let expected = said.iter().any(|&(seq, t, author)| t == th && author != who && seq > marks[who][th]);
+                    let got = listed.iter().find(|(listed, _)| listed == id).expect("listed").1;
+                    assert_eq!(got, expected, "step {step}: {} in thread {th}, said {said:?}, marks {marks:?}", names[who]);
+                }
+            }
+        }
+        folded_to(&app, last).await;
+        for (who, token) in tokens.iter().enumerate() {
+            let listed = unread(&app, token, &ws).await;
+            for (th, id) in threads.iter().enumerate() {
+                let expected = said.iter().any(|&(seq, t, author)| t == th && author != who && seq > marks[who][th]);
+                assert_eq!(listed.iter().find(|(l, _)| l == id).unwrap().1, expected, "folded: {} in thread {th}", names[who]);
+            }
+        }
+        assert!(unfolded_checks > 0, "some lists were read before the fold reached their step");
+    }
+}

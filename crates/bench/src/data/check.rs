@@ -13,6 +13,19 @@ use super::side::Side;
 
 const PAGE: usize = 500;
 
+/// Panics unless the thread list says the same on both logs (the same
+/// workspace, envelope for envelope): the same threads, each as unread.
+pub async fn same_lists(large: &Side, small: &Side) {
+    assert_eq!(unread_list(large).await, unread_list(small).await, "the thread list on the two logs");
+}
+
+/// Each thread of the list, and whether it is unread.
+async fn unread_list(side: &Side) -> Vec<(String, bool)> {
+    let (_, uri, _) = Read::ThreadList.request(side, 0);
+    let list = side.json(&uri).await;
+    list.as_array().unwrap().iter().map(|t| (t["id"].as_str().unwrap().to_owned(), t["unread"].as_bool().unwrap())).collect()
+}
+
 /// Panics, saying what differs, unless every read answers what was seeded.
 pub async fn reads(side: &Side) {
     let p = &side.probe;

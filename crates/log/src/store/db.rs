@@ -141,6 +141,11 @@ impl Db {
         self.url.clone()
     }
 
+    /// Whether the pool was closed (the process is stopping).
+    pub(crate) fn is_closed(&self) -> bool {
+        self.pool.is_closed()
+    }
+
     /// On SQLite, the one writer's turn. Every write takes it, the write
     /// path's and the bookkeeping's (leases, checkpoints, sessions) alike:
     /// a write between a transaction's read and its write would fail that

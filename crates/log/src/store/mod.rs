@@ -27,6 +27,7 @@ pub(crate) mod seals;
 pub(crate) mod sessions;
 pub(crate) mod switches;
 pub(crate) mod threads;
+pub(crate) mod unread;
 pub(crate) mod waiting;
 mod workspaces;
 mod writing;

@@ -7,7 +7,7 @@ use sqlx::Row;
 use sqlx::any::AnyRow;
 
 use super::db::{Db, db_error};
-use super::read_marks;
+use super::unread;
 use crate::clock::rfc3339;
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -97,8 +97,8 @@ pub(crate) async fn readable(db: &Db, tenant: &str, user: Option<&str>, prefix: 
     rows.iter().map(|row| Ok((row.try_get::<String, _>(0).map_err(db_error)?, row.try_get(1).map_err(db_error)?))).collect()
 }
 
-/// The most threads a list holds, the newest: each row costs two index
-/// probes (whether it is unread), and no person reads further down a list.
+/// The most threads a list holds, the newest: no person reads further
+/// down a list.
 pub const LISTED_MAX: usize = 500;
 
 /// A workspace's threads, newest first (at most [`LISTED_MAX`]), each with
@@ -106,25 +106,30 @@ pub const LISTED_MAX: usize = 500;
 /// restricted and the restricted ones the reader is listed on.
 pub(crate) async fn in_workspace(db: &Db, workspace: &str, reader: &Reader<'_>, whole: bool) -> Result<Vec<ThreadSummary>, Error> {
     let visible = if whole { String::new() } else { format!(" AND {}", visible_thread("t", "$2")) };
-    let from = format!("threads t WHERE t.workspace = $1{visible} ORDER BY t.created_at DESC, t.id DESC LIMIT {LISTED_MAX}");
-    read_by(db, &from, workspace, reader).await
+    read_by(db, "", &format!("t.workspace = $1{visible}"), workspace, reader).await
 }
 
 /// The tenant's threads `reader` is listed on, newest first (at most
 /// [`LISTED_MAX`]), each with whether it is unread by them.
 pub(crate) async fn listing(db: &Db, tenant: &str, reader: &Reader<'_>) -> Result<Vec<ThreadSummary>, Error> {
-    let from = format!(
-        "threads t JOIN workspaces w ON w.id = t.workspace JOIN thread_members s ON s.thread = t.id AND s.user_id = $2 \
-         WHERE w.tenant = $1 ORDER BY t.created_at DESC, t.id DESC LIMIT {LISTED_MAX}"
-    );
-    read_by(db, &from, tenant, reader).await
+    let joins = "JOIN workspaces w ON w.id = t.workspace JOIN thread_members s ON s.thread = t.id AND s.user_id = $2";
+    read_by(db, joins, "w.tenant = $1", tenant, reader).await
 }
 
-/// The threads `SELECT … FROM {from}` finds (`$1` bound to `first`, `$2`
-/// the reader's id), each with whether it is unread by `reader`.
-async fn read_by(db: &Db, from: &str, first: &str, reader: &Reader<'_>) -> Result<Vec<ThreadSummary>, Error> {
-    let unread = read_marks::unread("t", "$2", "$3", "$4");
-    let rows = sqlx::query(sqlx::AssertSqlSafe(format!("SELECT {THREAD_COLUMNS}, {unread} FROM {from}")))
+/// The threads `t` (joined with `joins`) for which `filter` holds (`$1`
+/// bound to `first`, `$2` the reader's id), newest first, each with
+/// whether it is unread by `reader`: one range of the threads, each with
+/// the reader's mark (the reader's marks lie side by side), and what the
+/// fold has not reached yet.
+async fn read_by(db: &Db, joins: &str, filter: &str, first: &str, reader: &Reader<'_>) -> Result<Vec<ThreadSummary>, Error> {
+    let recent = unread::recent("$4");
+    let unread = unread::unread("t", "COALESCE(r.seq, 0)", "$3", "$4");
+    let sql = format!(
+        "{recent}SELECT {THREAD_COLUMNS}, {unread} FROM threads t {joins} \
+         LEFT JOIN read_marks r ON r.user_id = $2 AND r.thread = t.id \
+         WHERE {filter} ORDER BY t.created_at DESC, t.id DESC LIMIT {LISTED_MAX}"
+    );
+    let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
         .bind(first)
         .bind(reader.user)
         .bind(&reader.actor)
@@ -134,7 +139,7 @@ async fn read_by(db: &Db, from: &str, first: &str, reader: &Reader<'_>) -> Resul
         .map_err(db_error)?;
     rows.iter()
         .map(|row| {
-            // EXISTS is a boolean in PostgreSQL and an integer in SQLite.
+            // A condition is a boolean in PostgreSQL and an integer in SQLite.
             let unread = row.try_get::<bool, _>(6).or_else(|_| row.try_get::<i64, _>(6).map(|n| n != 0)).map_err(db_error)?;
             Ok(ThreadSummary { unread: Some(unread), ..thread_from_row(row)? })
         })

@@ -158,3 +158,68 @@ async fn postgres_and_sqlite_migrations_define_the_same_schema() {
         "the migrations drifted apart:\nonly in PostgreSQL: {only_postgres:#?}\nonly in SQLite: {only_sqlite:#?}"
     );
 }
+
+/// A log as it stood before migration 0018 (what makes a thread unread
+/// kept on the thread): the migrations before it, then a few envelopes.
+async fn a_log_before_the_unread_summary(backend: Backend) -> sqlx::AnyPool {
+    let url = fresh_url(backend).await;
+    // Made (and its file created) without migrating it.
+    lattice_log::Db::connect(&url, 1).await.unwrap().close().await;
+    let pool = sqlx::AnyPool::connect(&url).await.unwrap();
+    let migrations = match backend {
+        Backend::Postgres => sqlx::migrate!("./migrations/postgres"),
+        Backend::Sqlite => sqlx::migrate!("./migrations/sqlite"),
+    };
+    for m in migrations.iter().filter(|m| m.version < 18) {
+        sqlx::raw_sql(m.sql.clone()).execute(&pool).await.unwrap();
+    }
+    sqlx::raw_sql(
+        "INSERT INTO workspaces (id, tenant, name, created_by, created_at) VALUES ('ws', 't1', 'W', 'alice', 0);
+         INSERT INTO threads (id, workspace, title, created_by, created_at, restricted) VALUES ('th1', 'ws', 'A', 'alice', 0, 0), ('th2', 'ws', 'B', 'alice', 0, 0), ('th3', 'ws', 'C', 'alice', 0, 0);",
+    )
+    .execute(&pool)
+    .await
+    .unwrap();
+    // th1: alice, then bob twice and a run's step; th2: carol alone; th3: nothing said.
+    let said = [
+        ("th1", "alice", "message_posted"),
+        ("th1", "bob", "artifact_created"),
+        ("th1", "bob", "message_posted"),
+        ("th1", "agent", "run_started"),
+        ("th2", "carol", "message_posted"),
+        ("th3", "alice", "run_started"),
+    ];
+    for (n, (thread, actor, kind)) in said.iter().enumerate() {
+        sqlx::query("INSERT INTO envelopes (id, tenant, workspace, thread, actor, at, type, payload) VALUES ($1, 't1', 'ws', $2, $3, 0, $4, '{}')")
+            .bind(format!("e{n}"))
+            .bind(*thread)
+            .bind(*actor)
+            .bind(*kind)
+            .execute(&pool)
+            .await
+            .unwrap();
+    }
+    pool
+}
+
+lattice_testkit::both_backends! {
+    /// Migration 0018 folds the log as it stands into its threads' rows and
+    /// sets the fold's checkpoint at its end: an upgraded deployment's lists
+    /// read no more of its log than a new one's.
+    async fn the_unread_summary_migration_folds_the_log_as_it_stands(backend: Backend) {
+        let pool = a_log_before_the_unread_summary(backend).await;
+        let migrations = match backend {
+            Backend::Postgres => sqlx::migrate!("./migrations/postgres"),
+            Backend::Sqlite => sqlx::migrate!("./migrations/sqlite"),
+        };
+        let m = migrations.iter().find(|m| m.version == 18).unwrap();
+        sqlx::raw_sql(m.sql.clone()).execute(&pool).await.unwrap();
+        let rows: Vec<(String, i64, String, i64)> = sqlx::query_as("SELECT id, said_seq, said_by, said_before FROM threads ORDER BY id").fetch_all(&pool).await.unwrap();
+        assert_eq!(
+            rows,
+            [("th1".into(), 3, "bob".into(), 1), ("th2".into(), 5, "carol".into(), 0), ("th3".into(), 0, String::new(), 0)]
+        );
+        let checkpoint: i64 = sqlx::query_scalar("SELECT seq FROM follower_checkpoints WHERE name = 'unread'").fetch_one(&pool).await.unwrap();
+        assert_eq!(checkpoint, 6);
+    }
+}
