@@ -3,13 +3,18 @@
 //! own bookkeeping, not the product's state: no command, no envelope.
 
 use lattice_core::Error;
-use sqlx::Row;
+use sqlx::{AnyConnection, Row};
 
 use super::db::{Db, db_error};
 
 /// The follower's checkpoint (0 when it never ran).
 pub(crate) async fn checkpoint(db: &Db, name: &str) -> Result<i64, Error> {
-    let row = sqlx::query("SELECT seq FROM follower_checkpoints WHERE name = $1").bind(name).fetch_optional(&db.pool).await.map_err(db_error)?;
+    checkpoint_on(&mut *db.pool.acquire().await.map_err(db_error)?, name).await
+}
+
+/// [`checkpoint`], read on `conn` (in a transaction that moves it).
+pub(crate) async fn checkpoint_on(conn: &mut AnyConnection, name: &str) -> Result<i64, Error> {
+    let row = sqlx::query("SELECT seq FROM follower_checkpoints WHERE name = $1").bind(name).fetch_optional(conn).await.map_err(db_error)?;
     Ok(match row {
         Some(row) => row.try_get(0).map_err(db_error)?,
         None => 0,
@@ -52,6 +57,12 @@ pub(crate) async fn step_down(db: &Db, name: &str, holder: &str) -> Result<(), E
 /// Moves the checkpoint forward to `seq` (never back), stamped `now`.
 pub(crate) async fn save_checkpoint(db: &Db, name: &str, seq: i64, now: i64) -> Result<(), Error> {
     let _writer = db.writer().await;
+    save_checkpoint_on(&mut *db.pool.acquire().await.map_err(db_error)?, name, seq, now).await
+}
+
+/// [`save_checkpoint`], written on `conn` (in a transaction with what it
+/// records), whose writer's turn the caller holds.
+pub(crate) async fn save_checkpoint_on(conn: &mut AnyConnection, name: &str, seq: i64, now: i64) -> Result<(), Error> {
     sqlx::query(
         "INSERT INTO follower_checkpoints (name, seq, updated_at) VALUES ($1, $2, $3) \
          ON CONFLICT (name) DO UPDATE SET seq = excluded.seq, updated_at = excluded.updated_at \
@@ -60,7 +71,7 @@ pub(crate) async fn save_checkpoint(db: &Db, name: &str, seq: i64, now: i64) -> 
     .bind(name)
     .bind(seq)
     .bind(now)
-    .execute(&db.pool)
+    .execute(conn)
     .await
     .map_err(db_error)?;
     Ok(())

@@ -11,6 +11,7 @@ use lattice_core::Error;
 use sqlx::Row;
 
 use super::db::{Db, db_error};
+use super::followers;
 
 /// The envelopes that make a thread unread: what someone else said or
 /// showed there, not the steps of a run or a change of state.
@@ -61,7 +62,7 @@ pub(super) fn unread(t: &str, mark: &str, actor: &str, upto: &str) -> String {
 
 /// How far the log is folded into its threads' rows.
 pub(crate) async fn folded(db: &Db) -> Result<i64, Error> {
-    super::followers::checkpoint(db, CHECKPOINT).await
+    followers::checkpoint(db, CHECKPOINT).await
 }
 
 /// One envelope that makes its thread unread.
@@ -83,11 +84,7 @@ struct Said {
 pub(crate) async fn fold(db: &Db, upto: i64, batch: i64, now: i64) -> Result<i64, Error> {
     let _writer = db.writer().await;
     let mut tx = db.pool.begin().await.map_err(db_error)?;
-    let from: i64 =
-        sqlx::query_scalar(sqlx::AssertSqlSafe(format!("SELECT COALESCE(MAX(seq), 0) FROM follower_checkpoints WHERE name = '{CHECKPOINT}'")))
-            .fetch_one(&mut *tx)
-            .await
-            .map_err(db_error)?;
+    let from = followers::checkpoint_on(&mut tx, CHECKPOINT).await?;
     if from >= upto {
         return Ok(from);
     }
@@ -118,15 +115,7 @@ pub(crate) async fn fold(db: &Db, upto: i64, batch: i64, now: i64) -> Result<i64
             merge(&mut tx, &thread, s.seq, &s.actor).await?;
         }
     }
-    sqlx::query(sqlx::AssertSqlSafe(format!(
-        "INSERT INTO follower_checkpoints (name, seq, updated_at) VALUES ('{CHECKPOINT}', $1, $2) \
-         ON CONFLICT (name) DO UPDATE SET seq = excluded.seq, updated_at = excluded.updated_at WHERE follower_checkpoints.seq < excluded.seq"
-    )))
-    .bind(to)
-    .bind(now)
-    .execute(&mut *tx)
-    .await
-    .map_err(db_error)?;
+    followers::save_checkpoint_on(&mut tx, CHECKPOINT, to, now).await?;
     tx.commit().await.map_err(db_error)?;
     Ok(to)
 }
