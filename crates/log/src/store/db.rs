@@ -157,15 +157,25 @@ impl Db {
         }
     }
 
+    /// A transaction that writes. On SQLite it takes the file's write lock
+    /// as it begins (`BEGIN IMMEDIATE`), waiting out another process's
+    /// writes (`busy_timeout`): one begun as a reader and lifted to a writer
+    /// by its first write is refused at once while another process writes
+    /// (`lattice switch` at a terminal beside a server, two replicas), and
+    /// at once again if that process committed since the read.
+    pub(crate) async fn begin(&self) -> Result<sqlx::Transaction<'static, sqlx::Any>, Error> {
+        match self.backend {
+            Backend::Sqlite => self.pool.begin_with("BEGIN IMMEDIATE").await,
+            Backend::Postgres => self.pool.begin().await,
+        }
+        .map_err(db_error)
+    }
+
     /// Where one commit writes: in a transaction, or, for a commit that is
     /// one statement, on a pooled connection of its own (the statement is
     /// its own transaction, and a round trip or two cheaper).
     pub(crate) async fn open_commit(&self, one_statement: bool) -> Result<Commit, Error> {
-        Ok(if one_statement {
-            Commit::Alone(self.pool.acquire().await.map_err(db_error)?)
-        } else {
-            Commit::Transaction(self.pool.begin().await.map_err(db_error)?)
-        })
+        Ok(if one_statement { Commit::Alone(self.pool.acquire().await.map_err(db_error)?) } else { Commit::Transaction(self.begin().await?) })
     }
 
     /// Applies the backend's migrations; safe to run again.

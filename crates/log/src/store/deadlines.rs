@@ -20,7 +20,7 @@ pub(crate) struct Turn {
 pub(crate) async fn take_turn(db: &Db, wait: bool) -> Result<Option<Turn>, Error> {
     match db.backend {
         Backend::Postgres => {
-            let mut tx = db.pool.begin().await.map_err(db_error)?;
+            let mut tx = db.begin().await?;
             if wait {
                 sqlx::query("SELECT pg_advisory_xact_lock($1)").bind(LOCK).execute(&mut *tx).await.map_err(db_error)?;
             } else {

@@ -196,7 +196,7 @@ pub(crate) async fn chunks(db: &Db, tenant: &str, id: &str, from: i64, limit: i6
 pub(crate) async fn erase(db: &Db, tenant: &str, id: &str, by: &str, at: i64) -> Result<(), Error> {
     // SQLite has one writer: every write takes its turn (`Db::writer`).
     let _writer = db.writer().await;
-    let mut tx = db.pool.begin().await.map_err(db_error)?;
+    let mut tx = db.begin().await?;
     sqlx::query("DELETE FROM file_chunks WHERE tenant = $1 AND file = $2").bind(tenant).bind(id).execute(&mut *tx).await.map_err(db_error)?;
     sqlx::query("UPDATE files SET erased_at = $1, erased_by = $2 WHERE tenant = $3 AND id = $4 AND erased_at IS NULL")
         .bind(at)

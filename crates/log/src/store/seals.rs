@@ -43,7 +43,7 @@ const SEALS_A_STATEMENT: usize = 100;
 pub(crate) async fn write(db: &Db, seals: &[SealRow], checkpoints: &[Checkpoint]) -> Result<(), Error> {
     // SQLite has one writer: the sealer takes its turn (`Db::writer`).
     let _writer = db.writer().await;
-    let mut tx = db.pool.begin().await.map_err(db_error)?;
+    let mut tx = db.begin().await?;
     // Many rows a statement: one round trip for each hundred seals.
     for rows in seals.chunks(SEALS_A_STATEMENT) {
         let values: Vec<String> = (0..rows.len())

@@ -83,7 +83,7 @@ struct Said {
 /// holds when it is written.
 pub(crate) async fn fold(db: &Db, upto: i64, batch: i64, now: i64) -> Result<i64, Error> {
     let _writer = db.writer().await;
-    let mut tx = db.pool.begin().await.map_err(db_error)?;
+    let mut tx = db.begin().await?;
     let from = followers::checkpoint_on(&mut tx, CHECKPOINT).await?;
     if from >= upto {
         return Ok(from);

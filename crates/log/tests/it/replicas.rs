@@ -128,3 +128,36 @@ async fn what_passes_on_one_replica_reaches_the_streams_of_another_once() {
     assert_eq!(passed(&drain(&mut on_a).await), [big]);
     assert!(passed(&drain(&mut on_b).await).is_empty());
 }
+
+/// Two processes on one SQLite file (a server, and `lattice switch` at a
+/// terminal beside it) write at once: each waits its turn for the other's,
+/// and no command fails for the file being busy. A transaction that reads
+/// before it writes must ask for the write lock when it begins: SQLite
+/// refuses at once, without waiting, to lift a reader to a writer while
+/// another process writes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_processes_on_one_sqlite_file_write_at_once_without_failing() {
+    let url = fresh_url(Backend::Sqlite).await;
+    let a = replica(&url, Duration::from_millis(50)).await;
+    let b = replica(&url, Duration::from_millis(50)).await;
+    let alice = who("t1", "alice", TenantRole::Member);
+    let admin = who("t1", "tina", TenantRole::TenantAdmin);
+    let (ws, thread) = workspace_with_thread(&a, &alice).await;
+    let writes = |log: LogService, name: &'static str| {
+        let (alice, admin, ws, thread) = (alice.clone(), admin.clone(), ws.clone(), thread.clone());
+        tokio::spawn(async move {
+            for i in 0..60 {
+                let command = if i % 3 == 0 {
+                    let state = if i % 2 == 0 { SwitchState::Off } else { SwitchState::On };
+                    (&admin, Command::SetSwitch { level: Level::Workspace(ws.clone()), key: SwitchKey::Forms, state, reason: format!("{name} {i}") })
+                } else {
+                    (&alice, Command::PostMessage { thread: thread.clone(), text: format!("{name} {i}") })
+                };
+                log.execute(command.0, command.1).await.unwrap_or_else(|e| panic!("{name}'s write {i} failed: {e}"));
+            }
+        })
+    };
+    let (on_a, on_b) = (writes(a.clone(), "a"), writes(b.clone(), "b"));
+    on_a.await.unwrap();
+    on_b.await.unwrap();
+}
