@@ -1,8 +1,9 @@
 //! The write path against a raw INSERT of the same rows, on the same
 //! PostgreSQL (fsync on), at concurrency 1 and 32.
 //!
-//! Ours: `PostMessage` through `LogService::execute` (authorize: two reads;
-//! commit: a transaction taking its transaction id, appending the envelope),
+//! Ours: `PostMessage` through `LogService::execute` (authorize: from the
+//! standing the writer's last message read; commit: one statement taking
+//! the writers' lock, checking that standing and appending the envelope),
 //! with the sealer sealing the log behind it (docs/SEAL.md), as every
 //! deployment runs; its lag from commit to seal is printed.
 //! Baseline: one autocommitted `INSERT` per envelope row, with the same

@@ -6,7 +6,10 @@
 use lattice_core::policy::{self, Action, thread_role};
 use lattice_core::{ArtifactId, Error, Principal, Role, TenantId, TenantRole, ThreadId, WorkspaceId};
 
-use crate::store::access as stored;
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use crate::store::access::{self as stored, ThreadStanding};
 use crate::store::{ArtifactRow, Db, load_artifact};
 
 /// A workspace the caller can see, with the caller's role in it.
@@ -85,14 +88,82 @@ pub(crate) async fn thread_access(db: &Db, p: &Principal, thread: &ThreadId) -> 
 
 async fn thread_access_of(db: &Db, p: &Principal, thread: &ThreadId) -> Result<Access, Error> {
     let Some(standing) = stored::thread_standing(db, thread.as_str(), p.user.as_str()).await? else { return Err(Error::NotFound) };
+    decide(p, &standing)
+}
+
+/// The caller's access to a thread from what decides it.
+fn decide(p: &Principal, standing: &ThreadStanding) -> Result<Access, Error> {
     if standing.tenant != p.tenant.as_str() {
         return Err(Error::NotFound);
     }
-    let member = stored_role(standing.member)?;
-    let listed = stored_role(standing.listed)?;
-    let (tenant, workspace, restricted) = (standing.tenant, standing.workspace, standing.restricted);
-    let role = thread_role(p.role, member, restricted, listed).ok_or(Error::NotFound)?;
-    Ok(Access { tenant: TenantId::from_trusted(tenant), workspace: WorkspaceId::from_trusted(workspace), role })
+    let member = stored_role(standing.member.clone())?;
+    let listed = stored_role(standing.listed.clone())?;
+    let role = thread_role(p.role, member, standing.restricted, listed).ok_or(Error::NotFound)?;
+    Ok(Access { tenant: TenantId::from_trusted(standing.tenant.clone()), workspace: WorkspaceId::from_trusted(standing.workspace.clone()), role })
+}
+
+/// The caller's access to a thread for a write that `action` names, and
+/// the standing it was decided from, which the commit's statement checks
+/// again (`store::access::holds`): the write goes ahead only if that
+/// standing still holds as it is written, so a standing remembered from
+/// the caller's last write there serves, and the write costs no read of
+/// its own. Unless `fresh` or it would refuse: a refusal is only ever
+/// decided from what is stored now. For a principal of its own (not
+/// bounded by a run's starter).
+pub(crate) async fn thread_access_to_write(
+    db: &Db,
+    standings: &Standings,
+    p: &Principal,
+    thread: &ThreadId,
+    action: Action,
+    fresh: bool,
+) -> Result<(Access, ThreadStanding), Error> {
+    debug_assert!(p.within.is_none(), "a bounded principal's access is read, never remembered");
+    let key = (thread.to_string(), p.user.to_string());
+    if !fresh
+        && let Some(standing) = standings.get(&key)
+        && let Ok(access) = decide(p, &standing)
+        && access.allow(action).is_ok()
+    {
+        return Ok((access, standing));
+    }
+    let Some(standing) = stored::thread_standing(db, thread.as_str(), p.user.as_str()).await? else {
+        standings.forget(&key);
+        return Err(Error::NotFound);
+    };
+    standings.remember(key, standing.clone());
+    let access = decide(p, &standing)?;
+    access.allow(action)?;
+    Ok((access, standing))
+}
+
+/// Standings remembered from earlier writes, by thread and user: a hint
+/// the commit checks, never a decision on its own. Bounded: when full, it
+/// starts over.
+#[derive(Default)]
+pub(crate) struct Standings {
+    remembered: Mutex<HashMap<(String, String), ThreadStanding>>,
+}
+
+/// How many standings are remembered at most (a few hundred bytes each).
+const REMEMBERED: usize = 4_096;
+
+impl Standings {
+    fn get(&self, key: &(String, String)) -> Option<ThreadStanding> {
+        self.remembered.lock().expect("standings").get(key).cloned()
+    }
+
+    fn remember(&self, key: (String, String), standing: ThreadStanding) {
+        let mut remembered = self.remembered.lock().expect("standings");
+        if remembered.len() >= REMEMBERED && !remembered.contains_key(&key) {
+            remembered.clear();
+        }
+        remembered.insert(key, standing);
+    }
+
+    fn forget(&self, key: &(String, String)) {
+        self.remembered.lock().expect("standings").remove(key);
+    }
 }
 
 fn stored_role(role: Option<String>) -> Result<Option<Role>, Error> {

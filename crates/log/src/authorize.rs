@@ -7,15 +7,23 @@ use std::sync::Arc;
 use lattice_core::policy::{self, Action};
 use lattice_core::{Command, Error, Level, Principal, Role, TenantRole, ThreadId};
 
-use crate::access::{Access, artifact_access, is_member, thread_access, workspace_access};
+use crate::access::{Access, Standings, artifact_access, is_member, thread_access, thread_access_to_write, workspace_access};
 use crate::registry::Registry;
 use crate::scope::{LoadedRun, Scope};
 use crate::store::Db;
 use crate::store::runs::{load_requests, load_run};
 
 /// Decides whether `p` may run `command`, answering what it read on the
-/// way. Reads the store and the registry (a respondent's kind), nothing else.
-pub(crate) async fn authorize(db: &Db, registry: &Registry, p: &Principal, command: &Command) -> Result<Scope, Error> {
+/// way. Reads the store, the registry (a respondent's kind) and the
+/// standings remembered from earlier writes (unless `fresh`), nothing else.
+pub(crate) async fn authorize(
+    db: &Db,
+    registry: &Registry,
+    standings: &Standings,
+    p: &Principal,
+    command: &Command,
+    fresh: bool,
+) -> Result<Scope, Error> {
     let in_workspace = |access: Access| Scope { access: Some(access), ..Scope::default() };
     let in_thread = |access: Access, thread: ThreadId| Scope { access: Some(access), thread: Some(thread), ..Scope::default() };
     match command {
@@ -70,6 +78,13 @@ pub(crate) async fn authorize(db: &Db, registry: &Registry, p: &Principal, comma
             let access = thread_access(db, p, thread).await?;
             access.allow(Action::Submit)?;
             Ok(in_thread(access, thread.clone()))
+        }
+        // A message commits as one statement, which checks again what it
+        // was authorized from: the caller's standing from their last
+        // message there serves.
+        Command::PostMessage { thread, .. } if p.within.is_none() => {
+            let (access, standing) = thread_access_to_write(db, standings, p, thread, Action::Post, fresh).await?;
+            Ok(Scope { standing: Some(standing), ..in_thread(access, thread.clone()) })
         }
         Command::PostMessage { thread, .. } | Command::CreateArtifact { thread, .. } => {
             let access = thread_access(db, p, thread).await?;

@@ -8,6 +8,7 @@ use lattice_core::{Actor, Audit, Error, Principal};
 use crate::effect::{Effect, Place};
 use crate::horizon::Horizon;
 use crate::scope::Scope;
+use crate::store::access::Holds;
 use crate::store::{Db, Writing, insert_envelope, record_audit};
 
 /// What a committed command produced.
@@ -53,7 +54,8 @@ impl Committer {
     /// The write path's database work, a span of its own (`db.system.name`
     /// by the database conventions) inside `log.execute`. The caller tells
     /// the horizon ([`Committer::told`]) once it has done what must come
-    /// first.
+    /// first. `None`, and nothing written, when the scope's standing (what
+    /// the command was authorized from) no longer holds.
     #[tracing::instrument(name = "log.commit", skip_all, fields(otel.kind = "client", db.system.name = self.db.backend().system_name()))]
     pub(crate) async fn commit(
         &self,
@@ -62,7 +64,7 @@ impl Committer {
         scope: &Scope,
         effect: Effect,
         attached: Option<&Audit>,
-    ) -> Result<Committed, Error> {
+    ) -> Result<Option<Committed>, Error> {
         let db = &self.db;
         // SQLite has one writer; waiting here beats waiting on its busy lock.
         let _writer = db.writer().await;
@@ -97,14 +99,17 @@ impl Committer {
         if let Some(audit) = attached {
             let event = record_audit(conn, &writing, audit).await?;
             let id = ulid::Ulid::generate().to_string();
-            insert_envelope(conn, db.backend(), &acting.envelope(&id, &event, actor, writing.at, traceparent.as_deref())).await?;
+            insert_envelope(conn, db.backend(), &acting.envelope(&id, &event, actor, writing.at, traceparent.as_deref()), None).await?;
         }
         let place = effect.place(&acting);
         let event = effect.write(conn, &writing).await?;
         let envelope_id = ulid::Ulid::generate().to_string();
-        let seq = insert_envelope(conn, db.backend(), &place.envelope(&envelope_id, &event, actor, writing.at, traceparent.as_deref())).await?;
+        let holds = scope.standing.as_ref().zip(thread.as_deref()).map(|(standing, thread)| Holds { thread, user: p.user.as_str(), standing });
+        let envelope = place.envelope(&envelope_id, &event, actor, writing.at, traceparent.as_deref());
+        // Not written: a transaction is rolled back as it is dropped.
+        let Some(seq) = insert_envelope(conn, db.backend(), &envelope, holds.as_ref()).await? else { return Ok(None) };
         commit.finish().await?;
-        Ok(Committed::of(seq, envelope_id, &event))
+        Ok(Some(Committed::of(seq, envelope_id, &event)))
     }
 }
 

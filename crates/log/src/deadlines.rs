@@ -142,10 +142,15 @@ impl Deadlines {
             thread: Some(ThreadId::from_trusted(row.thread.clone())),
             artifact: None,
             run: Some(Arc::new(LoadedRun { run: row, requests })),
+            standing: None,
         };
         let actor = Actor::System { name: DEADLINE_ACTOR.to_owned() };
         let committer = &self.inner.committer;
-        let committed = committer.commit(&principal, &actor, &scope, effect, None).await?;
+        // Nothing was authorized from a standing: the commit writes.
+        let committed = committer
+            .commit(&principal, &actor, &scope, effect, None)
+            .await?
+            .ok_or_else(|| Error::unavailable("an expiry's commit found a standing it never named"))?;
         committer.told(committed.seq);
         tracing::info!(run = %run, tool_call_id, "a request's deadline passed: answered expired");
         Ok(())

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use lattice_core::ThreadId;
 
 use crate::access::Access;
+use crate::store::access::ThreadStanding;
 use crate::store::{ArtifactRow, RequestRow, RunRow};
 
 #[derive(Default)]
@@ -18,6 +19,10 @@ pub(crate) struct Scope {
     pub artifact: Option<ArtifactRow>,
     /// The run and its requests, for answers and recorded steps.
     pub run: Option<Arc<LoadedRun>>,
+    /// The standing in the thread the command was authorized from, when
+    /// its commit must check that it still holds (src/access.rs,
+    /// `thread_access_to_write`).
+    pub standing: Option<ThreadStanding>,
 }
 
 /// A run with its requests, as one command reads them.

@@ -54,6 +54,8 @@ struct Inner {
     waiting: WaitingReads,
     files: crate::files::Files,
     parts: Parts,
+    /// Standings in threads remembered from earlier writes (src/access.rs).
+    standings: crate::access::Standings,
     /// Folds what makes threads unread into their rows while it lives.
     _unread: crate::unread::Folding,
 }
@@ -156,6 +158,7 @@ impl Builder {
                 committer,
                 streams,
                 waiting,
+                standings: Default::default(),
                 _unread: unread,
             }),
         }
@@ -293,11 +296,32 @@ impl LogService {
     }
 
     async fn write(&self, who: &Authenticated, command: Command, audit: Option<Audit>) -> Result<Committed, Error> {
+        limits::check_command(&command)?;
+        let mut command = command;
+        // A command authorized from a remembered standing that no longer
+        // holds is written nowhere and authorized again from the store; one
+        // whose fresh standing changed before it was written, again.
+        for fresh in [false, true, true] {
+            match self.attempt(who, command, audit.as_ref(), fresh).await? {
+                Attempt::Committed(committed) => return Ok(committed),
+                Attempt::Changed(again) => command = again,
+            }
+        }
+        Err(Error::Conflict {
+            reason: "who may write in the thread changed while the command was written, three times over; try again".into(),
+            expected: None,
+            actual: None,
+        })
+    }
+
+    async fn attempt(&self, who: &Authenticated, command: Command, audit: Option<&Audit>, fresh: bool) -> Result<Attempt, Error> {
         let inner = &*self.inner;
         let principal = who.principal();
         let command_type = command.command_type();
-        limits::check_command(&command)?;
-        let scope = authorize(&inner.db, &inner.registry, principal, &command).await?;
+        let scope = authorize(&inner.db, &inner.registry, &inner.standings, principal, &command, fresh).await?;
+        // The command as it came, to try again with if the standing it was
+        // authorized from changes before it is written.
+        let original = scope.standing.is_some().then(|| command.clone());
         // What checks read: the workspace as the principal sees it, with the
         // run authorization read (read once, whoever asks).
         let view = scope
@@ -323,14 +347,17 @@ impl LogService {
         }
         let preparing = Preparing { registry: &inner.registry, chains: inner.auth.chains(), now_ms: inner.clock.now_ms() };
         let effect = preparing.prepare(&scope, &command)?;
-        let committed = inner.committer.commit(principal, &actor, &scope, effect, audit.as_ref()).await?;
+        let Some(committed) = inner.committer.commit(principal, &actor, &scope, effect, audit).await? else {
+            // Only a standing stops a commit, and with one the command was kept.
+            return original.map(Attempt::Changed).ok_or_else(|| Error::unavailable("a commit stopped without a standing"));
+        };
         if let Command::EndSessions { user } = &command {
             inner.sign_outs.forget(principal.tenant.as_str(), user.as_str());
         }
         inner.committer.told(committed.seq);
         static COMMANDS: lattice_telemetry::Counter = lattice_telemetry::Counter::new("lattice.commands");
         COMMANDS.add(&[lattice_telemetry::KeyValue::new("command", format!("{command_type:?}"))]);
-        Ok(committed)
+        Ok(Attempt::Committed(committed))
     }
 
     /// Answers `expired` to every open request whose deadline has passed by
@@ -535,4 +562,12 @@ fn erased(row: &crate::store::files::FileRow, at: i64) -> Error {
         row.erased_by.as_deref().unwrap_or("an admin"),
         crate::clock::rfc3339(at)
     ))
+}
+
+/// One try at writing a command.
+enum Attempt {
+    Committed(Committed),
+    /// What the command was authorized from changed before it was
+    /// written: nothing was, and here is the command to try again.
+    Changed(Command),
 }

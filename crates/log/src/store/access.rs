@@ -26,6 +26,7 @@ pub(crate) async fn member_role(db: &Db, workspace: &str, user: &str) -> Result<
 }
 
 /// What decides a user's access to a thread, as stored.
+#[derive(Debug, Clone, PartialEq)]
 pub(crate) struct ThreadStanding {
     pub tenant: String,
     pub workspace: String,
@@ -83,4 +84,44 @@ pub(crate) async fn listed_in(db: &Db, tenant: &str, workspace: &str, user: &str
     .await
     .map_err(db_error)?;
     Ok(row.is_some())
+}
+
+/// A standing a write was authorized from, which its commit's own
+/// statement checks again: the envelope is written only if the standing
+/// still holds when it is (a write authorized from a standing remembered
+/// from an earlier write costs no read of its own, and a change of access
+/// committed since is never written past).
+pub(crate) struct Holds<'a> {
+    pub thread: &'a str,
+    pub user: &'a str,
+    pub standing: &'a ThreadStanding,
+}
+
+/// The SQL condition that a [`Holds`] holds, its seven values bound from
+/// `$first` on by [`bind_holds`]: the query [`thread_standing`] runs,
+/// compared with what it answered.
+pub(crate) fn holds(first: usize) -> String {
+    let [thread, user, tenant, workspace, restricted, member, listed] = std::array::from_fn(|i| format!("${}", first + i));
+    format!(
+        "EXISTS (SELECT 1 FROM threads t JOIN workspaces w ON w.id = t.workspace \
+         LEFT JOIN members m ON m.workspace = w.id AND m.user_id = {user} \
+         LEFT JOIN thread_members s ON s.thread = t.id AND s.user_id = {user} \
+         WHERE t.id = {thread} AND w.tenant = {tenant} AND w.id = {workspace} AND t.restricted = {restricted} \
+         AND m.role IS NOT DISTINCT FROM {member} AND s.role IS NOT DISTINCT FROM {listed})"
+    )
+}
+
+/// Binds a [`Holds`]'s values in the order [`holds`] names them.
+pub(crate) fn bind_holds<'q>(
+    query: sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments>,
+    h: &Holds<'_>,
+) -> sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments> {
+    query
+        .bind(h.thread)
+        .bind(h.user)
+        .bind(h.standing.tenant.as_str())
+        .bind(h.standing.workspace.as_str())
+        .bind(i64::from(h.standing.restricted))
+        .bind(h.standing.member.as_deref())
+        .bind(h.standing.listed.as_deref())
 }

@@ -6,6 +6,7 @@ use lattice_core::{Actor, Envelope, Error};
 use sqlx::any::AnyRow;
 use sqlx::{AnyConnection, Row};
 
+use super::access::{Holds, bind_holds, holds};
 use super::db::{Backend, Db, db_error};
 use crate::clock::rfc3339;
 
@@ -22,22 +23,28 @@ pub(crate) struct NewEnvelope<'a> {
     pub traceparent: Option<&'a str>,
 }
 
-pub(crate) async fn insert_envelope(conn: &mut AnyConnection, backend: Backend, e: &NewEnvelope<'_>) -> Result<i64, Error> {
+/// Appends the envelope and answers its `seq`; with `holds`, only if the
+/// standing it names still holds as the row is written (`None` if not).
+pub(crate) async fn insert_envelope(
+    conn: &mut AnyConnection,
+    backend: Backend,
+    e: &NewEnvelope<'_>,
+    holds: Option<&Holds<'_>>,
+) -> Result<Option<i64>, Error> {
     let actor = serde_json::to_string(e.actor).expect("an actor serializes");
     let payload = e.event.payload_json();
-    let sql = match backend {
+    let sql: &'static str = match (backend, holds.is_some()) {
         // The transaction takes the writers' shared lock before the
         // envelope takes its sequence number (the CTE is scanned before the
         // row is built) and holds it until it ends, so a reader that sees a
         // gap knows which transactions may still fill it: the lock's
         // holders, and no one else (src/horizon.rs).
-        Backend::Postgres => INSERT_ENVELOPE_POSTGRES,
-        Backend::Sqlite => {
-            "INSERT INTO envelopes (id, tenant, workspace, thread, actor, at, type, payload, traceparent, run) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING seq"
-        }
+        (Backend::Postgres, false) => INSERT_ENVELOPE_POSTGRES,
+        (Backend::Postgres, true) => &INSERTS.postgres_holding,
+        (Backend::Sqlite, false) => &INSERTS.sqlite,
+        (Backend::Sqlite, true) => &INSERTS.sqlite_holding,
     };
-    let row = sqlx::query(sql)
+    let query = sqlx::query(sqlx::AssertSqlSafe(sql))
         .bind(e.id)
         .bind(e.tenant)
         .bind(e.workspace)
@@ -47,16 +54,37 @@ pub(crate) async fn insert_envelope(conn: &mut AnyConnection, backend: Backend, 
         .bind(e.event.name())
         .bind(payload)
         .bind(e.traceparent)
-        .bind(e.run)
-        .fetch_one(&mut *conn)
-        .await
-        .map_err(db_error)?;
-    row.try_get(0).map_err(db_error)
+        .bind(e.run);
+    let query = match holds {
+        Some(h) => bind_holds(query, h),
+        None => query,
+    };
+    let row = query.fetch_optional(&mut *conn).await.map_err(db_error)?;
+    row.map(|row| row.try_get(0).map_err(db_error)).transpose()
 }
 
 pub(crate) const INSERT_ENVELOPE_POSTGRES: &str = "WITH writer AS MATERIALIZED (SELECT pg_advisory_xact_lock_shared(7809651272170300721)) \
      INSERT INTO envelopes (id, tenant, workspace, thread, actor, at, type, payload, traceparent, run) \
      SELECT $1, $2, $3, $4, $5, $6::bigint, $7, $8, $9, $10 FROM writer RETURNING seq";
+
+/// The other appends, written once: SQLite's, and each backend's that
+/// writes only while a standing holds.
+struct Inserts {
+    sqlite: String,
+    sqlite_holding: String,
+    postgres_holding: String,
+}
+
+static INSERTS: std::sync::LazyLock<Inserts> = std::sync::LazyLock::new(|| {
+    let columns = "INSERT INTO envelopes (id, tenant, workspace, thread, actor, at, type, payload, traceparent, run)";
+    let values = "SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10";
+    let holding = holds(11);
+    Inserts {
+        sqlite: format!("{columns} VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING seq"),
+        sqlite_holding: format!("{columns} {values} WHERE {holding} RETURNING seq"),
+        postgres_holding: INSERT_ENVELOPE_POSTGRES.replace(" FROM writer RETURNING seq", &format!(" FROM writer WHERE {holding} RETURNING seq")),
+    }
+});
 
 pub(crate) const ENVELOPE_COLUMNS: &str = "seq, id, tenant, workspace, thread, actor, at, type, payload, traceparent";
 

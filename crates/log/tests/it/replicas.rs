@@ -161,3 +161,23 @@ async fn two_processes_on_one_sqlite_file_write_at_once_without_failing() {
     on_a.await.unwrap();
     on_b.await.unwrap();
 }
+
+lattice_testkit::both_backends! {
+    /// A member removed on one replica cannot post on another where she
+    /// posted before: the other's commit checks the standing it authorized
+    /// her from, which the removal changed, and it reads her standing anew.
+    async fn a_removal_on_one_replica_reaches_a_message_on_another(backend: Backend) {
+        let url = fresh_url(backend).await;
+        let a = replica(&url, Duration::from_millis(200)).await;
+        let b = replica(&url, Duration::from_millis(200)).await;
+        let owner = who("t1", "owner", TenantRole::Member);
+        let (ws, thread) = workspace_with_thread(&a, &owner).await;
+        let ann_id = lattice_core::UserId::parse("user", "ann").unwrap();
+        a.execute(&owner, Command::AddMember { workspace: ws.clone(), user: ann_id.clone(), role: lattice_core::Role::Editor }).await.unwrap();
+        let ann = who("t1", "ann", TenantRole::Member);
+        a.execute(&ann, Command::PostMessage { thread: thread.clone(), text: "on a".into() }).await.unwrap();
+        b.execute(&owner, Command::RemoveMember { workspace: ws, user: ann_id }).await.unwrap();
+        let after = a.execute(&ann, Command::PostMessage { thread, text: "after removal".into() }).await;
+        assert!(matches!(after, Err(lattice_core::Error::NotFound)), "{after:?}");
+    }
+}

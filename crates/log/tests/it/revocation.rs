@@ -186,3 +186,53 @@ both_backends! {
         assert!(log.authenticate(Some(fresh.as_bytes())).await.is_err());
     }
 }
+
+/// What `who` posted in `thread`, by its text, from the log.
+async fn posted_by(log: &LogService, reader: &Authenticated, thread: &ThreadId, who: &str) -> Vec<String> {
+    let page = log.events(reader, &Follow::Thread(thread.clone()), 0, 10_000).await.unwrap();
+    page.iter()
+        .filter(|e| e.event.name() == "message_posted" && e.actor.name() == who)
+        .map(|e| e.event.payload()["text"].as_str().unwrap_or_default().to_owned())
+        .collect()
+}
+
+both_backends! {
+    /// A message is authorized from the writer's standing as their last
+    /// message there found it, and its commit writes only while that
+    /// standing holds: each change of access below reaches the very next
+    /// message of someone who wrote before it, a refusal and a grant alike.
+    async fn a_change_of_access_reaches_the_next_message_of_someone_who_wrote_before(backend: Backend) {
+        let log = service(backend).await;
+        let owner = who("t1", "owner", TenantRole::Member);
+        let (ws, open) = workspace_with_thread(&log, &owner).await;
+        log.execute(&owner, Command::AddMember { workspace: ws.clone(), user: user("ann"), role: Role::Editor }).await.unwrap();
+        let secret = Command::CreateThread { workspace: ws.clone(), title: "Pay".into(), restricted: true };
+        let secret = ThreadId::from_trusted(log.execute(&owner, secret).await.unwrap().id.unwrap());
+        log.execute(&owner, Command::ShareThread { thread: secret.clone(), user: user("ann"), role: Role::Editor }).await.unwrap();
+        let ann = who("t1", "ann", TenantRole::Member);
+        let say = |thread: &ThreadId, text: &str| log.execute(&ann, Command::PostMessage { thread: thread.clone(), text: text.into() });
+
+        say(&open, "one").await.unwrap();
+        say(&open, "two").await.unwrap();
+        say(&secret, "listed").await.unwrap();
+
+        // Lowered to viewer: refused.
+        log.execute(&owner, Command::AddMember { workspace: ws.clone(), user: user("ann"), role: Role::Viewer }).await.unwrap();
+        let lowered = say(&open, "as a viewer").await;
+        assert!(matches!(lowered, Err(Error::Forbidden { .. })), "{lowered:?}");
+        // Raised again: the refusal is not remembered.
+        log.execute(&owner, Command::AddMember { workspace: ws.clone(), user: user("ann"), role: Role::Editor }).await.unwrap();
+        say(&open, "three").await.unwrap();
+        // Her listing on the restricted thread taken off: it is gone for her.
+        log.execute(&owner, Command::UnshareThread { thread: secret.clone(), user: user("ann") }).await.unwrap();
+        let unlisted = say(&secret, "after the listing").await;
+        assert!(matches!(unlisted, Err(Error::NotFound)), "{unlisted:?}");
+        // Removed: nothing of the workspace is hers to write in.
+        log.execute(&owner, Command::RemoveMember { workspace: ws.clone(), user: user("ann") }).await.unwrap();
+        let removed = say(&open, "after removal").await;
+        assert!(matches!(removed, Err(Error::NotFound)), "{removed:?}");
+
+        assert_eq!(posted_by(&log, &owner, &open, "ann").await, ["one", "two", "three"]);
+        assert_eq!(posted_by(&log, &owner, &secret, "ann").await, ["listed"]);
+    }
+}
