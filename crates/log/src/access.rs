@@ -3,11 +3,11 @@
 //! not even whether an id exists; what they may see but not do answers
 //! `Forbidden`.
 
+use std::collections::HashMap;
+use std::sync::{Mutex, PoisonError};
+
 use lattice_core::policy::{self, Action, thread_role};
 use lattice_core::{ArtifactId, Error, Principal, Role, TenantId, TenantRole, ThreadId, WorkspaceId};
-
-use std::collections::HashMap;
-use std::sync::Mutex;
 
 use crate::store::access::{self as stored, ThreadStanding};
 use crate::store::{ArtifactRow, Db, load_artifact};
@@ -149,12 +149,18 @@ pub(crate) struct Standings {
 const REMEMBERED: usize = 4_096;
 
 impl Standings {
+    /// What is remembered is whole whatever a panic interrupted: each
+    /// change is one map operation.
+    fn remembered(&self) -> std::sync::MutexGuard<'_, HashMap<(String, String), ThreadStanding>> {
+        self.remembered.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
     fn get(&self, key: &(String, String)) -> Option<ThreadStanding> {
-        self.remembered.lock().expect("standings").get(key).cloned()
+        self.remembered().get(key).cloned()
     }
 
     fn remember(&self, key: (String, String), standing: ThreadStanding) {
-        let mut remembered = self.remembered.lock().expect("standings");
+        let mut remembered = self.remembered();
         if remembered.len() >= REMEMBERED && !remembered.contains_key(&key) {
             remembered.clear();
         }
@@ -162,7 +168,7 @@ impl Standings {
     }
 
     fn forget(&self, key: &(String, String)) {
-        self.remembered.lock().expect("standings").remove(key);
+        self.remembered().remove(key);
     }
 }
 
@@ -191,4 +197,33 @@ pub(crate) async fn listed_in(db: &Db, p: &Principal, workspace: &str) -> Result
         return Err(Error::NotFound);
     }
     Ok(Access { tenant: p.tenant.clone(), workspace: WorkspaceId::from_trusted(workspace.to_owned()), role: Role::Viewer })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn standing(workspace: &str) -> ThreadStanding {
+        ThreadStanding { tenant: "t1".into(), workspace: workspace.into(), member: Some("editor".into()), restricted: false, listed: None }
+    }
+
+    /// At most [`REMEMBERED`] standings: the one after starts over.
+    #[test]
+    fn standings_are_bounded() {
+        let standings = Standings::default();
+        let key = |i: usize| (format!("th_{i}"), "ann".to_owned());
+        for i in 0..REMEMBERED {
+            standings.remember(key(i), standing("ws"));
+        }
+        assert_eq!(standings.remembered().len(), REMEMBERED);
+        // One already remembered changes in place.
+        standings.remember(key(0), standing("ws_2"));
+        let len = standings.remembered().len();
+        assert_eq!((len, standings.get(&key(0)).map(|s| s.workspace)), (REMEMBERED, Some("ws_2".to_owned())));
+        standings.remember(key(REMEMBERED), standing("ws"));
+        assert_eq!(standings.remembered().len(), 1);
+        assert!(standings.get(&key(1)).is_none() && standings.get(&key(REMEMBERED)).is_some());
+        standings.forget(&key(REMEMBERED));
+        assert!(standings.remembered().is_empty());
+    }
 }
