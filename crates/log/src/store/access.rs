@@ -40,16 +40,9 @@ pub(crate) struct ThreadStanding {
 /// A thread's workspace, whether it is restricted, and `user`'s
 /// membership of the workspace and listing on the thread, in one round trip.
 pub(crate) async fn thread_standing(db: &Db, thread: &str, user: &str) -> Result<Option<ThreadStanding>, Error> {
-    let row = sqlx::query(
-        "SELECT w.tenant, w.id, m.role, t.restricted, s.role FROM threads t JOIN workspaces w ON w.id = t.workspace \
-         LEFT JOIN members m ON m.workspace = w.id AND m.user_id = $2 \
-         LEFT JOIN thread_members s ON s.thread = t.id AND s.user_id = $2 WHERE t.id = $1",
-    )
-    .bind(thread)
-    .bind(user)
-    .fetch_optional(&db.pool)
-    .await
-    .map_err(db_error)?;
+    static READ: std::sync::LazyLock<String> =
+        std::sync::LazyLock::new(|| format!("SELECT w.tenant, w.id, m.role, t.restricted, s.role {}", standing_of("$1", "$2")));
+    let row = sqlx::query(sqlx::AssertSqlSafe(READ.as_str())).bind(thread).bind(user).fetch_optional(&db.pool).await.map_err(db_error)?;
     let Some(row) = row else { return Ok(None) };
     Ok(Some(ThreadStanding {
         tenant: row.try_get(0).map_err(db_error)?,
@@ -103,11 +96,19 @@ pub(crate) struct Holds<'a> {
 pub(crate) fn holds(first: usize) -> String {
     let [thread, user, tenant, workspace, restricted, member, listed] = std::array::from_fn(|i| format!("${}", first + i));
     format!(
-        "EXISTS (SELECT 1 FROM threads t JOIN workspaces w ON w.id = t.workspace \
+        "EXISTS (SELECT 1 {} AND w.tenant = {tenant} AND w.id = {workspace} AND t.restricted = {restricted} \
+         AND m.role IS NOT DISTINCT FROM {member} AND s.role IS NOT DISTINCT FROM {listed})",
+        standing_of(&thread, &user)
+    )
+}
+
+/// Where a standing is read from, the thread `{thread}` and the user
+/// `{user}` (placeholders): [`thread_standing`] and [`holds`] read it alike.
+fn standing_of(thread: &str, user: &str) -> String {
+    format!(
+        "FROM threads t JOIN workspaces w ON w.id = t.workspace \
          LEFT JOIN members m ON m.workspace = w.id AND m.user_id = {user} \
-         LEFT JOIN thread_members s ON s.thread = t.id AND s.user_id = {user} \
-         WHERE t.id = {thread} AND w.tenant = {tenant} AND w.id = {workspace} AND t.restricted = {restricted} \
-         AND m.role IS NOT DISTINCT FROM {member} AND s.role IS NOT DISTINCT FROM {listed})"
+         LEFT JOIN thread_members s ON s.thread = t.id AND s.user_id = {user} WHERE t.id = {thread}"
     )
 }
 
