@@ -10,9 +10,13 @@
 //! - The sandbox proxy document: from the apps origin (its cookie-dropping
 //!   layer, its headers), and the same bytes from a bare axum handler.
 //!
-//! 32 clients with keep-alive, 1 s of warm-up, then 2 s measured, each
-//! side three times in turn (A B A B A B), so a drift in the machine's speed
-//! falls on both sides alike.
+//! 32 clients with keep-alive on each side. This machine's speed drifts
+//! by a fifth and more within seconds (the same side read 7,505 and
+//! 10,480/s in windows 15 s apart), so the sides take turns in short windows:
+//! each is warmed once (1 s: its connections opened), then twelve rounds
+//! of every side in turn (A B C D E A B C D E ...), each side 0.2 s to let
+//! what the one before left settle and 0.5 s counted. A drift then falls
+//! on every side alike, and each figure is the sum of its twelve windows.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -21,9 +25,13 @@ use std::time::{Duration, Instant};
 use lattice_core::TenantRole;
 
 const CLIENTS: usize = 32;
-const WARM: Duration = Duration::from_secs(1);
-const MEASURE: Duration = Duration::from_secs(2);
-const ROUNDS: usize = 3;
+/// A side's first warm-up: its connections opened, its caches filled.
+const FIRST_WARM: Duration = Duration::from_secs(1);
+/// Before each of a side's windows, uncounted.
+const SETTLE: Duration = Duration::from_millis(200);
+/// A side's counted window, in each round.
+const WINDOW: Duration = Duration::from_millis(500);
+const ROUNDS: usize = 12;
 
 /// This process's CPU time so far (user and system, all threads), in
 /// seconds: the clients, the edge and the log service, not PostgreSQL.
@@ -35,51 +43,84 @@ fn cpu_seconds() -> f64 {
     (ticks(14) + ticks(15)) / 100.0
 }
 
-/// Requests per second of `GET url` by `CLIENTS` clients, the process's
-/// CPU seconds per request while they were counted, and the p99 of their
-/// latencies (seconds).
-async fn rate(url: &str, token: Option<&str>) -> (f64, f64, f64) {
-    let client = crate::setup::http().pool_max_idle_per_host(CLIENTS).build().unwrap();
-    let count = Arc::new(AtomicU64::new(0));
-    let start = Instant::now();
-    let measuring_from = start + WARM;
-    let end = measuring_from + MEASURE;
-    let cpu = tokio::spawn(async move {
-        tokio::time::sleep_until(measuring_from.into()).await;
-        let from = cpu_seconds();
-        tokio::time::sleep_until(end.into()).await;
-        cpu_seconds() - from
-    });
-    let mut tasks = Vec::new();
-    for _ in 0..CLIENTS {
-        let (client, count, url, token) = (client.clone(), count.clone(), url.to_owned(), token.map(str::to_owned));
-        tasks.push(tokio::spawn(async move {
-            let mut took = Vec::new();
-            while Instant::now() < end {
-                let sent = Instant::now();
-                let mut req = client.get(&url);
-                if let Some(t) = &token {
-                    req = req.bearer_auth(t);
+/// One side: `GET url` by `CLIENTS` clients whose connections outlive
+/// its windows.
+struct Side {
+    name: &'static str,
+    client: reqwest::Client,
+    url: String,
+    token: Option<String>,
+    /// Requests counted, this process's CPU seconds while they were, and
+    /// their latencies, over the windows so far.
+    count: u64,
+    cpu: f64,
+    took: Vec<Duration>,
+}
+
+impl Side {
+    fn new(name: &'static str, url: String, token: Option<&str>) -> Self {
+        let client = crate::setup::http().pool_max_idle_per_host(CLIENTS).build().unwrap();
+        Self { name, client, url, token: token.map(str::to_owned), count: 0, cpu: 0.0, took: Vec::new() }
+    }
+
+    /// Requests for `warm`, then for `WINDOW` counted; `counted` false
+    /// counts nothing (the first warm-up).
+    async fn window(&mut self, warm: Duration, counted: bool) {
+        let start = Instant::now();
+        let measuring_from = start + warm;
+        let end = measuring_from + if counted { WINDOW } else { Duration::ZERO };
+        let cpu = tokio::spawn(async move {
+            tokio::time::sleep_until(measuring_from.into()).await;
+            let from = cpu_seconds();
+            tokio::time::sleep_until(end.into()).await;
+            cpu_seconds() - from
+        });
+        let count = Arc::new(AtomicU64::new(0));
+        let mut tasks = Vec::new();
+        for _ in 0..CLIENTS {
+            let (client, count, url, token) = (self.client.clone(), count.clone(), self.url.clone(), self.token.clone());
+            tasks.push(tokio::spawn(async move {
+                let mut took = Vec::new();
+                while Instant::now() < end {
+                    let sent = Instant::now();
+                    let mut req = client.get(&url);
+                    if let Some(t) = &token {
+                        req = req.bearer_auth(t);
+                    }
+                    let r = req.send().await.expect("a response");
+                    assert!(r.status().is_success(), "{url}: {}", r.status());
+                    let _ = r.bytes().await.expect("a body");
+                    // Answered within the window.
+                    let answered = Instant::now();
+                    if (measuring_from..=end).contains(&answered) {
+                        count.fetch_add(1, Ordering::Relaxed);
+                        took.push(answered - sent);
+                    }
                 }
-                let r = req.send().await.expect("a response");
-                assert!(r.status().is_success(), "{url}: {}", r.status());
-                let _ = r.bytes().await.expect("a body");
-                if sent >= measuring_from {
-                    count.fetch_add(1, Ordering::Relaxed);
-                    took.push(sent.elapsed());
-                }
+                took
+            }));
+        }
+        for t in tasks {
+            let took = t.await.unwrap();
+            if counted {
+                self.took.extend(took);
             }
-            took
-        }));
+        }
+        let cpu = cpu.await.unwrap();
+        if counted {
+            self.count += count.load(Ordering::Relaxed);
+            self.cpu += cpu;
+        }
     }
-    let mut took = Vec::new();
-    for t in tasks {
-        took.extend(t.await.unwrap());
+
+    /// Requests per second, CPU seconds per request and p99 (seconds)
+    /// over every window.
+    fn figures(&mut self) -> (f64, f64, f64) {
+        self.took.sort_unstable();
+        let p99 = self.took.get(self.took.len() * 99 / 100).map_or(0.0, Duration::as_secs_f64);
+        let count = self.count as f64;
+        (count / (WINDOW.as_secs_f64() * ROUNDS as f64), self.cpu / count.max(1.0), p99)
     }
-    took.sort_unstable();
-    let p99 = took.get(took.len() * 99 / 100).map_or(0.0, Duration::as_secs_f64);
-    let count = count.load(Ordering::Relaxed) as f64;
-    (count / MEASURE.as_secs_f64(), cpu.await.unwrap() / count.max(1.0), p99)
 }
 
 /// Debian's nginx as the reverse proxy of `upstream` (`http://host:port`),
@@ -168,27 +209,25 @@ pub async fn run() {
     let token = lattice_testkit::token("t1", "alice", TenantRole::Member);
     let nginx = Nginx::start(&direct);
 
-    let sides = [
-        ("authenticated-read direct", format!("{direct}/v1/workspaces"), Some(&token)),
-        ("authenticated-read through-edge", format!("{edge}/v1/workspaces"), Some(&token)),
-        ("authenticated-read through-nginx", format!("{}/v1/workspaces", nginx.url), Some(&token)),
-        ("proxy-document bare-axum", format!("{bare}/sandbox"), None),
-        ("proxy-document apps-origin", format!("{apps}/sandbox"), None),
+    let mut sides = [
+        Side::new("authenticated-read direct", format!("{direct}/v1/workspaces"), Some(&token)),
+        Side::new("authenticated-read through-edge", format!("{edge}/v1/workspaces"), Some(&token)),
+        Side::new("authenticated-read through-nginx", format!("{}/v1/workspaces", nginx.url), Some(&token)),
+        Side::new("proxy-document bare-axum", format!("{bare}/sandbox"), None),
+        Side::new("proxy-document apps-origin", format!("{apps}/sandbox"), None),
     ];
-    // Requests per second, CPU seconds per request and p99, each side's
-    // mean over the rounds.
-    let mut measured = [(0.0, 0.0, 0.0); 5];
+    for side in &mut sides {
+        side.window(FIRST_WARM, false).await;
+    }
     for _ in 0..ROUNDS {
-        for ((_, url, token), sum) in sides.iter().zip(&mut measured) {
-            let (rps, cpu, p99) = rate(url, token.map(String::as_str)).await;
-            sum.0 += rps / ROUNDS as f64;
-            sum.1 += cpu / ROUNDS as f64;
-            sum.2 += p99 / ROUNDS as f64;
+        for side in &mut sides {
+            side.window(SETTLE, true).await;
         }
     }
     drop(nginx);
-    for ((name, ..), (rps, cpu, _)) in sides.iter().zip(measured) {
-        println!("edge {name} {rps:.0} requests/s, {:.0} µs of this process's CPU a request", cpu * 1e6);
+    let measured = sides.each_mut().map(Side::figures);
+    for (side, (rps, cpu, _)) in sides.iter().zip(measured) {
+        println!("edge {} {rps:.0} requests/s, {:.0} µs of this process's CPU a request", side.name, cpu * 1e6);
     }
     let [(read_direct, cpu_direct, _), (read_edge, cpu_edge, p99_edge), (read_nginx, _, p99_nginx), (doc_bare, ..), (doc_apps, ..)] = measured;
     println!("p99_ms {:.2} an authenticated read through the edge", p99_edge * 1e3);
