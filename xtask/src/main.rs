@@ -84,6 +84,7 @@ fn test(extra: &[String]) -> Result {
     web::build()?;
     web::browser_tools()?;
     let node = web::conformance_node()?.display().to_string();
+    let scim_tester = web::scim_tester()?.display().to_string();
     // Clippy with warnings denied, on the host's crates and the chat host's
     // wasm32 build (the workspace's lints, Cargo.toml).
     linted()?;
@@ -114,6 +115,7 @@ fn test(extra: &[String]) -> Result {
         ("LATTICE_TEST_POSTGRES_TLS_URL", pg.tls_url.as_str()),
         ("LATTICE_TEST_POSTGRES_TLS_CA", tls_ca.as_str()),
         ("LATTICE_CONFORMANCE_NODE", node.as_str()),
+        ("LATTICE_SCIM_TESTER", scim_tester.as_str()),
     ];
     let compose = infra::compose_binary()?.display().to_string();
     if let Some(engine) = &engine {

@@ -391,6 +391,24 @@ pub fn conformance_node() -> Result<PathBuf> {
     Ok(node)
 }
 
+/// scim2-tester (PyPI), pinned in `e2e/scim/requirements.txt`, in a folder
+/// of the target folder named for the pins: the SCIM suite runs
+/// `e2e/scim/check.py` with it on `PYTHONPATH`. Answers the folder.
+pub fn scim_tester() -> Result<PathBuf> {
+    let requirements = shell::workspace_root().join("e2e/scim/requirements.txt");
+    let pins = read(&requirements)?;
+    let digest = pins.iter().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3));
+    let dir = target_dir().join(format!("scim-tester-{digest:016x}"));
+    if !dir.join(".installed").exists() {
+        println!("xtask: installing scim2-tester for the SCIM suite");
+        let target = dir.display().to_string();
+        let file = requirements.display().to_string();
+        shell::run(std::process::Command::new("python3").args(["-m", "pip", "install", "--quiet", "--target", &target, "-r", &file]))?;
+        std::fs::write(dir.join(".installed"), &pins).map_err(|e| e.to_string())?;
+    }
+    Ok(dir)
+}
+
 /// `npm ci` in `dir` unless its `node_modules` already holds the lock file's
 /// packages.
 pub fn npm_ci(dir: &Path) -> Result {

@@ -153,6 +153,10 @@ pub struct Config {
     /// comma-separated (LATTICE_MCP_AUTHORIZATION_SERVERS): named in its
     /// protected-resource metadata (RFC 9728) for MCP clients to find.
     pub mcp_authorization_servers: Option<String>,
+    /// The scopes an MCP client asks the authorization servers for to reach
+    /// `/mcp`, comma-separated (LATTICE_MCP_SCOPES, e.g. `mcp` or
+    /// `api://lattice/mcp`): named in its protected-resource metadata.
+    pub mcp_scopes: Option<String>,
     /// The proxies whose `X-Forwarded-Host` and `X-Forwarded-Proto` are
     /// believed, as IP addresses and CIDR blocks, comma-separated
     /// (LATTICE_TRUSTED_PROXIES, e.g. `10.0.0.0/8`): the edge, for the
@@ -174,6 +178,20 @@ pub struct Config {
     pub file_quota_bytes: u64,
     /// The files one tenant may hold (LATTICE_FILE_QUOTA_FILES).
     pub file_quota_files: u64,
+    /// The company identity providers people sign in with, by name
+    /// (`[oidc_providers.<name>]`, or inline in LATTICE_OIDC_PROVIDERS;
+    /// docs/IDENTITY.md): each an OpenID Connect issuer, lattice's client
+    /// there, the tenant it signs people into, and how its groups become
+    /// roles.
+    #[serde(default)]
+    pub oidc_providers: std::collections::BTreeMap<String, lattice_identity::ProviderConfig>,
+    /// How long a sign-in session's token lasts (LATTICE_SESSION_TOKEN_TTL_SECS):
+    /// the chat renews it while the person is active, so it is also how
+    /// long an inactive person stays signed in.
+    pub session_token_ttl_secs: u64,
+    /// How long a sign-in session lasts however active its person
+    /// (LATTICE_SESSION_MAX_AGE_SECS); then they sign in again.
+    pub session_max_age_secs: u64,
 }
 
 impl Default for Config {
@@ -225,12 +243,16 @@ impl Default for Config {
             switch_heartbeat_ms: 5000,
             mcp_allowed_origins: None,
             mcp_authorization_servers: None,
+            mcp_scopes: None,
             trusted_proxies: None,
             otlp_endpoint: None,
             mcp_servers: Default::default(),
             file_max_bytes: lattice_log::FileLimits::default().max_bytes,
             file_quota_bytes: lattice_log::FileLimits::default().quota_bytes,
             file_quota_files: lattice_log::FileLimits::default().quota_files,
+            oidc_providers: Default::default(),
+            session_token_ttl_secs: lattice_log::SessionLimits::default().token_ttl.as_secs(),
+            session_max_age_secs: lattice_log::SessionLimits::default().max_age.as_secs(),
         }
     }
 }
@@ -244,6 +266,7 @@ impl Config {
         config.app_tools()?;
         config.trusted_proxies()?;
         config.connections()?;
+        config.identity()?;
         Ok(config)
     }
 
@@ -362,6 +385,38 @@ impl Config {
         }
         let made = lattice_connect::Connections::configure(&self.mcp_servers).map_err(|e| anyhow::anyhow!("mcp_servers: {e}"))?;
         Ok(MADE.get_or_init(|| made).clone())
+    }
+
+    /// The identity providers, checked (no network: each is discovered at
+    /// its first use): made once per process, so every part of it shares
+    /// one key cache per provider. An `http://` issuer is taken outside the
+    /// production profile only.
+    pub fn identity(&self) -> anyhow::Result<Option<lattice_identity::Providers>> {
+        static MADE: std::sync::OnceLock<Option<lattice_identity::Providers>> = std::sync::OnceLock::new();
+        if let Some(made) = MADE.get() {
+            return Ok(made.clone());
+        }
+        let made = if self.oidc_providers.is_empty() {
+            None
+        } else {
+            let options = lattice_identity::ProvidersOptions {
+                allow_http: self.profile != Profile::Production,
+                mcp_audience: Some(format!("{}/mcp", self.portal_origin().trim_end_matches('/'))),
+                clock: lattice_core::clock::system(),
+                timeout: std::time::Duration::from_secs(10),
+            };
+            Some(lattice_identity::Providers::new(&self.oidc_providers, options).map_err(|e| anyhow::anyhow!("oidc_providers: {e}"))?)
+        };
+        Ok(MADE.get_or_init(|| made).clone())
+    }
+
+    /// How long sign-in sessions and their tokens last.
+    pub fn session_limits(&self) -> lattice_log::SessionLimits {
+        lattice_log::SessionLimits {
+            token_ttl: std::time::Duration::from_secs(self.session_token_ttl_secs.clamp(60, 24 * 3600)),
+            max_age: std::time::Duration::from_secs(self.session_max_age_secs.clamp(300, 90 * 24 * 3600)),
+            ..Default::default()
+        }
     }
 
     /// What files may hold.

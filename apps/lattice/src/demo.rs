@@ -25,6 +25,7 @@ pub async fn seed(trusted: &Trusted, runner: &Runner) -> anyhow::Result<()> {
         agent: false,
         run: None,
         within: None,
+        scope: None,
     });
     if !log.workspaces(&who).await?.is_empty() {
         return Ok(());
@@ -74,6 +75,7 @@ async fn opt_in_to_apps(trusted: &Trusted, ws: &WorkspaceId) -> anyhow::Result<(
                 agent: false,
                 run: None,
                 within: None,
+                scope: None,
             },
         );
         let reason = "the demo shows a mini app (outside production only)".to_owned();
@@ -82,7 +84,7 @@ async fn opt_in_to_apps(trusted: &Trusted, ws: &WorkspaceId) -> anyhow::Result<(
     let tenant = trusted.workspace_tenant(ws).await?.ok_or_else(|| anyhow::anyhow!("the demo workspace vanished"))?;
     let admin = trusted.operator(
         SEED.into(),
-        Principal { tenant, user: UserId::from_trusted(SEED), role: TenantRole::TenantAdmin, agent: false, run: None, within: None },
+        Principal { tenant, user: UserId::from_trusted(SEED), role: TenantRole::TenantAdmin, agent: false, run: None, within: None, scope: None },
     );
     let reason = "the demo workspace shows a mini app".to_owned();
     log.execute(&admin, Command::SetSwitch { level: Level::Workspace(ws.clone()), key: SwitchKey::MiniApps, state: SwitchState::On, reason }).await?;

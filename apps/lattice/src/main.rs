@@ -238,6 +238,7 @@ fn main() -> anyhow::Result<()> {
                 agent,
                 run: None,
                 within: None,
+                scope: None,
             };
             println!("{}", auth.mint(&principal));
             Ok(())

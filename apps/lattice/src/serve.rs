@@ -28,7 +28,14 @@ pub async fn migrate(config: &Config) -> anyhow::Result<()> {
 pub(crate) async fn start_log_trusted(config: &Config, behind: Behind) -> anyhow::Result<(LogService, Trusted)> {
     let db = crate::schema::open(config, config.db_max_connections, behind).await?;
     let auth = Authenticator::new(&config.secret()?, Duration::from_secs(config.token_ttl_secs))?;
-    let mut builder = LogService::builder(db, auth).connected(config.connections()?.connected().clone()).file_limits(config.file_limits());
+    let mut builder = LogService::builder(db, auth)
+        .connected(config.connections()?.connected().clone())
+        .file_limits(config.file_limits())
+        .session_limits(config.session_limits());
+    if let Some(providers) = config.identity()? {
+        let rules = providers.rules();
+        builder = builder.identity(Arc::new(providers), rules);
+    }
     for kind in lattice_ui::kinds() {
         builder = builder.kind(kind);
     }
@@ -181,6 +188,8 @@ async fn serve_http(config: &Config, log: LogService, runner: Runner, with_index
         runner,
         apps: apps.clone(),
         dev_sign_in: config.dev_sign_in(),
+        identity: config.identity()?,
+        portal_origin: config.portal_origin(),
         max_body_bytes: config.max_body_bytes,
         guard: guard.clone(),
         readiness,
@@ -337,7 +346,7 @@ fn mcp_routes(
     apps: lattice_app_calls::AppCalls,
     guard: Arc<lattice_api::guard::Guard>,
 ) -> anyhow::Result<axum::Router> {
-    let authorization_servers = config
+    let mut authorization_servers: Vec<String> = config
         .mcp_authorization_servers
         .as_deref()
         .unwrap_or_default()
@@ -346,9 +355,16 @@ fn mcp_routes(
         .filter(|s| !s.is_empty())
         .map(str::to_owned)
         .collect();
+    // The providers people sign in with issue tokens for `/mcp` too.
+    for issuer in config.identity()?.map(|p| p.issuers()).unwrap_or_default() {
+        if !authorization_servers.contains(&issuer) {
+            authorization_servers.push(issuer);
+        }
+    }
     let trusted = config.trusted_proxies()?;
     let router = lattice_mcp::http::router(exporter(config, log, apps), guard, config.mcp_allowed_origins(), trusted.clone());
-    Ok(router.merge(lattice_mcp::http::protected_resource(authorization_servers, trusted)))
+    let scopes = config.mcp_scopes.as_deref().unwrap_or_default().split(',').map(str::trim).filter(|s| !s.is_empty()).map(str::to_owned).collect();
+    Ok(router.merge(lattice_mcp::http::protected_resource(authorization_servers, scopes, trusted)))
 }
 
 /// The exporter as configured: the app tool policy, and the vendored SDK

@@ -22,11 +22,12 @@ pub async fn run(config: &Config, tenant: &str, user: &str) -> anyhow::Result<()
         agent: false,
         run: None,
         within: None,
+        scope: None,
     };
     let who = trusted.operator(name, principal);
     let done = trusted
         .log()
-        .execute(&who, Command::EndSessions { user: user.clone() })
+        .execute(&who, Command::EndSessions { user: user.clone(), session: None })
         .await
         .map_err(|e| anyhow::anyhow!("signing out {user} of {tenant}: {e}"))?;
     println!("{user} of {tenant} is signed out everywhere: every token issued until now is refused (seq {}, by {})", done.seq, who.actor().name());

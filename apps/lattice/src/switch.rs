@@ -65,7 +65,7 @@ async fn operator(trusted: &Trusted, level: &Level) -> anyhow::Result<lattice_lo
         }
     };
     let name = format!("cli:{}", os_user());
-    let principal = Principal { tenant, user: UserId::from_trusted(name.clone()), role, agent: false, run: None, within: None };
+    let principal = Principal { tenant, user: UserId::from_trusted(name.clone()), role, agent: false, run: None, within: None, scope: None };
     Ok(trusted.operator(name, principal))
 }
 

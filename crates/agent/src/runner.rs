@@ -282,6 +282,7 @@ impl Runner {
             agent: false,
             run: None,
             within: None,
+            scope: None,
         });
         self.resume(tenant, run, &row, answerer.as_ref()).await
     }

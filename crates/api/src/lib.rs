@@ -19,13 +19,24 @@ pub use lattice_http::error::{self, ApiError, status_of};
 pub use lattice_http::guard;
 pub use state::AppState;
 
-use routes::{agui, app_calls, artifacts, events, files, integrations, me, people, runs, seal, system, workspaces};
+use routes::{agui, app_calls, artifacts, auth, events, files, integrations, keys, me, people, runs, seal, system, workspaces};
 
 /// The whole API, with its state.
 pub fn router(state: AppState) -> Router {
     let timeout = state.guard.limits().request_timeout;
     let v1 = Router::new()
         .route("/dev/token", post(system::dev_token))
+        .route("/auth/providers", get(auth::list))
+        .route("/auth/oidc/{name}/start", get(auth::start))
+        .route("/auth/oidc/{name}/callback", get(auth::callback))
+        .route("/auth/oidc/{name}/backchannel-logout", post(auth::backchannel_logout))
+        .route("/auth/session", post(auth::session))
+        .route("/auth/renew", post(auth::renew))
+        .route("/auth/sign-out", post(auth::sign_out))
+        .route("/api-keys", get(keys::list).post(keys::create))
+        .route("/api-keys/{id}", delete(keys::revoke))
+        .route("/scim-tokens", get(keys::list_scim_tokens).post(keys::create_scim_token))
+        .route("/scim-tokens/{id}", delete(keys::revoke_scim_token))
         .route("/me", get(system::me))
         .route("/me/waiting", get(me::waiting))
         .route("/me/waiting/stream", get(me::waiting_stream))
@@ -80,6 +91,7 @@ pub fn router(state: AppState) -> Router {
         .route("/readyz", get(system::readyz))
         .route("/openapi.json", get(|| async { axum::Json(openapi::ApiDoc::openapi()) }))
         .nest("/v1", v1)
+        .merge(routes::scim::router())
         // What axum answers by itself (a 405 or 404 outside `/v1`, a path
         // it cannot read) is written through the one mapping too.
         .layer(axum::middleware::from_fn(lattice_http::error::typed_refusals))

@@ -3,7 +3,7 @@
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 
-use crate::routes::{agui, app_calls, artifacts, events, files, integrations, me, people, runs, seal, system, workspaces};
+use crate::routes::{agui, app_calls, artifacts, auth, events, files, integrations, keys, me, people, runs, seal, system, workspaces};
 
 #[derive(OpenApi)]
 #[openapi(
@@ -19,6 +19,8 @@ use crate::routes::{agui, app_calls, artifacts, events, files, integrations, me,
         integrations::effective, integrations::effective_stream, integrations::set, integrations::audit, integrations::levels, integrations::levels_stream, integrations::servers,
         runs::start, runs::get, runs::answer, runs::cancel, agui::run,
         app_calls::capability, app_calls::call, app_calls::confirm, app_calls::list,
+        auth::list, auth::start, auth::callback, auth::backchannel_logout, auth::session, auth::renew, auth::sign_out,
+        keys::create, keys::list, keys::revoke, keys::create_scim_token, keys::list_scim_tokens, keys::revoke_scim_token,
     ),
     modifiers(&BearerAuth)
 )]

@@ -10,6 +10,11 @@ pub struct AppState {
     pub apps: lattice_app_calls::AppCalls,
     /// `POST /v1/dev/token` answers only in the embedded and local profiles.
     pub dev_sign_in: bool,
+    /// The identity providers people sign in with (R6), if any.
+    pub identity: Option<lattice_identity::Providers>,
+    /// The portal's origin as browsers reach it: where a provider sends a
+    /// person back, and where signing out lands.
+    pub portal_origin: String,
     pub max_body_bytes: usize,
     /// Per-caller limits: writes per second, open live streams, deadlines.
     pub guard: std::sync::Arc<crate::guard::Guard>,

@@ -53,6 +53,8 @@ pub fn api_state(log: &LogService, limits: lattice_api::guard::Limits, shutdown:
         runner: lattice_agent::Runner::new(lattice_testkit::trusted(log), lattice_agent::Models::scripted()),
         apps: lattice_app_calls::AppCalls::new(log.clone(), Default::default()),
         dev_sign_in: false,
+        identity: None,
+        portal_origin: "http://127.0.0.1:8080".into(),
         max_body_bytes: 1 << 20,
         guard: std::sync::Arc::new(lattice_api::guard::Guard::new(limits)),
         readiness: None,

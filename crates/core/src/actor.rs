@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::flat::need;
-use crate::ids::{RunId, TenantId, UserId};
+use crate::ids::{RunId, TenantId, UserId, WorkspaceId};
 use crate::role::TenantRole;
 
 /// An identity a verified token vouches for.
@@ -22,6 +22,10 @@ pub struct Principal {
     /// answer acts for the answerer, within what its starter may do.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub within: Option<Within>,
+    /// The one workspace this principal may act in (an API key of a
+    /// workspace): anything outside it is not there for it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scope: Option<WorkspaceId>,
 }
 
 /// The person whose rights bound a principal's (a run's starter).

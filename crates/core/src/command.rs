@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::directory::{NewApiKey, ProvisionedGroup, ProvisionedPerson, SignedInPerson};
 use crate::ids::{ArtifactId, RunId, ThreadId, UserId, WorkspaceId};
 use crate::integrations::{Level, SwitchKey, SwitchState};
 use crate::role::Role;
@@ -49,6 +50,58 @@ pub enum Command {
     /// what they present afterwards, minted before, is refused.
     EndSessions {
         user: UserId,
+        /// One sign-in session alone (signing out in the chat), not all.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        session: Option<String>,
+    },
+    /// Creates (`create`) or replaces a person of the caller's tenant's
+    /// directory: a SCIM client's provisioning (tenant admins). A replace
+    /// names the version it read, when it read one.
+    ProvisionPerson {
+        user: UserId,
+        person: ProvisionedPerson,
+        create: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        expected_version: Option<u64>,
+    },
+    /// A person signed in through a provider: created at their first
+    /// sign-in, their groups as the token names them. Refused for a person
+    /// the directory made inactive.
+    RecordSignIn {
+        person: SignedInPerson,
+    },
+    /// Takes a person out of the tenant's directory: signed out everywhere,
+    /// out of its groups.
+    RemovePerson {
+        user: UserId,
+    },
+    /// Creates (`create`) or replaces a group of the tenant's directory.
+    ProvisionGroup {
+        id: String,
+        group: ProvisionedGroup,
+        create: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        expected_version: Option<u64>,
+    },
+    RemoveGroup {
+        id: String,
+    },
+    /// An API key for an agent (a tenant admin, or a workspace's admin for
+    /// a key of that workspace).
+    CreateApiKey {
+        key: NewApiKey,
+    },
+    RevokeApiKey {
+        id: UserId,
+    },
+    /// A token a SCIM client provisions the tenant's directory with (tenant
+    /// admins); its digest only.
+    IssueScimToken {
+        id: String,
+        digest: String,
+    },
+    RevokeScimToken {
+        id: String,
     },
     PostMessage {
         thread: ThreadId,
@@ -148,6 +201,15 @@ pub enum CommandType {
     ShareThread,
     UnshareThread,
     EndSessions,
+    ProvisionPerson,
+    RecordSignIn,
+    RemovePerson,
+    ProvisionGroup,
+    RemoveGroup,
+    CreateApiKey,
+    RevokeApiKey,
+    IssueScimToken,
+    RevokeScimToken,
     PostMessage,
     CreateArtifact,
     EditArtifact,
@@ -170,6 +232,15 @@ impl Command {
             Self::RemoveMember { .. } => CommandType::RemoveMember,
             Self::UnshareThread { .. } => CommandType::UnshareThread,
             Self::EndSessions { .. } => CommandType::EndSessions,
+            Self::ProvisionPerson { .. } => CommandType::ProvisionPerson,
+            Self::RecordSignIn { .. } => CommandType::RecordSignIn,
+            Self::RemovePerson { .. } => CommandType::RemovePerson,
+            Self::ProvisionGroup { .. } => CommandType::ProvisionGroup,
+            Self::RemoveGroup { .. } => CommandType::RemoveGroup,
+            Self::CreateApiKey { .. } => CommandType::CreateApiKey,
+            Self::RevokeApiKey { .. } => CommandType::RevokeApiKey,
+            Self::IssueScimToken { .. } => CommandType::IssueScimToken,
+            Self::RevokeScimToken { .. } => CommandType::RevokeScimToken,
             Self::CreateThread { .. } => CommandType::CreateThread,
             Self::ShareThread { .. } => CommandType::ShareThread,
             Self::PostMessage { .. } => CommandType::PostMessage,

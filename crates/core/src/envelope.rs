@@ -51,7 +51,7 @@ impl Envelope {
     /// [`Envelope::from_json`] of an envelope whose event is of one of the
     /// types in `KINDS` ([`Event::decode_in`]); one of another known type
     /// is `None`.
-    pub fn from_json_in<const KINDS: u32>(text: &str) -> Result<Option<Self>, serde_json::Error> {
+    pub fn from_json_in<const KINDS: u64>(text: &str) -> Result<Option<Self>, serde_json::Error> {
         Self::read(text, Event::decode_in::<KINDS>)
     }
 
@@ -120,7 +120,7 @@ mod tests {
     #[test]
     fn a_reader_of_some_types_passes_over_the_others() {
         use crate::event::{RunStarted, ThreadCreated};
-        const SOME: u32 = MessagePosted::BIT | ThreadCreated::BIT;
+        const SOME: u64 = MessagePosted::BIT | ThreadCreated::BIT;
         let message = r#"{"seq":1,"id":"01J","tenant":"acme","actor":{"kind":"system","name":"bridge"},"at":"t","type":"message_posted","payload":{"thread":"th_1","text":"hi"}}"#;
         assert_eq!(Envelope::from_json_in::<SOME>(message).unwrap(), Some(Envelope::from_json(message).unwrap()));
         // Another type: not read, so not even its payload's fields are asked for.

@@ -42,7 +42,7 @@ macro_rules! events {
             /// unread. `KINDS` is known when compiling, so a reader of a
             /// few types carries the reading of those alone (the chat
             /// host's first load).
-            pub fn decode_in<const KINDS: u32>(name: &str, payload: &str) -> Result<Option<Self>, serde_json::Error> {
+            pub fn decode_in<const KINDS: u64>(name: &str, payload: &str) -> Result<Option<Self>, serde_json::Error> {
                 match name {
                     $($name if KINDS & $variant::BIT == 0 => Ok(None),
                     $name => crate::json::from_str(payload).map(|p| Some(Self::$variant(p))),)*
@@ -68,7 +68,7 @@ macro_rules! events {
         }
 
         /// Each type's place, for its bit in a set of types.
-        #[repr(u32)]
+        #[repr(u64)]
         enum Place {
             $($variant,)*
         }
@@ -77,7 +77,7 @@ macro_rules! events {
             /// The `type` of an envelope with this payload.
             pub const NAME: &'static str = $name;
             /// This type in a set of types ([`Event::decode_in`]).
-            pub const BIT: u32 = 1 << Place::$variant as u32;
+            pub const BIT: u64 = 1 << Place::$variant as u64;
         }
 
         impl From<$variant> for Event {
@@ -101,6 +101,17 @@ events! {
     ThreadUnshared => "thread_unshared",
     /// Every token and session of a person ended ("sign out everywhere").
     SessionsEnded => "sessions_ended",
+    /// A person of a tenant's directory created or changed: provisioned
+    /// over SCIM, or signed in through a provider.
+    PersonSaved => "person_saved",
+    /// A person taken out of a tenant's directory.
+    PersonRemoved => "person_removed",
+    /// A group of a tenant's directory created or changed.
+    GroupSaved => "group_saved",
+    GroupRemoved => "group_removed",
+    /// An API key or a SCIM token issued (its digest is never in the log).
+    CredentialIssued => "credential_issued",
+    CredentialRevoked => "credential_revoked",
     MessagePosted => "message_posted",
     ArtifactCreated => "artifact_created",
     ArtifactChanged => "artifact_changed",
@@ -180,6 +191,74 @@ pub struct SessionsEnded {
     pub user: String,
     /// When (ms since the epoch): a token issued at or before it is refused.
     pub at: i64,
+    /// One sign-in session ended alone (the others stand).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<String>,
+}
+
+/// What a directory's change says of a person: no name, no address (those
+/// stay in the directory, where they can be changed and erased).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PersonSaved {
+    pub user: String,
+    pub active: bool,
+    /// The tenant role their groups give now.
+    pub role: TenantRole,
+    /// `scim` or `sign_in`.
+    pub by: String,
+    /// The directory entry's version (SCIM's `meta.version`).
+    pub version: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PersonRemoved {
+    pub user: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GroupSaved {
+    pub group: String,
+    pub display_name: String,
+    pub members: u64,
+    pub version: u64,
+    /// The people whose tenant role the change changed: each of their
+    /// streams decides again.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub roles_changed: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GroupRemoved {
+    pub group: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub roles_changed: Vec<String>,
+}
+
+/// `api_key` or `scim_token`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CredentialKind {
+    ApiKey,
+    ScimToken,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CredentialIssued {
+    pub id: String,
+    pub kind: CredentialKind,
+    /// An API key's name and what it may do.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scope: Option<crate::directory::KeyScope>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expires_at: Option<i64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CredentialRevoked {
+    pub id: String,
+    pub kind: CredentialKind,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

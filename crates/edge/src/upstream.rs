@@ -137,6 +137,8 @@ pub fn upstream_router_behind(base: &str, trusted: TrustedProxies) -> Router {
         .route("/v1/uploads/{id}", axum::routing::put(forward_streamed).get(forward))
         .route("/openapi.json", axum::routing::get(forward))
         .route("/readyz", axum::routing::get(forward))
+        // A company's SCIM client provisions the tenant's directory there.
+        .route("/scim/v2/{*rest}", axum::routing::any(forward))
         .method_not_allowed_fallback(lattice_http::error::method_not_allowed)
         .with_state(Upstream::new(base, "the log service", trusted))
 }

@@ -218,6 +218,7 @@ mod tests {
             agent: false,
             run: None,
             within: None,
+            scope: None,
         }
     }
 

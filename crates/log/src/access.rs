@@ -51,6 +51,12 @@ async fn bounded(db: &Db, p: &Principal, access: Access) -> Result<Access, Error
     Ok(Access { role: access.role.min(theirs.role), ..access })
 }
 
+/// Whether `workspace` is within what the principal may reach: a key of
+/// one workspace reaches nothing outside it, whatever else lists it.
+pub(crate) fn in_scope(p: &Principal, workspace: &str) -> bool {
+    p.scope.as_ref().is_none_or(|scope| scope.as_str() == workspace)
+}
+
 /// A user's role in the workspace's members list; a tenant admin's is not
 /// looked up (it is admin of every workspace of the tenant).
 async fn membership(db: &Db, workspace: &str, user: &str, role: TenantRole) -> Result<Option<String>, Error> {
@@ -62,7 +68,7 @@ async fn membership(db: &Db, workspace: &str, user: &str, role: TenantRole) -> R
 
 /// The caller's role from its token and the workspace's members list.
 fn resolve(p: &Principal, tenant: String, workspace: String, member: Option<String>) -> Result<Access, Error> {
-    if tenant != p.tenant.as_str() {
+    if tenant != p.tenant.as_str() || !in_scope(p, &workspace) {
         return Err(Error::NotFound);
     }
     let role = if p.role == TenantRole::TenantAdmin {
@@ -93,7 +99,7 @@ async fn thread_access_of(db: &Db, p: &Principal, thread: &ThreadId) -> Result<A
 
 /// The caller's access to a thread from what decides it.
 fn decide(p: &Principal, standing: &ThreadStanding) -> Result<Access, Error> {
-    if standing.tenant != p.tenant.as_str() {
+    if standing.tenant != p.tenant.as_str() || !in_scope(p, &standing.workspace) {
         return Err(Error::NotFound);
     }
     let member = stored_role(standing.member.clone())?;
@@ -193,7 +199,7 @@ pub(crate) async fn is_member(db: &Db, workspace: &str, user: &str) -> Result<bo
 /// workspace, with the lowest role (what it learns there is what governs
 /// the threads shared with it, never their neighbours).
 pub(crate) async fn listed_in(db: &Db, p: &Principal, workspace: &str) -> Result<Access, Error> {
-    if !stored::listed_in(db, p.tenant.as_str(), workspace, p.user.as_str()).await? {
+    if !in_scope(p, workspace) || !stored::listed_in(db, p.tenant.as_str(), workspace, p.user.as_str()).await? {
         return Err(Error::NotFound);
     }
     Ok(Access { tenant: p.tenant.clone(), workspace: WorkspaceId::from_trusted(workspace.to_owned()), role: Role::Viewer })

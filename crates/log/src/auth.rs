@@ -11,7 +11,24 @@ use serde::{Deserialize, Serialize};
 
 /// A principal whose token verified.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Authenticated(Principal, Option<String>, Issued);
+pub struct Authenticated(Principal, Option<String>, Issued, Via);
+
+/// What vouched for a principal, and so what may end it besides its
+/// person's sign-outs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Via {
+    /// A token lattice minted without a session (`lattice token`, the dev
+    /// sign-in).
+    Token,
+    /// A sign-in session's token (its `sid`): ended with the session.
+    Session(String),
+    /// A configured provider's own token, by the provider's name.
+    Provider(String),
+    /// An API key, by its digest: ended when it is revoked or expires.
+    Key(String),
+    /// Nothing: lattice's own parts.
+    Trusted,
+}
 
 /// When a principal's token was issued (ms since the epoch): a person's
 /// sign-out refuses every token issued at or before it. What no token
@@ -29,6 +46,19 @@ impl Authenticated {
         self.2
     }
 
+    /// What vouched for it.
+    pub fn via(&self) -> &Via {
+        &self.3
+    }
+
+    /// The sign-in session its token names, if it is a session's.
+    pub fn session(&self) -> Option<&str> {
+        match &self.3 {
+            Via::Session(id) => Some(id),
+            _ => None,
+        }
+    }
+
     /// Who its envelopes name: the principal, or the named part of lattice
     /// acting with the principal's rights (an operator's command line).
     pub fn actor(&self) -> Actor {
@@ -40,13 +70,20 @@ impl Authenticated {
 
     /// A principal no token vouched for: only through [`crate::Trusted`].
     pub(crate) fn trusted(principal: Principal) -> Self {
-        Self(principal, None, Issued(None))
+        Self(principal, None, Issued(None), Via::Trusted)
+    }
+
+    /// A principal a provider's token, an API key or a sign-in session
+    /// vouched for, issued at `issued` (ms): only the log's authentication
+    /// makes one.
+    pub(crate) fn vouched(principal: Principal, issued: i64, via: Via) -> Self {
+        Self(principal, None, Issued(Some(issued)), via)
     }
 
     /// A part of lattice named `name`, with `principal`'s rights: only
     /// through [`crate::Trusted`].
     pub(crate) fn system(name: String, principal: Principal) -> Self {
-        Self(principal, Some(name), Issued(None))
+        Self(principal, Some(name), Issued(None), Via::Trusted)
     }
 }
 
@@ -64,6 +101,9 @@ struct Claims {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     ims: Option<u64>,
     exp: u64,
+    /// The sign-in session a token was minted for: it ends with it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    sid: Option<String>,
 }
 
 /// A view's capability: the right to call one artifact's app-only tools
@@ -200,6 +240,16 @@ impl Authenticator {
     }
 
     pub fn mint(&self, principal: &Principal) -> String {
+        self.mint_for(principal, None, self.ttl)
+    }
+
+    /// A token of a sign-in session `sid`, lasting `ttl`: the chat renews
+    /// it while the person is active, and it ends with the session.
+    pub fn mint_session(&self, principal: &Principal, sid: &str, ttl: Duration) -> String {
+        self.mint_for(principal, Some(sid.to_owned()), ttl)
+    }
+
+    fn mint_for(&self, principal: &Principal, sid: Option<String>, ttl: Duration) -> String {
         let now_ms = u64::try_from(self.clock.now_ms()).unwrap_or_default();
         let now = now_ms / 1000;
         let claims = Claims {
@@ -209,7 +259,8 @@ impl Authenticator {
             agent: principal.agent,
             iat: now,
             ims: Some(now_ms),
-            exp: now + self.ttl.as_secs(),
+            exp: now + ttl.as_secs(),
+            sid,
         };
         jsonwebtoken::encode(&Header::new(Algorithm::HS256), &claims, &self.encoding).expect("HS256 signing with a valid key cannot fail")
     }
@@ -234,8 +285,9 @@ impl Authenticator {
         let tenant = TenantId::parse("tenant", &claims.tenant).map_err(|_| unauthorized("bad tenant claim"))?;
         let user = UserId::parse("sub", &claims.sub).map_err(|_| unauthorized("bad subject claim"))?;
         let issued = claims.ims.unwrap_or(claims.iat.saturating_mul(1000)).min(i64::MAX as u64) as i64;
-        let principal = Principal { tenant, user, role: claims.role, agent: claims.agent, run: None, within: None };
-        Ok(Authenticated(principal, None, Issued(Some(issued))))
+        let principal = Principal { tenant, user, role: claims.role, agent: claims.agent, run: None, within: None, scope: None };
+        let via = claims.sid.map_or(Via::Token, Via::Session);
+        Ok(Authenticated(principal, None, Issued(Some(issued)), via))
     }
 
     /// A link to `file`'s bytes for `who`, on the apps origin, for
@@ -269,8 +321,8 @@ impl Authenticator {
         }
         let tenant = TenantId::parse("tenant", &claims.tenant).map_err(|_| refused("does not verify"))?;
         let user = UserId::parse("sub", &claims.sub).map_err(|_| refused("does not verify"))?;
-        let principal = Principal { tenant, user, role: claims.role, agent: claims.agent, run: None, within: None };
-        Ok((Authenticated(principal, None, Issued(claims.ims)), claims.file))
+        let principal = Principal { tenant, user, role: claims.role, agent: claims.agent, run: None, within: None, scope: None };
+        Ok((Authenticated(principal, None, Issued(claims.ims), Via::Token), claims.file))
     }
 
     /// The capability to call `artifact`'s app-only tools as `principal`:
@@ -315,12 +367,12 @@ impl Authenticator {
     /// (in-process parts get [`crate::Trusted`] from the log's builder).
     #[cfg(any(test, feature = "testing"))]
     pub fn vouch(&self, principal: Principal) -> Authenticated {
-        Authenticated(principal, None, Issued(None))
+        Authenticated(principal, None, Issued(None), Via::Trusted)
     }
 }
 
 /// The token of `Bearer <token>`, the scheme in any case.
-fn bearer_token(header: &[u8]) -> Option<&str> {
+pub(crate) fn bearer_token(header: &[u8]) -> Option<&str> {
     let header = std::str::from_utf8(header).ok()?.trim();
     let (scheme, token) = header.split_once(' ')?;
     let token = token.trim();
@@ -357,6 +409,7 @@ mod tests {
             agent: false,
             run: None,
             within: None,
+            scope: None,
         };
         let bob = Principal { user: UserId::parse("u", "bob").unwrap(), ..ana.clone() };
         let anas_agent = Principal { agent: true, ..ana.clone() };
@@ -388,6 +441,7 @@ mod tests {
             agent: false,
             run: None,
             within: None,
+            scope: None,
         };
         let token = auth().mint(&p);
         assert_eq!(auth().verify(&token).unwrap().principal(), &p);
@@ -402,6 +456,7 @@ mod tests {
             agent: false,
             run: None,
             within: None,
+            scope: None,
         };
         let token = auth().mint(&p);
         let other = Authenticator::new(&[8u8; 32], Duration::from_secs(60)).unwrap();
@@ -425,6 +480,7 @@ mod tests {
             agent: false,
             run: None,
             within: None,
+            scope: None,
         };
         let token = auth.mint(&p);
         let capability = auth.capability(&p, "art_1");

@@ -7,6 +7,8 @@ use std::sync::Arc;
 use lattice_core::policy::{self, Action};
 use lattice_core::{Command, Error, Level, Principal, Role, TenantRole, ThreadId};
 
+use lattice_core::directory::KeyScope;
+
 use crate::access::{Access, Standings, artifact_access, is_member, thread_access, thread_access_to_write, workspace_access};
 use crate::registry::Registry;
 use crate::scope::{LoadedRun, Scope};
@@ -27,6 +29,7 @@ pub(crate) async fn authorize(
     let in_workspace = |access: Access| Scope { access: Some(access), ..Scope::default() };
     let in_thread = |access: Access, thread: ThreadId| Scope { access: Some(access), thread: Some(thread), ..Scope::default() };
     match command {
+        Command::CreateWorkspace { .. } if p.scope.is_some() => Err(Error::forbidden("a key of one workspace makes no other")),
         Command::CreateWorkspace { .. } => Ok(Scope::default()),
         Command::AddMember { workspace, .. } => {
             let access = workspace_access(db, p, workspace.as_str()).await?;
@@ -66,10 +69,68 @@ pub(crate) async fn authorize(
         }
         // Anyone ends their own sessions; a tenant admin anyone's of the
         // tenant (the tenant is the caller's: another's is out of reach).
-        Command::EndSessions { user } => {
-            if user != &p.user && p.role != TenantRole::TenantAdmin {
+        Command::EndSessions { user, session } => {
+            if user != &p.user && (p.role != TenantRole::TenantAdmin || session.is_some()) {
                 return Err(Error::forbidden("only a tenant admin signs someone else out"));
             }
+            Ok(Scope::default())
+        }
+        // The directory is the tenant's admins' (a SCIM client acts as one).
+        Command::ProvisionPerson { .. } | Command::RemovePerson { .. } | Command::ProvisionGroup { .. } | Command::RemoveGroup { .. } => {
+            tenant_admin(p, "only a tenant admin (or the tenant's SCIM client) changes the tenant's directory")?;
+            Ok(Scope::default())
+        }
+        // A person's own sign-in, recorded by lattice for them (the write
+        // path lets only its own parts send it).
+        Command::RecordSignIn { .. } => {
+            if p.agent {
+                return Err(Error::forbidden("an agent does not sign in through a provider"));
+            }
+            Ok(Scope::default())
+        }
+        Command::CreateApiKey { key } => {
+            if p.agent || p.scope.is_some() {
+                return Err(Error::forbidden("an agent's key does not make keys"));
+            }
+            match &key.scope {
+                KeyScope::Tenant { role } => {
+                    tenant_admin(p, "only a tenant admin makes a key for the whole tenant")?;
+                    if *role == TenantRole::DeploymentAdmin {
+                        return Err(Error::field("role", "enum", "a key is a member or a tenant admin of its tenant; operators use `lattice token`"));
+                    }
+                    Ok(Scope::default())
+                }
+                KeyScope::Workspace { workspace, .. } => {
+                    let access = workspace_access(db, p, workspace.as_str()).await?;
+                    access.allow(Action::ManageMembers)?;
+                    Ok(in_workspace(access))
+                }
+            }
+        }
+        Command::RevokeApiKey { id } => {
+            if p.agent || p.scope.is_some() {
+                return Err(Error::forbidden("an agent's key does not revoke keys"));
+            }
+            let Some(row) = crate::store::credentials::by_id(db, id.as_str()).await?.filter(|r| r.tenant == p.tenant.as_str()) else {
+                return Err(Error::NotFound);
+            };
+            match &row.scope {
+                Some(KeyScope::Workspace { workspace, .. }) if p.role != TenantRole::TenantAdmin => {
+                    let access = workspace_access(db, p, workspace.as_str()).await?;
+                    access.allow(Action::ManageMembers)?;
+                    Ok(in_workspace(access))
+                }
+                _ => {
+                    tenant_admin(p, "only a tenant admin revokes a key of the whole tenant")?;
+                    Ok(Scope::default())
+                }
+            }
+        }
+        Command::IssueScimToken { .. } | Command::RevokeScimToken { .. } => {
+            if p.agent || p.scope.is_some() {
+                return Err(Error::forbidden("an agent does not hold the tenant's directory"));
+            }
+            tenant_admin(p, "only a tenant admin issues and revokes the tenant's SCIM tokens")?;
             Ok(Scope::default())
         }
         // A respondent's one kind of artifact (a submission); the kind's
@@ -158,4 +219,9 @@ pub(crate) async fn authorize(
             }
         },
     }
+}
+
+/// Refuses anyone but a tenant admin of the principal's tenant.
+fn tenant_admin(p: &Principal, refusal: &str) -> Result<(), Error> {
+    if p.role == TenantRole::TenantAdmin && p.scope.is_none() { Ok(()) } else { Err(Error::forbidden(refusal)) }
 }

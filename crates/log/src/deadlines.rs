@@ -136,6 +136,7 @@ impl Deadlines {
             agent: false,
             run: None,
             within: None,
+            scope: None,
         };
         let scope = Scope {
             access: Some(Access { tenant: tenant.clone(), workspace: WorkspaceId::from_trusted(row.workspace.clone()), role: Role::Admin }),

@@ -1,8 +1,13 @@
 //! A command's effect, worked out before the transaction opens: where its
 //! envelope goes, and the store writer that makes it (one per effect).
 
+use std::sync::Arc;
+
+use lattice_core::directory::{NewApiKey, ProvisionedGroup, ProvisionedPerson, SignedInPerson};
 use lattice_core::envelope::DEPLOYMENT_TENANT;
+use lattice_core::event::CredentialKind;
 use lattice_core::event::{AppContextSet, AppEvent, Event, MessagePosted};
+use lattice_core::identity::GroupRules;
 use lattice_core::{Actor, ArtifactId, Asking, Audit, Error, Level, Role, RunId, RunStep, SwitchKey, SwitchState, ThreadId, WorkspaceId};
 use serde_json::Value;
 use sqlx::AnyConnection;
@@ -16,7 +21,15 @@ pub(crate) enum Effect {
     Shared { user: String, role: Role },
     MemberRemoved { user: String },
     Unshared { user: String },
-    SessionsEnded { user: String },
+    SessionsEnded { user: String, session: Option<String> },
+    PersonProvisioned { user: String, person: ProvisionedPerson, create: bool, expected_version: Option<u64>, rules: Arc<GroupRules> },
+    SignedIn { person: SignedInPerson, rules: Arc<GroupRules> },
+    PersonRemoved { user: String },
+    GroupProvisioned { id: String, group: ProvisionedGroup, create: bool, expected_version: Option<u64>, rules: Arc<GroupRules> },
+    GroupRemoved { id: String, rules: Arc<GroupRules> },
+    KeyIssued(NewApiKey),
+    ScimTokenIssued { id: String, digest: String },
+    Revoked { id: String, kind: CredentialKind },
     Message { text: String },
     Created { id: ArtifactId, kind: String, data: Value, digest: String, parent: Option<String>, asks: Option<Asking> },
     Changed { head: ArtifactRow, data: Value, digest: String, patch: json_patch::Patch, asks: Option<Asking> },
@@ -101,7 +114,19 @@ impl Effect {
             Self::Shared { user, role } => store::share_thread(conn, w, &user, role).await,
             Self::MemberRemoved { user } => store::remove_member(conn, w, &user).await,
             Self::Unshared { user } => store::unshare_thread(conn, w, &user).await,
-            Self::SessionsEnded { user } => store::end_sessions(conn, w, &user).await,
+            Self::SessionsEnded { user, session } => store::end_sessions(conn, w, &user, session.as_deref()).await,
+            Self::PersonProvisioned { user, person, create, expected_version, rules } => {
+                store::provision_person(conn, w, &rules, &user, &person, create, expected_version).await
+            }
+            Self::SignedIn { person, rules } => store::record_sign_in(conn, w, &rules, &person).await,
+            Self::PersonRemoved { user } => store::remove_person(conn, w, &user).await,
+            Self::GroupProvisioned { id, group, create, expected_version, rules } => {
+                store::groups::provision_group(conn, w, &rules, &id, &group, create, expected_version).await
+            }
+            Self::GroupRemoved { id, rules } => store::groups::remove_group(conn, w, &rules, &id).await,
+            Self::KeyIssued(key) => store::credentials::issue_key(conn, w, &key).await,
+            Self::ScimTokenIssued { id, digest } => store::credentials::issue_scim_token(conn, w, &id, &digest).await,
+            Self::Revoked { id, kind } => store::credentials::revoke(conn, w, &id, kind).await,
             Self::Message { text } => Ok(MessagePosted { thread: w.thread.expect("a message is posted in a thread").to_owned(), text }.into()),
             Self::Created { id, kind, data, digest, parent, asks } => {
                 store::create_artifact(conn, w, &id, &kind, data, digest, store::Derived { parent: parent.as_deref(), asks: asks.as_ref() }).await

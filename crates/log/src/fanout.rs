@@ -7,7 +7,10 @@
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
-use lattice_core::event::{Event, MemberAdded, MemberRemoved, SessionsEnded, SwitchSet, ThreadShared, ThreadUnshared};
+use lattice_core::event::{
+    CredentialKind, CredentialRevoked, Event, GroupRemoved, GroupSaved, MemberAdded, MemberRemoved, PersonRemoved, PersonSaved, SessionsEnded,
+    SwitchSet, ThreadShared, ThreadUnshared,
+};
 use lattice_core::{Error, Principal};
 use tokio::sync::{mpsc, watch};
 
@@ -22,7 +25,18 @@ const QUEUE: usize = 1024;
 const BATCH: i64 = 1000;
 /// Events that change what the person they name may read: each of that
 /// person's streams decides again, before anything after it is handed on.
-const ACCESS_EVENTS: [&str; 5] = [MemberAdded::NAME, MemberRemoved::NAME, ThreadShared::NAME, ThreadUnshared::NAME, SessionsEnded::NAME];
+const ACCESS_EVENTS: [&str; 10] = [
+    MemberAdded::NAME,
+    MemberRemoved::NAME,
+    ThreadShared::NAME,
+    ThreadUnshared::NAME,
+    SessionsEnded::NAME,
+    PersonSaved::NAME,
+    PersonRemoved::NAME,
+    GroupSaved::NAME,
+    GroupRemoved::NAME,
+    CredentialRevoked::NAME,
+];
 
 /// The fan-out: started with the log service, it follows the horizon.
 #[derive(Clone)]
@@ -140,10 +154,12 @@ async fn hand_on(
         }
         // Told before the envelope itself is handed on: a person taken out
         // of a workspace does not read the news on its stream.
-        if ACCESS_EVENTS.contains(&e.event_type.as_str())
-            && let Some(list) = concerned(e).and_then(|person| subs.people.get(&person))
-        {
-            Subscribers::send(list, || Delivery::Recheck(e.seq), &mut failed);
+        if ACCESS_EVENTS.contains(&e.event_type.as_str()) {
+            for person in concerned(e) {
+                if let Some(list) = subs.people.get(&person) {
+                    Subscribers::send(list, || Delivery::Recheck(e.seq), &mut failed);
+                }
+            }
         }
         let workspace = e.workspace.as_deref();
         let followed =
@@ -170,17 +186,24 @@ async fn hand_on(
     Ok(Some(if full { last } else { to }))
 }
 
-/// The person (`tenant/user`) whose access an access event changes.
-fn concerned(e: &StoredEnvelope) -> Option<String> {
-    let user = match Event::decode(&e.event_type, &e.payload_json).ok()? {
-        Event::MemberAdded(m) => m.user,
-        Event::MemberRemoved(m) => m.user,
-        Event::ThreadShared(s) => s.user,
-        Event::ThreadUnshared(s) => s.user,
-        Event::SessionsEnded(s) => s.user,
-        _ => return None,
+/// The people (`tenant/user`) whose access an access event changes.
+fn concerned(e: &StoredEnvelope) -> Vec<String> {
+    let Ok(event) = Event::decode(&e.event_type, &e.payload_json) else { return Vec::new() };
+    let users = match event {
+        Event::MemberAdded(m) => vec![m.user],
+        Event::MemberRemoved(m) => vec![m.user],
+        Event::ThreadShared(s) => vec![s.user],
+        Event::ThreadUnshared(s) => vec![s.user],
+        Event::SessionsEnded(s) => vec![s.user],
+        Event::PersonSaved(p) => vec![p.user],
+        Event::PersonRemoved(p) => vec![p.user],
+        Event::GroupSaved(g) => g.roles_changed,
+        Event::GroupRemoved(g) => g.roles_changed,
+        // A key's id is its agent's user id.
+        Event::CredentialRevoked(c) if c.kind == CredentialKind::ApiKey => vec![c.id],
+        _ => Vec::new(),
     };
-    Some(person_key(&e.tenant, &user))
+    users.iter().map(|user| person_key(&e.tenant, user)).collect()
 }
 
 /// What a subscription follows besides its person's access.

@@ -31,10 +31,13 @@
 //! - `subscribers`: the fan-out's lists and what passes through them. Names the store.
 //! - `passing`: what passes on a stream unkept, said to and heard from the other replicas. Names `subscribers`, the store.
 //! - `fanout`: one reader of the log for every stream. Names `passing`, `subscribers`, the store.
-//! - `sign_outs`: sign-out epochs, by the clock. Names `auth`, the store.
+//! - `bearer`: who a bearer token is, of every kind (lattice's, an API key, a provider's). Names `auth`, `credentials`.
+//! - `sign_in`: sign-in sessions, their one-time codes and renewals. Names `auth`, `bearer`, `credentials`, the store.
+//! - `directory`: the tenant's directory and credentials as its admins read them. Names `access`, `auth`, the store.
+//! - `credentials`: whether what vouched for a caller still stands (sign-outs, the directory, sessions, keys), by the clock. Names `auth`, the store.
 //! - `reads`: every read as a caller. Names `access`, `auth`, `horizon`, `switches`, the store.
 //! - `runs`: the API's reads of runs. Names `access`, `auth`, the store.
-//! - `live`: one live stream, an access watch. Names `access`, `auth`, `fanout`, `horizon`, `reads`, `sign_outs`, `subscribers`, the store.
+//! - `live`: one live stream, an access watch. Names `access`, `auth`, `fanout`, `horizon`, `reads`, `credentials`, `subscribers`, the store.
 //! - `sessions`: protocol sessions replicas share, by the clock. Names the store.
 //! - `unread`: the fold of what makes threads unread into their rows, beside the write path. Names `horizon`, the store.
 //! - `service`: [`LogService`] and its [`Builder`], which wire all of the above.
@@ -42,16 +45,19 @@
 //!   handed), `auth`, `deadlines`, `fanout`, `reads`, `subscribers`, `switches`, the store.
 //! - `follow`: the bridge's reader of the whole log. Names `service`, `horizon`, the store.
 //! - `waiting`: what waits for a person's answer, and its live stream. Names `access`, `auth`, `fanout`,
-//!   `registry`, `sign_outs`, `subscribers`, the store.
+//!   `registry`, `credentials`, `subscribers`, the store.
 
 mod access;
 mod auth;
 mod authorize;
+mod bearer;
 pub mod chain;
 mod clock;
 mod commit;
+mod credentials;
 mod deadlines;
 mod digest;
+mod directory;
 mod effect;
 mod fanout;
 mod files;
@@ -69,7 +75,7 @@ mod scope;
 pub mod seal;
 mod service;
 mod sessions;
-mod sign_outs;
+mod sign_in;
 mod store;
 mod subscribers;
 mod switches;
@@ -80,11 +86,14 @@ mod view;
 mod waiting;
 
 pub use access::Access;
-pub use auth::{Authenticated, Authenticator, CAPABILITY_TTL, FILE_LINK_TTL, Issued};
+pub use auth::{Authenticated, Authenticator, CAPABILITY_TTL, FILE_LINK_TTL, Issued, Via};
+pub use bearer::{API_KEY_PREFIX, MAX_TOKEN_BYTES, SCIM_TOKEN_PREFIX};
 pub use clock::{now_ms, parse_rfc3339, rfc3339};
 pub use commit::Committed;
+pub use credentials::FRESH as SIGN_OUT_FRESH;
 pub use deadlines::{DEADLINE_ACTOR, EXPIRED, Expired};
 pub use digest::digest;
+pub use directory::DIRECTORY_PAGE;
 pub use files::{CHUNK_BYTES, FILE_ERASED, FILE_PREFIX, FileLimits, Files, Upload, file_name, sniff};
 pub use follow::LogReader;
 pub use horizon::{Following, Horizon};
@@ -94,9 +103,13 @@ pub use runs::RunView;
 pub use seal::{SealStatus, Sealer};
 pub use service::{Builder, LogService};
 pub use sessions::{SESSION_STATE_BYTES, SESSIONS_PER_CALLER, Sessions};
-pub use sign_outs::FRESH as SIGN_OUT_FRESH;
+pub use sign_in::{SessionLimits, SessionToken};
+pub use store::credentials::CredentialRow;
 pub use store::files::FileRow;
+pub use store::groups::GroupRow;
 pub use store::horizon::WRITER_LOCK;
+pub use store::people::PersonRow;
+pub use store::sign_ins::Attempt as SignInAttempt;
 pub use store::threads::LISTED_MAX as THREADS_LISTED_MAX;
 pub use store::waiting::PLACES as WAITING_PLACES;
 pub use store::{ArtifactRow, Backend, Db, Listed, RequestRow, RunRow, Schema, StoredEnvelope, ThreadSummary, WorkspaceSummary};

@@ -16,10 +16,10 @@ use lattice_core::{Error, ThreadId};
 
 use crate::access::{thread_access, workspace_access};
 use crate::auth::Authenticated;
+use crate::credentials::Credentials;
 use crate::fanout::{Fanout, Followed};
 use crate::horizon::Horizon;
 use crate::reads::{Follow, Reads};
-use crate::sign_outs::SignOuts;
 use crate::store::Db;
 use crate::subscribers::{Delivered, Delivery, Passing, Subscription};
 
@@ -43,14 +43,14 @@ pub enum Live {
 pub(crate) struct Streams {
     db: Db,
     reads: Reads,
-    sign_outs: Arc<SignOuts>,
+    credentials: Arc<Credentials>,
     fanout: Fanout,
     horizon: Horizon,
 }
 
 impl Streams {
-    pub fn new(db: Db, reads: Reads, sign_outs: Arc<SignOuts>, fanout: Fanout, horizon: Horizon) -> Self {
-        Self { db, reads, sign_outs, fanout, horizon }
+    pub fn new(db: Db, reads: Reads, credentials: Arc<Credentials>, fanout: Fanout, horizon: Horizon) -> Self {
+        Self { db, reads, credentials, fanout, horizon }
     }
 
     /// Follows a thread or a workspace the caller can read, from `after`.
@@ -121,7 +121,7 @@ impl LiveEvents {
     /// not ended, its access to the thread or workspace still there.
     async fn still_allowed(&mut self) -> Result<(), Error> {
         self.reads.clear();
-        self.streams.sign_outs.check(&self.who, true).await?;
+        self.streams.credentials.check(&self.who, true).await?;
         self.streams.followed_workspace(&self.who, &self.follow).await.map(drop)
     }
 

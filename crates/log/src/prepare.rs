@@ -2,6 +2,7 @@
 //! unknown kinds, payloads of the wrong shape or size, patches that do not
 //! apply, stale versions, steps a run's state does not allow.
 
+use lattice_core::event::CredentialKind;
 use lattice_core::{ArtifactId, ArtifactKind, Command, Error, RunFailure, RunId, RunStatus, RunStep, ThreadId, WorkspaceId};
 use serde_json::Value;
 
@@ -19,6 +20,9 @@ pub(crate) struct Preparing<'a> {
     pub chains: &'a ChainKey,
     /// The log's clock, now: what a request's deadline is held against.
     pub now_ms: i64,
+    /// How groups become tenant roles: a directory's writers keep each
+    /// person's role by them.
+    pub rules: &'a std::sync::Arc<lattice_core::identity::GroupRules>,
 }
 
 impl Preparing<'_> {
@@ -32,7 +36,61 @@ impl Preparing<'_> {
             Command::ShareThread { user, role, .. } => Effect::Shared { user: user.to_string(), role: *role },
             Command::RemoveMember { user, .. } => Effect::MemberRemoved { user: user.to_string() },
             Command::UnshareThread { user, .. } => Effect::Unshared { user: user.to_string() },
-            Command::EndSessions { user } => Effect::SessionsEnded { user: user.to_string() },
+            Command::EndSessions { user, session } => Effect::SessionsEnded { user: user.to_string(), session: session.clone() },
+            Command::ProvisionPerson { user, person, create, expected_version } => {
+                check_name("userName", &person.user_name)?;
+                if lattice_core::directory::is_key_user(user.as_str()) {
+                    return Err(Error::field("user", "id", "ids beginning with key_ are API keys'"));
+                }
+                Effect::PersonProvisioned {
+                    user: user.to_string(),
+                    person: person.clone(),
+                    create: *create,
+                    expected_version: *expected_version,
+                    rules: self.rules.clone(),
+                }
+            }
+            Command::RecordSignIn { person } => {
+                check_name("user_name", &person.user_name)?;
+                if person.groups.len() > lattice_core::directory::MAX_GROUPS {
+                    return Err(Error::field(
+                        "groups",
+                        "maxItems",
+                        format!("{} groups exceed the limit {}", person.groups.len(), lattice_core::directory::MAX_GROUPS),
+                    ));
+                }
+                Effect::SignedIn { person: person.clone(), rules: self.rules.clone() }
+            }
+            Command::RemovePerson { user } => Effect::PersonRemoved { user: user.to_string() },
+            Command::ProvisionGroup { id, group, create, expected_version } => {
+                check_name("displayName", &group.display_name)?;
+                check_name("id", id)?;
+                if group.members.len() > lattice_core::directory::MAX_MEMBERS {
+                    return Err(Error::field(
+                        "members",
+                        "maxItems",
+                        format!("{} members exceed the limit {}", group.members.len(), lattice_core::directory::MAX_MEMBERS),
+                    ));
+                }
+                Effect::GroupProvisioned {
+                    id: id.clone(),
+                    group: group.clone(),
+                    create: *create,
+                    expected_version: *expected_version,
+                    rules: self.rules.clone(),
+                }
+            }
+            Command::RemoveGroup { id } => Effect::GroupRemoved { id: id.clone(), rules: self.rules.clone() },
+            Command::CreateApiKey { key } => {
+                check_name("name", &key.name)?;
+                if !lattice_core::directory::is_key_user(key.id.as_str()) {
+                    return Err(Error::field("id", "id", "an API key's id begins with key_"));
+                }
+                Effect::KeyIssued(key.clone())
+            }
+            Command::RevokeApiKey { id } => Effect::Revoked { id: id.to_string(), kind: CredentialKind::ApiKey },
+            Command::IssueScimToken { id, digest } => Effect::ScimTokenIssued { id: id.clone(), digest: digest.clone() },
+            Command::RevokeScimToken { id } => Effect::Revoked { id: id.clone(), kind: CredentialKind::ScimToken },
             Command::PostMessage { text, .. } => Effect::Message { text: text.clone() },
             Command::CreateArtifact { id, kind, data, .. } => {
                 let spec = self.registry.kind(kind)?;
@@ -133,6 +191,22 @@ impl Preparing<'_> {
             }
         })
     }
+}
+
+/// A name a person reads (a user name, a group's, a key's): not empty, within
+/// its bound, no control characters.
+fn check_name(field: &str, name: &str) -> Result<(), Error> {
+    let max = lattice_core::directory::MAX_NAME_BYTES;
+    if name.trim().is_empty() {
+        return Err(Error::field(field, "minLength", "must not be empty"));
+    }
+    if name.len() > max {
+        return Err(Error::field(field, "maxLength", format!("{} bytes exceed the limit {max}", name.len())));
+    }
+    if name.chars().any(char::is_control) {
+        return Err(Error::field(field, "pattern", "must not hold control characters"));
+    }
+    Ok(())
 }
 
 /// A payload within the kind's size and the nesting limit every stored

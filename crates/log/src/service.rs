@@ -14,10 +14,17 @@ use lattice_core::clock::SharedClock;
 use lattice_core::kind::{SharedCheck, SharedKind};
 use lattice_core::{ArtifactId, Audit, Command, CommandType, Effective, Envelope, Error, Integrations, RunId, SwitchKey, ThreadId};
 
-use crate::auth::{Authenticated, Authenticator};
+use lattice_core::directory::{KEY_ID_PREFIX, KeyScope, NewApiKey, SignedInPerson};
+use lattice_core::identity::{Audience, GroupRules, TokenIssuers};
+use lattice_core::{Principal, TenantId, TenantRole, UserId};
+
+use crate::auth::{Authenticated, Authenticator, Via};
 use crate::authorize::authorize;
+use crate::bearer::{API_KEY_PREFIX, Bearers, SCIM_TOKEN_PREFIX, secret_digest};
 use crate::commit::{Committed, Committer};
+use crate::credentials::Credentials;
 use crate::deadlines::Deadlines;
+use crate::directory::Directory;
 use crate::fanout::Fanout;
 use crate::gate::Gate;
 use crate::horizon::{Horizon, IDLE_POLL};
@@ -28,7 +35,11 @@ use crate::reads::{AuditRow, Follow, LevelStates, Reads, ThreadAccess};
 use crate::registry::Registry;
 use crate::runs::{RunView, Runs};
 use crate::sessions::Sessions;
-use crate::sign_outs::SignOuts;
+use crate::sign_in::{SessionLimits, SessionToken, SignIns, random_secret};
+use crate::store::credentials::CredentialRow;
+use crate::store::groups::GroupRow;
+use crate::store::people::PersonRow;
+use crate::store::sign_ins::Attempt as SignInAttempt;
 use crate::store::{ArtifactRow, Db, Listed, ThreadSummary, WorkspaceSummary};
 use crate::switches::SwitchStore;
 use crate::view::ScopedView;
@@ -43,9 +54,15 @@ pub struct LogService {
 struct Inner {
     db: Db,
     auth: Authenticator,
+    bearers: Bearers,
+    /// How groups become tenant roles (the directory's writers keep each
+    /// person's role by them).
+    rules: Arc<GroupRules>,
+    sign_ins: SignIns,
+    directory: Directory,
     clock: SharedClock,
     registry: Arc<Registry>,
-    sign_outs: Arc<SignOuts>,
+    credentials: Arc<Credentials>,
     horizon: Horizon,
     gate: Gate,
     committer: Committer,
@@ -78,9 +95,26 @@ pub struct Builder {
     clock: Option<SharedClock>,
     connected: lattice_core::Connected,
     file_limits: crate::files::FileLimits,
+    issuers: Option<Arc<dyn TokenIssuers>>,
+    rules: GroupRules,
+    session_limits: SessionLimits,
 }
 
 impl Builder {
+    /// The identity providers whose tokens the deployment takes (R6), and
+    /// how their groups become roles.
+    pub fn identity(mut self, issuers: Arc<dyn TokenIssuers>, rules: GroupRules) -> Self {
+        self.issuers = Some(issuers);
+        self.rules = rules;
+        self
+    }
+
+    /// How long sign-in sessions and their tokens last.
+    pub fn session_limits(mut self, limits: SessionLimits) -> Self {
+        self.session_limits = limits;
+        self
+    }
+
     /// What files may hold (per file, per tenant).
     pub fn file_limits(mut self, limits: crate::files::FileLimits) -> Self {
         self.file_limits = limits;
@@ -134,12 +168,15 @@ impl Builder {
         let fanout = Fanout::start(db.clone(), horizon.watch());
         horizon.followed_while(fanout.listening());
         let switches = SwitchStore::new(db.clone(), self.connected);
-        let sign_outs = Arc::new(SignOuts::new(db.clone(), clock.clone()));
+        let credentials = Arc::new(Credentials::new(db.clone(), clock.clone()));
+        let bearers = Bearers { auth: auth.clone(), issuers: self.issuers, credentials: credentials.clone() };
+        let sign_ins = SignIns::new(db.clone(), clock.clone(), self.session_limits);
+        let directory = Directory::new(db.clone());
         let committer = Committer::new(db.clone(), clock.clone(), horizon.clone());
         let deadlines = Deadlines::new(db.clone(), clock.clone(), committer.clone());
         let reads = Reads::new(db.clone(), horizon.clone(), switches.clone());
-        let streams = Streams::new(db.clone(), reads.clone(), sign_outs.clone(), fanout.clone(), horizon.clone());
-        let waiting = WaitingReads::new(db.clone(), clock.clone(), registry.clone(), sign_outs.clone(), fanout.clone());
+        let streams = Streams::new(db.clone(), reads.clone(), credentials.clone(), fanout.clone(), horizon.clone());
+        let waiting = WaitingReads::new(db.clone(), clock.clone(), registry.clone(), credentials.clone(), fanout.clone());
         deadlines.start();
         let unread = crate::unread::start(db.clone(), horizon.clone(), clock.clone());
         let files = crate::files::Files::new(db.clone(), clock.clone(), switches.clone(), self.file_limits);
@@ -151,9 +188,13 @@ impl Builder {
                 parts: Parts { switches, fanout, deadlines, reads },
                 db,
                 auth,
+                bearers,
+                rules: Arc::new(self.rules),
+                sign_ins,
+                directory,
                 clock,
                 registry,
-                sign_outs,
+                credentials,
                 horizon,
                 committer,
                 streams,
@@ -175,6 +216,9 @@ impl LogService {
             clock: None,
             connected: Default::default(),
             file_limits: Default::default(),
+            issuers: None,
+            rules: GroupRules::default(),
+            session_limits: SessionLimits::default(),
         }
     }
 
@@ -266,18 +310,220 @@ impl LogService {
         &self.inner.parts
     }
 
-    /// The caller of a request: its `Authorization` header's token, verified
-    /// and not ended by a sign-out. Every surface (the API, MCP) asks this.
+    /// The caller of a request to the API: its `Authorization` header's
+    /// token (lattice's own, an API key, or a configured provider's issued
+    /// to lattice's client), verified, and not ended since.
     pub async fn authenticate(&self, header: Option<&[u8]>) -> Result<Authenticated, Error> {
-        let who = self.inner.auth.verify_header(header)?;
-        self.inner.sign_outs.check(&who, false).await?;
-        Ok(who)
+        self.inner.bearers.authenticate(header, Audience::Api).await
+    }
+
+    /// The caller of a request to `audience` (`/mcp` also takes a
+    /// provider's token issued for lattice's MCP resource).
+    pub async fn authenticate_for(&self, header: Option<&[u8]>, audience: Audience) -> Result<Authenticated, Error> {
+        self.inner.bearers.authenticate(header, audience).await
+    }
+
+    /// A SCIM client, by the tenant's SCIM token: it acts as the
+    /// directory's admin (`scim:<token>`), for the directory alone.
+    pub async fn authenticate_scim(&self, header: Option<&[u8]>) -> Result<Authenticated, Error> {
+        self.inner.bearers.scim_client(header).await
+    }
+
+    /// How long sign-in sessions and their tokens last.
+    pub fn session_limits(&self) -> SessionLimits {
+        self.inner.sign_ins.limits()
+    }
+
+    /// Keeps what a sign-in begun at `provider` with `state` needs when the
+    /// browser comes back (the nonce, the PKCE verifier, the digest of the
+    /// page's binding secret).
+    pub async fn begin_sign_in(&self, state: String, provider: &str, nonce: String, verifier: String, binding: Option<String>) -> Result<(), Error> {
+        self.inner.sign_ins.begin(state, provider, nonce, verifier, binding).await
+    }
+
+    /// Ends the sign-in session `who`'s token names (signing out in the
+    /// chat): its tokens refused from now on, its streams ended. Answers the
+    /// provider it was opened through.
+    pub async fn end_session(&self, who: &Authenticated) -> Result<Option<String>, Error> {
+        let Some(session) = who.session() else {
+            return Err(Error::invalid_state("this token is no sign-in's: `POST /v1/people/{user}/sign-out` ends every token of a person"));
+        };
+        let provider = self.inner.sign_ins.provider_of(who).await?;
+        let user = who.principal().user.clone();
+        self.execute(who, Command::EndSessions { user, session: Some(session.to_owned()) }).await?;
+        Ok(provider)
+    }
+
+    /// The sign-in `state` names, once.
+    pub async fn take_sign_in(&self, state: &str) -> Result<SignInAttempt, Error> {
+        self.inner.sign_ins.take(state).await
+    }
+
+    /// Records a person's sign-in through a provider whose ID token the
+    /// caller verified: the person created at their first, their groups
+    /// and role as the token gives them (the directory's, when it holds
+    /// them); a person the directory made inactive is refused. Answers the
+    /// one-time code the browser trades for its first token.
+    pub async fn sign_in(
+        &self,
+        tenant: &TenantId,
+        person: SignedInPerson,
+        subject: &str,
+        provider_sid: Option<&str>,
+        binding: Option<&str>,
+    ) -> Result<String, Error> {
+        let user = self.inner.sign_ins.user_for(tenant, &person.user_name).await?;
+        let provider = person.provider.clone();
+        let principal =
+            Principal { tenant: tenant.clone(), user: user.clone(), role: TenantRole::Member, agent: false, run: None, within: None, scope: None };
+        let who = Authenticated::system(format!("sign-in:{provider}"), principal);
+        self.execute(&who, Command::RecordSignIn { person }).await?;
+        self.apply_group_rules(tenant, std::slice::from_ref(&user)).await?;
+        self.inner.sign_ins.open(tenant, &user, &provider, subject, provider_sid, binding).await
+    }
+
+    /// Puts each of `people` in the workspaces the group rules give them a
+    /// role in, at that role, and takes them out of those the rules name
+    /// but give them nothing in: each change a command of the system actor
+    /// `directory`. A workspace a rule names that does not exist is passed
+    /// over (and said in the log's output).
+    pub async fn apply_group_rules(&self, tenant: &TenantId, people: &[UserId]) -> Result<(), Error> {
+        let rules = &self.inner.rules;
+        if rules.workspaces.is_empty() {
+            return Ok(());
+        }
+        let admin = Principal {
+            tenant: tenant.clone(),
+            user: UserId::from_trusted("directory".to_owned()),
+            role: TenantRole::TenantAdmin,
+            agent: false,
+            run: None,
+            within: None,
+            scope: None,
+        };
+        let directory = Authenticated::system("directory".to_owned(), admin);
+        for user in people {
+            let groups = self.inner.directory.all_groups_of(tenant.as_str(), user.as_str()).await?;
+            for (workspace, wanted) in rules.workspace_roles(tenant, &groups) {
+                let now = crate::store::access::member_role(&self.inner.db, workspace.as_str(), user.as_str()).await?;
+                let command = match (now.as_deref().and_then(lattice_core::Role::parse), wanted) {
+                    (now, Some(role)) if now != Some(role) => Command::AddMember { workspace: workspace.clone(), user: user.clone(), role },
+                    (Some(_), None) => Command::RemoveMember { workspace: workspace.clone(), user: user.clone() },
+                    _ => continue,
+                };
+                match self.execute(&directory, command).await {
+                    Ok(_) => {}
+                    Err(Error::NotFound) => tracing::warn!(%workspace, "a group rule names a workspace that does not exist"),
+                    Err(e) => return Err(e),
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Trades a sign-in's one-time code (and the secret of the page that
+    /// began it) for the session's first token.
+    pub async fn redeem_sign_in(&self, code: &str, binding: Option<&str>) -> Result<SessionToken, Error> {
+        self.inner.sign_ins.redeem(&self.inner.auth, code, binding).await
+    }
+
+    /// A new token for the sign-in session `who`'s token names, while the
+    /// session stands (its person active, not signed out, within its life).
+    pub async fn renew_session(&self, who: &Authenticated) -> Result<SessionToken, Error> {
+        self.inner.sign_ins.renew(&self.inner.auth, &self.inner.credentials, who).await
+    }
+
+    /// Signs out everyone a provider's session signed in (its back-channel
+    /// logout: the `sid` it names, or all sessions of its subject):
+    /// everywhere, as `oidc:<provider>`. Answers how many people.
+    pub async fn provider_signed_out(&self, provider: &str, subject: Option<&str>, sid: Option<&str>) -> Result<usize, Error> {
+        let people = self.inner.sign_ins.signed_in_by(provider, subject, sid).await?;
+        for (tenant, user) in &people {
+            let user = UserId::from_trusted(user.clone());
+            let principal = Principal {
+                tenant: TenantId::from_trusted(tenant.clone()),
+                user: user.clone(),
+                role: TenantRole::Member,
+                agent: false,
+                run: None,
+                within: None,
+                scope: None,
+            };
+            let who = Authenticated::system(format!("oidc:{provider}"), principal);
+            self.execute(&who, Command::EndSessions { user, session: None }).await?;
+        }
+        Ok(people.len())
+    }
+
+    /// A person of the caller's tenant's directory (its admins).
+    pub async fn directory_person(&self, who: &Authenticated, user: &str) -> Result<PersonRow, Error> {
+        self.inner.directory.person(who, user).await
+    }
+
+    /// The person of the caller's tenant's directory named `name`,
+    /// whatever its case (its admins).
+    pub async fn directory_person_named(&self, who: &Authenticated, name: &str) -> Result<Option<PersonRow>, Error> {
+        self.inner.directory.person_named(who, name).await
+    }
+
+    /// Up to `limit` people of the directory after `after`, by id.
+    pub async fn directory_people(&self, who: &Authenticated, after: &str, limit: i64) -> Result<Vec<PersonRow>, Error> {
+        self.inner.directory.people(who, after, limit).await
+    }
+
+    pub async fn directory_group(&self, who: &Authenticated, id: &str) -> Result<GroupRow, Error> {
+        self.inner.directory.group(who, id).await
+    }
+
+    /// Up to `limit` groups of the directory after `after`, by id.
+    pub async fn directory_groups(&self, who: &Authenticated, after: &str, limit: i64) -> Result<Vec<GroupRow>, Error> {
+        self.inner.directory.groups(who, after, limit).await
+    }
+
+    /// The groups a person of the directory is in: (id, display name).
+    pub async fn directory_groups_of(&self, who: &Authenticated, user: &str) -> Result<Vec<(String, String)>, Error> {
+        self.inner.directory.groups_of(who, user).await
+    }
+
+    /// Issues an API key for an agent at `scope`: answers its id and the
+    /// key, which is shown this once (only its digest is kept).
+    pub async fn create_api_key(
+        &self,
+        who: &Authenticated,
+        name: String,
+        scope: KeyScope,
+        expires_at: Option<i64>,
+    ) -> Result<(String, String), Error> {
+        let key = format!("{API_KEY_PREFIX}{}", random_secret());
+        let id = UserId::from_trusted(format!("{KEY_ID_PREFIX}{}", ulid::Ulid::generate().to_string().to_lowercase()));
+        let new = NewApiKey { id: id.clone(), name, scope, expires_at, digest: secret_digest(&key) };
+        self.execute(who, Command::CreateApiKey { key: new }).await?;
+        Ok((id.to_string(), key))
+    }
+
+    /// The API keys the caller may see (never the keys themselves).
+    pub async fn api_keys(&self, who: &Authenticated) -> Result<Vec<CredentialRow>, Error> {
+        self.inner.directory.api_keys(who).await
+    }
+
+    /// Issues a SCIM token for the caller's tenant: its id and the token,
+    /// shown this once.
+    pub async fn issue_scim_token(&self, who: &Authenticated) -> Result<(String, String), Error> {
+        let token = format!("{SCIM_TOKEN_PREFIX}{}", random_secret());
+        let id = format!("scim_{}", ulid::Ulid::generate().to_string().to_lowercase());
+        self.execute(who, Command::IssueScimToken { id: id.clone(), digest: secret_digest(&token) }).await?;
+        Ok((id, token))
+    }
+
+    /// The tenant's SCIM tokens (its admins; never the tokens themselves).
+    pub async fn scim_tokens(&self, who: &Authenticated) -> Result<Vec<CredentialRow>, Error> {
+        self.inner.directory.scim_tokens(who).await
     }
 
     /// Whether `who`'s token still stands (no sign-out since it was
     /// issued), read afresh: what an open stream asks when access changes.
     pub async fn still_signed_in(&self, who: &Authenticated) -> Result<(), Error> {
-        self.inner.sign_outs.check(who, true).await
+        self.inner.credentials.check(who, true).await
     }
 
     /// Runs one command through the write path, as `who`.
@@ -297,6 +543,10 @@ impl LogService {
 
     async fn write(&self, who: &Authenticated, command: Command, audit: Option<Audit>) -> Result<Committed, Error> {
         limits::check_command(&command)?;
+        // A sign-in is recorded by lattice for the person, never asked for.
+        if matches!(command, Command::RecordSignIn { .. }) && *who.via() != Via::Trusted {
+            return Err(Error::forbidden("a sign-in is recorded by lattice itself"));
+        }
         let mut command = command;
         // A command authorized from a remembered standing that no longer
         // holds is written nowhere and authorized again from the store; one
@@ -345,19 +595,34 @@ impl LogService {
                 check.check(view, &actor, &command).await?;
             }
         }
-        let preparing = Preparing { registry: &inner.registry, chains: inner.auth.chains(), now_ms: inner.clock.now_ms() };
+        let preparing = Preparing { registry: &inner.registry, chains: inner.auth.chains(), now_ms: inner.clock.now_ms(), rules: &inner.rules };
         let effect = preparing.prepare(&scope, &command)?;
         let Some(committed) = inner.committer.commit(principal, &actor, &scope, effect, audit).await? else {
             // Only a standing stops a commit, and with one the command was kept.
             return original.map(Attempt::Changed).ok_or_else(|| Error::unavailable("a commit stopped without a standing"));
         };
-        if let Command::EndSessions { user } = &command {
-            inner.sign_outs.forget(principal.tenant.as_str(), user.as_str());
-        }
+        self.forget_what_changed(&command, principal);
         inner.committer.told(committed.seq);
         static COMMANDS: lattice_telemetry::Counter = lattice_telemetry::Counter::new("lattice.commands");
         COMMANDS.add(&[lattice_telemetry::KeyValue::new("command", format!("{command_type:?}"))]);
         Ok(Attempt::Committed(committed))
+    }
+
+    /// Forgets what this replica kept of a person, a session or a key the
+    /// command just changed, so its own change holds here at once.
+    fn forget_what_changed(&self, command: &Command, principal: &Principal) {
+        let credentials = &self.inner.credentials;
+        match command {
+            Command::EndSessions { user, .. } | Command::ProvisionPerson { user, .. } | Command::RemovePerson { user } => {
+                credentials.forget(principal.tenant.as_str(), user.as_str());
+                credentials.forget_credentials();
+            }
+            Command::RecordSignIn { .. } => credentials.forget(principal.tenant.as_str(), principal.user.as_str()),
+            // A group's change may change the roles of anyone in it.
+            Command::ProvisionGroup { .. } | Command::RemoveGroup { .. } => credentials.forget_everyone(),
+            Command::RevokeApiKey { .. } | Command::RevokeScimToken { .. } => credentials.forget_credentials(),
+            _ => {}
+        }
     }
 
     /// Answers `expired` to every open request whose deadline has passed by

@@ -232,6 +232,7 @@ impl Trusted {
             agent: true,
             run: Some(RunId::from_trusted(run.id.clone())),
             within,
+            scope: None,
         }
     }
 }

@@ -34,9 +34,9 @@ use serde_json::Value;
 
 use crate::access::Access;
 use crate::auth::Authenticated;
+use crate::credentials::Credentials;
 use crate::fanout::{Fanout, Followed};
 use crate::registry::Registry;
-use crate::sign_outs::SignOuts;
 use crate::store::waiting::{self as stored, AskingRow, PLACES, Places, RequestRow};
 use crate::store::{Db, members, switches};
 use crate::subscribers::{Delivery, Subscription};
@@ -102,7 +102,7 @@ pub(crate) struct WaitingReads {
     db: Db,
     clock: SharedClock,
     registry: Arc<Registry>,
-    sign_outs: Arc<SignOuts>,
+    credentials: Arc<Credentials>,
     fanout: Fanout,
 }
 
@@ -187,8 +187,8 @@ impl Switched<'_> {
 }
 
 impl WaitingReads {
-    pub fn new(db: Db, clock: SharedClock, registry: Arc<Registry>, sign_outs: Arc<SignOuts>, fanout: Fanout) -> Self {
-        Self { db, clock, registry, sign_outs, fanout }
+    pub fn new(db: Db, clock: SharedClock, registry: Arc<Registry>, credentials: Arc<Credentials>, fanout: Fanout) -> Self {
+        Self { db, clock, registry, credentials, fanout }
     }
 
     /// What waits for `who`'s answer now: at most `limit` items (and
@@ -501,7 +501,7 @@ impl WaitingStream {
     /// The person's access changed: a sign-out ends the stream, anything
     /// else decides their places again.
     async fn recheck(&mut self) -> Result<(), Error> {
-        if self.reads.sign_outs.check(&self.who, true).await.is_err() {
+        if self.reads.credentials.check(&self.who, true).await.is_err() {
             self.signed_out = true;
             self.stale = false;
             return Ok(());

@@ -80,23 +80,28 @@ pub fn router(exporter: Exporter, guard: Arc<Guard>, allowed_origins: Vec<String
 pub const RESOURCE_METADATA: &str = "/.well-known/oauth-protected-resource/mcp";
 
 /// The protected-resource metadata of `/mcp` (RFC 9728): the resource, the
-/// authorization servers configured to issue its tokens, and that a token
-/// goes in the `Authorization` header. lattice is not an authorization
-/// server: it verifies the tokens it is configured to trust.
-pub fn protected_resource(authorization_servers: Vec<String>, trusted: TrustedProxies) -> axum::Router {
+/// authorization servers configured to issue its tokens, the scopes a
+/// client asks them for, and that a token goes in the `Authorization`
+/// header. lattice is not an authorization server: it verifies the tokens
+/// it is configured to trust.
+pub fn protected_resource(authorization_servers: Vec<String>, scopes: Vec<String>, trusted: TrustedProxies) -> axum::Router {
     axum::Router::new()
         .route(
             RESOURCE_METADATA,
             axum::routing::get(move |req: Request| {
-                let servers = authorization_servers.clone();
+                let (servers, scopes) = (authorization_servers.clone(), scopes.clone());
                 let origin = origin(&trusted, &req);
                 async move {
-                    axum::Json(serde_json::json!({
+                    let mut metadata = serde_json::json!({
                         "resource": format!("{}/mcp", origin.url()),
                         "authorization_servers": servers,
                         "bearer_methods_supported": ["header"],
                         "resource_name": "lattice",
-                    }))
+                    });
+                    if !scopes.is_empty() {
+                        metadata["scopes_supported"] = serde_json::json!(scopes);
+                    }
+                    axum::Json(metadata)
                 }
             }),
         )
@@ -182,7 +187,7 @@ async fn admit(log: LogService, guard: Arc<Guard>, served: Arc<Served>, trusted:
     }
     let header = req.headers().get(header::AUTHORIZATION).map(HeaderValue::as_bytes);
     // The token verified and not ended by a sign-out, as on every surface.
-    let who = match log.authenticate(header).await {
+    let who = match log.authenticate_for(header, lattice_core::identity::Audience::Mcp).await {
         Ok(who) => who,
         Err(Error::Unauthorized { reason }) => return unauthorized(format!("MCP needs a bearer token: {reason}"), &origin),
         Err(e) => return ApiError(e).into_response(),

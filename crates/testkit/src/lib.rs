@@ -3,6 +3,7 @@
 //! `cargo xtask test` sets after starting a throwaway server; without it a
 //! PostgreSQL test fails and says so, never passes silently.
 
+pub mod idp;
 pub mod mcp_server;
 pub mod nats;
 pub mod tls;
@@ -111,6 +112,7 @@ pub fn principal(tenant: &str, user: &str, role: TenantRole, agent: bool) -> Pri
         agent,
         run: None,
         within: None,
+        scope: None,
     }
 }
 

@@ -198,3 +198,32 @@ pub struct BeginUpload {
     /// Its bytes, all of them: reserved of the tenant's room now.
     pub size: u64,
 }
+
+/// `POST /v1/api-keys`: an API key for an agent. Without `workspace`, the
+/// key acts across the tenant with a tenant role (`member` or
+/// `tenant_admin`); with one, in that workspace alone with a workspace role
+/// (`viewer`, `respondent`, `editor` or `admin`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct CreateApiKey {
+    pub name: String,
+    pub role: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace: Option<String>,
+    /// Days until it stops working (1 to 3650); without it, it works until
+    /// revoked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expires_in_days: Option<u32>,
+}
+
+/// `POST /v1/auth/session`: the one-time code a sign-in sent the browser
+/// back with, and the secret the page that began it kept.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct RedeemSignIn {
+    pub code: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub binding: Option<String>,
+}

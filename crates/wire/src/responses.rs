@@ -545,3 +545,85 @@ pub struct SealKeyView {
     /// The Ed25519 public key, 64 hex digits.
     pub public_key: String,
 }
+
+/// A provider a person signs in with (`GET /v1/auth/providers`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct AuthProvider {
+    pub name: String,
+    /// What the sign-in button says ("Sign in with …").
+    pub title: String,
+    /// The path that begins a person's sign-in: it redirects to the provider.
+    pub start: String,
+}
+
+/// A sign-in session's token (`POST /v1/auth/session`, `/v1/auth/renew`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct SessionTokenView {
+    pub token: String,
+    /// Seconds the token lasts: renew it before then while the person is
+    /// active (`POST /v1/auth/renew`).
+    pub expires_in: u64,
+    /// When the session ends however active its person (RFC 3339).
+    pub session_ends_at: String,
+}
+
+/// What signing out of a sign-in session leaves to do
+/// (`POST /v1/auth/sign-out`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct SignedOut {
+    /// The provider's end-session address, to end the provider's session
+    /// too (RP-initiated logout), when it offers one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub end_session_url: Option<String>,
+}
+
+/// An API key just made: `key` is shown this once.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct ApiKeyCreated {
+    pub id: String,
+    pub key: String,
+}
+
+/// An API key as listed (never the key itself).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct ApiKeyView {
+    pub id: String,
+    pub name: String,
+    pub role: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace: Option<String>,
+    pub created_by: String,
+    pub created_at: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expires_at: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_used_at: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub revoked_at: Option<String>,
+}
+
+/// A SCIM token just issued: `token` is shown this once.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct ScimTokenCreated {
+    pub id: String,
+    pub token: String,
+}
+
+/// A SCIM token as listed (never the token itself).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct ScimTokenView {
+    pub id: String,
+    pub created_by: String,
+    pub created_at: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_used_at: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub revoked_at: Option<String>,
+}

@@ -94,7 +94,7 @@ pub struct Thread {
 /// live stream reads only these (`Envelope::from_json_in`), so the first
 /// load carries no reading of the others (members, switches, audit, apps'
 /// own events).
-pub const SHOWN: u32 = ThreadCreated::BIT
+pub const SHOWN: u64 = ThreadCreated::BIT
     | MessagePosted::BIT
     | RunStarted::BIT
     | ModelReplied::BIT

@@ -3,12 +3,15 @@
 pub mod agui;
 pub mod app_calls;
 pub mod artifacts;
+pub mod auth;
 pub mod events;
 pub mod files;
 pub mod integrations;
+pub mod keys;
 pub mod me;
 pub mod people;
 pub mod runs;
+pub mod scim;
 pub mod seal;
 pub mod system;
 pub mod workspaces;

@@ -57,6 +57,6 @@ pub async fn unshare(State(state): State<AppState>, Caller(who): Caller, Path((t
     (status = 422, body = ErrorBody)), params(("user" = String, Path)), security(("bearer" = [])))]
 pub async fn sign_out(State(state): State<AppState>, Caller(who): Caller, Path(user): Path<String>) -> ApiResult<Json<Posted>> {
     let user = UserId::parse("user", &user)?;
-    let done = state.log.execute(&who, Command::EndSessions { user }).await?;
+    let done = state.log.execute(&who, Command::EndSessions { user, session: None }).await?;
     Ok(Json(Posted { seq: done.seq }))
 }

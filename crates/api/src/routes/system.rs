@@ -51,6 +51,7 @@ pub async fn dev_token(State(state): State<AppState>, Body(req): Body<DevTokenRe
         agent: req.agent,
         run: None,
         within: None,
+        scope: None,
     };
     Ok(Json(TokenResponse { token: state.log.authenticator().mint(&principal) }))
 }

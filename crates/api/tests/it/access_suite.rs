@@ -167,6 +167,10 @@ enum On {
     DeploymentLevel,
     /// The owner's confirmation of an app's call.
     Confirmation,
+    /// An API key of the workspace (its admin made it).
+    Key,
+    /// A SCIM token of tenant t1 (its admin issued it).
+    ScimToken,
 }
 
 impl On {
@@ -211,6 +215,18 @@ enum Rule {
     /// target thread follows `policy::allows(role there, action)`: the
     /// owner's form there and its run's ask_form request, or neither.
     Lists(Action),
+    /// A provider's sign-in route where no provider is configured: as
+    /// missing to everyone, token or not.
+    NoProvider,
+    /// A sign-in's one-time code nobody was given: 401 to everyone.
+    NoSuchCode,
+    /// A redirect to the chat, token or not.
+    Redirect,
+    /// A tenant admin (a person), in its own tenant.
+    TenantAdmin,
+    /// Any valid token of a person; an agent's refused before anything is
+    /// looked up.
+    PersonToken,
 }
 
 type Build = fn(&Ids, &Who, Which) -> (String, Option<Value>);
@@ -264,6 +280,62 @@ fn table() -> Vec<Entry> {
             one("mint a token", On::Nothing, NoToken, |_, _, _| ("/v1/dev/token".into(), Some(json!({"tenant": "t1", "user": "newcomer"})))),
         ),
         entry("GET", "/v1/me", one("who am I", On::Nothing, Token, |_, _, _| ("/v1/me".into(), None))),
+        entry("GET", "/v1/auth/providers", one("the providers to sign in with", On::Nothing, NoToken, |_, _, _| ("/v1/auth/providers".into(), None))),
+        entry(
+            "GET",
+            "/v1/auth/oidc/{name}/start",
+            one("begin a sign-in", On::Nothing, NoProvider, |_, _, _| ("/v1/auth/oidc/corp/start".into(), None)),
+        ),
+        entry(
+            "GET",
+            "/v1/auth/oidc/{name}/callback",
+            // Always a redirect to the chat, which says why a sign-in failed.
+            one("come back from the provider", On::Nothing, Redirect, |_, _, _| ("/v1/auth/oidc/corp/callback?code=c&state=s".into(), None)),
+        ),
+        entry(
+            "POST",
+            "/v1/auth/oidc/{name}/backchannel-logout",
+            one("the provider signs someone out", On::Nothing, NoProvider, |_, _, _| ("/v1/auth/oidc/corp/backchannel-logout".into(), None)),
+        ),
+        entry(
+            "POST",
+            "/v1/auth/session",
+            one("trade a sign-in's code", On::Nothing, NoSuchCode, |_, _, _| ("/v1/auth/session".into(), Some(json!({"code": "never-given"})))),
+        ),
+        // Allowed: a token that is no sign-in's is refused by the state (409).
+        entry("POST", "/v1/auth/renew", one("renew my sign-in", On::Nothing, Token, |_, _, _| ("/v1/auth/renew".into(), None))),
+        entry("POST", "/v1/auth/sign-out", one("sign my sign-in out", On::Nothing, Token, |_, _, _| ("/v1/auth/sign-out".into(), None))),
+        entry("GET", "/v1/api-keys", one("the keys I may see", On::Nothing, PersonToken, |_, _, _| ("/v1/api-keys".into(), None))),
+        entry(
+            "POST",
+            "/v1/api-keys",
+            vec![
+                Case {
+                    what: "a key of the workspace",
+                    on: On::Workspace,
+                    rule: PeopleOnly(ManageMembers),
+                    build: |ids, _, _| ("/v1/api-keys".into(), Some(json!({"name": "ci", "role": "editor", "workspace": ids.ws}))),
+                },
+                Case {
+                    what: "a key of the whole tenant",
+                    on: On::Nothing,
+                    rule: TenantAdmin,
+                    build: |_, _, _| ("/v1/api-keys".into(), Some(json!({"name": "ci", "role": "member"}))),
+                },
+            ],
+        ),
+        entry(
+            "DELETE",
+            "/v1/api-keys/{id}",
+            one("revoke a key of the workspace", On::Key, PeopleOnly(ManageMembers), |ids, _, _| (format!("/v1/api-keys/{}", ids.key), None)),
+        ),
+        entry("GET", "/v1/scim-tokens", one("the tenant's SCIM tokens", On::Nothing, TenantAdmin, |_, _, _| ("/v1/scim-tokens".into(), None))),
+        entry("POST", "/v1/scim-tokens", one("issue a SCIM token", On::Nothing, TenantAdmin, |_, _, _| ("/v1/scim-tokens".into(), None))),
+        entry(
+            "DELETE",
+            "/v1/scim-tokens/{id}",
+            one("revoke the tenant's SCIM token", On::ScimToken, TenantLevelAdmin, |ids, _, _| (format!("/v1/scim-tokens/{}", ids.scim_token), None)),
+        ),
         entry("GET", "/v1/me/waiting", both("what waits for my answer", On::Run, Lists(Submit), |_, _, _| ("/v1/me/waiting".into(), None))),
         entry("GET", "/v1/me/waiting/stream", one("follow it (SSE)", On::Nothing, Token, |_, _, _| ("/v1/me/waiting/stream".into(), None))),
         entry("GET", "/v1/workspaces", one("my workspaces", On::Nothing, Token, |_, _, _| ("/v1/workspaces".into(), None))),
@@ -646,12 +718,19 @@ enum Expect {
     ForbiddenBlind,
     /// Neither 401, 403 nor 404.
     Allowed,
+    /// 303 to the chat, whoever asks: a provider's callback, which tells
+    /// the chat why a sign-in failed rather than answering an error.
+    Redirected,
 }
 
 fn expect(case: &Case, w: &Who) -> Expect {
     use Expect::*;
-    if matches!(case.rule, Rule::NoToken) {
-        return Allowed;
+    match case.rule {
+        Rule::NoToken => return Allowed,
+        Rule::Redirect => return Redirected,
+        Rule::NoProvider => return Missing,
+        Rule::NoSuchCode => return Unauthorized,
+        _ => {}
     }
     if w.signed_out {
         return Unauthorized;
@@ -665,11 +744,16 @@ fn expect(case: &Case, w: &Who) -> Expect {
         On::Thread(which) | On::Artifact(which) | On::App(which) | On::Run(which) => w.on_thread(which),
         On::Workspace => w.in_workspace(),
         On::Switches => w.on_switches(),
+        On::Key => w.in_workspace(),
         _ => None,
     };
     match case.rule {
-        Rule::NoToken => unreachable!(),
+        Rule::NoToken | Rule::Redirect | Rule::NoProvider | Rule::NoSuchCode => unreachable!(),
+        Rule::TenantAdmin if w.tenant_role == TenantRole::TenantAdmin && !w.agent => Allowed,
+        Rule::TenantAdmin => Forbidden,
         Rule::Token | Rule::Lists(_) => Allowed,
+        Rule::PersonToken if w.agent => Forbidden,
+        Rule::PersonToken => Allowed,
         Rule::Needs(action) => decide(role, &|r| policy::allows(r, action)),
         Rule::Archives => decide(role, &|r| policy::archives(r, false)),
         Rule::PeopleOnly(_) if w.agent => ForbiddenBlind,
@@ -722,6 +806,8 @@ struct Ids {
     seqs: [i64; 2],
     confirmation: String,
     tenant: String,
+    key: String,
+    scim_token: String,
 }
 
 fn index(which: Which) -> usize {
@@ -745,6 +831,8 @@ impl Ids {
             seqs: [999_999_999, 999_999_999],
             confirmation: "01JZZZZZZZZZZZZZZZZZZZZZZZ".into(),
             tenant: "tdoesnotexist".into(),
+            key: "key_doesnotexist0000000000000000".into(),
+            scim_token: "scim_doesnotexist000000000000000".into(),
         }
     }
 
@@ -852,6 +940,8 @@ struct Needs {
     apps: bool,
     runs: bool,
     confirmation: bool,
+    key: bool,
+    scim_token: bool,
 }
 
 fn needs(on: On) -> Needs {
@@ -859,6 +949,8 @@ fn needs(on: On) -> Needs {
         On::App(_) => Needs { apps: true, ..Needs::default() },
         On::Run(_) => Needs { runs: true, ..Needs::default() },
         On::Confirmation => Needs { apps: true, confirmation: true, ..Needs::default() },
+        On::Key => Needs { key: true, ..Needs::default() },
+        On::ScimToken => Needs { scim_token: true, ..Needs::default() },
         _ => Needs::default(),
     }
 }
@@ -957,6 +1049,10 @@ async fn fixture(backend: lattice_log::Backend, needs: Needs, sent: Arc<AtomicUs
         assert_eq!(asked["status"], "confirm", "{asked}");
         ids.confirmation = asked["confirmation"].as_str().unwrap().to_owned();
     }
+    if needs.scim_token {
+        let tad = token_of("tad");
+        ids.scim_token = http.ok("POST", "/v1/scim-tokens", &tad, None).await["id"].as_str().unwrap().to_owned();
+    }
     if needs.runs {
         for (i, th) in [&open, &restricted].into_iter().enumerate() {
             let started = http
@@ -1001,6 +1097,11 @@ async fn fixture(backend: lattice_log::Backend, needs: Needs, sent: Arc<AtomicUs
     assert_eq!(on_open, model(&|w| w.open, &[(ZED.0, ZED.2)]), "the open thread's listings");
     let on_restricted = listed(http.ok("GET", &format!("/v1/threads/{restricted}/members"), &owner, None).await);
     assert_eq!(on_restricted, model(&|w| w.restricted, &[(ZED.0, ZED.3), (MAKER, Role::Editor)]), "the restricted thread's listings");
+    // After the members are checked: a key of the workspace is its member.
+    if needs.key {
+        let key = json!({"name": "ci", "role": "viewer", "workspace": ws});
+        ids.key = http.ok("POST", "/v1/api-keys", &owner, Some(key)).await["id"].as_str().unwrap().to_owned();
+    }
 
     Fixture { http, ids, tokens, zed }
 }
@@ -1094,6 +1195,12 @@ async fn run_case(backend: lattice_log::Backend, entry: &Entry, case: &Case, sen
             Expect::Forbidden => {
                 tally.refused_403 += 1;
                 if (got.status, got.error_type().as_str()) != (StatusCode::FORBIDDEN, "Forbidden") {
+                    wrong = Some(String::new());
+                }
+            }
+            Expect::Redirected => {
+                tally.allowed += 1;
+                if got.status != StatusCode::SEE_OTHER {
                     wrong = Some(String::new());
                 }
             }

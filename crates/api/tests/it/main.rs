@@ -5,6 +5,7 @@ mod access_suite;
 mod agent_runs;
 mod agui_input;
 mod agui_streams;
+mod api_keys;
 mod app_callers;
 mod app_calls;
 mod authorization;
@@ -62,6 +63,14 @@ impl App {
         Self::guarded(backend, true, lattice_api::guard::Guard::with_clock(lattice_api::guard::Limits::default(), clock)).await
     }
 
+    /// The log service itself on `clock` (what expires by it: keys, tokens,
+    /// sessions): a test moves it instead of waiting.
+    pub async fn on_logged_clock(backend: Backend, clock: lattice_core::SharedClock) -> Self {
+        let db = lattice_testkit::fresh_db(backend).await;
+        let log = lattice_testkit::builder_on(db).clock(clock).start();
+        Self::serving(log, true, lattice_api::guard::Guard::new(lattice_api::guard::Limits::default()), lattice_agent::Models::scripted())
+    }
+
     async fn guarded(backend: Backend, dev_sign_in: bool, guard: lattice_api::guard::Guard) -> Self {
         let log = lattice_testkit::service(backend).await;
         Self::serving(log, dev_sign_in, guard, lattice_agent::Models::scripted())
@@ -104,6 +113,8 @@ impl App {
             runner,
             apps,
             dev_sign_in,
+            identity: None,
+            portal_origin: "http://127.0.0.1:8080".into(),
             max_body_bytes: 1024 * 1024,
             guard: std::sync::Arc::new(guard),
             readiness: None,

@@ -165,14 +165,14 @@ both_backends! {
         // Another member may not sign her out; a tenant admin of another
         // tenant names a person of its own tenant, not hers.
         let ed = signed_in(&log, "t1", "ed", TenantRole::Member);
-        let refused = log.execute(&ed, Command::EndSessions { user: user("ann") }).await;
+        let refused = log.execute(&ed, Command::EndSessions { user: user("ann"), session: None }).await;
         assert!(matches!(refused, Err(Error::Forbidden { .. })), "{refused:?}");
         let other = signed_in(&log, "t2", "root", TenantRole::TenantAdmin);
-        log.execute(&other, Command::EndSessions { user: user("ann") }).await.unwrap();
+        log.execute(&other, Command::EndSessions { user: user("ann"), session: None }).await.unwrap();
         assert!(log.authenticate(Some(header.as_bytes())).await.is_ok(), "t2's ann is another person");
 
         let admin = signed_in(&log, "t1", "root", TenantRole::TenantAdmin);
-        log.execute(&admin, Command::EndSessions { user: user("ann") }).await.unwrap();
+        log.execute(&admin, Command::EndSessions { user: user("ann"), session: None }).await.unwrap();
         let refused = log.authenticate(Some(header.as_bytes())).await;
         assert!(matches!(refused, Err(Error::Unauthorized { ref reason }) if reason.contains("sign-out")), "{refused:?}");
         ends(&mut stream).await;
@@ -182,7 +182,7 @@ both_backends! {
         let again = log.authenticate(Some(fresh.as_bytes())).await.unwrap();
         assert!(log.follow(&again, Follow::Thread(th.clone()), 0).await.is_ok());
         // She signs herself out too.
-        log.execute(&again, Command::EndSessions { user: user("ann") }).await.unwrap();
+        log.execute(&again, Command::EndSessions { user: user("ann"), session: None }).await.unwrap();
         assert!(log.authenticate(Some(fresh.as_bytes())).await.is_err());
     }
 }

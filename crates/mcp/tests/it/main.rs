@@ -47,6 +47,8 @@ impl Stack {
             runner,
             apps: apps.clone(),
             dev_sign_in: true,
+            identity: None,
+            portal_origin: "http://127.0.0.1:8080".into(),
             max_body_bytes: 1024 * 1024,
             guard: std::sync::Arc::new(lattice_http::guard::Guard::new(lattice_http::guard::Limits::default())),
             readiness: None,

@@ -44,6 +44,8 @@ impl Surfaces {
             runner: lattice_agent::Runner::new(lattice_testkit::trusted(&log), lattice_agent::Models::scripted()),
             apps: apps.clone(),
             dev_sign_in: true,
+            identity: None,
+            portal_origin: "http://127.0.0.1:8080".into(),
             // The largest message `/mcp` and the edge take: the same limit
             // is the same refusal.
             max_body_bytes: lattice_mcp::http::MAX_MESSAGE_BYTES,
@@ -54,7 +56,7 @@ impl Surfaces {
         };
         let api = lattice_api::router(state);
         let mcp = lattice_mcp::http::router(lattice_mcp::Exporter::over_http(log.clone(), apps), guard, Vec::new(), TrustedProxies::none())
-            .merge(lattice_mcp::http::protected_resource(Vec::new(), TrustedProxies::none()));
+            .merge(lattice_mcp::http::protected_resource(Vec::new(), Vec::new(), TrustedProxies::none()));
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let mcp_base = format!("http://{}", listener.local_addr().unwrap());
         let served = mcp.clone();

@@ -39,8 +39,11 @@ impl Replica {
         let apps = lattice_app_calls::AppCalls::new(log.clone(), lattice_ui::app_policy::AppToolPolicy::parse("get_state=allow").unwrap());
         let exporter = lattice_mcp::Exporter::over_http(log.clone(), apps);
         let guard = Arc::new(Guard::new(limits));
-        let router =
-            lattice_mcp::http::router(exporter, guard, Vec::new(), trusted.clone()).merge(lattice_mcp::http::protected_resource(Vec::new(), trusted));
+        let router = lattice_mcp::http::router(exporter, guard, Vec::new(), trusted.clone()).merge(lattice_mcp::http::protected_resource(
+            Vec::new(),
+            Vec::new(),
+            trusted,
+        ));
         Self { router }
     }
 

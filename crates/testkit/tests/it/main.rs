@@ -1,0 +1,3 @@
+//! testkit's own tests: one binary (linking stays fast on two cores).
+
+mod idp;
