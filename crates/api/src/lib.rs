@@ -91,7 +91,7 @@ pub fn router(state: AppState) -> Router {
         .route("/readyz", get(system::readyz))
         .route("/openapi.json", get(|| async { axum::Json(openapi::ApiDoc::openapi()) }))
         .nest("/v1", v1)
-        .merge(routes::scim::router())
+        .merge(routes::scim::router().layer(axum::middleware::from_fn(move |req, next| guard::deadline(timeout, req, next))))
         // What axum answers by itself (a 405 or 404 outside `/v1`, a path
         // it cannot read) is written through the one mapping too.
         .layer(axum::middleware::from_fn(lattice_http::error::typed_refusals))

@@ -181,11 +181,14 @@ pub async fn typed_refusals(req: Request, next: Next) -> Response {
 }
 
 fn is_json(response: &Response) -> bool {
-    response
-        .headers()
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|t| t.split(';').next().is_some_and(|essence| essence.trim().eq_ignore_ascii_case("application/json")))
+    response.headers().get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).is_some_and(|t| {
+        // JSON, or a JSON of its own (`application/scim+json`): written
+        // by a handler, never by a library.
+        t.split(';')
+            .next()
+            .map(|e| e.trim().to_ascii_lowercase())
+            .is_some_and(|e| e == "application/json" || (e.starts_with("application/") && e.ends_with("+json")))
+    })
 }
 
 /// A fallback answering a method a path is not served with

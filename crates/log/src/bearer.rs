@@ -14,6 +14,7 @@ use sha2::{Digest, Sha256};
 
 use crate::auth::{Authenticated, Authenticator, Via, bearer_token};
 use crate::credentials::{Credentials, key_stands};
+use crate::sign_in::derived_user_id;
 
 /// The bytes of a bearer token read at most: a token longer than this is
 /// refused before anything decodes it.
@@ -89,9 +90,15 @@ impl Bearers {
     /// the claims, with the role the directory gives when it holds them.
     async fn by_provider(&self, issuers: &dyn TokenIssuers, token: &str, audience: Audience) -> Result<Authenticated, Error> {
         let vouched = issuers.verify(token, audience).await?;
-        let person = self.credentials.person(vouched.tenant.as_str(), vouched.user.as_str(), false).await?;
+        // The person the name is in the directory, as a sign-in finds them.
+        let user = match self.credentials.person_id(vouched.tenant.as_str(), vouched.user.as_str()).await? {
+            Some(id) => UserId::from_trusted(id),
+            None => derived_user_id(vouched.user.as_str())
+                .ok_or_else(|| unauthorized("the token's user claim makes no user id lattice can hold: configure another user_claim"))?,
+        };
+        let person = self.credentials.person(vouched.tenant.as_str(), user.as_str(), false).await?;
         let role = person.listed.map_or(vouched.role, |(_, role)| role);
-        let principal = Principal { tenant: vouched.tenant, user: vouched.user, role, agent: false, run: None, within: None, scope: None };
+        let principal = Principal { tenant: vouched.tenant, user, role, agent: false, run: None, within: None, scope: None };
         Ok(Authenticated::vouched(principal, vouched.issued_ms, Via::Provider(vouched.provider)))
     }
 

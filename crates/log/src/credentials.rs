@@ -41,6 +41,7 @@ enum Kept {
     Person(PersonStanding),
     Session(Option<SignInRow>),
     Key(Option<CredentialRow>),
+    Named(Option<String>),
 }
 
 /// Reads the store's sign-outs, directory, sessions and keys by the log's
@@ -95,6 +96,18 @@ impl Credentials {
         }
         let read = standing(&self.db, tenant, user).await?;
         self.keep(key, Kept::Person(read));
+        Ok(read)
+    }
+
+    /// The id of the person of `tenant` named `name` in its directory,
+    /// whatever the case (a provider's token names people by their name).
+    pub(crate) async fn person_id(&self, tenant: &str, name: &str) -> Result<Option<String>, Error> {
+        let key = format!("n:{tenant}/{}", crate::store::people::name_key(name));
+        if let Some(Kept::Named(id)) = self.recall(&key, false) {
+            return Ok(id);
+        }
+        let read = crate::store::people::id_named(&self.db, tenant, name).await?;
+        self.keep(key, Kept::Named(read.clone()));
         Ok(read)
     }
 
@@ -192,11 +205,12 @@ fn unauthorized(reason: &str) -> Error {
 /// Refuses a token issued at or before its person's last sign-out, or of a
 /// person the directory made inactive.
 pub(crate) fn refuse_ended(issued: i64, person: &PersonStanding) -> Result<(), Error> {
-    if person.signed_out_at.is_some_and(|at| issued <= at) {
-        return Err(unauthorized("the token was ended by a sign-out: sign in again"));
-    }
+    // Said first: a deactivation signs out too, and this is its reason.
     if person.listed.is_some_and(|(active, _)| !active) {
         return Err(unauthorized("the person is deactivated in the tenant's directory: ask the tenant's admin"));
+    }
+    if person.signed_out_at.is_some_and(|at| issued <= at) {
+        return Err(unauthorized("the token was ended by a sign-out: sign in again"));
     }
     Ok(())
 }

@@ -103,7 +103,7 @@ pub use runs::RunView;
 pub use seal::{SealStatus, Sealer};
 pub use service::{Builder, LogService};
 pub use sessions::{SESSION_STATE_BYTES, SESSIONS_PER_CALLER, Sessions};
-pub use sign_in::{SessionLimits, SessionToken};
+pub use sign_in::{SessionLimits, SessionToken, derived_user_id};
 pub use store::credentials::CredentialRow;
 pub use store::files::FileRow;
 pub use store::groups::GroupRow;

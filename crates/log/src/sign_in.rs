@@ -56,6 +56,13 @@ pub fn random_secret() -> String {
     base64::Engine::encode(&base64::engine::general_purpose::URL_SAFE_NO_PAD, bytes)
 }
 
+/// The id a person named `user_name` gets when the directory does not
+/// know them yet: the name itself, lowercase, when it makes an id (not an
+/// API key's). One rule for a sign-in, a provider's token and SCIM.
+pub fn derived_user_id(user_name: &str) -> Option<UserId> {
+    UserId::parse("user", &name_key(user_name)).ok().filter(|id| !lattice_core::directory::is_key_user(id.as_str()))
+}
+
 /// The sign-in sessions' part of the log.
 pub(crate) struct SignIns {
     db: Db,
@@ -103,11 +110,7 @@ impl SignIns {
         if let Some(row) = person_named(&self.db, tenant.as_str(), user_name).await? {
             return Ok(UserId::from_trusted(row.user));
         }
-        let key = name_key(user_name);
-        Ok(match UserId::parse("user", &key) {
-            Ok(id) if !lattice_core::directory::is_key_user(id.as_str()) => id,
-            _ => UserId::from_trusted(format!("u-{}", ulid::Ulid::generate().to_string().to_lowercase())),
-        })
+        Ok(derived_user_id(user_name).unwrap_or_else(|| UserId::from_trusted(format!("u-{}", ulid::Ulid::generate().to_string().to_lowercase()))))
     }
 
     /// Opens a session for a person who just signed in; answers the
@@ -154,12 +157,16 @@ impl SignIns {
         if code.is_empty() || code.len() > 256 {
             return Err(refused());
         }
-        let row = sign_ins::redeem(&self.db, &secret_digest(code), self.clock.now_ms()).await?.ok_or_else(refused)?;
+        let handoff = secret_digest(code);
+        // The page's secret is checked before the code is used up: a page
+        // that did not begin the sign-in cannot spend the one that did.
+        let row = sign_ins::handed_off(&self.db, &handoff, self.clock.now_ms()).await?.ok_or_else(refused)?;
         if let Some(expected) = &row.binding
             && binding.map(secret_digest).as_deref() != Some(expected.as_str())
         {
             return Err(Error::Unauthorized { reason: "this sign-in was begun in another browser tab or window: sign in again from here".into() });
         }
+        let row = sign_ins::redeem(&self.db, &handoff, self.clock.now_ms()).await?.ok_or_else(refused)?;
         self.token(auth, &row).await
     }
 

@@ -107,7 +107,12 @@ pub async fn callback(State(state): State<AppState>, Path(name): Path<String>, a
         Ok(code) => back(format!("signin={code}")),
         Err(e) => {
             tracing::info!(provider = %name, reason = %e, "a sign-in did not finish");
-            back(format!("signin_error={}", url::form_urlencoded::byte_serialize(e.to_string().as_bytes()).collect::<String>()))
+            // What the chat shows the person.
+            let reason = match e {
+                Error::Unauthorized { reason } => reason,
+                other => other.to_string(),
+            };
+            back(format!("signin_error={}", url::form_urlencoded::byte_serialize(reason.as_bytes()).collect::<String>()))
         }
     }
 }

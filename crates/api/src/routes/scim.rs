@@ -10,7 +10,7 @@ use axum::Router;
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use lattice_core::directory::{ProvisionedGroup, ProvisionedPerson, is_key_user};
+use lattice_core::directory::{ProvisionedGroup, ProvisionedPerson};
 use lattice_core::{Command, Error, UserId};
 use lattice_log::{Authenticated, DIRECTORY_PAGE, GroupRow, PersonRow};
 use lattice_scim::list::{ListQuery, list_response};
@@ -19,12 +19,20 @@ use lattice_scim::schema::ResourceType;
 use lattice_scim::{ScimError, discovery, patch};
 use serde_json::{Value, json};
 
+use crate::guard::{Guard, Limits};
 use crate::state::AppState;
 
 /// SCIM's routes, mounted at `/scim/v2`: one handler reads the path, so
 /// every unknown path and method answers as SCIM does (a SCIM error body).
 pub fn router() -> Router<AppState> {
     Router::new().route("/scim/v2", axum::routing::any(serve)).route("/scim/v2/{*rest}", axum::routing::any(serve))
+}
+
+/// A SCIM client's writes, per token: a directory's first sync sends
+/// thousands at once, so its allowance is its own, above a person's.
+fn writes() -> &'static Guard {
+    static WRITES: std::sync::OnceLock<Guard> = std::sync::OnceLock::new();
+    WRITES.get_or_init(|| Guard::new(Limits { writes_per_sec: 200, write_burst: 2000, ..Limits::default() }))
 }
 
 /// An answer: its status, its body (if any) and SCIM's headers.
@@ -92,7 +100,7 @@ async fn serve(State(state): State<AppState>, req: Request) -> Response {
         Err(e) => return refusal(scim_error(e)),
     };
     if req.method() != Method::GET
-        && let Err(e) = state.guard.admit_write(who.principal())
+        && let Err(e) = writes().admit_write(who.principal())
     {
         return refusal(scim_error(e));
     }
@@ -476,10 +484,8 @@ fn provisioned_group(document: Value) -> Result<ProvisionedGroup, ScimError> {
 /// (lowercase) when it makes an id, so a sign-in by that name finds them;
 /// else a new one.
 fn id_for(user_name: &str) -> UserId {
-    match UserId::parse("userName", &user_name.to_lowercase()) {
-        Ok(id) if !is_key_user(id.as_str()) => id,
-        _ => UserId::from_trusted(format!("u-{}", ulid::Ulid::generate().to_string().to_lowercase())),
-    }
+    lattice_log::derived_user_id(user_name)
+        .unwrap_or_else(|| UserId::from_trusted(format!("u-{}", ulid::Ulid::generate().to_string().to_lowercase())))
 }
 
 /// A person who signed in but was never provisioned, as SCIM shows them.

@@ -348,7 +348,7 @@ lattice_testkit::both_backends! {
         let limits = FileLimits { max_bytes: 10 * 1024, quota_bytes: 12 * 1024, quota_files: 10 };
         let log = lattice_testkit::builder_on(lattice_testkit::fresh_db(backend).await).file_limits(limits).start();
         let guard = lattice_api::guard::Guard::new(lattice_api::guard::Limits { request_timeout: std::time::Duration::from_secs(1), ..Default::default() });
-        let app = App::with_servers(log, true, guard, lattice_agent::Models::scripted(), lattice_connect::Connections::default());
+        let app = App::with_servers(log, true, guard, lattice_agent::Models::scripted(), lattice_connect::Connections::default(), None);
         let ana = app.token("t1", "ana", TenantRole::Member, false).await;
         let (_, th) = app.workspace_with_thread(&ana).await;
         // 8 KiB, then nothing more, ever.
@@ -514,7 +514,7 @@ lattice_testkit::both_backends! {
     async fn many_small_uploads_meet_the_callers_write_rate(backend: Backend) {
         let log = lattice_testkit::builder_on(lattice_testkit::fresh_db(backend).await).start();
         let limits = lattice_api::guard::Limits { writes_per_sec: 1, write_burst: 5, ..Default::default() };
-        let app = App::with_servers(log, true, lattice_api::guard::Guard::new(limits), lattice_agent::Models::scripted(), lattice_connect::Connections::default());
+        let app = App::with_servers(log, true, lattice_api::guard::Guard::new(limits), lattice_agent::Models::scripted(), lattice_connect::Connections::default(), None);
         let ana = app.token("t1", "ana", TenantRole::Member, false).await;
         let (_, th) = app.workspace_with_thread(&ana).await;
         let mut statuses = Vec::new();

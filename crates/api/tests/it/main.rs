@@ -13,6 +13,7 @@ mod contract;
 mod files;
 mod form_deadline;
 mod hostile;
+mod identity;
 mod input;
 mod prompt_limit;
 mod receipts;
@@ -46,6 +47,8 @@ pub struct App {
 pub struct Reply {
     pub status: StatusCode,
     pub body: Value,
+    /// Where a redirect sends the browser.
+    pub location: Option<String>,
 }
 
 impl App {
@@ -71,6 +74,16 @@ impl App {
         Self::serving(log, true, lattice_api::guard::Guard::new(lattice_api::guard::Limits::default()), lattice_agent::Models::scripted())
     }
 
+    /// The API with identity providers: the log takes their tokens and
+    /// keeps the directory by their group rules, on `clock`.
+    pub async fn with_identity(backend: Backend, providers: lattice_identity::Providers, clock: lattice_core::SharedClock) -> Self {
+        let db = lattice_testkit::fresh_db(backend).await;
+        let rules = providers.rules();
+        let log = lattice_testkit::builder_on(db).clock(clock).identity(std::sync::Arc::new(providers.clone()), rules).start();
+        let guard = lattice_api::guard::Guard::new(lattice_api::guard::Limits::default());
+        Self::with_servers(log, true, guard, lattice_agent::Models::scripted(), lattice_connect::Connections::default(), Some(providers))
+    }
+
     async fn guarded(backend: Backend, dev_sign_in: bool, guard: lattice_api::guard::Guard) -> Self {
         let log = lattice_testkit::service(backend).await;
         Self::serving(log, dev_sign_in, guard, lattice_agent::Models::scripted())
@@ -87,11 +100,11 @@ impl App {
     pub async fn connected(backend: Backend, connections: lattice_connect::Connections, models: lattice_agent::Models) -> Self {
         let db = lattice_testkit::fresh_db(backend).await;
         let log = lattice_testkit::builder_on(db).connected(connections.connected().clone()).start();
-        Self::with_servers(log, true, lattice_api::guard::Guard::new(lattice_api::guard::Limits::default()), models, connections)
+        Self::with_servers(log, true, lattice_api::guard::Guard::new(lattice_api::guard::Limits::default()), models, connections, None)
     }
 
     fn serving(log: LogService, dev_sign_in: bool, guard: lattice_api::guard::Guard, models: lattice_agent::Models) -> Self {
-        Self::with_servers(log, dev_sign_in, guard, models, lattice_connect::Connections::default())
+        Self::with_servers(log, dev_sign_in, guard, models, lattice_connect::Connections::default(), None)
     }
 
     fn with_servers(
@@ -100,6 +113,7 @@ impl App {
         guard: lattice_api::guard::Guard,
         models: lattice_agent::Models,
         connections: lattice_connect::Connections,
+        identity: Option<lattice_identity::Providers>,
     ) -> Self {
         let (stop, shutdown) = tokio::sync::watch::channel(false);
         let runner = lattice_agent::Runner::new(lattice_testkit::trusted(&log), models).with_connections(connections.clone());
@@ -113,7 +127,7 @@ impl App {
             runner,
             apps,
             dev_sign_in,
-            identity: None,
+            identity,
             portal_origin: "http://127.0.0.1:8080".into(),
             max_body_bytes: 1024 * 1024,
             guard: std::sync::Arc::new(guard),
@@ -135,11 +149,27 @@ impl App {
             None => req.body(Body::empty()),
         }
         .unwrap();
+        self.reply(req).await
+    }
+
+    async fn reply(&self, req: Request<Body>) -> Reply {
         let res = self.router.clone().oneshot(req).await.unwrap();
         let status = res.status();
+        let location = res.headers().get("location").and_then(|l| l.to_str().ok()).map(str::to_owned);
         let bytes = res.into_body().collect().await.unwrap().to_bytes();
         let body = serde_json::from_slice(&bytes).unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into()));
-        Reply { status, body }
+        Reply { status, body, location }
+    }
+
+    /// A SCIM request with a SCIM token, its body as SCIM clients send it.
+    pub async fn send_scim(&self, method: &str, path: &str, token: &str, body: Option<Value>) -> Reply {
+        let req = Request::builder().method(method).uri(path).header("authorization", format!("Bearer {token}"));
+        let req = match body {
+            Some(b) => req.header("content-type", "application/scim+json").body(Body::from(b.to_string())),
+            None => req.body(Body::empty()),
+        }
+        .unwrap();
+        self.reply(req).await
     }
 
     pub async fn get(&self, path: &str, token: &str) -> Reply {

@@ -104,6 +104,16 @@ pub(crate) async fn person_named(db: &Db, tenant: &str, name: &str) -> Result<Op
     row.as_ref().map(person_row).transpose()
 }
 
+/// The id of the person whose user name is `name`, whatever its case.
+pub(crate) async fn id_named(db: &Db, tenant: &str, name: &str) -> Result<Option<String>, Error> {
+    sqlx::query_scalar("SELECT user_id FROM people WHERE tenant = $1 AND user_name_key = $2")
+        .bind(tenant)
+        .bind(name_key(name))
+        .fetch_optional(&db.pool)
+        .await
+        .map_err(db_error)
+}
+
 /// Up to `limit` people of the tenant after `after` (by id), in id order.
 pub(crate) async fn people_page(db: &Db, tenant: &str, after: &str, limit: i64) -> Result<Vec<PersonRow>, Error> {
     let sql = format!("SELECT {PERSON_COLUMNS} FROM people WHERE tenant = $1 AND user_id > $2 ORDER BY user_id LIMIT $3");

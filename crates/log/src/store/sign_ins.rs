@@ -126,6 +126,13 @@ fn row(r: &sqlx::any::AnyRow) -> Result<SignInRow, Error> {
     })
 }
 
+/// The session a one-time code's digest names, while it may be traded.
+pub(crate) async fn handed_off(db: &Db, handoff: &str, now: i64) -> Result<Option<SignInRow>, Error> {
+    let sql = format!("SELECT {COLUMNS} FROM sign_ins WHERE handoff = $1 AND handoff_until >= $2 AND ended_at IS NULL");
+    let r = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(handoff).bind(now).fetch_optional(&db.pool).await.map_err(db_error)?;
+    r.as_ref().map(row).transpose()
+}
+
 /// Trades a one-time code's digest for its session, once and in time.
 pub(crate) async fn redeem(db: &Db, handoff: &str, now: i64) -> Result<Option<SignInRow>, Error> {
     let _writer = db.writer().await;
