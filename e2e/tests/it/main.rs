@@ -9,6 +9,7 @@ mod demo;
 mod edge;
 mod files;
 mod hostile;
+mod identity;
 mod mcp;
 mod migrate;
 mod operator;

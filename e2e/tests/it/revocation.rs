@@ -232,6 +232,44 @@ async fn signing_out_everywhere_ends_every_surface_and_every_token() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_scim_deactivation_ends_every_surface_and_every_token() {
+    let model = slow_model().await;
+    let up = UpProcess::start_with(&[("LATTICE_MODEL_BASE_URL", model.as_str()), ("LATTICE_MODEL_NAME", "slow")]).await;
+    // The company's SCIM client provisions Bob; he signs in as himself.
+    let root = Client::sign_in_as(&up.base, json!({"tenant": "t-rev", "user": "root", "role": "tenant_admin"})).await;
+    let scim = root.ok("POST", "/v1/scim-tokens", Value::Null).await["token"].as_str().unwrap().to_owned();
+    let scim_request = |method: reqwest::Method, path: &str, body: Value| {
+        root.http
+            .request(method, format!("{}/scim/v2{path}", up.base))
+            .bearer_auth(&scim)
+            .header("content-type", "application/scim+json")
+            .body(body.to_string())
+            .send()
+    };
+    let user = json!({"schemas": ["urn:ietf:params:scim:schemas:core:2.0:User"], "userName": "bob", "displayName": "Bob", "active": true});
+    let made = scim_request(reqwest::Method::POST, "/Users", user).await.unwrap();
+    assert_eq!(made.status(), 201, "{}", made.text().await.unwrap());
+    let (_alice, bob, _ws, th) = workspace_with_bob(&up).await;
+    let mut surfaces = open_surfaces(&up, &bob, &th).await;
+
+    let off =
+        json!({"schemas": ["urn:ietf:params:scim:api:messages:2.0:PatchOp"], "Operations": [{"op": "Replace", "path": "active", "value": "False"}]});
+    let patched = scim_request(reqwest::Method::PATCH, "/Users/bob", off).await.unwrap();
+    let changed = Instant::now();
+    assert_eq!(patched.status(), 200, "{}", patched.text().await.unwrap());
+    ends_everything(&mut surfaces, changed).await;
+
+    // Every token of his is refused, a new one too, until he is active again.
+    let (status, body) = bob.get("/v1/workspaces").await.unwrap();
+    assert_eq!(status, 401, "{body}");
+    assert!(body["error"]["reason"].as_str().unwrap().contains("deactivated"), "{body}");
+    let ping = json!({"jsonrpc": "2.0", "id": 2, "method": "ping"});
+    assert_eq!(in_session(&bob, &surfaces.session, &ping).await.status(), 401);
+    let fresh = Client::sign_in_as(&up.base, json!({"tenant": "t-rev", "user": "bob"})).await;
+    assert_eq!(fresh.get("/v1/workspaces").await.unwrap().0, 401, "a deactivated person's new token is refused too");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_operator_signs_a_person_out_from_a_terminal() {
     let up = UpProcess::start().await;
     let (_alice, bob, _ws, th) = workspace_with_bob(&up).await;
