@@ -31,10 +31,12 @@ const ttl = {
   Interaction: 3600, Session: 14 * day, Grant: 14 * day, ...config.ttl,
 };
 
-// Listen first, so `port: 0` gives a free port and the issuer names it.
+// Listen first, so `port: 0` gives a free port and the issuer names it. In a
+// container (compose) it listens on every address, under the name the
+// services reach it by.
 const server = createServer();
-await new Promise((resolve) => server.listen(config.port ?? 0, '127.0.0.1', resolve));
-const issuer = `http://127.0.0.1:${server.address().port}`;
+await new Promise((resolve) => server.listen(config.port ?? 0, config.host ?? '127.0.0.1', resolve));
+const issuer = config.issuer ?? `http://127.0.0.1:${server.address().port}`;
 
 // Claims beyond the standard ones (a tenant, anything a hostile test adds)
 // come with the `openid` scope, so every ID token carries them.
@@ -136,7 +138,10 @@ for (const event of ['server_error', 'authorization.error', 'grant.error', 'end_
 server.on('request', provider.callback());
 process.stdout.write(`ready ${issuer}\n`);
 
-process.stdin.on('end', () => process.exit(0));
-process.stdin.on('close', () => process.exit(0));
-process.stdin.resume();
+// A container's stdin is closed from the start: there it lives until stopped.
+if (config.exitWithStdin ?? true) {
+  process.stdin.on('end', () => process.exit(0));
+  process.stdin.on('close', () => process.exit(0));
+  process.stdin.resume();
+}
 process.on('SIGTERM', () => process.exit(0));

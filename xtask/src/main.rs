@@ -186,6 +186,8 @@ fn stack(args: &[String]) -> Result {
     if verb == "up" {
         stack_tools()?;
         web::build()?;
+        // The stack's OpenID provider (oidc-provider) runs from e2e's modules.
+        web::node_modules()?;
     }
     build_binaries()?;
     let stack = web::target_dir().join("debug").join("stack");

@@ -362,6 +362,12 @@ pub fn browser_tools() -> Result {
     if std::env::var_os("LATTICE_CHROMIUM").is_none() && !Path::new("/usr/bin/chromium").exists() {
         shell::apt_install(&["chromium"])?;
     }
+    node_modules()
+}
+
+/// Node, npm and e2e's packages (Playwright's driver, the MCP SDK and
+/// suites, the OpenID provider the tests and the local stack run).
+pub fn node_modules() -> Result {
     if shell::output(std::process::Command::new("node").arg("--version")).is_err() {
         shell::apt_install(&["nodejs", "npm"])?;
     }

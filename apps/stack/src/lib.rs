@@ -78,11 +78,13 @@ pub struct Ports {
     pub bridge: u16,
     pub postgres: u16,
     pub nats: u16,
+    /// The OpenID provider people sign in with (`just up` only).
+    pub idp: u16,
 }
 
 impl Ports {
     /// `just up`'s: the portal and apps origin where `cargo up` has them.
-    pub const STANDARD: Ports = Ports { portal: 8080, apps: 8081, log: 8090, mcp: 8091, bridge: 8092, postgres: 5433, nats: 4223 };
+    pub const STANDARD: Ports = Ports { portal: 8080, apps: 8081, log: 8090, mcp: 8091, bridge: 8092, postgres: 5433, nats: 4223, idp: 8094 };
 
     pub fn free() -> Self {
         Self {
@@ -93,16 +95,18 @@ impl Ports {
             bridge: free_port(),
             postgres: free_port(),
             nats: free_port(),
+            idp: free_port(),
         }
     }
 
-    /// `portal,apps,log,mcp,bridge,postgres,nats`, as LATTICE_STACK_PORTS gives them.
+    /// `portal,apps,log,mcp,bridge,postgres,nats[,idp]`, as LATTICE_STACK_PORTS gives them.
     pub fn parse(text: &str) -> Result<Self, String> {
         let n: Vec<u16> =
             text.split(',').map(|p| p.trim().parse::<u16>()).collect::<Result<_, _>>().map_err(|e| format!("LATTICE_STACK_PORTS: {e}"))?;
         match n[..] {
-            [portal, apps, log, mcp, bridge, postgres, nats] => Ok(Self { portal, apps, log, mcp, bridge, postgres, nats }),
-            _ => Err("LATTICE_STACK_PORTS: seven ports: portal,apps,log,mcp,bridge,postgres,nats".into()),
+            [portal, apps, log, mcp, bridge, postgres, nats] => Ok(Self { portal, apps, log, mcp, bridge, postgres, nats, idp: Self::STANDARD.idp }),
+            [portal, apps, log, mcp, bridge, postgres, nats, idp] => Ok(Self { portal, apps, log, mcp, bridge, postgres, nats, idp }),
+            _ => Err("LATTICE_STACK_PORTS: seven or eight ports: portal,apps,log,mcp,bridge,postgres,nats[,idp]".into()),
         }
     }
 
@@ -111,7 +115,7 @@ impl Ports {
         self.all().iter().map(|(_, p)| p.to_string()).collect::<Vec<_>>().join(",")
     }
 
-    fn all(&self) -> [(&'static str, u16); 7] {
+    fn all(&self) -> [(&'static str, u16); 8] {
         [
             ("portal", self.portal),
             ("apps", self.apps),
@@ -120,6 +124,7 @@ impl Ports {
             ("bridge", self.bridge),
             ("postgres", self.postgres),
             ("nats", self.nats),
+            ("idp", self.idp),
         ]
     }
 }
@@ -163,6 +168,14 @@ pub struct Stack {
 /// The local stack's NATS users (infra/nats/nats.conf) and passwords: a
 /// loopback-only development stack, so fixed ones.
 pub const NATS_USERS: [(&str, &str); 3] = [("bridge", "local-bridge"), ("rules", "local-rules"), ("service", "local-service")];
+
+/// The local provider's client secret for lattice (a loopback-only
+/// development stack: a fixed one).
+const IDP_SECRET: &str = "the local stack's provider secret, loopback only";
+
+/// Who signs in with the local provider (their password is their name),
+/// and their groups: `lattice-admins` gives the tenant admin role.
+const IDP_PEOPLE: [(&str, &[&str]); 2] = [("demo", &["lattice-admins"]), ("ana", &["staff"])];
 
 /// The lattice services, in the order they start.
 const SERVICES: [&str; 4] = ["log", "bridge", "mcp", "edge"];
@@ -274,6 +287,9 @@ impl Stack {
                 self.nats_engine = format!("a native process ({why})");
             }
         }
+        if mode == Mode::Local {
+            self.start_idp()?;
+        }
         let migrate = self.lattice(&["migrate"]).output().map_err(|e| format!("lattice migrate: {e}"))?;
         if !migrate.status.success() {
             return Err(format!("lattice migrate failed: {}", String::from_utf8_lossy(&migrate.stderr)));
@@ -288,6 +304,42 @@ impl Stack {
             }
         }
         Ok(())
+    }
+
+    /// The local stack's OpenID provider (oidc-provider, `e2e/idp/`): the
+    /// demo's people sign in with it, and lattice's services take it as
+    /// provider `local`, bound to tenant `demo`.
+    fn start_idp(&mut self) -> Result<(), String> {
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../e2e/idp/provider.mjs").canonicalize().map_err(|e| e.to_string())?;
+        let portal = &self.portal;
+        let config = serde_json::json!({
+            "port": self.ports.idp,
+            "clients": [{
+                "client_id": "lattice", "client_secret": IDP_SECRET,
+                "redirect_uris": [format!("{portal}/v1/auth/oidc/local/callback")],
+                "post_logout_redirect_uris": [format!("{portal}/")],
+                "backchannel_logout_uri": format!("{portal}/v1/auth/oidc/local/backchannel-logout"),
+                "grant_types": ["authorization_code", "refresh_token"], "response_types": ["code"],
+                "token_endpoint_auth_method": "client_secret_basic"
+            }],
+            "accounts": IDP_PEOPLE.iter().map(|(id, groups)| serde_json::json!({
+                "id": id, "password": id,
+                "claims": {"preferred_username": id, "name": id, "email": format!("{id}@demo.example"), "email_verified": true, "groups": groups}
+            })).collect::<Vec<_>>(),
+            "resources": [{"indicator": format!("{portal}/mcp"), "scopes": ["mcp"]}]
+        });
+        let path = self.dir.join("idp.json");
+        std::fs::write(&path, config.to_string()).map_err(|e| format!("writing {}: {e}", path.display()))?;
+        std::fs::write(self.dir.join("idp-secret"), IDP_SECRET).map_err(|e| e.to_string())?;
+        let mut node = Command::new("node");
+        node.arg(&script).arg(&path);
+        self.spawn_with_stdin("idp", node)?;
+        let discovery = format!("{}/.well-known/openid-configuration", self.idp_url());
+        self.wait_ready(&discovery, "idp")
+    }
+
+    fn idp_url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.ports.idp)
     }
 
     /// The command that starts the service `name` (`log`, `log-2`, …,
@@ -389,12 +441,34 @@ impl Stack {
         if args == ["serve", "edge"] {
             cmd.env("LATTICE_LOG_URL", self.log_urls());
         }
+        if self.dir.join("idp.json").exists() {
+            let secret = self.dir.join("idp-secret");
+            let provider = format!(
+                "{{local = {{issuer = \"{}\", client_id = \"lattice\", client_secret_file = \"{}\", title = \"the local provider\", tenant = \"demo\", scopes = [\"openid\", \"profile\", \"email\", \"groups\"], roles = {{lattice-admins = \"tenant_admin\"}}}}}}",
+                self.idp_url(),
+                secret.display()
+            );
+            cmd.env("LATTICE_OIDC_PROVIDERS", provider).env("LATTICE_MCP_SCOPES", "mcp");
+        }
         if args == ["serve", "bridge"] {
             cmd.env("LATTICE_NATS_URL", &self.nats_url).env("LATTICE_NATS_USER", "bridge").env("LATTICE_NATS_PASSWORD", NATS_USERS[0].1);
         } else {
             cmd.env_remove("LATTICE_NATS_URL");
         }
         cmd
+    }
+
+    /// [`Stack::spawn`], its stdin kept open while the stack runs (the
+    /// provider ends when its stdin closes, so it never outlives the stack).
+    fn spawn_with_stdin(&mut self, name: &str, mut cmd: Command) -> Result<(), String> {
+        let path = self.dir.join("logs").join(format!("{name}.log"));
+        let log = std::fs::File::create(&path).map_err(|e| e.to_string())?;
+        let err = log.try_clone().map_err(|e| e.to_string())?;
+        cmd.stdin(Stdio::piped()).stdout(log).stderr(err);
+        let child = cmd.spawn().map_err(|e| format!("starting {name}: {e}"))?;
+        std::fs::write(self.dir.join("run").join(format!("{name}.pid")), child.id().to_string()).map_err(|e| e.to_string())?;
+        self.children.push((name.to_owned(), child));
+        Ok(())
     }
 
     /// Starts `cmd` as `name`: output to `logs/NAME.log` (after what it
@@ -457,8 +531,13 @@ impl Stack {
 
     /// What to print when it is up.
     pub fn urls(&self) -> String {
+        let idp = if self.dir.join("idp.json").exists() {
+            format!("\nsign-in    {} (\"Sign in with the local provider\": demo/demo is a tenant admin, ana/ana a member)", self.idp_url())
+        } else {
+            String::new()
+        };
         format!(
-            "the chat   {portal}/\nadmin      {portal}/admin\nMCP        {portal}/mcp\napps       {apps}\nlog API    {log}/v1\nPostgreSQL {db}\nNATS       {nats} (user rules, password {rules}, to consume)\nlogs       {dir}/logs",
+            "the chat   {portal}/\nadmin      {portal}/admin\nMCP        {portal}/mcp\napps       {apps}\nlog API    {log}/v1\nPostgreSQL {db}\nNATS       {nats} (user rules, password {rules}, to consume)\nlogs       {dir}/logs{idp}",
             portal = self.portal,
             apps = self.apps,
             log = self.log,

@@ -40,7 +40,7 @@ async fn just_up_then_just_down_leaves_nothing_behind() {
     assert!(printed.contains(&format!("the chat   {portal}/")) && printed.contains(&format!("MCP        {portal}/mcp")), "{printed}");
 
     // Up: each service its own process; the chat, the API and MCP answer on the portal.
-    let pids: Vec<(String, i32)> = ["log", "bridge", "mcp", "edge", "nats"]
+    let pids: Vec<(String, i32)> = ["log", "bridge", "mcp", "edge", "nats", "idp"]
         .iter()
         .map(|name| (name.to_string(), std::fs::read_to_string(dir.join("run").join(format!("{name}.pid"))).unwrap().trim().parse().unwrap()))
         .collect();
@@ -51,6 +51,12 @@ async fn just_up_then_just_down_leaves_nothing_behind() {
     let http = lattice_e2e::http();
     assert_eq!(http.get(format!("{portal}/readyz")).send().await.unwrap().status(), 200);
     assert_eq!(http.get(format!("{portal}/")).send().await.unwrap().status(), 200);
+    // People sign in with the stack's own OpenID provider.
+    let providers: serde_json::Value = http.get(format!("{portal}/v1/auth/providers")).send().await.unwrap().json().await.unwrap();
+    assert_eq!(providers[0]["name"], "local", "{providers}");
+    let begin = http.get(format!("{portal}{}", providers[0]["start"].as_str().unwrap())).send().await.unwrap();
+    let to = begin.url().to_string();
+    assert!(to.starts_with(&format!("http://127.0.0.1:{}/", ports.idp)), "the sign-in begins at the stack's provider: {to}");
     let demo = lattice_e2e::Client::sign_in(&portal, "demo", "demo").await;
     let names = super::mcp_tool_names(&portal, &demo.token).await;
     assert!(names.iter().any(|n| n == SHOW_DASHBOARD), "MCP through the edge: {names:?}");
