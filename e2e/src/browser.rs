@@ -130,6 +130,15 @@ impl Chrome {
         (Window { page, base: base.to_owned() }, console)
     }
 
+    /// A new window (its own cookies and storage) nobody is signed in in,
+    /// at `url`: where a person starts who signs in with their provider.
+    pub async fn signed_out_window(&self, base: &str, url: &str) -> Window {
+        let context = self.browser.new_context().await.expect("a browser context");
+        let page = context.new_page().await.expect("a page");
+        page.goto(url, None).await.expect("opening the page");
+        Window { page, base: base.to_owned() }
+    }
+
     /// A new window (its own localStorage) signed in with `token`, in the
     /// given scheme (`light` or `dark`), at `path`.
     pub async fn window(&self, base: &str, token: &str, scheme: &str, path: &str) -> Window {
