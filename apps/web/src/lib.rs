@@ -25,21 +25,31 @@ mod components;
 mod data;
 mod pages;
 
+use data::token::Arrived;
 use wasm_bindgen::prelude::wasm_bindgen;
 
 #[wasm_bindgen(start)]
 pub fn start() {
     // A token the server refuses (401) is forgotten by the session.
     data::api_client::on_unauthorized(data::session::forget);
-    let link = data::token::take_token_from_url();
+    let arrived = data::token::take_from_url();
     data::theme::apply_saved();
-    match link {
+    // Before anything is mounted, so the page starts as whoever it ends up
+    // signed in as; on wasm-bindgen's executor.
+    match arrived {
         None => mount(),
-        // Before anything is mounted, so on wasm-bindgen's executor.
-        Some(token) => wasm_bindgen_futures::spawn_local(async move {
+        Some(Arrived::Link(token)) => wasm_bindgen_futures::spawn_local(async move {
             data::session::sign_in_with_link(token, components::confirm::ask).await;
             mount();
         }),
+        Some(Arrived::SignIn(code)) => wasm_bindgen_futures::spawn_local(async move {
+            data::sign_in::finish(code).await;
+            mount();
+        }),
+        Some(Arrived::SignInError(reason)) => {
+            data::sign_in::refused(reason);
+            mount();
+        }
     }
 }
 
@@ -48,6 +58,10 @@ const EARLY_READS_KEPT: std::time::Duration = std::time::Duration::from_secs(15)
 
 fn mount() {
     data::early_reads::start();
+    // A sign-in session's token is renewed while the person is active.
+    if data::token::token().is_some() {
+        data::renewal::start();
+    }
     leptos::mount::mount_to_body(pages::shell::App);
     leptos::prelude::set_timeout(data::early_reads::abandon_untaken, EARLY_READS_KEPT);
 }

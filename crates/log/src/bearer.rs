@@ -10,10 +10,10 @@ use lattice_core::directory::KeyScope;
 use lattice_core::identity::{Audience, TokenIssuers};
 use lattice_core::{Error, Principal, TenantId, TenantRole, UserId};
 use serde::Deserialize;
-use sha2::{Digest, Sha256};
 
 use crate::auth::{Authenticated, Authenticator, Via, bearer_token};
 use crate::credentials::{Credentials, key_stands};
+use crate::digest::secret_digest;
 use crate::sign_in::derived_user_id;
 
 /// The bytes of a bearer token read at most: a token longer than this is
@@ -23,11 +23,6 @@ pub const MAX_TOKEN_BYTES: usize = 16 * 1024;
 pub const API_KEY_PREFIX: &str = "lk_";
 /// What every SCIM token begins with.
 pub const SCIM_TOKEN_PREFIX: &str = "ls_";
-
-/// The digest a key or a SCIM token is stored and looked up by.
-pub fn secret_digest(secret: &str) -> String {
-    hex::encode(Sha256::digest(secret.as_bytes()))
-}
 
 /// Reads bearer tokens of every kind.
 pub(crate) struct Bearers {

@@ -11,6 +11,13 @@ pub fn digest(data: &Value) -> String {
     format!("sha256:{}", hex::encode(Sha256::digest(&canonical)))
 }
 
+/// The digest a secret (an API key, a SCIM token, a sign-in's one-time
+/// code) is kept and looked up by: SHA-256, hex. The secrets are 256 random
+/// bits, so a fast hash hides them.
+pub fn secret_digest(secret: &str) -> String {
+    hex::encode(Sha256::digest(secret.as_bytes()))
+}
+
 /// Objects with their keys sorted, no insignificant whitespace, strings and
 /// numbers as serde_json writes them.
 fn write_canonical(value: &Value, out: &mut Vec<u8>) {

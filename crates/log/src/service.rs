@@ -20,10 +20,11 @@ use lattice_core::{Principal, TenantId, TenantRole, UserId};
 
 use crate::auth::{Authenticated, Authenticator, Via};
 use crate::authorize::authorize;
-use crate::bearer::{API_KEY_PREFIX, Bearers, SCIM_TOKEN_PREFIX, secret_digest};
+use crate::bearer::{API_KEY_PREFIX, Bearers, SCIM_TOKEN_PREFIX};
 use crate::commit::{Committed, Committer};
 use crate::credentials::Credentials;
 use crate::deadlines::Deadlines;
+use crate::digest::secret_digest;
 use crate::directory::Directory;
 use crate::fanout::Fanout;
 use crate::gate::Gate;

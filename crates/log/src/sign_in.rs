@@ -10,8 +10,8 @@ use lattice_core::{Error, Principal, TenantId, UserId};
 use rand::RngCore;
 
 use crate::auth::{Authenticated, Authenticator};
-use crate::bearer::secret_digest;
 use crate::credentials::Credentials;
+use crate::digest::secret_digest;
 use crate::store::Db;
 use crate::store::people::{name_key, person, person_named};
 use crate::store::sign_ins::{self, Attempt, NewSignIn, SignInRow};

@@ -1,6 +1,7 @@
 //! The bottom layer: data and transport. `/v1` over `fetch` with the
 //! session's token, the reads started before the page is built, the live
-//! streams, the session and the viewer's preferences kept in this browser,
+//! streams, the session (signing in at a provider, the token's renewal
+//! while the person is active) and the viewer's preferences kept in this browser,
 //! and what is read from the wire (a thread folded for showing, the host
 //! context an app is told), and the files people upload. Nothing here
 //! names a component or a page.
@@ -11,8 +12,10 @@ pub mod early_reads;
 pub mod host_context;
 pub mod page_config;
 pub mod paths;
+pub mod renewal;
 pub mod request;
 pub mod session;
+pub mod sign_in;
 pub mod stream;
 pub mod text;
 pub mod theme;

@@ -2,17 +2,50 @@
 //! ([`crate::data::token`]) and who `/v1/me` says the viewer is; a sign-in
 //! link taken or refused; signing out.
 
+use std::cell::Cell;
+
 use leptos::prelude::*;
 
 use crate::data::{api_client, page_config, token};
 
-/// Forgets the token, and tells the views of the session in context
-/// (the sign-in page shows).
+thread_local! {
+    /// The page's session, for what forgets the token outside any view (a
+    /// 401 answered to a task, where no reactive owner is current).
+    static SHOWN: Cell<Option<Session>> = const { Cell::new(None) };
+}
+
+/// Forgets the token, and tells the views of the session (the sign-in page
+/// shows).
 pub fn forget() {
     token::remove();
-    if let Some(session) = use_context::<Session>() {
+    if let Some(session) = SHOWN.get() {
         session.me.set(None);
         session.signed_in.set(false);
+    }
+}
+
+/// Signs out. A sign-in session's token (one naming a `sid`) ends its
+/// session on the server first (`POST /v1/auth/sign-out`: its tokens are
+/// refused and its streams end), and the browser then goes to the
+/// provider's end-session address when the server names one, so the
+/// provider's session ends too (RP-initiated logout). Any other token (a
+/// dev sign-in's, an operator's) is forgotten here only. The answer, a
+/// `lattice_wire::SignedOut`, is read as a JSON value (see
+/// `sign_in::finish`).
+pub async fn sign_out() {
+    let at_provider = match token::token() {
+        Some(t) if token::claims(&t)["sid"].is_string() => api_client::post::<serde_json::Value>("/v1/auth/sign-out", &serde_json::Value::Null)
+            .await
+            .ok()
+            .and_then(|s| s["end_session_url"].as_str().map(str::to_owned)),
+        _ => None,
+    };
+    forget();
+    // An address of the web, never a `javascript:` one.
+    if let Some(url) = at_provider.filter(|u| u.starts_with("https://") || u.starts_with("http://"))
+        && let Some(window) = web_sys::window()
+    {
+        let _ = window.location().assign(&url);
     }
 }
 
@@ -43,12 +76,7 @@ pub async fn sign_in_with_link(token: String, confirm: impl AsyncFnOnce(&str, &s
 
 /// "user (tenant)", as a token's claims say (unverified: for showing only).
 fn who_in(token: &str) -> String {
-    let claims = token.split('.').nth(1).and_then(|payload| {
-        let b64 = payload.replace('-', "+").replace('_', "/");
-        let padded = format!("{b64}{}", "=".repeat((4 - b64.len() % 4) % 4));
-        web_sys::window()?.atob(&padded).ok()
-    });
-    let claims: serde_json::Value = claims.and_then(|c| lattice_core::json::from_str(&c).ok()).unwrap_or_default();
+    let claims = token::claims(token);
     format!("{} ({})", claims["sub"].as_str().unwrap_or("someone"), claims["tenant"].as_str().unwrap_or("an unknown tenant"))
 }
 
@@ -72,6 +100,7 @@ pub struct Session {
 impl Session {
     pub fn new() -> Self {
         let session = Self { me: RwSignal::new(None), signed_in: RwSignal::new(false), landing: RwSignal::new(true) };
+        SHOWN.set(Some(session));
         session.refresh();
         session
     }

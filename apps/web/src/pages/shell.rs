@@ -73,7 +73,7 @@ fn Header() -> impl IntoView {
                 <label for="cvd">"Colour-blind mode"</label>
                 <Show when=signed_in>
                     <span class="who">{move || session.me.get().map(|m| format!("{} ({})", m.user, m.tenant))}</span>
-                    <button type="button" on:click=move |_| session::forget()>"Sign out"</button>
+                    <button type="button" on:click=|_| leptos::task::spawn_local(session::sign_out())>"Sign out"</button>
                 </Show>
             </div>
         </header>

@@ -147,7 +147,7 @@ impl Asked {
 async fn read(req: Request) -> Result<Asked, ScimError> {
     let (parts, body) = req.into_parts();
     let path = parts.uri.path().strip_prefix("/scim/v2").unwrap_or_default().to_owned();
-    let segments = path.split('/').filter(|s| !s.is_empty()).map(|s| percent_decode(s)).collect::<Result<_, _>>()?;
+    let segments = path.split('/').filter(|s| !s.is_empty()).map(percent_decode).collect::<Result<_, _>>()?;
     let query =
         url::form_urlencoded::parse(parts.uri.query().unwrap_or_default().as_bytes()).map(|(k, v)| (k.into_owned(), v.into_owned())).collect();
     let declared = lattice_http::error::declared_length(&parts.headers);

@@ -49,8 +49,11 @@ async fn sign_in(chrome: &Chrome, lattice: &WithProvider, login: &str, password:
     if on_provider {
         w.page.locator("button[type=submit]").first().click(None).await.unwrap();
     }
-    w.until(&format!("() => location.href.startsWith('{portal}') && !location.hash.includes('signin=') && !!localStorage.getItem('lattice.token')"), "back in the chat, signed in")
-        .await;
+    w.until(
+        &format!("() => location.href.startsWith('{portal}') && !location.hash.includes('signin=') && !!localStorage.getItem('lattice.token')"),
+        "back in the chat, signed in",
+    )
+    .await;
     w
 }
 
@@ -94,7 +97,11 @@ async fn people_sign_in_with_their_company_account_and_the_provider_signs_them_o
         if r.status() == 401 {
             break;
         }
-        assert!(signed_out.elapsed() < Duration::from_secs(1), "Bob's token still works {:?} after he signed out at the provider", signed_out.elapsed());
+        assert!(
+            signed_out.elapsed() < Duration::from_secs(1),
+            "Bob's token still works {:?} after he signed out at the provider",
+            signed_out.elapsed()
+        );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     println!("Bob's token was refused {} ms after he signed out at the provider", signed_out.elapsed().as_millis());

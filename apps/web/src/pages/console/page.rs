@@ -1,16 +1,19 @@
 //! The console's page: the levels the viewer administers, live, then
-//! People, the audit trail and the apps' calls; the route loads it as a
-//! chunk of its own.
+//! People, the keys for agents, the directory (SCIM), the audit trail, the
+//! apps' calls and the servers; the route loads it as a chunk of its own.
 
 use lattice_wire::{AuditEntry, LevelView};
 use leptos::prelude::*;
 
 use super::app_calls::{AppCalls, AppCallsSection, app_calls};
 use super::audit::AuditTrail;
+use super::keys::ApiKeys;
 use super::levels::{Kept, LevelCard};
-use super::people::People;
+use super::people::{People, administered};
+use super::scim::ScimTokens;
 use super::servers::{self, ServersSection};
 use crate::components::chunks::when_loaded;
+use crate::data::session::Session;
 use crate::data::{api_client, stream};
 
 /// The admin console's route: the console is a chunk of its own, fetched
@@ -32,6 +35,11 @@ fn Console() -> impl IntoView {
     let apps = RwSignal::new(None::<Vec<AppCalls>>);
     let connected = RwSignal::new(None::<Vec<lattice_wire::ConnectedServer>>);
     provide_context(Kept(RwSignal::new(Default::default())));
+    let session = expect_context::<Session>();
+    let tenant_admin = Signal::derive(move || session.me.with(|me| me.as_ref().is_some_and(|m| m.role == "tenant_admin")));
+    // Changes only when the workspaces do, not at every switch's flip: a
+    // key just made stays on screen.
+    let workspaces = Memo::new(move |_| levels.with(|l| l.as_ref().and_then(|l| l.as_ref().ok()).map(|l| administered(l)).unwrap_or_default()));
     let load_audit = move || {
         leptos::task::spawn_local(async move {
             if let Ok(mut rows) = api_client::get::<Vec<AuditEntry>>("/v1/integrations/audit").await {
@@ -72,6 +80,8 @@ fn Console() -> impl IntoView {
             Some(Ok(list)) => Some(view! { <People levels=list/> }),
             _ => None,
         }}
+        <ApiKeys workspaces tenant_admin/>
+        <ScimTokens/>
         <AuditTrail rows=audit/>
         <AppCallsSection apps/>
         <ServersSection servers=connected/>

@@ -12,10 +12,14 @@ use crate::data::api_client;
 
 const ROLES: [&str; 4] = ["viewer", "respondent", "editor", "admin"];
 
+/// The workspaces the viewer administers (id, name), as the levels say.
+pub(super) fn administered(levels: &[LevelView]) -> Vec<(String, String)> {
+    levels.iter().filter_map(|l| l.level.strip_prefix("workspace:").map(|ws| (ws.to_owned(), l.name.clone()))).collect()
+}
+
 #[component]
 pub(super) fn People(levels: Vec<LevelView>) -> impl IntoView {
-    let workspaces: Vec<(String, String)> =
-        levels.iter().filter_map(|l| l.level.strip_prefix("workspace:").map(|ws| (ws.to_owned(), l.name.clone()))).collect();
+    let workspaces = administered(&levels);
     view! {
         <section aria-labelledby="people-title">
             <h2 id="people-title">"People"</h2>
