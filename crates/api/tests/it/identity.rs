@@ -255,3 +255,37 @@ lattice_testkit::both_backends! {
         assert_eq!(app.get("/v1/me", again["token"].as_str().unwrap()).await.status, StatusCode::OK);
     }
 }
+
+lattice_testkit::both_backends! {
+    async fn a_group_that_takes_a_role_away_ends_the_streams_that_needed_it(backend: Backend) {
+        let idp = provider().await;
+        let clock = ManualClock::new();
+        let (app, _) = app(backend, &[("corp", config(&idp, "acme"))], clock.clone()).await;
+        let root = app.token("acme", "root", lattice_core::TenantRole::TenantAdmin, false).await;
+        let scim = app.post("/v1/scim-tokens", &root, json!({})).await.body["token"].as_str().unwrap().to_owned();
+        let (_, th) = app.workspace_with_thread(&root).await;
+        let bob = sign_in(&app, &idp, "bob", "bob-password").await["token"].as_str().unwrap().to_owned();
+        // The admins' group gives Bob the tenant admin role: he reads a
+        // thread of a workspace he is no member of.
+        let group = json!({"schemas": ["urn:ietf:params:scim:schemas:core:2.0:Group"], "displayName": "lattice-admins", "members": [{"value": "bob"}]});
+        let made = app.send_scim("POST", "/scim/v2/Groups", &scim, Some(group)).await;
+        let id = made.body["id"].as_str().unwrap().to_owned();
+        let mut sse = crate::Sse::open(&app, &format!("/v1/threads/{th}/events"), &bob).await;
+        let (event, _) = sse.next(Duration::from_secs(5)).await.expect("the thread's first envelope");
+        assert_eq!(event, "thread_created");
+
+        // Taken out of the group: his stream ends at once, and the thread is
+        // as missing to his next request.
+        let out = json!({"schemas": ["urn:ietf:params:scim:api:messages:2.0:PatchOp"],
+            "Operations": [{"op": "remove", "path": "members[value eq \"bob\"]"}]});
+        let patched = app.send_scim("PATCH", &format!("/scim/v2/Groups/{id}"), &scim, Some(out)).await;
+        assert_eq!(patched.status, StatusCode::OK, "{:?}", patched.body);
+        let at = std::time::Instant::now();
+        let (event, data) = sse.next(Duration::from_secs(1)).await.expect("access_lost");
+        assert_eq!(event, "access_lost", "{data}");
+        assert!(at.elapsed() < Duration::from_secs(1), "{:?}", at.elapsed());
+        assert!(sse.next(Duration::from_secs(1)).await.is_none(), "the stream ends");
+        assert_eq!(app.get("/v1/me", &bob).await.body["role"], json!("member"));
+        assert_eq!(app.get(&format!("/v1/threads/{th}"), &bob).await.status, StatusCode::NOT_FOUND);
+    }
+}

@@ -213,3 +213,46 @@ impl App {
 pub fn error_type(reply: &Reply) -> &str {
     reply.body["error"]["type"].as_str().unwrap_or("<no typed error>")
 }
+
+/// An open SSE stream, in-process: its events, as (name, data), as they come.
+pub struct Sse {
+    body: Body,
+    text: String,
+}
+
+impl Sse {
+    pub async fn open(app: &App, path: &str, token: &str) -> Self {
+        let req =
+            Request::get(path).header("authorization", format!("Bearer {token}")).header("accept", "text/event-stream").body(Body::empty()).unwrap();
+        let res = app.router.clone().oneshot(req).await.unwrap();
+        assert_eq!(res.status(), StatusCode::OK);
+        assert_eq!(res.headers()["content-type"], "text/event-stream");
+        Self { body: res.into_body(), text: String::new() }
+    }
+
+    /// The next event (comments skipped), within `within`; `None` when the stream ended.
+    pub async fn next(&mut self, within: std::time::Duration) -> Option<(String, String)> {
+        let until = std::time::Instant::now() + within;
+        loop {
+            if let Some(end) = self.text.find("\n\n") {
+                let block: String = self.text.drain(..end + 2).collect();
+                let event = block.lines().find_map(|l| l.strip_prefix("event: ")).map(str::to_owned);
+                let data = block.lines().find_map(|l| l.strip_prefix("data: ")).map(str::to_owned);
+                if let (Some(event), Some(data)) = (event, data) {
+                    return Some((event, data));
+                }
+                continue;
+            }
+            let left = until.saturating_duration_since(std::time::Instant::now());
+            let frame = tokio::time::timeout(left, self.body.frame()).await.expect("the stream went quiet");
+            match frame {
+                None => return None,
+                Some(frame) => {
+                    if let Ok(data) = frame.unwrap().into_data() {
+                        self.text.push_str(&String::from_utf8_lossy(&data));
+                    }
+                }
+            }
+        }
+    }
+}

@@ -8,15 +8,12 @@
 
 use std::time::{Duration, Instant};
 
-use axum::body::Body;
-use axum::http::{Request, StatusCode};
-use http_body_util::BodyExt;
+use axum::http::StatusCode;
 use lattice_core::TenantRole;
 use lattice_wire::{WAITING_LIMIT, WaitingItem, Waits};
 use serde_json::{Value, json};
-use tower::ServiceExt;
 
-use crate::{App, error_type};
+use crate::{App, Sse, error_type};
 
 fn form(title: &str, closes_at: Option<&str>, submissions: &str) -> Value {
     let mut data = json!({"title": title, "schema": {"type": "object", "properties": {"ok": {"type": "boolean"}}}, "submissions": submissions});
@@ -91,47 +88,12 @@ async fn paused_run(app: &App, token: &str, th: &str, prompt: &str) -> String {
     panic!("run {run} never paused");
 }
 
-/// An open SSE stream: its events, as (name, data), as they come.
-struct Sse {
-    body: Body,
-    text: String,
+/// The waiting stream's lists.
+trait Lists {
+    async fn list(&mut self, within: Duration) -> Vec<WaitingItem>;
 }
 
-impl Sse {
-    async fn open(app: &App, token: &str) -> Self {
-        let req = Request::get("/v1/me/waiting/stream").header("authorization", format!("Bearer {token}")).body(Body::empty()).unwrap();
-        let res = app.router.clone().oneshot(req).await.unwrap();
-        assert_eq!(res.status(), StatusCode::OK);
-        assert_eq!(res.headers()["content-type"], "text/event-stream");
-        Self { body: res.into_body(), text: String::new() }
-    }
-
-    /// The next event (comments skipped), within `within`; `None` when the stream ended.
-    async fn next(&mut self, within: Duration) -> Option<(String, String)> {
-        let until = Instant::now() + within;
-        loop {
-            if let Some(end) = self.text.find("\n\n") {
-                let block: String = self.text.drain(..end + 2).collect();
-                let event = block.lines().find_map(|l| l.strip_prefix("event: ")).map(str::to_owned);
-                let data = block.lines().find_map(|l| l.strip_prefix("data: ")).map(str::to_owned);
-                if let (Some(event), Some(data)) = (event, data) {
-                    return Some((event, data));
-                }
-                continue;
-            }
-            let left = until.saturating_duration_since(Instant::now());
-            let frame = tokio::time::timeout(left, self.body.frame()).await.expect("the stream went quiet");
-            match frame {
-                None => return None,
-                Some(frame) => {
-                    if let Ok(data) = frame.unwrap().into_data() {
-                        self.text.push_str(&String::from_utf8_lossy(&data));
-                    }
-                }
-            }
-        }
-    }
-
+impl Lists for Sse {
     /// The next `waiting` list.
     async fn list(&mut self, within: Duration) -> Vec<WaitingItem> {
         let (event, data) = self.next(within).await.expect("the stream ended");
@@ -271,7 +233,7 @@ lattice_testkit::both_backends! {
         let one = make_form(&app, &alice, &th1, "One", Some("2999-01-01T00:00:00Z")).await;
         make_form(&app, &alice, &th2, "Two", None).await;
 
-        let mut sse = Sse::open(&app, &rita).await;
+        let mut sse = Sse::open(&app, "/v1/me/waiting/stream", &rita).await;
         assert_eq!(titles(&sse.list(Duration::from_secs(5)).await), ["One", "Two"]);
         // A form made elsewhere: the list again, with it.
         make_form(&app, &alice, &th2, "Three", None).await;
