@@ -383,7 +383,9 @@ impl Config {
         if let Some(made) = MADE.get() {
             return Ok(made.clone());
         }
-        let made = lattice_connect::Connections::configure(&self.mcp_servers).map_err(|e| anyhow::anyhow!("mcp_servers: {e}"))?;
+        // Each stdio server's folder (its home) under the data folder.
+        let homes = std::path::absolute(self.data_dir.join("mcp")).unwrap_or_else(|_| self.data_dir.join("mcp"));
+        let made = lattice_connect::Connections::configure_in(&self.mcp_servers, homes).map_err(|e| anyhow::anyhow!("mcp_servers: {e}"))?;
         Ok(MADE.get_or_init(|| made).clone())
     }
 

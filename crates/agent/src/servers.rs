@@ -29,12 +29,18 @@ pub async fn offered(connections: &Connections, who: &Authenticated, enabled: &B
         if !enabled.get(&SwitchKey::Server(server.key())).copied().unwrap_or(false) {
             continue;
         }
-        match server.tools().await {
+        match server.tools(behalf(who)).await {
             Ok(tools) => out.extend(tools.iter().filter(|t| t.for_model).filter_map(|t| definition(server, t))),
             Err(e) => tracing::warn!(server = server.name(), error = %e, "cannot list the server's tools; none offered"),
         }
     }
     out
+}
+
+/// Whom a run's request to a server is made for: the person it acts for,
+/// in their tenant (the session is theirs, or their tenant's).
+pub fn behalf(who: &Authenticated) -> lattice_connect::Behalf<'_> {
+    lattice_connect::Behalf::of(who.principal())
 }
 
 fn definition(server: &Server, tool: &ServerTool) -> Option<ToolDefinition> {
@@ -102,7 +108,7 @@ impl Call<'_> {
     }
 
     async fn make(&self, policy: &str, decision: &str) -> Result<Called, Error> {
-        let answer = self.server.call(self.tool, self.call.arguments.clone()).await;
+        let answer = self.server.call(behalf(self.who), self.tool, self.call.arguments.clone()).await;
         let result = match answer {
             Ok(result) => result,
             Err(e) => {
@@ -130,7 +136,7 @@ impl Call<'_> {
     /// not be shown.
     async fn app_of(&self, result: &Value) -> Result<Option<Result<String, String>>, Error> {
         let named = result.pointer("/_meta/ui/resourceUri").and_then(Value::as_str).map(str::to_owned);
-        let listed = match self.server.tools().await {
+        let listed = match self.server.tools(behalf(self.who)).await {
             Ok(tools) => tools.iter().find(|t| t.name == self.tool).cloned(),
             Err(_) => None,
         };
@@ -138,7 +144,7 @@ impl Call<'_> {
         if !self.apps_on {
             return Ok(Some(Err(format!("{} is off here: the app is not shown", SwitchKey::MiniApps))));
         }
-        let document = match self.server.read_app(&uri).await {
+        let document = match self.server.read_app(behalf(self.who), &uri).await {
             Ok(document) => document,
             Err(e) => return Ok(Some(Err(e.to_string()))),
         };

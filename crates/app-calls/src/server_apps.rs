@@ -37,7 +37,7 @@ impl AppCalls {
     ) -> Result<Outcome, Error> {
         let name = head.data.pointer("/server/name").and_then(Value::as_str).unwrap_or_default();
         let server = self.server_of(who, head, name).await?;
-        let listed = match self.listed(&server, tool).await {
+        let listed = match self.listed(who, &server, tool).await {
             Ok(listed) => listed,
             // A tool for the model alone is refused to an app (MCP Apps'
             // visibility), and the refusal is a decision like any other.
@@ -96,7 +96,7 @@ impl AppCalls {
         mut row: Value,
         once: Option<&str>,
     ) -> Result<Outcome, Error> {
-        match server.call(tool, arguments.clone()).await {
+        match server.call(lattice_connect::Behalf::of(who.principal()), tool, arguments.clone()).await {
             Ok(result) => {
                 row["result_bytes"] = json!(lattice_core::document::size(&result));
                 self.record(who, head, row, once).await?;
@@ -132,8 +132,8 @@ impl AppCalls {
     }
 
     /// The server's tool an app may call: one it lists, for apps.
-    async fn listed(&self, server: &Server, tool: &str) -> Result<ServerTool, Error> {
-        let tools = server.tools().await.map_err(|e| Error::Unavailable { reason: e.to_string() })?;
+    async fn listed(&self, who: &Authenticated, server: &Server, tool: &str) -> Result<ServerTool, Error> {
+        let tools = server.tools(lattice_connect::Behalf::of(who.principal())).await.map_err(|e| Error::Unavailable { reason: e.to_string() })?;
         let found = tools.iter().find(|t| t.name == tool).cloned();
         match found {
             Some(t) if t.for_app => Ok(t),

@@ -53,6 +53,97 @@ pub struct ServerConfig {
     /// `policy`: a tool it leaves out is decided by `policy`.
     #[serde(default)]
     pub app_policy: OverlayConfig,
+    /// The environment a stdio server starts with: nothing of lattice's,
+    /// only these (and `PATH`, `HOME`, `TMPDIR` and `LANG`, its own).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub env: BTreeMap<String, Secretish>,
+    /// The headers sent to an HTTP server, besides its bearer token.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub headers: BTreeMap<String, Secretish>,
+    /// Bounds on a stdio server's process.
+    #[serde(default)]
+    pub limits: ProcessLimits,
+    /// Whose a session (and a stdio server's process) is: one tenant's
+    /// (`tenant`, the default) or one person's (`person`); never shared
+    /// across tenants.
+    #[serde(default)]
+    pub isolation: Isolation,
+    /// How many sessions of it may run at once, in all.
+    #[serde(default = "defaults::max_sessions")]
+    pub max_sessions: usize,
+    /// How many of them one tenant may hold.
+    #[serde(default = "defaults::max_sessions_per_tenant")]
+    pub max_sessions_per_tenant: usize,
+    /// How long a session nobody uses lives (its process ends with it).
+    #[serde(default = "defaults::idle_secs")]
+    pub idle_secs: u64,
+}
+
+/// A value of a server's environment or of a header: written in the file,
+/// or read, at start, from a file (a mounted secret) or from one named
+/// variable of lattice's own environment (and nothing else of it).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Secretish {
+    Value(String),
+    File { file: PathBuf },
+    Env { env: String },
+}
+
+impl Secretish {
+    /// The value, read now.
+    pub fn read(&self) -> Result<String, String> {
+        match self {
+            Self::Value(v) => Ok(v.clone()),
+            Self::File { file } => std::fs::read_to_string(file)
+                .map(|v| v.trim_end_matches(['\n', '\r']).to_owned())
+                .map_err(|e| format!("cannot read {}: {e}", file.display())),
+            Self::Env { env } => std::env::var(env).map_err(|_| format!("the environment variable {env} is not set")),
+        }
+    }
+}
+
+/// Whose a server's session is.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Isolation {
+    #[default]
+    Tenant,
+    Person,
+}
+
+/// What a stdio server's process may use: set as its limits before it
+/// runs (`setrlimit`), and its folder watched.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProcessLimits {
+    /// Its address space, in MiB.
+    #[serde(default = "defaults::memory_mb")]
+    pub memory_mb: u64,
+    /// The processes its user may run (a fork bomb stops here; root is
+    /// not bound by it).
+    #[serde(default = "defaults::processes")]
+    pub processes: u64,
+    #[serde(default = "defaults::open_files")]
+    pub open_files: u64,
+    /// Seconds of CPU it may use in all.
+    #[serde(default = "defaults::cpu_secs")]
+    pub cpu_secs: u64,
+    /// The bytes its folder (its home) may hold, and one file may be.
+    #[serde(default = "defaults::disk_mb")]
+    pub disk_mb: u64,
+}
+
+impl Default for ProcessLimits {
+    fn default() -> Self {
+        Self {
+            memory_mb: defaults::memory_mb(),
+            processes: defaults::processes(),
+            open_files: defaults::open_files(),
+            cpu_secs: defaults::cpu_secs(),
+            disk_mb: defaults::disk_mb(),
+        }
+    }
 }
 
 /// A server's policy: a decision per tool, and one for the rest.
@@ -98,6 +189,30 @@ mod defaults {
     pub fn ask() -> Decision {
         Decision::Ask
     }
+    pub fn max_sessions() -> usize {
+        64
+    }
+    pub fn max_sessions_per_tenant() -> usize {
+        8
+    }
+    pub fn idle_secs() -> u64 {
+        600
+    }
+    pub fn memory_mb() -> u64 {
+        4096
+    }
+    pub fn processes() -> u64 {
+        256
+    }
+    pub fn open_files() -> u64 {
+        1024
+    }
+    pub fn cpu_secs() -> u64 {
+        3600
+    }
+    pub fn disk_mb() -> u64 {
+        256
+    }
 }
 
 /// The longest a call may be allowed to take, whatever is configured.
@@ -135,6 +250,28 @@ impl ServerConfig {
         }
         if self.max_result_bytes == 0 || self.max_result_bytes > RESULT_MAX_BYTES {
             return Err(format!("mcp server {name}: max_result_bytes must be 1 to {RESULT_MAX_BYTES}"));
+        }
+        for var in self.env.keys() {
+            if var.is_empty() || var.contains(['=', '\0']) {
+                return Err(format!("mcp server {name}: env {var:?} is not a variable's name"));
+            }
+        }
+        if !self.env.is_empty() && self.url.is_some() {
+            return Err(format!("mcp server {name}: env is for a stdio server (command); an HTTP server gets headers"));
+        }
+        for header in self.headers.keys() {
+            if reqwest::header::HeaderName::from_bytes(header.as_bytes()).is_err() {
+                return Err(format!("mcp server {name}: headers {header:?} is not a header's name"));
+            }
+        }
+        for value in self.env.values().chain(self.headers.values()) {
+            value.read().map_err(|e| format!("mcp server {name}: {e}"))?;
+        }
+        if self.max_sessions == 0 || self.max_sessions_per_tenant == 0 || self.max_sessions_per_tenant > self.max_sessions {
+            return Err(format!("mcp server {name}: max_sessions and max_sessions_per_tenant must be at least 1, the second at most the first"));
+        }
+        if self.idle_secs == 0 {
+            return Err(format!("mcp server {name}: idle_secs must be at least 1"));
         }
         if let Some(tenants) = &self.tenants {
             for tenant in tenants {

@@ -19,6 +19,12 @@ impl Connections {
     /// The servers a configuration names, each checked: the first fault
     /// is the error, in words an operator acts on.
     pub fn configure(servers: &BTreeMap<String, ServerConfig>) -> Result<Self, String> {
+        Self::configure_in(servers, std::env::temp_dir().join(format!("lattice-mcp-{}", std::process::id())))
+    }
+
+    /// The same, with the stdio servers' folders (their homes) under
+    /// `homes` (the deployment's data folder's `mcp/`).
+    pub fn configure_in(servers: &BTreeMap<String, ServerConfig>, homes: std::path::PathBuf) -> Result<Self, String> {
         let mut by_name = BTreeMap::new();
         let mut connected = Connected::default();
         for (name, config) in servers {
@@ -30,7 +36,7 @@ impl Connections {
                 .map(|list| list.iter().map(|t| TenantId::parse("tenants", t).map_err(|e| e.to_string())).collect::<Result<Vec<_>, _>>())
                 .transpose()?;
             connected.add(key, tenants);
-            by_name.insert(key.name(), Arc::new(Server::new(key, config.clone())));
+            by_name.insert(key.name(), Arc::new(Server::new(key, config.clone(), homes.clone())));
         }
         Ok(Self { servers: Arc::new(by_name), connected })
     }

@@ -22,6 +22,8 @@ pub enum CallError {
     Malformed(String),
     /// The arguments are not an object.
     Arguments,
+    /// As many sessions of the server run as it may hold.
+    Busy(String),
 }
 
 impl CallError {
@@ -65,6 +67,7 @@ impl std::fmt::Display for CallError {
             Self::Server(why) => write!(f, "the server refused: {why}"),
             Self::Malformed(why) => write!(f, "the server's answer is malformed: {why}"),
             Self::Arguments => f.write_str("a tool's arguments are an object"),
+            Self::Busy(why) => write!(f, "the server is busy: {why}; try again later"),
         }
     }
 }

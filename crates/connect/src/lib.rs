@@ -2,10 +2,14 @@
 //! lattice's agent calls their tools and the chat shows their apps.
 //!
 //! - [`config`]: a server as lattice.toml names it, checked at start.
-//! - [`Connections`]: the deployment's servers, each a [`Server`] with one
-//!   client session (rmcp) made when first needed, every request bounded
-//!   in time and answer size, and only the configured address contacted
-//!   ([`address`]).
+//! - [`Connections`]: the deployment's servers, each a [`Server`] with a
+//!   client session (rmcp) per tenant, or per person, made when first
+//!   needed and ended when idle, within bounds on how many run; every
+//!   request bounded in time and answer size, and only the configured
+//!   address contacted ([`address`]).
+//! - `process`: a stdio server's process, started with nothing of
+//!   lattice's (environment, descriptors), in a folder of its own, within
+//!   limits, its stderr to the log.
 //! - [`naming`]: a tool is offered as `<server>__<tool>`.
 //! - [`policy`]: allow, deny or ask, per tool, with the `mcp-app:<server>`
 //!   overlay for calls made from the server's apps.
@@ -20,9 +24,10 @@ mod connections;
 mod error;
 pub mod naming;
 pub mod policy;
+mod process;
 mod server;
 
 pub use config::ServerConfig;
 pub use connections::Connections;
 pub use error::CallError;
-pub use server::{APP_MIME, APPS_EXTENSION, AppDocument, Server, ServerTool, TOOLS_MAX};
+pub use server::{APP_MIME, APPS_EXTENSION, AppDocument, Behalf, Server, ServerTool, TOOLS_MAX};

@@ -3,6 +3,8 @@
 //! they were last listed), and each request bounded in time and in the
 //! bytes of its answer.
 
+use std::collections::HashMap;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -16,8 +18,9 @@ use serde_json::{Value, json};
 use tokio::sync::Mutex;
 
 use crate::address::{Guarded, is_internal};
-use crate::config::ServerConfig;
+use crate::config::{Isolation, ServerConfig};
 use crate::error::CallError;
+use crate::process::{self, ProcessGuard};
 
 /// How long a listing of tools is used before it is asked for again.
 const TOOLS_FRESH: Duration = Duration::from_secs(60);
@@ -47,16 +50,65 @@ pub struct ServerTool {
     pub for_app: bool,
 }
 
+/// Whom a request to a server is made for: its session is that tenant's,
+/// or that person's (`isolation`), never another tenant's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Behalf<'a> {
+    pub tenant: &'a str,
+    pub user: &'a str,
+}
+
+impl<'a> Behalf<'a> {
+    /// For a principal: the person it is (or acts for, a run's agent), in
+    /// its tenant.
+    pub fn of(p: &'a lattice_core::Principal) -> Self {
+        Self { tenant: p.tenant.as_str(), user: p.user.as_str() }
+    }
+}
+
+/// A session and what lives as long as it: a stdio server's process.
+struct Held {
+    session: Arc<Session>,
+    tenant: String,
+    used: Instant,
+    _process: Option<ProcessGuard>,
+}
+
 pub struct Server {
     key: ServerKey,
     config: ServerConfig,
-    session: Mutex<Option<Arc<Session>>>,
-    tools: Mutex<Option<(Instant, Arc<Vec<ServerTool>>)>>,
+    /// Where its processes' folders are.
+    homes: PathBuf,
+    /// Its sessions, by owner (a tenant, or a person of one).
+    sessions: Mutex<HashMap<String, Held>>,
+    tools: Mutex<HashMap<String, Listed>>,
 }
 
+/// A listing of tools, and when it was made.
+type Listed = (Instant, Arc<Vec<ServerTool>>);
+
 impl Server {
-    pub fn new(key: ServerKey, config: ServerConfig) -> Self {
-        Self { key, config, session: Mutex::new(None), tools: Mutex::new(None) }
+    pub fn new(key: ServerKey, config: ServerConfig, homes: PathBuf) -> Self {
+        Self { key, config, homes, sessions: Mutex::new(HashMap::new()), tools: Mutex::new(HashMap::new()) }
+    }
+
+    /// The session `behalf` uses: its tenant's, or its own.
+    fn owner(&self, behalf: Behalf<'_>) -> String {
+        match self.config.isolation {
+            Isolation::Tenant => format!("t:{}", behalf.tenant),
+            Isolation::Person => format!("p:{}/{}", behalf.tenant, behalf.user),
+        }
+    }
+
+    /// How many sessions it holds now (tests of the bounds).
+    pub async fn sessions(&self) -> usize {
+        self.sessions.lock().await.len()
+    }
+
+    /// Ends every session of it (its key turned off): their processes end.
+    pub async fn end_sessions(&self) {
+        self.sessions.lock().await.clear();
+        self.tools.lock().await.clear();
     }
 
     pub fn key(&self) -> ServerKey {
@@ -71,37 +123,46 @@ impl Server {
         &self.config
     }
 
-    /// Its tools, listed at most a minute ago.
-    pub async fn tools(&self) -> Result<Arc<Vec<ServerTool>>, CallError> {
-        let mut kept = self.tools.lock().await;
-        if let Some((at, tools)) = kept.as_ref()
+    /// Its tools as `behalf`'s session lists them, listed at most a minute
+    /// ago.
+    pub async fn tools(&self, behalf: Behalf<'_>) -> Result<Arc<Vec<ServerTool>>, CallError> {
+        let owner = self.owner(behalf);
+        if let Some((at, tools)) = self.tools.lock().await.get(&owner)
             && at.elapsed() < TOOLS_FRESH
         {
             return Ok(tools.clone());
         }
-        let listed = Arc::new(self.bounded(|session| async move { list(&session).await }).await?);
-        *kept = Some((Instant::now(), listed.clone()));
+        let listed = Arc::new(self.bounded(behalf, |session| async move { list(&session).await }).await?);
+        let mut kept = self.tools.lock().await;
+        // Bounded as the sessions are: one listing per owner at most.
+        kept.retain(|_, (at, _)| at.elapsed() < TOOLS_FRESH);
+        kept.insert(owner, (Instant::now(), listed.clone()));
         Ok(listed)
     }
 
-    /// Calls `tool` with `arguments`: the result as the server sent it (a
-    /// `CallToolResult`), within the configured time and size.
-    pub async fn call(&self, tool: &str, arguments: Value) -> Result<Value, CallError> {
+    /// Calls `tool` with `arguments` in `behalf`'s session: the result as
+    /// the server sent it (a `CallToolResult`), within the configured time
+    /// and size.
+    pub async fn call(&self, behalf: Behalf<'_>, tool: &str, arguments: Value) -> Result<Value, CallError> {
         let Value::Object(arguments) = arguments else { return Err(CallError::Arguments) };
         let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments);
-        let result = self.bounded(|session| async move { session.peer().call_tool(params).await.map_err(|e| CallError::from_service(&e)) }).await?;
+        let result =
+            self.bounded(behalf, |session| async move { session.peer().call_tool(params).await.map_err(|e| CallError::from_service(&e)) }).await?;
         let value = serde_json::to_value(result).map_err(|e| CallError::Malformed(e.to_string()))?;
         self.fits(&value)?;
         Ok(value)
     }
 
-    /// Reads an app's document (`resources/read` of its `ui://` URI).
-    pub async fn read_app(&self, uri: &str) -> Result<AppDocument, CallError> {
+    /// Reads an app's document (`resources/read` of its `ui://` URI) in
+    /// `behalf`'s session.
+    pub async fn read_app(&self, behalf: Behalf<'_>, uri: &str) -> Result<AppDocument, CallError> {
         if !uri.starts_with("ui://") {
             return Err(CallError::Malformed(format!("{uri:?} is not a ui:// resource")));
         }
         let params = ReadResourceRequestParams::new(uri.to_owned());
-        let read = self.bounded(|session| async move { session.peer().read_resource(params).await.map_err(|e| CallError::from_service(&e)) }).await?;
+        let read = self
+            .bounded(behalf, |session| async move { session.peer().read_resource(params).await.map_err(|e| CallError::from_service(&e)) })
+            .await?;
         let value = serde_json::to_value(read).map_err(|e| CallError::Malformed(e.to_string()))?;
         self.fits(&value)?;
         AppDocument::from_read(uri, &value)
@@ -109,20 +170,21 @@ impl Server {
 
     /// Runs `request` on the session within the server's time bound; a
     /// session that failed is dropped, to be made again by the next request.
-    async fn bounded<T, F, Fut>(&self, request: F) -> Result<T, CallError>
+    async fn bounded<T, F, Fut>(&self, behalf: Behalf<'_>, request: F) -> Result<T, CallError>
     where
         F: FnOnce(Arc<Session>) -> Fut,
         Fut: Future<Output = Result<T, CallError>>,
     {
         let timeout = self.config.timeout();
+        let owner = self.owner(behalf);
         let outcome = tokio::time::timeout(timeout, async {
-            let session = self.session().await?;
+            let session = self.session(&owner, behalf.tenant).await?;
             request(session).await
         })
         .await
         .unwrap_or(Err(CallError::Timeout(timeout)));
         if matches!(outcome, Err(CallError::Timeout(_) | CallError::Unreachable(_) | CallError::Closed { .. })) {
-            self.session.lock().await.take();
+            self.sessions.lock().await.remove(&owner);
         }
         outcome.map_err(|e| match e {
             CallError::Closed { .. } => CallError::Closed { limit: self.config.max_result_bytes },
@@ -138,17 +200,34 @@ impl Server {
         Ok(())
     }
 
-    async fn session(&self) -> Result<Arc<Session>, CallError> {
-        let mut kept = self.session.lock().await;
-        if let Some(session) = kept.as_ref().filter(|s| !s.is_closed()) {
-            return Ok(session.clone());
+    /// `owner`'s session, made if it has none: within the bounds on how
+    /// many run at once (in all, and of one tenant); sessions idle past
+    /// `idle_secs` end first.
+    async fn session(&self, owner: &str, tenant: &str) -> Result<Arc<Session>, CallError> {
+        let mut held = self.sessions.lock().await;
+        let idle = Duration::from_secs(self.config.idle_secs);
+        held.retain(|_, h| h.used.elapsed() < idle && !h.session.is_closed());
+        if let Some(h) = held.get_mut(owner) {
+            h.used = Instant::now();
+            return Ok(h.session.clone());
         }
-        let session = Arc::new(self.connect().await?);
-        *kept = Some(session.clone());
+        if held.len() >= self.config.max_sessions {
+            return Err(CallError::Busy(format!("{} sessions of {} run already, its bound (max_sessions)", held.len(), self.name())));
+        }
+        let of_tenant = held.values().filter(|h| h.tenant == tenant).count();
+        if of_tenant >= self.config.max_sessions_per_tenant {
+            return Err(CallError::Busy(format!(
+                "the tenant holds {of_tenant} sessions of {} already, its bound (max_sessions_per_tenant)",
+                self.name()
+            )));
+        }
+        let (session, process) = self.connect(owner).await?;
+        let session = Arc::new(session);
+        held.insert(owner.to_owned(), Held { session: session.clone(), tenant: tenant.to_owned(), used: Instant::now(), _process: process });
         Ok(session)
     }
 
-    async fn connect(&self) -> Result<Session, CallError> {
+    async fn connect(&self, owner: &str) -> Result<(Session, Option<ProcessGuard>), CallError> {
         let host = host_info();
         let limit = self.config.max_result_bytes;
         if let Some(url) = &self.config.url {
@@ -161,34 +240,34 @@ impl Server {
                 config = config.auth_header(token);
             }
             let transport = StreamableHttpClientTransport::with_client(http, config);
-            return host.serve(transport).await.map_err(|e| handshake_failed(&e));
+            return Ok((host.serve(transport).await.map_err(|e| handshake_failed(&e))?, None));
         }
-        let (program, args) = self.config.command.split_first().ok_or_else(|| CallError::Unreachable("no command".into()))?;
-        let mut child = tokio::process::Command::new(program)
-            .args(args)
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::null())
-            .kill_on_drop(true)
-            .spawn()
-            .map_err(|e| CallError::Unreachable(format!("cannot start {program}: {e}")))?;
-        let (Some(stdout), Some(stdin)) = (child.stdout.take(), child.stdin.take()) else {
-            return Err(CallError::Unreachable("the program's pipes were not made".into()));
-        };
-        // The child lives as long as its pipes: when the session goes, both
-        // close and the program is killed with this task.
-        tokio::spawn(async move {
-            let _ = child.wait().await;
-        });
-        let transport = AsyncRwTransport::new_client(stdout, stdin).with_max_line_length(limit);
-        host.serve(transport).await.map_err(|e| handshake_failed(&e))
+        let env = self.config.env.iter().map(|(k, v)| v.read().map(|v| (k.clone(), v))).collect::<Result<_, _>>().map_err(CallError::Unreachable)?;
+        let home = process::home_of(&self.homes, self.name(), owner);
+        let spawned = process::spawn(self.name(), &self.config.command, &env, &self.config.limits, &home)?;
+        let transport = AsyncRwTransport::new_client(spawned.stdout, spawned.stdin).with_max_line_length(limit);
+        let session = host.serve(transport).await.map_err(|e| handshake_failed(&e))?;
+        Ok((session, Some(spawned.guard)))
     }
 
     fn http_client(&self, url: &str) -> Result<reqwest::Client, CallError> {
         // The process's TLS provider, if nothing installed one first (the
         // model client does the same).
         let _ = rustls::crypto::ring::default_provider().install_default();
-        let mut builder = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).no_proxy().connect_timeout(self.config.timeout());
+        let mut headers = reqwest::header::HeaderMap::new();
+        for (name, value) in &self.config.headers {
+            let value = value.read().map_err(CallError::Unreachable)?;
+            let name = reqwest::header::HeaderName::from_bytes(name.as_bytes()).map_err(|e| CallError::Unreachable(e.to_string()))?;
+            let mut value = reqwest::header::HeaderValue::from_str(&value)
+                .map_err(|_| CallError::Unreachable(format!("header {name}'s value is not a header's")))?;
+            value.set_sensitive(true);
+            headers.insert(name, value);
+        }
+        let mut builder = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .no_proxy()
+            .connect_timeout(self.config.timeout())
+            .default_headers(headers);
         if !self.config.allow_internal {
             let parsed = url::Url::parse(url).map_err(|e| CallError::Unreachable(e.to_string()))?;
             let literal = match parsed.host() {

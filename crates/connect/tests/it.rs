@@ -7,7 +7,13 @@ use std::sync::{Arc, Mutex};
 
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::IntoResponse;
-use lattice_connect::{CallError, Connections, ServerConfig};
+use lattice_connect::{Behalf, CallError, Connections, ServerConfig};
+
+#[path = "it/process.rs"]
+mod process;
+
+/// Whom the requests are made for.
+const ANA: Behalf = Behalf { tenant: "t1", user: "ana" };
 use serde_json::{Value, json};
 
 /// A JSON-RPC server by hand: it answers the handshake and lists one tool,
@@ -52,7 +58,7 @@ async fn the_bearer_token_comes_from_the_secret_named() {
     let secret = std::env::temp_dir().join(format!("lattice-connect-token-{}", std::process::id()));
     std::fs::write(&secret, "s3cret-token\n").unwrap();
     let connections = connect(json!({"url": url, "allow_internal": true, "bearer_token_file": secret}));
-    let tools = connections.get("s").unwrap().tools().await.unwrap();
+    let tools = connections.get("s").unwrap().tools(ANA).await.unwrap();
     assert_eq!(tools.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(), vec!["echo"]);
     let seen = seen.lock().unwrap().clone();
     assert!(!seen.is_empty() && seen.iter().all(|h| h.as_deref() == Some("Bearer s3cret-token")), "{seen:?}");
@@ -69,7 +75,7 @@ async fn a_redirect_is_not_followed() {
     };
     let url = serve(axum::Router::new().route("/mcp", axum::routing::post(redirect))).await;
     let connections = connect(json!({"url": url, "allow_internal": true, "timeout_secs": 2}));
-    let refused = connections.get("s").unwrap().tools().await.unwrap_err();
+    let refused = connections.get("s").unwrap().tools(ANA).await.unwrap_err();
     assert!(matches!(refused, CallError::Unreachable(_)), "{refused:?}");
     assert!(seen.lock().unwrap().is_empty(), "the address redirected to was never contacted");
 }
@@ -79,14 +85,14 @@ async fn an_internal_address_is_refused_unless_allowed() {
     let seen = Arc::new(Mutex::new(Vec::new()));
     let url = plain_server(seen.clone()).await;
     let by_address = connect(json!({"url": url, "timeout_secs": 2}));
-    let refused = by_address.get("s").unwrap().tools().await.unwrap_err();
+    let refused = by_address.get("s").unwrap().tools(ANA).await.unwrap_err();
     assert!(refused.to_string().contains("internal address"), "{refused}");
     // A name that resolves inward is refused at the connection.
     let by_name = connect(json!({"url": url.replace("127.0.0.1", "localhost"), "timeout_secs": 2}));
-    assert!(by_name.get("s").unwrap().tools().await.is_err());
+    assert!(by_name.get("s").unwrap().tools(ANA).await.is_err());
     assert!(seen.lock().unwrap().is_empty(), "nothing reached the server");
     let allowed = connect(json!({"url": url, "allow_internal": true}));
-    assert!(allowed.get("s").unwrap().tools().await.is_ok());
+    assert!(allowed.get("s").unwrap().tools(ANA).await.is_ok());
 }
 
 #[tokio::test]

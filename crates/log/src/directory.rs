@@ -52,6 +52,21 @@ impl Directory {
         people::people_page(&self.db, p.tenant.as_str(), after, limit.clamp(1, DIRECTORY_PAGE)).await
     }
 
+    /// A page of the directory's people from the `offset`th, and how many
+    /// it holds.
+    pub async fn people_at(&self, who: &Authenticated, offset: i64, limit: i64) -> Result<(Vec<PersonRow>, i64), Error> {
+        let p = who.principal();
+        tenant_admin(p)?;
+        people::people_at(&self.db, p.tenant.as_str(), offset.max(0), limit.clamp(1, DIRECTORY_PAGE)).await
+    }
+
+    /// Every membership of the tenant's groups: (person, group id, name).
+    pub async fn memberships(&self, who: &Authenticated) -> Result<Vec<(String, String, String)>, Error> {
+        let p = who.principal();
+        tenant_admin(p)?;
+        groups::memberships(&self.db, p.tenant.as_str()).await
+    }
+
     pub async fn group(&self, who: &Authenticated, id: &str) -> Result<GroupRow, Error> {
         let p = who.principal();
         tenant_admin(p)?;

@@ -472,6 +472,17 @@ impl LogService {
         self.inner.directory.people(who, after, limit).await
     }
 
+    /// A page of the directory's people from the `offset`th (by id), and
+    /// how many it holds.
+    pub async fn directory_people_at(&self, who: &Authenticated, offset: i64, limit: i64) -> Result<(Vec<PersonRow>, i64), Error> {
+        self.inner.directory.people_at(who, offset, limit).await
+    }
+
+    /// Every membership of the directory's groups: (person, group id, name).
+    pub async fn directory_memberships(&self, who: &Authenticated) -> Result<Vec<(String, String, String)>, Error> {
+        self.inner.directory.memberships(who).await
+    }
+
     pub async fn directory_group(&self, who: &Authenticated, id: &str) -> Result<GroupRow, Error> {
         self.inner.directory.group(who, id).await
     }

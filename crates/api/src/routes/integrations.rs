@@ -232,7 +232,8 @@ pub async fn servers(State(state): State<AppState>, Caller(who): Caller) -> ApiR
     let mut out = Vec::new();
     let everyone = p.role == lattice_core::TenantRole::DeploymentAdmin;
     for server in connections.all().filter(|s| everyone || connections.connected().offers(s.key(), &p.tenant)) {
-        let listed = tokio::time::timeout(std::time::Duration::from_secs(3), server.tools()).await;
+        // Listed in the admin's tenant's session (a deployment admin's own).
+        let listed = tokio::time::timeout(std::time::Duration::from_secs(3), server.tools(lattice_agent::servers::behalf(&who))).await;
         let (tools, unreachable) = match listed {
             Ok(Ok(tools)) => (Some(tools.len()), None),
             Ok(Err(e)) => (None, Some(e.to_string())),

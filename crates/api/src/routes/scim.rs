@@ -274,10 +274,15 @@ impl Scim<'_> {
     }
 
     async fn user(&self, row: PersonRow) -> Result<Current, ScimError> {
-        let stored = row.document.clone().unwrap_or_else(|| signed_in_document(&row));
         let groups = self.state.log.directory_groups_of(self.who, &row.user).await.map_err(scim_error)?;
+        Ok(self.user_in(row, &groups))
+    }
+
+    /// A person with the groups they are in written in (`(id, name)`).
+    fn user_in(&self, row: PersonRow, groups: &[(String, String)]) -> Current {
+        let stored = row.document.clone().unwrap_or_else(|| signed_in_document(&row));
         let document = resource::with_groups(&stored, &self.base, groups.iter().map(|(id, name)| (id.as_str(), name.as_str())));
-        Ok(Current { id: row.user, stored, document, created: row.created_at, modified: row.updated_at, version: row.version, members: Vec::new() })
+        Current { id: row.user, stored, document, created: row.created_at, modified: row.updated_at, version: row.version, members: Vec::new() }
     }
 
     fn group(&self, row: GroupRow) -> Current {
@@ -393,7 +398,23 @@ impl Scim<'_> {
                 Err(e) if e.status == 404 => {}
                 Err(e) => return Err(e),
             },
+            // No filter, no sort: the page alone, from the database.
+            (ResourceType::User, _) if query.filter.is_none() && query.sort.is_none() => {
+                let offset = i64::try_from(query.start_index.saturating_sub(1)).unwrap_or(i64::MAX);
+                let (page, total) = self.state.log.directory_people_at(self.who, offset, query.count.max(1) as i64).await.map_err(scim_error)?;
+                let groups = self.memberships().await?;
+                let resources: Vec<Value> = page
+                    .into_iter()
+                    .take(query.count)
+                    .map(|row| {
+                        let of = groups.get(&row.user).cloned().unwrap_or_default();
+                        query.projection.project(rt, render(&self.user_in(row, &of)))
+                    })
+                    .collect();
+                return Ok(list_response(usize::try_from(total).unwrap_or(0), query.start_index, resources));
+            }
             (ResourceType::User, _) => {
+                let groups = self.memberships().await?;
                 let mut after = String::new();
                 loop {
                     let page = self.state.log.directory_people(self.who, &after, DIRECTORY_PAGE).await.map_err(scim_error)?;
@@ -401,7 +422,8 @@ impl Scim<'_> {
                     after = last.user.clone();
                     let full = page.len() as i64 == DIRECTORY_PAGE;
                     for row in page {
-                        rendered.push(render(&self.user(row).await?));
+                        let of = groups.get(&row.user).cloned().unwrap_or_default();
+                        rendered.push(render(&self.user_in(row, &of)));
                     }
                     if !full {
                         break;
@@ -425,6 +447,15 @@ impl Scim<'_> {
             }
         }
         Ok(query.respond(rt, rendered))
+    }
+
+    /// The groups each person is in, read once for a list.
+    async fn memberships(&self) -> Result<std::collections::HashMap<String, Vec<(String, String)>>, ScimError> {
+        let mut by_person: std::collections::HashMap<String, Vec<(String, String)>> = std::collections::HashMap::new();
+        for (user, id, name) in self.state.log.directory_memberships(self.who).await.map_err(scim_error)? {
+            by_person.entry(user).or_default().push((id, name));
+        }
+        Ok(by_person)
     }
 
     /// `POST /.search` at the root: each resource type searched, one list.

@@ -95,6 +95,20 @@ pub(crate) async fn groups_of(db: &Db, tenant: &str, user: &str) -> Result<Vec<(
     rows.iter().map(|r| Ok((r.try_get(0).map_err(db_error)?, r.try_get(1).map_err(db_error)?))).collect()
 }
 
+/// Every membership of a tenant's groups: (person, group id, its display
+/// name), so that a list of people reads their groups in one statement.
+pub(crate) async fn memberships(db: &Db, tenant: &str) -> Result<Vec<(String, String, String)>, Error> {
+    let rows = sqlx::query(
+        "SELECT m.user_id, g.id, g.display_name FROM group_members m JOIN directory_groups g ON g.tenant = m.tenant AND g.id = m.group_id \
+         WHERE m.tenant = $1 ORDER BY m.user_id, g.id",
+    )
+    .bind(tenant)
+    .fetch_all(&db.pool)
+    .await
+    .map_err(db_error)?;
+    rows.iter().map(|r| Ok((r.try_get(0).map_err(db_error)?, r.try_get(1).map_err(db_error)?, r.try_get(2).map_err(db_error)?))).collect()
+}
+
 /// Recomputes the tenant role of each of `people` (after their groups
 /// changed) and answers those whose role changed.
 async fn recompute_roles(conn: &mut AnyConnection, w: &Writing<'_>, rules: &GroupRules, people: &BTreeSet<String>) -> Result<Vec<String>, Error> {

@@ -121,6 +121,15 @@ pub(crate) async fn people_page(db: &Db, tenant: &str, after: &str, limit: i64) 
     rows.iter().map(person_row).collect()
 }
 
+/// Up to `limit` people of the tenant from the `offset`th, in id order: a
+/// page of an unfiltered list.
+pub(crate) async fn people_at(db: &Db, tenant: &str, offset: i64, limit: i64) -> Result<(Vec<PersonRow>, i64), Error> {
+    let total: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM people WHERE tenant = $1").bind(tenant).fetch_one(&db.pool).await.map_err(db_error)?;
+    let sql = format!("SELECT {PERSON_COLUMNS} FROM people WHERE tenant = $1 ORDER BY user_id LIMIT $2 OFFSET $3");
+    let rows = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(tenant).bind(limit).bind(offset).fetch_all(&db.pool).await.map_err(db_error)?;
+    Ok((rows.iter().map(person_row).collect::<Result<_, _>>()?, total))
+}
+
 pub(crate) async fn count_people(conn: &mut AnyConnection, tenant: &str) -> Result<i64, Error> {
     sqlx::query_scalar("SELECT COUNT(*) FROM people WHERE tenant = $1").bind(tenant).fetch_one(&mut *conn).await.map_err(db_error)
 }
