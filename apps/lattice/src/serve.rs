@@ -78,6 +78,8 @@ async fn start_runner(config: &Config, trusted: &Trusted) -> anyhow::Result<Runn
     }
     // Replicas share the runs: a crashed one's are taken over here.
     runner.watch_orphans();
+    // A connected server's key turned off ends its sessions there.
+    runner.end_sessions_when_switched_off();
     Ok(runner)
 }
 

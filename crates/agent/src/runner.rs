@@ -227,6 +227,33 @@ impl Runner {
 
     /// Looks for orphaned runs every half lease, until the runner is gone:
     /// how a replica takes over the runs of one that crashed.
+    /// Ends a connected server's sessions in a tenant (and its processes)
+    /// whenever its key turns off there, or for the deployment: followed
+    /// from the log's switch changes, on every replica.
+    pub fn end_sessions_when_switched_off(&self) {
+        let weak = Arc::downgrade(&self.inner);
+        let mut changes = self.inner.trusted.log().switch_changes();
+        tokio::spawn(async move {
+            while changes.changed().await.is_ok() {
+                let Some(inner) = weak.upgrade() else { return };
+                for server in inner.connections.all() {
+                    let key = lattice_core::SwitchKey::Server(server.key());
+                    for tenant in server.session_tenants().await {
+                        let Ok(tenant) = lattice_core::TenantId::parse("tenant", &tenant) else { continue };
+                        match inner.trusted.on_for_tenant(&tenant, key).await {
+                            Ok(true) => {}
+                            Ok(false) => {
+                                tracing::info!(server = server.name(), %tenant, "its key turned off: the tenant's sessions end");
+                                server.end_sessions_of(tenant.as_str()).await;
+                            }
+                            Err(e) => tracing::warn!(error = %e, "cannot read a connected server's switch"),
+                        }
+                    }
+                }
+            }
+        });
+    }
+
     pub fn watch_orphans(&self) {
         self.watch_deadlines();
         let weak = Arc::downgrade(&self.inner);

@@ -111,6 +111,21 @@ impl Server {
         self.tools.lock().await.clear();
     }
 
+    /// The tenants it holds sessions for now.
+    pub async fn session_tenants(&self) -> Vec<String> {
+        let mut tenants: Vec<String> = self.sessions.lock().await.values().map(|h| h.tenant.clone()).collect();
+        tenants.sort();
+        tenants.dedup();
+        tenants
+    }
+
+    /// Ends `tenant`'s sessions of it (its key turned off there).
+    pub async fn end_sessions_of(&self, tenant: &str) {
+        self.sessions.lock().await.retain(|_, h| h.tenant != tenant);
+        let (person, of_tenant) = (format!("p:{tenant}/"), format!("t:{tenant}"));
+        self.tools.lock().await.retain(|owner, _| owner != &of_tenant && !owner.starts_with(&person));
+    }
+
     pub fn key(&self) -> ServerKey {
         self.key
     }

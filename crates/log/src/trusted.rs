@@ -117,6 +117,22 @@ impl Trusted {
 
     /// Each level that holds a state for some key, the deployment first,
     /// with what it holds and the effective values there.
+    /// Whether `key` is on for `tenant` as a workspace that sets nothing
+    /// would have it: the deployment's and the tenant's levels, and whether
+    /// the server is offered to the tenant at all.
+    pub async fn on_for_tenant(&self, tenant: &TenantId, key: lattice_core::SwitchKey) -> Result<bool, Error> {
+        let switches = &self.switches;
+        if let lattice_core::SwitchKey::Server(server) = key
+            && !switches.connected().offers(server, tenant)
+        {
+            return Ok(false);
+        }
+        let levels = [Level::Deployment, Level::Tenant(tenant.clone())];
+        let states = switches.states_of(&levels, &[key]).await?;
+        let (d, t) = (states[0][0], states[1][0]);
+        Ok(lattice_core::integrations::resolve(key, d, t, lattice_core::SwitchState::Unset).enabled)
+    }
+
     pub async fn switch_levels(&self, only: Option<Level>) -> Result<Vec<LevelStates>, Error> {
         let levels = match only {
             Some(level) => vec![level],

@@ -291,3 +291,40 @@ lattice_testkit::both_backends! {
         assert_eq!(server.counts.calls.load(std::sync::atomic::Ordering::SeqCst), 6);
     }
 }
+
+lattice_testkit::both_backends! {
+    async fn a_servers_key_turned_off_ends_its_sessions_and_processes_there(backend: Backend) {
+        let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().unwrap();
+        assert!(root.join("e2e/node_modules/@modelcontextprotocol/sdk").exists(), "the MCP SDK: run `npm ci` in e2e/ (`cargo xtask test` does)");
+        let config: ServerConfig =
+            serde_json::from_value(json!({"command": ["/usr/bin/node", root.join("e2e/mcp/probe-server.mjs")], "policy": {"default": "allow"}})).unwrap();
+        let connections = Connections::configure(&BTreeMap::from([("probe".to_owned(), config)])).unwrap();
+        let here = here(backend, &connections).await;
+        let runner = Runner::new(lattice_testkit::trusted(&here.log), Models::scripted()).with_connections(connections.clone());
+        runner.end_sessions_when_switched_off();
+        let probe = connections.get("probe").unwrap();
+        let t2 = lattice_connect::Behalf { tenant: "t2", user: "mal" };
+        for who in [lattice_connect::Behalf::of(here.alice.principal()), t2] {
+            probe.call(who, "count", json!({})).await.unwrap();
+        }
+        assert_eq!(probe.sessions().await, 2);
+
+        // Off for tenant t1: its session ends, t2's stands.
+        let admin = who("t1", "root", TenantRole::TenantAdmin);
+        let off = Command::SetSwitch { level: Level::Tenant(admin.principal().tenant.clone()), key: SwitchKey::Server(probe.key()), state: SwitchState::Off, reason: "incident".into() };
+        here.log.execute(&admin, off).await.unwrap();
+        let at = Instant::now();
+        while probe.session_tenants().await != ["t2"] {
+            assert!(at.elapsed() < Duration::from_secs(1), "t1's session outlived its key: {:?}", probe.session_tenants().await);
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        // Off for the deployment: every session ends.
+        let ops = who("t1", "olga", TenantRole::DeploymentAdmin);
+        let off = Command::SetSwitch { level: Level::Deployment, key: SwitchKey::Server(probe.key()), state: SwitchState::Off, reason: "incident".into() };
+        here.log.execute(&ops, off).await.unwrap();
+        while probe.sessions().await > 0 {
+            assert!(at.elapsed() < Duration::from_secs(2), "sessions outlived the deployment's key");
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+}
