@@ -385,8 +385,26 @@ impl Config {
         }
         // Each stdio server's folder (its home) under the data folder.
         let homes = std::path::absolute(self.data_dir.join("mcp")).unwrap_or_else(|_| self.data_dir.join("mcp"));
-        let made = lattice_connect::Connections::configure_in(&self.mcp_servers, homes).map_err(|e| anyhow::anyhow!("mcp_servers: {e}"))?;
+        let portal = self.portal_origin();
+        let portal = portal.trim_end_matches('/');
+        let sign_ins = lattice_connect::SignIns {
+            keeper: std::sync::Arc::new(self.server_keeper().clone()),
+            redirect_uri: format!("{portal}{}", lattice_api::routes::connections::CALLBACK_PATH),
+            // Authorization servers fetch the document: only over https.
+            client_metadata_url: portal
+                .starts_with("https://")
+                .then(|| format!("{portal}{}", lattice_api::routes::connections::CLIENT_METADATA_PATH)),
+        };
+        let made = lattice_connect::Connections::configure_with(&self.mcp_servers, homes, Some(sign_ins))
+            .map_err(|e| anyhow::anyhow!("mcp_servers: {e}"))?;
         Ok(MADE.get_or_init(|| made).clone())
+    }
+
+    /// Where people's sign-ins to connected servers are kept: given the
+    /// log once it runs (`serve::start_log_trusted`).
+    pub fn server_keeper(&self) -> &'static lattice_agent::sign_ins::LogKeeper {
+        static KEEPER: std::sync::OnceLock<lattice_agent::sign_ins::LogKeeper> = std::sync::OnceLock::new();
+        KEEPER.get_or_init(Default::default)
     }
 
     /// The identity providers, checked (no network: each is discovered at

@@ -42,7 +42,9 @@ pub(crate) async fn start_log_trusted(config: &Config, behind: Behind) -> anyhow
     for (command, check) in lattice_ui::checks() {
         builder = builder.check(command, check);
     }
-    Ok(builder.start_trusted())
+    let (log, trusted) = builder.start_trusted();
+    config.server_keeper().attach(trusted.clone());
+    Ok((log, trusted))
 }
 
 /// The one place apps' calls are decided, for the chat host and MCP alike;

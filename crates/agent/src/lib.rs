@@ -15,6 +15,7 @@ pub mod partial;
 mod runner;
 pub mod scripted;
 pub mod servers;
+pub mod sign_ins;
 pub mod tools;
 mod transcript;
 

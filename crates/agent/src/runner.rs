@@ -569,7 +569,7 @@ impl Runner {
         said: Said<'_>,
     ) -> Result<Outcome, Error> {
         let server = lattice_connect::naming::split(&call.name).and_then(|(server, tool)| Some((self.inner.connections.get(server)?, tool)));
-        if !offered.iter().any(|t| t.name == call.name) {
+        if !offered.iter().any(|t| t.name == call.name) && !servers::is_sign_in_call(&self.inner.connections, &call.name, offered) {
             let why = match (switch_of(&call.name), &server) {
                 (Some(key), _) => format!("{} is not available: {key} is switched off here", call.name),
                 (None, Some((server, _))) => {
@@ -635,6 +635,7 @@ impl Runner {
                 args: args.clone(),
                 expires_in_secs,
                 expires_at: None,
+                sign_in: None,
             }));
         }
         match act(&self.inner.log, who, &thread, &call.name, args).await? {

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 
 use lattice_connect::policy::{Caller, decide};
 use lattice_connect::{CallError, Connections, Server, ServerTool, naming};
-use lattice_core::{Audit, Command, Decision, DeferredRequest, Error, SwitchKey, ThreadId, ToolCall};
+use lattice_core::{Audit, Command, Decision, DeferredRequest, Error, SignInNeeded, SwitchKey, ThreadId, ToolCall};
 use lattice_log::{Authenticated, LogService};
 use serde_json::{Value, json};
 
@@ -30,11 +30,43 @@ pub async fn offered(connections: &Connections, who: &Authenticated, enabled: &B
             continue;
         }
         match server.tools(behalf(who)).await {
-            Ok(tools) => out.extend(tools.iter().filter(|t| t.for_model).filter_map(|t| definition(server, t))),
+            Ok(tools) => out
+                .extend(tools.iter().filter(|t| t.for_model && !(server.signs_in() && t.name == SIGN_IN_TOOL)).filter_map(|t| definition(server, t))),
+            // Its tools are the person's to list: until they sign in, the
+            // model is offered the one call that asks them to.
+            Err(CallError::NeedsSignIn { .. }) => out.extend(sign_in_definition(server)),
             Err(e) => tracing::warn!(server = server.name(), error = %e, "cannot list the server's tools; none offered"),
         }
     }
     out
+}
+
+/// The tool offered for a server the person has not signed in to: calling
+/// it asks them to ("Connect <server>"), and answers the server's tools
+/// once they have. A server's own tool of this name is never offered as it.
+pub const SIGN_IN_TOOL: &str = "lattice_sign_in";
+
+fn sign_in_definition(server: &Server) -> Option<ToolDefinition> {
+    Some(ToolDefinition {
+        name: naming::offered(server.name(), SIGN_IN_TOOL)?,
+        description: format!(
+            "[{0} server] The person has not connected {0} (signed in to it with their own account): call this to ask them to; \
+             its tools are offered once they have.",
+            server.name()
+        ),
+        parameters: json!({"type": "object", "properties": {}}),
+    })
+}
+
+/// Whether `name` is the sign-in call of a server people sign in to that
+/// is offered now: a paused one goes on once they have, though the
+/// server's own tools are offered in its place by then.
+pub fn is_sign_in_call(connections: &Connections, name: &str, offered: &[ToolDefinition]) -> bool {
+    naming::split(name).is_some_and(|(server, tool)| {
+        tool == SIGN_IN_TOOL
+            && connections.get(server).is_some_and(|s| s.signs_in())
+            && offered.iter().any(|t| naming::split(&t.name).is_some_and(|(s, _)| s == server))
+    })
 }
 
 /// Whom a run's request to a server is made for: the person it acts for,
@@ -78,6 +110,14 @@ pub struct Call<'a> {
 
 impl Call<'_> {
     pub async fn run(self) -> Result<Called, Error> {
+        if self.server.signs_in() && self.tool == SIGN_IN_TOOL {
+            return self.sign_in().await;
+        }
+        // A person who would not sign in: the call is not made (nor asked again).
+        if self.approval == Some(false) && self.server.signs_in() {
+            self.audit("sign_in", "declined", None, None).await?;
+            return Ok(Called::Refused(format!("the person did not connect {}", self.server.name())));
+        }
         let limit = self.server.config().calls_per_run;
         if self.made >= limit {
             return Ok(Called::Refused(format!("this run has made its {limit} calls of the {} server", self.server.name())));
@@ -96,6 +136,7 @@ impl Call<'_> {
                     args: self.call.arguments.clone(),
                     expires_in_secs: None,
                     expires_at: None,
+                    sign_in: None,
                 }))
             }
             (Decision::Ask, Some(false)) => {
@@ -107,10 +148,43 @@ impl Call<'_> {
         }
     }
 
+    /// The sign-in call: answered with the server's tools once the person
+    /// has signed in, else a request that they do.
+    async fn sign_in(&self) -> Result<Called, Error> {
+        match (self.server.tools(behalf(self.who)).await, self.approval) {
+            (Ok(tools), _) => {
+                let names: Vec<String> = tools.iter().filter(|t| t.for_model).filter_map(|t| naming::offered(self.server.name(), &t.name)).collect();
+                self.audit("sign_in", "connected", None, None).await?;
+                Ok(Called::Returned { result: json!({"connected": self.server.name(), "tools": names}), is_error: false })
+            }
+            (Err(CallError::NeedsSignIn { .. }), Some(false)) => {
+                self.audit("sign_in", "declined", None, None).await?;
+                Ok(Called::Refused(format!("the person did not connect {}", self.server.name())))
+            }
+            (Err(e @ CallError::NeedsSignIn { .. }), _) => Ok(self.asks_sign_in(e).await?),
+            (Err(e), _) => Ok(Called::Refused(e.to_string())),
+        }
+    }
+
+    /// The run waits for the person it acts for to sign in to the server.
+    async fn asks_sign_in(&self, needs: CallError) -> Result<Called, Error> {
+        let CallError::NeedsSignIn { server, scope } = &needs else { return Ok(Called::Refused(needs.to_string())) };
+        self.audit("sign_in", "needs_sign_in", None, None).await?;
+        Ok(Called::Asked(DeferredRequest {
+            tool_call_id: self.call.id.clone(),
+            tool_name: self.call.name.clone(),
+            args: self.call.arguments.clone(),
+            expires_in_secs: None,
+            expires_at: None,
+            sign_in: Some(SignInNeeded { server: server.clone(), scope: scope.clone() }),
+        }))
+    }
+
     async fn make(&self, policy: &str, decision: &str) -> Result<Called, Error> {
         let answer = self.server.call(behalf(self.who), self.tool, self.call.arguments.clone()).await;
         let result = match answer {
             Ok(result) => result,
+            Err(e @ CallError::NeedsSignIn { .. }) => return self.asks_sign_in(e).await,
             Err(e) => {
                 self.audit(policy, decision, None, Some(&e)).await?;
                 return Ok(Called::Refused(e.to_string()));

@@ -19,7 +19,7 @@ pub use lattice_http::error::{self, ApiError, status_of};
 pub use lattice_http::guard;
 pub use state::AppState;
 
-use routes::{agui, app_calls, artifacts, auth, events, files, integrations, keys, me, people, runs, seal, system, workspaces};
+use routes::{agui, app_calls, artifacts, auth, connections, events, files, integrations, keys, me, people, runs, seal, system, workspaces};
 
 /// The whole API, with its state.
 pub fn router(state: AppState) -> Router {
@@ -40,6 +40,11 @@ pub fn router(state: AppState) -> Router {
         .route("/me", get(system::me))
         .route("/me/waiting", get(me::waiting))
         .route("/me/waiting/stream", get(me::waiting_stream))
+        .route("/me/connections", get(connections::list))
+        .route("/connections/callback", get(connections::callback))
+        .route("/connections/finish", post(connections::finish))
+        .route("/me/connections/{server}", post(connections::begin).delete(connections::disconnect))
+        .route("/mcp-client-metadata.json", get(connections::client_metadata))
         .route("/workspaces", get(workspaces::list).post(workspaces::create))
         .route("/workspaces/{ws}/members", get(people::members).post(workspaces::add_member))
         .route("/workspaces/{ws}/members/{user}", delete(people::remove_member))

@@ -3,7 +3,7 @@
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 
-use crate::routes::{agui, app_calls, artifacts, auth, events, files, integrations, keys, me, people, runs, seal, system, workspaces};
+use crate::routes::{agui, app_calls, artifacts, auth, connections, events, files, integrations, keys, me, people, runs, seal, system, workspaces};
 
 #[derive(OpenApi)]
 #[openapi(
@@ -21,6 +21,7 @@ use crate::routes::{agui, app_calls, artifacts, auth, events, files, integration
         app_calls::capability, app_calls::call, app_calls::confirm, app_calls::list,
         auth::list, auth::start, auth::callback, auth::backchannel_logout, auth::session, auth::renew, auth::sign_out,
         keys::create, keys::list, keys::revoke, keys::create_scim_token, keys::list_scim_tokens, keys::revoke_scim_token,
+        connections::list, connections::begin, connections::callback, connections::finish, connections::disconnect, connections::client_metadata,
     ),
     modifiers(&BearerAuth)
 )]

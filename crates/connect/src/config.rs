@@ -77,6 +77,41 @@ pub struct ServerConfig {
     /// How long a session nobody uses lives (its process ends with it).
     #[serde(default = "defaults::idle_secs")]
     pub idle_secs: u64,
+    /// Each person signs in to this (HTTP) server with their own account
+    /// (OAuth 2.1, as the MCP authorization specification describes it):
+    /// its sessions are each person's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sign_in: Option<SignInConfig>,
+}
+
+/// How people sign in to a server.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SignInConfig {
+    /// The scopes asked for; none: those the server's metadata names.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub scopes: Vec<String>,
+    /// A client registered for lattice at the server's authorization
+    /// server; none: lattice's Client ID Metadata Document where the
+    /// authorization server takes one, else dynamic registration.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_id: Option<String>,
+    /// That client's secret, in a file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_secret_file: Option<PathBuf>,
+}
+
+impl SignInConfig {
+    pub(crate) fn client_secret(&self) -> Result<Option<String>, crate::error::CallError> {
+        self.client_secret_file
+            .as_ref()
+            .map(|f| {
+                std::fs::read_to_string(f)
+                    .map(|s| s.trim().to_owned())
+                    .map_err(|e| crate::error::CallError::SignIn(format!("cannot read {}: {e}", f.display())))
+            })
+            .transpose()
+    }
 }
 
 /// A value of a server's environment or of a header: written in the file,
@@ -266,6 +301,14 @@ impl ServerConfig {
         }
         for value in self.env.values().chain(self.headers.values()) {
             value.read().map_err(|e| format!("mcp server {name}: {e}"))?;
+        }
+        if self.sign_in.is_some() {
+            if self.url.is_none() {
+                return Err(format!("mcp server {name}: sign_in is for an HTTP server (url): a stdio server's secrets go in env"));
+            }
+            if self.bearer_token_env.is_some() || self.bearer_token_file.is_some() {
+                return Err(format!("mcp server {name}: give sign_in (each person's own) or a bearer token (the deployment's), not both"));
+            }
         }
         if self.max_sessions == 0 || self.max_sessions_per_tenant == 0 || self.max_sessions_per_tenant > self.max_sessions {
             return Err(format!("mcp server {name}: max_sessions and max_sessions_per_tenant must be at least 1, the second at most the first"));

@@ -6,13 +6,16 @@ use std::sync::Arc;
 use lattice_core::{Connected, ServerKey, TenantId};
 
 use crate::config::ServerConfig;
+use crate::error::CallError;
 use crate::server::Server;
+use crate::sign_in::{Owner, SignIns};
 
 /// Cheap to clone; clones share the sessions.
 #[derive(Clone, Default)]
 pub struct Connections {
     servers: Arc<BTreeMap<&'static str, Arc<Server>>>,
     connected: Connected,
+    sign_ins: Option<SignIns>,
 }
 
 impl Connections {
@@ -25,6 +28,12 @@ impl Connections {
     /// The same, with the stdio servers' folders (their homes) under
     /// `homes` (the deployment's data folder's `mcp/`).
     pub fn configure_in(servers: &BTreeMap<String, ServerConfig>, homes: std::path::PathBuf) -> Result<Self, String> {
+        Self::configure_with(servers, homes, None)
+    }
+
+    /// The same, people signing in to the servers that ask for it through
+    /// `sign_ins`.
+    pub fn configure_with(servers: &BTreeMap<String, ServerConfig>, homes: std::path::PathBuf, sign_ins: Option<SignIns>) -> Result<Self, String> {
         let mut by_name = BTreeMap::new();
         let mut connected = Connected::default();
         for (name, config) in servers {
@@ -36,9 +45,37 @@ impl Connections {
                 .map(|list| list.iter().map(|t| TenantId::parse("tenants", t).map_err(|e| e.to_string())).collect::<Result<Vec<_>, _>>())
                 .transpose()?;
             connected.add(key, tenants);
-            by_name.insert(key.name(), Arc::new(Server::new(key, config.clone(), homes.clone())));
+            if config.sign_in.is_some() && sign_ins.is_none() {
+                return Err(format!("mcp server {name}: sign_in needs the log's keeper of sign-ins (lattice serve log, lattice up)"));
+            }
+            by_name.insert(key.name(), Arc::new(Server::new(key, config.clone(), homes.clone(), sign_ins.clone())));
         }
-        Ok(Self { servers: Arc::new(by_name), connected })
+        Ok(Self { servers: Arc::new(by_name), connected, sign_ins })
+    }
+
+    /// Whose sign-in `state` is, and to which server, while it may finish.
+    pub async fn sign_in_of(&self, state: &str) -> Result<Option<(Owner, String)>, CallError> {
+        let Some(sign_ins) = &self.sign_ins else { return Ok(None) };
+        Ok(crate::sign_in::attempt(sign_ins, state).await?.map(|(owner, server, _)| (owner, server)))
+    }
+
+    /// Ends `owner`'s sign-in that a server's authorization server sent
+    /// them back from (`state`, `code`, and its `iss` where it says it):
+    /// answers the server. A sign-in begun by someone else is used up and
+    /// refused (a link to one's own sign-in sent to another person binds
+    /// nothing of theirs).
+    pub async fn finish_sign_in(&self, owner: &Owner, state: &str, code: &str, issuer: Option<&str>) -> Result<String, CallError> {
+        let Some(sign_ins) = &self.sign_ins else { return Err(CallError::SignIn("no server takes a person's sign-in here".into())) };
+        let (begun_by, server, kept) = crate::sign_in::attempt(sign_ins, state)
+            .await?
+            .ok_or_else(|| CallError::SignIn("this sign-in was finished already or took too long: start again".into()))?;
+        if &begun_by != owner {
+            let _ = sign_ins.keeper.finish(state).await;
+            return Err(CallError::SignIn("this sign-in was begun by another person: start your own".into()));
+        }
+        let found = self.get(&server).ok_or_else(|| CallError::SignIn(format!("{server} is no longer connected")))?;
+        found.finish_sign_in(owner, &kept, state, code, issuer).await?;
+        Ok(server)
     }
 
     /// Which servers are connected for which tenants: what the log's

@@ -24,6 +24,13 @@ pub enum CallError {
     Arguments,
     /// As many sessions of the server run as it may hold.
     Busy(String),
+    /// The person has not signed in to the server (or their sign-in no
+    /// longer holds, or grants less than the call needs: `scope` is what
+    /// the server asked for then): they must, before it is called for them.
+    NeedsSignIn { server: String, scope: Option<String> },
+    /// A sign-in to the server failed (its authorization server refused,
+    /// or could not be discovered).
+    SignIn(String),
 }
 
 impl CallError {
@@ -39,6 +46,9 @@ impl CallError {
             ServiceError::Timeout { timeout } => Self::Timeout(*timeout),
             ServiceError::UnexpectedResponse => Self::Malformed("an answer of another kind".into()),
             ServiceError::TransportSend(detail) => {
+                if let Some(needs) = Self::unauthorized(detail) {
+                    return needs;
+                }
                 tracing::info!(error = %detail, "a connected server's transport failed");
                 // rmcp says an unreadable answer only in its message.
                 if detail.to_string().contains("parse") {
@@ -51,6 +61,43 @@ impl CallError {
                 tracing::info!(error = %other, "a connected server's request failed");
                 Self::Unreachable("the request failed (the service's log says how)".into())
             }
+        }
+    }
+}
+
+impl CallError {
+    /// The person's sign-in is missing, no longer holds, or grants too
+    /// little (the server answered 401, or 403 `insufficient_scope` with
+    /// the scope it wants): `NeedsSignIn`, its server named by the caller.
+    pub(crate) fn unauthorized(e: &(dyn std::error::Error + 'static)) -> Option<Self> {
+        use rmcp::transport::auth::AuthError;
+        use rmcp::transport::streamable_http_client::{AuthRequiredError, InsufficientScopeError};
+        let mut at: Option<&(dyn std::error::Error + 'static)> = Some(e);
+        while let Some(error) = at {
+            if let Some(scope) = error.downcast_ref::<InsufficientScopeError>() {
+                return Some(Self::NeedsSignIn { server: String::new(), scope: scope.get_required_scope().map(str::to_owned) });
+            }
+            if let Some(AuthError::InsufficientScope { required_scope, .. }) = error.downcast_ref::<AuthError>() {
+                return Some(Self::NeedsSignIn { server: String::new(), scope: Some(required_scope.clone()) });
+            }
+            if error.downcast_ref::<AuthRequiredError>().is_some()
+                || matches!(
+                    error.downcast_ref::<AuthError>(),
+                    Some(AuthError::AuthorizationRequired | AuthError::TokenExpired | AuthError::TokenRefreshFailed(_))
+                )
+            {
+                return Some(Self::NeedsSignIn { server: String::new(), scope: None });
+            }
+            at = error.source();
+        }
+        None
+    }
+
+    /// The same error, a sign-in it asks for naming `server`.
+    pub(crate) fn of_server(self, server: &str) -> Self {
+        match self {
+            Self::NeedsSignIn { scope, .. } => Self::NeedsSignIn { server: server.to_owned(), scope },
+            other => other,
         }
     }
 }
@@ -68,6 +115,8 @@ impl std::fmt::Display for CallError {
             Self::Malformed(why) => write!(f, "the server's answer is malformed: {why}"),
             Self::Arguments => f.write_str("a tool's arguments are an object"),
             Self::Busy(why) => write!(f, "the server is busy: {why}; try again later"),
+            Self::NeedsSignIn { server, .. } => write!(f, "the person must connect {server} (sign in to it with their own account) first"),
+            Self::SignIn(why) => write!(f, "signing in to the server failed: {why}"),
         }
     }
 }

@@ -10,6 +10,8 @@
 //! - `process`: a stdio server's process, started with nothing of
 //!   lattice's (environment, descriptors), in a folder of its own, within
 //!   limits, its stderr to the log.
+//! - `sign_in`: each person's own sign-in to a server that asks for one
+//!   (OAuth 2.1 by rmcp's client), kept by the log through a [`Keeper`].
 //! - [`naming`]: a tool is offered as `<server>__<tool>`.
 //! - [`policy`]: allow, deny or ask, per tool, with the `mcp-app:<server>`
 //!   overlay for calls made from the server's apps.
@@ -26,8 +28,10 @@ pub mod naming;
 pub mod policy;
 mod process;
 mod server;
+mod sign_in;
 
 pub use config::ServerConfig;
 pub use connections::Connections;
 pub use error::CallError;
 pub use server::{APP_MIME, APPS_EXTENSION, AppDocument, Behalf, Server, ServerTool, TOOLS_MAX};
+pub use sign_in::{Keeper, Owner, SignIns, scope_is_valid};

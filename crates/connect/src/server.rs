@@ -21,6 +21,8 @@ use crate::address::{Guarded, is_internal};
 use crate::config::{Isolation, ServerConfig};
 use crate::error::CallError;
 use crate::process::{self, ProcessGuard};
+use crate::sign_in::{Owner, SignIns, Target};
+use rmcp::transport::auth::AuthClient;
 
 /// How long a listing of tools is used before it is asked for again.
 const TOOLS_FRESH: Duration = Duration::from_secs(60);
@@ -77,6 +79,8 @@ struct Held {
 pub struct Server {
     key: ServerKey,
     config: ServerConfig,
+    /// How people sign in to it, where its table asks for that.
+    sign_ins: Option<SignIns>,
     /// Where its processes' folders are.
     homes: PathBuf,
     /// Its sessions, by owner (a tenant, or a person of one).
@@ -88,16 +92,70 @@ pub struct Server {
 type Listed = (Instant, Arc<Vec<ServerTool>>);
 
 impl Server {
-    pub fn new(key: ServerKey, config: ServerConfig, homes: PathBuf) -> Self {
-        Self { key, config, homes, sessions: Mutex::new(HashMap::new()), tools: Mutex::new(HashMap::new()) }
+    pub fn new(key: ServerKey, config: ServerConfig, homes: PathBuf, sign_ins: Option<SignIns>) -> Self {
+        Self { key, config, homes, sign_ins, sessions: Mutex::new(HashMap::new()), tools: Mutex::new(HashMap::new()) }
     }
 
-    /// The session `behalf` uses: its tenant's, or its own.
+    /// The session `behalf` uses: its tenant's, or its own (always its
+    /// own where each person signs in).
     fn owner(&self, behalf: Behalf<'_>) -> String {
-        match self.config.isolation {
-            Isolation::Tenant => format!("t:{}", behalf.tenant),
-            Isolation::Person => format!("p:{}/{}", behalf.tenant, behalf.user),
+        match (self.config.isolation, &self.config.sign_in) {
+            (Isolation::Tenant, None) => format!("t:{}", behalf.tenant),
+            _ => format!("p:{}/{}", behalf.tenant, behalf.user),
         }
+    }
+
+    /// Whose its sessions are: `tenant`, or `person` (as every server
+    /// people sign in to has).
+    pub fn isolation(&self) -> &'static str {
+        match (self.config.isolation, &self.config.sign_in) {
+            (Isolation::Tenant, None) => "tenant",
+            _ => "person",
+        }
+    }
+
+    /// Whether each person signs in to it.
+    pub fn signs_in(&self) -> bool {
+        self.config.sign_in.is_some()
+    }
+
+    fn sign_in_target(&self) -> Result<Target<'_>, CallError> {
+        match (&self.sign_ins, &self.config.sign_in, &self.config.url) {
+            (Some(sign_ins), Some(config), Some(url)) => {
+                Ok(Target { sign_ins, config, server: self.name(), url, allow_internal: self.config.allow_internal })
+            }
+            _ => Err(CallError::SignIn(format!("{} takes no person's sign-in", self.name()))),
+        }
+    }
+
+    /// Begins `behalf`'s sign-in to it: the address they open at its
+    /// authorization server.
+    /// `more`: scopes a call was refused for (step-up).
+    pub async fn begin_sign_in(&self, behalf: Behalf<'_>, more: &[String]) -> Result<String, CallError> {
+        let owner = Owner { tenant: behalf.tenant.to_owned(), user: behalf.user.to_owned() };
+        crate::sign_in::begin(&self.sign_in_target()?, &owner, more).await
+    }
+
+    /// Forgets `behalf`'s sign-in to it and ends their session.
+    pub async fn disconnect(&self, behalf: Behalf<'_>) -> Result<(), CallError> {
+        let sign_ins = self.sign_in_target()?.sign_ins;
+        let owner = Owner { tenant: behalf.tenant.to_owned(), user: behalf.user.to_owned() };
+        sign_ins.keeper.clear(&owner, self.name()).await.map_err(CallError::SignIn)?;
+        self.end_session_of(behalf).await;
+        Ok(())
+    }
+
+    /// Ends `behalf`'s session (their sign-in changed).
+    pub async fn end_session_of(&self, behalf: Behalf<'_>) {
+        let owner = self.owner(behalf);
+        self.sessions.lock().await.remove(&owner);
+        self.tools.lock().await.remove(&owner);
+    }
+
+    pub(crate) async fn finish_sign_in(&self, owner: &Owner, kept: &str, state: &str, code: &str, issuer: Option<&str>) -> Result<(), CallError> {
+        crate::sign_in::finish(&self.sign_in_target()?, owner, kept, state, code, issuer).await?;
+        self.end_session_of(Behalf { tenant: &owner.tenant, user: &owner.user }).await;
+        Ok(())
     }
 
     /// How many sessions it holds now (tests of the bounds).
@@ -193,17 +251,18 @@ impl Server {
         let timeout = self.config.timeout();
         let owner = self.owner(behalf);
         let outcome = tokio::time::timeout(timeout, async {
-            let session = self.session(&owner, behalf.tenant).await?;
+            let session = self.session(&owner, behalf).await?;
             request(session).await
         })
         .await
         .unwrap_or(Err(CallError::Timeout(timeout)));
-        if matches!(outcome, Err(CallError::Timeout(_) | CallError::Unreachable(_) | CallError::Closed { .. })) {
+        if matches!(outcome, Err(CallError::Timeout(_) | CallError::Unreachable(_) | CallError::Closed { .. } | CallError::NeedsSignIn { .. })) {
             self.sessions.lock().await.remove(&owner);
+            self.tools.lock().await.remove(&owner);
         }
         outcome.map_err(|e| match e {
             CallError::Closed { .. } => CallError::Closed { limit: self.config.max_result_bytes },
-            other => other,
+            other => other.of_server(self.name()),
         })
     }
 
@@ -218,7 +277,8 @@ impl Server {
     /// `owner`'s session, made if it has none: within the bounds on how
     /// many run at once (in all, and of one tenant); sessions idle past
     /// `idle_secs` end first.
-    async fn session(&self, owner: &str, tenant: &str) -> Result<Arc<Session>, CallError> {
+    async fn session(&self, owner: &str, behalf: Behalf<'_>) -> Result<Arc<Session>, CallError> {
+        let tenant = behalf.tenant;
         let mut held = self.sessions.lock().await;
         let idle = Duration::from_secs(self.config.idle_secs);
         held.retain(|_, h| h.used.elapsed() < idle && !h.session.is_closed());
@@ -236,13 +296,13 @@ impl Server {
                 self.name()
             )));
         }
-        let (session, process) = self.connect(owner).await?;
+        let (session, process) = self.connect(owner, behalf).await?;
         let session = Arc::new(session);
         held.insert(owner.to_owned(), Held { session: session.clone(), tenant: tenant.to_owned(), used: Instant::now(), _process: process });
         Ok(session)
     }
 
-    async fn connect(&self, owner: &str) -> Result<(Session, Option<ProcessGuard>), CallError> {
+    async fn connect(&self, owner: &str, behalf: Behalf<'_>) -> Result<(Session, Option<ProcessGuard>), CallError> {
         let host = host_info();
         let limit = self.config.max_result_bytes;
         if let Some(url) = &self.config.url {
@@ -253,6 +313,23 @@ impl Server {
                 .max_error_response_size(4096);
             if let Some(token) = self.config.bearer_token().map_err(CallError::Unreachable)? {
                 config = config.auth_header(token);
+            }
+            if self.config.sign_in.is_some() {
+                // The person's own sign-in, refreshed as its authorization
+                // server says; none (or none that holds): they must sign in.
+                let person = Owner { tenant: behalf.tenant.to_owned(), user: behalf.user.to_owned() };
+                let manager = crate::sign_in::authorized(&self.sign_in_target()?, &person).await?;
+                let transport = StreamableHttpClientTransport::with_client(AuthClient::new(http, manager), config);
+                return match host.serve(transport).await {
+                    Ok(session) => Ok((session, None)),
+                    Err(e) => match CallError::unauthorized(&e) {
+                        Some(needs) => {
+                            tracing::info!(server = self.name(), "a person's sign-in to the server no longer holds");
+                            Err(needs.of_server(self.name()))
+                        }
+                        None => Err(handshake_failed(&e)),
+                    },
+                };
             }
             let transport = StreamableHttpClientTransport::with_client(http, config);
             return Ok((host.serve(transport).await.map_err(|e| handshake_failed(&e))?, None));

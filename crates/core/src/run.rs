@@ -52,6 +52,20 @@ pub struct DeferredRequest {
     /// the pause.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expires_at: Option<String>,
+    /// Set when the call waits for the person the run acts for to sign in
+    /// to a connected server (a request that shows "Connect <server>"),
+    /// not for a decision: answered once they have, the call is made.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sign_in: Option<SignInNeeded>,
+}
+
+/// The server a call waits on a person's sign-in to, and the scope it
+/// asked for beyond what they granted (step-up), if it said one.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SignInNeeded {
+    pub server: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scope: Option<String>,
 }
 
 /// The longest deadline a request may carry: a week.

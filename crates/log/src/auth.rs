@@ -163,6 +163,8 @@ pub struct Authenticator {
     /// The key MCP's `requestState` is sealed under: its own, from the
     /// same secret, so any replica opens what another sealed.
     request_state: [u8; 32],
+    /// The key people's sign-ins to connected servers are sealed under.
+    connections: [u8; 32],
     clock: SharedClock,
 }
 
@@ -199,6 +201,10 @@ impl Authenticator {
                 use sha2::Digest;
                 sha2::Sha256::new().chain_update(b"lattice.request-state.v1\0").chain_update(secret).finalize().into()
             },
+            connections: {
+                use sha2::Digest;
+                sha2::Sha256::new().chain_update(b"lattice.server-connections.v1\0").chain_update(secret).finalize().into()
+            },
             clock: clock::system(),
         })
     }
@@ -226,6 +232,11 @@ impl Authenticator {
     /// chain's.
     pub fn request_state_key(&self) -> &[u8; 32] {
         &self.request_state
+    }
+
+    /// The key people's sign-ins to connected servers are sealed under.
+    pub(crate) fn connections_key(&self) -> &[u8; 32] {
+        &self.connections
     }
 
     /// The key the write path checks a run's chain under.

@@ -34,6 +34,7 @@
 //! - `bearer`: who a bearer token is, of every kind (lattice's, an API key, a provider's). Names `auth`, `credentials`.
 //! - `sign_in`: sign-in sessions, their one-time codes and renewals. Names `auth`, `bearer`, `credentials`, the store.
 //! - `directory`: the tenant's directory and credentials as its admins read them. Names `access`, `auth`, the store.
+//! - `connections`: people's sign-ins to connected MCP servers, sealed (`vault`). Names `auth`, `vault`, the store.
 //! - `credentials`: whether what vouched for a caller still stands (sign-outs, the directory, sessions, keys), by the clock. Names `auth`, the store.
 //! - `reads`: every read as a caller. Names `access`, `auth`, `horizon`, `switches`, the store.
 //! - `runs`: the API's reads of runs. Names `access`, `auth`, the store.
@@ -54,6 +55,7 @@ mod bearer;
 pub mod chain;
 mod clock;
 mod commit;
+mod connections;
 mod credentials;
 mod deadlines;
 mod digest;
@@ -82,6 +84,7 @@ mod switches;
 mod trace;
 mod trusted;
 mod unread;
+mod vault;
 mod view;
 mod waiting;
 
@@ -90,6 +93,7 @@ pub use auth::{Authenticated, Authenticator, CAPABILITY_TTL, FILE_LINK_TTL, Issu
 pub use bearer::{API_KEY_PREFIX, MAX_TOKEN_BYTES, SCIM_TOKEN_PREFIX};
 pub use clock::{now_ms, parse_rfc3339, rfc3339};
 pub use commit::Committed;
+pub use connections::ConnectionRow;
 pub use credentials::FRESH as SIGN_OUT_FRESH;
 pub use deadlines::{DEADLINE_ACTOR, EXPIRED, Expired};
 pub use digest::digest;

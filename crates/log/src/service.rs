@@ -85,6 +85,8 @@ pub(crate) struct Parts {
     pub fanout: Fanout,
     pub deadlines: Deadlines,
     pub reads: Reads,
+    /// People's sign-ins to connected servers.
+    pub connections: crate::connections::ServerConnections,
 }
 
 /// Registers kinds and checks, then starts the service.
@@ -186,7 +188,13 @@ impl Builder {
                 files,
                 gate: Gate::new(db.clone(), registry.clone(), switches.clone()),
                 runs: Runs::new(db.clone()),
-                parts: Parts { switches, fanout, deadlines, reads },
+                parts: Parts {
+                    switches,
+                    fanout,
+                    deadlines,
+                    reads,
+                    connections: crate::connections::ServerConnections::new(db.clone(), clock.clone(), auth.connections_key()),
+                },
                 db,
                 auth,
                 bearers,
@@ -511,6 +519,29 @@ impl LogService {
         let new = NewApiKey { id: id.clone(), name, scope, expires_at, digest: secret_digest(&key) };
         self.execute(who, Command::CreateApiKey { key: new }).await?;
         Ok((id.to_string(), key))
+    }
+
+    /// The connected servers the caller is signed in to (never the tokens).
+    pub async fn server_connections(&self, who: &Authenticated) -> Result<Vec<crate::ConnectionRow>, Error> {
+        self.inner.parts.connections.of(who).await
+    }
+
+    /// How many people are signed in to `server` (the console's count): of
+    /// the caller's tenant, or of every one for a deployment admin. Admins
+    /// only.
+    pub async fn server_connection_count(&self, who: &Authenticated, server: &str) -> Result<i64, Error> {
+        if !matches!(who.principal().role, lattice_core::TenantRole::TenantAdmin | lattice_core::TenantRole::DeploymentAdmin) {
+            return Err(Error::forbidden("only an admin sees who is connected to a server"));
+        }
+        self.inner.parts.connections.count(who, server).await
+    }
+
+    /// Forgets the caller's sign-in to `server`: its tokens are gone, and
+    /// lattice asks them to sign in again at the next call. `NotFound` when
+    /// there was none.
+    pub async fn disconnect_server(&self, who: &Authenticated, server: &str) -> Result<(), Error> {
+        let p = who.principal();
+        if self.inner.parts.connections.clear(p.tenant.as_str(), p.user.as_str(), server).await? { Ok(()) } else { Err(Error::NotFound) }
     }
 
     /// The API keys the caller may see (never the keys themselves).

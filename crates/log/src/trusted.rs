@@ -31,6 +31,7 @@ pub struct Trusted {
     switches: SwitchStore,
     fanout: Fanout,
     deadlines: Deadlines,
+    connections: crate::connections::ServerConnections,
     clock: SharedClock,
 }
 
@@ -52,6 +53,7 @@ impl Trusted {
             switches: parts.switches.clone(),
             fanout: parts.fanout.clone(),
             deadlines: parts.deadlines.clone(),
+            connections: parts.connections.clone(),
             clock: log.clock().clone(),
             log,
         }
@@ -115,8 +117,43 @@ impl Trusted {
         Ok(tenant.map(TenantId::from_trusted))
     }
 
-    /// Each level that holds a state for some key, the deployment first,
-    /// with what it holds and the effective values there.
+    /// What a person's sign-in to a connected server gave, opened: for
+    /// lattice's MCP client acting for that person alone.
+    pub async fn server_connection(&self, tenant: &str, user: &str, server: &str) -> Result<Option<String>, Error> {
+        self.connections.load(tenant, user, server).await
+    }
+
+    pub async fn save_server_connection(&self, tenant: &str, user: &str, server: &str, plain: &str) -> Result<(), Error> {
+        self.connections.save(tenant, user, server, plain).await
+    }
+
+    pub async fn clear_server_connection(&self, tenant: &str, user: &str, server: &str) -> Result<bool, Error> {
+        self.connections.clear(tenant, user, server).await
+    }
+
+    /// Keeps a person's sign-in to a server begun, for `ttl`.
+    pub async fn begin_server_sign_in(
+        &self,
+        state: &str,
+        tenant: &str,
+        user: &str,
+        server: &str,
+        plain: &str,
+        ttl: std::time::Duration,
+    ) -> Result<(), Error> {
+        self.connections.begin(state, tenant, user, server, plain, ttl).await
+    }
+
+    /// A sign-in to a server begun: (tenant, user, server, what was kept).
+    pub async fn server_sign_in(&self, state: &str) -> Result<Option<(String, String, String, String)>, Error> {
+        self.connections.attempt(state).await
+    }
+
+    /// Takes a sign-in to a server begun: once.
+    pub async fn finish_server_sign_in(&self, state: &str) -> Result<bool, Error> {
+        self.connections.finish(state).await
+    }
+
     /// Whether `key` is on for `tenant` as a workspace that sets nothing
     /// would have it: the deployment's and the tenant's levels, and whether
     /// the server is offered to the tenant at all.

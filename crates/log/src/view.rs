@@ -100,6 +100,7 @@ impl WorkspaceView for ScopedView {
                 args: r.args.clone(),
                 expires_in_secs: None,
                 expires_at: r.expires(),
+                sign_in: None,
             })
         };
         if let Some(loaded) = self.run.as_ref().filter(|l| l.run.id == run.as_str()) {

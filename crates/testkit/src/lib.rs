@@ -6,6 +6,7 @@
 pub mod idp;
 pub mod mcp_server;
 pub mod nats;
+pub mod protected;
 pub mod tls;
 
 use std::time::Duration;

@@ -227,3 +227,27 @@ pub struct RedeemSignIn {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub binding: Option<String>,
 }
+
+/// `POST /v1/me/connections/{server}`: begins the caller's sign-in to a
+/// connected server. `scope`: what a call was refused for beyond what they
+/// granted (a request's `sign_in.scope`), asked for too.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct BeginConnection {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scope: Option<String>,
+}
+
+/// `POST /v1/connections/finish`: what the server's authorization
+/// server sent the person back with (the chat reads it from the address
+/// the callback sends it to).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct FinishConnection {
+    pub state: String,
+    pub code: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iss: Option<String>,
+}

@@ -238,6 +238,16 @@ pub struct ConnectedServer {
     /// Why it did not, when it did not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unreachable: Option<String>,
+    /// Whether each person signs in to it with their own account.
+    #[serde(default)]
+    pub sign_in: bool,
+    /// Whose its sessions are: `tenant` or `person`.
+    #[serde(default)]
+    pub isolation: String,
+    /// How many people are signed in to it (of the caller's tenant, or of
+    /// every one for a deployment admin), for a tenant or deployment admin.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connected_people: Option<i64>,
     /// Its recent calls in the workspaces the caller administers, newest first.
     pub calls: Vec<ServerCall>,
 }
@@ -626,4 +636,34 @@ pub struct ScimTokenView {
     pub last_used_at: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub revoked_at: Option<String>,
+}
+
+/// A connected server the caller signs in to with their own account, and
+/// whether they have (never the tokens).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct ServerConnection {
+    pub server: String,
+    pub connected: bool,
+    /// When they signed in (RFC 3339).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connected_at: Option<String>,
+    /// When their tokens were last renewed (RFC 3339).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub updated_at: Option<String>,
+}
+
+/// A sign-in to a server begun: the address the person opens, at the
+/// server's authorization server.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct ConnectionStarted {
+    pub url: String,
+}
+
+/// A sign-in to a server finished: which server.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct ConnectionFinished {
+    pub server: String,
 }

@@ -236,6 +236,8 @@ pub async fn servers(State(state): State<AppState>, Caller(who): Caller) -> ApiR
         let listed = tokio::time::timeout(std::time::Duration::from_secs(3), server.tools(lattice_agent::servers::behalf(&who))).await;
         let (tools, unreachable) = match listed {
             Ok(Ok(tools)) => (Some(tools.len()), None),
+            // The admin's own sign-in is missing: not a fault of the server's.
+            Ok(Err(lattice_connect::CallError::NeedsSignIn { .. })) => (None, None),
             Ok(Err(e)) => (None, Some(e.to_string())),
             Err(_) => (None, Some("it did not answer within 3 s".to_owned())),
         };
@@ -257,6 +259,7 @@ pub async fn servers(State(state): State<AppState>, Caller(who): Caller) -> ApiR
             .take(SERVER_CALLS_LISTED)
             .collect();
         let (transport, address) = server.config().shown();
+        let connected_people = if server.signs_in() { state.log.server_connection_count(&who, server.name()).await.ok() } else { None };
         out.push(ConnectedServer {
             name: server.name().to_owned(),
             key: server.key().as_str().to_owned(),
@@ -264,6 +267,9 @@ pub async fn servers(State(state): State<AppState>, Caller(who): Caller) -> ApiR
             address,
             tools,
             unreachable,
+            sign_in: server.signs_in(),
+            isolation: server.isolation().to_owned(),
+            connected_people,
             calls,
         });
     }

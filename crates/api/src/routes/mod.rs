@@ -4,6 +4,7 @@ pub mod agui;
 pub mod app_calls;
 pub mod artifacts;
 pub mod auth;
+pub mod connections;
 pub mod events;
 pub mod files;
 pub mod integrations;

@@ -314,7 +314,7 @@ fn tool_call(model: Model) -> (&'static str, Value) {
 
 fn ask_form_request() -> DeferredRequest {
     let (name, args) = tool_call(Model::AskForm);
-    DeferredRequest { tool_call_id: ASK_FORM_CALL.into(), tool_name: name.into(), args, expires_in_secs: None, expires_at: None }
+    DeferredRequest { tool_call_id: ASK_FORM_CALL.into(), tool_name: name.into(), args, expires_in_secs: None, expires_at: None, sign_in: None }
 }
 
 fn answer() -> Value {

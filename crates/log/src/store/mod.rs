@@ -12,6 +12,7 @@
 pub(crate) mod access;
 mod artifacts;
 mod audit;
+pub(crate) mod connections;
 pub(crate) mod credentials;
 pub(crate) mod db;
 pub(crate) mod deadlines;

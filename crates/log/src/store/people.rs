@@ -359,6 +359,13 @@ async fn end_all(conn: &mut AnyConnection, w: &Writing<'_>, user: &str) -> Resul
         .await
         .map_err(db_error)?;
     sqlx::query("DELETE FROM sessions WHERE owner = $1").bind(owner_key(w.tenant, user)).execute(&mut *conn).await.map_err(db_error)?;
+    // Their sign-ins to connected servers go with the rest.
+    sqlx::query("DELETE FROM server_connections WHERE tenant = $1 AND user_id = $2")
+        .bind(w.tenant)
+        .bind(user)
+        .execute(&mut *conn)
+        .await
+        .map_err(db_error)?;
     Ok(())
 }
 

@@ -35,6 +35,7 @@ both_backends! {
             args: json!({"question": "Ship it?"}),
             expires_in_secs: Some(60),
             expires_at: None,
+            sign_in: None,
         };
         let paused = RunStep::Paused { requests: vec![request("q1"), request("q2")] };
         log.execute(&runner(&run), Command::RecordRun { run: run.clone(), step: paused }).await.unwrap();

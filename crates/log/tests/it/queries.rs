@@ -101,6 +101,7 @@ async fn an_ask_form_answer_costs_a_bounded_number_of_statements() {
         args: json!({"title": "T", "schema": schema}),
         expires_in_secs: None,
         expires_at: None,
+        sign_in: None,
     };
     log.execute(&runner(&run), Command::RecordRun { run: run.clone(), step: RunStep::Paused { requests: vec![request] } }).await.unwrap();
 
