@@ -10,11 +10,16 @@ use tracing_subscriber::util::SubscriberInitExt;
 
 use crate::config::{Config, LogFormat};
 
+/// The MCP client's OAuth code writes authorization codes and tokens at
+/// debug level: held at info whatever the filter asks, since a secret goes
+/// into no log line.
+const QUIET_SECRETS: &str = "rmcp::transport::auth=info";
+
 /// Logs go to standard output, or to standard error when standard output
 /// carries a protocol (`lattice mcp --stdio`). The returned guard flushes
 /// the telemetry when dropped.
 pub fn init(config: &Config, to_stderr: bool, service: &str) -> anyhow::Result<Option<lattice_telemetry::Telemetry>> {
-    let filter = EnvFilter::try_new(&config.log).unwrap_or_else(|_| EnvFilter::new("info"));
+    let filter = EnvFilter::try_new(&config.log).unwrap_or_else(|_| EnvFilter::new("info")).add_directive(QUIET_SECRETS.parse()?);
     let writer = move || -> Box<dyn std::io::Write> { if to_stderr { Box::new(std::io::stderr()) } else { Box::new(std::io::stdout()) } };
     let exporting = config.otlp_endpoint.is_some() || lattice_telemetry::configured_by_environment();
     let (otel, guard) = if exporting {

@@ -64,6 +64,8 @@ struct Inner {
 struct Said<'a> {
     /// A person's word on a server's call put to them.
     approval: Option<bool>,
+    /// Whether what was put to the person was a sign-in to the server.
+    asked_sign_in: bool,
     /// The calls of each server's tools so far, counted on as they are made.
     server_calls: &'a mut std::collections::HashMap<String, usize>,
     apps_on: bool,
@@ -478,7 +480,7 @@ impl Runner {
             let Some(row) = self.row(tenant, run).await?.filter(|r| r.status == RunStatus::Running) else { return Ok(()) };
             let acting = self.inner.trusted.principal_for(tenant, &row);
             let who = self.inner.trusted.vouch(acting.clone());
-            let Transcript { mut messages, unanswered, model_calls, tokens, running_ms, approvals, server_calls, attachments } =
+            let Transcript { mut messages, unanswered, model_calls, tokens, running_ms, approvals, sign_ins, server_calls, attachments } =
                 rebuild(&self.inner.trusted.run_log(tenant, run).await?);
             crate::files::describe(&self.inner.trusted, tenant, &row.workspace, &mut messages, &attachments).await?;
             let left = budget.wall_time.saturating_sub(Duration::from_millis(running_ms.max(0) as u64));
@@ -529,7 +531,12 @@ impl Runner {
             let mut deferred = Vec::new();
             let mut server_calls = server_calls;
             for call in calls {
-                let said = Said { approval: approvals.get(&call.id).copied(), server_calls: &mut server_calls, apps_on };
+                let said = Said {
+                    approval: approvals.get(&call.id).copied(),
+                    asked_sign_in: sign_ins.contains(&call.id),
+                    server_calls: &mut server_calls,
+                    apps_on,
+                };
                 match self.call_tool(&who, &row, &offered, &call, said).await? {
                     Outcome::Deferred(request) => deferred.push(request),
                     Outcome::Done(result) => {
@@ -590,6 +597,7 @@ impl Runner {
                 tool,
                 call,
                 approval: said.approval,
+                asked_sign_in: said.asked_sign_in,
                 made,
                 apps_on: said.apps_on,
             };

@@ -102,6 +102,8 @@ pub struct Call<'a> {
     pub call: &'a ToolCall,
     /// What a person said of it, if it was put to one.
     pub approval: Option<bool>,
+    /// Whether what was put to the person was a sign-in to the server.
+    pub asked_sign_in: bool,
     /// The server's calls the run made before this one.
     pub made: usize,
     /// Whether mini apps are on here: a result's app is shown only then.
@@ -113,17 +115,23 @@ impl Call<'_> {
         if self.server.signs_in() && self.tool == SIGN_IN_TOOL {
             return self.sign_in().await;
         }
-        // A person who would not sign in: the call is not made (nor asked again).
-        if self.approval == Some(false) && self.server.signs_in() {
-            self.audit("sign_in", "declined", None, None).await?;
-            return Ok(Called::Refused(format!("the person did not connect {}", self.server.name())));
-        }
+        // A word on a sign-in is not one on the call: a person who would
+        // not sign in is not asked again, and one who did is still asked
+        // for a call the policy puts to them.
+        let approval = match (self.asked_sign_in, self.approval) {
+            (true, Some(false)) => {
+                self.audit("sign_in", "declined", None, None).await?;
+                return Ok(Called::Refused(format!("the person did not connect {}", self.server.name())));
+            }
+            (true, _) => None,
+            (false, said) => said,
+        };
         let limit = self.server.config().calls_per_run;
         if self.made >= limit {
             return Ok(Called::Refused(format!("this run has made its {limit} calls of the {} server", self.server.name())));
         }
         let decided = decide(self.server.name(), self.server.config(), self.tool, Caller::Agent);
-        match (decided.decision, self.approval) {
+        match (decided.decision, approval) {
             (Decision::Deny, _) => {
                 self.audit(&decided.policy, "deny", None, None).await?;
                 Ok(Called::Refused(format!("{} denies {} to the agent", decided.policy, self.tool)))

@@ -1,7 +1,7 @@
 //! The conversation a model sees, rebuilt from the run's envelopes: a run
 //! holds nothing in memory that the log does not.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use lattice_core::event::Event;
 use lattice_core::{Envelope, ToolCall};
@@ -95,6 +95,9 @@ pub(crate) struct Transcript {
     /// What people said of the calls of servers' tools put to them: the
     /// call goes ahead (`true`) or not, by tool call id.
     pub approvals: HashMap<String, bool>,
+    /// The calls whose last pause waited for a person to sign in to the
+    /// server: their answer is about the sign-in, not the call.
+    pub sign_ins: HashSet<String>,
     /// How many calls of each connected server's tools the run made.
     pub server_calls: HashMap<String, usize>,
     /// Form answers that name files: the index of the answer's message, who
@@ -109,6 +112,7 @@ pub(crate) fn rebuild(log: &[Envelope]) -> Transcript {
     // Calls waiting on a person: an approval brings the call back.
     let mut paused: HashMap<String, ToolCall> = HashMap::new();
     let mut approvals = HashMap::new();
+    let mut sign_ins = HashSet::new();
     let mut server_calls: HashMap<String, usize> = HashMap::new();
     // The schemas of the forms the run asked, by tool call id.
     let mut asked: HashMap<String, Value> = HashMap::new();
@@ -181,6 +185,13 @@ pub(crate) fn rebuild(log: &[Envelope]) -> Transcript {
             }
             // Deferred calls are answered by people, not by the runner.
             Event::RunPaused(e) => {
+                for r in &e.requests {
+                    if r.sign_in.is_some() {
+                        sign_ins.insert(r.tool_call_id.clone());
+                    } else {
+                        sign_ins.remove(&r.tool_call_id);
+                    }
+                }
                 for r in e.requests.iter().filter(|r| r.tool_name == ASK_FORM) {
                     if let Some(schema) = r.args.get("schema") {
                         asked.insert(r.tool_call_id.clone(), schema.clone());
@@ -200,5 +211,5 @@ pub(crate) fn rebuild(log: &[Envelope]) -> Transcript {
     if let Some(from) = since {
         running_ms += (lattice_log::now_ms() - from).max(0);
     }
-    Transcript { messages, unanswered: pending, model_calls, tokens, running_ms, approvals, server_calls, attachments }
+    Transcript { messages, unanswered: pending, model_calls, tokens, running_ms, approvals, sign_ins, server_calls, attachments }
 }

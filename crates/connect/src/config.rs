@@ -310,6 +310,21 @@ impl ServerConfig {
                 return Err(format!("mcp server {name}: give sign_in (each person's own) or a bearer token (the deployment's), not both"));
             }
         }
+        if let Some(sign_in) = &self.sign_in {
+            if sign_in.client_secret_file.is_some() && sign_in.client_id.is_none() {
+                return Err(format!("mcp server {name}: sign_in.client_secret_file is the secret of sign_in.client_id: give both"));
+            }
+            if sign_in.client_id.as_ref().is_some_and(|id| id.is_empty() || id.len() > 2048) {
+                return Err(format!("mcp server {name}: sign_in.client_id must be 1 to 2048 bytes"));
+            }
+            if let Some(bad) = sign_in.scopes.iter().find(|s| !crate::sign_in::scope_is_valid(s)) {
+                return Err(format!(
+                    "mcp server {name}: sign_in.scopes {bad:?} is not a scope (RFC 6749 §3.3: printable ASCII but space, quote and backslash)"
+                ));
+            }
+            // Read now, as env and headers are: a missing secret is said at start.
+            sign_in.client_secret().map_err(|e| format!("mcp server {name}: sign_in.client_secret_file: {e}"))?;
+        }
         if self.max_sessions == 0 || self.max_sessions_per_tenant == 0 || self.max_sessions_per_tenant > self.max_sessions {
             return Err(format!("mcp server {name}: max_sessions and max_sessions_per_tenant must be at least 1, the second at most the first"));
         }
@@ -372,5 +387,21 @@ mod tests {
         assert!(slow.check("a").is_err());
         let unknown = serde_json::from_value::<ServerConfig>(serde_json::json!({"url": "https://x/", "tls": false}));
         assert!(unknown.is_err(), "an unknown key is an error, not ignored");
+    }
+
+    #[test]
+    fn a_sign_in_table_is_checked_at_start() {
+        let with = |sign_in: serde_json::Value| -> Result<(), String> {
+            serde_json::from_value::<ServerConfig>(serde_json::json!({"url": "https://x/", "sign_in": sign_in})).unwrap().check("notes")
+        };
+        assert_eq!(with(serde_json::json!({})), Ok(()));
+        assert_eq!(with(serde_json::json!({"scopes": ["notes:read", "openid"]})), Ok(()));
+        assert!(with(serde_json::json!({"client_secret_file": "/x"})).unwrap_err().contains("give both"));
+        assert!(with(serde_json::json!({"scopes": ["notes read"]})).unwrap_err().contains("is not a scope"));
+        assert!(with(serde_json::json!({"scopes": ["a\"b"]})).unwrap_err().contains("is not a scope"));
+        let missing = with(serde_json::json!({"client_id": "lattice", "client_secret_file": "/nonexistent/lattice-secret"})).unwrap_err();
+        assert!(missing.contains("sign_in.client_secret_file") && missing.contains("/nonexistent/lattice-secret"), "{missing}");
+        let stdio = serde_json::from_value::<ServerConfig>(serde_json::json!({"command": ["x"], "sign_in": {}})).unwrap();
+        assert!(stdio.check("notes").unwrap_err().contains("for an HTTP server"));
     }
 }

@@ -70,10 +70,24 @@ impl CallError {
     /// little (the server answered 401, or 403 `insufficient_scope` with
     /// the scope it wants): `NeedsSignIn`, its server named by the caller.
     pub(crate) fn unauthorized(e: &(dyn std::error::Error + 'static)) -> Option<Self> {
+        use rmcp::service::ClientInitializeError;
         use rmcp::transport::auth::AuthError;
         use rmcp::transport::streamable_http_client::{AuthRequiredError, InsufficientScopeError};
         let mut at: Option<&(dyn std::error::Error + 'static)> = Some(e);
         while let Some(error) = at {
+            // A failed handshake holds the transport's error as a field, not
+            // as its source: a 401 or 403 to `initialize` is found only there.
+            match error.downcast_ref::<ClientInitializeError>() {
+                Some(ClientInitializeError::TransportError { error, .. }) => {
+                    at = Some(error);
+                    continue;
+                }
+                Some(ClientInitializeError::LegacyFallbackFailed { fallback, .. }) => {
+                    at = Some(fallback.as_ref());
+                    continue;
+                }
+                _ => {}
+            }
             if let Some(scope) = error.downcast_ref::<InsufficientScopeError>() {
                 return Some(Self::NeedsSignIn { server: String::new(), scope: scope.get_required_scope().map(str::to_owned) });
             }

@@ -48,6 +48,17 @@ fn server_of<'a>(state: &'a AppState, who: &Authenticated, name: &str) -> Result
         .ok_or(Error::NotFound)
 }
 
+/// [`server_of`], while its key is on for the caller's tenant: a sign-in
+/// is neither begun nor finished for a server turned off there.
+async fn switched_on<'a>(state: &'a AppState, who: &Authenticated, name: &str) -> Result<&'a Server, Error> {
+    let server = server_of(state, who, name)?;
+    let key = lattice_core::SwitchKey::Server(server.key());
+    match state.log.tenant_effective(who).await?.get(&key) {
+        Some(e) if e.enabled => Ok(server),
+        _ => Err(Error::NotEnabled { key: key.to_string() }),
+    }
+}
+
 /// A sign-in's failure, as the person reads it.
 fn refused(e: CallError) -> Error {
     match e {
@@ -94,19 +105,14 @@ impl NotConnected for ServerConnection {
 /// key is off for their tenant.
 #[utoipa::path(post, path = "/v1/me/connections/{server}", params(("server" = String, Path)), request_body = BeginConnection,
     responses((status = 200, body = ConnectionStarted), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody),
-    (status = 422, body = ErrorBody), (status = 503, body = ErrorBody)), security(("bearer" = [])))]
+    (status = 422, body = ErrorBody), (status = 423, body = ErrorBody), (status = 503, body = ErrorBody)), security(("bearer" = [])))]
 pub async fn begin(
     State(state): State<AppState>,
     Caller(who): Caller,
     Path(name): Path<String>,
     Body(req): Body<BeginConnection>,
 ) -> ApiResult<Json<ConnectionStarted>> {
-    let server = server_of(&state, &who, &name)?;
-    let key = lattice_core::SwitchKey::Server(server.key());
-    let on = state.log.tenant_effective(&who).await?.get(&key).map(|e| (e.enabled, e.because.clone()));
-    if let Some((false, _)) | None = on {
-        return Err(Error::NotEnabled { key: key.to_string() }.into());
-    }
+    let server = switched_on(&state, &who, &name).await?;
     let more: Vec<String> = match &req.scope {
         None => Vec::new(),
         Some(scope) => {
@@ -154,8 +160,8 @@ pub async fn callback(State(state): State<AppState>, axum::extract::RawQuery(raw
 /// with the server begun again. A sign-in someone else began is refused
 /// (and used up).
 #[utoipa::path(post, path = "/v1/connections/finish", request_body = FinishConnection,
-    responses((status = 200, body = ConnectionFinished), (status = 403, body = ErrorBody), (status = 409, body = ErrorBody),
-    (status = 422, body = ErrorBody)), security(("bearer" = [])))]
+    responses((status = 200, body = ConnectionFinished), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody),
+    (status = 409, body = ErrorBody), (status = 422, body = ErrorBody), (status = 423, body = ErrorBody)), security(("bearer" = [])))]
 pub async fn finish(State(state): State<AppState>, Caller(who): Caller, Body(req): Body<FinishConnection>) -> ApiResult<Json<ConnectionFinished>> {
     for (field, value) in [("state", Some(&req.state)), ("code", Some(&req.code)), ("iss", req.iss.as_ref())] {
         if value.is_some_and(|v| v.is_empty() || v.len() > FIELD_MAX) {
@@ -164,7 +170,7 @@ pub async fn finish(State(state): State<AppState>, Caller(who): Caller, Body(req
     }
     let connections = state.runner.connections();
     let me = owner(&who);
-    match connections.sign_in_of(&req.state).await.map_err(refused)? {
+    let server = match connections.sign_in_of(&req.state).await.map_err(refused)? {
         None => return Err(Error::invalid_state("this sign-in was finished already or took too long: start again").into()),
         Some((begun_by, _)) if begun_by != me => {
             // Used up (finishing it as the caller refuses it), so the one
@@ -173,8 +179,10 @@ pub async fn finish(State(state): State<AppState>, Caller(who): Caller, Body(req
             tracing::warn!(server_sign_in = "refused", "a sign-in to a server was brought back by another person than began it");
             return Err(Error::forbidden("this sign-in was begun by another person: start your own").into());
         }
-        Some(_) => {}
-    }
+        Some((_, server)) => server,
+    };
+    // Turned off, or no longer offered, since it was begun.
+    switched_on(&state, &who, &server).await?;
     let server = connections.finish_sign_in(&me, &req.state, &req.code, req.iss.as_deref()).await.map_err(refused)?;
     tracing::info!(server = %server, "a person signed in to a connected server");
     Ok(Json(ConnectionFinished { server }))

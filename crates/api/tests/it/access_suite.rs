@@ -222,6 +222,9 @@ enum Rule {
     NoSuchCode,
     /// A redirect to the chat, token or not.
     Redirect,
+    /// A connected server nobody here signs in to: as missing to every
+    /// valid token.
+    NoServer,
     /// A tenant admin (a person), in its own tenant.
     TenantAdmin,
     /// Any valid token of a person; an agent's refused before anything is
@@ -337,6 +340,36 @@ fn table() -> Vec<Entry> {
             one("revoke the tenant's SCIM token", On::ScimToken, TenantLevelAdmin, |ids, _, _| (format!("/v1/scim-tokens/{}", ids.scim_token), None)),
         ),
         entry("GET", "/v1/me/waiting", both("what waits for my answer", On::Run, Lists(Submit), |_, _, _| ("/v1/me/waiting".into(), None))),
+        entry("GET", "/v1/me/connections", one("the servers I sign in to", On::Nothing, Token, |_, _, _| ("/v1/me/connections".into(), None))),
+        entry(
+            "POST",
+            "/v1/me/connections/{server}",
+            one("begin my sign-in to a server", On::Nothing, NoServer, |_, _, _| ("/v1/me/connections/notes".into(), Some(json!({})))),
+        ),
+        entry(
+            "DELETE",
+            "/v1/me/connections/{server}",
+            one("end my sign-in to a server", On::Nothing, NoServer, |_, _, _| ("/v1/me/connections/notes".into(), None)),
+        ),
+        entry(
+            "GET",
+            "/v1/connections/callback",
+            // Always a redirect to the chat's page, which finishes it.
+            one("come back from a server's sign-in", On::Nothing, Redirect, |_, _, _| ("/v1/connections/callback?code=c&state=s".into(), None)),
+        ),
+        entry(
+            "POST",
+            "/v1/connections/finish",
+            // A state nobody began: 409 to every valid token.
+            one("finish my sign-in to a server", On::Nothing, Token, |_, _, _| {
+                ("/v1/connections/finish".into(), Some(json!({"state": "never-begun", "code": "c"})))
+            }),
+        ),
+        entry(
+            "GET",
+            "/v1/mcp-client-metadata.json",
+            one("lattice as a client of servers' sign-ins", On::Nothing, NoToken, |_, _, _| ("/v1/mcp-client-metadata.json".into(), None)),
+        ),
         entry("GET", "/v1/me/waiting/stream", one("follow it (SSE)", On::Nothing, Token, |_, _, _| ("/v1/me/waiting/stream".into(), None))),
         entry("GET", "/v1/workspaces", one("my workspaces", On::Nothing, Token, |_, _, _| ("/v1/workspaces".into(), None))),
         entry(
@@ -749,6 +782,7 @@ fn expect(case: &Case, w: &Who) -> Expect {
     };
     match case.rule {
         Rule::NoToken | Rule::Redirect | Rule::NoProvider | Rule::NoSuchCode => unreachable!(),
+        Rule::NoServer => Missing,
         Rule::TenantAdmin if w.tenant_role == TenantRole::TenantAdmin && !w.agent => Allowed,
         Rule::TenantAdmin => Forbidden,
         Rule::Token | Rule::Lists(_) => Allowed,

@@ -20,6 +20,7 @@ mod receipts;
 mod respondent_answers;
 mod revocation;
 mod server_apps;
+mod server_sign_in;
 mod snapshots;
 mod stream;
 mod ui_model;
@@ -35,6 +36,9 @@ use lattice_core::TenantRole;
 use lattice_log::{Backend, LogService};
 use serde_json::Value;
 use tower::ServiceExt;
+
+/// The portal's origin as the tests' browsers reach it.
+pub const PORTAL: &str = "http://127.0.0.1:8080";
 
 pub struct App {
     pub router: Router,
@@ -103,6 +107,28 @@ impl App {
         Self::with_servers(log, true, lattice_api::guard::Guard::new(lattice_api::guard::Limits::default()), models, connections, None)
     }
 
+    /// The API over a fresh log with `servers` connected, people signing in
+    /// to those that ask for it (kept in this log, sealed), its runs asking
+    /// `models`.
+    pub async fn signing_in(
+        backend: Backend,
+        servers: &std::collections::BTreeMap<String, lattice_connect::ServerConfig>,
+        models: lattice_agent::Models,
+    ) -> Self {
+        let keeper = lattice_agent::sign_ins::LogKeeper::default();
+        let sign_ins = lattice_connect::SignIns {
+            keeper: std::sync::Arc::new(keeper.clone()),
+            redirect_uri: format!("{PORTAL}{}", lattice_api::routes::connections::CALLBACK_PATH),
+            client_metadata_url: None,
+        };
+        let homes = std::env::temp_dir().join(format!("lattice-api-homes-{}", ulid::Ulid::generate()));
+        let connections = lattice_connect::Connections::configure_with(servers, homes, Some(sign_ins)).unwrap();
+        let db = lattice_testkit::fresh_db(backend).await;
+        let log = lattice_testkit::builder_on(db).connected(connections.connected().clone()).start();
+        keeper.attach(lattice_testkit::trusted(&log));
+        Self::with_servers(log, true, lattice_api::guard::Guard::new(lattice_api::guard::Limits::default()), models, connections, None)
+    }
+
     fn serving(log: LogService, dev_sign_in: bool, guard: lattice_api::guard::Guard, models: lattice_agent::Models) -> Self {
         Self::with_servers(log, dev_sign_in, guard, models, lattice_connect::Connections::default(), None)
     }
@@ -128,7 +154,7 @@ impl App {
             apps,
             dev_sign_in,
             identity,
-            portal_origin: "http://127.0.0.1:8080".into(),
+            portal_origin: PORTAL.into(),
             max_body_bytes: 1024 * 1024,
             guard: std::sync::Arc::new(guard),
             readiness: None,

@@ -359,13 +359,12 @@ async fn end_all(conn: &mut AnyConnection, w: &Writing<'_>, user: &str) -> Resul
         .await
         .map_err(db_error)?;
     sqlx::query("DELETE FROM sessions WHERE owner = $1").bind(owner_key(w.tenant, user)).execute(&mut *conn).await.map_err(db_error)?;
-    // Their sign-ins to connected servers go with the rest.
-    sqlx::query("DELETE FROM server_connections WHERE tenant = $1 AND user_id = $2")
-        .bind(w.tenant)
-        .bind(user)
-        .execute(&mut *conn)
-        .await
-        .map_err(db_error)?;
+    // Their sign-ins to connected servers go with the rest, those begun
+    // and not yet back among them.
+    for sql in ["DELETE FROM server_connections WHERE tenant = $1 AND user_id = $2", "DELETE FROM server_sign_ins WHERE tenant = $1 AND user_id = $2"]
+    {
+        sqlx::query(sql).bind(w.tenant).bind(user).execute(&mut *conn).await.map_err(db_error)?;
+    }
     Ok(())
 }
 

@@ -4,6 +4,7 @@
 
 mod apps;
 mod ask;
+mod client_conformance;
 mod conformance;
 mod origins;
 mod replicas;
