@@ -46,5 +46,16 @@ server.registerTool("spawn", { description: "Starts `n` sleeping children", inpu
   for (let i = 0; i < n; i++) pids.push(spawn("sleep", ["600"], { stdio: "ignore" }).pid);
   return text(pids);
 });
+server.registerTool("hog", { description: "Writes `mb` MiB of memory and holds it", inputSchema: { mb: z.number() } }, async ({ mb }) => {
+  const held = [];
+  for (let i = 0; i < mb; i++) held.push(Buffer.alloc(1024 * 1024, 1));
+  globalThis.held = held;
+  return text(`held ${held.length} MiB`);
+});
+// Node's fetch instantiates WebAssembly, which reserves far more address
+// space than it writes: it must work under the default limits.
+server.registerTool("fetch", { description: "Fetches a data: URL with Node's fetch", inputSchema: {} }, async () =>
+  text(await (await fetch("data:text/plain,fetched")).text()),
+);
 process.stderr.write("probe: ready\n");
 await server.connect(new StdioServerTransport());

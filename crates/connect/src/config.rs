@@ -152,7 +152,8 @@ pub enum Isolation {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ProcessLimits {
-    /// Its address space, in MiB.
+    /// The memory it may write (its data segment, heap and private
+    /// mappings: `RLIMIT_DATA`), in MiB.
     #[serde(default = "defaults::memory_mb")]
     pub memory_mb: u64,
     /// The processes its user may run (a fork bomb stops here; root is

@@ -86,7 +86,10 @@ pub fn spawn(server: &str, command: &[String], env: &BTreeMap<String, String>, l
         cmd.pre_exec(move || {
             libc::setsid();
             for (resource, value) in [
-                (libc::RLIMIT_AS, limits.memory_mb.saturating_mul(1024 * 1024)),
+                // The memory it writes, not its address space: V8 and the JVM reserve
+                // many GiB they never touch (Node's fetch dies under a 4 GiB
+                // address-space limit), and only what is written costs the host.
+                (libc::RLIMIT_DATA, limits.memory_mb.saturating_mul(1024 * 1024)),
                 (libc::RLIMIT_NPROC, limits.processes),
                 (libc::RLIMIT_NOFILE, limits.open_files),
                 (libc::RLIMIT_CPU, limits.cpu_secs),

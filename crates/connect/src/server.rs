@@ -133,7 +133,11 @@ impl Server {
     /// `more`: scopes a call was refused for (step-up).
     pub async fn begin_sign_in(&self, behalf: Behalf<'_>, more: &[String]) -> Result<String, CallError> {
         let owner = Owner { tenant: behalf.tenant.to_owned(), user: behalf.user.to_owned() };
-        crate::sign_in::begin(&self.sign_in_target()?, &owner, more).await
+        let target = self.sign_in_target()?;
+        // The sign-in asks the server itself as a session would, through the
+        // same guard and headers.
+        let http = self.http_client(target.url)?;
+        crate::sign_in::begin(&target, &owner, more, &http, self.config.timeout()).await
     }
 
     /// Forgets `behalf`'s sign-in to it and ends their session.

@@ -93,7 +93,7 @@ async fn a_stdio_server_holds_no_descriptor_of_lattices_and_runs_in_its_own_fold
     let limits = limits.as_str().unwrap();
     let limit =
         |name: &str| limits.lines().find(|l| l.starts_with(name)).and_then(|l| l[25..].split_whitespace().next()).unwrap_or_default().to_owned();
-    assert_eq!(limit("Max address space"), (3000u64 * 1024 * 1024).to_string(), "{limits}");
+    assert_eq!(limit("Max data size"), (3000u64 * 1024 * 1024).to_string(), "{limits}");
     assert_eq!(limit("Max processes"), "200", "{limits}");
     assert_eq!(limit("Max open files"), "300", "{limits}");
     assert_eq!(limit("Max cpu time"), "900", "{limits}");
@@ -106,6 +106,19 @@ async fn a_stdio_server_holds_no_descriptor_of_lattices_and_runs_in_its_own_fold
     assert!(std::fs::metadata(folder.join("filler.bin")).map_or(0, |m| m.len()) <= 1024 * 1024);
     assert!(ask(&connections, ANA, "count", json!({})).await.is_ok(), "a new session after the last one ended");
     let _ = std::fs::remove_dir_all(homes);
+}
+
+#[tokio::test]
+async fn a_server_that_writes_more_memory_than_its_limit_is_stopped_and_started_again() {
+    let connections = connect(json!({"limits": {"memory_mb": 512}}), homes());
+    // Within the limit, and Node's fetch (whose WebAssembly reserves GiBs
+    // of address space) works: the limit is on memory written.
+    assert_eq!(ask(&connections, ANA, "fetch", json!({})).await.unwrap(), json!("fetched"));
+    assert_eq!(ask(&connections, ANA, "hog", json!({"mb": 64})).await.unwrap(), json!("held 64 MiB"));
+    // Past it: the process dies, the call fails, lattice goes on.
+    let over = ask(&connections, ANA, "hog", json!({"mb": 2048})).await;
+    assert!(over.is_err(), "{over:?}");
+    assert_eq!(ask(&connections, ANA, "count", json!({})).await.unwrap(), json!(1), "a new process after the last one died");
 }
 
 #[tokio::test]

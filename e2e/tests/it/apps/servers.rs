@@ -140,7 +140,7 @@ async fn the_official_example_servers_apps_render_call_their_tools_and_go_with_t
         (agent_rows[0]["server"].clone(), agent_rows[0]["tool"].clone(), agent_rows[0]["decision"].clone()),
         (json!("basic"), json!("get-time"), json!("allow"))
     );
-    let app_id = agent_rows[0]["app"].as_str().expect("the result's app was put in the thread").to_owned();
+    let app_id = agent_rows[0]["app"].as_str().unwrap_or_else(|| panic!("the result's app was put in the thread: {}", agent_rows[0])).to_owned();
     let app = apps.artifact(&app_id).await;
     assert_eq!(app["data"]["server"]["uri"], "ui://get-time/mcp-app.html");
 
