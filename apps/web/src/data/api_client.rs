@@ -47,6 +47,11 @@ pub async fn delete<T: DeserializeOwned>(path: &str) -> Result<T> {
     parse(&call("DELETE", path, Value::Null).await?)
 }
 
+/// A DELETE the server answers with no body (204): there is nothing to read.
+pub async fn delete_no_content(path: &str) -> Result<()> {
+    call("DELETE", path, Value::Null).await.map(drop)
+}
+
 /// A GET; the caller reads the response (the live streams). The same read
 /// started before the page was built ([`crate::data::early_reads`]) is taken over.
 pub async fn open(path: &str, accept: &str, signal: Option<&web_sys::AbortSignal>) -> Result<Response> {

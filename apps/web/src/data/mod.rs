@@ -3,10 +3,11 @@
 //! streams, the session (signing in at a provider, the token's renewal
 //! while the person is active) and the viewer's preferences kept in this browser,
 //! and what is read from the wire (a thread folded for showing, the host
-//! context an app is told), and the files people upload. Nothing here
-//! names a component or a page.
+//! context an app is told), the files people upload, and the person's own
+//! sign-ins to connected servers. Nothing here names a component or a page.
 
 pub mod api_client;
+pub mod connections;
 pub mod drafts;
 pub mod early_reads;
 pub mod host_context;

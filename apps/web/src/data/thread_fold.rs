@@ -5,7 +5,7 @@ use lattice_core::event::{
     ArtifactArchived, ArtifactChanged, ArtifactCreated, DeferredAnswered, Event, MessagePosted, ModelReplied, RunFailed, RunFinished, RunPaused,
     RunResumed, RunStarted, ThreadCreated, ToolReturned,
 };
-use lattice_core::{Actor, Envelope, RunFailure};
+use lattice_core::{Actor, Envelope, RunFailure, SignInNeeded};
 use lattice_ui::SUBMISSION;
 use lattice_ui::tool_names::ASK_FORM;
 use lattice_wire::{TextDelta, ToolInputDelta};
@@ -27,7 +27,9 @@ pub enum Item {
         prompt: String,
         started_by: String,
     },
-    /// A run waits for a person: ask_form shows a form, ask_user a question.
+    /// A run waits for a person: ask_form shows a form, ask_user a question,
+    /// a connected server's call its arguments (or, with `sign_in`, that the
+    /// person the run acts for signs in to the server first).
     Request {
         seq: i64,
         run: String,
@@ -35,6 +37,9 @@ pub enum Item {
         tool_name: String,
         args: Value,
         expires_at: Option<String>,
+        sign_in: Option<SignInNeeded>,
+        /// Whom the run acted for when it paused: the one a sign-in waits for.
+        acting_for: String,
     },
     /// A form, dashboard or app (submissions show under their form).
     Artifact {
@@ -74,6 +79,9 @@ pub struct Thread {
     pub items: Vec<Item>,
     /// Each run's status: running, paused, finished, or failed with why.
     pub runs: ById<String>,
+    /// Whom each run acts for: its starter, then whoever's answer resumed
+    /// it (`RunResumed`'s actor), as the server's runner has it.
+    pub acting_for: ById<String>,
     /// Who answered each request, by tool call id.
     pub answered: ById<String>,
     /// The requests whose deadline passed unanswered.
@@ -251,6 +259,7 @@ impl Thread {
             }),
             Event::RunStarted(started) => {
                 self.runs.insert(started.run_id.clone(), "running".into());
+                self.acting_for.insert(started.run_id.clone(), started.started_by.clone());
                 self.items.push(Item::RunStarted {
                     seq: e.seq,
                     run: started.run_id.clone(),
@@ -270,6 +279,7 @@ impl Thread {
             Event::RunPaused(paused) => {
                 self.writing.remove(&paused.run_id);
                 self.runs.insert(paused.run_id.clone(), "paused".into());
+                let acting_for = self.acting_for.get(&paused.run_id).cloned().unwrap_or_default();
                 for r in &paused.requests {
                     self.items.push(Item::Request {
                         seq: e.seq,
@@ -278,6 +288,8 @@ impl Thread {
                         tool_name: r.tool_name.clone(),
                         args: r.args.clone(),
                         expires_at: r.expires_at.clone(),
+                        sign_in: r.sign_in.clone(),
+                        acting_for: acting_for.clone(),
                     });
                 }
             }
@@ -289,6 +301,7 @@ impl Thread {
             }
             Event::RunResumed(resumed) => {
                 self.runs.insert(resumed.run_id.clone(), "running".into());
+                self.acting_for.insert(resumed.run_id.clone(), resumed.actor.clone());
             }
             Event::RunFinished(finished) => {
                 self.writing.remove(&finished.run_id);
@@ -364,7 +377,7 @@ impl Thread {
 #[cfg(test)]
 mod tests {
     use lattice_core::event::{ModelReplied, RunFinished, RunStarted};
-    use lattice_core::{TenantId, UserId};
+    use lattice_core::{DeferredRequest, TenantId, TenantRole, UserId};
     use serde_json::json;
 
     use super::*;
@@ -443,5 +456,36 @@ mod tests {
         assert!(m.contains_key("aa") && !m.contains_key("c"));
         assert_eq!(m.get_mut("b").map(|v| std::mem::replace(v, 0)), Some(20));
         assert_eq!(m.get("b"), Some(&0));
+    }
+
+    #[test]
+    fn a_sign_in_request_waits_for_whom_the_run_acts_for_when_it_pauses() {
+        let mut t = Thread::default();
+        t.apply(&envelope(
+            1,
+            RunStarted { run_id: "run_1".into(), prompt: "p".into(), model: "m".into(), started_by: "alice".into(), chain: None }.into(),
+        ));
+        let request = |id: &str, sign_in: Option<SignInNeeded>| DeferredRequest {
+            tool_call_id: id.into(),
+            tool_name: "mcp__github__list_issues".into(),
+            args: json!({}),
+            expires_in_secs: None,
+            expires_at: None,
+            sign_in,
+        };
+        t.apply(&envelope(2, RunPaused { run_id: "run_1".into(), requests: vec![request("c1", None)] }.into()));
+        // Bob's answer resumed the run: it acts for him from then on.
+        t.apply(&envelope(3, RunResumed { run_id: "run_1".into(), actor: "bob".into(), role: TenantRole::Member }.into()));
+        let needed = SignInNeeded { server: "github".into(), scope: Some("repo".into()) };
+        t.apply(&envelope(4, RunPaused { run_id: "run_1".into(), requests: vec![request("c2", Some(needed.clone()))] }.into()));
+        let requests: Vec<_> = t
+            .items
+            .iter()
+            .filter_map(|i| match i {
+                Item::Request { tool_call_id, sign_in, acting_for, .. } => Some((tool_call_id.as_str(), sign_in.clone(), acting_for.as_str())),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(requests, vec![("c1", None, "alice"), ("c2", Some(needed), "bob")]);
     }
 }

@@ -1,6 +1,7 @@
 //! The top layer: the shell (the header and the routes) and one module a
 //! route. Pages draw with `components` and read and write through `data`.
 
+pub mod connections;
 pub mod console;
 pub mod home;
 pub mod shell;

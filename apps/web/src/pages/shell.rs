@@ -1,10 +1,12 @@
 //! The shell: the header (navigation, scheme, colour-blind mode, who is
-//! signed in) and the routes of the chat host (CONTRACT "The chat host").
+//! signed in and a link to their connected accounts) and the routes of the
+//! chat host (CONTRACT "The chat host").
 
 use leptos::prelude::*;
 use leptos_router::components::{A, Route, Router, Routes};
 use leptos_router::path;
 
+use super::connections::ConnectionsPage;
 use super::console::page::LazyConsole;
 use super::home::Home;
 use super::side::SideList;
@@ -39,6 +41,7 @@ pub fn App() -> impl IntoView {
                             <Route path=path!("/t/:thread") view=ThreadPage/>
                             <Route path=path!("/waiting") view=WaitingPage/>
                             <Route path=path!("/admin") view=LazyConsole/>
+                            <Route path=path!("/settings/connections") view=ConnectionsPage/>
                         </Routes>
                     </Show>
                 </main>
@@ -73,6 +76,8 @@ fn Header() -> impl IntoView {
                 <label for="cvd">"Colour-blind mode"</label>
                 <Show when=signed_in>
                     <span class="who">{move || session.me.get().map(|m| format!("{} ({})", m.user, m.tenant))}</span>
+                    // The person's own settings, beside who they are.
+                    <A href="/settings/connections">"Connected accounts"</A>
                     <button type="button" on:click=|_| leptos::task::spawn_local(session::sign_out())>"Sign out"</button>
                 </Show>
             </div>

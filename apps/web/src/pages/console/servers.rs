@@ -1,7 +1,8 @@
 //! The MCP servers connected for the viewer's tenant: how each is reached,
-//! whether it answers now, and its recent calls (the agent's and its apps')
-//! in the workspaces the viewer administers. Its switch key is a line of
-//! each level above.
+//! whether it answers now, whose sessions it keeps and whether each person
+//! signs in to it (and how many have), and its recent calls (the agent's
+//! and its apps') in the workspaces the viewer administers. Its switch key
+//! is a line of each level above.
 
 use lattice_wire::ConnectedServer;
 use leptos::prelude::*;
@@ -16,6 +17,27 @@ pub(super) fn load(servers: RwSignal<Option<Vec<ConnectedServer>>>) {
             servers.set(Some(list));
         }
     });
+}
+
+/// Whose sessions the server keeps, and for one each person signs in to,
+/// how many have: words after the summary's, each a sentence.
+fn access(s: &ConnectedServer) -> String {
+    let mut said = String::new();
+    match s.isolation.as_str() {
+        "tenant" => said.push_str(" One session per tenant."),
+        "person" => said.push_str(" One session per person."),
+        _ => {}
+    }
+    if s.sign_in {
+        said.push_str(" Each person signs in");
+        match s.connected_people {
+            Some(1) => said.push_str(", 1 person connected"),
+            Some(n) => said.push_str(&format!(", {n} people connected")),
+            None => {}
+        }
+        said.push('.');
+    }
+    said
 }
 
 #[component]
@@ -33,7 +55,7 @@ pub(super) fn ServersSection(servers: RwSignal<Option<Vec<ConnectedServer>>>) ->
                         (None, Some(why)) => format!("does not answer: {why}"),
                         (None, None) => "not asked".to_owned(),
                     };
-                    let summary = format!("{} ({} {}, {}): {} recent calls", s.name, s.transport, s.address, state, s.calls.len());
+                    let summary = format!("{} ({} {}, {}): {} recent calls.{}", s.name, s.transport, s.address, state, s.calls.len(), access(&s));
                     let region = format!("Calls of the {} server", s.name);
                     view! {
                         <details class="server-calls">

@@ -5,13 +5,15 @@
 //!
 //! A file for each part: [`page`] is the page itself and what it follows
 //! (the event stream, [`switches`]); [`timeline`] draws its items,
-//! [`artifacts`] and [`forms`] the artifacts among them, [`writing`] what
+//! [`artifacts`] and [`forms`] the artifacts among them, [`connect`] a call
+//! that waits for a person to sign in to its server, [`writing`] what
 //! the agent is writing; [`composer`] with its [`agent_menu`], [`pins`],
 //! [`share`], [`submit`] (with [`nonces`]); [`newest`] keeps the reader at the newest item; [`ctx`] is what they all read.
 
 mod agent_menu;
 mod artifacts;
 mod composer;
+mod connect;
 mod ctx;
 mod forms;
 mod newest;

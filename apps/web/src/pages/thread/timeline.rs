@@ -1,5 +1,6 @@
 //! The timeline's items: messages, runs (with their cancel button), the
-//! questions and forms an agent waits on, and artifacts with their pin.
+//! questions, forms, calls and sign-ins (`connect.rs`) an agent waits on,
+//! and artifacts with their pin.
 
 use std::cell::RefCell;
 use std::collections::HashSet;
@@ -17,6 +18,7 @@ use serde::de::IgnoredAny;
 use serde_json::{Value, json};
 
 use super::artifacts::{app_view, artifact_view};
+use super::connect::connect_card;
 use super::ctx::{Ctx, may};
 use super::forms::unsendable;
 use super::pins::pin_button;
@@ -63,6 +65,9 @@ pub(super) fn item_view(ctx: Ctx, item: Item) -> AnyView {
                 </p>
             }
             .into_any()
+        }
+        Item::Request { run, tool_call_id, sign_in: Some(needed), acting_for, .. } => {
+            connect_card(ctx, run, tool_call_id, needed, acting_for).into_any()
         }
         Item::Request { run, tool_call_id, tool_name, args, expires_at, .. } if tool_name == ASK_FORM => {
             ask_form_view(ctx, run, tool_call_id, args, expires_at)
