@@ -305,8 +305,36 @@ pub(crate) async fn begin(
     let scopes = state.requested_scopes.clone();
     let begun = Begun { state, client_id, scopes, metadata, challenge, client_secret };
     let value = serde_json::to_string(&begun).map_err(|e| CallError::SignIn(e.to_string()))?;
+    let address = session.get_authorization_url().to_owned();
+    // Checked before anything is kept: a server names its authorization
+    // server, and a hostile one could send the person anywhere.
+    person_may_open(&address, allow_internal)?;
     sign_ins.keeper.begin(&csrf, owner, server, &value).await.map_err(CallError::SignIn)?;
-    Ok(session.get_authorization_url().to_owned())
+    Ok(address)
+}
+
+/// The longest address a person is sent to for a sign-in.
+const MAX_ADDRESS_BYTES: usize = 8192;
+
+/// Whether the person's browser may be sent to `address`: an https page
+/// of the web (http too for a server allowed on internal addresses, as in
+/// a test bed), never `javascript:`, `data:` or a page with credentials in
+/// it, and of a bounded length.
+fn person_may_open(address: &str, allow_internal: bool) -> Result<(), CallError> {
+    let refused = |why: &str| Err(CallError::SignIn(format!("the server's authorization server is not a place to send a person: {why}")));
+    if address.len() > MAX_ADDRESS_BYTES {
+        return refused("its address is too long");
+    }
+    let Ok(parsed) = url::Url::parse(address) else { return refused("its address does not parse") };
+    match parsed.scheme() {
+        "https" => {}
+        "http" if allow_internal => {}
+        other => return refused(&format!("{other}: is not https")),
+    }
+    if parsed.host().is_none() || !parsed.username().is_empty() || parsed.password().is_some() {
+        return refused("no host, or credentials in the address");
+    }
+    Ok(())
 }
 
 /// Whether an authorization server takes a Client ID Metadata Document's
@@ -411,6 +439,25 @@ pub(crate) async fn authorized(target: &Target<'_>, owner: &Owner) -> Result<Aut
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_person_is_sent_only_to_a_page_of_the_web() {
+        assert!(person_may_open("https://as.example/authorize?client_id=lattice", false).is_ok());
+        assert!(person_may_open("http://127.0.0.1:9000/authorize", true).is_ok());
+        for hostile in [
+            "http://as.example/authorize",
+            "javascript:alert(document.cookie)",
+            "data:text/html,<script>alert(1)</script>",
+            "https://user:pass@as.example/authorize",
+            "file:///etc/passwd",
+            "not a url",
+        ] {
+            let refused = person_may_open(hostile, false).unwrap_err().to_string();
+            assert!(refused.contains("not a place to send a person"), "{hostile}: {refused}");
+        }
+        assert!(person_may_open("javascript:alert(1)", true).is_err(), "internal addresses allowed is no licence for another scheme");
+        assert!(person_may_open(&format!("https://as.example/?q={}", "a".repeat(MAX_ADDRESS_BYTES)), false).is_err());
+    }
     use axum::http::{StatusCode, header};
     use axum::response::IntoResponse;
     use serde_json::json;
