@@ -122,6 +122,12 @@ pub const SHOWN: u64 = ThreadCreated::BIT
 #[derive(Debug, Clone, PartialEq)]
 pub struct ById<V>(Vec<(String, V)>);
 
+/// A request's key in [`Thread::answered`] and [`Thread::expired`]: its run
+/// and its call, since a model may use a call's id again in another run.
+pub fn request_key(run: &str, tool_call_id: &str) -> String {
+    format!("{run}/{tool_call_id}")
+}
+
 impl<V> Default for ById<V> {
     fn default() -> Self {
         Self(Vec::new())
@@ -294,10 +300,11 @@ impl Thread {
                 }
             }
             Event::DeferredAnswered(answered) => {
+                let key = request_key(&answered.run_id, &answered.tool_call_id);
                 if answered.expired {
-                    self.expired.insert(answered.tool_call_id.clone(), ());
+                    self.expired.insert(key.clone(), ());
                 }
-                self.answered.insert(answered.tool_call_id.clone(), answered.author.clone());
+                self.answered.insert(key, answered.author.clone());
             }
             Event::RunResumed(resumed) => {
                 self.runs.insert(resumed.run_id.clone(), "running".into());
@@ -376,7 +383,7 @@ impl Thread {
 
 #[cfg(test)]
 mod tests {
-    use lattice_core::event::{ModelReplied, RunFinished, RunStarted};
+    use lattice_core::event::{DeferredAnswered, ModelReplied, RunFinished, RunStarted};
     use lattice_core::{DeferredRequest, TenantId, TenantRole, UserId};
     use serde_json::json;
 
@@ -487,5 +494,24 @@ mod tests {
             })
             .collect();
         assert_eq!(requests, vec![("c1", None, "alice"), ("c2", Some(needed), "bob")]);
+    }
+
+    #[test]
+    fn an_answer_is_the_requests_of_its_run_though_another_run_uses_the_call_id_again() {
+        let mut t = Thread::default();
+        let answered = DeferredAnswered {
+            run_id: "run_1".into(),
+            turn_id: "run_1".into(),
+            tool_call_id: "call_1".into(),
+            tool_name: "ask_user".into(),
+            answer: json!("yes"),
+            approved: true,
+            author: "alice".into(),
+            expired: false,
+            chain: None,
+        };
+        t.apply(&envelope(1, answered.into()));
+        assert_eq!(t.answered.get(&request_key("run_1", "call_1")).map(String::as_str), Some("alice"));
+        assert_eq!(t.answered.get(&request_key("run_2", "call_1")), None, "run_2's call_1 waits still");
     }
 }

@@ -54,7 +54,19 @@ fn scenario_of(out_dir: &Path, dir: &Path) -> String {
 
 /// Runs every client scenario of the suite's version against the client:
 /// its summary, and whether it passed against the expected failures.
-fn suite() -> (String, bool) {
+/// What a run of the suite came to.
+struct Outcome {
+    summary: String,
+    passed: bool,
+    /// The unlisted scenarios that failed, and whether all they drew were
+    /// warnings (the suite's timing checks, such as `sse-retry`'s delay
+    /// window, which a host busy with the rest of the test command can
+    /// miss by some milliseconds).
+    unlisted: Vec<(String, bool)>,
+}
+
+/// Runs the whole client suite (`which` = `["--suite", "all"]`) or one scenario.
+fn suite(which: &[&str]) -> Outcome {
     let e2e = Path::new(env!("CARGO_MANIFEST_DIR"));
     let expected = e2e.join("conformance/client-expected-failures.yaml");
     let out_dir = std::env::temp_dir().join(format!("lattice-client-conformance-{}", lattice_e2e::free_port()));
@@ -63,7 +75,9 @@ fn suite() -> (String, bool) {
     let client = format!("'{}'", env!("CARGO_BIN_EXE_conformance-client"));
     let run = Command::new(node())
         .arg(e2e.join("node_modules/@modelcontextprotocol/conformance/dist/index.js"))
-        .args(["client", "--suite", "all", "--command", &client, "--expected-failures"])
+        .arg("client")
+        .args(which)
+        .args(["--command", &client, "--expected-failures"])
         .arg(&expected)
         .arg("-o")
         .arg(&out_dir)
@@ -76,6 +90,7 @@ fn suite() -> (String, bool) {
         Some(at) => said[at..].to_owned(),
         None => said + &String::from_utf8_lossy(&run.stderr),
     };
+    let mut unlisted = Vec::new();
     if !run.status.success() {
         // What each failed check of a scenario not listed said, and the
         // client's error, for whoever reads the failure (a warning fails a
@@ -88,10 +103,11 @@ fn suite() -> (String, bool) {
                 continue;
             }
             let checks = std::fs::read_to_string(dir.join("checks.json")).unwrap_or_default();
-            let mut failed = false;
+            let (mut failed, mut warnings_only) = (false, true);
             for check in serde_json::from_str::<Vec<serde_json::Value>>(&checks).unwrap_or_default() {
                 if check["status"] == "FAILURE" || check["status"] == "WARNING" {
                     failed = true;
+                    warnings_only &= check["status"] == "WARNING";
                     let why = check.get("errorMessage").filter(|m| !m.is_null()).unwrap_or(&check["description"]);
                     summary.push_str(&format!("\n{scenario}: {} {}: {why}", check["status"], check["name"]));
                 }
@@ -102,15 +118,29 @@ fn suite() -> (String, bool) {
             if let Some(error) = stderr.lines().find(|l| l.starts_with("conformance-client (")).filter(|_| failed) {
                 summary.push_str(&format!("\n{scenario}: {error}"));
             }
+            if failed {
+                unlisted.push((scenario, warnings_only));
+            }
         }
     }
     let _ = std::fs::remove_dir_all(&out_dir);
-    (summary, run.status.success())
+    Outcome { summary, passed: run.status.success(), unlisted }
 }
 
 #[test]
 fn the_official_conformance_suite_passes_against_lattices_client_but_for_what_it_does_not_do() {
-    let (summary, passed) = suite();
-    println!("the MCP conformance suite's client scenarios against lattice-connect:\n{summary}");
-    assert!(passed, "the conformance suite against lattice-connect failed:\n{summary}");
+    let all = suite(&["--suite", "all"]);
+    println!("the MCP conformance suite's client scenarios against lattice-connect:\n{}", all.summary);
+    if all.passed {
+        return;
+    }
+    // A scenario that drew only timing warnings is run again on its own,
+    // once: it must pass then. A failed check is never run again.
+    let retried = !all.unlisted.is_empty() && all.unlisted.iter().all(|(_, warnings_only)| *warnings_only);
+    assert!(retried, "the conformance suite against lattice-connect failed:\n{}", all.summary);
+    for (scenario, _) in &all.unlisted {
+        let alone = suite(&["--scenario", scenario]);
+        println!("{scenario} again, on its own:\n{}", alone.summary);
+        assert!(alone.passed, "{scenario} failed again on its own:\n{}\nwith the suite:\n{}", alone.summary, all.summary);
+    }
 }

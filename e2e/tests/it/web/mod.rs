@@ -11,6 +11,7 @@ mod governance;
 mod harness;
 mod revocation;
 mod roles;
+mod server_sign_in;
 mod sign_in;
 pub mod small_screens;
 mod states;

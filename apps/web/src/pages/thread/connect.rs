@@ -20,11 +20,14 @@ use serde_json::json;
 use super::ctx::Ctx;
 use crate::components::chunks::when_loaded;
 use crate::data::session::Session;
+use crate::data::thread_fold::request_key;
 use crate::data::{api_client, connections};
 
 thread_local! {
     /// The requests this page answered by itself: each once, however
     /// often its card is drawn again or the window comes back into focus.
+    /// By run and tool call id: a model may give the calls of two runs the
+    /// same id, and a later run's request is not one answered already.
     static ANSWERED_HERE: RefCell<HashSet<String>> = RefCell::new(HashSet::new());
 }
 
@@ -36,8 +39,8 @@ pub(super) fn connect_card(ctx: Ctx, run: String, tool_call_id: String, needed: 
 fn connect_view(ctx: Ctx, run: String, tool_call_id: String, needed: SignInNeeded, acting_for: String) -> AnyView {
     let SignInNeeded { server, scope } = needed;
     let session = expect_context::<Session>();
-    let tcid = tool_call_id.clone();
-    let answered = Memo::new(move |_| ctx.state.with(|t| t.answered.get(&tcid).cloned()));
+    let key = request_key(&run, &tool_call_id);
+    let answered = Memo::new(move |_| ctx.state.with(|t| t.answered.get(&key).cloned()));
     // Whether the viewer is the one it waits for, once `/v1/me` has said
     // who the viewer is.
     let person = acting_for.clone();
@@ -48,6 +51,7 @@ fn connect_view(ctx: Ctx, run: String, tool_call_id: String, needed: SignInNeede
     let key = format!("{}{server}", lattice_core::ServerKey::PREFIX);
     let off = Memo::new(move |_| ctx.switches.with(|s| s.as_ref().and_then(|m| m.get(&key)).filter(|e| !e.enabled).map(|e| e.because.clone())));
 
+    let this_request = format!("{run}/{tool_call_id}");
     let answer = {
         let tool_call_id = tool_call_id.clone();
         move |approved: bool| {
@@ -71,7 +75,7 @@ fn connect_view(ctx: Ctx, run: String, tool_call_id: String, needed: SignInNeede
     let (on_its_own, for_server) = (answer.clone(), server.clone());
     Effect::new(move |_| {
         back.track();
-        let request = tool_call_id.clone();
+        let request = this_request.clone();
         if mine.get() != Some(true) || answered.with(Option::is_some) || ANSWERED_HERE.with(|a| a.borrow().contains(&request)) {
             return;
         }

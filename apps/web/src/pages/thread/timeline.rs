@@ -26,7 +26,7 @@ use crate::components::chunks::{lazy_form, when_loaded};
 use crate::components::schema_form::{FormProps, Sender};
 use crate::components::time::time;
 use crate::data::api_client;
-use crate::data::thread_fold::Item;
+use crate::data::thread_fold::{Item, request_key};
 
 thread_local! {
     /// Requests that already took the focus once in this page's life.
@@ -75,8 +75,9 @@ pub(super) fn item_view(ctx: Ctx, item: Item) -> AnyView {
         Item::Request { run, tool_call_id, tool_name, args, .. } if lattice_core::ServerKey::split_tool(&tool_name).is_some() => {
             when_loaded("the call", server_call_view(ctx, run, tool_call_id, tool_name, args)).into_any()
         }
-        Item::Request { tool_call_id, args, .. } => {
-            let answered = Memo::new(move |_| ctx.state.with(|t| t.answered.get(&tool_call_id).cloned()));
+        Item::Request { run, tool_call_id, args, .. } => {
+            let key = request_key(&run, &tool_call_id);
+            let answered = Memo::new(move |_| ctx.state.with(|t| t.answered.get(&key).cloned()));
             let question = args.get("question").and_then(Value::as_str).unwrap_or_default().to_owned();
             view! {
                 <section class="request question">
@@ -120,8 +121,8 @@ pub(super) fn item_view(ctx: Ctx, item: Item) -> AnyView {
 #[lazy]
 fn server_call_view(ctx: Ctx, run: String, tool_call_id: String, tool_name: String, args: Value) -> AnyView {
     let (server, tool) = lattice_core::ServerKey::split_tool(&tool_name).map(|(s, t)| (s.to_owned(), t.to_owned())).unwrap_or_default();
-    let tcid = tool_call_id.clone();
-    let answered = Memo::new(move |_| ctx.state.with(|t| t.answered.get(&tcid).cloned()));
+    let key = request_key(&run, &tool_call_id);
+    let answered = Memo::new(move |_| ctx.state.with(|t| t.answered.get(&key).cloned()));
     let refused = RwSignal::new(None::<String>);
     let key = format!("{}{server}", lattice_core::ServerKey::PREFIX);
     let off = Memo::new(move |_| {
@@ -180,10 +181,10 @@ fn ask_form_view(ctx: Ctx, run: String, tool_call_id: String, args: Value, expir
     let Ok(args) = lattice_core::json::from_value::<AskFormArgs>(args) else {
         return view! { <p class="refusal">"The agent asked for a form that can't be shown."</p> }.into_any();
     };
-    let tcid = tool_call_id.clone();
-    let answered = Memo::new(move |_| ctx.state.with(|t| t.answered.get(&tcid).cloned()));
-    let tcid = tool_call_id.clone();
-    let expired = Memo::new(move |_| ctx.state.with(|t| t.expired.contains_key(&tcid)));
+    let key = request_key(&run, &tool_call_id);
+    let answered = Memo::new(move |_| ctx.state.with(|t| t.answered.get(&key).cloned()));
+    let key = request_key(&run, &tool_call_id);
+    let expired = Memo::new(move |_| ctx.state.with(|t| t.expired.contains_key(&key)));
     let forms_off = ctx.off_because("ui:forms");
     let heading = format!("req-{tool_call_id}-title");
     let deadline = expires_at.clone();
