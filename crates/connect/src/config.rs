@@ -156,8 +156,9 @@ pub struct ProcessLimits {
     /// mappings: `RLIMIT_DATA`), in MiB.
     #[serde(default = "defaults::memory_mb")]
     pub memory_mb: u64,
-    /// The processes its user may run (a fork bomb stops here; root is
-    /// not bound by it).
+    /// The processes its user may run (`RLIMIT_NPROC`, which does not
+    /// bind root), and the processes its session may hold (counted every
+    /// 2 s, whoever runs lattice: past it, the whole group is stopped).
     #[serde(default = "defaults::processes")]
     pub processes: u64,
     #[serde(default = "defaults::open_files")]

@@ -22,7 +22,7 @@ const PATH: &str = "/usr/local/bin:/usr/bin:/bin";
 const LINE_MAX: usize = 2048;
 /// Lines of stderr logged per second, per process; the rest are counted.
 const LINES_PER_SECOND: u32 = 20;
-/// How often a server's folder is measured.
+/// How often a server's folder and processes are counted.
 const DISK_EVERY: Duration = Duration::from_secs(2);
 
 /// A running server: its pipes, and the process (its group killed when
@@ -112,7 +112,8 @@ pub fn spawn(server: &str, command: &[String], env: &BTreeMap<String, String>, l
         return Err(CallError::Unreachable("the program's pipes were not made".into()));
     };
     let pid = child.id().map(|p| p as i32);
-    let watch = tokio::spawn(watch(server.to_owned(), child, stderr, home.to_owned(), limits.disk_mb.saturating_mul(1024 * 1024)));
+    let bounds = Bounds { disk: limits.disk_mb.saturating_mul(1024 * 1024), processes: limits.processes };
+    let watch = tokio::spawn(watch(server.to_owned(), child, stderr, home.to_owned(), bounds));
     Ok(Process { stdin, stdout, guard: ProcessGuard { pid, watch } })
 }
 
@@ -134,9 +135,19 @@ fn restrict(home: &Path) {
     let _ = std::fs::set_permissions(home, std::fs::Permissions::from_mode(0o700));
 }
 
-/// Relays the server's stderr to the log and keeps its folder within its
-/// bound, until the process ends; a folder over it ends the process.
-async fn watch(server: String, mut child: Child, stderr: tokio::process::ChildStderr, home: PathBuf, disk_max: u64) {
+/// What the watch holds a server to, besides the limits the kernel keeps.
+struct Bounds {
+    disk: u64,
+    processes: u64,
+}
+
+/// Relays the server's stderr to the log and keeps its folder and its
+/// processes within their bounds, until the process ends; over either, its
+/// whole group is killed. The processes are counted here too because
+/// `RLIMIT_NPROC` does not bind a lattice that runs as root: a fork bomb is
+/// then ended at the next count.
+async fn watch(server: String, mut child: Child, stderr: tokio::process::ChildStderr, home: PathBuf, bounds: Bounds) {
+    let leader = child.id().map(|p| p as i32);
     let mut lines = BufReader::new(stderr);
     let mut line = Vec::new();
     let (mut window, mut said, mut dropped) = (Instant::now(), 0u32, 0u64);
@@ -163,8 +174,26 @@ async fn watch(server: String, mut child: Child, stderr: tokio::process::ChildSt
             }
             _ = disk.tick() => {
                 let used = folder_size(&home).await;
-                if used > disk_max {
-                    tracing::warn!(server = %server, used, limit = disk_max, "a connected server filled its folder past its bound: it is stopped");
+                let running = match leader {
+                    Some(leader) => group_size(leader).await,
+                    None => 0,
+                };
+                let over = if used > bounds.disk {
+                    tracing::warn!(server = %server, used, limit = bounds.disk, "a connected server filled its folder past its bound: it is stopped");
+                    true
+                } else if running > bounds.processes {
+                    tracing::warn!(server = %server, running, limit = bounds.processes, "a connected server ran more processes than its bound: it is stopped");
+                    true
+                } else {
+                    false
+                };
+                if over {
+                    if let Some(leader) = leader {
+                        // SAFETY: a signal to the group this process leads (setsid).
+                        unsafe {
+                            libc::kill(-leader, libc::SIGKILL);
+                        }
+                    }
                     let _ = child.start_kill();
                 }
             }
@@ -193,6 +222,33 @@ async fn read_line(reader: &mut BufReader<tokio::process::ChildStderr>, line: &m
             return true;
         }
     }
+}
+
+/// The processes in the session `leader` began (setsid: its group and
+/// session ids are its pid), from `/proc`.
+async fn group_size(leader: i32) -> u64 {
+    tokio::task::spawn_blocking(move || {
+        let Ok(entries) = std::fs::read_dir("/proc") else { return 0 };
+        let mut count = 0u64;
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            if !name.to_str().is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit())) {
+                continue;
+            }
+            let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else { continue };
+            // `pid (comm) state ppid pgrp session …`; comm may hold anything but
+            // ends at the last parenthesis.
+            let Some((_, rest)) = stat.rsplit_once(')') else { continue };
+            let fields: Vec<&str> = rest.split_whitespace().take(4).collect();
+            let ids = |i: usize| fields.get(i).and_then(|f| f.parse::<i32>().ok());
+            if fields.first() != Some(&"Z") && (ids(2) == Some(leader) || ids(3) == Some(leader)) {
+                count += 1;
+            }
+        }
+        count
+    })
+    .await
+    .unwrap_or(0)
 }
 
 /// The bytes under `dir`, counted without following links (at most a

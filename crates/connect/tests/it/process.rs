@@ -122,6 +122,33 @@ async fn a_server_that_writes_more_memory_than_its_limit_is_stopped_and_started_
 }
 
 #[tokio::test]
+async fn a_server_that_runs_more_processes_than_its_bound_is_stopped_with_all_of_them() {
+    // Under root RLIMIT_NPROC binds nothing: the count of its group does.
+    let connections = connect(json!({"limits": {"processes": 20}}), homes());
+    let pids = ask(&connections, ANA, "spawn", json!({"n": 40})).await.unwrap();
+    let pids: Vec<i64> = pids.as_array().unwrap().iter().filter_map(Value::as_i64).collect();
+    assert!(!pids.is_empty());
+    let alive = |pid: i64| std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| !s.contains(") Z "));
+    let deadline = Instant::now() + Duration::from_secs(8);
+    while pids.iter().any(|p| alive(*p)) {
+        assert!(
+            Instant::now() < deadline,
+            "{} of the server's {} processes outlived its bound",
+            pids.iter().filter(|p| alive(**p)).count(),
+            pids.len()
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // The session found closed under the next call (if the watch ended it
+    // between calls), the one after starts a new process.
+    let next = match ask(&connections, ANA, "count", json!({})).await {
+        Err(CallError::Closed { .. }) => ask(&connections, ANA, "count", json!({})).await,
+        other => other,
+    };
+    assert_eq!(next.unwrap(), json!(1), "a new process after the group was ended");
+}
+
+#[tokio::test]
 async fn two_tenants_never_share_a_session_or_a_process() {
     let connections = connect(json!({}), homes());
     // Each tenant's session counts its own calls.
