@@ -308,6 +308,12 @@ pub struct RunRequest {
     /// When nobody may answer any more (RFC 3339), for a request with a deadline.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expires_at: Option<String>,
+    /// A connected server's call that waits for the person the run acts
+    /// for to sign in to it (`POST /v1/me/connections/{server}`), then is
+    /// answered `{"approved": true}` to go on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
+    pub sign_in: Option<lattice_core::SignInNeeded>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -287,6 +287,14 @@ impl Thread {
                 self.runs.insert(paused.run_id.clone(), "paused".into());
                 let acting_for = self.acting_for.get(&paused.run_id).cloned().unwrap_or_default();
                 for r in &paused.requests {
+                    // The same call waiting again (a sign-in, then the
+                    // policy's question): one card, the newest, unanswered.
+                    let key = request_key(&paused.run_id, &r.tool_call_id);
+                    self.answered.remove(&key);
+                    self.expired.remove(&key);
+                    self.items.retain(
+                        |i| !matches!(i, Item::Request { run, tool_call_id, .. } if *run == paused.run_id && *tool_call_id == r.tool_call_id),
+                    );
                     self.items.push(Item::Request {
                         seq: e.seq,
                         run: paused.run_id.clone(),
@@ -513,5 +521,18 @@ mod tests {
         t.apply(&envelope(1, answered.into()));
         assert_eq!(t.answered.get(&request_key("run_1", "call_1")).map(String::as_str), Some("alice"));
         assert_eq!(t.answered.get(&request_key("run_2", "call_1")), None, "run_2's call_1 waits still");
+
+        // The same call waiting again in run_1: one request, unanswered.
+        let request = DeferredRequest {
+            tool_call_id: "call_1".into(),
+            tool_name: "notes__write_note".into(),
+            args: json!({}),
+            expires_in_secs: None,
+            expires_at: None,
+            sign_in: None,
+        };
+        t.apply(&envelope(2, RunPaused { run_id: "run_1".into(), requests: vec![request] }.into()));
+        assert_eq!(t.answered.get(&request_key("run_1", "call_1")), None);
+        assert_eq!(t.items.iter().filter(|i| matches!(i, Item::Request { .. })).count(), 1);
     }
 }

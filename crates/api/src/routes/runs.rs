@@ -55,6 +55,7 @@ fn run_of(view: RunView) -> Run {
                 args: r.args,
                 answered_by: r.answered_by,
                 answer: r.answer,
+                sign_in: r.sign_in,
             })
             .collect(),
     }

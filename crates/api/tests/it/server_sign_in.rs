@@ -71,13 +71,17 @@ async fn world() -> (Idp, ProtectedServer) {
 }
 
 fn servers(server: &ProtectedServer) -> BTreeMap<String, lattice_connect::ServerConfig> {
+    servers_with(server, "allow")
+}
+
+fn servers_with(server: &ProtectedServer, policy: &str) -> BTreeMap<String, lattice_connect::ServerConfig> {
     let secret = std::env::temp_dir().join(format!("lattice-notes-secret-{}", ulid::Ulid::generate()));
     std::fs::write(&secret, SECRET).unwrap();
     let config = serde_json::from_value(json!({
         "url": server.url(),
         "allow_internal": true,
         "timeout_secs": 10,
-        "policy": {"default": "allow"},
+        "policy": {"default": policy},
         "sign_in": {"scopes": ["notes:read"], "client_id": "lattice", "client_secret_file": secret},
     }))
     .unwrap();
@@ -277,5 +281,47 @@ lattice_testkit::both_backends! {
         assert_eq!(off.status, StatusCode::OK, "{:?}", off.body);
         let refused = app.post("/v1/me/connections/notes", &alice, json!({})).await;
         assert_eq!(error_type(&refused), "NotEnabled", "{:?}", refused.body);
+    }
+}
+
+lattice_testkit::both_backends! {
+    async fn a_call_put_to_the_person_waits_again_for_a_sign_in_then_is_put_again(backend: Backend) {
+        let (idp, server) = world().await;
+        let app = App::signing_in(backend, &servers_with(&server, "ask"), models()).await;
+        let alice = app.token("t1", "alice", TenantRole::Member, false).await;
+        let (_, thread) = app.workspace_with_thread(&alice).await;
+
+        // Connected first; then the call itself is put to her, as the policy says.
+        let (id, paused) = start_run(&app, &alice, &thread, "whoami").await;
+        assert_eq!(paused["requests"][0]["tool_name"], "notes__lattice_sign_in", "{paused}");
+        assert_eq!(paused["requests"][0]["sign_in"], json!({"server": "notes"}), "the run's view says it is a sign-in: {paused}");
+        let hers = signed_in_at_provider(&app, &idp, &alice, ("alice", "alice-password"), None).await;
+        assert_eq!(finish(&app, &alice, &hers).await.status, StatusCode::OK);
+        let asked = answer(&app, &alice, &id, "connect", true).await;
+        assert_eq!(asked["status"], "paused", "{asked}");
+        assert_eq!(asked["requests"].as_array().map(|r| r.iter().filter(|r| r["answered_by"].is_null()).count()), Some(1), "{asked}");
+        let open = asked["requests"].as_array().unwrap().iter().find(|r| r["answered_by"].is_null()).unwrap().clone();
+        assert_eq!((open["tool_name"].clone(), open.get("sign_in").cloned()), (json!("notes__whoami"), None), "{asked}");
+        assert_eq!(answer(&app, &alice, &id, "call", true).await["status"], "finished");
+
+        // Approved, the call needs more scope: the same call waits again,
+        // for the sign-in, then is put to her again, then is made.
+        let (id, paused) = start_run(&app, &alice, &thread, "write").await;
+        assert_eq!((paused["requests"][0]["tool_name"].clone(), paused["requests"][0].get("sign_in").cloned()), (json!("notes__write_note"), None));
+        let again = answer(&app, &alice, &id, "call", true).await;
+        assert_eq!(again["status"], "paused", "{again}");
+        let request = &again["requests"][0];
+        assert!(request["answered_by"].is_null(), "the request begins anew: {again}");
+        assert_eq!(request["sign_in"]["server"], "notes", "{again}");
+        assert!(request["sign_in"]["scope"].as_str().is_some_and(|s| s.split(' ').any(|s| s == "notes:write")), "{again}");
+        let more = signed_in_at_provider(&app, &idp, &alice, ("alice", "alice-password"), Some("notes:write")).await;
+        assert_eq!(finish(&app, &alice, &more).await.status, StatusCode::OK);
+        let put_again = answer(&app, &alice, &id, "call", true).await;
+        assert_eq!(put_again["status"], "paused", "a word on the sign-in is not one on the call: {put_again}");
+        assert!(put_again["requests"][0].get("sign_in").is_none(), "{put_again}");
+        assert_eq!(answer(&app, &alice, &id, "call", true).await["status"], "finished");
+        let seen = server.seen().await;
+        let written: u64 = seen["sessions"].as_object().unwrap().values().filter(|s| s["sub"] == "alice").filter_map(|s| s["notes"].as_u64()).sum();
+        assert_eq!(written, 1, "{seen}");
     }
 }

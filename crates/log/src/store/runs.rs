@@ -47,6 +47,9 @@ pub struct RequestRow {
     /// When nobody may answer any more (ms since the epoch).
     #[serde(skip)]
     pub expires_at: Option<i64>,
+    /// The server the person must sign in to first, for a call that waits on it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sign_in: Option<lattice_core::SignInNeeded>,
 }
 
 impl RequestRow {
@@ -96,7 +99,8 @@ pub(crate) async fn load_run(db: &Db, tenant: &TenantId, run: &RunId) -> Result<
 
 pub(crate) async fn load_requests(db: &Db, tenant: &TenantId, run: &str) -> Result<Vec<RequestRow>, Error> {
     let rows = sqlx::query(
-        "SELECT tool_call_id, tool_name, args, answered_by, answer, expires_at FROM run_requests WHERE tenant = $1 AND run = $2 ORDER BY tool_call_id",
+        "SELECT tool_call_id, tool_name, args, answered_by, answer, expires_at, sign_in FROM run_requests WHERE tenant = $1 AND run = $2 \
+         ORDER BY tool_call_id",
     )
     .bind(tenant.as_str())
     .bind(run)
@@ -107,6 +111,7 @@ pub(crate) async fn load_requests(db: &Db, tenant: &TenantId, run: &str) -> Resu
         .map(|row| {
             let args: String = row.try_get(2).map_err(db_error)?;
             let answer: Option<String> = row.try_get(4).map_err(db_error)?;
+            let sign_in: Option<String> = row.try_get(6).map_err(db_error)?;
             Ok(RequestRow {
                 tool_call_id: row.try_get(0).map_err(db_error)?,
                 tool_name: row.try_get(1).map_err(db_error)?,
@@ -114,6 +119,7 @@ pub(crate) async fn load_requests(db: &Db, tenant: &TenantId, run: &str) -> Resu
                 answered_by: row.try_get(3).map_err(db_error)?,
                 answer: answer.and_then(|a| serde_json::from_str(&a).ok()),
                 expires_at: row.try_get(5).map_err(db_error)?,
+                sign_in: sign_in.and_then(|s| serde_json::from_str(&s).ok()),
             })
         })
         .collect()
@@ -319,16 +325,23 @@ pub(crate) async fn record_step(conn: &mut AnyConnection, w: &Writing<'_>, run: 
             // A deadline counts from the pause, by the log's clock.
             let expires_at = r.expires_in_secs.map(|secs| w.at + secs.min(lattice_core::run::MAX_EXPIRES_IN_SECS) as i64 * 1000);
             r.expires_at = expires_at.map(crate::clock::rfc3339);
-            sqlx::query("INSERT INTO run_requests (tenant, run, tool_call_id, tool_name, args, expires_at) VALUES ($1, $2, $3, $4, $5, $6)")
-                .bind(w.tenant)
-                .bind(run)
-                .bind(&r.tool_call_id)
-                .bind(&r.tool_name)
-                .bind(r.args.to_string())
-                .bind(expires_at)
-                .execute(&mut *conn)
-                .await
-                .map_err(db_error)?;
+            // The same call can wait again in one run (a sign-in, then the
+            // policy's question; a step-up): the request begins anew.
+            sqlx::query(
+                "INSERT INTO run_requests (tenant, run, tool_call_id, tool_name, args, expires_at, sign_in) VALUES ($1, $2, $3, $4, $5, $6, $7) \
+                 ON CONFLICT (tenant, run, tool_call_id) DO UPDATE SET tool_name = excluded.tool_name, args = excluded.args, \
+                 expires_at = excluded.expires_at, sign_in = excluded.sign_in, answered_by = NULL, answer = NULL",
+            )
+            .bind(w.tenant)
+            .bind(run)
+            .bind(&r.tool_call_id)
+            .bind(&r.tool_name)
+            .bind(r.args.to_string())
+            .bind(expires_at)
+            .bind(r.sign_in.as_ref().map(|s| serde_json::to_string(s).unwrap_or_default()))
+            .execute(&mut *conn)
+            .await
+            .map_err(db_error)?;
         }
     }
     Ok(step_event(run.to_owned(), step))

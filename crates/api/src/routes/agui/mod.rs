@@ -239,7 +239,13 @@ async fn still_waiting(state: &AppState, who: &lattice_log::Authenticated, trans
     if view.run.status != lattice_core::RunStatus::Paused || open.is_empty() {
         return Ok(None);
     }
-    let waiting = open.iter().map(|r| (r.tool_call_id.as_str(), r.tool_name.as_str(), &r.args, r.expires()));
+    let waiting = open.iter().map(|r| translate::Waiting {
+        tool_call_id: &r.tool_call_id,
+        tool_name: &r.tool_name,
+        args: &r.args,
+        expires_at: r.expires(),
+        sign_in: r.sign_in.as_ref(),
+    });
     Ok(Some(translator.interrupted(waiting)))
 }
 

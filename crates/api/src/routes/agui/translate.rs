@@ -18,6 +18,15 @@ pub(super) fn result_text(result: &Value, is_error: bool) -> String {
     if is_error { format!("error: {content}") } else { content }
 }
 
+/// A request a run waits on, as an interrupt tells it.
+pub(super) struct Waiting<'a> {
+    pub tool_call_id: &'a str,
+    pub tool_name: &'a str,
+    pub args: &'a Value,
+    pub expires_at: Option<String>,
+    pub sign_in: Option<&'a lattice_core::SignInNeeded>,
+}
+
 /// Turns one lattice run's live stream into AG-UI events.
 pub(super) struct Translator {
     thread_id: String,
@@ -134,11 +143,18 @@ impl Translator {
 
     /// `RUN_FINISHED` with the `interrupt` outcome: one interrupt for each
     /// request the run waits on (its tool call's id and name, arguments,
-    /// deadline).
-    pub(super) fn interrupted<'a>(&self, waiting: impl Iterator<Item = (&'a str, &'a str, &'a Value, Option<String>)>) -> Value {
+    /// deadline, and the server to sign in to first).
+    pub(super) fn interrupted<'a>(&self, waiting: impl Iterator<Item = Waiting<'a>>) -> Value {
         let interrupts: Vec<Value> = waiting
-            .map(|(tool_call_id, tool_name, args, expires_at)| {
+            .map(|Waiting { tool_call_id, tool_name, args, expires_at, sign_in }| {
                 let (message, schema) = match tool_name {
+                    // The person signs in first (lattice's chat, or `POST
+                    // /v1/me/connections/{server}`), then answers to go on.
+                    _ if let Some(needed) = sign_in => (
+                        json!(format!("The agent needs the person's account on the {} server: connect it, then answer to go on", needed.server)),
+                        json!({"type": "object", "properties": {"approved": {"type": "boolean"}}, "required": ["approved"],
+                            "additionalProperties": false}),
+                    ),
                     lattice_agent::tools::ASK_FORM => {
                         (args.get("title").cloned().unwrap_or(Value::Null), args.get("schema").cloned().unwrap_or(json!({})))
                     }
@@ -158,6 +174,9 @@ impl Translator {
                 }
                 if let Some(at) = expires_at {
                     interrupt["expiresAt"] = json!(at);
+                }
+                if let Some(needed) = sign_in {
+                    interrupt["signIn"] = json!({"server": needed.server, "scope": needed.scope});
                 }
                 interrupt
             })
@@ -234,7 +253,13 @@ impl Translator {
             }
             Event::RunPaused(paused) if ours => {
                 self.close_message(out);
-                let waiting = paused.requests.iter().map(|r| (r.tool_call_id.as_str(), r.tool_name.as_str(), &r.args, r.expires_at.clone()));
+                let waiting = paused.requests.iter().map(|r| Waiting {
+                    tool_call_id: &r.tool_call_id,
+                    tool_name: &r.tool_name,
+                    args: &r.args,
+                    expires_at: r.expires_at.clone(),
+                    sign_in: r.sign_in.as_ref(),
+                });
                 out.push(self.interrupted(waiting));
                 true
             }
@@ -263,16 +288,31 @@ impl Translator {
 mod tests {
     use serde_json::json;
 
-    use super::Translator;
+    use super::{Translator, Waiting};
 
     #[test]
     fn a_servers_call_put_to_a_person_is_an_interrupt_answered_yes_or_no() {
         let t = Translator::new("th_1".into(), "run_1".into());
         let args = json!({"note": "hi"});
-        let finished = t.interrupted([("c1", "clock__write_note", &args, None)].into_iter());
+        let finished =
+            t.interrupted([Waiting { tool_call_id: "c1", tool_name: "clock__write_note", args: &args, expires_at: None, sign_in: None }].into_iter());
         let interrupt = &finished["outcome"]["interrupts"][0];
         assert_eq!(interrupt["reason"], "lattice.clock__write_note");
         assert_eq!(interrupt["message"], "The agent wants to call write_note on the clock server with {\"note\":\"hi\"}");
+        assert_eq!(interrupt["responseSchema"]["required"], json!(["approved"]));
+        assert!(interrupt.get("signIn").is_none());
+    }
+
+    #[test]
+    fn a_call_that_waits_for_a_sign_in_says_which_server_and_scope() {
+        let t = Translator::new("th_1".into(), "run_1".into());
+        let args = json!({});
+        let needed = lattice_core::SignInNeeded { server: "notes".into(), scope: Some("notes:write".into()) };
+        let waiting = Waiting { tool_call_id: "c1", tool_name: "notes__write_note", args: &args, expires_at: None, sign_in: Some(&needed) };
+        let finished = t.interrupted([waiting].into_iter());
+        let interrupt = &finished["outcome"]["interrupts"][0];
+        assert_eq!(interrupt["signIn"], json!({"server": "notes", "scope": "notes:write"}));
+        assert!(interrupt["message"].as_str().unwrap().contains("account on the notes server"), "{interrupt}");
         assert_eq!(interrupt["responseSchema"]["required"], json!(["approved"]));
     }
 }
