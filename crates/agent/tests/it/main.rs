@@ -44,7 +44,9 @@ impl Model for Script {
 }
 
 pub async fn wait_for(log: &LogService, who: &Authenticated, run: &RunId, status: RunStatus) -> RunView {
-    for _ in 0..400 {
+    // A bound, not a measure: a host busy with the rest of the test
+    // command can take seconds to drive a run.
+    for _ in 0..1500 {
         let view = log.run(who, run).await.unwrap();
         if view.run.status == status {
             return view;
