@@ -138,14 +138,7 @@ impl Call<'_> {
             }
             (Decision::Ask, None) => {
                 self.audit(&decided.policy, "ask", None, None).await?;
-                Ok(Called::Asked(DeferredRequest {
-                    tool_call_id: self.call.id.clone(),
-                    tool_name: self.call.name.clone(),
-                    args: self.call.arguments.clone(),
-                    expires_in_secs: None,
-                    expires_at: None,
-                    sign_in: None,
-                }))
+                Ok(Called::Asked(self.request(None)))
             }
             (Decision::Ask, Some(false)) => {
                 self.audit(&decided.policy, "declined", None, None).await?;
@@ -178,14 +171,20 @@ impl Call<'_> {
     async fn asks_sign_in(&self, needs: CallError) -> Result<Called, Error> {
         let CallError::NeedsSignIn { server, scope } = &needs else { return Ok(Called::Refused(needs.to_string())) };
         self.audit("sign_in", "needs_sign_in", None, None).await?;
-        Ok(Called::Asked(DeferredRequest {
+        Ok(Called::Asked(self.request(Some(SignInNeeded { server: server.clone(), scope: scope.clone() }))))
+    }
+
+    /// The call put to a person, as the run's pause records it: with no
+    /// deadline, and what they must sign in to first, if anything.
+    fn request(&self, sign_in: Option<SignInNeeded>) -> DeferredRequest {
+        DeferredRequest {
             tool_call_id: self.call.id.clone(),
             tool_name: self.call.name.clone(),
             args: self.call.arguments.clone(),
             expires_in_secs: None,
             expires_at: None,
-            sign_in: Some(SignInNeeded { server: server.clone(), scope: scope.clone() }),
-        }))
+            sign_in,
+        }
     }
 
     async fn make(&self, policy: &str, decision: &str) -> Result<Called, Error> {

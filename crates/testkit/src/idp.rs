@@ -7,9 +7,9 @@
 //! The provider's node modules come from `npm ci` in `e2e/` (`cargo xtask
 //! test` runs it); without them, starting fails and says so.
 
+use crate::node_script::{self, Started, lock};
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use base64::Engine;
@@ -17,7 +17,6 @@ use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
 use jsonwebtoken::{Algorithm, EncodingKey};
 use reqwest::Url;
 use serde_json::{Map, Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader};
 
 /// The kind of key the provider signs ID tokens, access tokens and logout
 /// tokens with. RS256 is what most company providers use; an EC key is
@@ -244,17 +243,12 @@ pub struct Idp {
     child: tokio::process::Child,
 }
 
-/// The repository's root, where `e2e/idp` is.
-fn repository() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
 impl Idp {
     /// Makes a signing key, writes the provider's configuration to a temp
     /// file and starts `node e2e/idp/provider.mjs` on it, returning once it
     /// says it is ready (about half a second).
     pub async fn start(setup: IdpSetup) -> Idp {
-        let root = repository();
+        let root = node_script::repository();
         let modules = root.join("e2e/node_modules/oidc-provider");
         assert!(
             modules.join("package.json").exists(),
@@ -269,37 +263,8 @@ impl Idp {
         });
         std::fs::write(&config, document.to_string()).unwrap_or_else(|e| panic!("writing {}: {e}", config.display()));
 
-        // stdin stays open while this handle lives: the provider exits when
-        // it closes, so it never outlives a test process that died.
-        let mut child = tokio::process::Command::new("node")
-            .arg(root.join("e2e/idp/provider.mjs"))
-            .arg(&config)
-            .current_dir(&root)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true)
-            .spawn()
-            .unwrap_or_else(|e| panic!("starting node e2e/idp/provider.mjs (is Node.js 20 or newer installed?): {e}"));
-        let log = Arc::new(Mutex::new(String::new()));
-        keep_log(child.stderr.take().expect("piped stderr"), log.clone());
-        let mut stdout = BufReader::new(child.stdout.take().expect("piped stdout")).lines();
-        let ready = tokio::time::timeout(Duration::from_secs(30), async {
-            while let Ok(Some(line)) = stdout.next_line().await {
-                if let Some(issuer) = line.strip_prefix("ready ") {
-                    return Some(issuer.to_owned());
-                }
-                append(&log, &line);
-            }
-            None
-        })
-        .await;
-        let Ok(Some(issuer)) = ready else {
-            let _ = child.start_kill();
-            tokio::time::sleep(Duration::from_millis(200)).await;
-            panic!("the OpenID provider did not start (is `npm ci` done in e2e/?); its log:\n{}", lock(&log));
-        };
-        keep_log(stdout.into_inner().into_inner(), log.clone());
+        let Started { child, log, address: issuer } =
+            node_script::start("e2e/idp/provider.mjs", &config, "the OpenID provider", "is `npm ci` done in e2e/?").await;
         let browser = Agent::new(&issuer);
         Idp {
             issuer,
@@ -590,25 +555,6 @@ fn merged(mut base: Value, overrides: Value) -> Value {
         }
     }
     base
-}
-
-fn keep_log(stream: impl AsyncRead + Unpin + Send + 'static, log: Arc<Mutex<String>>) {
-    tokio::spawn(async move {
-        let mut lines = BufReader::new(stream).lines();
-        while let Ok(Some(line)) = lines.next_line().await {
-            append(&log, &line);
-        }
-    });
-}
-
-fn append(log: &Mutex<String>, line: &str) {
-    let mut log = lock(log);
-    log.push_str(line);
-    log.push('\n');
-}
-
-fn lock(log: &Mutex<String>) -> std::sync::MutexGuard<'_, String> {
-    log.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 fn set(fields: &mut Vec<(String, String)>, name: &str, value: &str) {

@@ -6,6 +6,7 @@
 pub mod idp;
 pub mod mcp_server;
 pub mod nats;
+mod node_script;
 pub mod protected;
 pub mod tls;
 

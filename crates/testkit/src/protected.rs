@@ -18,13 +18,12 @@
 //! Its node modules come from `npm ci` in `e2e/` (`cargo xtask test` runs
 //! it); without them, starting fails and says so.
 
-use std::path::{Path, PathBuf};
-use std::process::Stdio;
-use std::sync::{Arc, Mutex, PoisonError};
+use crate::node_script::{self, Started, lock};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader};
 
 /// The scope every request needs.
 pub const READ_SCOPE: &str = "notes:read";
@@ -112,10 +111,6 @@ pub struct ProtectedServer {
     child: tokio::process::Child,
 }
 
-fn repository() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
 impl ProtectedServer {
     /// A server on a free port trusting `issuer`'s tokens for its own `/mcp`
     /// URL, listing `scopes_supported` and requiring `required_scope`.
@@ -127,7 +122,7 @@ impl ProtectedServer {
     /// e2e/mcp/protected-server.mjs` on it, returning once it says it is
     /// ready (it has read the provider's discovery document by then).
     pub async fn start_with(setup: ProtectedSetup) -> ProtectedServer {
-        let root = repository();
+        let root = node_script::repository();
         for module in ["@modelcontextprotocol/sdk", "jose", "zod"] {
             let manifest = root.join("e2e/node_modules").join(module).join("package.json");
             assert!(manifest.exists(), "{module} is not installed in e2e/node_modules: run `npm ci` in e2e/ (`cargo xtask test` does)");
@@ -142,38 +137,9 @@ impl ProtectedServer {
         }
         std::fs::write(&config, document.to_string()).unwrap_or_else(|e| panic!("writing {}: {e}", config.display()));
 
-        // stdin stays open while this handle lives: the server exits when it
-        // closes, so it never outlives a test process that died.
-        let mut child = tokio::process::Command::new("node")
-            .arg(root.join("e2e/mcp/protected-server.mjs"))
-            .arg(&config)
-            .current_dir(&root)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true)
-            .spawn()
-            .unwrap_or_else(|e| panic!("starting node e2e/mcp/protected-server.mjs (is Node.js 20 or newer installed?): {e}"));
-        let log = Arc::new(Mutex::new(String::new()));
-        keep_log(child.stderr.take().expect("piped stderr"), log.clone());
-        let mut stdout = BufReader::new(child.stdout.take().expect("piped stdout")).lines();
-        let ready = tokio::time::timeout(Duration::from_secs(30), async {
-            while let Ok(Some(line)) = stdout.next_line().await {
-                if let Some(url) = line.strip_prefix("ready ") {
-                    return Some(url.to_owned());
-                }
-                append(&log, &line);
-            }
-            None
-        })
-        .await;
-        let Ok(Some(url)) = ready else {
-            let _ = child.start_kill();
-            tokio::time::sleep(Duration::from_millis(200)).await;
-            let _ = std::fs::remove_file(&config);
-            panic!("the protected MCP server did not start (is `npm ci` done in e2e/? is the provider up?); its log:\n{}", lock(&log));
-        };
-        keep_log(stdout.into_inner().into_inner(), log.clone());
+        let Started { child, log, address: url } =
+            node_script::start("e2e/mcp/protected-server.mjs", &config, "the protected MCP server", "is `npm ci` done in e2e/? is the provider up?")
+                .await;
         let origin = url.strip_suffix("/mcp").unwrap_or(&url).to_owned();
         let _ = rustls::crypto::ring::default_provider().install_default();
         let http = reqwest::Client::builder().no_proxy().timeout(Duration::from_secs(10)).build().expect("an HTTP client");
@@ -223,23 +189,4 @@ impl Drop for ProtectedServer {
             eprintln!("the protected MCP server's log:\n{}", self.log());
         }
     }
-}
-
-fn keep_log(stream: impl AsyncRead + Unpin + Send + 'static, log: Arc<Mutex<String>>) {
-    tokio::spawn(async move {
-        let mut lines = BufReader::new(stream).lines();
-        while let Ok(Some(line)) = lines.next_line().await {
-            append(&log, &line);
-        }
-    });
-}
-
-fn append(log: &Mutex<String>, line: &str) {
-    let mut log = lock(log);
-    log.push_str(line);
-    log.push('\n');
-}
-
-fn lock(log: &Mutex<String>) -> std::sync::MutexGuard<'_, String> {
-    log.lock().unwrap_or_else(PoisonError::into_inner)
 }

@@ -13,18 +13,6 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// Node ≥ 22: `LATTICE_CONFORMANCE_NODE` (what `cargo xtask test` installs),
-/// else a `node` on the PATH that is new enough.
-fn node() -> PathBuf {
-    if let Some(node) = std::env::var_os("LATTICE_CONFORMANCE_NODE") {
-        return PathBuf::from(node);
-    }
-    let version = Command::new("node").arg("--version").output().map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned()).unwrap_or_default();
-    let major: u32 = version.trim_start_matches('v').split('.').next().and_then(|m| m.parse().ok()).unwrap_or(0);
-    assert!(major >= 22, "the conformance suite needs Node 22 or newer (here: {version:?}); `cargo xtask test` installs one");
-    PathBuf::from("node")
-}
-
 /// The folders under `dir` that hold a scenario's results (`auth/*` ones a
 /// level down).
 fn results(dir: &Path) -> Vec<PathBuf> {
@@ -73,7 +61,7 @@ fn suite(which: &[&str]) -> Outcome {
     // The suite splits the command at spaces and hands it to a shell: quoted,
     // a path with a space in it stays one word.
     let client = format!("'{}'", env!("CARGO_BIN_EXE_conformance-client"));
-    let run = Command::new(node())
+    let run = Command::new(super::conformance::node())
         .arg(e2e.join("node_modules/@modelcontextprotocol/conformance/dist/index.js"))
         .arg("client")
         .args(which)

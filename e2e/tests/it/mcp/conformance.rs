@@ -21,7 +21,7 @@ use super::ServeMcp;
 
 /// Node ≥ 22: `LATTICE_CONFORMANCE_NODE` (what `cargo xtask test` installs),
 /// else a `node` on the PATH that is new enough.
-fn node() -> PathBuf {
+pub(super) fn node() -> PathBuf {
     if let Some(node) = std::env::var_os("LATTICE_CONFORMANCE_NODE") {
         return PathBuf::from(node);
     }
