@@ -57,6 +57,26 @@ pub enum ModelError {
     Unreachable(String),
     #[error("no model named {0:?} is configured")]
     Unknown(String),
+    /// The reply stopped at the model's token limit (`finish_reason:
+    /// "length"`): it is not a whole reply, and nothing of it is acted on.
+    /// What came of its text and the tokens it used are kept, to show and
+    /// to count.
+    #[error("{reason}")]
+    Cut { reason: String, text: Option<String>, tokens: Option<u64> },
+}
+
+impl ModelError {
+    /// A reply cut at the model's token limit; `during` says where, when a
+    /// tool call's arguments were being written (`while writing ask_form's
+    /// arguments`).
+    pub fn cut(during: Option<String>, text: Option<String>, tokens: Option<u64>) -> Self {
+        let mut reason = "the reply was cut at the model's token limit".to_owned();
+        if let Some(during) = during {
+            reason.push(' ');
+            reason.push_str(&during);
+        }
+        Self::Cut { reason, text, tokens }
+    }
 }
 
 #[async_trait::async_trait]

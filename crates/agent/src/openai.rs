@@ -6,6 +6,12 @@
 //! service (429, 5xx) is asked again by `backon`, after its `Retry-After` or
 //! an exponential backoff with jitter, a few times before the run fails, as
 //! long as nothing of the reply has been told yet.
+//!
+//! A reply the service stopped at the model's token limit (`finish_reason:
+//! "length"`) is no whole reply: it comes back as [`ModelError::Cut`], with
+//! the text that came, and a tool call cut in its arguments says so rather
+//! than that they are not JSON. Tool calls keep the order the model made
+//! them in (their `index` in a stream, their place in a whole body).
 
 use std::time::Duration;
 
@@ -43,6 +49,8 @@ pub struct OpenAiModel {
     /// The longest silence of the service: before its answer starts, and
     /// between two parts of a streamed answer.
     idle: Duration,
+    /// The most tokens a reply may hold (`max_tokens`), if bounded here.
+    max_tokens: Option<u32>,
 }
 
 impl OpenAiModel {
@@ -60,7 +68,15 @@ impl OpenAiModel {
             retries: RETRIES,
             first_wait: FIRST_WAIT,
             idle: timeout,
+            max_tokens: None,
         })
+    }
+
+    /// Asks for replies of at most `max_tokens` tokens: a longer one is cut
+    /// by the service and comes back as [`ModelError::Cut`].
+    pub fn with_max_tokens(mut self, max_tokens: u32) -> Self {
+        self.max_tokens = Some(max_tokens);
+        self
     }
 
     /// Asks again `retries` times at most, the first wait `first_wait`.
@@ -162,8 +178,11 @@ fn too_long() -> ModelError {
 #[derive(Default)]
 struct Streamed {
     text: String,
+    /// The tool calls by their `index`, in the model's order.
     calls: Vec<StreamedCall>,
     tokens: Option<u64>,
+    /// Why the service says the reply ended (`stop`, `tool_calls`, `length`).
+    finish_reason: Option<String>,
     done: bool,
     /// Whether a delta was told.
     told: bool,
@@ -171,6 +190,8 @@ struct Streamed {
 
 #[derive(Default)]
 struct StreamedCall {
+    /// Its `index` in the stream: its place among the reply's calls.
+    index: u64,
     id: String,
     name: String,
     arguments: String,
@@ -194,6 +215,9 @@ impl Streamed {
         if let Some(total) = chunk.pointer("/usage/total_tokens").and_then(Value::as_u64) {
             self.tokens = Some(total);
         }
+        if let Some(reason) = chunk.pointer("/choices/0/finish_reason").and_then(Value::as_str) {
+            self.finish_reason = Some(reason.to_owned());
+        }
         let Some(delta) = chunk.pointer("/choices/0/delta") else { return Ok(()) };
         if let Some(text) = delta.get("content").and_then(Value::as_str).filter(|t| !t.is_empty()) {
             self.text.push_str(text);
@@ -201,14 +225,16 @@ impl Streamed {
             deltas(Delta::Text(text.to_owned()));
         }
         for part in delta.get("tool_calls").and_then(Value::as_array).into_iter().flatten() {
-            let index = part.get("index").and_then(Value::as_u64).unwrap_or(0) as usize;
-            if index > self.calls.len() {
-                return Err(ModelError::Malformed(format!("tool call {index} arrived before tool call {}", self.calls.len())));
-            }
-            if index == self.calls.len() {
-                self.calls.push(StreamedCall::default());
-            }
-            let call = &mut self.calls[index];
+            // The call's place is its index, whatever order the parts come in.
+            let index = part.get("index").and_then(Value::as_u64).unwrap_or(0);
+            let at = match self.calls.binary_search_by_key(&index, |c| c.index) {
+                Ok(at) => at,
+                Err(at) => {
+                    self.calls.insert(at, StreamedCall { index, ..StreamedCall::default() });
+                    at
+                }
+            };
+            let call = &mut self.calls[at];
             if let Some(id) = part.get("id").and_then(Value::as_str) {
                 call.id = id.to_owned();
             }
@@ -219,36 +245,70 @@ impl Streamed {
                 call.arguments.push_str(args);
             }
             if call.told_at.is_none_or(|at| at.elapsed() >= TOOL_INPUT_EVERY) {
-                self.told |= call.tell(index, deltas);
+                self.told |= call.tell(deltas);
             }
         }
         Ok(())
     }
 
-    /// The whole reply: its text, and its tool calls with their arguments
-    /// parsed (a call's last arguments told once more if they changed).
+    /// The whole reply: its text, and its tool calls in the model's order
+    /// with their arguments parsed (a call's last arguments told once more
+    /// if they changed); a reply cut at the token limit is
+    /// [`ModelError::Cut`].
     fn finish(mut self, deltas: &Deltas) -> Result<ModelReply, ModelError> {
-        let mut tool_calls = Vec::with_capacity(self.calls.len());
-        for (i, call) in self.calls.iter_mut().enumerate() {
-            if call.name.is_empty() {
-                return Err(ModelError::Malformed(format!("tool_calls[{i}] has no function name")));
-            }
-            call.tell(i, deltas);
-            let raw = if call.arguments.trim().is_empty() { "{}" } else { call.arguments.as_str() };
-            let arguments: Value =
-                serde_json::from_str(raw).map_err(|e| ModelError::Malformed(format!("tool_calls[{i}] arguments are not JSON: {e}")))?;
-            let id = if call.id.is_empty() { format!("call_{i}") } else { std::mem::take(&mut call.id) };
-            tool_calls.push(ToolCall { id, name: std::mem::take(&mut call.name), arguments });
+        let mut calls = Vec::with_capacity(self.calls.len());
+        for call in &mut self.calls {
+            call.tell(deltas);
+            let id = if call.id.is_empty() { format!("call_{}", call.index) } else { std::mem::take(&mut call.id) };
+            calls.push(RawCall { id, name: std::mem::take(&mut call.name), arguments: std::mem::take(&mut call.arguments) });
         }
         let text = Some(self.text).filter(|t| !t.is_empty());
-        Ok(ModelReply { text, tool_calls, tokens: self.tokens })
+        reply_of(text, calls, self.tokens, self.finish_reason.as_deref())
     }
+}
+
+/// A tool call as the service sent it, its arguments still text.
+struct RawCall {
+    id: String,
+    name: String,
+    arguments: String,
+}
+
+/// The reply of the text and the calls the service sent, and why it says
+/// the reply ended: a reply cut at the token limit is [`ModelError::Cut`],
+/// naming the call it was cut in, if any.
+fn reply_of(text: Option<String>, calls: Vec<RawCall>, tokens: Option<u64>, finish_reason: Option<&str>) -> Result<ModelReply, ModelError> {
+    let cut = finish_reason == Some("length");
+    let mut tool_calls = Vec::with_capacity(calls.len());
+    for (i, call) in calls.into_iter().enumerate() {
+        if call.name.is_empty() {
+            if cut {
+                return Err(ModelError::cut(Some(format!("while writing tool call {i}")), text, tokens));
+            }
+            return Err(ModelError::Malformed(format!("tool_calls[{i}] has no function name")));
+        }
+        let raw = if call.arguments.trim().is_empty() { "{}" } else { call.arguments.as_str() };
+        let arguments: Value = match serde_json::from_str(raw) {
+            Ok(arguments) => arguments,
+            Err(_) if cut => {
+                return Err(ModelError::cut(Some(format!("while writing the arguments of {} (tool_calls[{i}])", call.name)), text, tokens));
+            }
+            Err(e) => return Err(ModelError::Malformed(format!("tool_calls[{i}] arguments are not JSON: {e}"))),
+        };
+        tool_calls.push(ToolCall { id: call.id, name: call.name, arguments });
+    }
+    if cut {
+        // Whole calls of a cut reply may not be all it meant to make.
+        let during = (!tool_calls.is_empty()).then(|| format!("after {} tool call(s), which were not made", tool_calls.len()));
+        return Err(ModelError::cut(during, text, tokens));
+    }
+    Ok(ModelReply { text, tool_calls, tokens })
 }
 
 impl StreamedCall {
     /// Tells the arguments as far as they have come, if that is more than
     /// was told; answers whether it told.
-    fn tell(&mut self, index: usize, deltas: &Deltas) -> bool {
+    fn tell(&mut self, deltas: &Deltas) -> bool {
         if self.name.is_empty() {
             return false;
         }
@@ -258,7 +318,7 @@ impl StreamedCall {
             return false;
         }
         self.told = Some(arguments.clone());
-        let id = if self.id.is_empty() { format!("call_{index}") } else { self.id.clone() };
+        let id = if self.id.is_empty() { format!("call_{}", self.index) } else { self.id.clone() };
         deltas(Delta::ToolInput { id, name: self.name.clone(), arguments });
         true
     }
@@ -302,6 +362,9 @@ impl OpenAiModel {
             })
             .collect();
         let mut body = json!({"model": self.model, "messages": messages, "stream": true, "stream_options": {"include_usage": true}});
+        if let Some(max_tokens) = self.max_tokens {
+            body["max_tokens"] = json!(max_tokens);
+        }
         if !request.tools.is_empty() {
             body["tools"] = request
                 .tools
@@ -358,24 +421,26 @@ impl Model for OpenAiModel {
     }
 }
 
-/// Reads `choices[0].message`: its content and its tool calls, whose
-/// arguments arrive as a JSON string.
+/// Reads `choices[0].message`: its content and its tool calls, in the
+/// order it lists them, whose arguments arrive as a JSON string; and
+/// `choices[0].finish_reason`, a reply cut at the token limit being
+/// [`ModelError::Cut`].
 pub fn parse_reply(text: &str) -> Result<ModelReply, ModelError> {
     let body: Value = serde_json::from_str(text).map_err(|e| ModelError::Malformed(e.to_string()))?;
     let message = body.pointer("/choices/0/message").ok_or_else(|| ModelError::Malformed("no choices[0].message".into()))?;
     let content = message.get("content").and_then(Value::as_str).map(str::to_owned).filter(|s| !s.is_empty());
-    let mut tool_calls = Vec::new();
-    for (i, call) in message.get("tool_calls").and_then(Value::as_array).into_iter().flatten().enumerate() {
-        let name = call
-            .pointer("/function/name")
-            .and_then(Value::as_str)
-            .ok_or_else(|| ModelError::Malformed(format!("tool_calls[{i}] has no function name")))?;
-        let raw = call.pointer("/function/arguments").and_then(Value::as_str).unwrap_or("{}");
-        let arguments: Value = serde_json::from_str(if raw.trim().is_empty() { "{}" } else { raw })
-            .map_err(|e| ModelError::Malformed(format!("tool_calls[{i}] arguments are not JSON: {e}")))?;
-        let id = call.get("id").and_then(Value::as_str).map(str::to_owned).unwrap_or_else(|| format!("call_{i}"));
-        tool_calls.push(ToolCall { id, name: name.to_owned(), arguments });
-    }
+    let calls = message
+        .get("tool_calls")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .enumerate()
+        .map(|(i, call)| RawCall {
+            id: call.get("id").and_then(Value::as_str).map(str::to_owned).unwrap_or_else(|| format!("call_{i}")),
+            name: call.pointer("/function/name").and_then(Value::as_str).unwrap_or_default().to_owned(),
+            arguments: call.pointer("/function/arguments").and_then(Value::as_str).unwrap_or("{}").to_owned(),
+        })
+        .collect();
     let tokens = body.pointer("/usage/total_tokens").and_then(Value::as_u64);
-    Ok(ModelReply { text: content, tool_calls, tokens })
+    reply_of(content, calls, tokens, body.pointer("/choices/0/finish_reason").and_then(Value::as_str))
 }

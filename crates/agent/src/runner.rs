@@ -11,10 +11,14 @@ use serde_json::Value;
 use tokio::sync::Notify;
 
 use crate::act::{Acted, act, check_form};
-use crate::model::{Delta, ModelRequest, Models};
+use crate::model::{Delta, ModelError, ModelRequest, Models};
 use crate::servers;
 use crate::tools::{self, ToolDefinition, is_deferred, switch_of, toolset};
 use crate::transcript::{Transcript, rebuild};
+
+/// What ends the text of a reply cut at the model's token limit, as the
+/// thread shows it.
+const CUT_MARK: &str = " …\n\n[cut: the reply reached the model's token limit]";
 
 /// How often a run's driver looks whether the run was cancelled on
 /// another replica while a model call is under way.
@@ -183,7 +187,13 @@ impl Runner {
         for waiting in self.inner.log.paused_runs(who, thread).await? {
             let run = RunId::from_trusted(waiting.run.id.clone());
             let mut answered = false;
-            for request in waiting.requests.iter().filter(|r| r.tool_name == tools::ASK_USER && r.answered_by.is_none()) {
+            let mut open: Vec<_> = waiting.requests.iter().filter(|r| r.tool_name == tools::ASK_USER && r.answered_by.is_none()).collect();
+            // Answered in the order the model asked them.
+            if open.len() > 1 {
+                let asked = self.asked_order(&who.principal().tenant, &run).await?;
+                open.sort_by_key(|r| asked.iter().position(|id| *id == r.tool_call_id).unwrap_or(usize::MAX));
+            }
+            for request in open {
                 let command = Command::AnswerDeferred {
                     run: run.clone(),
                     tool_call_id: request.tool_call_id.clone(),
@@ -202,6 +212,20 @@ impl Runner {
             }
         }
         Ok(())
+    }
+
+    /// The tool call ids of a run's last pause, in the order the model
+    /// made the calls.
+    async fn asked_order(&self, tenant: &TenantId, run: &RunId) -> Result<Vec<String>, Error> {
+        let log = self.inner.trusted.run_log(tenant, run).await?;
+        Ok(log
+            .iter()
+            .rev()
+            .find_map(|e| match &e.event {
+                lattice_core::event::Event::RunPaused(paused) => Some(paused.requests.iter().map(|r| r.tool_call_id.clone()).collect()),
+                _ => None,
+            })
+            .unwrap_or_default())
     }
 
     /// Drives the running runs nobody drives (a stop interrupted them, or
@@ -480,7 +504,7 @@ impl Runner {
             let Some(row) = self.row(tenant, run).await?.filter(|r| r.status == RunStatus::Running) else { return Ok(()) };
             let acting = self.inner.trusted.principal_for(tenant, &row);
             let who = self.inner.trusted.vouch(acting.clone());
-            let Transcript { mut messages, unanswered, model_calls, tokens, running_ms, approvals, sign_ins, server_calls, attachments } =
+            let Transcript { mut messages, unanswered, unposted, model_calls, tokens, running_ms, approvals, sign_ins, server_calls, attachments } =
                 rebuild(&self.inner.trusted.run_log(tenant, run).await?);
             crate::files::describe(&self.inner.trusted, tenant, &row.workspace, &mut messages, &attachments).await?;
             let left = budget.wall_time.saturating_sub(Duration::from_millis(running_ms.max(0) as u64));
@@ -488,7 +512,9 @@ impl Runner {
                 let reason = format!("ran for more than its {} s", budget.wall_time.as_secs());
                 return self.fail(&acting, run, RunFailure::WallTime, reason).await;
             }
-            let (offered, apps_on) = self.offered(&who, &row).await?;
+            let (offered, switches) = self.offered(&who, &row).await?;
+            let apps_on = switches.get(&SwitchKey::MiniApps).copied().unwrap_or(false);
+            let thread = ThreadId::from_trusted(row.thread.clone());
             let calls = if unanswered.is_empty() {
                 if model_calls >= budget.model_calls {
                     let reason = format!("stopped after {} model calls", budget.model_calls);
@@ -513,19 +539,35 @@ impl Runner {
                 };
                 let reply = match reply {
                     Ok(reply) => reply,
+                    // Cut at the token limit: what it wrote is shown, marked
+                    // as cut, its tokens are counted, and nothing of it is
+                    // acted on.
+                    Err(ModelError::Cut { reason, text, tokens }) => {
+                        let text = text.filter(|t| !t.trim().is_empty());
+                        self.record_as(&acting, run, RunStep::ModelReplied { text: text.clone(), tool_calls: vec![], tokens }).await?;
+                        if let Some(text) = text {
+                            let text = format!("{}{CUT_MARK}", text.trim_end());
+                            self.inner.log.execute(&who, Command::PostMessage { thread: thread.clone(), text }).await?;
+                        }
+                        return self.fail(&acting, run, RunFailure::Model, reason).await;
+                    }
                     Err(e) => return self.fail(&acting, run, RunFailure::Model, format!("the model failed: {e}")).await,
                 };
                 let step = RunStep::ModelReplied { text: reply.text.clone(), tool_calls: reply.tool_calls.clone(), tokens: reply.tokens };
                 self.record_as(&acting, run, step).await?;
+                // What it said is in the thread before anything its calls do.
+                if let Some(text) = reply.text.clone().filter(|t| !t.trim().is_empty()) {
+                    self.inner.log.execute(&who, Command::PostMessage { thread: thread.clone(), text }).await?;
+                }
                 if reply.tool_calls.is_empty() {
-                    if let Some(text) = reply.text.clone().filter(|t| !t.trim().is_empty()) {
-                        let thread = ThreadId::from_trusted(row.thread.clone());
-                        self.inner.log.execute(&who, Command::PostMessage { thread, text }).await?;
-                    }
                     return self.record_as(&acting, run, RunStep::Finished { text: reply.text }).await;
                 }
                 reply.tool_calls
             } else {
+                // A crash after the reply was recorded: its text first.
+                if let Some(text) = unposted {
+                    self.inner.log.execute(&who, Command::PostMessage { thread: thread.clone(), text }).await?;
+                }
                 unanswered
             };
             let mut deferred = Vec::new();
@@ -537,7 +579,7 @@ impl Runner {
                     server_calls: &mut server_calls,
                     apps_on,
                 };
-                match self.call_tool(&who, &row, &offered, &call, said).await? {
+                match self.call_tool(&who, &row, (&offered, &switches), &call, said).await? {
                     Outcome::Deferred(request) => deferred.push(request),
                     Outcome::Done(result) => {
                         let step = RunStep::ToolReturned { tool_call_id: call.id, tool_name: call.name, result, is_error: false };
@@ -557,37 +599,33 @@ impl Runner {
     }
 
     /// The tools whose switch is on in the run's workspace, decided now:
-    /// lattice's own and the connected servers', and whether mini apps
-    /// are on (a server's result shows its app only then).
-    async fn offered(&self, who: &Authenticated, row: &RunRow) -> Result<(Vec<ToolDefinition>, bool), Error> {
+    /// lattice's own and the connected servers', and the switches they
+    /// were decided by (a server's result shows its app only where mini
+    /// apps are on).
+    async fn offered(&self, who: &Authenticated, row: &RunRow) -> Result<(Vec<ToolDefinition>, BTreeMap<SwitchKey, bool>), Error> {
         let effective = self.inner.log.effective(who, &row.workspace).await?;
         let enabled: BTreeMap<SwitchKey, bool> = effective.into_iter().map(|(k, e)| (k, e.enabled)).collect();
         let mut tools = toolset(&enabled);
         tools.extend(servers::offered(&self.inner.connections, who, &enabled).await);
-        Ok((tools, enabled.get(&SwitchKey::MiniApps).copied().unwrap_or(false)))
+        Ok((tools, enabled))
     }
 
     async fn call_tool(
         &self,
         who: &Authenticated,
         row: &RunRow,
-        offered: &[ToolDefinition],
+        (offered, switches): (&[ToolDefinition], &BTreeMap<SwitchKey, bool>),
         call: &ToolCall,
         said: Said<'_>,
     ) -> Result<Outcome, Error> {
-        let server = lattice_connect::naming::split(&call.name).and_then(|(server, tool)| Some((self.inner.connections.get(server)?, tool)));
-        if !offered.iter().any(|t| t.name == call.name) && !servers::is_sign_in_call(&self.inner.connections, &call.name, offered) {
-            let why = match (switch_of(&call.name), &server) {
-                (Some(key), _) => format!("{} is not available: {key} is switched off here", call.name),
-                (None, Some((server, _))) => {
-                    format!("{} is not available: {} is switched off here, or the server does not offer it", call.name, server.key().as_str())
-                }
-                (None, None) => format!("there is no tool named {}", call.name),
-            };
-            return Ok(Outcome::Refused(why));
-        }
+        // A server not offered to the run's tenant is nothing here.
+        let tenant = &who.principal().tenant;
+        let server = lattice_connect::naming::split(&call.name)
+            .and_then(|(server, tool)| Some((self.inner.connections.get(server)?, tool)))
+            .filter(|(server, _)| self.inner.connections.offered_to(tenant).any(|s| s.name() == server.name()));
+        let thread = ThreadId::from_trusted(row.thread.clone());
+        let offered_now = offered.iter().any(|t| t.name == call.name) || servers::is_sign_in_call(&self.inner.connections, &call.name, offered);
         if let Some((server, tool)) = server {
-            let thread = ThreadId::from_trusted(row.thread.clone());
             let made = said.server_calls.get(server.name()).copied().unwrap_or(0);
             let calling = servers::Call {
                 log: &self.inner.log,
@@ -601,6 +639,18 @@ impl Runner {
                 made,
                 apps_on: said.apps_on,
             };
+            if !offered_now {
+                // Refused before the server's policy is asked: recorded as
+                // every decision on a server's call is.
+                let key = server.key();
+                let on = switches.get(&SwitchKey::Server(key)).copied().unwrap_or(false);
+                let (decision, why) = match on {
+                    true => ("not_offered", format!("{} is not available: the {} server does not offer it here now", call.name, server.name())),
+                    false => ("switched_off", format!("{} is not available: {} is switched off here", call.name, key.as_str())),
+                };
+                calling.refuse(decision).await?;
+                return Ok(Outcome::Refused(why));
+            }
             let called = calling.run().await?;
             if !matches!(called, servers::Called::Asked(_)) {
                 *said.server_calls.entry(server.name().to_owned()).or_default() += 1;
@@ -612,9 +662,15 @@ impl Runner {
                 servers::Called::Asked(request) => Outcome::Deferred(request),
             });
         }
+        if !offered_now {
+            let why = match switch_of(&call.name) {
+                Some(key) => format!("{} is not available: {key} is switched off here", call.name),
+                None => format!("there is no tool named {}", call.name),
+            };
+            return Ok(Outcome::Refused(why));
+        }
         let args = &call.arguments;
         let text = |k: &str| args.get(k).and_then(Value::as_str).map(str::to_owned);
-        let thread = ThreadId::from_trusted(row.thread.clone());
         if is_deferred(&call.name) {
             let mut expires_in_secs = None;
             if call.name == tools::ASK_FORM {

@@ -4,7 +4,9 @@
 //! asked in the chat when it says ask), bounded in number per run, in time
 //! and in answer size, and recorded: an audit row (`mcp_tool_call`) with
 //! the decision, the arguments' digest and size and the answer's size,
-//! then the run's own step. A result naming an MCP App puts the app in the
+//! then the run's own step. A call refused before the server is asked has
+//! its row too: `not_offered`, `switched_off`, `limit` (the run's calls of
+//! the server are spent), besides the policy's `deny`, `ask`, `declined`. A result naming an MCP App puts the app in the
 //! thread, remembering its server.
 
 use std::collections::BTreeMap;
@@ -126,11 +128,12 @@ impl Call<'_> {
             (true, _) => None,
             (false, said) => said,
         };
+        let decided = decide(self.server.name(), self.server.config(), self.tool, Caller::Agent);
         let limit = self.server.config().calls_per_run;
         if self.made >= limit {
+            self.audit(&decided.policy, "limit", None, None).await?;
             return Ok(Called::Refused(format!("this run has made its {limit} calls of the {} server", self.server.name())));
         }
-        let decided = decide(self.server.name(), self.server.config(), self.tool, Caller::Agent);
         match (decided.decision, approval) {
             (Decision::Deny, _) => {
                 self.audit(&decided.policy, "deny", None, None).await?;
@@ -147,6 +150,15 @@ impl Call<'_> {
             (Decision::Ask, Some(true)) => self.make(&decided.policy, "confirmed").await,
             (Decision::Allow, _) => self.make(&decided.policy, "allow").await,
         }
+    }
+
+    /// Records a call refused before the server's policy was asked:
+    /// `decision` says why (`not_offered`: the server does not offer the
+    /// tool to the agent here now; `switched_off`: its key is off here).
+    /// The caller tells the model.
+    pub async fn refuse(&self, decision: &str) -> Result<(), Error> {
+        let decided = decide(self.server.name(), self.server.config(), self.tool, Caller::Agent);
+        self.audit(&decided.policy, decision, None, None).await
     }
 
     /// The sign-in call: answered with the server's tools once the person

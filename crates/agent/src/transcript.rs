@@ -84,9 +84,17 @@ pub(crate) fn app_context(said: &lattice_core::event::AppContextSet) -> ChatMess
 
 /// The messages so far, and the tool calls of the last model reply that
 /// have no result yet (a crash between recording the reply and its results).
+///
+/// A reply's tool calls keep the order the model made them in: the calls
+/// left to make, and their results as the model reads them, whatever order
+/// the results and people's answers came in.
 pub(crate) struct Transcript {
     pub messages: Vec<ChatMessage>,
     pub unanswered: Vec<ToolCall>,
+    /// The text of the last model reply, which came with tool calls, when
+    /// the run has not posted it to the thread yet (a crash between
+    /// recording the reply and posting it).
+    pub unposted: Option<String>,
     pub model_calls: usize,
     /// Tokens its model calls used, as the service counted them.
     pub tokens: u64,
@@ -106,8 +114,49 @@ pub(crate) struct Transcript {
     pub attachments: Vec<(usize, String, Vec<String>)>,
 }
 
+/// Who answered a form and the ids of the files the answer names.
+type Attached = (String, Vec<String>);
+
+/// The results of one model reply's tool calls as they are recorded, put
+/// in the order of its calls before the conversation goes on.
+#[derive(Default)]
+struct Results {
+    /// The reply's tool call ids, in the model's order.
+    order: Vec<String>,
+    /// Each result's call id, message, and the files a form answer names
+    /// (who answered, the files' ids).
+    told: Vec<(String, ChatMessage, Option<Attached>)>,
+}
+
+impl Results {
+    fn add(&mut self, id: &str, content: String, attached: Option<Attached>) {
+        self.told.push((id.to_owned(), ChatMessage::Tool { tool_call_id: id.to_owned(), content }, attached));
+    }
+
+    /// Puts the results in the messages in the order of the reply's calls
+    /// (a result of no call of it last, as it came), noting where the
+    /// answers that name files went.
+    fn flush(&mut self, messages: &mut Vec<ChatMessage>, attachments: &mut Vec<(usize, String, Vec<String>)>) {
+        let order = &self.order;
+        self.told.sort_by_key(|(id, _, _)| place(order, id));
+        for (_, message, attached) in self.told.drain(..) {
+            if let Some((author, ids)) = attached {
+                attachments.push((messages.len(), author, ids));
+            }
+            messages.push(message);
+        }
+    }
+}
+
+/// Where the call `id` is among a reply's calls (past them, if it is none).
+fn place(order: &[String], id: &str) -> usize {
+    order.iter().position(|o| o == id).unwrap_or(usize::MAX)
+}
+
 pub(crate) fn rebuild(log: &[Envelope]) -> Transcript {
     let mut messages = vec![ChatMessage::System { content: SYSTEM.into() }];
+    let mut results = Results::default();
+    let mut unposted = None;
     let mut pending: Vec<ToolCall> = Vec::new();
     // Calls waiting on a person: an approval brings the call back.
     let mut paused: HashMap<String, ToolCall> = HashMap::new();
@@ -136,9 +185,14 @@ pub(crate) fn rebuild(log: &[Envelope]) -> Transcript {
             Event::ModelReplied(e) => {
                 model_calls += 1;
                 tokens = tokens.saturating_add(e.tokens.unwrap_or(0));
+                results.flush(&mut messages, &mut attachments);
+                results.order = e.tool_calls.iter().map(|c| c.id.clone()).collect();
                 pending = e.tool_calls.clone();
+                unposted = e.text.clone().filter(|t| !t.trim().is_empty() && !e.tool_calls.is_empty());
                 messages.push(ChatMessage::Assistant { content: e.text.clone(), tool_calls: e.tool_calls.clone() });
             }
+            // The run's own message: the reply's text is in the thread.
+            Event::MessagePosted(_) => unposted = None,
             Event::ToolReturned(e) => {
                 pending.retain(|c| c.id != e.tool_call_id);
                 let server = lattice_core::ServerKey::split_tool(&e.tool_name).map(|(server, _)| server);
@@ -154,7 +208,7 @@ pub(crate) fn rebuild(log: &[Envelope]) -> Transcript {
                     (result, false) if server.is_some() => untrusted("tool result", &e.tool_name, result),
                     (result, false) => result.to_string(),
                 };
-                messages.push(ChatMessage::Tool { tool_call_id: e.tool_call_id.clone(), content });
+                results.add(&e.tool_call_id, content, None);
             }
             // A person said whether a server's tool may be called: the
             // call is the runner's to make (or refuse) now.
@@ -168,20 +222,21 @@ pub(crate) fn rebuild(log: &[Envelope]) -> Transcript {
             Event::DeferredAnswered(e) if e.expired => {
                 pending.retain(|c| c.id != e.tool_call_id);
                 let content = "expired: nobody answered before the deadline, and nobody can now".to_owned();
-                messages.push(ChatMessage::Tool { tool_call_id: e.tool_call_id.clone(), content });
+                results.add(&e.tool_call_id, content, None);
             }
             Event::DeferredAnswered(e) => {
                 pending.retain(|c| c.id != e.tool_call_id);
+                let mut attached = None;
                 if let Some(schema) = asked.get(&e.tool_call_id).filter(|_| e.tool_name == ASK_FORM)
                     && let Ok(form) = lattice_ui::schema::compile(schema)
                 {
                     let ids: Vec<String> = lattice_ui::attached::file_ids(&form, &e.answer).into_iter().map(str::to_owned).collect();
                     if !ids.is_empty() {
-                        attachments.push((messages.len(), e.author.clone(), ids));
+                        attached = Some((e.author.clone(), ids));
                     }
                 }
                 let source = if e.tool_name == ASK_FORM { "form answer" } else { "chat reply" };
-                messages.push(ChatMessage::Tool { tool_call_id: e.tool_call_id.clone(), content: untrusted(source, &e.author, &e.answer) });
+                results.add(&e.tool_call_id, untrusted(source, &e.author, &e.answer), attached);
             }
             // Deferred calls are answered by people, not by the runner.
             Event::RunPaused(e) => {
@@ -211,5 +266,9 @@ pub(crate) fn rebuild(log: &[Envelope]) -> Transcript {
     if let Some(from) = since {
         running_ms += (lattice_log::now_ms() - from).max(0);
     }
-    Transcript { messages, unanswered: pending, model_calls, tokens, running_ms, approvals, sign_ins, server_calls, attachments }
+    results.flush(&mut messages, &mut attachments);
+    // Calls a person let go ahead come back in the order they said so:
+    // they are made in the model's.
+    pending.sort_by_key(|c| place(&results.order, &c.id));
+    Transcript { messages, unanswered: pending, unposted, model_calls, tokens, running_ms, approvals, sign_ins, server_calls, attachments }
 }

@@ -20,6 +20,7 @@ pub mod ids;
 pub mod integrations;
 pub mod json;
 pub mod kind;
+pub mod name;
 pub mod patch;
 pub mod policy;
 pub mod rfc3339;

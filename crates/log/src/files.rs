@@ -368,12 +368,15 @@ impl Drop for Upload {
     }
 }
 
-/// A name as kept: its last path segment, no control characters, at most
+/// A name as kept: its last path segment, cleaned by the one rule for
+/// names (`lattice_core::name::clean`), no leading dot, at most
 /// [`NAME_MAX`] bytes (cut at a character), `file` if nothing is left.
 pub fn file_name(name: &str) -> String {
     let last = name.rsplit(['/', '\\']).next().unwrap_or_default();
-    let clean: String = last.chars().filter(|c| !c.is_control()).collect();
-    let mut kept = clean.trim().trim_start_matches('.').to_owned();
+    // A device's name for a file is taken as it comes, what would make it
+    // read as another taken out (lattice_core::name).
+    let clean = lattice_core::name::clean(last);
+    let mut kept = clean.trim_start_matches('.').trim().to_owned();
     while kept.len() > NAME_MAX {
         kept.pop();
     }

@@ -6,7 +6,7 @@
 
 use json_patch::PatchOperation;
 use lattice_core::document::{self, MAX_BYTES};
-use lattice_core::{Audit, Command, Error, FieldError, RunStep};
+use lattice_core::{Audit, Command, Error, FieldError, RunStep, name};
 
 pub const NAME_MAX: usize = 200;
 pub const MESSAGE_MAX: usize = 16 * 1024;
@@ -22,6 +22,34 @@ pub const APP_CONTEXT_MAX: usize = 8 * 1024;
 pub const CHAIN_MAX: usize = 128;
 /// Namespaces that only lattice itself publishes in.
 pub const RESERVED_NAMESPACES: [&str; 3] = ["ui", "log", "audit"];
+
+/// The names a command carries, as kept (`lattice_core::name`): a name a
+/// person gave with an invisible or direction-changing character is
+/// refused; one an identity provider sent is cleaned (it is the
+/// provider's to fix, and refusing would keep the person out).
+pub(crate) fn names(command: &mut Command) -> Result<(), Error> {
+    let mut errors = Vec::new();
+    let mut given = |field: &str, value: &mut String| match name::check(field, value) {
+        Ok(kept) => *value = kept,
+        Err(e) => errors.push(e),
+    };
+    match command {
+        Command::CreateWorkspace { name } => given("name", name),
+        Command::CreateThread { title, .. } => given("title", title),
+        Command::ProvisionPerson { person, .. } => {
+            given("userName", &mut person.user_name);
+            person.display_name = person.display_name.as_deref().map(name::clean);
+        }
+        Command::RecordSignIn { person } => {
+            given("user_name", &mut person.user_name);
+            person.display_name = person.display_name.as_deref().map(name::clean);
+        }
+        Command::ProvisionGroup { group, .. } => given("displayName", &mut group.display_name),
+        Command::CreateApiKey { key } => given("name", &mut key.name),
+        _ => {}
+    }
+    Error::invalid(errors)
+}
 
 pub(crate) fn check_command(command: &Command) -> Result<(), Error> {
     let mut errors = Vec::new();

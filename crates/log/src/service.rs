@@ -584,13 +584,13 @@ impl LogService {
         self.write(who, command, Some(audit)).await
     }
 
-    async fn write(&self, who: &Authenticated, command: Command, audit: Option<Audit>) -> Result<Committed, Error> {
+    async fn write(&self, who: &Authenticated, mut command: Command, audit: Option<Audit>) -> Result<Committed, Error> {
+        limits::names(&mut command)?;
         limits::check_command(&command)?;
         // A sign-in is recorded by lattice for the person, never asked for.
         if matches!(command, Command::RecordSignIn { .. }) && *who.via() != Via::Trusted {
             return Err(Error::forbidden("a sign-in is recorded by lattice itself"));
         }
-        let mut command = command;
         // A command authorized from a remembered standing that no longer
         // holds is written nowhere and authorized again from the store; one
         // whose fresh standing changed before it was written, again.

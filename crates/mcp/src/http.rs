@@ -226,6 +226,7 @@ async fn admit(log: LogService, guard: Arc<Guard>, served: Arc<Served>, trusted:
         None
     };
     let principal = who.principal().clone();
+    let ends_session = req.method() == Method::DELETE;
     // A stream that stays open ends when its caller's access changes (a
     // removal, a lowered role, a sign-out): the client's next request is
     // decided afresh. Watched from before the handler runs, so no change
@@ -241,7 +242,12 @@ async fn admit(log: LogService, guard: Arc<Guard>, served: Arc<Served>, trusted:
     if let Some(held) = &held {
         req.extensions_mut().insert(held.clone());
     }
-    let response = next.run(req).await;
+    let mut response = next.run(req).await;
+    // rmcp answers a session's end 202; the SDKs take 200 or 204 as done
+    // and report anything else as a failure to end it.
+    if ends_session && response.status() == axum::http::StatusCode::ACCEPTED {
+        *response.status_mut() = axum::http::StatusCode::NO_CONTENT;
+    }
     // A session this request made is its caller's from now on; the ones
     // opening it forgot (the caller's oldest) end here and now, and on
     // other replicas at their next request or sweep.

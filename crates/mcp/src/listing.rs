@@ -163,3 +163,24 @@ pub(crate) async fn watch(log: lattice_log::LogService, flips: crate::flips::Fli
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use lattice_core::SwitchKey;
+
+    /// What models and MCP clients are offered names a type wherever a
+    /// value may be anything: no bare `true` where a schema goes.
+    #[test]
+    fn every_tool_schema_lattice_offers_is_portable() {
+        let all = [SwitchKey::Forms, SwitchKey::Dashboards, SwitchKey::MiniApps].into_iter().map(|k| (k, true)).collect();
+        let offered = super::tools(&all);
+        assert!(offered.len() >= 10, "{}", offered.len());
+        for tool in offered {
+            let schema = serde_json::Value::Object((*tool.input_schema).clone());
+            assert_eq!(lattice_ui::wire::boolean_subschemas(&schema), Vec::<String>::new(), "{}", tool.name);
+        }
+        for tool in lattice_agent::tools::all_tools() {
+            assert_eq!(lattice_ui::wire::boolean_subschemas(&tool.parameters), Vec::<String>::new(), "{}", tool.name);
+        }
+    }
+}

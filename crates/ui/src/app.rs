@@ -28,6 +28,7 @@ pub struct App {
     pub html: String,
     /// The app's own state (get_state / set_state), at most 64 KB.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "crate::wire::any_value")]
     pub state: Option<Value>,
     /// Where an app a connected MCP server made came from: its calls go
     /// back to that server. Only lattice's runner, inside a run, puts one
@@ -49,10 +50,13 @@ pub struct ServerApp {
     /// The server's `_meta.ui` for the document (its CSP wishes, border,
     /// domain), as declared: honoured only as far as the deployment allows.
     #[serde(default)]
+    #[schemars(schema_with = "crate::wire::any_value")]
     pub ui: Value,
     /// The call that showed it, told to the app
     /// (`ui/notifications/tool-input`, `ui/notifications/tool-result`).
+    #[schemars(schema_with = "crate::wire::any_value")]
     pub input: Value,
+    #[schemars(schema_with = "crate::wire::any_value")]
     pub result: Value,
 }
 

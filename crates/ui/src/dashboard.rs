@@ -22,10 +22,12 @@ pub struct Dashboard {
 pub enum Panel {
     Metric {
         label: String,
+        #[schemars(schema_with = "crate::wire::figure")]
         value: Value,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         unit: Option<String>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[schemars(schema_with = "crate::wire::any_value")]
         delta: Option<Value>,
     },
     Line(Chart),
@@ -34,6 +36,7 @@ pub enum Panel {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         title: Option<String>,
         columns: Vec<Column>,
+        #[schemars(schema_with = "crate::wire::cells")]
         rows: Vec<Vec<Value>>,
     },
     Text {

@@ -82,6 +82,9 @@ impl UiHints {
         }
         for (s, section) in self.sections.iter().enumerate() {
             plain_text(&mut errors, &format!("sections.{s}.title"), &section.title, LABEL_CHARS * 2);
+            if let Err(e) = lattice_core::name::check(&format!("sections.{s}.title"), &section.title) {
+                errors.push(e);
+            }
             for (i, name) in section.properties.iter().enumerate() {
                 if !known(name) {
                     errors.push(FieldError::new(
@@ -94,6 +97,9 @@ impl UiHints {
         }
         if let Some(label) = &self.submit_label {
             plain_text(&mut errors, "submit_label", label, LABEL_CHARS);
+            if let Err(e) = lattice_core::name::check("submit_label", label) {
+                errors.push(e);
+            }
         }
         for (name, hints) in &self.fields {
             let path = format!("fields.{name}");

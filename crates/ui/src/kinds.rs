@@ -198,6 +198,9 @@ impl ArtifactKind for AppKind {
 }
 
 fn title(title: &str) -> Result<(), Error> {
+    if let Err(e) = lattice_core::name::check("title", title) {
+        return Err(Error::field(e.path, e.keyword, e.message));
+    }
     if title.trim().is_empty() {
         Err(Error::field("title", "minLength", "must not be empty"))
     } else if title.chars().count() > TITLE_CHARS {

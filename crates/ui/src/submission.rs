@@ -17,6 +17,7 @@ pub struct Submission {
     pub form_id: String,
     /// The form's version the values were filled against; it must be the head.
     pub form_version: u64,
+    #[schemars(schema_with = "crate::wire::any_value")]
     pub values: Value,
     /// Made by the client once per submit, for forms that take many.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -7,7 +7,9 @@ mod deadlines;
 mod fence;
 mod files;
 mod leases;
+mod llama;
 mod openai;
+mod replies;
 mod runs;
 mod servers;
 

@@ -10,7 +10,7 @@ use lattice_agent::openai::{OpenAiModel, parse_reply};
 use lattice_agent::{ChatMessage, Delta, Model, ModelError, ModelRequest, tools};
 use serde_json::{Value, json};
 
-async fn serve(router: axum::Router) -> String {
+pub(crate) async fn serve(router: axum::Router) -> String {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
@@ -160,7 +160,7 @@ async fn a_busy_or_failing_service_is_asked_again_with_backoff() {
 
 /// A chat-completions stream as services send it: each chunk a `data:`
 /// line, `pause` between them, then `[DONE]`.
-fn event_stream(chunks: Vec<Value>, pause: Duration, done: bool) -> axum::response::Response {
+pub(crate) fn event_stream(chunks: Vec<Value>, pause: Duration, done: bool) -> axum::response::Response {
     let mut lines: Vec<String> = chunks.into_iter().map(|c| format!("data: {c}\n\n")).collect();
     if done {
         lines.push("data: [DONE]\n\n".into());
@@ -173,7 +173,7 @@ fn event_stream(chunks: Vec<Value>, pause: Duration, done: bool) -> axum::respon
     axum::response::Response::builder().header("content-type", "text/event-stream").body(axum::body::Body::from_stream(body)).unwrap()
 }
 
-fn text_chunk(text: &str) -> Value {
+pub(crate) fn text_chunk(text: &str) -> Value {
     json!({"choices": [{"index": 0, "delta": {"content": text}}]})
 }
 
@@ -319,4 +319,138 @@ async fn the_event_stream_is_read_as_the_spec_frames_it() {
     let router = axum::Router::new().route("/v1/chat/completions", post(|| async { raw_stream(b"data: \xff\xfe\n\n".to_vec(), 64) }));
     let model = OpenAiModel::new(&serve(router).await, None, "m", Duration::from_secs(5)).unwrap().with_retries(0, Duration::ZERO);
     assert!(matches!(model.reply(request()).await.unwrap_err(), ModelError::Malformed(m) if m.contains("event stream")));
+}
+
+/// A streamed part of the tool call at `index`: its id and name with its
+/// first part, then more of its arguments.
+pub(crate) fn call_chunk(index: u64, first: Option<(&str, &str)>, args: &str) -> Value {
+    let mut call = json!({"index": index, "function": {"arguments": args}});
+    if let Some((id, name)) = first {
+        call["id"] = json!(id);
+        call["type"] = json!("function");
+        call["function"]["name"] = json!(name);
+    }
+    json!({"choices": [{"index": 0, "delta": {"tool_calls": [call]}}]})
+}
+
+/// The chunk that ends a reply, saying why.
+pub(crate) fn finish_chunk(reason: &str) -> Value {
+    json!({"choices": [{"index": 0, "delta": {}, "finish_reason": reason}]})
+}
+
+/// A service that streams `replies` in turn (the last one again when they
+/// run out), keeping the body of each request it was sent.
+pub(crate) async fn replaying(replies: Vec<Vec<Value>>) -> (String, std::sync::Arc<std::sync::Mutex<Vec<Value>>>) {
+    let bodies = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let kept = bodies.clone();
+    let router = axum::Router::new().route(
+        "/v1/chat/completions",
+        post(move |Json(body): Json<Value>| {
+            let (kept, replies) = (kept.clone(), replies.clone());
+            async move {
+                let n = {
+                    let mut kept = kept.lock().unwrap();
+                    kept.push(body);
+                    kept.len() - 1
+                };
+                event_stream(replies[n.min(replies.len() - 1)].clone(), Duration::ZERO, true)
+            }
+        }),
+    );
+    (serve(router).await, bodies)
+}
+
+#[tokio::test]
+async fn a_reply_cut_at_the_token_limit_comes_back_as_cut_not_as_a_reply() {
+    let cut_text = vec![text_chunk("The figures "), text_chunk("are"), finish_chunk("length"), json!({"choices": [], "usage": {"total_tokens": 17}})];
+    let cut_args = vec![
+        text_chunk("A form:"),
+        call_chunk(0, Some(("call_1", tools::ASK_FORM)), r#"{"title": "Inci"#),
+        call_chunk(0, None, r#"dent", "schema": {"type""#),
+        finish_chunk("length"),
+    ];
+    let whole_call = vec![call_chunk(0, Some(("call_1", tools::ASK_USER)), r#"{"question": "Which?"}"#), finish_chunk("length")];
+    let (base, bodies) = replaying(vec![cut_text, cut_args, whole_call]).await;
+    let model = OpenAiModel::new(&base, None, "m", Duration::from_secs(5)).unwrap().with_retries(0, Duration::ZERO).with_max_tokens(64);
+
+    let (seen, sink) = collector();
+    let cut = model.stream(request(), &sink).await.unwrap_err();
+    assert_eq!(
+        cut,
+        ModelError::Cut { reason: "the reply was cut at the model's token limit".into(), text: Some("The figures are".into()), tokens: Some(17) }
+    );
+    assert_eq!(seen.lock().unwrap().len(), 2, "what came was told as it came");
+    assert_eq!(bodies.lock().unwrap()[0]["max_tokens"], 64, "the bound is asked for");
+
+    // Cut in a tool call's arguments: said so, not "not JSON".
+    let (_, sink) = collector();
+    let cut = model.stream(request(), &sink).await.unwrap_err();
+    let ModelError::Cut { reason, text, .. } = &cut else { panic!("{cut:?}") };
+    assert_eq!(reason, "the reply was cut at the model's token limit while writing the arguments of ask_form (tool_calls[0])");
+    assert_eq!(text.as_deref(), Some("A form:"));
+    assert!(!cut.to_string().contains("not JSON"), "{cut}");
+    // Whole calls of a cut reply are not acted on either: more may have been meant.
+    let (_, sink) = collector();
+    let cut = model.stream(request(), &sink).await.unwrap_err();
+    assert!(matches!(&cut, ModelError::Cut { reason, .. } if reason.ends_with("after 1 tool call(s), which were not made")), "{cut:?}");
+    assert_eq!(bodies.lock().unwrap().len(), 3, "a cut reply is not asked for again");
+
+    // A whole body says it the same way.
+    let body = |args: &str| {
+        json!({"choices": [{"finish_reason": "length", "message": {"content": "Half", "tool_calls": [
+            {"id": "c", "function": {"name": "x", "arguments": args}}]}}]})
+        .to_string()
+    };
+    let cut = parse_reply(&body(r#"{"a": "#)).unwrap_err();
+    assert!(
+        matches!(&cut, ModelError::Cut { reason, text, .. } if reason.contains("while writing the arguments of x") && text.as_deref() == Some("Half")),
+        "{cut:?}"
+    );
+    let text_only = parse_reply(r#"{"choices":[{"finish_reason":"length","message":{"content":"Half a sen"}}]}"#).unwrap_err();
+    assert!(matches!(&text_only, ModelError::Cut { text, .. } if text.as_deref() == Some("Half a sen")), "{text_only:?}");
+    // Arguments that are not JSON in a reply that was not cut are still that.
+    let broken = body("{nope").replace("length", "tool_calls");
+    assert!(matches!(parse_reply(&broken), Err(ModelError::Malformed(m)) if m.contains("not JSON")));
+}
+
+#[tokio::test]
+async fn parallel_tool_calls_keep_the_order_the_model_made_them_in() {
+    // call_b is the model's first call, call_a its second; their parts
+    // interleave, and the second's first part comes before the first's.
+    let chunks = vec![
+        call_chunk(1, Some(("call_a", tools::ASK_USER)), r#"{"question": "#),
+        call_chunk(0, Some(("call_b", tools::ASK_USER)), r#"{"question": "B?""#),
+        call_chunk(1, None, r#""A?"}"#),
+        call_chunk(0, None, "}"),
+        finish_chunk("tool_calls"),
+    ];
+    let (base, _) = replaying(vec![chunks]).await;
+    let model = OpenAiModel::new(&base, None, "m", Duration::from_secs(5)).unwrap().with_retries(0, Duration::ZERO);
+    let (_, sink) = collector();
+    let reply = model.stream(request(), &sink).await.unwrap();
+    let ids: Vec<&str> = reply.tool_calls.iter().map(|c| c.id.as_str()).collect();
+    assert_eq!(ids, ["call_b", "call_a"]);
+    assert_eq!(reply.tool_calls[0].arguments, json!({"question": "B?"}));
+    assert_eq!(reply.tool_calls[1].arguments, json!({"question": "A?"}));
+
+    // A whole body: the order of its array.
+    let whole = parse_reply(
+        r#"{"choices":[{"finish_reason":"tool_calls","message":{"tool_calls":[
+            {"id":"call_b","function":{"name":"x","arguments":"{}"}},{"id":"call_a","function":{"name":"y","arguments":"{}"}}]}}]}"#,
+    )
+    .unwrap();
+    assert_eq!(whole.tool_calls.iter().map(|c| c.id.as_str()).collect::<Vec<_>>(), ["call_b", "call_a"]);
+
+    // What the model is sent back keeps it too.
+    let (base, bodies) = replaying(vec![vec![text_chunk("ok")]]).await;
+    let model = OpenAiModel::new(&base, None, "m", Duration::from_secs(5)).unwrap();
+    let mut asked = request();
+    asked.messages.push(ChatMessage::Assistant { content: Some("Two questions.".into()), tool_calls: reply.tool_calls.clone() });
+    asked.messages.push(ChatMessage::Tool { tool_call_id: "call_b".into(), content: "b".into() });
+    asked.messages.push(ChatMessage::Tool { tool_call_id: "call_a".into(), content: "a".into() });
+    model.reply(asked).await.unwrap();
+    let sent = bodies.lock().unwrap()[0]["messages"].clone();
+    assert_eq!(sent[2]["content"], "Two questions.");
+    assert_eq!(sent[2]["tool_calls"].as_array().unwrap().iter().map(|c| c["id"].clone()).collect::<Vec<_>>(), [json!("call_b"), json!("call_a")]);
+    assert_eq!((sent[3]["tool_call_id"].clone(), sent[4]["tool_call_id"].clone()), (json!("call_b"), json!("call_a")));
 }

@@ -328,3 +328,83 @@ lattice_testkit::both_backends! {
         }
     }
 }
+
+lattice_testkit::both_backends! {
+    async fn calls_refused_before_the_policy_is_asked_are_recorded_too(backend: Backend) {
+        let server = lattice_testkit::mcp_server::start().await;
+        let connections = connections(&server.url);
+        let here = here(backend, &connections).await;
+        // A tool the server keeps for apps (not offered to the model), then,
+        // the run's calls spent, one call too many.
+        let mut calls: Vec<ToolCall> = vec![ToolCall { id: "c_refresh".into(), name: "clock__refresh".into(), arguments: json!({}) }];
+        calls.extend((0..7).map(|i| ToolCall { id: format!("c{i}"), name: "clock__get_time".into(), arguments: json!({}) }));
+        let script = Script::new(vec![ModelReply { text: None, tool_calls: calls, tokens: None }, say("done")]);
+        let runner = Runner::new(lattice_testkit::trusted(&here.log), Models::default().with("m", Arc::new(script.clone()), true))
+            .with_connections(connections.clone());
+        let run = runner.start(&here.alice, here.th.clone(), "Call it".into(), None, None).await.unwrap();
+        wait_for(&here.log, &here.alice, &run, RunStatus::Finished).await;
+        let results = returned(&here, &run).await;
+        assert!(results[0].1 && results[0].2.contains("the clock server does not offer it here now"), "{:?}", results[0]);
+        assert!(results[7].1 && results[7].2.contains("this run has made its 6 calls"), "{:?}", results[7]);
+
+        // The server's key off here: refused without reaching it.
+        let off = Command::SetSwitch { level: Level::Workspace(here.ws.clone()), key: SwitchKey::Server(connections.get("clock").unwrap().key()), state: SwitchState::Off, reason: "incident".into() };
+        here.log.execute(&here.alice, off).await.unwrap();
+        script.replies.lock().unwrap().splice(.., [call("clock__get_time", json!({})), say("ok")]);
+        let run = runner.start(&here.alice, here.th.clone(), "Again".into(), None, None).await.unwrap();
+        wait_for(&here.log, &here.alice, &run, RunStatus::Finished).await;
+        assert!(returned(&here, &run).await[0].2.contains("mcp:clock is switched off here"));
+
+        let rows = audited(&here).await;
+        let refused: Vec<(&str, &str, &str)> = rows
+            .iter()
+            .filter(|(_, d, _)| d != "allow")
+            .map(|(t, d, row)| (t.as_str(), d.as_str(), row["tool_call_id"].as_str().unwrap()))
+            .collect();
+        assert_eq!(refused, [("refresh", "not_offered", "c_refresh"), ("get_time", "limit", "c6"), ("get_time", "switched_off", "c_clock__get_time")]);
+        for (_, _, row) in rows.iter().filter(|(_, d, _)| d != "allow") {
+            assert_eq!(row["policy"], "mcp:clock", "{row}");
+            assert_eq!(row["caller"], "agent", "{row}");
+            assert_eq!(row["arguments_digest"], lattice_log::digest(&json!({})), "{row}");
+            assert!(row.get("result_bytes").is_none(), "nothing was called: {row}");
+        }
+        assert_eq!(rows.iter().filter(|(_, d, _)| d == "allow").count(), 6);
+        assert_eq!(server.counts.calls.load(std::sync::atomic::Ordering::SeqCst), 6);
+    }
+}
+
+lattice_testkit::both_backends! {
+    async fn calls_approved_out_of_order_are_made_in_the_models_order(backend: Backend) {
+        let server = lattice_testkit::mcp_server::start().await;
+        let connections = connections(&server.url);
+        let here = here(backend, &connections).await;
+        let note = |id: &str, text: &str| ToolCall { id: id.into(), name: "clock__write_note".into(), arguments: json!({"note": text}) };
+        let script = Script::new(vec![ModelReply { text: None, tool_calls: vec![note("c_b", "first"), note("c_a", "second")], tokens: None }, say("written")]);
+        let runner = Runner::new(lattice_testkit::trusted(&here.log), Models::default().with("m", Arc::new(script.clone()), true))
+            .with_connections(connections.clone());
+        let run = runner.start(&here.alice, here.th.clone(), "Write two notes".into(), None, None).await.unwrap();
+        wait_for(&here.log, &here.alice, &run, RunStatus::Paused).await;
+        // The second call is approved first.
+        runner.approve(&here.alice, &run, "c_a".into(), true).await.unwrap();
+        runner.approve(&here.alice, &run, "c_b".into(), true).await.unwrap();
+        wait_for(&here.log, &here.alice, &run, RunStatus::Finished).await;
+
+        let made: Vec<String> = lattice_testkit::trusted(&here.log)
+            .run_log(&here.alice.principal().tenant, &run)
+            .await
+            .unwrap()
+            .into_iter()
+            .filter_map(|e| match e.event {
+                Event::ToolReturned(r) => Some(r.tool_call_id),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(made, ["c_b", "c_a"], "made in the model's order");
+        let confirmed: Vec<String> =
+            audited(&here).await.into_iter().filter(|(_, d, _)| d == "confirmed").map(|(_, _, row)| row["tool_call_id"].as_str().unwrap().to_owned()).collect();
+        assert_eq!(confirmed, ["c_b", "c_a"]);
+        let seen = script.seen.lock().unwrap().last().unwrap().messages.clone();
+        let told: Vec<&str> = seen.iter().filter_map(|m| match m { ChatMessage::Tool { tool_call_id, .. } => Some(tool_call_id.as_str()), _ => None }).collect();
+        assert_eq!(told, ["c_b", "c_a"]);
+    }
+}

@@ -224,6 +224,8 @@ pub async fn download(State(state): State<AppState>, Path(id): Path<String>, Que
 /// `attachment` with the name as RFC 6266 and RFC 8187 write it: an ASCII
 /// fallback, and the UTF-8 name percent-encoded.
 fn attachment(name: &str) -> String {
+    // Cleaned again: a name kept before the rule held may still lie.
+    let name = &lattice_log::file_name(name);
     let ascii: String = name.chars().map(|c| if c.is_ascii_alphanumeric() || "._- ".contains(c) { c } else { '_' }).collect();
     let encoded: String =
         name.bytes().map(|b| if b.is_ascii_alphanumeric() || b"._-".contains(&b) { (b as char).to_string() } else { format!("%{b:02X}") }).collect();

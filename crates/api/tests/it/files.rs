@@ -91,6 +91,27 @@ lattice_testkit::both_backends! {
 }
 
 lattice_testkit::both_backends! {
+    async fn a_files_name_keeps_no_character_that_makes_it_read_as_another(backend: Backend) {
+        let app = app(backend, FileLimits::default()).await;
+        let ana = app.token("t1", "ana", TenantRole::Member, false).await;
+        let (_, th) = app.workspace_with_thread(&ana).await;
+        // `invoice`, RIGHT-TO-LEFT OVERRIDE, `fdp.exe`: shown as invoiceexe.pdf.
+        let (status, file, _) = upload(&app, &ana, &th, "invoice\u{202E}fdp.exe", b"MZ".to_vec(), 2).await;
+        assert_eq!(status, StatusCode::OK, "{file}");
+        assert_eq!(file["name"], "invoicefdp.exe");
+        let (_, file2, _) = upload(&app, &ana, &th, "\u{FEFF}re\u{200B}port\u{2066}.pdf\u{2069}", b"%PDF".to_vec(), 2).await;
+        assert_eq!(file2["name"], "report.pdf");
+        // The download carries the cleaned name.
+        let id = file["id"].as_str().unwrap();
+        let link = app.post(&format!("/v1/files/{id}/link"), &ana, json!({})).await;
+        let (status, headers, _) = download(&app, link.body["path"].as_str().unwrap()).await;
+        assert_eq!(status, StatusCode::OK);
+        let disposition = headers.get("content-disposition").unwrap().to_str().unwrap();
+        assert_eq!(disposition, "attachment; filename=\"invoicefdp.exe\"; filename*=UTF-8''invoicefdp.exe");
+    }
+}
+
+lattice_testkit::both_backends! {
     async fn an_upload_is_refused_while_it_arrives_at_the_files_limit_and_the_tenants_room(backend: Backend) {
         let limits = FileLimits { max_bytes: 10 * 1024, quota_bytes: 25 * 1024, quota_files: 4 };
         let app = app(backend, limits).await;

@@ -15,6 +15,7 @@ mod form_deadline;
 mod hostile;
 mod identity;
 mod input;
+mod names;
 mod prompt_limit;
 mod receipts;
 mod respondent_answers;

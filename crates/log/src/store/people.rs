@@ -86,9 +86,10 @@ fn person_row(row: &sqlx::any::AnyRow) -> Result<PersonRow, Error> {
     })
 }
 
-/// How names are compared: SCIM's `userName` is unique whatever its case.
+/// How names are compared: SCIM's `userName` is unique whatever its case
+/// and however its characters were composed (`lattice_core::name::key`).
 pub(crate) fn name_key(name: &str) -> String {
-    name.to_lowercase()
+    lattice_core::name::key(name)
 }
 
 pub(crate) async fn person(db: &Db, tenant: &str, user: &str) -> Result<Option<PersonRow>, Error> {

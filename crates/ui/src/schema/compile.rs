@@ -167,6 +167,12 @@ impl Compiler {
 
     fn text(&mut self, map: &Map<String, Value>, path: &str, key: &str) -> Option<String> {
         match map.get(key)? {
+            // A title is a name a person reads: the one rule for names.
+            Value::String(s) if key == "title" && s.chars().any(lattice_core::name::hidden) => {
+                let message = lattice_core::name::check(key, s).err().map(|e| e.message).unwrap_or_default();
+                self.fail(&join(path, key), "pattern", message);
+                None
+            }
             Value::String(s) if s.chars().count() <= limits::TEXT_CHARS => Some(s.clone()),
             Value::String(s) => {
                 self.fail(&join(path, key), key, format!("{} characters exceed the limit {}", s.chars().count(), limits::TEXT_CHARS));

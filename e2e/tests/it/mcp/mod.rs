@@ -6,6 +6,7 @@ mod apps;
 mod ask;
 mod client_conformance;
 mod conformance;
+mod inspector;
 mod origins;
 mod replicas;
 mod rounds;

@@ -75,3 +75,31 @@ lattice_testkit::both_backends! {
         not_found(&a, &ana, &session).await;
     }
 }
+
+lattice_testkit::both_backends! {
+    async fn a_client_ends_its_session_with_delete_and_is_told_204(backend: Backend) {
+        let log = lattice_testkit::service(backend).await;
+        let r = Replica::unlimited(&log);
+        let ana = token("t1", "ana", TenantRole::Member);
+        let eve = token("t2", "eve", TenantRole::Member);
+        let session = r.open(&ana).await;
+        let stream = Sse::new(r.events(&ana, &session).await);
+        let delete = |token: &str| {
+            axum::http::Request::delete("/mcp")
+                .header("host", "localhost")
+                .header("authorization", format!("Bearer {token}"))
+                .header("mcp-session-id", &session)
+                .header("mcp-protocol-version", "2025-06-18")
+                .body(axum::body::Body::empty())
+                .unwrap()
+        };
+        // Another caller cannot end it: for them it is not there.
+        assert_eq!(r.send(delete(&eve)).await.status(), StatusCode::NOT_FOUND);
+        r.request(&ana, &session, "tools/list", json!({})).await.expect("still served");
+        // The SDKs take 200 or 204 as ended (rmcp's own 202 they report as
+        // a failure).
+        assert_eq!(r.send(delete(&ana)).await.status(), StatusCode::NO_CONTENT);
+        stream.ended().await;
+        not_found(&r, &ana, &session).await;
+    }
+}
