@@ -24,7 +24,21 @@
 //! leaves no row (as no read does); its `set_state` or `submit` is
 //! refused before any `ask`, with a row holding the tool, the decision and
 //! the arguments' digest and size, never the arguments.
+//!
+//! Every refusal of a call to an app the caller can read is a row the same
+//! way, written in one place ([`AppCalls::refuse`], `refused.rs`) and then
+//! answered exactly as before: mini apps or the server's key switched off
+//! (`switched_off`), the app archived (`archived`), a tool its host does
+//! not offer (`not_offered`), arguments refused (`invalid_arguments`,
+//! `too_large`), the server's tools unavailable (`unavailable`), a
+//! reader's change (`read_only`), a policy's denial (`deny`), what the
+//! write path refused; and of an answer to an `ask`: not the person asked
+//! (`not_asked`), another host (`wrong_host`), an agent in the chat
+//! (`not_a_person`), too late (`expired`), used before (`used`). Each
+//! holds the arguments' digest and size, never the arguments. A call whose
+//! capability names no app the caller can read leaves no row.
 
+mod refused;
 mod server_apps;
 mod state_writes;
 
@@ -43,6 +57,7 @@ pub use lattice_wire::{AppCapability, CallRecord, Outcome, Via};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+use crate::refused::{Known, NOT_OFFERED, OrRefused, Refused, SWITCHED_OFF, decision_of};
 use crate::state_writes::StateWrites;
 
 /// The audit rows' name.
@@ -170,7 +185,8 @@ impl AppCalls {
     /// `capability` its view was given: the one door of every host (the
     /// chat host's `POST /v1/artifacts/{app}/calls`, the MCP exporter's
     /// app-only tools). `app`, when the call names one, must be the
-    /// capability's.
+    /// capability's. A refusal is recorded ([`AppCalls::refuse`]) and
+    /// answered as its step answered.
     pub async fn call(
         &self,
         who: &Authenticated,
@@ -180,31 +196,47 @@ impl AppCalls {
         arguments: &Value,
         via: Via,
     ) -> Result<Outcome, Error> {
-        let app = self.granted(who, capability, app, tool)?;
-        let head = self.app(who, &app).await?;
+        match self.try_call(who, capability, app, tool, arguments, via).await {
+            Ok(outcome) => Ok(outcome),
+            Err(refused) => self.refuse(who, refused).await,
+        }
+    }
+
+    async fn try_call(
+        &self,
+        who: &Authenticated,
+        capability: Option<&str>,
+        app: Option<&str>,
+        tool: &str,
+        arguments: &Value,
+        via: Via,
+    ) -> Result<Outcome, Refused> {
+        // Until the capability names an app this caller may read, there is
+        // no app and no thread to write a row in.
+        let app = self.granted(who, capability, app, tool).map_err(Refused::unrecorded)?;
+        let head = self.log.artifact(who, &app, None).await.map_err(Refused::unrecorded)?;
+        an_app(&head).map_err(Refused::unrecorded)?;
+        let known =
+            Known { thread: head.thread.clone(), row: CallAudit::new(&head, tool, via).digested(arguments), offered: APP_TOOLS.contains(&tool) };
+        self.open(who, &head).await.map_err(|(decision, e)| known.refuse(decision, e))?;
         if head.data.get("server").is_some() {
-            let reader = !writes_to_apps(self.log.thread(who, &ThreadId::from_trusted(head.thread.clone())).await?.role);
-            return self.server_call(who, &head, tool, arguments, via, reader).await;
+            let reader = !writes_to_apps(self.log.thread(who, &ThreadId::from_trusted(head.thread.clone())).await.or_refused(&known)?.role);
+            return self.server_call(who, &head, tool, arguments, via, reader, known).await;
         }
         if !APP_TOOLS.contains(&tool) {
-            return Err(Error::field("tool", "enum", format!("{tool:?} is not a tool an app may call ({})", APP_TOOLS.join(", "))));
+            let offered = Error::field("tool", "enum", format!("{tool:?} is not a tool an app may call ({})", APP_TOOLS.join(", ")));
+            return Err(known.refuse(NOT_OFFERED, offered));
         }
         let decision = self.policy.decide(who.principal().tenant.as_str(), &head.id, tool);
         let base = CallAudit::new(&head, tool, via);
-        let reader = !writes_to_apps(self.log.thread(who, &ThreadId::from_trusted(head.thread.clone())).await?.role);
+        let reader = !writes_to_apps(self.log.thread(who, &ThreadId::from_trusted(head.thread.clone())).await.or_refused(&known)?.role);
         match decision {
-            Decision::Deny => {
-                count(tool, "deny", via);
-                self.record(who, &head, base.decided("deny"), None).await?;
-                Ok(Outcome::Refused { reason: "the deployment's policy denies this tool to apps".into() })
-            }
+            Decision::Deny => Err(known.answer("deny", Ok(Outcome::Refused { reason: "the deployment's policy denies this tool to apps".into() }))),
             // A reader changes nothing: refused before anything is asked of
             // anyone, and the row says what was sent only by its digest and
             // size (the caller chose those bytes; the log keeps none).
             _ if reader && changes_the_app(tool) => {
-                count(tool, READ_ONLY, via);
-                self.record(who, &head, base.digested(arguments).decided(READ_ONLY), None).await?;
-                Err(Error::forbidden(format!("{tool} changes the app, and this caller may only read it here")))
+                Err(known.refuse(READ_ONLY, Error::forbidden(format!("{tool} changes the app, and this caller may only read it here"))))
             }
             // A reader's read is a read: like any other it leaves no row.
             Decision::Allow if reader => {
@@ -213,13 +245,13 @@ impl AppCalls {
             }
             Decision::Allow => {
                 count(tool, "allow", via);
-                self.act(who, &head, tool, arguments, base.decided("allow"), None).await
+                self.act(who, &head, tool, arguments, base.decided("allow"), None, &known).await
             }
             Decision::Ask => {
+                let arguments = asked_arguments(tool, arguments).or_refused(&known)?;
                 count(tool, "ask", via);
-                let arguments = asked_arguments(tool, arguments)?;
                 let asked = CallAudit { arguments: Some(arguments.clone()), ..base };
-                let row = self.record(who, &head, asked.decided("ask"), None).await?;
+                let row = self.record(who, &head.thread, asked.decided("ask"), None).await.map_err(Refused::unrecorded)?;
                 Ok(Outcome::Confirm { confirmation: row, app: head.id.clone(), title: title(&head), tool: tool.to_owned(), arguments })
             }
         }
@@ -274,38 +306,88 @@ impl AppCalls {
     /// holds the same token; and in lattice's chat only by a person, since
     /// there a person's click is what answers.
     pub async fn confirm(&self, who: &Authenticated, confirmation: &str, accept: bool, via: Via) -> Result<Outcome, Error> {
-        let asked = self.log.audit_record(who, confirmation).await?;
+        let answer = if accept { Answer::Accept } else { Answer::Decline };
+        match self.try_confirm(who, confirmation, answer, via).await {
+            Ok(outcome) => Ok(outcome),
+            Err(refused) => self.refuse(who, refused).await,
+        }
+    }
+
+    /// An ask its host cannot put to the person (an MCP host without
+    /// elicitation): answered `cannot_ask`, which uses the confirmation up,
+    /// and refused to the app.
+    pub async fn cannot_ask(&self, who: &Authenticated, confirmation: &str, via: Via) -> Result<Outcome, Error> {
+        match self.try_confirm(who, confirmation, Answer::CannotAsk, via).await {
+            Ok(outcome) => Ok(outcome),
+            Err(refused) => self.refuse(who, refused).await,
+        }
+    }
+
+    async fn try_confirm(&self, who: &Authenticated, confirmation: &str, answer: Answer, via: Via) -> Result<Outcome, Refused> {
+        let asked = self.log.audit_record(who, confirmation).await.map_err(Refused::unrecorded)?;
         let p = who.principal();
-        let Some(call) = CallAudit::of(&asked.event).filter(|call| call.decision == "ask") else { return Err(Error::NotFound) };
+        // What names no ask of an app names nothing to record a refusal of.
+        let Some(call) = CallAudit::of(&asked.event).filter(|call| call.decision == "ask") else { return Err(Refused::unrecorded(Error::NotFound)) };
+        // The app's row as it is now, for the rows of this answer; what it
+        // must be to be answered is checked below, in its turn.
+        let head = self.log.artifact(who, &ArtifactId::from_trusted(call.app.clone()), None).await;
+        let arguments = call.arguments.clone().unwrap_or_else(|| json!({}));
+        let asked_via = call.via;
+        let version = head.as_ref().map_or(call.version, |head| head.version);
+        let row = CallAudit { version, via, confirmation: Some(confirmation.to_owned()), arguments: None, ..call };
+        let known = head.as_ref().ok().map(|head| Known { thread: head.thread.clone(), row: row.clone().digested(&arguments), offered: true });
+        let refuse = |decision: &'static str, error: Error| match &known {
+            Some(known) => known.refuse(decision, error),
+            None => Refused::unrecorded(error),
+        };
         // Only the caller who was asked answers.
         if asked.actor.name() != p.user.as_str() || asked.actor.is_agent() != p.agent {
-            return Err(Error::NotFound);
+            return Err(refuse("not_asked", Error::NotFound));
         }
-        if call.via != via {
-            return Err(Error::invalid_state("this call was put to the person through another host: it is answered there"));
+        if asked_via != via {
+            return Err(refuse("wrong_host", Error::invalid_state("this call was put to the person through another host: it is answered there")));
         }
         if via == Via::Chat && p.agent {
-            return Err(Error::forbidden("in lattice's chat a person confirms an app's call"));
+            return Err(refuse("not_a_person", Error::forbidden("in lattice's chat a person confirms an app's call")));
         }
         let asked_at = time_ms(&asked.at);
-        if lattice_log::now_ms() - asked_at > CONFIRM_WITHIN.as_millis() as i64 {
-            return Err(Error::invalid_state("the confirmation has expired: the app must call again"));
+        if self.log.clock().now_ms() - asked_at > CONFIRM_WITHIN.as_millis() as i64 {
+            return Err(refuse("expired", Error::invalid_state("the confirmation has expired: the app must call again")));
         }
-        let head = self.app(who, &ArtifactId::from_trusted(call.app.clone())).await?;
-        let arguments = call.arguments.clone().unwrap_or_else(|| json!({}));
-        let answer = CallAudit { version: head.version, via, confirmation: Some(confirmation.to_owned()), arguments: None, ..call };
-        if !accept {
-            count(&answer.tool, "declined", via);
-            self.record(who, &head, answer.decided("declined"), Some(confirmation)).await?;
-            return Ok(Outcome::Refused { reason: "the person declined".into() });
+        let head = head.map_err(Refused::unrecorded)?;
+        an_app(&head).map_err(Refused::unrecorded)?;
+        let Some(known) = known else { return Err(Refused::unrecorded(Error::NotFound)) };
+        self.open(who, &head).await.map_err(|(decision, e)| known.refuse(decision, e))?;
+        let tool = row.tool.clone();
+        match answer {
+            Answer::Decline => {
+                self.record(who, &head.thread, row.decided("declined"), Some(confirmation)).await.or_refused(&known)?;
+                count(&tool, "declined", via);
+                Ok(Outcome::Refused { reason: "the person declined".into() })
+            }
+            Answer::CannotAsk => {
+                self.record(who, &head.thread, row.decided("cannot_ask"), Some(confirmation)).await.or_refused(&known)?;
+                count(&tool, "cannot_ask", via);
+                Ok(Outcome::Refused { reason: "this call needs a person's confirmation, and the host offers no way to ask (elicitation)".into() })
+            }
+            Answer::Accept => match row.server.clone() {
+                Some(server) => {
+                    let server = self.server_of(who, &head, &server).await.or_refused(&known)?;
+                    // The confirmation is used before the server is called:
+                    // its row takes the once key (atomically, in the log), so
+                    // a replayed or concurrent answer is refused here and
+                    // calls nothing. What the server answered is the next row.
+                    self.record(who, &head.thread, row.decided("confirmed"), Some(confirmation)).await.or_refused(&known)?;
+                    count(&tool, "confirmed", via);
+                    self.send(who, &head, &server, &tool, &arguments, row.decided("called")).await.map_err(Refused::unrecorded)
+                }
+                None => {
+                    let outcome = self.act(who, &head, &tool, &arguments, row.decided("confirmed"), Some(confirmation), &known).await?;
+                    count(&tool, "confirmed", via);
+                    Ok(outcome)
+                }
+            },
         }
-        count(&answer.tool, "confirmed", via);
-        let tool = answer.tool.clone();
-        if let Some(server) = answer.server.clone() {
-            let server = self.server_of(who, &head, &server).await?;
-            return self.send(who, &head, &server, &tool, &arguments, answer.decided("confirmed"), Some(confirmation)).await;
-        }
-        self.act(who, &head, &tool, &arguments, answer.decided("confirmed"), Some(confirmation)).await
     }
 
     /// The app's calls, newest first, for its workspace's admins.
@@ -338,23 +420,28 @@ impl AppCalls {
     /// that cannot be read refuses).
     async fn app(&self, who: &Authenticated, app: &ArtifactId) -> Result<ArtifactRow, Error> {
         let head = self.log.artifact(who, app, None).await?;
-        if head.kind != lattice_ui::APP {
-            return Err(Error::field("app", "kind", format!("{} is a {}, not an app", head.id, head.kind)));
-        }
-        if head.archived {
-            return Err(Error::invalid_state("the app is archived"));
-        }
-        let effective = self.log.effective(who, &head.workspace).await?;
-        if effective.get(&SwitchKey::MiniApps).is_none_or(|e| !e.enabled) {
-            return Err(Error::NotEnabled { key: SwitchKey::MiniApps.as_str().to_owned() });
-        }
+        an_app(&head)?;
+        self.open(who, &head).await.map_err(|(_, e)| e)?;
         Ok(head)
     }
 
-    /// An audit row alone; answers its envelope id.
-    async fn record(&self, who: &Authenticated, head: &ArtifactRow, data: Value, once: Option<&str>) -> Result<String, Error> {
+    /// Whether `head`'s calls are open: it is not archived and mini apps
+    /// are on where it lives; if not, the refusal's decision and error.
+    async fn open(&self, who: &Authenticated, head: &ArtifactRow) -> Result<(), (&'static str, Error)> {
+        if head.archived {
+            return Err(("archived", Error::invalid_state("the app is archived")));
+        }
+        let effective = self.log.effective(who, &head.workspace).await.map_err(|e| (decision_of(&e), e))?;
+        if effective.get(&SwitchKey::MiniApps).is_none_or(|e| !e.enabled) {
+            return Err((SWITCHED_OFF, Error::NotEnabled { key: SwitchKey::MiniApps.as_str().to_owned() }));
+        }
+        Ok(())
+    }
+
+    /// An audit row alone, in `thread`; answers its envelope id.
+    async fn record(&self, who: &Authenticated, thread: &str, data: Value, once: Option<&str>) -> Result<String, Error> {
         let audit = Audit { name: AUDIT_NAME.into(), data, once: once.map(str::to_owned) };
-        let done = self.log.execute(who, Command::RecordAudit { thread: ThreadId::from_trusted(head.thread.clone()), audit }).await?;
+        let done = self.log.execute(who, Command::RecordAudit { thread: ThreadId::from_trusted(thread.to_owned()), audit }).await?;
         Ok(done.envelope_id)
     }
 
@@ -368,7 +455,12 @@ impl AppCalls {
     }
 
     /// Carries out an allowed or confirmed call; its audit row goes with
-    /// its effect.
+    /// its effect. What the write path refuses writes neither (its
+    /// transaction, the row with it, is rolled back): it is refused as
+    /// `known`, with the decision its error names (a confirmation used
+    /// before is `used`). What fails once the effect is written is no
+    /// refusal and is not recorded as one.
+    #[allow(clippy::too_many_arguments)]
     async fn act(
         &self,
         who: &Authenticated,
@@ -377,26 +469,27 @@ impl AppCalls {
         arguments: &Value,
         audit: Value,
         once: Option<&str>,
-    ) -> Result<Outcome, Error> {
+        known: &Known,
+    ) -> Result<Outcome, Refused> {
         let audit = Audit { name: AUDIT_NAME.into(), data: audit, once: once.map(str::to_owned) };
         match tool {
             GET_STATE => {
-                self.log.execute(who, Command::RecordAudit { thread: ThreadId::from_trusted(head.thread.clone()), audit }).await?;
+                self.log.execute(who, Command::RecordAudit { thread: ThreadId::from_trusted(head.thread.clone()), audit }).await.or_refused(known)?;
                 Ok(state_of(head))
             }
             SET_STATE => {
                 let ops = match lattice_ui::app::state_patch(arguments) {
                     Ok(ops) => ops,
-                    Err(why) => return Err(Error::field("arguments.patch", "patch", why)),
+                    Err(why) => return Err(known.refuse("invalid_arguments", Error::field("arguments.patch", "patch", why))),
                 };
                 let receipt = if once.is_some() {
                     // A confirmed write is the person's own: written at once,
                     // and its receipt proves it (docs/SEAL.md).
-                    let mut receipt = state_writes::write_now(&self.log, who, &head.id, ops, audit).await?;
-                    self.prove(who, &mut receipt).await?;
+                    let mut receipt = state_writes::write_now(&self.log, who, &head.id, ops, audit).await.or_refused(known)?;
+                    self.prove(who, &mut receipt).await.map_err(Refused::unrecorded)?;
                     receipt
                 } else {
-                    self.state_writes.write(&self.log, who, &head.id, ops, audit).await?
+                    self.state_writes.write(&self.log, who, &head.id, ops, audit).await.or_refused(known)?
                 };
                 Ok(Outcome::Done {
                     text: format!("state saved as version {}", receipt["version"]),
@@ -414,17 +507,35 @@ impl AppCalls {
                     kind: SUBMISSION.into(),
                     data: submission.data(),
                 };
-                let done = self.log.execute_audited(who, command, audit).await?;
+                let done = self.log.execute_audited(who, command, audit).await.or_refused(known)?;
                 let mut receipt = done.receipt();
-                self.prove(who, &mut receipt).await?;
+                self.prove(who, &mut receipt).await.map_err(Refused::unrecorded)?;
                 Ok(Outcome::Done {
                     text: format!("Sent as {}.", done.id.clone().unwrap_or_default()),
                     result: json!({"id": receipt["id"], "submission": receipt}),
                 })
             }
-            other => Err(Error::field("tool", "enum", format!("{other:?} is not a tool an app may call"))),
+            other => Err(known.refuse(NOT_OFFERED, Error::field("tool", "enum", format!("{other:?} is not a tool an app may call")))),
         }
     }
+}
+
+/// An artifact an app's call may name: an app (a capability of another
+/// kind's view names no app, and its refusal no row).
+fn an_app(head: &ArtifactRow) -> Result<(), Error> {
+    if head.kind != lattice_ui::APP {
+        return Err(Error::field("app", "kind", format!("{} is a {}, not an app", head.id, head.kind)));
+    }
+    Ok(())
+}
+
+/// How a person's answer to an `ask` came.
+#[derive(Clone, Copy)]
+enum Answer {
+    Accept,
+    Decline,
+    /// The host had no way to put it to the person.
+    CannotAsk,
 }
 
 /// What a person is asked to confirm, and what the `ask` row keeps: the

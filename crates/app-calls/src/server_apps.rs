@@ -12,6 +12,7 @@ use lattice_log::{ArtifactRow, Authenticated};
 use lattice_wire::{Outcome, Via};
 use serde_json::{Value, json};
 
+use crate::refused::{Known, NOT_OFFERED, OrRefused, Refused};
 use crate::{AppCalls, CallAudit, READ_ONLY, count, title};
 
 /// The most of an app's arguments a person is shown and the row keeps.
@@ -24,8 +25,22 @@ impl CallAudit {
     }
 }
 
+impl Known {
+    /// A call of the app of `server`, decided (or refused) by `policy`.
+    fn of_server(&self, server: &str, policy: Option<&str>) -> Self {
+        let row = CallAudit { server: Some(server.to_owned()), policy: policy.map(str::to_owned), ..self.row.clone() };
+        Self { thread: self.thread.clone(), row, offered: self.offered }
+    }
+
+    /// The server offers the tool (it listed it).
+    fn listed(self) -> Self {
+        Self { offered: true, ..self }
+    }
+}
+
 impl AppCalls {
     /// `tool` of the server `head`'s app came from, called by the app.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) async fn server_call(
         &self,
         who: &Authenticated,
@@ -34,41 +49,36 @@ impl AppCalls {
         arguments: &Value,
         via: Via,
         reader: bool,
-    ) -> Result<Outcome, Error> {
+        known: Known,
+    ) -> Result<Outcome, Refused> {
         let name = head.data.pointer("/server/name").and_then(Value::as_str).unwrap_or_default();
-        let server = self.server_of(who, head, name).await?;
+        let known = known.of_server(name, None);
+        let server = self.server_of(who, head, name).await.or_refused(&known)?;
         let listed = match self.listed(who, &server, tool).await {
             Ok(listed) => listed,
             // A tool for the model alone is refused to an app (MCP Apps'
             // visibility), and the refusal is a decision like any other.
             Err(refused @ Error::Forbidden { .. }) => {
-                count(tool, "deny", via);
-                let row = CallAudit::new(head, tool, via).digested(arguments).of_server(server.name(), "visibility");
-                self.record(who, head, row.decided("deny"), None).await?;
-                return Err(refused);
+                return Err(known.of_server(server.name(), Some("visibility")).listed().refuse("deny", refused));
             }
-            Err(other) => return Err(other),
+            Err(refused @ Error::ValidationFailed { .. }) => return Err(known.refuse(NOT_OFFERED, refused)),
+            Err(other) => return Err(known.failed(other)),
         };
         let Decided { decision, policy } = decide(server.name(), server.config(), &listed.name, Caller::App);
+        let known = known.of_server(server.name(), Some(&policy)).listed();
         let base = CallAudit::new(head, tool, via).digested(arguments).of_server(server.name(), &policy);
         match decision {
-            Decision::Deny => {
-                count(tool, "deny", via);
-                self.record(who, head, base.decided("deny"), None).await?;
-                Ok(Outcome::Refused { reason: format!("{policy} denies {tool} to the server's apps") })
-            }
+            Decision::Deny => Err(known.answer("deny", Ok(Outcome::Refused { reason: format!("{policy} denies {tool} to the server's apps") }))),
             // What a server's tool does, lattice cannot know: a reader's
             // app calls none of them.
             _ if reader => {
-                count(tool, READ_ONLY, via);
-                self.record(who, head, base.decided(READ_ONLY), None).await?;
-                Err(Error::forbidden(format!("{tool} is the {} server's; this caller may only read here", server.name())))
+                Err(known.refuse(READ_ONLY, Error::forbidden(format!("{tool} is the {} server's; this caller may only read here", server.name()))))
             }
             Decision::Ask => {
+                lattice_core::document::check(arguments, "arguments", ASKED_MAX_BYTES).or_refused(&known)?;
                 count(tool, "ask", via);
-                lattice_core::document::check(arguments, "arguments", ASKED_MAX_BYTES)?;
                 let asked = CallAudit { arguments: Some(arguments.clone()), ..base };
-                let row = self.record(who, head, asked.decided("ask"), None).await?;
+                let row = self.record(who, &head.thread, asked.decided("ask"), None).await.map_err(Refused::unrecorded)?;
                 Ok(Outcome::Confirm {
                     confirmation: row,
                     app: head.id.clone(),
@@ -79,13 +89,14 @@ impl AppCalls {
             }
             Decision::Allow => {
                 count(tool, "allow", via);
-                self.send(who, head, &server, tool, arguments, base.decided("allow"), None).await
+                self.send(who, head, &server, tool, arguments, base.decided("allow")).await.map_err(Refused::unrecorded)
             }
         }
     }
 
     /// Makes an allowed or confirmed call; its audit row says how it went.
-    #[allow(clippy::too_many_arguments)]
+    /// A confirmed call's confirmation was used before (its `confirmed`
+    /// row took the once key): this row is what came of it.
     pub(crate) async fn send(
         &self,
         who: &Authenticated,
@@ -94,12 +105,11 @@ impl AppCalls {
         tool: &str,
         arguments: &Value,
         mut row: Value,
-        once: Option<&str>,
     ) -> Result<Outcome, Error> {
         match server.call(lattice_connect::Behalf::of(who.principal()), tool, arguments.clone()).await {
             Ok(result) => {
                 row["result_bytes"] = json!(lattice_core::document::size(&result));
-                self.record(who, head, row, once).await?;
+                self.record(who, &head.thread, row, None).await?;
                 let mut result = result;
                 if let Some(map) = result.as_object_mut() {
                     map.remove("_meta");
@@ -112,7 +122,7 @@ impl AppCalls {
             }
             Err(e) => {
                 row["failed"] = json!(e.to_string());
-                self.record(who, head, row, once).await?;
+                self.record(who, &head.thread, row, None).await?;
                 Ok(Outcome::Refused { reason: e.to_string() })
             }
         }

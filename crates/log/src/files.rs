@@ -76,7 +76,9 @@ impl Files {
     /// its forms while forms are on there, within the tenant's quota.
     pub async fn upload(&self, who: &Authenticated, thread: &ThreadId, name: &str) -> Result<Upload, Error> {
         let (row, room) = self.begin(who, thread, name, 0).await?;
-        Ok(Upload::new(self.db.clone(), row, self.limits.max_bytes, room))
+        let mut upload = Upload::new(self.db.clone(), row, self.limits.max_bytes, room);
+        upload.quota_bytes = self.limits.quota_bytes;
+        Ok(upload)
     }
 
     /// Starts a resumable upload of `size` bytes (docs/FILES.md,
@@ -90,11 +92,8 @@ impl Files {
         if size > self.limits.max_bytes {
             return Err(Error::TooLarge { limit: self.limits.max_bytes, size });
         }
-        let (row, room) = self.begin(who, thread, name, size).await?;
-        if size > room {
-            stored::abandon(&self.db, &row.tenant, &row.id).await?;
-            return Err(Error::TooLarge { limit: room, size });
-        }
+        // Refused in `begin` when the room does not hold it.
+        let (row, _) = self.begin(who, thread, name, size).await?;
         Ok(row)
     }
 
@@ -152,12 +151,6 @@ impl Files {
         // An upload whose service stopped under it is forgotten once it
         // is older than any request may last.
         stored::forget_stale(&self.db, p.tenant.as_str(), self.clock.now_ms() - STALE_UPLOAD_MS).await?;
-        let (held, files) = stored::held(&self.db, p.tenant.as_str()).await?;
-        let arriving = stored::arriving(&self.db, p.tenant.as_str()).await?;
-        if files >= self.limits.quota_files {
-            return Err(Error::TooLarge { limit: self.limits.quota_files, size: files + 1 });
-        }
-        let room = self.limits.quota_bytes.saturating_sub(held + arriving);
         let row = FileRow {
             tenant: p.tenant.to_string(),
             id: lattice_core::FileId::generate().to_string(),
@@ -173,7 +166,8 @@ impl Files {
             erased_at: None,
             erased_by: None,
         };
-        stored::begin(&self.db, &row).await?;
+        let quota = stored::Quota { files: self.limits.quota_files, bytes: self.limits.quota_bytes };
+        let room = stored::begin(&self.db, &row, quota).await?;
         Ok((row, room))
     }
 
@@ -218,6 +212,8 @@ pub struct Upload {
     /// Its bytes come in parts, across requests: cut off, it keeps what
     /// it stored, and its digest is taken of the stored bytes at the end.
     resumable: bool,
+    /// The tenant's bytes, checked at each chunk a streamed upload stores.
+    quota_bytes: u64,
 }
 
 impl Upload {
@@ -234,6 +230,7 @@ impl Upload {
             head: Vec::new(),
             done: false,
             resumable: false,
+            quota_bytes: u64::MAX,
         }
     }
 
@@ -301,7 +298,18 @@ impl Upload {
         if self.pending.is_empty() {
             return Ok(());
         }
-        stored::chunk(&self.db, &self.row.tenant, &self.row.id, self.next, &self.pending).await?;
+        if self.resumable {
+            // Its room was reserved as it began.
+            stored::chunk(&self.db, &self.row.tenant, &self.row.id, self.next, &self.pending).await?;
+        } else {
+            // Every chunk flushed before is whole.
+            let before = self.next as u64 * CHUNK_BYTES as u64;
+            let written = stored::streamed_chunk(&self.db, &self.row.tenant, &self.row.id, self.next, &self.pending, before, self.quota_bytes).await;
+            if let Err(e) = written {
+                self.abandon_now().await;
+                return Err(e);
+            }
+        }
         self.next += 1;
         self.pending.clear();
         Ok(())

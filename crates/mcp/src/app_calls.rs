@@ -5,7 +5,7 @@
 //! the caller and the app), decided by the app tool policy, audited with
 //! their effect. `ask` is put to the person through the host's
 //! elicitation, and the answer is their confirmation; without elicitation
-//! the call is refused and its confirmation left unanswered.
+//! the call is refused and its confirmation answered `cannot_ask`.
 
 use std::time::Duration;
 
@@ -73,9 +73,9 @@ pub(crate) async fn call(
     if let Ok(Outcome::Confirm { confirmation, title, tool, arguments, .. }) = &outcome {
         outcome = match ask(title, tool, arguments, context).await {
             Some(accept) => ex.apps.confirm(who, confirmation, accept, Via::Mcp).await,
-            None => {
-                Ok(Outcome::Refused { reason: "this call needs a person's confirmation, and the host offers no way to ask (elicitation)".into() })
-            }
+            // Answered `cannot_ask` (a row, the confirmation used up), and
+            // refused.
+            None => ex.apps.cannot_ask(who, confirmation, Via::Mcp).await,
         };
     }
     match outcome {

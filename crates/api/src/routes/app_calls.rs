@@ -29,10 +29,13 @@ pub async fn capability(State(state): State<AppState>, Caller(who): Caller, Path
 /// app's capability. Answers `{"status": "done", "result"}`,
 /// `{"status": "refused", "reason"}`, or `{"status": "confirm",
 /// "confirmation", "tool", "arguments"}` when the person must confirm first
-/// (`POST /v1/app-calls/{confirmation}`).
+/// (`POST /v1/app-calls/{confirmation}`). Every refusal of a call to a
+/// known app, whatever its status, is an audit row (`lattice_app_calls`'
+/// one place that records them).
 #[utoipa::path(post, path = "/v1/artifacts/{id}/calls", request_body = AppCall,
     responses((status = 200, description = "done, refused, or to confirm"), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody),
-        (status = 422, body = ErrorBody), (status = 423, body = ErrorBody)),
+        (status = 409, body = ErrorBody), (status = 413, body = ErrorBody), (status = 422, body = ErrorBody), (status = 423, body = ErrorBody),
+        (status = 503, body = ErrorBody)),
     params(("id" = String, Path)), security(("bearer" = [])))]
 pub async fn call(State(state): State<AppState>, Caller(who): Caller, Path(id): Path<String>, Body(req): Body<AppCall>) -> ApiResult<Json<Outcome>> {
     let app = path_id(ArtifactId::parse, &id)?;
@@ -45,7 +48,7 @@ pub async fn call(State(state): State<AppState>, Caller(who): Caller, Path(id): 
 /// holds (`lattice_app_calls::AppCalls::confirm` says why that makes it theirs).
 #[utoipa::path(post, path = "/v1/app-calls/{confirmation}", request_body = Confirmation,
     responses((status = 200, description = "done or refused"), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody),
-        (status = 409, body = ErrorBody)),
+        (status = 409, body = ErrorBody), (status = 422, body = ErrorBody), (status = 423, body = ErrorBody), (status = 503, body = ErrorBody)),
     params(("confirmation" = String, Path)), security(("bearer" = [])))]
 pub async fn confirm(
     State(state): State<AppState>,

@@ -107,7 +107,11 @@ lattice_testkit::both_backends! {
         assert_eq!(error_type(&outside), "ValidationFailed", "{:?}", outside.body);
         let unknown = s.call(&s.ana, "delete_everything", json!({})).await;
         assert_eq!(error_type(&unknown), "ValidationFailed");
-        assert_eq!(s.audit().await, vec![row("ana", GET_STATE, "allow"), row("ana", SET_STATE, "allow")]);
+        // Each refusal is a row too.
+        assert_eq!(s.audit().await, vec![
+            row("ana", GET_STATE, "allow"), row("ana", SET_STATE, "allow"),
+            row("ana", SET_STATE, "invalid_arguments"), row("ana", "delete_everything", "not_offered"),
+        ]);
         // The row and the change are one transaction: the change's envelope
         // comes right after its row in the log.
         let events = s.app.get(&format!("/v1/threads/{}/events?format=json", s.th), &s.ana).await;
@@ -135,7 +139,7 @@ lattice_testkit::both_backends! {
         assert_eq!(subs.len(), 1);
         assert_eq!((subs[0]["author"].as_str(), &subs[0]["data"]["values"]), (Some("ana"), &json!({"rating": 5})));
         assert_eq!(done.body["result"]["id"], subs[0]["id"]);
-        // Once: a second confirmation, or a decline after it, is refused and writes nothing.
+        // Once: a second confirmation, or a decline after it, is refused and writes nothing but its row.
         for accept in [true, false] {
             let again = s.confirm(&s.ana, &confirmation, accept).await;
             assert_eq!((again.status, error_type(&again)), (StatusCode::CONFLICT, "Conflict"), "{:?}", again.body);
@@ -147,7 +151,8 @@ lattice_testkit::both_backends! {
         assert_eq!((declined.body["status"].as_str(), declined.body["reason"].as_str()), (Some("refused"), Some("the person declined")));
         assert_eq!(s.submissions().await.len(), 1);
         assert_eq!(s.audit().await, vec![
-            row("ana", SUBMIT, "ask"), row("ana", SUBMIT, "confirmed"), row("ana", SUBMIT, "ask"), row("ana", SUBMIT, "declined"),
+            row("ana", SUBMIT, "ask"), row("bob", SUBMIT, "not_asked"), row("ana", SUBMIT, "confirmed"), row("ana", SUBMIT, "used"),
+            row("ana", SUBMIT, "used"), row("ana", SUBMIT, "ask"), row("ana", SUBMIT, "declined"),
         ]);
         // Not just any audit row confirms: an unknown id names nothing.
         let bogus = s.confirm(&s.ana, "01JZZZZZZZZZZZZZZZZZZZZZZZ", true).await;

@@ -547,3 +547,109 @@ lattice_testkit::both_backends! {
         assert!(statuses.iter().all(|s| *s == StatusCode::OK || *s == StatusCode::TOO_MANY_REQUESTS), "{statuses:?}");
     }
 }
+
+/// A streamed upload of `frames` of `CHUNK_BYTES` each whose frames after
+/// the first wait until `begun` of them have all begun (their first frame
+/// read: each one's quota check was made), so they overlap for certain.
+fn overlapping(frames: usize, begun: tokio::sync::watch::Sender<usize>, all: usize) -> Body {
+    let stream = futures_util::stream::unfold(0, move |sent| {
+        let begun = begun.clone();
+        async move {
+            if sent == frames {
+                return None;
+            }
+            if sent == 0 {
+                begun.send_modify(|n| *n += 1);
+            } else {
+                let mut seen = begun.subscribe();
+                let _ = tokio::time::timeout(std::time::Duration::from_secs(10), seen.wait_for(|n| *n >= all)).await;
+            }
+            Some((Ok::<_, std::io::Error>(vec![b'x'; lattice_log::CHUNK_BYTES]), sent + 1))
+        }
+    });
+    Body::from_stream(stream)
+}
+
+lattice_testkit::both_backends! {
+    async fn uploads_begun_at_once_never_pass_the_tenants_quota_together(backend: Backend) {
+        const CHUNK: u64 = lattice_log::CHUNK_BYTES as u64;
+        let limits = FileLimits { max_bytes: 4 * CHUNK, quota_bytes: 3 * CHUNK, quota_files: 8 };
+        let app = app(backend, limits).await;
+        let ana = app.token("t1", "ana", TenantRole::Member, false).await;
+        let (_, th) = app.workspace_with_thread(&ana).await;
+
+        // Six streamed uploads of two chunks each against a room of three:
+        // each saw the whole room as it began; together they may not use
+        // more than it.
+        let (begun, _) = tokio::sync::watch::channel(0usize);
+        let sends = (0..6).map(|i| {
+            let req = Request::builder()
+                .method("POST")
+                .uri(format!("/v1/threads/{th}/files?name=f{i}"))
+                .header("authorization", format!("Bearer {ana}"))
+                .header("content-type", "application/octet-stream")
+                .body(overlapping(2, begun.clone(), 6))
+                .unwrap();
+            app.router.clone().oneshot(req)
+        });
+        let answers = futures_util::future::join_all(sends).await;
+        let mut stored = 0;
+        for res in answers {
+            let res = res.unwrap();
+            match res.status() {
+                StatusCode::OK => stored += 2 * CHUNK,
+                StatusCode::PAYLOAD_TOO_LARGE => {}
+                other => panic!("an upload answered {other}"),
+            }
+        }
+        assert!(stored <= 3 * CHUNK, "{stored} bytes stored against a quota of {}", 3 * CHUNK);
+        // What the refused ones wrote was given back: the room is whole
+        // but for what was kept.
+        let left = 3 * CHUNK - stored;
+        let fits = app.post(&format!("/v1/threads/{th}/uploads"), &ana, json!({"name": "rest", "size": left.max(1)})).await;
+        assert_eq!(fits.status, if left > 0 { StatusCode::OK } else { StatusCode::PAYLOAD_TOO_LARGE }, "{:?}", fits.body);
+
+        // The count of files, at its edge (another tenant's, untouched by
+        // the above): room for exactly one more of eight begun at once.
+        let bo = app.token("t2", "bo", TenantRole::Member, false).await;
+        let (_, th) = app.workspace_with_thread(&bo).await;
+        for i in 0..7 {
+            let r = app.post(&format!("/v1/threads/{th}/uploads"), &bo, json!({"name": format!("g{i}"), "size": 1})).await;
+            assert_eq!(r.status, StatusCode::OK, "{:?}", r.body);
+        }
+        let path = format!("/v1/threads/{th}/uploads");
+        let begins = (0..8).map(|i| app.post(&path, &bo, json!({"name": format!("h{i}"), "size": 1})));
+        let answers = futures_util::future::join_all(begins).await;
+        let taken = answers.iter().filter(|r| r.status == StatusCode::OK).count();
+        assert_eq!(taken, 1, "{:?}", answers.iter().map(|r| r.status).collect::<Vec<_>>());
+        assert!(answers.iter().all(|r| r.status == StatusCode::OK || r.status == StatusCode::PAYLOAD_TOO_LARGE));
+    }
+}
+
+lattice_testkit::both_backends! {
+    async fn two_parts_sent_at_once_are_a_conflict_that_says_where_to_go_on(backend: Backend) {
+        const CHUNK: usize = lattice_log::CHUNK_BYTES;
+        let app = app(backend, FileLimits::default()).await;
+        let ana = app.token("t1", "ana", TenantRole::Member, false).await;
+        let (_, th) = app.workspace_with_thread(&ana).await;
+        let whole = vec![7u8; 3 * CHUNK];
+        let begun = app.post(&format!("/v1/threads/{th}/uploads"), &ana, json!({"name": "two.bin", "size": whole.len()})).await;
+        let id = begun.body["id"].as_str().unwrap().to_owned();
+        // Both from 0: one writes, the other is told 409 with where the
+        // upload stands, never 503.
+        let (a, b) = tokio::join!(part(&app, &ana, &id, 0, whole[..2 * CHUNK].to_vec(), None), part(&app, &ana, &id, 0, whole[..2 * CHUNK].to_vec(), None));
+        let statuses = [a.0, b.0];
+        assert!(statuses.contains(&StatusCode::OK), "{a:?} {b:?}");
+        for (status, body) in [&a, &b] {
+            assert!(*status == StatusCode::OK || *status == StatusCode::CONFLICT, "{status}: {body}");
+            if *status == StatusCode::CONFLICT {
+                assert_eq!(body["error"]["type"], "Conflict", "{body}");
+                assert!(body["error"]["actual"].is_u64(), "{body}");
+            }
+        }
+        let offset = app.get(&format!("/v1/uploads/{id}"), &ana).await.body["offset"].as_u64().unwrap();
+        let (status, body) = part(&app, &ana, &id, offset, whole[offset as usize..].to_vec(), None).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        assert_eq!(body["file"]["sha256"], sha256(&whole));
+    }
+}

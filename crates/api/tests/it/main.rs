@@ -6,6 +6,7 @@ mod agent_runs;
 mod agui_input;
 mod agui_streams;
 mod api_keys;
+mod app_call_refusals;
 mod app_callers;
 mod app_calls;
 mod authorization;

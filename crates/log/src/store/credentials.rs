@@ -7,8 +7,8 @@ use lattice_core::event::{CredentialIssued, CredentialKind, CredentialRevoked, E
 use lattice_core::{Error, Role};
 use sqlx::{AnyConnection, Row};
 
-use super::db::{Db, db_error};
-use super::people::unique_or;
+use super::db::{Db, budget_turn, db_error, unique_or};
+
 use super::writing::Writing;
 
 /// A credential as stored.
@@ -98,6 +98,7 @@ fn too_many(kind: CredentialKind) -> Error {
 /// Issues an API key: its row, and for a key of a workspace, its agent on
 /// the workspace's members list with the key's role.
 pub(crate) async fn issue_key(conn: &mut AnyConnection, w: &Writing<'_>, key: &NewApiKey) -> Result<Event, Error> {
+    budget_turn(conn, &format!("credentials:{}", w.tenant)).await?;
     if held(conn, w.tenant, CredentialKind::ApiKey).await? >= MAX_CREDENTIALS as i64 {
         return Err(too_many(CredentialKind::ApiKey));
     }
@@ -154,6 +155,7 @@ async fn set_member(conn: &mut AnyConnection, workspace: &str, user: &str, role:
 
 /// Issues a SCIM token.
 pub(crate) async fn issue_scim_token(conn: &mut AnyConnection, w: &Writing<'_>, id: &str, digest: &str) -> Result<Event, Error> {
+    budget_turn(conn, &format!("credentials:{}", w.tenant)).await?;
     if held(conn, w.tenant, CredentialKind::ScimToken).await? >= MAX_CREDENTIALS as i64 {
         return Err(too_many(CredentialKind::ScimToken));
     }

@@ -316,8 +316,52 @@ fn sqlite_url(url: &str) -> Result<String, Error> {
     })
 }
 
-/// A database failure is never the client's fault: it is `Unavailable`.
+/// A database failure is never the client's fault: it is `Unavailable`,
+/// but for two writers that met (a unique key another request took first,
+/// a serialization failure, a deadlock): that is a `Conflict` the caller
+/// can retry after reading again, never an outage. A caller that knows
+/// what the key means says so instead ([`unique_or`]).
 pub(crate) fn db_error(e: sqlx::Error) -> Error {
+    if writers_met(&e) {
+        tracing::info!(error = %e, "two writers met");
+        return Error::Conflict {
+            reason: "another request wrote the same thing at the same time: read it again and retry".into(),
+            expected: None,
+            actual: None,
+        };
+    }
     tracing::error!(error = %e, "database error");
     Error::unavailable("the database did not answer")
+}
+
+/// Waits, within the transaction on `conn`, for the turn of `budget`
+/// (`"files:t1"`): a count and the write it allows are decided by one
+/// writer at a time, or concurrent requests would each pass the check and
+/// together pass the bound. On PostgreSQL a transaction-scoped advisory
+/// lock (the two-key form: the horizon reads only the one-key locks);
+/// SQLite has one writer already (`BEGIN IMMEDIATE`).
+pub(crate) async fn budget_turn(conn: &mut AnyConnection, budget: &str) -> Result<(), Error> {
+    if conn.backend_name() == "PostgreSQL" {
+        sqlx::query("SELECT pg_advisory_xact_lock(1818326132, hashtext($1))").bind(budget).execute(&mut *conn).await.map_err(db_error)?;
+    }
+    Ok(())
+}
+
+/// Whether `e` is two writers meeting rather than a database that failed:
+/// a unique key taken, or Postgres's serialization failure (40001) or
+/// deadlock (40P01).
+pub(crate) fn writers_met(e: &sqlx::Error) -> bool {
+    match e {
+        sqlx::Error::Database(d) => d.is_unique_violation() || matches!(d.code().as_deref(), Some("40001" | "40P01")),
+        _ => false,
+    }
+}
+
+/// A unique key taken by another writer is a conflict the caller can
+/// retry or correct, never an outage: `conflict` says what it means.
+pub(crate) fn unique_or(e: sqlx::Error, conflict: impl FnOnce() -> Error) -> Error {
+    match &e {
+        sqlx::Error::Database(d) if d.is_unique_violation() => conflict(),
+        _ => db_error(e),
+    }
 }

@@ -3,9 +3,9 @@
 //! type, size, sha256) and whether it was erased.
 
 use lattice_core::Error;
-use sqlx::Row;
+use sqlx::{AnyConnection, Row};
 
-use super::db::{Db, db_error};
+use super::db::{Db, budget_turn, db_error};
 
 /// A file's row.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -45,12 +45,33 @@ fn row(r: &sqlx::any::AnyRow) -> Result<FileRow, Error> {
     })
 }
 
+/// The tenant's bounds on files: how many it holds, and their bytes.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Quota {
+    pub files: u64,
+    pub bytes: u64,
+}
+
 /// A new file's row, while its bytes arrive: its size 0 (a streamed
 /// upload, counted by its chunks), or the size a resumable upload declared
-/// (which that reserves of the tenant's room).
-pub(crate) async fn begin(db: &Db, file: &FileRow) -> Result<(), Error> {
+/// (which that reserves of the tenant's room). Written only if the tenant
+/// holds fewer than `quota.files` and has room for what it reserves,
+/// decided in the tenant's turn (`budget_turn`) with the write, so
+/// uploads begun at once never pass the quota together. Answers the room
+/// that was left before it.
+pub(crate) async fn begin(db: &Db, file: &FileRow, quota: Quota) -> Result<u64, Error> {
     // SQLite has one writer: every write takes its turn (`Db::writer`).
     let _writer = db.writer().await;
+    let mut tx = db.begin().await?;
+    budget_turn(&mut tx, &format!("files:{}", file.tenant)).await?;
+    let (held, files) = held(&mut *tx, &file.tenant).await?;
+    if files >= quota.files {
+        return Err(Error::TooLarge { limit: quota.files, size: files + 1 });
+    }
+    let room = quota.bytes.saturating_sub(held + arriving(&mut *tx, &file.tenant).await?);
+    if file.size > room {
+        return Err(Error::TooLarge { limit: room, size: file.size });
+    }
     sqlx::query(
         "INSERT INTO files (tenant, id, workspace, thread, uploader, name, media_type, size, sha256, complete, created_at) \
          VALUES ($1, $2, $3, $4, $5, $6, '', $8, '', 0, $7)",
@@ -63,9 +84,37 @@ pub(crate) async fn begin(db: &Db, file: &FileRow) -> Result<(), Error> {
     .bind(&file.name)
     .bind(file.created_at)
     .bind(file.size as i64)
-    .execute(&db.pool)
+    .execute(&mut *tx)
     .await
     .map_err(db_error)?;
+    tx.commit().await.map_err(db_error)?;
+    Ok(room)
+}
+
+/// The next chunk of a streamed upload, written only if the tenant's room
+/// still holds it with every other upload's bytes (the room told at its
+/// beginning is shared with those begun beside it): decided in the
+/// tenant's turn with the write. `stored`: the upload's bytes before this
+/// chunk; a refusal says the room the upload had.
+pub(crate) async fn streamed_chunk(db: &Db, tenant: &str, file: &str, n: i64, bytes: &[u8], stored: u64, quota_bytes: u64) -> Result<(), Error> {
+    let _writer = db.writer().await;
+    let mut tx = db.begin().await?;
+    budget_turn(&mut tx, &format!("files:{tenant}")).await?;
+    let (held, _) = held(&mut *tx, tenant).await?;
+    let others = arriving(&mut *tx, tenant).await?.saturating_sub(stored);
+    let room = quota_bytes.saturating_sub(held + others);
+    if stored + bytes.len() as u64 > room {
+        return Err(Error::TooLarge { limit: room, size: stored + bytes.len() as u64 });
+    }
+    sqlx::query("INSERT INTO file_chunks (tenant, file, n, bytes) VALUES ($1, $2, $3, $4)")
+        .bind(tenant)
+        .bind(file)
+        .bind(n)
+        .bind(bytes.to_vec())
+        .execute(&mut *tx)
+        .await
+        .map_err(db_error)?;
+    tx.commit().await.map_err(db_error)?;
     Ok(())
 }
 
@@ -73,15 +122,28 @@ pub(crate) async fn begin(db: &Db, file: &FileRow) -> Result<(), Error> {
 pub(crate) async fn chunk(db: &Db, tenant: &str, file: &str, n: i64, bytes: &[u8]) -> Result<(), Error> {
     // SQLite has one writer: every write takes its turn (`Db::writer`).
     let _writer = db.writer().await;
-    sqlx::query("INSERT INTO file_chunks (tenant, file, n, bytes) VALUES ($1, $2, $3, $4)")
+    let written = sqlx::query("INSERT INTO file_chunks (tenant, file, n, bytes) VALUES ($1, $2, $3, $4)")
         .bind(tenant)
         .bind(file)
         .bind(n)
         .bind(bytes.to_vec())
         .execute(&db.pool)
-        .await
-        .map_err(db_error)?;
-    Ok(())
+        .await;
+    match written {
+        Ok(_) => Ok(()),
+        // Two parts of one upload sent at once: the first holds the place,
+        // the other is told where the upload stands now.
+        Err(e) if super::db::writers_met(&e) => {
+            drop(_writer);
+            let (held, _) = stored(db, tenant, file).await?;
+            Err(Error::Conflict {
+                reason: format!("another part of the upload was written at the same place at the same time: it holds {held} bytes, send from there"),
+                expected: None,
+                actual: Some(held),
+            })
+        }
+        Err(e) => Err(db_error(e)),
+    }
 }
 
 /// What a file's chunks hold so far: their bytes and how many they are.
@@ -146,10 +208,10 @@ pub(crate) async fn forget_stale(db: &Db, tenant: &str, before: i64) -> Result<(
 
 /// What a tenant holds: bytes and files, those arriving included, erased
 /// ones left out.
-pub(crate) async fn held(db: &Db, tenant: &str) -> Result<(u64, u64), Error> {
+pub(crate) async fn held(conn: &mut AnyConnection, tenant: &str) -> Result<(u64, u64), Error> {
     let r = sqlx::query("SELECT CAST(COALESCE(SUM(size), 0) AS BIGINT), COUNT(*) FROM files WHERE tenant = $1 AND erased_at IS NULL")
         .bind(tenant)
-        .fetch_one(&db.pool)
+        .fetch_one(&mut *conn)
         .await
         .map_err(db_error)?;
     let bytes: i64 = r.try_get(0).map_err(db_error)?;
@@ -160,13 +222,13 @@ pub(crate) async fn held(db: &Db, tenant: &str) -> Result<(u64, u64), Error> {
 /// Bytes of the streamed uploads under way in a tenant (their rows say 0
 /// until they end): counted from their chunks. A resumable upload's row
 /// holds the size it declared, which `held` counts.
-pub(crate) async fn arriving(db: &Db, tenant: &str) -> Result<u64, Error> {
+pub(crate) async fn arriving(conn: &mut AnyConnection, tenant: &str) -> Result<u64, Error> {
     let r = sqlx::query(
         "SELECT CAST(COALESCE(SUM(LENGTH(c.bytes)), 0) AS BIGINT) FROM file_chunks c JOIN files f ON f.tenant = c.tenant AND f.id = c.file \
          WHERE f.tenant = $1 AND f.complete = 0 AND f.size = 0",
     )
     .bind(tenant)
-    .fetch_one(&db.pool)
+    .fetch_one(&mut *conn)
     .await
     .map_err(db_error)?;
     let bytes: i64 = r.try_get(0).map_err(db_error)?;

@@ -11,7 +11,7 @@ use lattice_core::identity::GroupRules;
 use lattice_core::{Error, TenantRole};
 use sqlx::{AnyConnection, Row};
 
-use super::db::{Db, db_error};
+use super::db::{Db, budget_turn, db_error};
 use super::people::{role_name, role_of};
 use super::writing::Writing;
 
@@ -174,6 +174,7 @@ pub(crate) async fn provision_group(
             version + 1
         }
         (None, true) => {
+            budget_turn(conn, &format!("groups:{}", w.tenant)).await?;
             let held: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM directory_groups WHERE tenant = $1")
                 .bind(w.tenant)
                 .fetch_one(&mut *conn)

@@ -8,7 +8,7 @@ use lattice_core::identity::GroupRules;
 use lattice_core::{Error, TenantId, TenantRole};
 use sqlx::{AnyConnection, Row};
 
-use super::db::{Db, db_error};
+use super::db::{Db, budget_turn, db_error, unique_or};
 use super::sessions::owner_key;
 use super::writing::Writing;
 
@@ -197,6 +197,7 @@ pub(crate) async fn provision_person(
             row.version + 1
         }
         (None, true) => {
+            budget_turn(conn, &format!("people:{}", w.tenant)).await?;
             if count_people(conn, w.tenant).await? >= lattice_core::directory::MAX_PEOPLE as i64 {
                 return Err(Error::field(
                     "userName",
@@ -329,14 +330,6 @@ pub(crate) fn role_name(role: TenantRole) -> &'static str {
     role.as_str()
 }
 
-/// A unique key taken by another writer is a conflict the caller can
-/// retry or correct, never an outage.
-pub(crate) fn unique_or(e: sqlx::Error, conflict: impl FnOnce() -> Error) -> Error {
-    match &e {
-        sqlx::Error::Database(d) if d.is_unique_violation() => conflict(),
-        _ => db_error(e),
-    }
-}
 
 /// Ends every token of `user` issued until now, their sign-in sessions, and
 /// the protocol sessions they opened (an MCP session whose row is gone
