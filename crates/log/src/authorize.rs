@@ -8,6 +8,7 @@ use lattice_core::policy::{self, Action};
 use lattice_core::{Command, Error, Level, Principal, Role, TenantRole, ThreadId};
 
 use lattice_core::directory::KeyScope;
+use lattice_core::event::CredentialKind;
 
 use crate::access::{Access, Standings, artifact_access, is_member, thread_access, thread_access_to_write, workspace_access};
 use crate::registry::Registry;
@@ -111,19 +112,23 @@ pub(crate) async fn authorize(
             if p.agent || p.scope.is_some() {
                 return Err(Error::forbidden("an agent's key does not revoke keys"));
             }
-            let Some(row) = crate::store::credentials::by_id(db, id.as_str()).await?.filter(|r| r.tenant == p.tenant.as_str()) else {
+            // A key is there for whoever may list it (`Directory::api_keys`):
+            // a tenant admin, or an admin of its workspace. For anyone
+            // else it answers as one that does not exist.
+            let Some(row) = crate::store::credentials::by_id(db, id.as_str())
+                .await?
+                .filter(|r| r.tenant == p.tenant.as_str() && r.kind == CredentialKind::ApiKey)
+            else {
                 return Err(Error::NotFound);
             };
             match &row.scope {
-                Some(KeyScope::Workspace { workspace, .. }) if p.role != TenantRole::TenantAdmin => {
+                _ if p.role == TenantRole::TenantAdmin => Ok(Scope::default()),
+                Some(KeyScope::Workspace { workspace, .. }) => {
                     let access = workspace_access(db, p, workspace.as_str()).await?;
-                    access.allow(Action::ManageMembers)?;
+                    access.allow(Action::ManageMembers).map_err(|_| Error::NotFound)?;
                     Ok(in_workspace(access))
                 }
-                _ => {
-                    tenant_admin(p, "only a tenant admin revokes a key of the whole tenant")?;
-                    Ok(Scope::default())
-                }
+                _ => Err(Error::NotFound),
             }
         }
         Command::IssueScimToken { .. } | Command::RevokeScimToken { .. } => {

@@ -3,25 +3,23 @@
 
 use std::sync::Arc;
 
-use lattice_core::{ArtifactId, Command, Error, Integrations, Principal, SwitchKey};
+use lattice_core::{ArtifactId, Command, Error, Integrations, Principal, SwitchKey, WorkspaceView};
 
 use crate::registry::Registry;
 use crate::scope::Scope;
-use crate::store::{Db, load_artifact};
 use crate::switches::SwitchStore;
 use crate::view::ScopedView;
 
 /// Reads the registry (which kinds and checks name a switch), the switch
-/// store, and an artifact's parent from the store.
+/// store, and an artifact's parent as the caller sees it.
 pub(crate) struct Gate {
-    db: Db,
     registry: Arc<Registry>,
     switches: SwitchStore,
 }
 
 impl Gate {
-    pub fn new(db: Db, registry: Arc<Registry>, switches: SwitchStore) -> Self {
-        Self { db, registry, switches }
+    pub fn new(registry: Arc<Registry>, switches: SwitchStore) -> Self {
+        Self { registry, switches }
     }
 
     /// Refuses the command with `NotEnabled` if a switch it uses is off in
@@ -38,11 +36,13 @@ impl Gate {
         keys.extend(kind.and_then(|kind| registry.find(kind)).and_then(|spec| spec.switch()));
         // What belongs to another artifact (a submission to an app) is
         // governed by that artifact's switch as well: sending to an app is
-        // using the app.
+        // using the app. Read as the caller sees it: a parent they may
+        // not see is one that is not there (the checks say so), not a
+        // switch that tells its kind.
         if let Command::CreateArtifact { kind, data, .. } = command
             && let Some(parent) = registry.find(kind).and_then(|spec| spec.parent(data))
             && let Ok(parent) = ArtifactId::parse("parent", &parent)
-            && let Some(row) = load_artifact(&self.db, &p.tenant, &parent, None).await?
+            && let Some(row) = view.artifact(&parent, None).await?
         {
             keys.extend(registry.find(&row.kind).and_then(|spec| spec.switch()));
         }

@@ -186,7 +186,7 @@ impl Builder {
         LogService {
             inner: Arc::new(Inner {
                 files,
-                gate: Gate::new(db.clone(), registry.clone(), switches.clone()),
+                gate: Gate::new(registry.clone(), switches.clone()),
                 runs: Runs::new(db.clone()),
                 parts: Parts {
                     switches,
@@ -423,6 +423,9 @@ impl LogService {
                 match self.execute(&directory, command).await {
                     Ok(_) => {}
                     Err(Error::NotFound) => tracing::warn!(%workspace, "a group rule names a workspace that does not exist"),
+                    // A rule never leaves a workspace without an admin: the
+                    // person keeps the role until another holds it.
+                    Err(Error::InvalidState { reason, .. }) => tracing::warn!(%workspace, %user, %reason, "a group rule is not applied"),
                     Err(e) => return Err(e),
                 }
             }

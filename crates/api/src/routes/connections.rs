@@ -158,7 +158,7 @@ pub async fn callback(State(state): State<AppState>, axum::extract::RawQuery(raw
 /// Finishes the caller's sign-in: the code exchanged at the server's
 /// authorization server, what it gave kept for them alone, their session
 /// with the server begun again. A sign-in someone else began is refused
-/// (and used up).
+/// (and used up) as one finished already.
 #[utoipa::path(post, path = "/v1/connections/finish", request_body = FinishConnection,
     responses((status = 200, body = ConnectionFinished), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody),
     (status = 409, body = ErrorBody), (status = 422, body = ErrorBody), (status = 423, body = ErrorBody)), security(("bearer" = [])))]
@@ -170,14 +170,17 @@ pub async fn finish(State(state): State<AppState>, Caller(who): Caller, Body(req
     }
     let connections = state.runner.connections();
     let me = owner(&who);
+    // Another person's sign-in answers as one that is not there: nothing
+    // tells the caller it exists.
+    let gone = || Error::invalid_state("this sign-in was finished already or took too long: start again");
     let server = match connections.sign_in_of(&req.state).await.map_err(refused)? {
-        None => return Err(Error::invalid_state("this sign-in was finished already or took too long: start again").into()),
+        None => return Err(gone().into()),
         Some((begun_by, _)) if begun_by != me => {
             // Used up (finishing it as the caller refuses it), so the one
             // who began it cannot finish it either.
             let _ = connections.finish_sign_in(&me, &req.state, &req.code, None).await;
             tracing::warn!(server_sign_in = "refused", "a sign-in to a server was brought back by another person than began it");
-            return Err(Error::forbidden("this sign-in was begun by another person: start your own").into());
+            return Err(gone().into());
         }
         Some((_, server)) => server,
     };

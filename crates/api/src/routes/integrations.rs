@@ -103,6 +103,16 @@ pub async fn set(
 ) -> ApiResult<Json<Posted>> {
     let level = Level::parse(&level).map_err(|_| Error::NotFound)?;
     let key = SwitchKey::parse(&key).ok_or(Error::NotFound)?;
+    // A server not offered to the caller's tenant is, for them, no key at
+    // all: the same 404 as a name nobody configured (a deployment admin
+    // sees every server).
+    let p = who.principal();
+    if let SwitchKey::Server(server) = key
+        && p.role != lattice_core::TenantRole::DeploymentAdmin
+        && !state.runner.connections().connected().offers(server, &p.tenant)
+    {
+        return Err(Error::NotFound.into());
+    }
     let state_value =
         SwitchState::parse(&req.state).ok_or_else(|| Error::field("state", "enum", format!("{:?} is not on, off or unset", req.state)))?;
     let done = state.log.execute(&who, Command::SetSwitch { level, key, state: state_value, reason: req.reason }).await?;

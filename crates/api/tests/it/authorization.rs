@@ -245,3 +245,51 @@ lattice_testkit::both_backends! {
         assert_eq!((one.body["restricted"].clone(), one.body["role"].clone()), (json!(true), json!("viewer")));
     }
 }
+
+lattice_testkit::both_backends! {
+    async fn what_a_caller_may_not_see_answers_as_what_does_not_exist_wherever_it_is_named(backend: Backend) {
+        // A server offered to t2 only.
+        let config = json!({"url": "http://127.0.0.1:9/mcp", "allow_internal": true, "tenants": ["t2"]});
+        let servers = std::collections::BTreeMap::from([("secret".to_owned(), serde_json::from_value(config).unwrap())]);
+        let connections = lattice_connect::Connections::configure(&servers).unwrap();
+        let app = App::connected(backend, connections, lattice_agent::Models::scripted()).await;
+        let ana = app.token("t1", "ana", TenantRole::TenantAdmin, false).await;
+        let (ws, th) = app.workspace_with_thread(&ana).await;
+        let same = |a: &crate::Reply, b: &crate::Reply, what: &str| {
+            assert_eq!((a.status, &a.body), (b.status, &b.body), "{what} tells itself apart from what does not exist");
+        };
+
+        // A switch key named in the path: another tenant's server is no key.
+        for level in ["tenant:t1".to_owned(), format!("workspace:{ws}")] {
+            let off = json!({"state": "off", "reason": "probe"});
+            let theirs = app.send_put(&format!("/v1/integrations/{level}/mcp:secret"), &ana, off.clone()).await;
+            let none = app.send_put(&format!("/v1/integrations/{level}/mcp:never-configured"), &ana, off).await;
+            same(&theirs, &none, "another tenant's server");
+            assert_eq!(theirs.status, StatusCode::NOT_FOUND);
+        }
+
+        // An artifact named in a body: ana's dashboard, sent to from a
+        // workspace bob holds where dashboards are off (its switch would
+        // tell its kind).
+        let dash = json!({"kind": "dashboard", "data": {"title": "Pay", "as_of": "2026-11-29T12:00:00Z", "panels": []}});
+        let hidden = app.post(&format!("/v1/threads/{th}/artifacts"), &ana, dash).await.body["id"].as_str().unwrap().to_owned();
+        let bob = app.token("t1", "bob", TenantRole::Member, false).await;
+        let (his, his_thread) = app.workspace_with_thread(&bob).await;
+        let off = app.send_put(&format!("/v1/integrations/workspace:{his}/ui:dashboards"), &bob, json!({"state": "off", "reason": "quiet"})).await;
+        assert_eq!(off.status, StatusCode::OK, "{}", off.body);
+        let submit = |form: &str| json!({"kind": "submission", "data": {"form_id": form, "form_version": 1, "values": {}}});
+        let to_hidden = app.post(&format!("/v1/threads/{his_thread}/artifacts"), &bob, submit(&hidden)).await;
+        let to_none = app.post(&format!("/v1/threads/{his_thread}/artifacts"), &bob, submit("art_nothing")).await;
+        same(&to_hidden, &to_none, "a dashboard in another workspace");
+        assert_eq!(to_hidden.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", to_hidden.body);
+
+        // An app's calls route: an app bob may not see is a 404 before any
+        // capability is asked for, as one that does not exist.
+        let calls = |id: &str| format!("/v1/artifacts/{id}/calls");
+        let call = json!({"tool": "get_state", "arguments": {}});
+        let a = app.post(&calls(&hidden), &bob, call.clone()).await;
+        let b = app.post(&calls("art_nothing"), &bob, call).await;
+        same(&a, &b, "an artifact bob may not see, on the calls route");
+        assert_eq!(a.status, StatusCode::NOT_FOUND, "{}", a.body);
+    }
+}

@@ -16,6 +16,7 @@ mod form_deadline;
 mod hostile;
 mod identity;
 mod input;
+mod lockouts;
 mod names;
 mod prompt_limit;
 mod receipts;

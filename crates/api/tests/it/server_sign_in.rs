@@ -186,10 +186,13 @@ lattice_testkit::both_backends! {
         assert_eq!(paused["requests"][0]["tool_name"], "notes__lattice_sign_in");
         assert_eq!(sign_in_asked(&app, &alice, &thread, &id).await, json!({"server": "notes"}));
 
-        // A sign-in Alice began, brought back by Bob: refused, and used up.
+        // A sign-in Alice began, brought back by Bob: refused exactly as one
+        // that does not exist (nothing tells him it does), and used up.
         let hers = signed_in_at_provider(&app, &idp, &alice, ("alice", "alice-password"), None).await;
         let stolen = finish(&app, &bob, &hers).await;
-        assert_eq!(stolen.status, StatusCode::FORBIDDEN, "{:?}", stolen.body);
+        let never = app.post("/v1/connections/finish", &bob, json!({"state": "never-begun", "code": "x"})).await;
+        assert_eq!((stolen.status, &stolen.body), (never.status, &never.body));
+        assert_eq!(stolen.status, StatusCode::CONFLICT, "{:?}", stolen.body);
         assert!(!connected(&app, &bob).await);
         let late = finish(&app, &alice, &hers).await;
         assert_eq!(error_type(&late), "InvalidState", "{:?}", late.body);

@@ -4,7 +4,7 @@ use lattice_core::event::{Event, MemberAdded, MemberRemoved, ThreadCreated, Thre
 use lattice_core::{Error, Role, ThreadId, WorkspaceId};
 use sqlx::AnyConnection;
 
-use super::db::db_error;
+use super::db::{budget_turn, db_error};
 use super::writing::Writing;
 
 /// A workspace, its creator its first admin.
@@ -25,7 +25,9 @@ pub(crate) async fn create_workspace(conn: &mut AnyConnection, w: &Writing<'_>, 
 /// A member of the writing's workspace, or a new role for one.
 pub(crate) async fn add_member(conn: &mut AnyConnection, w: &Writing<'_>, user: &str, role: Role) -> Result<Event, Error> {
     let workspace = w.workspace.expect("a member is added to a workspace");
+    budget_turn(conn, &format!("admins:{workspace}")).await?;
     set_role(conn, ON_WORKSPACE, workspace, user, role).await?;
+    keeps_an_admin(conn, workspace).await?;
     Ok(MemberAdded { workspace: workspace.to_owned(), user: user.to_owned(), role }.into())
 }
 
@@ -33,7 +35,9 @@ pub(crate) async fn add_member(conn: &mut AnyConnection, w: &Writing<'_>, user: 
 /// it they were listed on: leaving a workspace leaves its threads too.
 pub(crate) async fn remove_member(conn: &mut AnyConnection, w: &Writing<'_>, user: &str) -> Result<Event, Error> {
     let workspace = w.workspace.expect("a member is removed from a workspace");
+    budget_turn(conn, &format!("admins:{workspace}")).await?;
     let role = take_role(conn, "DELETE FROM members WHERE workspace = $1 AND user_id = $2 RETURNING role", workspace, user).await?;
+    keeps_an_admin(conn, workspace).await?;
     let listings = sqlx::query("DELETE FROM thread_members WHERE user_id = $1 AND thread IN (SELECT id FROM threads WHERE workspace = $2)")
         .bind(user)
         .bind(workspace)
@@ -42,6 +46,25 @@ pub(crate) async fn remove_member(conn: &mut AnyConnection, w: &Writing<'_>, use
         .map_err(db_error)?
         .rows_affected();
     Ok(MemberRemoved { workspace: workspace.to_owned(), user: user.to_owned(), role, listings }.into())
+}
+
+/// A workspace lives with at least one person as its admin: the change
+/// that would leave it none (its last admin leaving, removed, or given
+/// another role) is refused, and its transaction with it. Decided in the
+/// workspace's turn (`budget_turn`): two admins demoting each other at
+/// once do not both succeed.
+async fn keeps_an_admin(conn: &mut AnyConnection, workspace: &str) -> Result<(), Error> {
+    let admins: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM members WHERE workspace = $1 AND role = 'admin' AND substr(user_id, 1, 4) <> 'key_'")
+        .bind(workspace)
+        .fetch_one(&mut *conn)
+        .await
+        .map_err(db_error)?;
+    if admins == 0 {
+        return Err(Error::invalid_state(
+            "a workspace keeps at least one admin: its last admin cannot leave, be removed or be given another role; make another member admin first",
+        ));
+    }
+    Ok(())
 }
 
 /// A person's listing taken off the writing's thread.
