@@ -100,7 +100,7 @@ pub(crate) async fn load_run(db: &Db, tenant: &TenantId, run: &RunId) -> Result<
 pub(crate) async fn load_requests(db: &Db, tenant: &TenantId, run: &str) -> Result<Vec<RequestRow>, Error> {
     let rows = sqlx::query(
         "SELECT tool_call_id, tool_name, args, answered_by, answer, expires_at, sign_in FROM run_requests WHERE tenant = $1 AND run = $2 \
-         ORDER BY tool_call_id",
+         ORDER BY position, tool_call_id",
     )
     .bind(tenant.as_str())
     .bind(run)
@@ -321,16 +321,17 @@ pub(crate) async fn record_step(conn: &mut AnyConnection, w: &Writing<'_>, run: 
     }
     let mut step = step;
     if let RunStep::Paused { requests } = &mut step {
-        for r in requests {
+        for (position, r) in requests.iter_mut().enumerate() {
             // A deadline counts from the pause, by the log's clock.
             let expires_at = r.expires_in_secs.map(|secs| w.at + secs.min(lattice_core::run::MAX_EXPIRES_IN_SECS) as i64 * 1000);
             r.expires_at = expires_at.map(crate::clock::rfc3339);
             // The same call can wait again in one run (a sign-in, then the
             // policy's question; a step-up): the request begins anew.
             sqlx::query(
-                "INSERT INTO run_requests (tenant, run, tool_call_id, tool_name, args, expires_at, sign_in) VALUES ($1, $2, $3, $4, $5, $6, $7) \
+                "INSERT INTO run_requests (tenant, run, tool_call_id, tool_name, args, expires_at, sign_in, position) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8) \
                  ON CONFLICT (tenant, run, tool_call_id) DO UPDATE SET tool_name = excluded.tool_name, args = excluded.args, \
-                 expires_at = excluded.expires_at, sign_in = excluded.sign_in, answered_by = NULL, answer = NULL",
+                 expires_at = excluded.expires_at, sign_in = excluded.sign_in, position = excluded.position, answered_by = NULL, answer = NULL",
             )
             .bind(w.tenant)
             .bind(run)
@@ -339,6 +340,7 @@ pub(crate) async fn record_step(conn: &mut AnyConnection, w: &Writing<'_>, run: 
             .bind(r.args.to_string())
             .bind(expires_at)
             .bind(r.sign_in.as_ref().map(|s| serde_json::to_string(s).unwrap_or_default()))
+            .bind(position as i64)
             .execute(&mut *conn)
             .await
             .map_err(db_error)?;

@@ -10,6 +10,7 @@ mod migrations;
 mod queries;
 mod reads;
 mod replicas;
+mod requests_order;
 mod revocation;
 mod sessions;
 mod switches;
