@@ -90,11 +90,8 @@ pub fn boolean_subschemas(schema: &Value) -> Vec<String> {
                 for (i, s) in value.as_array().into_iter().flatten().enumerate() {
                     check(s, format!("{here}/{i}"), out, depth);
                 }
-            } else if MAP.contains(&key.as_str()) {
-                for (name, s) in value.as_object().into_iter().flatten() {
-                    check(s, format!("{here}/{name}"), out, depth);
-                }
-            } else if key == "kinds" && path.is_empty() {
+            } else if MAP.contains(&key.as_str()) || (key == "kinds" && path.is_empty()) {
+                // `kinds`: the wire document's own map of payloads.
                 for (name, s) in value.as_object().into_iter().flatten() {
                     check(s, format!("{here}/{name}"), out, depth);
                 }

@@ -64,11 +64,11 @@ pub(crate) async fn begin(db: &Db, file: &FileRow, quota: Quota) -> Result<u64, 
     let _writer = db.writer().await;
     let mut tx = db.begin().await?;
     budget_turn(&mut tx, &format!("files:{}", file.tenant)).await?;
-    let (held, files) = held(&mut *tx, &file.tenant).await?;
+    let (held, files) = held(&mut tx, &file.tenant).await?;
     if files >= quota.files {
         return Err(Error::TooLarge { limit: quota.files, size: files + 1 });
     }
-    let room = quota.bytes.saturating_sub(held + arriving(&mut *tx, &file.tenant).await?);
+    let room = quota.bytes.saturating_sub(held + arriving(&mut tx, &file.tenant).await?);
     if file.size > room {
         return Err(Error::TooLarge { limit: room, size: file.size });
     }
@@ -100,8 +100,8 @@ pub(crate) async fn streamed_chunk(db: &Db, tenant: &str, file: &str, n: i64, by
     let _writer = db.writer().await;
     let mut tx = db.begin().await?;
     budget_turn(&mut tx, &format!("files:{tenant}")).await?;
-    let (held, _) = held(&mut *tx, tenant).await?;
-    let others = arriving(&mut *tx, tenant).await?.saturating_sub(stored);
+    let (held, _) = held(&mut tx, tenant).await?;
+    let others = arriving(&mut tx, tenant).await?.saturating_sub(stored);
     let room = quota_bytes.saturating_sub(held + others);
     if stored + bytes.len() as u64 > room {
         return Err(Error::TooLarge { limit: room, size: stored + bytes.len() as u64 });

@@ -330,7 +330,6 @@ pub(crate) fn role_name(role: TenantRole) -> &'static str {
     role.as_str()
 }
 
-
 /// Ends every token of `user` issued until now, their sign-in sessions, and
 /// the protocol sessions they opened (an MCP session whose row is gone
 /// ends).
