@@ -72,7 +72,11 @@ const fn who(name: &'static str, user: &'static str, member: Option<Role>, open:
 
 const OWNER: usize = 0;
 
-const PRINCIPALS: [Who; 14] = [
+/// The maker of the second workspace, W2 (t1), the only principal in it
+/// besides the tenant admin.
+const OTHER_WS_ADMIN: &str = "owa";
+
+const PRINCIPALS: [Who; 16] = [
     // The workspace's creator: its admin, and as the restricted thread's
     // starter listed on it as editor.
     who("workspace admin", "ada", Some(Role::Admin), None, Some(Role::Editor)),
@@ -92,6 +96,12 @@ const PRINCIPALS: [Who; 14] = [
     Who { agent: true, ..who("agent", "bot", Some(Role::Editor), None, None) },
     Who { tenant_role: TenantRole::TenantAdmin, ..who("tenant admin", "tad", None, None, None) },
     Who { tenant: "t2", tenant_role: TenantRole::TenantAdmin, ..who("other tenant's admin", "mal", None, None, None) },
+    // A plain member of another tenant, named as t1's editor (listed on
+    // the restricted thread): a name is no way in.
+    Who { tenant: "t2", ..who("other tenant's member", "eve", None, None, None) },
+    // Of the same tenant, in nothing of W: it made the second workspace
+    // (W2), whose things the body probes name.
+    who("member of another workspace", OTHER_WS_ADMIN, None, None, None),
     // Was an editor; signed out everywhere, then uses its old token.
     Who { signed_out: true, ..who("signed out", "sox", Some(Role::Editor), None, None) },
 ];
@@ -202,7 +212,7 @@ enum Rule {
     /// person of that name (another tenant's is out of reach).
     TenantAdminOfCaller,
     /// The tenant level's admins: its tenant admin; another tenant's level
-    /// is as missing.
+    /// is as missing (a SCIM token: anyone else is refused blind).
     TenantLevelAdmin,
     /// The deployment level's admins: a deployment admin.
     DeploymentAdmin,
@@ -234,12 +244,38 @@ enum Rule {
 
 type Build = fn(&Ids, &Who, Which) -> (String, Option<Value>);
 
+/// A request whose body (or query) names an id besides its path target:
+/// built from the ids of the path (the fixture's) and the ids of the body.
+type Probe = fn(&Ids, &Ids, &Who, Which) -> (String, Option<Value>);
+
+/// Where the hidden object a body probe names lives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Hidden {
+    /// On the restricted thread (probed from a case on the open one).
+    Restricted,
+    /// In the second workspace W2 (of tenant t1).
+    W2,
+}
+
+impl Hidden {
+    /// Whether `w` sees the hidden object at all.
+    fn seen_by(self, w: &Who) -> bool {
+        match self {
+            Hidden::Restricted => w.on_thread(Which::Restricted).is_some(),
+            Hidden::W2 => w.tenant == "t1" && (w.user == OTHER_WS_ADMIN || w.tenant_role == TenantRole::TenantAdmin),
+        }
+    }
+}
+
 #[derive(Clone, Copy)]
 struct Case {
     what: &'static str,
     on: On,
     rule: Rule,
     build: Build,
+    /// The body's id, replaced alone: a hidden object's vs a made-up one,
+    /// the path target the fixture's.
+    probe: Option<(Probe, &'static [Hidden])>,
 }
 
 struct Entry {
@@ -253,12 +289,17 @@ fn entry(method: &'static str, path: &'static str, cases: Vec<Case>) -> Entry {
 }
 
 fn one(what: &'static str, on: On, rule: Rule, build: Build) -> Vec<Case> {
-    vec![Case { what, on, rule, build }]
+    vec![Case { what, on, rule, build, probe: None }]
+}
+
+/// The cases, each also probed with its body's id replaced alone.
+fn probed(cases: Vec<Case>, probe: Probe, hides: &'static [Hidden]) -> Vec<Case> {
+    cases.into_iter().map(|c| Case { probe: Some((probe, hides)), ..c }).collect()
 }
 
 /// The same case on the open and on the restricted thread.
 fn both(what: &'static str, on: fn(Which) -> On, rule: Rule, build: Build) -> Vec<Case> {
-    vec![Case { what, on: on(Which::Open), rule, build }, Case { what, on: on(Which::Restricted), rule, build }]
+    vec![Case { what, on: on(Which::Open), rule, build, probe: None }, Case { what, on: on(Which::Restricted), rule, build, probe: None }]
 }
 
 fn dashboard() -> Value {
@@ -266,11 +307,23 @@ fn dashboard() -> Value {
 }
 
 /// An app's call of `tool`, with the capability bound to this caller and
-/// this app (as its host was given it, maybe before the caller lost access).
-fn app_call(ids: &Ids, w: &Who, which: Which, tool: &str, arguments: Value) -> (String, Option<Value>) {
-    let app = ids.app(which);
-    let capability = lattice_testkit::authenticator().capability(&w.principal(), app);
-    (format!("/v1/artifacts/{app}/calls"), Some(json!({"tool": tool, "arguments": arguments, "capability": capability})))
+/// the body's app (as its host was given it, maybe before the caller lost
+/// access): the path's own, or, probed, another.
+fn app_call(ids: &Ids, body: &Ids, w: &Who, which: Which, tool: &str, arguments: Value) -> (String, Option<Value>) {
+    let capability = lattice_testkit::authenticator().capability(&w.principal(), body.app(which));
+    (format!("/v1/artifacts/{}/calls", ids.app(which)), Some(json!({"tool": tool, "arguments": arguments, "capability": capability})))
+}
+
+/// An AG-UI run on the path's thread, its input naming the body's.
+fn agui(ids: &Ids, body: &Ids, which: Which) -> (String, Option<Value>) {
+    let input = json!({"threadId": body.thread(which), "runId": "agui-1", "messages": [{"id": "m1", "role": "user", "content": "show the dashboard"}],
+    "forwardedProps": {"model": "scripted:dashboard"}});
+    (format!("/v1/agui/threads/{}", ids.thread(which)), Some(input))
+}
+
+/// A key of the body's workspace.
+fn key_probe(_: &Ids, body: &Ids, _: &Who, _: Which) -> (String, Option<Value>) {
+    ("/v1/api-keys".into(), Some(json!({"name": "ci", "role": "editor", "workspace": body.ws})))
 }
 
 fn table() -> Vec<Entry> {
@@ -318,12 +371,14 @@ fn table() -> Vec<Entry> {
                     on: On::Workspace,
                     rule: PeopleOnly(ManageMembers),
                     build: |ids, _, _| ("/v1/api-keys".into(), Some(json!({"name": "ci", "role": "editor", "workspace": ids.ws}))),
+                    probe: Some((key_probe, &[Hidden::W2])),
                 },
                 Case {
                     what: "a key of the whole tenant",
                     on: On::Nothing,
                     rule: TenantAdmin,
                     build: |_, _, _| ("/v1/api-keys".into(), Some(json!({"name": "ci", "role": "member"}))),
+                    probe: None,
                 },
             ],
         ),
@@ -403,8 +458,15 @@ fn table() -> Vec<Entry> {
                     on: On::Person,
                     rule: TenantAdminOfCaller,
                     build: |_, _, _| (format!("/v1/people/{}/sign-out", ZED.0), None),
+                    probe: None,
                 },
-                Case { what: "sign oneself out", on: On::Nothing, rule: Token, build: |_, w, _| (format!("/v1/people/{}/sign-out", w.user), None) },
+                Case {
+                    what: "sign oneself out",
+                    on: On::Nothing,
+                    rule: Token,
+                    build: |_, w, _| (format!("/v1/people/{}/sign-out", w.user), None),
+                    probe: None,
+                },
             ],
         ),
         entry(
@@ -461,9 +523,14 @@ fn table() -> Vec<Entry> {
         entry(
             "PUT",
             "/v1/threads/{th}/read",
-            both("mark the thread read", On::Thread, Needs(Read), |ids, _, which| {
-                (format!("/v1/threads/{}/read", ids.thread(which)), Some(json!({"seq": 1})))
-            }),
+            probed(
+                both("mark the thread read", On::Thread, Needs(Read), |ids, _, which| {
+                    (format!("/v1/threads/{}/read", ids.thread(which)), Some(json!({"seq": 1})))
+                }),
+                // The seq of an envelope of a thread the caller does not see.
+                |ids, body, _, which| (format!("/v1/threads/{}/read", ids.thread(which)), Some(json!({"seq": body.seq(which)}))),
+                &[Hidden::Restricted, Hidden::W2],
+            ),
         ),
         entry(
             "POST",
@@ -557,10 +624,18 @@ fn table() -> Vec<Entry> {
                 both("create a dashboard", On::Thread, Needs(Author), |ids, _, which| {
                     (format!("/v1/threads/{}/artifacts", ids.thread(which)), Some(json!({"kind": "dashboard", "data": dashboard()})))
                 }),
-                both("submit to the owner's form", On::Thread, Needs(Submit), |ids, _, which| {
-                    let data = json!({"form_id": ids.form(which), "form_version": 1, "values": {"ok": true}});
-                    (format!("/v1/threads/{}/artifacts", ids.thread(which)), Some(json!({"kind": "submission", "data": data})))
-                }),
+                probed(
+                    both("submit to the owner's form", On::Thread, Needs(Submit), |ids, _, which| {
+                        let data = json!({"form_id": ids.form(which), "form_version": 1, "values": {"ok": true}});
+                        (format!("/v1/threads/{}/artifacts", ids.thread(which)), Some(json!({"kind": "submission", "data": data})))
+                    }),
+                    // A form of a thread the caller does not see.
+                    |ids, body, _, which| {
+                        let data = json!({"form_id": body.form(which), "form_version": 1, "values": {"ok": true}});
+                        (format!("/v1/threads/{}/artifacts", ids.thread(which)), Some(json!({"kind": "submission", "data": data})))
+                    },
+                    &[Hidden::Restricted, Hidden::W2],
+                ),
             ]
             .concat(),
         ),
@@ -593,11 +668,12 @@ fn table() -> Vec<Entry> {
         entry(
             "POST",
             "/v1/agui/threads/{th}",
-            both("start an AG-UI run (SSE)", On::Thread, Needs(Run), |ids, _, which| {
-                let input = json!({"threadId": ids.thread(which), "runId": "agui-1", "messages": [{"id": "m1", "role": "user", "content": "show the dashboard"}],
-                "forwardedProps": {"model": "scripted:dashboard"}});
-                (format!("/v1/agui/threads/{}", ids.thread(which)), Some(input))
-            }),
+            probed(
+                both("start an AG-UI run (SSE)", On::Thread, Needs(Run), |ids, _, which| agui(ids, ids, which)),
+                // The input's threadId: a thread the caller does not see.
+                |ids, body, _, which| agui(ids, body, which),
+                &[Hidden::Restricted, Hidden::W2],
+            ),
         ),
         entry(
             "GET",
@@ -642,14 +718,19 @@ fn table() -> Vec<Entry> {
             "POST",
             "/v1/artifacts/{id}/calls",
             [
-                both("the app reads its state", On::App, Needs(Read), |ids, who, which| app_call(ids, who, which, GET_STATE, json!({}))),
+                probed(
+                    both("the app reads its state", On::App, Needs(Read), |ids, who, which| app_call(ids, ids, who, which, GET_STATE, json!({}))),
+                    // A capability bound to an app the caller does not see.
+                    |ids, body, who, which| app_call(ids, body, who, which, GET_STATE, json!({})),
+                    &[Hidden::Restricted],
+                ),
                 // Changing an app (its state, its submissions) is changing an
                 // artifact: lattice_ui::checks::writes_to_apps.
                 both("the app sets its state", On::App, Needs(Author), |ids, who, which| {
-                    app_call(ids, who, which, SET_STATE, json!({"patch": [{"op": "replace", "path": "/count", "value": 2}]}))
+                    app_call(ids, ids, who, which, SET_STATE, json!({"patch": [{"op": "replace", "path": "/count", "value": 2}]}))
                 }),
                 both("the app submits", On::App, Needs(Author), |ids, who, which| {
-                    app_call(ids, who, which, SUBMIT, json!({"values": {"rating": 5}}))
+                    app_call(ids, ids, who, which, SUBMIT, json!({"values": {"rating": 5}}))
                 }),
             ]
             .concat(),
@@ -684,12 +765,14 @@ fn table() -> Vec<Entry> {
                     on: On::Workspace,
                     rule: Needs(Administer),
                     build: |ids, _, _| (format!("/v1/integrations/audit?workspace={}", ids.ws), None),
+                    probe: None,
                 },
                 Case {
                     what: "the audit of what I administer",
                     on: On::Nothing,
                     rule: Token,
                     build: |_, _, _| ("/v1/integrations/audit".into(), None),
+                    probe: None,
                 },
             ],
         ),
@@ -717,18 +800,21 @@ fn table() -> Vec<Entry> {
                     on: On::Workspace,
                     rule: Needs(Administer),
                     build: |ids, _, _| (format!("/v1/integrations/workspace:{}/ui:forms", ids.ws), Some(json!({"state": "on", "reason": "suite"}))),
+                    probe: None,
                 },
                 Case {
                     what: "set the tenant's switch",
                     on: On::TenantLevel,
                     rule: TenantLevelAdmin,
                     build: |ids, _, _| (format!("/v1/integrations/tenant:{}/ui:forms", ids.tenant), Some(json!({"state": "on", "reason": "suite"}))),
+                    probe: None,
                 },
                 Case {
                     what: "set the deployment's switch",
                     on: On::DeploymentLevel,
                     rule: DeploymentAdmin,
                     build: |_, _, _| ("/v1/integrations/deployment/ui:forms".into(), Some(json!({"state": "on", "reason": "suite"}))),
+                    probe: None,
                 },
             ],
         ),
@@ -806,6 +892,10 @@ fn expect(case: &Case, w: &Who) -> Expect {
                 Forbidden
             }
         }
+        // A tenant's SCIM token: anyone but a tenant admin is refused before
+        // anything is looked up, so the refusal tells nothing: byte for
+        // byte a made-up id's, whatever its tenant.
+        Rule::TenantLevelAdmin if matches!(case.on, On::ScimToken) && w.tenant_role != TenantRole::TenantAdmin => ForbiddenBlind,
         Rule::TenantLevelAdmin if w.tenant != "t1" => Missing,
         Rule::TenantLevelAdmin => {
             if w.tenant_role == TenantRole::TenantAdmin {
@@ -849,6 +939,12 @@ struct Ids {
     tenant: String,
     key: String,
     scim_token: String,
+    /// The second workspace (W2), a thread of it, its form and an
+    /// envelope's seq: OTHER_WS_ADMIN's.
+    ws2: String,
+    thread2: String,
+    form2: String,
+    seq2: i64,
 }
 
 fn index(which: Which) -> usize {
@@ -874,6 +970,35 @@ impl Ids {
             tenant: "tdoesnotexist".into(),
             key: "key_doesnotexist0000000000000000".into(),
             scim_token: "scim_doesnotexist000000000000000".into(),
+            ws2: "ws_doesnotexist00000000000000000".into(),
+            thread2: "th_doesnotexist00000000000000000".into(),
+            form2: art(),
+            seq2: 999_999_999,
+        }
+    }
+
+    /// The ids a body probe names: made-up ones but where `h` puts the
+    /// hidden objects (read through [`Which::Open`] for the restricted
+    /// thread's; through either for W2's).
+    fn hidden(&self, h: Hidden) -> Self {
+        let missing = Ids::missing();
+        match h {
+            Hidden::Restricted => Ids {
+                ws: self.ws.clone(),
+                open: self.restricted.clone(),
+                forms: [self.forms[1].clone(), self.forms[1].clone()],
+                apps: [self.apps[1].clone(), self.apps[1].clone()],
+                seqs: [self.seqs[1], self.seqs[1]],
+                ..missing
+            },
+            Hidden::W2 => Ids {
+                ws: self.ws2.clone(),
+                open: self.thread2.clone(),
+                restricted: self.thread2.clone(),
+                forms: [self.form2.clone(), self.form2.clone()],
+                seqs: [self.seq2, self.seq2],
+                ..missing
+            },
         }
     }
 
@@ -1138,6 +1263,19 @@ async fn fixture(backend: lattice_log::Backend, needs: Needs, sent: Arc<AtomicUs
     assert_eq!(on_open, model(&|w| w.open, &[(ZED.0, ZED.2)]), "the open thread's listings");
     let on_restricted = listed(http.ok("GET", &format!("/v1/threads/{restricted}/members"), &owner, None).await);
     assert_eq!(on_restricted, model(&|w| w.restricted, &[(ZED.0, ZED.3), (MAKER, Role::Editor)]), "the restricted thread's listings");
+    // The second workspace, of another member of the tenant: a thread, a
+    // form and an envelope in it.
+    {
+        let other = token_of(OTHER_WS_ADMIN);
+        ids.ws2 = http.ok("POST", "/v1/workspaces", &other, Some(json!({"name": "W2"}))).await["id"].as_str().unwrap().to_owned();
+        let body = json!({"title": "Elsewhere", "restricted": false});
+        ids.thread2 = http.ok("POST", &format!("/v1/workspaces/{}/threads", ids.ws2), &other, Some(body)).await["id"].as_str().unwrap().to_owned();
+        let form = json!({"title": "F2", "schema": {"type": "object", "properties": {"ok": {"type": "boolean"}}}, "submissions": "per_person"});
+        let path = format!("/v1/threads/{}/artifacts", ids.thread2);
+        ids.form2 = http.ok("POST", &path, &other, Some(json!({"kind": "form", "data": form}))).await["id"].as_str().unwrap().to_owned();
+        let posted = http.ok("POST", &format!("/v1/threads/{}/messages", ids.thread2), &other, Some(json!({"text": "elsewhere"}))).await;
+        ids.seq2 = posted["seq"].as_i64().expect("a message's post answers its seq");
+    }
     // After the members are checked: a key of the workspace is its member.
     if needs.key {
         let key = json!({"name": "ci", "role": "viewer", "workspace": ws});
@@ -1184,15 +1322,28 @@ struct Tally {
     refused_404: usize,
     refused_403: usize,
     unauthorized: usize,
+    /// Body probes: pairs (a hidden id in the body, a made-up one).
+    probes: usize,
     failures: Vec<String>,
     gaps_seen: Vec<String>,
     /// Allowed cells that answered something else than 2xx (state, body).
     not_2xx: Vec<String>,
 }
 
-fn known_gap(method: &str, path: &str, what: &str, on: On, who: &str) -> Option<&'static str> {
-    let on = format!("{on:?}");
-    KNOWN_GAPS.iter().find(|g| (g.0, g.1, g.2, g.3, g.4) == (method, path, what, on.as_str(), who)).map(|g| g.5)
+/// A gap's target: the case's, e.g. `Thread(Open)`; a body probe's adds
+/// where its hidden object lives, e.g. `Thread(Open) body:W2`.
+fn known_gap(method: &str, path: &str, what: &str, target: &str, who: &str) -> Option<&'static str> {
+    KNOWN_GAPS.iter().find(|g| (g.0, g.1, g.2, g.3, g.4) == (method, path, what, target, who)).map(|g| g.5)
+}
+
+/// Records a cell's verdict against KNOWN_GAPS.
+fn verdict(tally: &mut Tally, cell: String, wrong: Option<String>, gap: Option<&'static str>) {
+    match (wrong, gap) {
+        (Some(detail), None) => tally.failures.push(format!("{cell}: {detail}")),
+        (Some(detail), Some(why)) => tally.gaps_seen.push(format!("{cell}: {detail} — known gap: {why}")),
+        (None, Some(_)) => tally.failures.push(format!("{cell}: listed as a known gap but now agrees with the policy: take it off KNOWN_GAPS")),
+        (None, None) => {}
+    }
 }
 
 async fn run_case(backend: lattice_log::Backend, entry: &Entry, case: &Case, sent: Arc<AtomicUsize>, tally: &mut Tally) {
@@ -1208,6 +1359,34 @@ async fn run_case(backend: lattice_log::Backend, entry: &Entry, case: &Case, sen
         let expected = expect(case, w);
         let (path, body) = (case.build)(&fx.ids, w, which);
         assert!(fits(entry.path, &path), "the table's request {path} is not an instance of {} {}", entry.method, entry.path);
+        // The body's id alone: where the caller sees the path's target but
+        // not the object the body names, a hidden object answers what a
+        // made-up one does (before the cell, so that its answer is the
+        // case's own).
+        if let (Some((probe, hides)), Expect::Allowed | Expect::Forbidden | Expect::ForbiddenBlind) = (case.probe, expected) {
+            for &h in hides.iter().filter(|h| !(**h == Hidden::Restricted && which == Which::Restricted) && !h.seen_by(w)) {
+                let (path_h, body_h) = probe(&fx.ids, &fx.ids.hidden(h), w, which);
+                let (path_m, body_m) = probe(&fx.ids, &missing, w, which);
+                assert!(fits(entry.path, &path_h), "the table's probe {path_h} is not an instance of {} {}", entry.method, entry.path);
+                let hidden = fx.http.send(entry.method, &path_h, Some(&fx.tokens[i]), body_h.as_ref()).await;
+                let made_up = fx.http.send(entry.method, &path_m, Some(&fx.tokens[i]), body_m.as_ref()).await;
+                tally.probes += 1;
+                let wrong = ((hidden.status, &hidden.bytes) != (made_up.status, &made_up.bytes)).then(|| {
+                    format!(
+                        "a hidden id in the body answers {} {} ({}), a made-up one {} {} ({})",
+                        hidden.status,
+                        hidden.json(),
+                        body_h.unwrap_or_default(),
+                        made_up.status,
+                        made_up.json(),
+                        body_m.unwrap_or_default()
+                    )
+                });
+                let target = format!("{:?} body:{h:?}", case.on);
+                let cell = format!("{} {} [{}, {target}] as {}", entry.method, path_h, case.what, w.name);
+                verdict(tally, cell, wrong, known_gap(entry.method, entry.path, case.what, &target, w.name));
+            }
+        }
         let got = fx.http.send(entry.method, &path, Some(&fx.tokens[i]), body.as_ref()).await;
         tally.cells += 1;
         let mut wrong = None;
@@ -1284,14 +1463,8 @@ async fn run_case(backend: lattice_log::Backend, entry: &Entry, case: &Case, sen
             }
         }
         let cell = format!("{} {} [{}, {:?}] as {}", entry.method, path, case.what, case.on, w.name);
-        match (wrong, known_gap(entry.method, entry.path, case.what, case.on, w.name)) {
-            (Some(detail), None) => tally.failures.push(format!("{cell}: expected {expected:?}, got {} {}{detail}", got.status, got.json())),
-            (Some(detail), Some(why)) => {
-                tally.gaps_seen.push(format!("{cell}: expected {expected:?}, got {} {}{detail} — known gap: {why}", got.status, got.json()))
-            }
-            (None, Some(_)) => tally.failures.push(format!("{cell}: listed as a known gap but now agrees with the policy: take it off KNOWN_GAPS")),
-            (None, None) => {}
-        }
+        let wrong = wrong.map(|detail| format!("expected {expected:?}, got {} {}{detail}", got.status, got.json()));
+        verdict(tally, cell, wrong, known_gap(entry.method, entry.path, case.what, &format!("{:?}", case.on), w.name));
     }
 }
 
@@ -1327,9 +1500,9 @@ lattice_testkit::both_backends! {
         }
         let elapsed = started.elapsed();
         println!(
-            "access suite ({backend:?}): {} routes × {} principals = {}; {} cases (routes on each of their targets) × {} principals = {} cells: {} allowed ({} answered 2xx), {} refused 404, {} refused 403, {} unauthorized; {} requests in {:.1} s",
+            "access suite ({backend:?}): {} routes × {} principals = {}; {} cases (routes on each of their targets) × {} principals = {} cells: {} allowed ({} answered 2xx), {} refused 404, {} refused 403, {} unauthorized; {} body probes; {} requests in {:.1} s",
             table.len(), PRINCIPALS.len(), table.len() * PRINCIPALS.len(), cases, PRINCIPALS.len(), tally.cells, tally.allowed, tally.allowed_2xx, tally.refused_404, tally.refused_403,
-            tally.unauthorized, sent.load(Ordering::Relaxed), elapsed.as_secs_f64()
+            tally.unauthorized, tally.probes, sent.load(Ordering::Relaxed), elapsed.as_secs_f64()
         );
         for line in &tally.not_2xx {
             println!("  allowed, answered by its state or body: {line}");

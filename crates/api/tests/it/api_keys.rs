@@ -107,3 +107,30 @@ lattice_testkit::both_backends! {
         assert!(expired.body["error"]["reason"].as_str().unwrap().contains("expired"), "{:?}", expired.body);
     }
 }
+
+lattice_testkit::both_backends! {
+    async fn keys_issued_at_once_never_pass_the_tenants_bound(backend: Backend) {
+        let url = lattice_testkit::fresh_url(backend).await;
+        let db = lattice_log::Db::connect(&url, 8).await.unwrap();
+        db.migrate().await.unwrap();
+        let app = App::over(lattice_testkit::builder_on(db).start(), lattice_agent::Models::scripted());
+        // The tenant holds all but two of the keys it may: written as rows,
+        // as a thousand issued keys would have left them.
+        let pool = sqlx::AnyPool::connect(&url).await.unwrap();
+        let max = lattice_core::directory::MAX_CREDENTIALS as i64;
+        for i in 0..max - 2 {
+            sqlx::query("INSERT INTO credentials (id, tenant, kind, name, scope, digest, created_by, created_at) \
+                 VALUES ($1, 't1', 'api_key', 'old', '{\"kind\":\"tenant\",\"role\":\"member\"}', $2, 'root', 1)")
+                .bind(format!("key_old{i}")).bind(format!("digest{i}"))
+                .execute(&pool).await.unwrap();
+        }
+        let root = app.token("t1", "root", TenantRole::TenantAdmin, false).await;
+        let issue = (0..8).map(|i| app.post("/v1/api-keys", &root, json!({"name": format!("ci{i}"), "role": "member"})));
+        let answers = futures_util::future::join_all(issue).await;
+        let issued = answers.iter().filter(|r| r.status == StatusCode::OK).count();
+        assert_eq!(issued, 2, "{:?}", answers.iter().map(|r| (r.status, r.body.clone())).collect::<Vec<_>>());
+        assert!(answers.iter().all(|r| r.status == StatusCode::OK || r.status == StatusCode::CONFLICT));
+        let held: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM credentials WHERE tenant = 't1' AND kind = 'api_key'").fetch_one(&pool).await.unwrap();
+        assert_eq!(held, max);
+    }
+}

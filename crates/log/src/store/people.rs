@@ -276,6 +276,16 @@ pub(crate) async fn record_sign_in(conn: &mut AnyConnection, w: &Writing<'_>, ru
             if person_named_in(conn, w.tenant, &person.user_name).await?.is_some() {
                 return Err(name_taken(&person.user_name));
             }
+            // A first sign-in adds a person: within the directory's bound,
+            // as a provisioned one is.
+            budget_turn(conn, &format!("people:{}", w.tenant)).await?;
+            if count_people(conn, w.tenant).await? >= lattice_core::directory::MAX_PEOPLE as i64 {
+                return Err(Error::field(
+                    "user_name",
+                    "limit",
+                    format!("the tenant's directory holds {} people, its limit", lattice_core::directory::MAX_PEOPLE),
+                ));
+            }
             sqlx::query(
                 "INSERT INTO people (tenant, user_id, user_name, user_name_key, display_name, email, external_id, active, role, claimed_groups, \
                  document, version, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, NULL, 1, $7, $8, NULL, 1, $9, $9)",
