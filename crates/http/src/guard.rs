@@ -269,6 +269,34 @@ mod tests {
         slow.admit_write(&who("ana")).unwrap();
     }
 
+    /// Many at once, from many threads, at the edge: never more than the
+    /// bound between them (each place and each write is decided under
+    /// one lock or one atomic step, not read then written).
+    #[test]
+    fn places_and_writes_taken_at_once_never_pass_their_bound() {
+        let clock = lattice_core::ManualClock::at(1_000_000);
+        let guard = Arc::new(Guard::with_clock(Limits { streams_per_caller: 5, writes_per_sec: 1, write_burst: 7, ..Limits::default() }, clock));
+        let start = Arc::new(std::sync::Barrier::new(32));
+        let tries: Vec<_> = (0..32)
+            .map(|_| {
+                let (guard, start) = (guard.clone(), start.clone());
+                std::thread::spawn(move || {
+                    start.wait();
+                    let place = guard.open_stream(&who("ana")).ok();
+                    let wrote = guard.admit_write(&who("ana")).is_ok();
+                    // Held until every thread has tried.
+                    (place, wrote)
+                })
+            })
+            .collect();
+        let results: Vec<_> = tries.into_iter().map(|t| t.join().unwrap()).collect();
+        assert_eq!(results.iter().filter(|(place, _)| place.is_some()).count(), 5);
+        assert_eq!(results.iter().filter(|(_, wrote)| *wrote).count(), 7);
+        drop(results);
+        // Every place given back.
+        assert_eq!(guard.streams.lock().unwrap().get(&caller_key(&who("ana"))).copied().unwrap_or(0), 0);
+    }
+
     #[test]
     fn streams_are_limited_at_their_count_and_no_rate_is_no_limit() {
         let guard = Guard::new(Limits { streams_per_caller: 2, ..Limits::default() });
