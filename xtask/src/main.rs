@@ -9,6 +9,8 @@
 //! - `bench NAME`: a benchmark (`write-path`, `validator`, `bridge`, `web`,
 //!   `edge`, `fanout`, or `all`).
 //! - `circles [DIR]`: the import circles among a crate's files.
+//! - `llama`: lattice's client against a real llama-server (built and
+//!   cached), a check run beside `test`.
 //! - `postgres`: starts a throwaway PostgreSQL and prints its URL (for
 //!   running single tests by hand).
 
@@ -19,6 +21,7 @@ mod images;
 mod infra;
 #[cfg(test)]
 mod layers;
+mod llama;
 mod postgres;
 mod shell;
 mod web;
@@ -35,6 +38,7 @@ fn main() -> ExitCode {
         Some("infra") => infra::validate(),
         Some("circles") => circles::run(&args[1..]),
         Some("bench") => bench::run(&args[1..]),
+        Some("llama") => llama::run(&args[1..]),
         Some("postgres") => postgres::hold(),
         Some("schema") => schema(),
         Some("web") => web::build().map(drop),
@@ -51,6 +55,7 @@ fn main() -> ExitCode {
                  circles [DIR]    list the import circles among a crate's files (crates/log, apps/web by default)\n  \
                  bench NAME       run a benchmark: write-path, validator, bridge, web, edge, fanout, replicas, data, or all; soak --minutes N apart\n  \
                  web              build the chat host into <target>/web\n  \
+                 llama            build (or reuse) llama-server and a small model, run the agent's llama-server test\n  \
                  screenshots [trace]  take the docs' pictures of the chat host, or of one trace (docs/screenshots)\n  \
                  schema           regenerate the committed wire schemas under schemas/\n  \
                  postgres         start a throwaway PostgreSQL and print its URL until Ctrl-C"
