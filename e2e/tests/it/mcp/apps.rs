@@ -173,13 +173,18 @@ async fn apps_over_mcp_pass_the_policy_and_leave_an_audit_row() {
     drop(overlaid);
 
     // A write that merged two calls is one row; a call refused for its
-    // arguments made no decision; an ask nobody could answer stays asked.
+    // arguments is one row saying so; an ask nobody could answer is
+    // answered `cannot_ask`.
     let expected = [
         (GET_STATE, "allow"),
         (SET_STATE, "allow"),
         (SET_STATE, "allow"),
         (GET_STATE, "allow"),
+        // The patch on a path no app may write: refused, and recorded.
+        (SET_STATE, "invalid_arguments"),
         (SUBMIT, "ask"),
+        // A host with no way to ask: the ask is answered as such.
+        (SUBMIT, "cannot_ask"),
         (SUBMIT, "ask"),
         (SUBMIT, "declined"),
         (SUBMIT, "ask"),
