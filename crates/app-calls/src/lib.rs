@@ -211,12 +211,6 @@ impl AppCalls {
         arguments: &Value,
         via: Via,
     ) -> Result<Outcome, Refused> {
-        // The app named by the route first: one the caller may not see
-        // answers as one that does not exist, whatever the capability.
-        if let Some(named) = app {
-            let id = ArtifactId::parse("id", named).map_err(|_| Refused::unrecorded(Error::NotFound))?;
-            self.log.artifact(who, &id, None).await.map_err(Refused::unrecorded)?;
-        }
         // Until the capability names an app this caller may read, there is
         // no app and no thread to write a row in.
         let app = self.granted(who, capability, app, tool).map_err(Refused::unrecorded)?;

@@ -283,13 +283,14 @@ lattice_testkit::both_backends! {
         same(&to_hidden, &to_none, "a dashboard in another workspace");
         assert_eq!(to_hidden.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", to_hidden.body);
 
-        // An app's calls route: an app bob may not see is a 404 before any
-        // capability is asked for, as one that does not exist.
+        // An app's calls route: without the app's capability every id is
+        // refused blind, the same 403 whether it exists or not (the MCP
+        // exporter's app-only tools answer the same way).
         let calls = |id: &str| format!("/v1/artifacts/{id}/calls");
         let call = json!({"tool": "get_state", "arguments": {}});
         let a = app.post(&calls(&hidden), &bob, call.clone()).await;
         let b = app.post(&calls("art_nothing"), &bob, call).await;
         same(&a, &b, "an artifact bob may not see, on the calls route");
-        assert_eq!(a.status, StatusCode::NOT_FOUND, "{}", a.body);
+        assert_eq!(a.status, StatusCode::FORBIDDEN, "{}", a.body);
     }
 }
