@@ -222,6 +222,22 @@ impl App {
     }
 
     /// A workspace and a thread made by `token`'s holder.
+    /// An app's audit rows as `token`'s holder reads them
+    /// (`GET /v1/artifacts/{id}/calls`), oldest first: actor, tool, decision.
+    pub async fn call_rows(&self, id: &str, token: &str) -> Vec<(String, String, String)> {
+        let rows = self.get(&format!("/v1/artifacts/{id}/calls"), token).await;
+        assert_eq!(rows.status, StatusCode::OK, "{:?}", rows.body);
+        let mut rows: Vec<(String, String, String)> = rows
+            .body
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| (r["actor"].as_str().unwrap().into(), r["tool"].as_str().unwrap().into(), r["decision"].as_str().unwrap().into()))
+            .collect();
+        rows.reverse();
+        rows
+    }
+
     pub async fn workspace_with_thread(&self, token: &str) -> (String, String) {
         let ws = self.post("/v1/workspaces", token, serde_json::json!({"name": "W"})).await;
         assert_eq!(ws.status, StatusCode::OK, "{:?}", ws.body);

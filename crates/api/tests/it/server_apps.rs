@@ -227,17 +227,7 @@ impl ClockApp {
 
     /// The app's rows, oldest first: (actor, tool, decision).
     async fn rows(&self) -> Vec<(String, String, String)> {
-        let rows = self.app.get(&format!("/v1/artifacts/{}/calls", self.id), &self.alice).await;
-        assert_eq!(rows.status, StatusCode::OK, "{:?}", rows.body);
-        let mut rows: Vec<(String, String, String)> = rows
-            .body
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|r| (r["actor"].as_str().unwrap().into(), r["tool"].as_str().unwrap().into(), r["decision"].as_str().unwrap().into()))
-            .collect();
-        rows.reverse();
-        rows
+        self.app.call_rows(&self.id, &self.alice).await
     }
 
     /// The rows `step` added.
