@@ -67,6 +67,7 @@ pub fn stream(chunks: Vec<Value>, pause: Duration) -> Response {
     lines.push("data: [DONE]\n\n".into());
     let body = futures_util::stream::unfold(lines.into_iter(), move |mut rest| async move {
         let line = rest.next()?;
+        // A stub model's pace: chunks come apart, as over a network.
         tokio::time::sleep(pause).await;
         Some((Ok::<_, std::convert::Infallible>(line), rest))
     });

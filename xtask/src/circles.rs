@@ -1,6 +1,6 @@
-//! Import circles between the files of one crate: `cargo xtask circles DIR`
-//! lists them, and the tests below keep `crates/log` and `apps/web` free of
-//! them.
+//! Import circles between the files of one crate: `cargo xtask circles
+//! [DIR…]` lists them (every workspace member's `src/` when no folder is
+//! named), and the tests below keep every member free of them.
 //!
 //! A file is a module; it names another when a path in it (`crate::a::b`,
 //! `super::x`, `self::x`, a child's name, each tree of a `use`) resolves to
@@ -302,13 +302,15 @@ fn strongly_connected(edges: &BTreeMap<ModPath, BTreeSet<ModPath>>) -> Vec<Vec<M
     s.out
 }
 
-/// `cargo xtask circles [DIR…]`: the circles of each crate's source folder.
+/// `cargo xtask circles [DIR…]`: the circles of each crate's source folder;
+/// with no folder named, of every workspace member's.
 pub fn run(dirs: &[String]) -> Result<(), String> {
-    let dirs: Vec<String> = if dirs.is_empty() { CHECKED.iter().map(|d| (*d).to_owned()).collect() } else { dirs.to_vec() };
+    let root = workspace_root();
+    let dirs: Vec<PathBuf> = if dirs.is_empty() { sources(&root)? } else { dirs.iter().map(PathBuf::from).collect() };
     let mut any = false;
     for dir in &dirs {
-        let found = circles(Path::new(dir))?;
-        println!("{dir}: {} circle(s)", found.len());
+        let found = circles(dir)?;
+        println!("{}: {} circle(s)", dir.strip_prefix(&root).unwrap_or(dir).display(), found.len());
         for circle in &found {
             println!("  {}", circle.join(" ⇄ "));
         }
@@ -317,8 +319,35 @@ pub fn run(dirs: &[String]) -> Result<(), String> {
     if any { Err("import circles found".into()) } else { Ok(()) }
 }
 
-/// The folders kept free of circles.
-pub const CHECKED: [&str; 2] = ["crates/log/src", "apps/web/src"];
+fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().map_or_else(|| PathBuf::from("."), Path::to_path_buf)
+}
+
+/// The `src/` folder of every member the workspace's manifest lists, in its
+/// order: a crate added to the workspace is checked without being named here.
+pub fn sources(root: &Path) -> Result<Vec<PathBuf>, String> {
+    let manifest = root.join("Cargo.toml");
+    let text = std::fs::read_to_string(&manifest).map_err(|e| format!("{}: {e}", manifest.display()))?;
+    let members = members(&text).ok_or_else(|| format!("{}: no `members = [...]` in [workspace]", manifest.display()))?;
+    let mut out = Vec::new();
+    for member in members {
+        let src = root.join(&member).join("src");
+        if !src.is_dir() {
+            return Err(format!("the workspace member {member} has no src/ folder"));
+        }
+        out.push(src);
+    }
+    Ok(out)
+}
+
+/// The paths of `members = [...]` (the first such array: the
+/// `[workspace]` table's; `default-members` is another key).
+fn members(manifest: &str) -> Option<Vec<String>> {
+    let rest = manifest.lines().skip_while(|l| !l.trim_start().starts_with("members")).collect::<Vec<_>>().join("\n");
+    let list = &rest[rest.find('[')? + 1..];
+    let list = &list[..list.find(']')?];
+    Some(list.split(',').map(|m| m.trim().trim_matches('"').to_owned()).filter(|m| !m.is_empty()).collect())
+}
 
 #[cfg(test)]
 mod tests {
@@ -372,15 +401,37 @@ mod tests {
     }
 
     #[test]
-    fn the_log_and_the_web_front_end_have_no_import_circle() {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("xtask sits in the workspace");
-        for dir in CHECKED {
-            let found = circles(&root.join(dir)).unwrap();
-            assert!(
-                found.is_empty(),
-                "{dir} has import circles (files that name each other, directly or round a loop):\n  {}",
-                found.iter().map(|c| c.join(" ⇄ ")).collect::<Vec<_>>().join("\n  ")
-            );
+    fn the_members_are_read_from_the_manifest() {
+        let manifest = "[workspace]\nresolver = \"3\"\nmembers = [\"apps/a\",\n  \"crates/b\", \"xtask\"]\ndefault-members = [\"apps/a\"]\n";
+        assert_eq!(members(manifest).unwrap(), vec!["apps/a", "crates/b", "xtask"]);
+        assert_eq!(members("[package]\nname = \"x\"\n"), None);
+    }
+
+    #[test]
+    fn no_crate_or_app_has_an_import_circle() {
+        let root = workspace_root();
+        let sources = sources(&root).unwrap();
+        // Every folder under crates/ and apps/, xtask and e2e: all members,
+        // none left out.
+        for dir in ["crates", "apps"] {
+            for entry in std::fs::read_dir(root.join(dir)).unwrap() {
+                let path = entry.unwrap().path();
+                assert!(sources.contains(&path.join("src")), "{} is not checked (not a workspace member?)", path.display());
+            }
         }
+        for member in ["xtask", "e2e"] {
+            assert!(sources.contains(&root.join(member).join("src")), "{member} is not checked");
+        }
+        let mut problems = Vec::new();
+        for dir in &sources {
+            for circle in circles(dir).unwrap() {
+                problems.push(format!("{}: {}", dir.strip_prefix(&root).unwrap_or(dir).display(), circle.join(" ⇄ ")));
+            }
+        }
+        assert!(
+            problems.is_empty(),
+            "import circles (files that name each other, directly or round a loop; the module doc says how to break one):\n  {}",
+            problems.join("\n  ")
+        );
     }
 }

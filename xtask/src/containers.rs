@@ -99,7 +99,3 @@ fn daemon() -> std::result::Result<Engine, String> {
     }
     Ok(engine)
 }
-
-pub fn docker() -> &'static str {
-    if Path::new("/usr/bin/docker").exists() { "/usr/bin/docker" } else { "docker" }
-}

@@ -137,13 +137,9 @@ impl Context {
             "FROM scratch\nCOPY root/ /\nCOPY --chown={uid}:{uid} owned/ /\nENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\n{instructions}"
         );
         std::fs::write(self.dir.join("Dockerfile"), dockerfile).map_err(|e| e.to_string())?;
-        run(Command::new(super::containers::docker())
-            .env("DOCKER_HOST", host)
-            .args(["build", "--quiet", "-t", tag])
-            .arg(&self.dir)
-            .stdout(Stdio::null()))?;
+        run(Command::new(docker()).env("DOCKER_HOST", host).args(["build", "--quiet", "-t", tag]).arg(&self.dir).stdout(Stdio::null()))?;
         // The image this tag named before, kept by nothing now.
-        run(Command::new(super::containers::docker()).env("DOCKER_HOST", host).args(["image", "prune", "--force"]).stdout(Stdio::null()))
+        run(Command::new(docker()).env("DOCKER_HOST", host).args(["image", "prune", "--force"]).stdout(Stdio::null()))
     }
 }
 
@@ -204,4 +200,9 @@ pub fn lattice(host: &str) -> Result {
     context.owned_folder("/var/lib/lattice")?;
     let instructions = "USER 65532\nWORKDIR /var/lib/lattice\nENV LATTICE_DATA_DIR=/var/lib/lattice LATTICE_WEB_DIR=/usr/share/lattice/web\nEXPOSE 8080 8081\nENTRYPOINT [\"lattice\"]\nCMD [\"serve\", \"log\"]\n";
     context.build(LATTICE, instructions, host)
+}
+
+/// The docker CLI: the system's, else whichever is on `PATH`.
+fn docker() -> &'static str {
+    if Path::new("/usr/bin/docker").exists() { "/usr/bin/docker" } else { "docker" }
 }

@@ -8,7 +8,9 @@
 //! - `web`: builds the chat host into `<target>/web/`.
 //! - `bench NAME`: a benchmark (`write-path`, `validator`, `bridge`, `web`,
 //!   `edge`, `fanout`, or `all`).
-//! - `circles [DIR]`: the import circles among a crate's files.
+//! - `circles [DIR]`: the import circles among a crate's files (every
+//!   workspace member's when no folder is named).
+//! - `docs`: every file, type and function the docs name is there.
 //! - `llama`: lattice's client against a real llama-server (built and
 //!   cached), a check run beside `test`.
 //! - `postgres`: starts a throwaway PostgreSQL and prints its URL (for
@@ -17,11 +19,18 @@
 mod bench;
 mod circles;
 mod containers;
+mod docs;
+#[cfg(test)]
+mod front_door;
 mod images;
 mod infra;
 #[cfg(test)]
 mod layers;
 mod llama;
+#[cfg(test)]
+mod one_clock;
+#[cfg(test)]
+mod places;
 mod postgres;
 mod shell;
 mod web;
@@ -37,6 +46,7 @@ fn main() -> ExitCode {
         Some("images") => images(),
         Some("infra") => infra::validate(),
         Some("circles") => circles::run(&args[1..]),
+        Some("docs") => docs::run(),
         Some("bench") => bench::run(&args[1..]),
         Some("llama") => llama::run(&args[1..]),
         Some("postgres") => postgres::hold(),
@@ -52,7 +62,8 @@ fn main() -> ExitCode {
                  stack up|down    run (until Ctrl-C) or stop the local stack: PostgreSQL, NATS, each service a process\n  \
                  images           build the images standing in for public ones (compose.stand-ins.yaml)\n  \
                  infra            validate compose.yaml, the kustomize overlays and the YAML, offline\n  \
-                 circles [DIR]    list the import circles among a crate's files (crates/log, apps/web by default)\n  \
+                 circles [DIR]    list the import circles among a crate's files (every workspace member's by default)\n  \
+                 docs             check that every file, type and function the docs name is there\n  \
                  bench NAME       run a benchmark: write-path, validator, bridge, web, edge, fanout, replicas, data, or all; soak --minutes N apart\n  \
                  web              build the chat host into <target>/web\n  \
                  llama            build (or reuse) llama-server and a small model, run the agent's llama-server test\n  \

@@ -5,10 +5,12 @@ mod demo;
 mod doctor;
 mod healthcheck;
 mod observe;
+mod probes;
 mod schema;
 mod seal;
 mod serve;
 mod sign_out;
+mod signals;
 mod switch;
 mod telemetry;
 

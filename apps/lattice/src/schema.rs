@@ -53,7 +53,7 @@ async fn wait(config: &Config, db: &Db, why: String) -> anyhow::Result<()> {
     tracing::error!("{why}; waiting for it, not ready");
     let reason = Arc::new(std::sync::Mutex::new(why));
     let shown = reason.clone();
-    let probes = crate::serve::health_routes(db.clone(), Some(Arc::new(move || Err(shown.lock().expect("not poisoned").clone()))));
+    let probes = crate::probes::health_routes(db.clone(), Some(Arc::new(move || Err(shown.lock().expect("not poisoned").clone()))));
     let listener = TcpListener::bind(config.http_addr).await.with_context(|| format!("listening on {}", config.http_addr))?;
     let (done, stop) = tokio::sync::oneshot::channel::<()>();
     let server = tokio::spawn(async move {
@@ -67,7 +67,7 @@ async fn wait(config: &Config, db: &Db, why: String) -> anyhow::Result<()> {
     loop {
         tokio::select! {
             () = tokio::time::sleep(LOOK_AGAIN) => {}
-            () = crate::serve::interrupted() => anyhow::bail!("stopped while waiting for `lattice migrate`"),
+            () = crate::signals::interrupted() => anyhow::bail!("stopped while waiting for `lattice migrate`"),
         }
         looks += 1;
         match db.schema().await {

@@ -13,7 +13,9 @@ use lattice_log::{Authenticator, Db, LogReader, LogService, Trusted};
 use tokio::net::TcpListener;
 
 use crate::config::Config;
+use crate::probes::health_routes;
 use crate::schema::Behind;
+use crate::signals::interrupted;
 
 pub async fn migrate(config: &Config) -> anyhow::Result<()> {
     let db = Db::connect(&config.database_url, 2).await?;
@@ -218,25 +220,9 @@ async fn serve_http(config: &Config, log: LogService, runner: Runner, with_index
     }
     // Every request has finished: nothing is left half-written. Closing the
     // pool checkpoints SQLite's WAL.
-    log.db().close().await;
+    log.close().await;
     tracing::info!("stopped");
     Ok(())
-}
-
-/// Resolves on SIGINT or SIGTERM.
-pub(crate) async fn interrupted() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
-    #[cfg(unix)]
-    let term = async {
-        if let Ok(mut s) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            s.recv().await;
-        }
-    };
-    #[cfg(not(unix))]
-    let term = std::future::pending::<()>();
-    tokio::select! { _ = ctrl_c => {}, _ = term => {} }
 }
 
 /// Resolves on SIGINT or SIGTERM; a second signal, or the grace period
@@ -378,26 +364,6 @@ fn exporter(config: &Config, log: &LogService, apps: lattice_app_calls::AppCalls
     lattice_mcp::Exporter::over_http(log.clone(), apps).with_sdk(sdk)
 }
 
-/// `/healthz` (alive) and `/readyz` (the database answers, and whatever
-/// else `readiness` checks), for a service whose own routes have neither.
-/// Not ready is 503 `Unavailable` saying why, as the log service's own
-/// `/readyz` says it.
-pub(crate) fn health_routes(db: Db, readiness: Option<lattice_api::state::Readiness>) -> axum::Router {
-    axum::Router::new().route("/healthz", axum::routing::get(|| async { "ok" })).route(
-        "/readyz",
-        axum::routing::get(move || {
-            let (db, readiness) = (db.clone(), readiness.clone());
-            async move {
-                if db.ping().await.is_err() {
-                    return Err(lattice_api::ApiError(lattice_core::Error::unavailable("the database does not answer")));
-                }
-                readiness.map_or(Ok(()), |ready| ready()).map_err(|why| lattice_api::ApiError(lattice_core::Error::unavailable(why)))?;
-                Ok("ready")
-            }
-        }),
-    )
-}
-
 /// `lattice mcp --stdio`: the exporter over stdin and stdout, as one caller.
 pub async fn mcp_stdio(config: Config, token: &str) -> anyhow::Result<()> {
     let log = start_log(&config, Behind::Refuse).await?;
@@ -406,7 +372,7 @@ pub async fn mcp_stdio(config: Config, token: &str) -> anyhow::Result<()> {
     log.still_signed_in(&who).await.map_err(|e| anyhow::anyhow!("LATTICE_TOKEN: {e}"))?;
     let exporter = exporter(&config, &log, app_calls(&config, &log)?);
     lattice_mcp::stdio::serve(exporter, who).await.map_err(|e| anyhow::anyhow!("serving MCP over stdio: {e}"))?;
-    log.db().close().await;
+    log.close().await;
     Ok(())
 }
 
@@ -418,8 +384,8 @@ pub async fn mcp(config: Config) -> anyhow::Result<()> {
     let (stop, _shutdown) = tokio::sync::watch::channel(false);
     let guard = Arc::new(lattice_api::guard::Guard::new(config.limits()));
     let apps = app_calls(&config, &log)?;
-    let app = mcp_routes(&config, &log, apps, guard)?.merge(health_routes(log.db().clone(), None));
+    let app = mcp_routes(&config, &log, apps, guard)?.merge(health_routes(log.clone(), None));
     serve_until_signal(&config, app, stop, "MCP at /mcp").await?;
-    log.db().close().await;
+    log.close().await;
     Ok(())
 }

@@ -57,8 +57,9 @@ pub fn free_port() -> u16 {
     static GIVEN: OnceLock<Mutex<HashSet<u16>>> = OnceLock::new();
     let mut given = GIVEN.get_or_init(Mutex::default).lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     loop {
-        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-        h.write_u128(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos()));
+        // RandomState's keys are random per process and move on each call,
+        // so an empty hash is a random number: no clock, no dependency.
+        let h = std::collections::hash_map::RandomState::new().build_hasher();
         let port = 20_000 + (h.finish() % 6_000) as u16;
         if !given.contains(&port) && std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
             given.insert(port);

@@ -35,6 +35,7 @@ pub async fn act(log: &LogService, who: &Authenticated, thread: &ThreadId, name:
 
 async fn command_for(log: &LogService, who: &Authenticated, thread: &ThreadId, name: &str, args: &Value) -> Result<Command, String> {
     let thread = thread.clone();
+    let now = log.clock().now_ms();
     Ok(match name {
         tools::CREATE_FORM => {
             let mut data = json!({"title": args.get("title"), "schema": args.get("schema"),
@@ -45,7 +46,7 @@ async fn command_for(log: &LogService, who: &Authenticated, thread: &ThreadId, n
             // A deadline (an MCP client's ask_form): the form closes then.
             if let Some(secs) = args.get("expires_in_secs").and_then(Value::as_u64) {
                 let secs = secs.min(lattice_core::run::MAX_EXPIRES_IN_SECS) as i64;
-                data["closes_at"] = json!(lattice_log::rfc3339(lattice_log::now_ms() + secs * 1000));
+                data["closes_at"] = json!(lattice_log::rfc3339(now + secs * 1000));
             }
             Command::CreateArtifact { thread, id: None, kind: "form".into(), data }
         }
@@ -53,7 +54,7 @@ async fn command_for(log: &LogService, who: &Authenticated, thread: &ThreadId, n
             thread,
             id: None,
             kind: "dashboard".into(),
-            data: json!({"title": args.get("title"), "as_of": lattice_log::rfc3339(lattice_log::now_ms()),
+            data: json!({"title": args.get("title"), "as_of": lattice_log::rfc3339(now),
                 "panels": args.get("panels")}),
         },
         tools::CREATE_APP => Command::CreateArtifact {
@@ -82,7 +83,7 @@ async fn command_for(log: &LogService, who: &Authenticated, thread: &ThreadId, n
             let mut ops = Vec::new();
             if name == tools::UPDATE_DASHBOARD {
                 ops.push(json!({"op": "replace", "path": "/panels", "value": args.get("panels")}));
-                ops.push(json!({"op": "replace", "path": "/as_of", "value": lattice_log::rfc3339(lattice_log::now_ms())}));
+                ops.push(json!({"op": "replace", "path": "/as_of", "value": lattice_log::rfc3339(now)}));
             } else {
                 ops.push(json!({"op": "replace", "path": "/html", "value": args.get("html")}));
                 if let Some(summary) = args.get("summary").filter(|v| !v.is_null()) {

@@ -99,18 +99,6 @@ pub struct Models {
 }
 
 impl Models {
-    /// The scripted models of CONTRACT (`scripted:ask_form`,
-    /// `scripted:dashboard`, `scripted:app`), with `scripted:ask_form` the
-    /// default until another is added.
-    pub fn scripted() -> Self {
-        let mut models = Self::default();
-        for (name, model) in crate::scripted::all() {
-            models.by_name.insert(name.to_owned(), model);
-        }
-        models.default = Some("scripted:ask_form".into());
-        models
-    }
-
     /// Adds a model; `default` makes it the one used when a run names none.
     pub fn with(mut self, name: impl Into<String>, model: Arc<dyn Model>, default: bool) -> Self {
         let name = name.into();

@@ -505,7 +505,7 @@ impl Runner {
             let acting = self.inner.trusted.principal_for(tenant, &row);
             let who = self.inner.trusted.vouch(acting.clone());
             let Transcript { mut messages, unanswered, unposted, model_calls, tokens, running_ms, approvals, sign_ins, server_calls, attachments } =
-                rebuild(&self.inner.trusted.run_log(tenant, run).await?);
+                rebuild(&self.inner.trusted.run_log(tenant, run).await?, self.inner.log.clock().now_ms());
             crate::files::describe(&self.inner.trusted, tenant, &row.workspace, &mut messages, &attachments).await?;
             let left = budget.wall_time.saturating_sub(Duration::from_millis(running_ms.max(0) as u64));
             if left.is_zero() {
@@ -524,7 +524,7 @@ impl Runner {
                     let reason = format!("used {tokens} tokens, the run's budget is {}", budget.tokens);
                     return self.fail(&acting, run, RunFailure::Tokens, reason).await;
                 }
-                let model = self.inner.models.get(&row.model).map_err(|e| Error::invalid_state(e.to_string()))?;
+                let model = self.inner.models.get(&row.model).map_err(|e| Error::invalid_state(lattice_core::Code::ModelUnknown, e.to_string()))?;
                 let mut messages = messages;
                 messages.extend(self.inner.trusted.app_contexts(tenant, &row.thread).await?.iter().map(crate::transcript::app_context));
                 let deltas = self.deltas(&row.thread, run, model_calls);

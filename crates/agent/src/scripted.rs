@@ -6,8 +6,20 @@ use std::sync::Arc;
 use lattice_core::ToolCall;
 use serde_json::{Value, json};
 
-use crate::model::{ChatMessage, Model, ModelError, ModelReply, ModelRequest};
+use crate::model::{ChatMessage, Model, ModelError, ModelReply, ModelRequest, Models};
 use crate::tools;
+
+/// The model a run of [`Models::scripted`] uses when it names none.
+const DEFAULT: &str = "scripted:ask_form";
+
+impl Models {
+    /// The scripted models of CONTRACT (`scripted:ask_form`,
+    /// `scripted:dashboard`, `scripted:app`), with `scripted:ask_form` the
+    /// default until another is added.
+    pub fn scripted() -> Self {
+        all().into_iter().fold(Self::default(), |models, (name, model)| models.with(name, model, name == DEFAULT))
+    }
+}
 
 pub fn all() -> Vec<(&'static str, Arc<dyn Model>)> {
     vec![

@@ -153,7 +153,9 @@ fn place(order: &[String], id: &str) -> usize {
     order.iter().position(|o| o == id).unwrap_or(usize::MAX)
 }
 
-pub(crate) fn rebuild(log: &[Envelope]) -> Transcript {
+/// Rebuilds a run's transcript from its log; a run still running at `now_ms`
+/// (the service's clock) counts its running time up to then.
+pub(crate) fn rebuild(log: &[Envelope], now_ms: i64) -> Transcript {
     let mut messages = vec![ChatMessage::System { content: SYSTEM.into() }];
     let mut results = Results::default();
     let mut unposted = None;
@@ -264,7 +266,7 @@ pub(crate) fn rebuild(log: &[Envelope]) -> Transcript {
         }
     }
     if let Some(from) = since {
-        running_ms += (lattice_log::now_ms() - from).max(0);
+        running_ms += (now_ms - from).max(0);
     }
     results.flush(&mut messages, &mut attachments);
     // Calls a person let go ahead come back in the order they said so:

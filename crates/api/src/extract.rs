@@ -45,10 +45,10 @@ impl<T: DeserializeOwned> FromRequest<AppState> for Body<T> {
 /// is a validation failure (422) naming where it went wrong.
 pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, Error> {
     if bytes.is_empty() {
-        return Err(Error::Malformed { reason: "the request needs a JSON body".into() });
+        return Err(Error::malformed(lattice_core::Code::MalformedBody, "the request needs a JSON body"));
     }
     let value: serde_json::Value =
-        serde_json::from_slice(bytes).map_err(|e| Error::Malformed { reason: format!("the body is not valid JSON: {e}") })?;
+        serde_json::from_slice(bytes).map_err(|e| Error::malformed(lattice_core::Code::MalformedBody, format!("the body is not valid JSON: {e}")))?;
     serde_path_to_error::deserialize(value).map_err(|e| {
         let path = e.path().to_string();
         let path = if path == "." { String::new() } else { path };
@@ -73,7 +73,7 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequestParts<S> for Query<T> {
 
     async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
         let axum::extract::Query(value) =
-            axum::extract::Query::<T>::from_request_parts(parts, state).await.map_err(|e| Error::Malformed { reason: e.body_text() })?;
+            axum::extract::Query::<T>::from_request_parts(parts, state).await.map_err(|e| Error::malformed(lattice_core::Code::MalformedQuery, e.body_text()))?;
         Ok(Query(value))
     }
 }

@@ -95,6 +95,8 @@ pub fn router(state: AppState) -> Router {
         .route("/healthz", get(system::healthz))
         .route("/readyz", get(system::readyz))
         .route("/openapi.json", get(|| async { axum::Json(openapi::ApiDoc::openapi()) }))
+        // What every error body's `link` points at: the table of codes.
+        .route(lattice_http::ERRORS_PATH, get(|| async { axum::response::Html(lattice_http::error_docs::errors_page()) }))
         .nest("/v1", v1)
         .merge(routes::scim::router().layer(axum::middleware::from_fn(move |req, next| guard::deadline(timeout, req, next))))
         // What axum answers by itself (a 405 or 404 outside `/v1`, a path

@@ -38,6 +38,7 @@
 //! holds the arguments' digest and size, never the arguments. A call whose
 //! capability names no app the caller can read leaves no row.
 
+mod form_views;
 mod refused;
 mod server_apps;
 mod state_writes;
@@ -236,7 +237,7 @@ impl AppCalls {
             // anyone, and the row says what was sent only by its digest and
             // size (the caller chose those bytes; the log keeps none).
             _ if reader && changes_the_app(tool) => {
-                Err(known.refuse(READ_ONLY, Error::forbidden(format!("{tool} changes the app, and this caller may only read it here"))))
+                Err(known.refuse(READ_ONLY, Error::forbidden(lattice_core::Code::ReadOnly, format!("{tool} changes the app, and this caller may only read it here"))))
             }
             // A reader's read is a read: like any other it leaves no row.
             Decision::Allow if reader => {
@@ -257,15 +258,18 @@ impl AppCalls {
         }
     }
 
-    /// The app a call may act on: the one its capability was given for, to
-    /// this very caller (person or agent: `Authenticator::capability_artifact`).
-    fn granted(&self, who: &Authenticated, capability: Option<&str>, named: Option<&str>, tool: &str) -> Result<ArtifactId, Error> {
+    /// The artifact an app-only call may act on: the one its capability was
+    /// given for, to this very caller (person or agent:
+    /// `Authenticator::capability_artifact`). The one check of every
+    /// app-only call: an app's ([`AppCalls::call`]) and a form view's (the MCP
+    /// exporter's `submit_form`, then [`AppCalls::submit_form`]).
+    pub fn granted(&self, who: &Authenticated, capability: Option<&str>, named: Option<&str>, tool: &str) -> Result<ArtifactId, Error> {
         let Some(capability) = capability else {
-            return Err(Error::forbidden(format!("{tool} is app-only: it is called by an app's view with the capability its host was given for it")));
+            return Err(Error::forbidden(lattice_core::Code::CapabilityMissing, format!("{tool} is app-only: it is called by a view with the capability its host was given for it")));
         };
         let granted = self.log.authenticator().capability_artifact(capability, who)?;
         if named.is_some_and(|named| named != granted) {
-            return Err(Error::forbidden("the capability was given for another artifact"));
+            return Err(Error::forbidden(lattice_core::Code::CapabilityInvalid, "the capability was given for another artifact"));
         }
         ArtifactId::parse("capability", &granted)
     }
@@ -280,7 +284,7 @@ impl AppCalls {
     /// never sees it.
     pub async fn host_capability(&self, who: &Authenticated, app: &ArtifactId) -> Result<AppCapability, Error> {
         if who.principal().agent {
-            return Err(Error::forbidden("an agent's app views get their capability in the MCP tool result that shows them"));
+            return Err(Error::forbidden(lattice_core::Code::AgentNotAllowed, "an agent's app views get their capability in the MCP tool result that shows them"));
         }
         let head = self.app(who, app).await?;
         Ok(AppCapability {
@@ -345,14 +349,14 @@ impl AppCalls {
             return Err(refuse("not_asked", Error::NotFound));
         }
         if asked_via != via {
-            return Err(refuse("wrong_host", Error::invalid_state("this call was put to the person through another host: it is answered there")));
+            return Err(refuse("wrong_host", Error::invalid_state(lattice_core::Code::WrongHost, "this call was put to the person through another host: it is answered there")));
         }
         if via == Via::Chat && p.agent {
-            return Err(refuse("not_a_person", Error::forbidden("in lattice's chat a person confirms an app's call")));
+            return Err(refuse("not_a_person", Error::forbidden(lattice_core::Code::PersonMustConfirm, "in lattice's chat a person confirms an app's call")));
         }
         let asked_at = time_ms(&asked.at);
         if self.log.clock().now_ms() - asked_at > CONFIRM_WITHIN.as_millis() as i64 {
-            return Err(refuse("expired", Error::invalid_state("the confirmation has expired: the app must call again")));
+            return Err(refuse("expired", Error::invalid_state(lattice_core::Code::ConfirmationExpired, "the confirmation has expired: the app must call again")));
         }
         let head = head.map_err(Refused::unrecorded)?;
         an_app(&head).map_err(Refused::unrecorded)?;
@@ -429,7 +433,7 @@ impl AppCalls {
     /// are on where it lives; if not, the refusal's decision and error.
     async fn open(&self, who: &Authenticated, head: &ArtifactRow) -> Result<(), (&'static str, Error)> {
         if head.archived {
-            return Err(("archived", Error::invalid_state("the app is archived")));
+            return Err(("archived", Error::invalid_state(lattice_core::Code::ArtifactArchived, "the app is archived")));
         }
         let effective = self.log.effective(who, &head.workspace).await.map_err(|e| (decision_of(&e), e))?;
         if effective.get(&SwitchKey::MiniApps).is_none_or(|e| !e.enabled) {
@@ -446,11 +450,11 @@ impl AppCalls {
     }
 
     /// Puts in a receipt the sealed proof of its envelope, once sealed
-    /// (`lattice_log::seal::proof`): a submission or a confirmed call
+    /// (`LogService::proof`): a submission or a confirmed call
     /// answers with what proves it is in the log.
     async fn prove(&self, who: &Authenticated, receipt: &mut Value) -> Result<(), Error> {
         let Some(seq) = receipt["seq"].as_i64() else { return Ok(()) };
-        receipt["proof"] = json!(lattice_log::seal::proof(self.log.db(), who.principal(), seq).await?);
+        receipt["proof"] = json!(self.log.proof(who, seq).await?);
         Ok(())
     }
 

@@ -106,7 +106,7 @@ pub(crate) fn decision_of(error: &Error) -> &'static str {
         Error::TooLarge { .. } => "too_large",
         Error::ValidationFailed { .. } | Error::Malformed { .. } => "invalid_arguments",
         // The log's refusal of a once key taken before (store/audit.rs).
-        Error::Conflict { reason, expected: None, actual: None } if reason.ends_with("was already used") => USED,
+        Error::Conflict { code: lattice_core::Code::AlreadyUsed, .. } => USED,
         Error::Conflict { .. } => "conflict",
         Error::Forbidden { .. } => "forbidden",
         Error::InvalidState { .. } => "invalid_state",
@@ -143,17 +143,17 @@ mod tests {
 
     #[test]
     fn each_refusal_names_its_decision() {
-        let used = Error::Conflict { reason: "01JZ was already used".into(), expected: None, actual: None };
-        let stale = Error::Conflict { reason: "version".into(), expected: Some(1), actual: Some(2) };
+        let used = Error::conflict(lattice_core::Code::AlreadyUsed, "01JZ was already used");
+        let stale = Error::version_conflict(1, 2);
         let cases = [
             (Error::NotEnabled { key: "ui:mini-apps".into() }, SWITCHED_OFF),
             (Error::unavailable("down"), "unavailable"),
-            (Error::TooLarge { limit: 1, size: 2 }, "too_large"),
+            (Error::too_large(lattice_core::Code::DocumentTooLarge, 1, 2), "too_large"),
             (Error::field("tool", "enum", "no"), "invalid_arguments"),
             (used, USED),
             (stale, "conflict"),
-            (Error::forbidden("no"), "forbidden"),
-            (Error::invalid_state("no"), "invalid_state"),
+            (Error::forbidden(lattice_core::Code::Forbidden, "no"), "forbidden"),
+            (Error::invalid_state(lattice_core::Code::InvalidState, "no"), "invalid_state"),
         ];
         for (error, decision) in cases {
             assert_eq!(decision_of(&error), decision, "{error:?}");

@@ -53,6 +53,7 @@ pub async fn run() {
     println!("bridge {N} events: ours {ours:.0} events/s");
     println!("bridge {N} events: raw JetStream publish {raw:.0} events/s");
     println!("ratio {:.3} bridge log-to-JetStream vs raw async JetStream publish", ours / raw);
+    submissions().await;
     durable().await;
 
     latency(&nats, Writers::Overlapping).await;
@@ -103,7 +104,9 @@ async fn throughput(nats: &NatsServer) -> (f64, f64) {
     let (stop_tx, stop) = tokio::sync::watch::channel(false);
     let config = BridgeConfig { nats_url: nats.url.clone(), user: None, password: None, name: "bench".into(), ca_file: None, stream_replicas: 1 };
     let started = Instant::now();
-    let bridge = tokio::spawn(Bridge::new(reader.clone(), config).run(stop));
+    let bridge = Bridge::new(reader.clone(), config);
+    let status = bridge.status();
+    let bridge = tokio::spawn(bridge.run(stop));
     // Done when the stream holds every envelope (the stream is empty before).
     let mut stream = js.get_stream(lattice_bridge::STREAM).await.unwrap();
     while stream.info().await.unwrap().state.messages < bridged {
@@ -112,6 +115,8 @@ async fn throughput(nats: &NatsServer) -> (f64, f64) {
     let ours = N as f64 / started.elapsed().as_secs_f64();
     let _ = stop_tx.send(true);
     bridge.await.unwrap().unwrap();
+    let (published, reads) = status.reads();
+    println!("reads_per_envelope {:.4} bridge, messages catching up ({reads} reads for {published} envelopes)", reads as f64 / published as f64);
 
     // Baseline: the same envelopes, published raw.
     let envelopes = reader.read(0, i64::MAX).await.unwrap();
@@ -134,6 +139,65 @@ async fn throughput(nats: &NatsServer) -> (f64, f64) {
     }
     let raw = payloads.len() as f64 / started.elapsed().as_secs_f64();
     (ours, raw)
+}
+
+/// Form submissions committed first (not timed), then bridged from checkpoint 0.
+const SUBMISSIONS: usize = 5_000;
+
+/// The bridge catching up on SUBMISSIONS form submissions, each published
+/// as `ui.form_submitted` with its form's title and chain: what the bridge
+/// reads beside the envelopes shows here (docs/BRIDGE.md, "Reads").
+async fn submissions() {
+    let nats = NatsServer::start();
+    let js = jetstream::new(async_nats::connect(&nats.url).await.unwrap());
+    let (log, thread) = crate::setup::service(40).await;
+    let alice = lattice_testkit::who("t1", "alice", TenantRole::Member);
+    let poll = serde_json::json!({"title": "Poll", "submissions": "many",
+        "schema": {"type": "object", "properties": {"choice": {"enum": ["a", "b"]}}, "required": ["choice"]}});
+    let form =
+        log.execute(&alice, Command::CreateArtifact { thread: thread.clone(), id: None, kind: "form".into(), data: poll }).await.unwrap().id.unwrap();
+    let mut tasks = Vec::new();
+    for w in 0..32 {
+        let (log, alice, thread, form) = (log.clone(), alice.clone(), thread.clone(), form.clone());
+        tasks.push(tokio::spawn(async move {
+            for i in (w..SUBMISSIONS).step_by(32) {
+                let nonce = format!("nonce-{i:08}");
+                let id = lattice_ui::submission::submission_id(&form, lattice_ui::form::Submissions::Many, "alice", Some(&nonce));
+                let data = serde_json::json!({"form_id": form, "form_version": 1, "values": {"choice": "a"}, "nonce": nonce});
+                let id = Some(lattice_core::ArtifactId::parse("id", &id).unwrap());
+                log.execute(&alice, Command::CreateArtifact { thread: thread.clone(), id, kind: "submission".into(), data }).await.unwrap();
+            }
+        }));
+    }
+    for t in tasks {
+        t.await.unwrap();
+    }
+    let reader = LogReader::of(&log);
+    let bridged = reader.read(0, i64::MAX).await.unwrap().len() as u64;
+    let (stop_tx, stop) = tokio::sync::watch::channel(false);
+    let config = BridgeConfig { nats_url: nats.url.clone(), user: None, password: None, name: "bench".into(), ca_file: None, stream_replicas: 1 };
+    let started = Instant::now();
+    let bridge = Bridge::new(reader, config);
+    let status = bridge.status();
+    let bridge = tokio::spawn(bridge.run(stop));
+    let mut stream = loop {
+        match js.get_stream(lattice_bridge::STREAM).await {
+            Ok(stream) => break stream,
+            Err(_) => tokio::time::sleep(Duration::from_millis(2)).await,
+        }
+    };
+    while stream.info().await.unwrap().state.messages < bridged {
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+    let rate = SUBMISSIONS as f64 / started.elapsed().as_secs_f64();
+    let _ = stop_tx.send(true);
+    bridge.await.unwrap().unwrap();
+    println!("bridge {SUBMISSIONS} form submissions: ours {rate:.0} events/s");
+    let (published, reads) = status.reads();
+    println!(
+        "reads_per_envelope {:.4} bridge, form submissions catching up ({reads} reads for {published} envelopes)",
+        reads as f64 / published as f64
+    );
 }
 
 /// How the 1,000 commits a second are made.

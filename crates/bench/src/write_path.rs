@@ -14,6 +14,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use lattice_core::clock::{Clock, SystemClock};
 use lattice_core::{Command, TenantRole};
 use lattice_log::Backend;
 use sqlx::postgres::PgPoolOptions;
@@ -96,7 +97,7 @@ async fn raw_insert(concurrency: usize) -> f64 {
             .bind("ws_bench")
             .bind("th_bench")
             .bind(actor)
-            .bind(lattice_log::now_ms())
+            .bind(SystemClock.now_ms())
             .bind("message_posted")
             .bind(payload)
             .bind(None::<String>)

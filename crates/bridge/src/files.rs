@@ -9,10 +9,11 @@ use std::collections::HashMap;
 
 use async_nats::jetstream::{self, object_store};
 use lattice_core::{Error, FileRef};
-use lattice_log::LogReader;
 use tokio::io::AsyncWriteExt;
 use tokio::sync::Mutex;
 
+use crate::found::Found;
+use crate::lookups::Lookups;
 use crate::projections::FileCopies;
 
 /// Every tenant's bucket is named this and the tenant's id.
@@ -28,24 +29,25 @@ const CHUNKS_AT_ONCE: i64 = 4;
 
 /// Copies files' bytes from the log's database to the object store.
 pub struct FileCopier {
-    reader: LogReader,
+    reader: Lookups,
     stores: Mutex<HashMap<String, object_store::ObjectStore>>,
 }
 
 impl FileCopier {
-    pub fn new(reader: LogReader) -> Self {
+    pub(crate) fn new(reader: Lookups) -> Self {
         Self { reader, stores: Mutex::default() }
     }
 
-    /// Does what a message asks of the tenant's files.
-    pub async fn apply(&self, js: &jetstream::Context, tenant: &str, copies: &FileCopies) -> Result<(), Error> {
+    /// Does what a message asks of the tenant's files; the files' rows are
+    /// in `found` (read for the message's batch), or read now.
+    pub(crate) async fn apply(&self, js: &jetstream::Context, tenant: &str, copies: &FileCopies, found: &Found) -> Result<(), Error> {
         match copies {
             FileCopies::None => Ok(()),
             FileCopies::Put(files) if files.is_empty() => Ok(()),
             FileCopies::Put(files) => {
                 let store = self.store(js, tenant).await?;
                 for file in files {
-                    self.put(&store, tenant, file).await?;
+                    self.put(&store, tenant, file, found).await?;
                 }
                 Ok(())
             }
@@ -85,14 +87,18 @@ impl FileCopier {
 
     /// Copies one file, unless it is there already (a retry after a lost
     /// acknowledgement) or its bytes were erased.
-    async fn put(&self, store: &object_store::ObjectStore, tenant: &str, file: &FileRef) -> Result<(), Error> {
+    async fn put(&self, store: &object_store::ObjectStore, tenant: &str, file: &FileRef, found: &Found) -> Result<(), Error> {
         if let Ok(info) = store.info(&file.id).await
             && !info.deleted
             && info.size as u64 == file.size
         {
             return Ok(());
         }
-        let Some(row) = self.reader.file(tenant, &file.id).await? else { return Ok(()) };
+        let row = match found.files.get(&(tenant.to_owned(), file.id.clone())) {
+            Some(row) => row.clone(),
+            None => self.reader.file(tenant, &file.id).await?,
+        };
+        let Some(row) = row else { return Ok(()) };
         if row.erased_at.is_some() {
             return Ok(());
         }
@@ -103,12 +109,14 @@ impl FileCopier {
             let mut from = 0;
             loop {
                 let chunks = self.reader.file_chunks(&row, from, CHUNKS_AT_ONCE).await?;
-                if chunks.is_empty() {
-                    break;
-                }
+                // Fewer than asked for are the last: no read to find nothing.
+                let last = (chunks.len() as i64) < CHUNKS_AT_ONCE;
                 from += chunks.len() as i64;
                 for chunk in chunks {
                     writer.write_all(&chunk).await.map_err(|e| Error::unavailable(format!("copying {}: {e}", file.id)))?;
+                }
+                if last {
+                    break;
                 }
             }
             writer.shutdown().await.map_err(|e| Error::unavailable(format!("copying {}: {e}", file.id)))?;

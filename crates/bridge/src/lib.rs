@@ -11,6 +11,8 @@
 //! window.
 
 mod files;
+mod found;
+mod lookups;
 mod payloads;
 mod projections;
 mod publisher;

@@ -10,7 +10,6 @@ use std::sync::Mutex;
 
 use lattice_core::event::{self, Event};
 use lattice_core::{Actor, Envelope, Error};
-use lattice_log::LogReader;
 use lattice_log::chain::ChainKey;
 use lattice_ui::asks::ASK_FORM;
 use lattice_ui::submission::Submission;
@@ -18,6 +17,8 @@ use lattice_ui::{APP, SUBMISSION};
 use serde::Deserialize;
 use serde_json::Value;
 
+use crate::found::Found;
+use crate::lookups::Lookups;
 use crate::payloads::{AppSubmitted, AuthorKind, FormRef, FormSubmitted, Marks, Origin};
 
 /// The types the bridge publishes; [`NOT_BRIDGED`] are not: rules react to
@@ -113,7 +114,7 @@ const THREADS_KEPT: usize = 65_536;
 /// Maps envelopes to messages, with what it reads besides them: the log,
 /// the key chains are minted under, and which threads are restricted.
 pub struct Projector {
-    reader: LogReader,
+    reader: Lookups,
     chains: Option<ChainKey>,
     /// Whether each thread seen is restricted. A thread's `restricted` is
     /// fixed when it is created (no command changes it), so what was read
@@ -125,20 +126,49 @@ pub struct Projector {
 impl Projector {
     /// Without a key (a bridge nobody gave one: tests, benchmarks), chains
     /// go out as recorded and none is minted.
-    pub fn new(reader: LogReader, chains: Option<ChainKey>) -> Self {
+    pub(crate) fn new(reader: Lookups, chains: Option<ChainKey>) -> Self {
         Self { reader, chains, restricted: Mutex::default() }
+    }
+
+    /// Reads what `batch` needs to be published (docs/BRIDGE.md, "Reads"):
+    /// a read for each kind of need, for the whole batch, and one for the
+    /// threads it names that were not seen yet.
+    pub(crate) async fn look_up(&self, batch: &[lattice_log::StoredEnvelope]) -> Result<Found, Error> {
+        let unknown: Vec<&str> = {
+            let known = self.restricted.lock().expect("never poisoned");
+            let mut unknown: Vec<&str> = batch
+                .iter()
+                .filter(|e| BRIDGED.contains(&e.event_type.as_str()))
+                .filter_map(|e| e.thread.as_deref())
+                .filter(|thread| !known.contains_key(*thread))
+                .collect();
+            unknown.sort_unstable();
+            unknown.dedup();
+            unknown
+        };
+        let (found, restricted) = crate::found::look_up(&self.reader, batch, &unknown).await?;
+        let mut known = self.restricted.lock().expect("never poisoned");
+        if known.len() + unknown.len() > THREADS_KEPT {
+            known.clear();
+        }
+        // A thread not found is not restricted, as a read of its own says.
+        for thread in unknown {
+            known.insert(thread.to_owned(), restricted.get(thread).copied().unwrap_or(false));
+        }
+        Ok(found)
     }
 
     /// Maps one stored envelope: decodes it only when a projection may
     /// apply (answers, artifacts); the rest go out as stored, with the
-    /// bridge's marks.
-    pub async fn project_stored(&self, e: &lattice_log::StoredEnvelope) -> Result<Option<Outgoing>, Error> {
+    /// bridge's marks. What it needs besides itself is in `found` (read
+    /// for its batch), or read now.
+    pub(crate) async fn project_stored(&self, e: &lattice_log::StoredEnvelope, found: &Found) -> Result<Option<Outgoing>, Error> {
         let event_type = e.event_type.as_str();
         if !BRIDGED.contains(&event_type) {
             return Ok(None);
         }
         if PROJECTED.contains(&event_type) {
-            return self.project(&e.decode()?).await;
+            return self.project(&e.decode()?, found).await;
         }
         let recorded = match event_type {
             event::RunStarted::NAME => serde_json::from_str::<Chained>(&e.payload_json).ok().and_then(|c| c.chain),
@@ -155,14 +185,19 @@ impl Projector {
     }
 
     /// Maps one envelope; `None` when it is not bridged.
-    pub async fn project(&self, e: &Envelope) -> Result<Option<Outgoing>, Error> {
+    pub(crate) async fn project(&self, e: &Envelope, found: &Found) -> Result<Option<Outgoing>, Error> {
         if !BRIDGED.contains(&e.event_type()) {
             return Ok(None);
         }
         let projected: Option<(&str, Vec<u8>, FileCopies)> = match &e.event {
             Event::DeferredAnswered(answered) if answered.tool_name == ASK_FORM => {
-                let args = self.reader.request_args(&e.tenant, &answered.run_id, &answered.tool_call_id).await?.unwrap_or(Value::Null);
-                let files = if answered.expired { Vec::new() } else { self.files_named(&e.tenant, &args, &answered.answer).await? };
+                let key = (e.tenant.clone(), answered.run_id.clone(), answered.tool_call_id.clone());
+                let args = match found.requests.get(&key) {
+                    Some(args) => args.clone(),
+                    None => self.reader.request_args(&e.tenant, &answered.run_id, &answered.tool_call_id).await?,
+                };
+                let args = args.unwrap_or(Value::Null);
+                let files = if answered.expired { Vec::new() } else { self.files_named(&e.tenant, &args, &answered.answer, found).await? };
                 let body = FormSubmitted {
                     form: FormRef::AskForm { run_id: answered.run_id.clone(), tool_call_id: answered.tool_call_id.clone(), title: title(&args) },
                     values: if answered.expired { Value::Null } else { answered.answer.clone() },
@@ -175,9 +210,16 @@ impl Projector {
             Event::ArtifactCreated(created) if created.kind == SUBMISSION => {
                 // The log checked the shape when it committed the submission.
                 let Ok(submission) = serde_json::from_value::<Submission>(created.data.clone()) else { return Ok(None) };
-                let target = self.reader.artifact_data(&e.tenant, &submission.form_id, Some(submission.form_version)).await?;
+                let key = (e.tenant.clone(), submission.form_id.clone(), submission.form_version);
+                let (target, chain) = match found.artifacts.get(&key) {
+                    Some(Some(at)) => (at.data.clone().map(|data| (at.kind.clone(), data)), at.chain.clone()),
+                    Some(None) => (None, None),
+                    None => (
+                        self.reader.artifact_data(&e.tenant, &submission.form_id, Some(submission.form_version)).await?,
+                        self.reader.artifact_chain(&e.tenant, &submission.form_id).await?,
+                    ),
+                };
                 let (target_kind, target_data) = target.unwrap_or_default();
-                let chain = self.reader.artifact_chain(&e.tenant, &submission.form_id).await?;
                 let origin = self.origin(e, e.actor.name().to_owned(), chain).await?;
                 let submission_id = created.id.clone();
                 if target_kind == APP {
@@ -235,11 +277,15 @@ impl Projector {
     /// The references of the files an ask_form's answer names (a
     /// submission carries its own): read from the log's files, in the
     /// form's order; a file missing there is left out.
-    async fn files_named(&self, tenant: &str, args: &Value, answer: &Value) -> Result<Vec<lattice_core::FileRef>, Error> {
+    async fn files_named(&self, tenant: &str, args: &Value, answer: &Value, found: &Found) -> Result<Vec<lattice_core::FileRef>, Error> {
         let Ok(form) = lattice_ui::schema::compile(args.get("schema").unwrap_or(&Value::Null)) else { return Ok(Vec::new()) };
         let mut files = Vec::new();
         for id in lattice_ui::attached::file_ids(&form, answer) {
-            if let Some(row) = self.reader.file(tenant, id).await? {
+            let row = match found.files.get(&(tenant.to_owned(), id.to_owned())) {
+                Some(row) => row.clone(),
+                None => self.reader.file(tenant, id).await?,
+            };
+            if let Some(row) = row {
                 files.push(row.reference());
             }
         }

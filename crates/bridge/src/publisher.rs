@@ -3,7 +3,7 @@
 use std::collections::VecDeque;
 
 use backon::BackoffBuilder;
-use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -13,6 +13,8 @@ use lattice_core::Error;
 use lattice_log::LogReader;
 use lattice_log::chain::ChainKey;
 
+use crate::found::Found;
+use crate::lookups::Lookups;
 use crate::projections::Projector;
 
 pub const STREAM: &str = "LATTICE";
@@ -138,6 +140,10 @@ pub struct BridgeStatus {
     behind_ms: AtomicI64,
     /// Why it is not publishing, when it is not.
     failure: Mutex<Option<String>>,
+    /// Envelopes sent to JetStream (a repeat after a reconnection counts again).
+    published: AtomicU64,
+    /// Reads of the log for what was sent, besides the envelopes themselves.
+    lookups: Arc<AtomicU64>,
 }
 
 impl BridgeStatus {
@@ -155,6 +161,13 @@ impl BridgeStatus {
         (self.behind.load(Ordering::Relaxed), self.behind_ms.load(Ordering::Relaxed) as f64 / 1000.0)
     }
 
+    /// Envelopes sent to JetStream since the bridge was made, and the reads
+    /// of the log it made to build them (the envelopes' own excepted): their
+    /// quotient is what a bridged envelope costs the database besides itself.
+    pub fn reads(&self) -> (u64, u64) {
+        (self.published.load(Ordering::Relaxed), self.lookups.load(Ordering::Relaxed))
+    }
+
     fn publishing(&self) {
         self.publishing.store(true, Ordering::SeqCst);
         *self.failure.lock().expect("never poisoned") = None;
@@ -170,12 +183,12 @@ impl BridgeStatus {
         *self.failure.lock().expect("never poisoned") = Some(why.to_string());
     }
 
-    fn record_lag(&self, horizon: i64, acked: i64, oldest_at_ms: Option<i64>) {
+    fn record_lag(&self, now_ms: i64, horizon: i64, acked: i64, oldest_at_ms: Option<i64>) {
         static ENVELOPES: lattice_telemetry::Gauge = lattice_telemetry::Gauge::new("lattice.bridge.lag", "{envelope}");
         static SECONDS: lattice_telemetry::Gauge = lattice_telemetry::Gauge::new("lattice.bridge.lag.duration", "s");
         let behind = (horizon - acked).max(0);
         let age = match oldest_at_ms {
-            Some(at) if behind > 0 => (lattice_log::now_ms() - at).max(0),
+            Some(at) if behind > 0 => (now_ms - at).max(0),
             _ => 0,
         };
         self.behind.store(behind, Ordering::Relaxed);
@@ -207,21 +220,16 @@ struct Progress {
 impl Bridge {
     pub fn new(reader: LogReader, config: BridgeConfig) -> Self {
         let holder = format!("bridge-{}", ulid::Ulid::generate().to_string().to_lowercase());
-        Self {
-            projector: Projector::new(reader.clone(), None),
-            files: crate::files::FileCopier::new(reader.clone()),
-            reader,
-            config,
-            status: Arc::default(),
-            holder,
-        }
+        let status = Arc::<BridgeStatus>::default();
+        let lookups = Lookups::new(reader.clone(), status.lookups.clone());
+        Self { projector: Projector::new(lookups.clone(), None), files: crate::files::FileCopier::new(lookups), reader, config, status, holder }
     }
 
     /// Mints chains under `key` (the deployment's, `ChainKey::derive` of
     /// its token secret, as the log service checks them): every message
     /// carries a `new_chain`, and an answer the chain its run recorded.
     pub fn with_chains(mut self, key: ChainKey) -> Self {
-        self.projector = Projector::new(self.reader.clone(), Some(key));
+        self.projector = Projector::new(Lookups::new(self.reader.clone(), self.status.lookups.clone()), Some(key));
         self
     }
 
@@ -393,7 +401,12 @@ impl Bridge {
                 let (reader, from) = (self.reader.clone(), last.seq);
                 prefetch = Some(tokio::spawn(async move { reader.read_stored(from, BATCH).await }));
             }
-            self.status.record_lag(*horizon.borrow(), p.acked, p.inflight.front().map(|f| f.1).or(batch.first().map(|e| e.at_ms)));
+            self.status.record_lag(
+                self.reader.clock().now_ms(),
+                *horizon.borrow(),
+                p.acked,
+                p.inflight.front().map(|f| f.1).or(batch.first().map(|e| e.at_ms)),
+            );
             if batch.is_empty() {
                 if *lost.borrow() {
                     return Err(Error::unavailable("the connection to NATS was lost"));
@@ -412,13 +425,15 @@ impl Bridge {
                     drain(&mut p.inflight, &mut p.acked, lost).await?;
                     *progressed |= p.acked > p.saved;
                     self.keep_checkpoint(p).await?;
-                    self.status.record_lag(*horizon.borrow(), p.acked, None);
+                    self.status.record_lag(self.reader.clock().now_ms(), *horizon.borrow(), p.acked, None);
                     self.publish_seal_checkpoints(js).await?;
                 }
                 continue;
             }
+            // What the batch needs besides itself, read once for it.
+            let found = self.projector.look_up(&batch).await?;
             for e in &batch {
-                let ack = self.send(js, e).await?;
+                let ack = self.send(js, e, &found).await?;
                 p.inflight.push_back((e.seq, e.at_ms, ack));
                 p.read_to = e.seq;
                 while p.inflight.len() > WINDOW {
@@ -498,12 +513,12 @@ impl Bridge {
     }
 
     /// Sends one envelope (if it is bridged); the acknowledgement comes later.
-    async fn send(&self, js: &jetstream::Context, e: &lattice_log::StoredEnvelope) -> Result<Option<PublishAckFuture>, Error> {
-        let Some(mut out) = self.projector.project_stored(e).await? else { return Ok(None) };
+    async fn send(&self, js: &jetstream::Context, e: &lattice_log::StoredEnvelope, found: &Found) -> Result<Option<PublishAckFuture>, Error> {
+        let Some(mut out) = self.projector.project_stored(e, found).await? else { return Ok(None) };
         // A file's bytes are in the object store before the message that
         // names them; an erased file's leave after its audit row's.
         if matches!(out.files, crate::projections::FileCopies::Put(_)) {
-            self.files.apply(js, &e.tenant, &out.files).await?;
+            self.files.apply(js, &e.tenant, &out.files, found).await?;
         }
         // What NATS would refuse goes out summarized, never held back: a
         // refused publish would stall every envelope after it.
@@ -526,8 +541,9 @@ impl Bridge {
         static PUBLISHED: lattice_telemetry::Counter = lattice_telemetry::Counter::new("lattice.bridge.published");
         PUBLISHED.add(&[lattice_telemetry::KeyValue::new("event", out.subject.splitn(4, '.').nth(3).unwrap_or_default().to_owned())]);
         let ack = js.publish_with_headers(out.subject, headers, out.payload.into()).await.map_err(|e| Error::unavailable(format!("publish: {e}")))?;
+        self.status.published.fetch_add(1, Ordering::Relaxed);
         if matches!(out.files, crate::projections::FileCopies::Erase(_)) {
-            self.files.apply(js, &e.tenant, &out.files).await?;
+            self.files.apply(js, &e.tenant, &out.files, found).await?;
         }
         Ok(Some(ack))
     }

@@ -319,7 +319,7 @@ impl ServerConfig {
             if sign_in.client_id.as_ref().is_some_and(|id| id.is_empty() || id.len() > 2048) {
                 return Err(format!("mcp server {name}: sign_in.client_id must be 1 to 2048 bytes"));
             }
-            if let Some(bad) = sign_in.scopes.iter().find(|s| !crate::sign_in::scope_is_valid(s)) {
+            if let Some(bad) = sign_in.scopes.iter().find(|s| !crate::scopes::scope_is_valid(s)) {
                 return Err(format!(
                     "mcp server {name}: sign_in.scopes {bad:?} is not a scope (RFC 6749 §3.3: printable ASCII but space, quote and backslash)"
                 ));

@@ -27,11 +27,13 @@ mod error;
 pub mod naming;
 pub mod policy;
 mod process;
+mod scopes;
 mod server;
 mod sign_in;
 
 pub use config::ServerConfig;
 pub use connections::Connections;
 pub use error::CallError;
+pub use scopes::scope_is_valid;
 pub use server::{APP_MIME, APPS_EXTENSION, AppDocument, Behalf, Server, ServerTool, TOOLS_MAX};
-pub use sign_in::{Keeper, Owner, SignIns, scope_is_valid};
+pub use sign_in::{Keeper, Owner, SignIns};

@@ -26,6 +26,7 @@ use tokio::sync::Mutex;
 
 use crate::config::SignInConfig;
 use crate::error::CallError;
+use crate::scopes::scope_is_valid;
 
 /// A person, in their tenant: whose sign-in it is.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -171,9 +172,8 @@ async fn manager(url: &str, allow_internal: bool) -> Result<AuthorizationManager
     made.map_err(|e| oauth_error(&e))
 }
 
-/// The most scopes a sign-in asks for, and the longest a scope may be.
+/// The most scopes a sign-in asks for.
 const MAX_SCOPES: usize = 32;
-const MAX_SCOPE_BYTES: usize = 128;
 /// The longest challenge of a server taken up (and kept with a sign-in).
 const MAX_CHALLENGE_BYTES: usize = 4096;
 
@@ -218,14 +218,6 @@ async fn challenge(http: &reqwest::Client, url: &str, timeout: Duration) -> Opti
     // one naming a scope, else the first.
     let named = |pick: fn(&WWWAuthenticateParams) -> bool| challenges.iter().find(|c| pick(&WWWAuthenticateParams::parse(c, &base)));
     named(|p| p.resource_metadata_url.is_some()).or_else(|| named(|p| p.scope.is_some())).or(challenges.first()).map(|c| (*c).to_owned())
-}
-
-/// A scope a server asked for (RFC 6749 §3.3: printable ASCII but `"`,
-/// `\` and space), checked before it is asked of an authorization server.
-pub fn scope_is_valid(scope: &str) -> bool {
-    !scope.is_empty()
-        && scope.len() <= MAX_SCOPE_BYTES
-        && scope.bytes().all(|b| b == 0x21 || (0x23..=0x5b).contains(&b) || (0x5d..=0x7e).contains(&b))
 }
 
 /// Begins `owner`'s sign-in to `server` (at `url`, reached by `http`

@@ -92,7 +92,7 @@ pub fn string_size(s: &str) -> usize {
 /// `max_bytes`, naming `path` (the field it came in).
 pub fn check(value: &Value, path: &str, max_bytes: usize) -> Result<(), Error> {
     check_depth(value, path, 0)?;
-    size_within(value, max_bytes).map_err(|size| Error::TooLarge { limit: max_bytes as u64, size: size as u64 })?;
+    size_within(value, max_bytes).map_err(|size| Error::too_large(crate::Code::DocumentTooLarge, max_bytes as u64, size as u64))?;
     Ok(())
 }
 

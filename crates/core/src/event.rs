@@ -308,7 +308,10 @@ pub struct ArtifactArchived {
     pub version: u64,
 }
 
+/// A switch's change: the event, and its audit trail's row
+/// ([`crate::switch_audit::AuditEntry`], with where, when and by whom).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct SwitchSet {
     /// `deployment`, `tenant:<id>` or `workspace:<id>`.
     pub level: String,

@@ -6,9 +6,12 @@ use serde::{Deserialize, Serialize};
 
 use crate::ThreadId;
 
+// Also the HTTP API's file (`lattice_wire::FileView` holds it, with its
+// erasure). Its doc comment is the committed wire schemas' description.
 /// A file as a submission (and `ui.form_submitted`) carries it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct FileRef {
     /// `fil_…`
     pub id: String,

@@ -6,6 +6,7 @@
 
 pub mod actor;
 pub mod clock;
+pub mod code;
 pub mod command;
 pub mod decision;
 pub mod directory;
@@ -26,9 +27,11 @@ pub mod policy;
 pub mod rfc3339;
 pub mod role;
 pub mod run;
+pub mod switch_audit;
 
 pub use actor::{Actor, Principal, Within};
 pub use clock::{Clock, ManualClock, SharedClock, SystemClock};
+pub use code::Code;
 pub use command::{Audit, Command, CommandType};
 pub use decision::Decision;
 pub use envelope::Envelope;

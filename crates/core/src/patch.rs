@@ -54,7 +54,7 @@ impl Refusal {
             Self::Invalid { keyword, message } => {
                 Error::ValidationFailed { errors: vec![FieldError::new(format!("patch.{op}"), keyword, message).bounded()], more: 0 }
             }
-            Self::TooLarge { size, limit } => Error::TooLarge { limit: limit as u64, size: size as u64 },
+            Self::TooLarge { size, limit } => Error::too_large(crate::Code::DocumentTooLarge, limit as u64, size as u64),
         }
     }
 }

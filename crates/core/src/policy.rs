@@ -92,7 +92,7 @@ pub fn decide(role: Role, action: Action) -> Result<(), Error> {
         return Ok(());
     }
     let (needed, doing) = rule(action);
-    Err(Error::forbidden(format!("{doing} needs the {} role here; you are {}", needed.as_str(), role.as_str())))
+    Err(Error::forbidden(crate::Code::RoleTooLow, format!("{doing} needs the {} role here; you are {}", needed.as_str(), role.as_str())))
 }
 
 /// Whether a caller of `role` archives an artifact `authored` by them or not:
@@ -155,7 +155,7 @@ mod tests {
     fn a_refusal_names_what_was_needed() {
         assert!(decide(Role::Editor, Action::Post).is_ok());
         let e = decide(Role::Respondent, Action::Post).unwrap_err();
-        assert_eq!(e, Error::forbidden("posting a message needs the editor role here; you are respondent"));
+        assert_eq!(e, Error::forbidden(crate::Code::RoleTooLow, "posting a message needs the editor role here; you are respondent"));
         assert!(decide(Role::Respondent, Action::Submit).is_ok());
         assert!(decide(Role::Viewer, Action::Submit).is_err());
         assert!(archives(Role::Editor, true) && !archives(Role::Editor, false) && archives(Role::Admin, false) && !archives(Role::Respondent, true));

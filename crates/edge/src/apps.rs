@@ -186,9 +186,9 @@ mod policy_tests {
     async fn the_rest_is_refused_through_the_one_mapping() {
         let router = apps_router(AppsOrigin { portal_origin: "http://127.0.0.1:8080".into(), sdk_dir: None });
         for (method, path, status, body) in [
-            ("GET", "/", 404, r#"{"error":{"type":"NotFound"}}"#),
-            ("GET", "/files/fil_1", 404, r#"{"error":{"type":"NotFound"}}"#),
-            ("POST", "/sandbox", 405, r#"{"error":{"type":"MethodNotAllowed","method":"POST"}}"#),
+            ("GET", "/", 404, r#"{"error":{"type":"NotFound","code":"not_found","link":"/docs/errors#not_found"}}"#),
+            ("GET", "/files/fil_1", 404, r#"{"error":{"type":"NotFound","code":"not_found","link":"/docs/errors#not_found"}}"#),
+            ("POST", "/sandbox", 405, r#"{"error":{"type":"MethodNotAllowed","code":"method_not_allowed","link":"/docs/errors#method_not_allowed","method":"POST"}}"#),
         ] {
             let req = axum::http::Request::builder().method(method).uri(path).body(axum::body::Body::empty()).unwrap();
             let res = router.clone().oneshot(req).await.unwrap();
@@ -225,7 +225,7 @@ mod policy_tests {
         assert_eq!(res.headers()[header::CONTENT_TYPE], "application/json");
         assert_eq!(res.headers()[header::X_CONTENT_TYPE_OPTIONS], "nosniff");
         let got = res.into_body().collect().await.unwrap().to_bytes();
-        assert_eq!(got, r#"{"error":{"type":"MethodNotAllowed","method":"DELETE"}}"#);
+        assert_eq!(got, r#"{"error":{"type":"MethodNotAllowed","code":"method_not_allowed","link":"/docs/errors#method_not_allowed","method":"DELETE"}}"#);
         std::fs::remove_dir_all(dir).unwrap();
     }
 }

@@ -120,7 +120,7 @@ fn since_start() -> u64 {
     START.get_or_init(Instant::now).elapsed().as_millis() as u64
 }
 
-/// Forwards `/v1/*`, `/openapi.json` and `/readyz` to `base` (the log
+/// Forwards `/v1/*`, `/openapi.json`, `/docs/errors` and `/readyz` to `base` (the log
 /// service, e.g. `http://127.0.0.1:8090`, or its replicas, comma-separated),
 /// with nothing in front of the edge.
 pub fn upstream_router(base: &str) -> Router {
@@ -136,6 +136,8 @@ pub fn upstream_router_behind(base: &str, trusted: TrustedProxies) -> Router {
         .route("/v1/threads/{th}/files", axum::routing::post(forward_streamed))
         .route("/v1/uploads/{id}", axum::routing::put(forward_streamed).get(forward))
         .route("/openapi.json", axum::routing::get(forward))
+        // Where every error body's `link` points (lattice_http::ERRORS_PATH).
+        .route(lattice_http::ERRORS_PATH, axum::routing::get(forward))
         .route("/readyz", axum::routing::get(forward))
         // A company's SCIM client provisions the tenant's directory there.
         .route("/scim/v2/{*rest}", axum::routing::any(forward))
@@ -440,7 +442,7 @@ mod tests {
             assert_eq!(res.status(), 405, "{path}");
             assert_eq!(res.headers()["allow"], "GET,HEAD", "{path}");
             let body = axum::body::to_bytes(res.into_body(), usize::MAX).await.unwrap();
-            assert_eq!(String::from_utf8_lossy(&body), r#"{"error":{"type":"MethodNotAllowed","method":"DELETE"}}"#, "{path}");
+            assert_eq!(String::from_utf8_lossy(&body), r#"{"error":{"type":"MethodNotAllowed","code":"method_not_allowed","link":"/docs/errors#method_not_allowed","method":"DELETE"}}"#, "{path}");
         }
     }
 }

@@ -8,13 +8,22 @@
 //! error it stands for ([`error_of`]) and written through the same mapping
 //! by [`typed_refusals`], so a client meets one shape whichever part of a
 //! service refused it.
+//!
+//! Every body names its stable `code` and a `link` to the code's
+//! documentation, which the deployment serves itself
+//! ([`ERRORS_PATH`](crate::ERRORS_PATH), written by
+//! [`errors_page`](crate::error_docs::errors_page) from the one table of
+//! codes).
 
 use axum::body::{Body, Bytes, HttpBody};
 use axum::extract::Request;
 use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use lattice_core::Error;
+use lattice_core::error::Linked;
+use lattice_core::{Code, Error};
+
+use crate::error_link::link_of;
 
 /// An error on its way to the wire.
 #[derive(Debug)]
@@ -61,7 +70,8 @@ impl IntoResponse for ApiError {
             Error::RateLimited { retry_after_secs } => Some(*retry_after_secs),
             _ => None,
         };
-        let mut response = (status, axum::Json(serde_json::json!({ "error": error }))).into_response();
+        let link = link_of(error.code());
+        let mut response = (status, axum::Json(serde_json::json!({ "error": Linked { error: &error, link: &link } }))).into_response();
         let headers = response.headers_mut();
         if status == StatusCode::UNAUTHORIZED {
             headers.insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
@@ -84,7 +94,7 @@ pub async fn read_within(body: Body, declared: Option<u64>, limit: usize) -> Res
     let limit_u64 = limit as u64;
     let declared = declared.or_else(|| body.size_hint().exact());
     if let Some(size) = declared.filter(|d| *d > limit_u64) {
-        return Err(Error::TooLarge { limit: limit_u64, size });
+        return Err(Error::too_large(Code::BodyTooLarge, limit_u64, size));
     }
     if body.size_hint().exact() == Some(0) {
         return Ok(Bytes::new());
@@ -92,10 +102,10 @@ pub async fn read_within(body: Body, declared: Option<u64>, limit: usize) -> Res
     let mut body = body;
     let mut held = Vec::new();
     while let Some(frame) = std::future::poll_fn(|cx| std::pin::Pin::new(&mut body).poll_frame(cx)).await {
-        let frame = frame.map_err(|e| Error::Malformed { reason: format!("the body could not be read: {e}") })?;
+        let frame = frame.map_err(|e| Error::malformed(Code::MalformedBody, format!("the body could not be read: {e}")))?;
         let Ok(data) = frame.into_data() else { continue };
         if held.len() + data.len() > limit {
-            return Err(Error::TooLarge { limit: limit_u64, size: (held.len() + data.len()) as u64 });
+            return Err(Error::too_large(Code::BodyTooLarge, limit_u64, (held.len() + data.len()) as u64));
         }
         held.extend_from_slice(&data);
     }
@@ -115,9 +125,9 @@ pub fn declared_length(headers: &axum::http::HeaderMap) -> Option<u64> {
 pub fn error_of(method: &Method, status: StatusCode, said: &str) -> Option<Error> {
     let reason = || reason_of(status, said);
     Some(match status {
-        StatusCode::BAD_REQUEST => Error::Malformed { reason: reason() },
-        StatusCode::UNAUTHORIZED => Error::Unauthorized { reason: reason() },
-        StatusCode::FORBIDDEN => Error::Forbidden { reason: reason() },
+        StatusCode::BAD_REQUEST => Error::malformed(Code::Malformed, reason()),
+        StatusCode::UNAUTHORIZED => Error::unauthorized(Code::Unauthorized, reason()),
+        StatusCode::FORBIDDEN => Error::forbidden(Code::Forbidden, reason()),
         StatusCode::NOT_FOUND => Error::NotFound,
         StatusCode::METHOD_NOT_ALLOWED => Error::MethodNotAllowed { method: method.to_string() },
         StatusCode::NOT_ACCEPTABLE => Error::NotAcceptable { reason: reason() },

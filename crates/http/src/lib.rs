@@ -5,8 +5,11 @@
 //! headers are believed (`forwarded.rs`). It knows no route and no service.
 
 pub mod error;
+pub mod error_docs;
+pub mod error_link;
 pub mod forwarded;
 pub mod guard;
 
 pub use error::{ApiError, ApiResult, status_of};
+pub use error_link::{ERRORS_PATH, link_of};
 pub use forwarded::TrustedProxies;

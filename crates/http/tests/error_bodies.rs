@@ -8,7 +8,7 @@
 
 use axum::http::header;
 use axum::response::IntoResponse;
-use lattice_core::{Error, FieldError};
+use lattice_core::{Code, Error, FieldError};
 use lattice_http::{ApiError, status_of};
 
 /// Which variant `e` is, as a number: a `match` with no wildcard, so a
@@ -41,17 +41,17 @@ const VARIANTS: usize = 15;
 /// a refusal cut to its bounds.
 fn every_error() -> Vec<(&'static str, Error)> {
     vec![
-        ("a body that is not JSON", Error::Malformed { reason: "the body is not valid JSON: expected value".into() }),
-        ("no token", Error::Unauthorized { reason: "no bearer token".into() }),
-        ("a viewer posting", Error::forbidden("posting a message needs the editor role here; you are viewer")),
+        ("a body that is not JSON", Error::malformed(Code::MalformedBody, "the body is not valid JSON: expected value")),
+        ("no token", Error::unauthorized(Code::TokenMissing, "no bearer token")),
+        ("a viewer posting", Error::forbidden(Code::RoleTooLow, "posting a message needs the editor role here; you are viewer")),
         ("nothing there, or nothing the caller may see", Error::NotFound),
         ("a path not served with this method", Error::MethodNotAllowed { method: "DELETE".into() }),
         ("an Accept the answer cannot meet", Error::NotAcceptable { reason: "client must accept text/event-stream".into() }),
         ("a stale version", Error::version_conflict(3, 4)),
         ("an id that exists", Error::exists("artifact sub_1")),
-        ("an archived artifact", Error::invalid_state("the artifact is archived")),
-        ("an answered request", Error::InvalidState { reason: "the request was answered".into(), answered_by: Some("usr_ana".into()) }),
-        ("a body over its limit", Error::TooLarge { limit: 1_048_576, size: 2_097_152 }),
+        ("an archived artifact", Error::invalid_state(Code::ArtifactArchived, "the artifact is archived")),
+        ("an answered request", Error::already_answered("usr_ana")),
+        ("a body over its limit", Error::too_large(Code::BodyTooLarge, 1_048_576, 2_097_152)),
         ("a body of another type", Error::UnsupportedMediaType { reason: "content-type must be application/json".into() }),
         ("one refused field", Error::field("values.severity", "enum", "\"urgent\" is not one of low, high")),
         (
@@ -68,7 +68,7 @@ fn every_error() -> Vec<(&'static str, Error)> {
         ("a rate limit of less than a second", Error::RateLimited { retry_after_secs: 0 }),
         ("a Host this deployment is not", Error::MisdirectedRequest { host: "rebind.attacker.example".into() }),
         ("the database does not answer", Error::unavailable("the database does not answer")),
-        ("a reason longer than a refusal says", Error::Malformed { reason: "x".repeat(lattice_core::error::MAX_MESSAGE_BYTES + 10) }),
+        ("a reason longer than a refusal says", Error::malformed(Code::Malformed, "x".repeat(lattice_core::error::MAX_MESSAGE_BYTES + 10))),
     ]
 }
 

@@ -33,7 +33,7 @@ pub(crate) struct Person {
 }
 
 fn refused(reason: impl Into<String>) -> Error {
-    Error::Unauthorized { reason: reason.into() }
+    Error::unauthorized(lattice_core::Code::TokenInvalid, reason)
 }
 
 pub(crate) fn person(settings: &Settings, claims: &Object) -> Result<Person, Error> {

@@ -74,14 +74,18 @@ pub struct SignedIn {
 }
 
 fn refused(reason: impl Into<String>) -> Error {
-    Error::Unauthorized { reason: reason.into() }
+    Error::unauthorized(lattice_core::Code::SignInFailed, reason)
 }
 
 fn redirect_url(redirect_uri: &str, what: &str) -> Result<RedirectUrl, Error> {
     if redirect_uri.len() > URL_MAX {
-        return Err(Error::Malformed { reason: format!("the {what} is {} bytes, over the limit {URL_MAX}", redirect_uri.len()) });
+        return Err(Error::malformed(
+            lattice_core::Code::InvalidRedirectUri,
+            format!("the {what} is {} bytes, over the limit {URL_MAX}", redirect_uri.len()),
+        ));
     }
-    RedirectUrl::new(redirect_uri.to_owned()).map_err(|e| Error::Malformed { reason: format!("the {what} is not an absolute URL: {e}") })
+    RedirectUrl::new(redirect_uri.to_owned())
+        .map_err(|e| Error::malformed(lattice_core::Code::InvalidRedirectUri, format!("the {what} is not an absolute URL: {e}")))
 }
 
 /// `openidconnect`'s client for what discovery said, with the redirect

@@ -236,7 +236,7 @@ impl KeyCache {
         F: FnOnce() -> Fut,
         Fut: Future<Output = Result<(KeySet, Vec<String>), String>>,
     {
-        let unauthorized = |reason: String| Error::Unauthorized { reason };
+        let unauthorized = |reason: String| Error::unauthorized(lattice_core::Code::TokenInvalid, reason);
         let seen = self.attempts.load(Ordering::SeqCst);
         let now = clock.now_ms();
         let (set, fetched_ms, attempted_ms) = {

@@ -27,6 +27,7 @@ mod jwks;
 mod logout;
 mod provider;
 mod providers;
+mod replays;
 mod verify;
 
 pub use config::{DEFAULT_ALGORITHMS, DEFAULT_CLOCK_SKEW_SECS, MAX_CLOCK_SKEW_SECS, ProviderConfig, WorkspaceRoleConfig};

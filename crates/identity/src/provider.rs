@@ -11,7 +11,7 @@ use crate::config::Settings;
 use crate::discovery::{Discovered, DiscoveryCache};
 use crate::http::{BODY_MAX, Http, is_json};
 use crate::jwks::{FETCH_TIMEOUT, KeyCache, KeySet};
-use crate::logout::Replays;
+use crate::replays::Replays;
 use crate::verify::{Expect, Token, Verified};
 
 pub(crate) struct Provider {

@@ -183,11 +183,14 @@ impl TokenIssuers for Providers {
         // its audience the client); the provider then verifies all of it.
         let (_, claims) = verify::peek(token)?;
         let Some(Value::String(iss)) = claims.get("iss") else {
-            return Err(Error::Unauthorized { reason: "the token names no issuer".into() });
+            return Err(Error::unauthorized(lattice_core::Code::TokenInvalid, "the token names no issuer"));
         };
         let candidates: Vec<&Provider> = self.inner.providers.values().filter(|p| p.settings.issuer == *iss).collect();
         if candidates.is_empty() {
-            return Err(Error::Unauthorized { reason: format!("the token's issuer {:?} is not a configured provider", cut(iss, 200)) });
+            return Err(Error::unauthorized(
+                lattice_core::Code::TokenInvalid,
+                format!("the token's issuer {:?} is not a configured provider", cut(iss, 200)),
+            ));
         }
         let said = verify::audiences(&claims)?;
         let provider = candidates.iter().find(|p| self.audiences(p, audience).iter().any(|a| said.contains(a))).unwrap_or(&candidates[0]);

@@ -61,7 +61,7 @@ pub(crate) struct Verified {
 }
 
 fn refused(reason: impl Into<String>) -> Error {
-    Error::Unauthorized { reason: reason.into() }
+    Error::unauthorized(lattice_core::Code::TokenInvalid, reason)
 }
 
 /// A JSON object: a token's header or claims.
@@ -224,7 +224,10 @@ impl<'t> Token<'t> {
             (None, Kind::Logout) => {}
             (None, _) => return Err(refused("the token has no exp")),
             (Some(exp), _) if now_secs > exp.saturating_add(skew) => {
-                return Err(refused(format!("the token has expired ({} s ago, beyond the allowed clock skew of {skew} s)", now_secs - exp)));
+                return Err(Error::unauthorized(
+                    lattice_core::Code::TokenExpired,
+                    format!("the token has expired ({} s ago, beyond the allowed clock skew of {skew} s)", now_secs - exp),
+                ));
             }
             (Some(_), _) => {}
         }
@@ -313,7 +316,7 @@ mod tests {
         let ok = format!("{}.{}.sig", part(r#"{"alg":"RS256"}"#), part(r#"{"iss":"x"}"#));
         assert!(peek(&ok).is_ok());
         let reason = |t: &str| match peek(t) {
-            Err(Error::Unauthorized { reason }) => reason,
+            Err(Error::Unauthorized { reason, .. }) => reason,
             other => panic!("{other:?}"),
         };
         assert_eq!(reason("a.b"), "the token is not a signed JWT (three dot-separated parts)");

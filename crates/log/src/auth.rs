@@ -280,18 +280,18 @@ impl Authenticator {
     /// place a bearer header is read (the API, MCP and the edge's checks
     /// call it). The scheme is matched in any case, as RFC 9110 has it.
     pub fn verify_header(&self, header: Option<&[u8]>) -> Result<Authenticated, Error> {
-        let header = header.ok_or_else(|| Error::Unauthorized { reason: "no bearer token".into() })?;
-        let token = bearer_token(header).ok_or_else(|| Error::Unauthorized { reason: "the Authorization header is not `Bearer <token>`".into() })?;
+        let header = header.ok_or_else(|| Error::unauthorized(lattice_core::Code::TokenMissing, "no bearer token"))?;
+        let token = bearer_token(header).ok_or_else(|| Error::unauthorized(lattice_core::Code::TokenInvalid, "the Authorization header is not `Bearer <token>`"))?;
         self.verify(token)
     }
 
     /// Verifies a bearer token's signature, expiry and claims.
     pub fn verify(&self, token: &str) -> Result<Authenticated, Error> {
-        let unauthorized = |reason: &str| Error::Unauthorized { reason: reason.to_owned() };
+        let unauthorized = |reason: &str| Error::unauthorized(lattice_core::Code::TokenInvalid, reason);
         let data = jsonwebtoken::decode::<Claims>(token, &self.decoding, &self.validation).map_err(|_| unauthorized("the token does not verify"))?;
         let claims = data.claims;
         if !self.unexpired(claims.exp) {
-            return Err(unauthorized("the token has expired"));
+            return Err(Error::unauthorized(lattice_core::Code::TokenExpired, "the token has expired"));
         }
         let tenant = TenantId::parse("tenant", &claims.tenant).map_err(|_| unauthorized("bad tenant claim"))?;
         let user = UserId::parse("sub", &claims.sub).map_err(|_| unauthorized("bad subject claim"))?;
@@ -323,7 +323,7 @@ impl Authenticator {
     /// has not expired. Whether they may still read it is the caller's to
     /// ask again (their access and their sign-outs).
     pub fn verify_file_link(&self, token: &str) -> Result<(Authenticated, String), Error> {
-        let refused = |reason: &str| Error::forbidden(format!("the file's link {reason}: ask the chat for another"));
+        let refused = |reason: &str| Error::forbidden(lattice_core::Code::FileLinkInvalid, format!("the file's link {reason}: ask the chat for another"));
         let data =
             jsonwebtoken::decode::<FileLinkClaims>(token, &self.capability_decoding, &self.validation).map_err(|_| refused("does not verify"))?;
         let claims = data.claims;
@@ -355,7 +355,7 @@ impl Authenticator {
     /// The artifact a capability was given for, if it verifies and is
     /// `who`'s.
     pub fn capability_artifact(&self, token: &str, who: &Authenticated) -> Result<String, Error> {
-        let refused = |reason: &str| Error::forbidden(format!("an app-only tool needs its view's capability: {reason}"));
+        let refused = |reason: &str| Error::forbidden(lattice_core::Code::CapabilityInvalid, format!("an app-only tool needs its view's capability: {reason}"));
         let data = jsonwebtoken::decode::<CapabilityClaims>(token, &self.capability_decoding, &self.validation)
             .map_err(|_| refused("it does not verify"))?;
         if !self.unexpired(data.claims.exp) {
@@ -405,9 +405,9 @@ mod tests {
         assert_eq!(bearer_token(&[0xff, b' ', b'a']), None);
         let auth = Authenticator::new(&[7; 32], Duration::from_secs(60)).unwrap();
         let no_header = auth.verify_header(None).unwrap_err();
-        assert!(matches!(no_header, Error::Unauthorized { ref reason } if reason == "no bearer token"), "{no_header:?}");
+        assert!(matches!(no_header, Error::Unauthorized { ref reason, .. } if reason == "no bearer token"), "{no_header:?}");
         let basic = auth.verify_header(Some(b"Basic abc")).unwrap_err();
-        assert!(matches!(basic, Error::Unauthorized { ref reason } if reason.contains("not `Bearer")), "{basic:?}");
+        assert!(matches!(basic, Error::Unauthorized { ref reason, .. } if reason.contains("not `Bearer")), "{basic:?}");
     }
 
     #[test]
@@ -503,7 +503,7 @@ mod tests {
         assert!(auth.verify(&token).is_ok());
         clock.advance(Duration::from_secs(1));
         let expired = auth.verify(&token).unwrap_err();
-        assert!(matches!(expired, Error::Unauthorized { ref reason } if reason.contains("expired")), "{expired:?}");
+        assert!(matches!(expired, Error::Unauthorized { ref reason, .. } if reason.contains("expired")), "{expired:?}");
 
         let who = auth.vouch(p.clone());
         assert_eq!(auth.capability_artifact(&capability, &who).unwrap(), "art_1");

@@ -30,7 +30,7 @@ pub(crate) async fn authorize(
     let in_workspace = |access: Access| Scope { access: Some(access), ..Scope::default() };
     let in_thread = |access: Access, thread: ThreadId| Scope { access: Some(access), thread: Some(thread), ..Scope::default() };
     match command {
-        Command::CreateWorkspace { .. } if p.scope.is_some() => Err(Error::forbidden("a key of one workspace makes no other")),
+        Command::CreateWorkspace { .. } if p.scope.is_some() => Err(Error::forbidden(lattice_core::Code::KeyOutOfScope, "a key of one workspace makes no other")),
         Command::CreateWorkspace { .. } => Ok(Scope::default()),
         Command::AddMember { workspace, .. } => {
             let access = workspace_access(db, p, workspace.as_str()).await?;
@@ -72,7 +72,7 @@ pub(crate) async fn authorize(
         // tenant (the tenant is the caller's: another's is out of reach).
         Command::EndSessions { user, session } => {
             if user != &p.user && (p.role != TenantRole::TenantAdmin || session.is_some()) {
-                return Err(Error::forbidden("only a tenant admin signs someone else out"));
+                return Err(Error::forbidden(lattice_core::Code::AdminOnly, "only a tenant admin signs someone else out"));
             }
             Ok(Scope::default())
         }
@@ -85,13 +85,13 @@ pub(crate) async fn authorize(
         // path lets only its own parts send it).
         Command::RecordSignIn { .. } => {
             if p.agent {
-                return Err(Error::forbidden("an agent does not sign in through a provider"));
+                return Err(Error::forbidden(lattice_core::Code::AgentNotAllowed, "an agent does not sign in through a provider"));
             }
             Ok(Scope::default())
         }
         Command::CreateApiKey { key } => {
             if p.agent || p.scope.is_some() {
-                return Err(Error::forbidden("an agent's key does not make keys"));
+                return Err(Error::forbidden(lattice_core::Code::AgentNotAllowed, "an agent's key does not make keys"));
             }
             match &key.scope {
                 KeyScope::Tenant { role } => {
@@ -110,7 +110,7 @@ pub(crate) async fn authorize(
         }
         Command::RevokeApiKey { id } => {
             if p.agent || p.scope.is_some() {
-                return Err(Error::forbidden("an agent's key does not revoke keys"));
+                return Err(Error::forbidden(lattice_core::Code::AgentNotAllowed, "an agent's key does not revoke keys"));
             }
             // A key is there for whoever may list it (`Directory::api_keys`):
             // a tenant admin, or an admin of its workspace. For anyone
@@ -133,7 +133,7 @@ pub(crate) async fn authorize(
         }
         Command::IssueScimToken { .. } | Command::RevokeScimToken { .. } => {
             if p.agent || p.scope.is_some() {
-                return Err(Error::forbidden("an agent does not hold the tenant's directory"));
+                return Err(Error::forbidden(lattice_core::Code::AgentNotAllowed, "an agent does not hold the tenant's directory"));
             }
             tenant_admin(p, "only a tenant admin issues and revokes the tenant's SCIM tokens")?;
             Ok(Scope::default())
@@ -161,10 +161,10 @@ pub(crate) async fn authorize(
             let (access, head) = artifact_access(db, p, id).await?;
             access.allow(if matches!(command, Command::ArchiveArtifact { .. }) { Action::Archive } else { Action::Author })?;
             if matches!(command, Command::ArchiveArtifact { .. }) && !policy::archives(access.role, head.author == p.user.as_str()) {
-                return Err(Error::forbidden("only the artifact's author or a workspace admin archives it"));
+                return Err(Error::forbidden(lattice_core::Code::NotAuthor, "only the artifact's author or a workspace admin archives it"));
             }
             if head.archived {
-                return Err(Error::invalid_state("the artifact is archived"));
+                return Err(Error::invalid_state(lattice_core::Code::ArtifactArchived, "the artifact is archived"));
             }
             let thread = ThreadId::from_trusted(head.thread.clone());
             Ok(Scope { artifact: Some(head), ..in_thread(access, thread) })
@@ -173,7 +173,7 @@ pub(crate) async fn authorize(
             let (access, head) = artifact_access(db, p, artifact).await?;
             access.allow(Action::TellContext)?;
             if head.archived {
-                return Err(Error::invalid_state("the app is archived"));
+                return Err(Error::invalid_state(lattice_core::Code::ArtifactArchived, "the app is archived"));
             }
             let thread = ThreadId::from_trusted(head.thread.clone());
             Ok(Scope { artifact: Some(head), ..in_thread(access, thread) })
@@ -182,7 +182,7 @@ pub(crate) async fn authorize(
             let access = workspace_access(db, p, workspace.as_str()).await?;
             access.allow(Action::PublishEvent)?;
             if crate::limits::RESERVED_NAMESPACES.contains(&namespace.as_str()) {
-                return Err(Error::forbidden(format!("the {namespace} namespace is lattice's own: only the bridge publishes there")));
+                return Err(Error::forbidden(lattice_core::Code::ReservedForLattice, format!("the {namespace} namespace is lattice's own: only the bridge publishes there")));
             }
             Ok(in_workspace(access))
         }
@@ -196,7 +196,7 @@ pub(crate) async fn authorize(
         }
         Command::AnswerDeferred { run, .. } | Command::CancelRun { run } | Command::RecordRun { run, .. } => {
             if matches!(command, Command::RecordRun { .. }) && !(p.agent && p.run.as_ref() == Some(run)) {
-                return Err(Error::forbidden("only the runner records a run's steps, inside that run"));
+                return Err(Error::forbidden(lattice_core::Code::ReservedForLattice, "only the runner records a run's steps, inside that run"));
             }
             let Some(row) = load_run(db, &p.tenant, run).await? else { return Err(Error::NotFound) };
             let thread = ThreadId::from_trusted(row.thread.clone());
@@ -211,11 +211,11 @@ pub(crate) async fn authorize(
         }
         Command::SetSwitch { level, .. } => match level {
             Level::Deployment if p.role != TenantRole::DeploymentAdmin => {
-                Err(Error::forbidden("only a deployment admin sets the deployment's switch"))
+                Err(Error::forbidden(lattice_core::Code::AdminOnly, "only a deployment admin sets the deployment's switch"))
             }
             Level::Deployment => Ok(Scope::default()),
             Level::Tenant(tenant) if tenant != &p.tenant => Err(Error::NotFound),
-            Level::Tenant(_) if p.role != TenantRole::TenantAdmin => Err(Error::forbidden("only a tenant admin sets the tenant's switch")),
+            Level::Tenant(_) if p.role != TenantRole::TenantAdmin => Err(Error::forbidden(lattice_core::Code::AdminOnly, "only a tenant admin sets the tenant's switch")),
             Level::Tenant(_) => Ok(Scope::default()),
             Level::Workspace(workspace) => {
                 let access = workspace_access(db, p, workspace.as_str()).await?;
@@ -228,5 +228,5 @@ pub(crate) async fn authorize(
 
 /// Refuses anyone but a tenant admin of the principal's tenant.
 fn tenant_admin(p: &Principal, refusal: &str) -> Result<(), Error> {
-    if p.role == TenantRole::TenantAdmin && p.scope.is_none() { Ok(()) } else { Err(Error::forbidden(refusal)) }
+    if p.role == TenantRole::TenantAdmin && p.scope.is_none() { Ok(()) } else { Err(Error::forbidden(lattice_core::Code::AdminOnly, refusal)) }
 }

@@ -37,13 +37,13 @@ struct Issuer {
 }
 
 fn unauthorized(reason: impl Into<String>) -> Error {
-    Error::Unauthorized { reason: reason.into() }
+    Error::unauthorized(lattice_core::Code::TokenInvalid, reason)
 }
 
 impl Bearers {
     /// The caller of an `Authorization` header presented to `audience`.
     pub async fn authenticate(&self, header: Option<&[u8]>, audience: Audience) -> Result<Authenticated, Error> {
-        let header = header.ok_or_else(|| unauthorized("no bearer token"))?;
+        let header = header.ok_or_else(|| Error::unauthorized(lattice_core::Code::TokenMissing, "no bearer token"))?;
         if header.len() > MAX_TOKEN_BYTES + 16 {
             return Err(unauthorized(format!("the token is longer than {} KiB", MAX_TOKEN_BYTES / 1024)));
         }
@@ -129,7 +129,7 @@ impl Bearers {
     /// A SCIM client: the token's tenant, acting as its directory's admin
     /// (`scim:<token id>`), for the directory's commands alone.
     pub async fn scim_client(&self, header: Option<&[u8]>) -> Result<Authenticated, Error> {
-        let header = header.ok_or_else(|| unauthorized("no bearer token"))?;
+        let header = header.ok_or_else(|| Error::unauthorized(lattice_core::Code::TokenMissing, "no bearer token"))?;
         if header.len() > MAX_TOKEN_BYTES {
             return Err(unauthorized("the token is too long"));
         }

@@ -1,16 +1,9 @@
 //! Time as the log stores it (milliseconds since the Unix epoch, UTC) and as
-//! it is shown (RFC 3339). The log itself reads the time only from the
-//! clock it was built with ([`crate::Builder::clock`]); [`now_ms`] is the
-//! wall clock, for callers that stamp what they show.
+//! it is shown (RFC 3339). There is no "now" here: the time is read from
+//! the clock the service was built with ([`crate::Builder::clock`],
+//! [`crate::LogService::clock`]), so a test's `ManualClock` moves all of it.
 
-use lattice_core::clock::{Clock, SystemClock};
 use time::OffsetDateTime;
-
-/// The wall clock's time: for display stamps outside the log, never for
-/// what the log decides or stores.
-pub fn now_ms() -> i64 {
-    SystemClock.now_ms()
-}
 
 /// RFC 3339 in UTC with exactly three digits of milliseconds: every time
 /// lattice shows has the same width (`2026-11-30T10:00:00.000Z`).

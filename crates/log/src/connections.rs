@@ -27,7 +27,7 @@ pub const MAX_CONNECTION_BYTES: usize = 64 * 1024;
 
 fn within(plain: &str) -> Result<(), Error> {
     if plain.len() > MAX_CONNECTION_BYTES {
-        return Err(Error::TooLarge { limit: MAX_CONNECTION_BYTES as u64, size: plain.len() as u64 });
+        return Err(Error::too_large(lattice_core::Code::TooLarge, MAX_CONNECTION_BYTES as u64, plain.len() as u64));
     }
     Ok(())
 }

@@ -176,8 +176,8 @@ impl Credentials {
         let now = self.clock.now_ms();
         match session {
             Some(s) if s.user == user && s.ended_at.is_none() && s.expires_at >= now => Ok(()),
-            Some(s) if s.user == user && s.ended_at.is_none() => Err(unauthorized("the sign-in has expired: sign in again")),
-            _ => Err(unauthorized("the sign-in was signed out: sign in again")),
+            Some(s) if s.user == user && s.ended_at.is_none() => Err(unauthorized(lattice_core::Code::TokenExpired, "the sign-in has expired: sign in again")),
+            _ => Err(unauthorized(lattice_core::Code::TokenRevoked, "the sign-in was signed out: sign in again")),
         }
     }
 
@@ -198,8 +198,8 @@ impl Credentials {
     }
 }
 
-fn unauthorized(reason: &str) -> Error {
-    Error::Unauthorized { reason: reason.to_owned() }
+fn unauthorized(code: lattice_core::Code, reason: &str) -> Error {
+    Error::unauthorized(code, reason)
 }
 
 /// Refuses a token issued at or before its person's last sign-out, or of a
@@ -207,10 +207,10 @@ fn unauthorized(reason: &str) -> Error {
 pub(crate) fn refuse_ended(issued: i64, person: &PersonStanding) -> Result<(), Error> {
     // Said first: a deactivation signs out too, and this is its reason.
     if person.listed.is_some_and(|(active, _)| !active) {
-        return Err(unauthorized("the person is deactivated in the tenant's directory: ask the tenant's admin"));
+        return Err(unauthorized(lattice_core::Code::PersonDeactivated, "the person is deactivated in the tenant's directory: ask the tenant's admin"));
     }
     if person.signed_out_at.is_some_and(|at| issued <= at) {
-        return Err(unauthorized("the token was ended by a sign-out: sign in again"));
+        return Err(unauthorized(lattice_core::Code::TokenRevoked, "the token was ended by a sign-out: sign in again"));
     }
     Ok(())
 }
@@ -219,19 +219,19 @@ pub(crate) fn refuse_ended(issued: i64, person: &PersonStanding) -> Result<(), E
 /// (its stream decides again with the new one).
 fn directory_role_unchanged(person: &PersonStanding, role: TenantRole) -> Result<(), Error> {
     match person.listed {
-        Some((_, listed)) if listed != role => Err(unauthorized("the person's role changed in the tenant's directory: sign in again")),
+        Some((_, listed)) if listed != role => Err(unauthorized(lattice_core::Code::TokenRevoked, "the person's role changed in the tenant's directory: sign in again")),
         _ => Ok(()),
     }
 }
 
 /// A key that is neither revoked nor past its time.
 pub(crate) fn key_stands(key: Option<&CredentialRow>, now: i64) -> Result<&CredentialRow, Error> {
-    let Some(key) = key else { return Err(unauthorized("no such key: it may have been mistyped")) };
+    let Some(key) = key else { return Err(unauthorized(lattice_core::Code::TokenInvalid, "no such key: it may have been mistyped")) };
     if key.revoked_at.is_some() {
-        return Err(unauthorized("the key was revoked"));
+        return Err(unauthorized(lattice_core::Code::TokenRevoked, "the key was revoked"));
     }
     if key.expires_at.is_some_and(|at| at <= now) {
-        return Err(unauthorized("the key has expired"));
+        return Err(unauthorized(lattice_core::Code::TokenExpired, "the key has expired"));
     }
     Ok(key)
 }

@@ -21,7 +21,7 @@ fn tenant_admin(p: &Principal) -> Result<(), Error> {
     if p.role == TenantRole::TenantAdmin && p.scope.is_none() && !p.agent {
         Ok(())
     } else {
-        Err(Error::forbidden("only the tenant's admins read its directory"))
+        Err(Error::forbidden(lattice_core::Code::AdminOnly, "only the tenant's admins read its directory"))
     }
 }
 
@@ -101,7 +101,7 @@ impl Directory {
     pub async fn api_keys(&self, who: &Authenticated) -> Result<Vec<CredentialRow>, Error> {
         let p = who.principal();
         if p.agent || p.scope.is_some() {
-            return Err(Error::forbidden("an agent's key does not list keys"));
+            return Err(Error::forbidden(lattice_core::Code::AgentNotAllowed, "an agent's key does not list keys"));
         }
         let all = credentials::of_tenant(&self.db, p.tenant.as_str(), CredentialKind::ApiKey).await?;
         if p.role == TenantRole::TenantAdmin {

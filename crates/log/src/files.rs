@@ -90,7 +90,7 @@ impl Files {
             return Err(Error::field("size", "minimum", "a resumable upload has at least 1 byte"));
         }
         if size > self.limits.max_bytes {
-            return Err(Error::TooLarge { limit: self.limits.max_bytes, size });
+            return Err(Error::too_large(lattice_core::Code::FileTooLarge, self.limits.max_bytes, size));
         }
         // Refused in `begin` when the room does not hold it.
         let (row, _) = self.begin(who, thread, name, size).await?;
@@ -120,6 +120,7 @@ impl Files {
         let (row, bytes) = self.resumable(who, id).await?;
         if offset != bytes {
             return Err(Error::Conflict {
+                code: lattice_core::Code::UploadOffset,
                 reason: format!("the upload holds {bytes} bytes: send from there"),
                 expected: Some(offset),
                 actual: Some(bytes),
@@ -267,15 +268,15 @@ impl Upload {
         if size > self.max && self.resumable {
             // More than it declared: the part is refused, what was stored stays.
             self.done = true;
-            return Err(Error::TooLarge { limit: self.max, size });
+            return Err(Error::too_large(lattice_core::Code::FileTooLarge, self.max, size));
         }
         if size > self.max {
             self.abandon_now().await;
-            return Err(Error::TooLarge { limit: self.max, size });
+            return Err(Error::too_large(lattice_core::Code::FileTooLarge, self.max, size));
         }
         if size > self.room {
             self.abandon_now().await;
-            return Err(Error::TooLarge { limit: self.room, size });
+            return Err(Error::too_large(lattice_core::Code::QuotaExceeded, self.room, size));
         }
         self.size = size;
         self.digest.update(bytes);
@@ -323,7 +324,7 @@ impl Upload {
             // was stored, read back a chunk at a time.
             if self.size != self.row.size {
                 self.done = true;
-                return Err(Error::invalid_state(format!("the upload holds {} of its {} bytes", self.size, self.row.size)));
+                return Err(Error::invalid_state(lattice_core::Code::UploadIncomplete, format!("the upload holds {} of its {} bytes", self.size, self.row.size)));
             }
             self.digest = sha2::Sha256::new();
             for from in (0..self.next).step_by(DIGEST_CHUNKS as usize) {

@@ -11,6 +11,7 @@ use lattice_core::clock::{self, SharedClock};
 use lattice_core::{Envelope, Error};
 
 use crate::horizon::{Following, Horizon};
+use crate::sealed::Sealed;
 use crate::service::LogService;
 use crate::store::runs::load_requests;
 use crate::store::{Db, StoredEnvelope, artifact_chain, envelopes, followers, load_artifact, threads};
@@ -23,6 +24,9 @@ pub struct LogReader {
     db: Db,
     horizon: Horizon,
     clock: SharedClock,
+    /// Whom a sealer reading through this tells of its seals: the service's
+    /// waiters for a proof, in the same process.
+    sealed: Sealed,
 }
 
 impl LogReader {
@@ -30,13 +34,13 @@ impl LogReader {
     /// (a separate process hears of no commits), on the wall clock.
     pub fn open(db: Db, poll: Duration) -> Self {
         let horizon = Horizon::start_polling(db.clone(), poll);
-        Self { db, horizon, clock: clock::system() }
+        Self { sealed: Sealed::new(db.clone()), db, horizon, clock: clock::system() }
     }
 
     /// A reader sharing the log service's horizon (same process: woken by
-    /// every commit) and its clock.
+    /// every commit), its clock, and its waiters for a proof.
     pub fn of(service: &LogService) -> Self {
-        Self { db: service.db().clone(), horizon: service.horizon().clone(), clock: service.clock().clone() }
+        Self { db: service.db().clone(), horizon: service.horizon().clone(), clock: service.clock().clone(), sealed: service.sealed().clone() }
     }
 
     /// Follows the horizon: while this lives, the tracker looks on every
@@ -87,6 +91,16 @@ impl LogReader {
 
     pub(crate) fn db(&self) -> &Db {
         &self.db
+    }
+
+    pub(crate) fn sealed(&self) -> &Sealed {
+        &self.sealed
+    }
+
+    /// The clock the reader stamps and leads by: what a follower compares
+    /// envelope times with.
+    pub fn clock(&self) -> &SharedClock {
+        &self.clock
     }
 
     pub(crate) fn now_ms(&self) -> i64 {

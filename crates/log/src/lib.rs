@@ -44,7 +44,11 @@
 //! - `service`: [`LogService`] and its [`Builder`], which wire all of the above.
 //! - `trusted`: what in-process parts may do. Names `service` (whose parts it is
 //!   handed), `auth`, `deadlines`, `fanout`, `reads`, `subscribers`, `switches`, the store.
-//! - `follow`: the bridge's reader of the whole log. Names `service`, `horizon`, the store.
+//! - `follow`: the bridge's and the sealer's reader of the whole log. Names `service`, `horizon`, `sealed`, the store.
+//! - `lookups`: what the bridge reads beside a batch of envelopes, one statement a kind. Names `follow`, the store.
+//! - `sealed`: how far the log is sealed, as heard (this process's sealer, other replicas' by `NOTIFY`). Names the store.
+//! - `receipts`: what the seal proves, read as a caller; a proof handed over when sealed. Names `access`, `auth`, `sealed`, the store.
+//! - `seal`: the sealer, which tells `sealed` of each batch. Names `follow`, `receipts`, `sealed`, the store.
 //! - `waiting`: what waits for a person's answer, and its live stream. Names `access`, `auth`, `fanout`,
 //!   `registry`, `credentials`, `subscribers`, the store.
 
@@ -68,13 +72,16 @@ mod gate;
 mod horizon;
 pub mod limits;
 mod live;
+mod lookups;
 mod passing;
 mod prepare;
 mod reads;
+mod receipts;
 mod registry;
 mod runs;
 mod scope;
 pub mod seal;
+mod sealed;
 mod service;
 mod sessions;
 mod sign_in;
@@ -91,7 +98,7 @@ mod waiting;
 pub use access::Access;
 pub use auth::{Authenticated, Authenticator, CAPABILITY_TTL, FILE_LINK_TTL, Issued, Via};
 pub use bearer::{API_KEY_PREFIX, MAX_TOKEN_BYTES, SCIM_TOKEN_PREFIX};
-pub use clock::{now_ms, parse_rfc3339, rfc3339};
+pub use clock::{parse_rfc3339, rfc3339};
 pub use commit::Committed;
 pub use connections::ConnectionRow;
 pub use credentials::FRESH as SIGN_OUT_FRESH;
@@ -102,7 +109,7 @@ pub use files::{CHUNK_BYTES, FILE_ERASED, FILE_PREFIX, FileLimits, Files, Upload
 pub use follow::LogReader;
 pub use horizon::{Following, Horizon};
 pub use live::{AccessWatch, Live, LiveEvents};
-pub use reads::{AuditRow, Follow, KeyState, LevelStates, ThreadAccess};
+pub use reads::{Follow, KeyState, LevelStates, ThreadAccess};
 pub use runs::RunView;
 pub use seal::{SealStatus, Sealer};
 pub use service::{Builder, LogService};
@@ -112,6 +119,7 @@ pub use store::credentials::CredentialRow;
 pub use store::files::FileRow;
 pub use store::groups::GroupRow;
 pub use store::horizon::WRITER_LOCK;
+pub use store::lookups::{ArtifactAt, KEYS_PER_QUERY as LOOKUP_KEYS_PER_QUERY};
 pub use store::people::PersonRow;
 pub use store::sign_ins::Attempt as SignInAttempt;
 pub use store::threads::LISTED_MAX as THREADS_LISTED_MAX;

@@ -79,7 +79,7 @@ pub(crate) fn check_command(command: &Command) -> Result<(), Error> {
         Command::RecordRun { step, .. } => check_step(step)?,
         Command::StartRun { prompt, chain, .. } => {
             if prompt.len() > PROMPT_MAX {
-                return Err(Error::TooLarge { limit: PROMPT_MAX as u64, size: prompt.len() as u64 });
+                return Err(Error::too_large(lattice_core::Code::PromptTooLarge, PROMPT_MAX as u64, prompt.len() as u64));
             }
             if chain.as_deref().is_some_and(|chain| !chain_token(chain)) {
                 errors.push(FieldError::new("chain", "pattern", format!("1 to {CHAIN_MAX} of A-Z, a-z, 0-9, _, -, . and :")));

@@ -141,15 +141,15 @@ impl Preparing<'_> {
                     return Err(Error::field("tool_call_id", "exists", "this run has no such request"));
                 };
                 if let Some(by) = &request.answered_by {
-                    return Err(Error::InvalidState { reason: format!("already answered by {by}"), answered_by: Some(by.clone()) });
+                    return Err(Error::already_answered(by.clone()));
                 }
                 if loaded.run.status != RunStatus::Paused {
-                    return Err(Error::invalid_state(format!("the run is {}, not waiting for an answer", loaded.run.status.as_str())));
+                    return Err(Error::invalid_state(lattice_core::Code::RunNotWaiting, format!("the run is {}, not waiting for an answer", loaded.run.status.as_str())));
                 }
                 if let Some(at) = request.expires_at
                     && at <= self.now_ms
                 {
-                    return Err(Error::invalid_state(format!("the request expired at {}", crate::clock::rfc3339(at))));
+                    return Err(Error::invalid_state(lattice_core::Code::RequestExpired, format!("the request expired at {}", crate::clock::rfc3339(at))));
                 }
                 Effect::Answered(Answering {
                     run: loaded.run.id.clone(),
@@ -171,7 +171,7 @@ impl Preparing<'_> {
             Command::CancelRun { .. } => {
                 let loaded = scope.run.as_ref().expect("authorize loads the run");
                 if !matches!(loaded.run.status, RunStatus::Running | RunStatus::Paused) {
-                    return Err(Error::invalid_state(format!("the run is {}: there is nothing to cancel", loaded.run.status.as_str())));
+                    return Err(Error::invalid_state(lattice_core::Code::RunEnded, format!("the run is {}: there is nothing to cancel", loaded.run.status.as_str())));
                 }
                 let step = RunStep::Failed { reason: "cancelled".into(), failure: Some(RunFailure::Cancelled) };
                 Effect::Step { run: loaded.run.id.clone(), step }
@@ -185,7 +185,7 @@ impl Preparing<'_> {
                     _ => status == RunStatus::Running,
                 };
                 if !allowed {
-                    return Err(Error::invalid_state(format!("a {} run cannot record this step", status.as_str())));
+                    return Err(Error::invalid_state(lattice_core::Code::RunEnded, format!("a {} run cannot record this step", status.as_str())));
                 }
                 Effect::Step { run: loaded.run.id.clone(), step: step.clone() }
             }

@@ -5,9 +5,10 @@
 use std::collections::BTreeMap;
 
 use lattice_core::envelope::DEPLOYMENT_TENANT;
-use lattice_core::event::{Event, SwitchSet};
+use lattice_core::event::Event;
 use lattice_core::integrations::resolve;
 use lattice_core::policy::Action;
+use lattice_core::switch_audit::AuditEntry;
 use lattice_core::{
     ArtifactId, Effective, Envelope, Error, Integrations, Level, Role, SwitchKey, SwitchState, TenantId, TenantRole, ThreadId, WorkspaceId,
 };
@@ -34,15 +35,6 @@ pub struct ThreadAccess {
 pub enum Follow {
     Thread(ThreadId),
     Workspace(String),
-}
-
-/// One row of the switch audit trail (I2): who changed what, and when.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct AuditRow {
-    pub seq: i64,
-    pub at: String,
-    pub actor: String,
-    pub change: SwitchSet,
 }
 
 /// One level the caller administers: what it holds for each key, and the
@@ -344,7 +336,7 @@ impl Reads {
     /// The switch changes the caller administers: the deployment's for a
     /// deployment admin, the tenant's and its workspaces' for a tenant admin,
     /// a workspace's for its admins. Narrowed by `tenant` and `workspace`.
-    pub async fn audit(&self, who: &Authenticated, tenant: Option<&str>, workspace: Option<&str>) -> Result<Vec<AuditRow>, Error> {
+    pub async fn audit(&self, who: &Authenticated, tenant: Option<&str>, workspace: Option<&str>) -> Result<Vec<AuditEntry>, Error> {
         let p = who.principal();
         let mut rows = Vec::new();
         for scope in self.audit_scopes(who, tenant, workspace).await? {
@@ -352,11 +344,11 @@ impl Reads {
                 let Event::SwitchSet(set) = e.event else {
                     return Err(Error::unavailable(format!("envelope {} is not a switch_set", e.id)));
                 };
-                rows.push(AuditRow { seq: e.seq, actor: e.actor.name().to_owned(), at: e.at, change: set });
+                rows.push(AuditEntry { seq: e.seq, actor: e.actor.name().to_owned(), at: e.at, change: set });
             }
         }
         if workspace.is_none() && rows.is_empty() && !is_admin_of_anything(p.role) && tenant.is_some() {
-            return Err(Error::forbidden("reading the switch audit needs an admin role"));
+            return Err(Error::forbidden(lattice_core::Code::AdminOnly, "reading the switch audit needs an admin role"));
         }
         rows.sort_by_key(|r| r.seq);
         rows.dedup_by_key(|r| r.seq);

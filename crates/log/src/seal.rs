@@ -5,8 +5,8 @@
 //! write path is not touched: sealing runs behind it, and how far behind
 //! it runs is measured (`SealStatus::lag_ms`).
 //!
-//! Also what an export reads: a workspace's envelopes with their seals, and
-//! its checkpoints, as JSON Lines that `lattice verify` checks offline.
+//! Each batch sealed is told to those waiting for a proof (`sealed.rs`);
+//! what the seal proves is read in `receipts.rs`, through the service.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -14,12 +14,17 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::Duration;
 
 use lattice_core::Error;
-use lattice_seal::{Checkpoint, HEAD_ZERO, Line, Seal, SealKey};
+use lattice_seal::{Checkpoint, HEAD_ZERO, Seal, SealKey};
 
 /// What proves an envelope is in the log, for the crates that hand one on.
 pub use lattice_seal::Receipt;
 
+/// What the operator's `lattice export` reads, and how long an answer
+/// waits for its own proof.
+pub use crate::receipts::{CHECKPOINTS_LISTED, PROOF_WAIT, export, sealed_form, tenant_of};
+
 use crate::follow::LogReader;
+use crate::sealed::SEALER;
 use crate::store::StoredEnvelope;
 use crate::store::seals::{self, SealRow};
 
@@ -29,8 +34,6 @@ const BATCH: i64 = 500;
 const LEAD: Duration = Duration::from_secs(10);
 /// How often the lead is renewed: well before it runs out.
 const LEAD_RENEW: Duration = Duration::from_secs(3);
-/// The lead's name.
-const SEALER: &str = "sealer";
 /// How long envelopes gather before a caught-up sealer seals them: the
 /// seal's lag is this and a batch's work, well under its second.
 const GATHER: Duration = Duration::from_millis(100);
@@ -181,7 +184,8 @@ impl Sealer {
                 Some((n, head, _)) => (*n, head.clone()),
                 None => seals::last(db, &key.0, &key.1).await?.unwrap_or((0, HEAD_ZERO.to_owned())),
             };
-            let leaf = lattice_seal::leaf(&sealed_form(e)?).map_err(|e| Error::invalid_state(format!("sealing: {e}")))?;
+            let leaf =
+                lattice_seal::leaf(&sealed_form(e)?).map_err(|e| Error::invalid_state(lattice_core::Code::InvalidState, format!("sealing: {e}")))?;
             let head = lattice_seal::chain(&head, &leaf);
             rows.push(SealRow {
                 tenant: key.0.clone(),
@@ -197,135 +201,10 @@ impl Sealer {
             chains.iter().map(|((tenant, workspace), (n, head, seq))| self.key.sign(tenant, workspace, *n, *seq, head, now)).collect();
         seals::write(db, &rows, &checkpoints).await?;
         self.status.record(self.reader.now_ms(), &batch);
+        // Whoever waits for a proof of what this batch sealed is handed it now.
+        if let Some(last) = batch.last() {
+            self.reader.sealed().sealed(last.seq).await;
+        }
         Ok(batch.len())
     }
-}
-
-/// What is sealed of a stored envelope.
-pub fn sealed_form(e: &StoredEnvelope) -> Result<lattice_seal::Envelope, Error> {
-    let json = |text: &str| serde_json::from_str(text).map_err(|err| Error::invalid_state(format!("envelope {} is not JSON: {err}", e.seq)));
-    Ok(lattice_seal::Envelope {
-        seq: e.seq,
-        id: e.id.clone(),
-        tenant: e.tenant.clone(),
-        workspace: e.workspace.clone(),
-        thread: e.thread.clone(),
-        actor: json(&e.actor_json)?,
-        at_ms: e.at_ms,
-        event_type: e.event_type.clone(),
-        payload: Some(json(&e.payload_json)?),
-        payload_sha256: None,
-    })
-}
-
-/// Writes `tenant`'s `workspace` (empty: its envelopes of no workspace) as
-/// an export: JSON Lines, its envelopes with their seals in log order,
-/// then its checkpoints; read a page at a time. Answers how many
-/// envelopes it wrote.
-pub async fn export(db: &crate::Db, tenant: &str, workspace: &str, out: &mut impl std::io::Write) -> Result<usize, Error> {
-    let write = |out: &mut dyn std::io::Write, line: &Line| -> Result<(), Error> {
-        serde_json::to_writer(&mut *out, line).map_err(|e| Error::unavailable(format!("writing the export: {e}")))?;
-        out.write_all(b"\n").map_err(|e| Error::unavailable(format!("writing the export: {e}")))
-    };
-    let (mut after, mut count) = (0, 0);
-    loop {
-        let page = seals::sealed_envelopes(db, tenant, workspace, after, 1000).await?;
-        let Some(last) = page.last() else { break };
-        after = last.0.seq;
-        for (e, seal) in &page {
-            write(out, &Line::Envelope { envelope: Box::new(sealed_form(e)?), seal: seal.clone() })?;
-            count += 1;
-        }
-    }
-    let mut after = 0;
-    loop {
-        let page = seals::checkpoints(db, tenant, workspace, after, 1000).await?;
-        let Some(last) = page.last().map(|c| c.n) else { break };
-        after = last;
-        for c in page {
-            write(out, &Line::Checkpoint(c))?;
-        }
-    }
-    Ok(count)
-}
-
-/// Checkpoints listed at once, at most.
-pub const CHECKPOINTS_LISTED: i64 = 1000;
-
-/// A workspace's checkpoints after its chain's `after`th envelope, oldest
-/// first (at most [`CHECKPOINTS_LISTED`]), for whoever may read it.
-pub async fn checkpoints(db: &crate::Db, p: &lattice_core::Principal, workspace: &str, after: i64) -> Result<Vec<Checkpoint>, Error> {
-    crate::access::workspace_access(db, p, workspace).await?.allow(lattice_core::policy::Action::Read)?;
-    seals::checkpoints(db, p.tenant.as_str(), workspace, after, CHECKPOINTS_LISTED).await
-}
-
-/// A workspace's newest signed checkpoint, for whoever may read it;
-/// `InvalidState` while nothing of it is sealed yet.
-pub async fn latest_checkpoint(db: &crate::Db, p: &lattice_core::Principal, workspace: &str) -> Result<Checkpoint, Error> {
-    crate::access::workspace_access(db, p, workspace).await?.allow(lattice_core::policy::Action::Read)?;
-    seals::latest_checkpoint(db, p.tenant.as_str(), workspace)
-        .await?
-        .ok_or_else(|| Error::invalid_state(format!("nothing of {workspace} is sealed yet: ask again in a moment")))
-}
-
-/// The tenant of `workspace`, for an operator who names the workspace
-/// alone; `NotFound` when there is no such workspace.
-pub async fn tenant_of(db: &crate::Db, workspace: &str) -> Result<String, Error> {
-    seals::tenant_of_workspace(db, workspace).await?.ok_or(Error::NotFound)
-}
-
-/// How long an answer waits for its own seal, at most: the seal's lag p99
-/// is a fifth of it under the write-path benchmark's load (docs/SEAL.md).
-pub const PROOF_WAIT: Duration = Duration::from_secs(2);
-/// How often the wait looks.
-const PROOF_POLL: Duration = Duration::from_millis(20);
-
-/// The receipt of `seq` once it is sealed, for an answer to carry (MCP's,
-/// AG-UI's, an app call's): waited for up to [`PROOF_WAIT`] while a
-/// sealer leads; `None` when it is not sealed by then, or when nothing
-/// seals this log (the answer then carries its `seq`, and
-/// `GET /v1/receipts/{seq}` gives the receipt later).
-pub async fn proof(db: &crate::Db, p: &lattice_core::Principal, seq: i64) -> Result<Option<lattice_seal::Receipt>, Error> {
-    let deadline = tokio::time::Instant::now() + PROOF_WAIT;
-    loop {
-        match receipt(db, p, seq).await {
-            Ok(receipt) => return Ok(Some(receipt)),
-            Err(Error::InvalidState { .. }) => {}
-            Err(e) => return Err(e),
-        }
-        if tokio::time::Instant::now() >= deadline || !crate::store::followers::led(db, SEALER, crate::now_ms()).await? {
-            return Ok(None);
-        }
-        tokio::time::sleep(PROOF_POLL).await;
-    }
-}
-
-/// The receipt of the envelope `seq` (docs/SEAL.md, "Receipts"), for
-/// whoever may read where it was written: its sealed form, its seal, and
-/// the first checkpoint at or after it. `InvalidState` until it is sealed
-/// and checkpointed (a moment after its commit).
-pub async fn receipt(db: &crate::Db, p: &lattice_core::Principal, seq: i64) -> Result<lattice_seal::Receipt, Error> {
-    // A seq is a positive number; anything else names no envelope.
-    if seq < 1 {
-        return Err(Error::NotFound);
-    }
-    let stored = crate::store::envelopes::between(db, seq - 1, seq, 1).await?;
-    let e = stored.into_iter().next().filter(|e| e.seq == seq && e.tenant == p.tenant.as_str()).ok_or(Error::NotFound)?;
-    match (&e.thread, &e.workspace) {
-        (Some(thread), _) => {
-            crate::access::thread_access(db, p, &lattice_core::ThreadId::from_trusted(thread.clone()))
-                .await?
-                .allow(lattice_core::policy::Action::Read)?;
-        }
-        (None, Some(workspace)) => {
-            crate::access::workspace_access(db, p, workspace).await?.allow(lattice_core::policy::Action::Read)?;
-        }
-        // The tenant's own events (no workspace): its admins'.
-        (None, None) if p.role == lattice_core::TenantRole::Member => return Err(Error::NotFound),
-        (None, None) => {}
-    }
-    let not_yet = || Error::invalid_state(format!("envelope {seq} is not sealed yet: ask again in a moment"));
-    let (tenant, workspace, seal) = seals::of_envelope(db, &e.id).await?.ok_or_else(not_yet)?;
-    let checkpoint = seals::checkpoints(db, &tenant, &workspace, seal.n - 1, 1).await?.into_iter().next().ok_or_else(not_yet)?;
-    Ok(lattice_seal::Receipt { envelope: sealed_form(&e)?, seal, checkpoint })
 }

@@ -12,6 +12,7 @@ use std::sync::Arc;
 
 use lattice_core::clock::SharedClock;
 use lattice_core::kind::{SharedCheck, SharedKind};
+use lattice_core::switch_audit::AuditEntry;
 use lattice_core::{ArtifactId, Audit, Command, CommandType, Effective, Envelope, Error, Integrations, RunId, SwitchKey, ThreadId};
 
 use lattice_core::directory::{KEY_ID_PREFIX, KeyScope, NewApiKey, SignedInPerson};
@@ -32,9 +33,11 @@ use crate::horizon::{Horizon, IDLE_POLL};
 use crate::limits;
 use crate::live::{AccessWatch, LiveEvents, Streams};
 use crate::prepare::Preparing;
-use crate::reads::{AuditRow, Follow, LevelStates, Reads, ThreadAccess};
+use crate::reads::{Follow, LevelStates, Reads, ThreadAccess};
+use crate::receipts::{PROOF_RECHECK, PROOF_WAIT, Receipts};
 use crate::registry::Registry;
 use crate::runs::{RunView, Runs};
+use crate::sealed::Sealed;
 use crate::sessions::Sessions;
 use crate::sign_in::{SessionLimits, SessionToken, SignIns, random_secret};
 use crate::store::credentials::CredentialRow;
@@ -71,6 +74,8 @@ struct Inner {
     streams: Streams,
     waiting: WaitingReads,
     files: crate::files::Files,
+    /// What the seal proves, read.
+    receipts: Receipts,
     parts: Parts,
     /// Standings in threads remembered from earlier writes (src/access.rs).
     standings: crate::access::Standings,
@@ -95,6 +100,7 @@ pub struct Builder {
     auth: Authenticator,
     registry: Registry,
     idle_poll: std::time::Duration,
+    proof_recheck: std::time::Duration,
     clock: Option<SharedClock>,
     connected: lattice_core::Connected,
     file_limits: crate::files::FileLimits,
@@ -151,6 +157,16 @@ impl Builder {
         self
     }
 
+    /// How often a wait for a proof ([`LogService::proof_when_sealed`])
+    /// looks again when no seal was heard of (250 ms by default). A seal is
+    /// heard of at once (this process's sealer tells it; on PostgreSQL
+    /// another replica's says it with `NOTIFY`): this is the fallback for a
+    /// seal not heard of.
+    pub fn proof_recheck(mut self, every: std::time::Duration) -> Self {
+        self.proof_recheck = every;
+        self
+    }
+
     /// The clock the service reads time from: what it stamps, which
     /// deadlines and sessions are past, and (given to its authenticator)
     /// when tokens and capabilities are issued and expire. By default the
@@ -183,9 +199,11 @@ impl Builder {
         deadlines.start();
         let unread = crate::unread::start(db.clone(), horizon.clone(), clock.clone());
         let files = crate::files::Files::new(db.clone(), clock.clone(), switches.clone(), self.file_limits);
+        let receipts = Receipts::new(db.clone(), clock.clone(), Sealed::new(db.clone()), self.proof_recheck);
         LogService {
             inner: Arc::new(Inner {
                 files,
+                receipts,
                 gate: Gate::new(registry.clone(), switches.clone()),
                 runs: Runs::new(db.clone()),
                 parts: Parts {
@@ -222,6 +240,7 @@ impl LogService {
             auth,
             registry: Registry::default(),
             idle_poll: IDLE_POLL,
+            proof_recheck: PROOF_RECHECK,
             clock: None,
             connected: Default::default(),
             file_limits: Default::default(),
@@ -231,8 +250,66 @@ impl LogService {
         }
     }
 
-    pub fn db(&self) -> &Db {
+    /// The database, for the parts of this crate alone: everything else
+    /// reaches it through the methods below, as a caller
+    /// (`xtask/src/front_door.rs` keeps it so).
+    pub(crate) fn db(&self) -> &Db {
         &self.inner.db
+    }
+
+    /// Whether the database answers: what readiness asks.
+    pub async fn ping(&self) -> Result<(), Error> {
+        self.inner.db.ping().await
+    }
+
+    /// Closes the database's connections, for a process that stops: every
+    /// clone of the service is done with them.
+    pub async fn close(&self) {
+        self.inner.db.close().await;
+    }
+
+    /// How far the log is sealed, for a sealer in this process to tell.
+    pub(crate) fn sealed(&self) -> &Sealed {
+        self.inner.receipts.sealed()
+    }
+
+    /// The receipt of the envelope `seq` (docs/SEAL.md), for whoever may
+    /// read where it was written; `InvalidState` until it is sealed.
+    pub async fn receipt(&self, who: &Authenticated, seq: i64) -> Result<lattice_seal::Receipt, Error> {
+        self.inner.receipts.receipt(who, seq).await
+    }
+
+    /// The receipt of `seq` for an answer to carry (MCP's, AG-UI's, an app
+    /// call's): [`Self::proof_when_sealed`] within [`PROOF_WAIT`].
+    pub async fn proof(&self, who: &Authenticated, seq: i64) -> Result<Option<lattice_seal::Receipt>, Error> {
+        self.proof_when_sealed(who, seq, PROOF_WAIT).await
+    }
+
+    /// The receipt of `seq` as soon as it is sealed, waited for up to
+    /// `within` while a sealer leads: handed over when the seal is heard
+    /// of, not polled for. `None` when it is not sealed by then, or when
+    /// nothing seals this log (the answer then carries its `seq`, and
+    /// `GET /v1/receipts/{seq}` gives the receipt later).
+    pub async fn proof_when_sealed(
+        &self,
+        who: &Authenticated,
+        seq: i64,
+        within: std::time::Duration,
+    ) -> Result<Option<lattice_seal::Receipt>, Error> {
+        self.inner.receipts.proof_when_sealed(who, seq, within).await
+    }
+
+    /// A workspace's signed checkpoints after its chain's `after`th
+    /// envelope, oldest first, at most [`crate::seal::CHECKPOINTS_LISTED`],
+    /// for whoever may read the workspace.
+    pub async fn checkpoints(&self, who: &Authenticated, workspace: &str, after: i64) -> Result<Vec<lattice_seal::Checkpoint>, Error> {
+        self.inner.receipts.checkpoints(who, workspace, after).await
+    }
+
+    /// A workspace's newest signed checkpoint, for whoever may read it;
+    /// `InvalidState` while nothing of it is sealed yet.
+    pub async fn latest_checkpoint(&self, who: &Authenticated, workspace: &str) -> Result<lattice_seal::Checkpoint, Error> {
+        self.inner.receipts.latest_checkpoint(who, workspace).await
     }
 
     pub fn authenticator(&self) -> &Authenticator {
@@ -270,7 +347,7 @@ impl LogService {
     pub async fn file_by_link(&self, link: &str, id: &str) -> Result<(Authenticated, crate::store::files::FileRow), Error> {
         let (who, file) = self.inner.auth.verify_file_link(link)?;
         if file != id {
-            return Err(Error::forbidden("the file's link was given for another file"));
+            return Err(Error::forbidden(lattice_core::Code::FileLinkInvalid, "the file's link was given for another file"));
         }
         self.still_signed_in(&who).await?;
         let row = self.inner.files.head(&who, id).await?;
@@ -290,7 +367,7 @@ impl LogService {
         let access = crate::access::thread_access(self.db(), who.principal(), &thread).await?;
         access.allow(lattice_core::policy::Action::Administer)?;
         if row.erased_at.is_some() {
-            return Err(Error::invalid_state("the file's bytes were erased already"));
+            return Err(Error::invalid_state(lattice_core::Code::FileErased, "the file's bytes were erased already"));
         }
         let data =
             serde_json::json!({"file": row.id, "name": row.name, "type": row.media_type, "size": row.size, "sha256": row.sha256, "reason": reason});
@@ -355,7 +432,10 @@ impl LogService {
     /// provider it was opened through.
     pub async fn end_session(&self, who: &Authenticated) -> Result<Option<String>, Error> {
         let Some(session) = who.session() else {
-            return Err(Error::invalid_state("this token is no sign-in's: `POST /v1/people/{user}/sign-out` ends every token of a person"));
+            return Err(Error::invalid_state(
+                lattice_core::Code::NotASignInToken,
+                "this token is no sign-in's: `POST /v1/people/{user}/sign-out` ends every token of a person",
+            ));
         };
         let provider = self.inner.sign_ins.provider_of(who).await?;
         let user = who.principal().user.clone();
@@ -534,7 +614,7 @@ impl LogService {
     /// only.
     pub async fn server_connection_count(&self, who: &Authenticated, server: &str) -> Result<i64, Error> {
         if !matches!(who.principal().role, lattice_core::TenantRole::TenantAdmin | lattice_core::TenantRole::DeploymentAdmin) {
-            return Err(Error::forbidden("only an admin sees who is connected to a server"));
+            return Err(Error::forbidden(lattice_core::Code::AdminOnly, "only an admin sees who is connected to a server"));
         }
         self.inner.parts.connections.count(who, server).await
     }
@@ -592,7 +672,7 @@ impl LogService {
         limits::check_command(&command)?;
         // A sign-in is recorded by lattice for the person, never asked for.
         if matches!(command, Command::RecordSignIn { .. }) && *who.via() != Via::Trusted {
-            return Err(Error::forbidden("a sign-in is recorded by lattice itself"));
+            return Err(Error::forbidden(lattice_core::Code::ReservedForLattice, "a sign-in is recorded by lattice itself"));
         }
         // A command authorized from a remembered standing that no longer
         // holds is written nowhere and authorized again from the store; one
@@ -603,11 +683,10 @@ impl LogService {
                 Attempt::Changed(again) => command = again,
             }
         }
-        Err(Error::Conflict {
-            reason: "who may write in the thread changed while the command was written, three times over; try again".into(),
-            expected: None,
-            actual: None,
-        })
+        Err(Error::conflict(
+            lattice_core::Code::ConcurrentWrite,
+            "who may write in the thread changed while the command was written, three times over; try again",
+        ))
     }
 
     async fn attempt(&self, who: &Authenticated, command: Command, audit: Option<&Audit>, fresh: bool) -> Result<Attempt, Error> {
@@ -855,7 +934,7 @@ impl LogService {
 
     /// The switch changes the caller administers, narrowed by `tenant` and
     /// `workspace`.
-    pub async fn audit(&self, who: &Authenticated, tenant: Option<&str>, workspace: Option<&str>) -> Result<Vec<AuditRow>, Error> {
+    pub async fn audit(&self, who: &Authenticated, tenant: Option<&str>, workspace: Option<&str>) -> Result<Vec<AuditEntry>, Error> {
         self.reads().audit(who, tenant, workspace).await
     }
 
@@ -868,11 +947,14 @@ impl LogService {
 
 /// What a reader of an erased file is told.
 fn erased(row: &crate::store::files::FileRow, at: i64) -> Error {
-    Error::invalid_state(format!(
-        "the file's bytes were erased by {} at {}: its reference stays",
-        row.erased_by.as_deref().unwrap_or("an admin"),
-        crate::clock::rfc3339(at)
-    ))
+    Error::invalid_state(
+        lattice_core::Code::FileErased,
+        format!(
+            "the file's bytes were erased by {} at {}: its reference stays",
+            row.erased_by.as_deref().unwrap_or("an admin"),
+            crate::clock::rfc3339(at)
+        ),
+    )
 }
 
 /// One try at writing a command.

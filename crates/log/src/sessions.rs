@@ -67,7 +67,7 @@ impl Sessions {
 
     pub async fn keep_state(&self, id: &str, state: &str) -> Result<(), Error> {
         if state.len() > SESSION_STATE_BYTES {
-            return Err(Error::TooLarge { limit: SESSION_STATE_BYTES as u64, size: state.len() as u64 });
+            return Err(Error::too_large(lattice_core::Code::TooLarge, SESSION_STATE_BYTES as u64, state.len() as u64));
         }
         stored::keep_state(&self.db, id, state, self.clock.now_ms()).await
     }

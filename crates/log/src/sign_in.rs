@@ -100,7 +100,7 @@ impl SignIns {
         }
         sign_ins::take(&self.db, state, self.clock.now_ms())
             .await?
-            .ok_or_else(|| Error::invalid_state("this sign-in was finished already or took too long: start again"))
+            .ok_or_else(|| Error::invalid_state(lattice_core::Code::SignInExpired, "this sign-in was finished already or took too long: start again"))
     }
 
     /// The id a person signing in as `user_name` has in the tenant: theirs
@@ -153,7 +153,7 @@ impl SignIns {
     /// gave one.
     pub async fn redeem(&self, auth: &Authenticator, code: &str, binding: Option<&str>) -> Result<SessionToken, Error> {
         let refused =
-            || Error::Unauthorized { reason: "the sign-in code was used already, has expired, or is not one lattice gave: sign in again".into() };
+            || Error::unauthorized(lattice_core::Code::SignInFailed, "the sign-in code was used already, has expired, or is not one lattice gave: sign in again");
         if code.is_empty() || code.len() > 256 {
             return Err(refused());
         }
@@ -164,7 +164,7 @@ impl SignIns {
         if let Some(expected) = &row.binding
             && binding.map(secret_digest).as_deref() != Some(expected.as_str())
         {
-            return Err(Error::Unauthorized { reason: "this sign-in was begun in another browser tab or window: sign in again from here".into() });
+            return Err(Error::unauthorized(lattice_core::Code::SignInFailed, "this sign-in was begun in another browser tab or window: sign in again from here"));
         }
         let row = sign_ins::redeem(&self.db, &handoff, self.clock.now_ms()).await?.ok_or_else(refused)?;
         self.token(auth, &row).await
@@ -173,11 +173,11 @@ impl SignIns {
     /// A new token for the session `who`'s token names, while it stands.
     pub async fn renew(&self, auth: &Authenticator, credentials: &Credentials, who: &Authenticated) -> Result<SessionToken, Error> {
         let Some(id) = who.session() else {
-            return Err(Error::invalid_state("only a sign-in's token is renewed; this token was minted by an operator or a dev sign-in"));
+            return Err(Error::invalid_state(lattice_core::Code::NotASignInToken, "only a sign-in's token is renewed; this token was minted by an operator or a dev sign-in"));
         };
         credentials.check(who, true).await?;
         let row =
-            sign_ins::get(&self.db, id).await?.ok_or_else(|| Error::Unauthorized { reason: "the sign-in was signed out: sign in again".into() })?;
+            sign_ins::get(&self.db, id).await?.ok_or_else(|| Error::unauthorized(lattice_core::Code::TokenRevoked, "the sign-in was signed out: sign in again"))?;
         sign_ins::renewed(&self.db, id, self.clock.now_ms()).await?;
         self.token(auth, &row).await
     }
@@ -185,12 +185,12 @@ impl SignIns {
     async fn token(&self, auth: &Authenticator, row: &SignInRow) -> Result<SessionToken, Error> {
         let now = self.clock.now_ms();
         if row.ended_at.is_some() || row.expires_at <= now {
-            return Err(Error::Unauthorized { reason: "the sign-in has ended: sign in again".into() });
+            return Err(Error::unauthorized(lattice_core::Code::TokenExpired, "the sign-in has ended: sign in again"));
         }
         let stored = person(&self.db, &row.tenant, &row.user).await?;
-        let Some(listed) = stored else { return Err(Error::Unauthorized { reason: "the person is no longer in the tenant's directory".into() }) };
+        let Some(listed) = stored else { return Err(Error::unauthorized(lattice_core::Code::PersonDeactivated, "the person is no longer in the tenant's directory")) };
         if !listed.active {
-            return Err(Error::Unauthorized { reason: "the person is deactivated in the tenant's directory: ask the tenant's admin".into() });
+            return Err(Error::unauthorized(lattice_core::Code::PersonDeactivated, "the person is deactivated in the tenant's directory: ask the tenant's admin"));
         }
         let principal = Principal {
             tenant: TenantId::from_trusted(row.tenant.clone()),

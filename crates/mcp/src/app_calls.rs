@@ -1,5 +1,6 @@
 //! Calls a view or an app makes through its host (REQUIREMENTS.md M4, M5). A form's
-//! view sends its values with `submit_form`, a submission as the caller. An
+//! view sends its values with `submit_form`, a submission as the caller
+//! (`form_answers.rs`), let in by the same capability check as an app's. An
 //! app's `get_state`, `set_state` and `submit` are `lattice-app-calls`' calls,
 //! the same as in lattice's chat: let in by the view's capability (bound to
 //! the caller and the app), decided by the app tool policy, audited with
@@ -9,23 +10,18 @@
 
 use std::time::Duration;
 
-use lattice_app_calls::server_nonce;
 use lattice_app_calls::{Outcome, Via};
-use lattice_core::{ArtifactId, Command, Error, SwitchKey, ThreadId};
-use lattice_log::{Authenticated, LogService};
+use lattice_core::Error;
+use lattice_log::Authenticated;
 use lattice_ui::app_policy::SUBMIT;
-use lattice_ui::form::Form;
-use lattice_ui::submission::Submission;
-use lattice_ui::{FORM, SUBMISSION};
 use rmcp::ErrorData as McpError;
 use rmcp::model::{CallToolResult, ContentBlock, ElicitRequestParams, ElicitationAction, ElicitationSchema};
 use rmcp::service::{RequestContext, RoleServer};
-use serde_json::{Value, json};
+use serde_json::Value;
 
-use crate::Exporter;
-use crate::calls::{not_offered, tool_error};
 use crate::listing::SUBMIT_FORM;
-use crate::scope::refused;
+use crate::tool_errors::{not_offered, refused, tool_error};
+use crate::{Exporter, form_answers};
 
 /// How long a person has to answer an `ask`.
 const ASK_TIMEOUT: Duration = Duration::from_secs(300);
@@ -39,24 +35,14 @@ pub(crate) async fn call(
 ) -> Result<CallToolResult, McpError> {
     let capability = args.get("capability").and_then(Value::as_str);
     if name == SUBMIT_FORM {
-        // App-only: the caller must hold its view's capability for the
-        // form it sends to.
-        let granted = match capability {
-            Some(token) => match ex.log.authenticator().capability_artifact(token, who) {
-                Ok(artifact) => artifact,
-                Err(e) => return Ok(tool_error(e.to_string())),
-            },
-            None => {
-                return Ok(tool_error(
-                    Error::forbidden(format!("{name} is app-only: it is called by a view with the capability its tool result gave it")).to_string(),
-                ));
-            }
-        };
-        // Refused in the words of lattice-app-calls' door: a refusal says so.
-        if args.get("form").and_then(Value::as_str) != Some(granted.as_str()) {
-            return Ok(tool_error(Error::forbidden("the capability was given for another artifact").to_string()));
+        // App-only, as an app's calls are: lattice-app-calls' one check, the
+        // capability its view was given for this very form (a call that
+        // names no form names another than the capability's).
+        let form = args.get("form").and_then(Value::as_str).unwrap_or_default();
+        if let Err(refusal) = ex.apps.granted(who, capability, Some(form), name) {
+            return Ok(refused(&refusal));
         }
-        return submit_form(&ex.log, who, args).await;
+        return form_answers::submit(ex, who, args).await;
     }
     // An app's calls pass lattice-app-calls' one door, as the chat host's do: the
     // capability, then the policy. The tool's own arguments are what is
@@ -88,7 +74,7 @@ pub(crate) async fn call(
         Ok(Outcome::Confirm { .. }) => Ok(tool_error("the call was not confirmed")),
         Err(Error::NotEnabled { .. }) => Ok(tool_error(not_offered(name))),
         Err(Error::Unavailable { reason }) => Err(McpError::internal_error(reason, None)),
-        Err(refusal) => Ok(tool_error(refusal.to_string())),
+        Err(refusal) => Ok(refused(&refusal)),
     }
 }
 
@@ -110,48 +96,5 @@ async fn ask(title: &str, tool: &str, arguments: &Value, context: &RequestContex
             tracing::debug!(error = %e, "no elicitation from the host");
             None
         }
-    }
-}
-
-/// A form's view sends values: a submission to the form, as the caller,
-/// with the id the form's policy derives.
-pub(crate) async fn submit_form(log: &LogService, who: &Authenticated, args: &Value) -> Result<CallToolResult, McpError> {
-    let Some(form_id) = args.get("form").and_then(Value::as_str).and_then(|f| ArtifactId::parse("form", f).ok()) else {
-        return Ok(tool_error("form: the form's artifact id is needed"));
-    };
-    let form = match log.artifact(who, &form_id, None).await {
-        Ok(form) if form.kind == FORM => form,
-        Ok(other) => return Ok(tool_error(format!("form: {} is a {}, not a form", other.id, other.kind))),
-        Err(e) => return Ok(tool_error(format!("form: {e}"))),
-    };
-    let effective = log.effective(who, &form.workspace).await.map_err(refused)?;
-    if effective.get(&SwitchKey::Forms).is_none_or(|e| !e.enabled) {
-        return Ok(tool_error(not_offered(SUBMIT_FORM)));
-    }
-    let policy = serde_json::from_value::<Form>(form.data.clone()).map(|f| f.submissions).unwrap_or_default();
-    let Some(version) = args.get("form_version").and_then(Value::as_u64) else {
-        return Ok(tool_error("form_version: the version the values were filled against is needed"));
-    };
-    let values = args.get("values").cloned().unwrap_or_else(|| json!({}));
-    let (id, submission) = Submission::to_form(&form.id, version, policy, who.principal().user.as_str(), values, server_nonce);
-    let data = submission.data();
-    submit(log, who, &form.thread, id, data).await
-}
-
-async fn submit(log: &LogService, who: &Authenticated, thread: &str, id: String, data: Value) -> Result<CallToolResult, McpError> {
-    let command =
-        Command::CreateArtifact { thread: ThreadId::from_trusted(thread), id: Some(ArtifactId::from_trusted(id)), kind: SUBMISSION.into(), data };
-    match log.execute(who, command).await {
-        Ok(done) => {
-            // The submission's receipt, with its sealed proof once sealed.
-            let mut receipt = done.receipt();
-            receipt["proof"] = json!(lattice_log::seal::proof(log.db(), who.principal(), done.seq).await.map_err(refused)?);
-            let mut result = CallToolResult::success(vec![ContentBlock::text(format!("Sent as {}.", done.id.unwrap_or_default()))]);
-            // The contract's shape ({"id": "sub_…"}), as in lattice's chat, and the receipt.
-            result.structured_content = Some(json!({"id": receipt["id"], "submission": receipt}));
-            Ok(result)
-        }
-        Err(lattice_core::Error::Unavailable { reason }) => Err(McpError::internal_error(reason, None)),
-        Err(refusal) => Ok(tool_error(refusal.to_string())),
     }
 }

@@ -16,26 +16,16 @@ use rmcp::model::{CallToolResponse, CallToolResult, ContentBlock, ProgressNotifi
 use rmcp::service::{RequestContext, RoleServer};
 use serde_json::{Value, json};
 
+use crate::elicited::{BEYOND, Elicited};
 use crate::listing::{self, FORM_SUBMISSIONS, MAX_WAIT_SECONDS};
 use crate::logging::Severity;
 use crate::scope::Scope;
+use crate::tool_errors::{not_offered, tool_error};
 use crate::views::{APP_VIEWS, DASHBOARD_VIEW, FORM_VIEW};
-use crate::{Exporter, fallback, meta, rounds};
+use crate::{Exporter, fallback, form_answers, meta, rounds};
 
 /// How often a waiting `form_submissions` reports progress.
 const PROGRESS_EVERY: Duration = Duration::from_secs(2);
-
-pub(crate) fn tool_error(why: impl Into<String>) -> CallToolResult {
-    CallToolResult::error(vec![ContentBlock::text(why.into())])
-}
-
-/// Why `name` is not offered where `enabled` holds.
-pub(crate) fn not_offered(name: &str) -> String {
-    match listing::switch_of(name) {
-        Some(key) => format!("{name} is not available: {key} is switched off here"),
-        None => format!("there is no tool named {name}"),
-    }
-}
 
 /// Where a call acts (the thread it names, or the caller's most recent),
 /// when `name` is offered there; else the tool error that says why not.
@@ -203,21 +193,6 @@ fn present(ex: &Exporter, who: &Authenticated, artifact: &lattice_log::ArtifactR
 /// How long the person has to answer a form the client asks itself.
 const ELICIT_WAIT: Duration = Duration::from_secs(600);
 
-/// What asking the form through the client came to.
-pub(crate) enum Elicited {
-    /// The person answered; the answer is in the thread, as the caller's.
-    Answered { values: Value, submission: Value },
-    /// Not asked there (no form elicitation, a form that does not fit it),
-    /// or declined, or refused: the form waits in lattice; why, if worth saying.
-    NotAsked(Option<String>),
-    /// To be asked by a 2026-07-28 client, which calls again with the
-    /// answer (`rounds`).
-    Required(rmcp::model::InputRequiredResult),
-}
-
-/// Why a form is not asked in a client that has form elicitation.
-pub(crate) const BEYOND: &str = "This form is more than a client's form can ask (constrained fields).";
-
 /// Why a form with a file field is answered in the chat, before its address.
 pub(crate) const FILE_IN_CHAT: &str = "This form asks for a file, which is uploaded in lattice's chat: answer it at";
 
@@ -269,13 +244,7 @@ async fn elicit(
         return Ok(Elicited::NotAsked(Some(format!("The person did not answer in the client ({:?}).", answer.action).to_lowercase())));
     }
     let values = answer.content.unwrap_or_else(|| json!({}));
-    let sent = crate::app_calls::submit_form(&ex.log, who, &json!({"form": form.id, "form_version": form.version, "values": values})).await?;
-    if sent.is_error == Some(true) {
-        let why = sent.content.first().and_then(|c| c.as_text()).map(|t| t.text.clone()).unwrap_or_default();
-        return Ok(Elicited::NotAsked(Some(format!("The answer given in the client was refused: {why}"))));
-    }
-    let submission = sent.structured_content.and_then(|s| s.get("submission").cloned()).unwrap_or(Value::Null);
-    Ok(Elicited::Answered { values, submission })
+    form_answers::answered(ex, who, &form.id, form.version, values).await
 }
 
 /// A form as its view is sent it: with every property's widget as the UI
@@ -339,7 +308,7 @@ async fn submissions(ex: &Exporter, who: &Authenticated, args: &Value, context: 
     };
     let answered = found.len() > after;
     let closes_at = form.data.get("closes_at").and_then(Value::as_str).map(str::to_owned);
-    let expired = !answered && closes_at.as_deref().and_then(lattice_core::rfc3339::date_time_ms).is_some_and(|at| at <= lattice_log::now_ms());
+    let expired = !answered && closes_at.as_deref().and_then(lattice_core::rfc3339::date_time_ms).is_some_and(|at| at <= ex.log.clock().now_ms());
     let said = match found.last() {
         Some(last) if answered => format!("{} was answered by {}", form.id, last.author),
         _ if expired => format!("{} expired unanswered", form.id),

@@ -158,8 +158,8 @@ pub(crate) fn request_origin(extensions: &rmcp::model::Extensions) -> Option<Str
 }
 
 /// A 401 that tells an MCP client where to find how to get a token.
-fn unauthorized(reason: String, origin: &Origin) -> Response {
-    let mut response = ApiError(Error::Unauthorized { reason }).into_response();
+fn unauthorized(code: lattice_core::Code, reason: String, origin: &Origin) -> Response {
+    let mut response = ApiError(Error::unauthorized(code, reason)).into_response();
     let challenge = format!("Bearer resource_metadata=\"{}{RESOURCE_METADATA}\"", origin.url());
     if let Ok(value) = HeaderValue::from_str(&challenge) {
         response.headers_mut().insert(header::WWW_AUTHENTICATE, value);
@@ -189,7 +189,7 @@ async fn admit(log: LogService, guard: Arc<Guard>, served: Arc<Served>, trusted:
     // The token verified and not ended by a sign-out, as on every surface.
     let who = match log.authenticate_for(header, lattice_core::identity::Audience::Mcp).await {
         Ok(who) => who,
-        Err(Error::Unauthorized { reason }) => return unauthorized(format!("MCP needs a bearer token: {reason}"), &origin),
+        Err(Error::Unauthorized { code, reason }) => return unauthorized(code, format!("MCP needs a bearer token: {reason}"), &origin),
         Err(e) => return ApiError(e).into_response(),
     };
     if req.method() == Method::POST

@@ -12,8 +12,10 @@
 mod app_calls;
 mod calls;
 mod completion;
+mod elicited;
 mod fallback;
 mod flips;
+mod form_answers;
 pub mod http;
 mod listing;
 mod logging;
@@ -23,6 +25,7 @@ mod sessions;
 pub mod stdio;
 mod subscriptions;
 mod tell;
+mod tool_errors;
 mod views;
 
 use std::sync::Arc;

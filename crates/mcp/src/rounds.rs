@@ -29,8 +29,8 @@ use rmcp::service::{RequestContext, RoleServer};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use crate::Exporter;
-use crate::calls::Elicited;
+use crate::elicited::{BEYOND, Elicited};
+use crate::{Exporter, form_answers};
 
 /// The key of the one input request: the person's answer.
 pub(crate) const ANSWER: &str = "answer";
@@ -81,13 +81,13 @@ fn binding(who: &Authenticated, tool: &str, args: &Value) -> Vec<u8> {
 
 /// How long the state for `form` opens: the form's life, at most
 /// [`STATE_TTL`].
-fn ttl(form: &ArtifactRow) -> Duration {
+fn ttl(form: &ArtifactRow, now_ms: i64) -> Duration {
     let left = form
         .data
         .get("closes_at")
         .and_then(Value::as_str)
         .and_then(lattice_core::rfc3339::date_time_ms)
-        .map(|at| Duration::from_millis(u64::try_from(at - lattice_log::now_ms()).unwrap_or(0)));
+        .map(|at| Duration::from_millis(u64::try_from(at - now_ms).unwrap_or(0)));
     left.map_or(STATE_TTL, |left| left.min(STATE_TTL))
 }
 
@@ -112,15 +112,16 @@ pub(crate) fn ask(
                 let message = format!("{title} — answer it in lattice");
                 (ElicitRequestParams::UrlElicitationParams { meta: None, message, url, elicitation_id: form.id.clone() }, true)
             }
-            None => return Elicited::NotAsked(form_mode.then(|| crate::calls::BEYOND.to_owned())),
+            None => return Elicited::NotAsked(form_mode.then(|| BEYOND.to_owned())),
         },
     };
     let state = State { form: form.id.clone(), version: form.version, pointed };
     let bound = binding(who, tool, args);
-    let sealed = match codec(ex).and_then(|c| c.seal_json_with(&state, &SealOptions::new().associated_data(&bound).ttl(ttl(form)))) {
-        Ok(sealed) => sealed,
-        Err(e) => return Elicited::NotAsked(Some(format!("The form could not be asked in the client: {e}"))),
-    };
+    let sealed =
+        match codec(ex).and_then(|c| c.seal_json_with(&state, &SealOptions::new().associated_data(&bound).ttl(ttl(form, ex.log.clock().now_ms())))) {
+            Ok(sealed) => sealed,
+            Err(e) => return Elicited::NotAsked(Some(format!("The form could not be asked in the client: {e}"))),
+        };
     let mut requests = InputRequests::new();
     requests.insert(ANSWER.to_owned(), InputRequest::Elicitation(ElicitRequest::new(params)));
     Elicited::Required(InputRequiredResult::new(Some(requests), Some(sealed)))
@@ -184,11 +185,6 @@ pub(crate) async fn retry(
         return Ok((form, Elicited::NotAsked(Some(why))));
     }
     let values = answer.content.unwrap_or_else(|| json!({}));
-    let sent = crate::app_calls::submit_form(&ex.log, who, &json!({"form": form.id, "form_version": state.version, "values": values})).await?;
-    if sent.is_error == Some(true) {
-        let why = sent.content.first().and_then(|c| c.as_text()).map(|t| t.text.clone()).unwrap_or_default();
-        return Ok((form, Elicited::NotAsked(Some(format!("The answer given in the client was refused: {why}")))));
-    }
-    let submission = sent.structured_content.and_then(|s| s.get("submission").cloned()).unwrap_or(Value::Null);
-    Ok((form, Elicited::Answered { values, submission }))
+    let answered = form_answers::answered(ex, who, &form.id, state.version, values).await?;
+    Ok((form, answered))
 }

@@ -3,6 +3,7 @@
 //! `cargo xtask test` sets after starting a throwaway server; without it a
 //! PostgreSQL test fails and says so, never passes silently.
 
+mod eventually;
 pub mod idp;
 pub mod mcp_server;
 pub mod nats;
@@ -15,6 +16,8 @@ use std::time::Duration;
 use lattice_core::{Principal, TenantId, TenantRole, UserId};
 use lattice_log::{Authenticated, Authenticator, Backend, Db, LogService};
 use sqlx::Connection;
+
+pub use eventually::{PATIENCE, eventually, eventually_within, until};
 
 pub const POSTGRES_ENV: &str = "LATTICE_TEST_POSTGRES_URL";
 

@@ -97,13 +97,13 @@ impl App {
         }
         let html_max = if self.server.is_some() { SERVER_HTML_MAX_BYTES } else { HTML_MAX_BYTES };
         if self.html.len() > html_max {
-            return Err(Error::TooLarge { limit: html_max as u64, size: self.html.len() as u64 });
+            return Err(Error::too_large(lattice_core::Code::DocumentTooLarge, html_max as u64, self.html.len() as u64));
         }
         if let Some(server) = &self.server {
             let size =
                 lattice_core::document::size(&server.input) + lattice_core::document::size(&server.result) + lattice_core::document::size(&server.ui);
             if size > SERVER_CALL_MAX_BYTES {
-                return Err(Error::TooLarge { limit: SERVER_CALL_MAX_BYTES as u64, size: size as u64 });
+                return Err(Error::too_large(lattice_core::Code::DocumentTooLarge, SERVER_CALL_MAX_BYTES as u64, size as u64));
             }
             if lattice_core::ServerKey::check_name(&server.name).is_err() {
                 errors.push(FieldError::new("server.name", "pattern", "not a server's name"));
@@ -115,7 +115,7 @@ impl App {
         if let Some(state) = &self.state {
             let size = serde_json::to_vec(state).map(|v| v.len()).unwrap_or(usize::MAX);
             if size > STATE_MAX_BYTES {
-                return Err(Error::TooLarge { limit: STATE_MAX_BYTES as u64, size: size as u64 });
+                return Err(Error::too_large(lattice_core::Code::DocumentTooLarge, STATE_MAX_BYTES as u64, size as u64));
             }
         }
         // An agent's app is told early that it cannot reach the network; a

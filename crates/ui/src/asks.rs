@@ -78,7 +78,7 @@ impl Check for AskUserAnswer {
         let Some(request) = view.deferred_request(run, tool_call_id).await? else { return Ok(()) };
         // A respondent answers forms, never the chat's questions.
         if request.tool_name != ASK_FORM && !policy::allows(view.role(), Action::Run) {
-            return Err(Error::forbidden("a respondent answers forms only"));
+            return Err(Error::forbidden(lattice_core::Code::RoleTooLow, "a respondent answers forms only"));
         }
         if request.tool_name == ASK_USER && !answer.is_string() {
             return Err(Error::field("answer", "type", "an ask_user request is answered with text"));

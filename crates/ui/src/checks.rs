@@ -81,26 +81,27 @@ impl Check for SubmissionCheck {
             return Err(Error::field("form_id", "exists", "there is no such form here"));
         };
         if target.archived {
-            return Err(Error::invalid_state("the form is archived"));
+            return Err(Error::invalid_state(lattice_core::Code::ArtifactArchived, "the form is archived"));
         }
         if &target.thread != thread {
             return Err(Error::field("form_id", "thread", "a submission is sent in its form's thread"));
         }
         // A respondent submits to forms, not to apps.
         if target.kind != "form" && !writes_to_apps(view.role()) {
-            return Err(Error::forbidden("a respondent submits to forms only"));
+            return Err(Error::forbidden(lattice_core::Code::RoleTooLow, "a respondent submits to forms only"));
         }
         let policy = match target.kind.as_str() {
             "form" => {
                 let form: Form = shape(&target.data)?;
                 if form.closed {
-                    return Err(Error::invalid_state("the form is closed"));
+                    return Err(Error::invalid_state(lattice_core::Code::FormClosed, "the form is closed"));
                 }
                 if form.closed_at(view.now_ms()) {
-                    return Err(Error::invalid_state(format!("the form closed at {}", form.closes_at.as_deref().unwrap_or_default())));
+                    return Err(Error::invalid_state(lattice_core::Code::FormClosed, format!("the form closed at {}", form.closes_at.as_deref().unwrap_or_default())));
                 }
                 if submission.form_version != target.version {
                     return Err(Error::Conflict {
+                        code: lattice_core::Code::FormChanged,
                         reason: format!("This form changed: it is at version {}", target.version),
                         expected: Some(submission.form_version),
                         actual: Some(target.version),
@@ -191,9 +192,9 @@ impl Check for AppsAreAgents {
 
     async fn check(&self, view: &dyn WorkspaceView, actor: &Actor, command: &Command) -> Result<(), Error> {
         match command {
-            Command::CreateArtifact { kind, .. } if kind == "app" && !actor.is_agent() => Err(Error::forbidden("only an agent creates an app")),
+            Command::CreateArtifact { kind, .. } if kind == "app" && !actor.is_agent() => Err(Error::forbidden(lattice_core::Code::AgentOnly, "only an agent creates an app")),
             Command::CreateArtifact { kind, data, .. } if kind == "app" && server_of(data).is_some() && view.principal().run.is_none() => {
-                Err(Error::forbidden("a connected server's app is put in a thread by lattice's runner only, from the server's answer"))
+                Err(Error::forbidden(lattice_core::Code::ReservedForLattice, "a connected server's app is put in a thread by lattice's runner only, from the server's answer"))
             }
             _ => Ok(()),
         }
@@ -214,7 +215,7 @@ impl Check for EditRules {
         let Command::EditArtifact { id, patch, .. } = command else { return Ok(()) };
         let Some(head) = view.artifact(id, None).await? else { return Err(Error::NotFound) };
         match head.kind.as_str() {
-            "submission" => Err(Error::forbidden("nobody edits a submission")),
+            "submission" => Err(Error::forbidden(lattice_core::Code::EditNotAllowed, "nobody edits a submission")),
             "form" => {
                 let after = lattice_core::patch::apply(&head.data, patch, crate::form::FORM_MAX_BYTES)?;
                 let changes = |key: &str| head.data.get(key) != after.get(key);
@@ -224,13 +225,14 @@ impl Check for EditRules {
                 let governed = FORM_AUTHORS_FIELDS.iter().any(|key| changes(key));
                 if governed && head.author != actor.name() && view.role() < Role::Admin {
                     return Err(Error::forbidden(
+                        lattice_core::Code::NotAuthor,
                         "only the form's author or a workspace admin changes its schema, its submissions, its deadline or closes it",
                     ));
                 }
                 Ok(())
             }
-            "app" if head.data.get("server").is_some() => Err(Error::forbidden("a connected server's app is its server's: nobody edits it")),
-            "app" if patch_touches(patch, "/server") => Err(Error::forbidden("an app's server is set when the app is made, never after")),
+            "app" if head.data.get("server").is_some() => Err(Error::forbidden(lattice_core::Code::EditNotAllowed, "a connected server's app is its server's: nobody edits it")),
+            "app" if patch_touches(patch, "/server") => Err(Error::forbidden(lattice_core::Code::EditNotAllowed, "an app's server is set when the app is made, never after")),
             "app" if !actor.is_agent() => {
                 let under_state = |path: &str| path == "/state" || path.starts_with("/state/");
                 let ops = serde_json::to_value(patch).unwrap_or(Value::Null);
@@ -240,7 +242,7 @@ impl Check for EditRules {
                             && op.get("from").and_then(Value::as_str).is_none_or(under_state)
                     })
                 });
-                if touches_only_state { Ok(()) } else { Err(Error::forbidden("a person edits an app's /state only; its HTML is always an agent's")) }
+                if touches_only_state { Ok(()) } else { Err(Error::forbidden(lattice_core::Code::EditNotAllowed, "a person edits an app's /state only; its HTML is always an agent's")) }
             }
             _ => Ok(()),
         }

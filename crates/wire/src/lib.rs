@@ -11,5 +11,7 @@ mod requests;
 mod responses;
 
 pub use csv::audit_csv;
+/// The switch audit's rows: the log's own type, read and answered as it is.
+pub use lattice_core::switch_audit::AuditEntry;
 pub use requests::*;
 pub use responses::*;

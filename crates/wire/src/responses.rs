@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use lattice_core::Error;
+use lattice_core::{Error, FileRef};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -166,32 +166,14 @@ pub struct KeyView {
     pub effective: EffectiveValue,
 }
 
-/// A switch's change, as the audit trail lists it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-pub struct AuditEntry {
-    pub seq: i64,
-    pub at: String,
-    pub actor: String,
-    pub level: String,
-    pub key: String,
-    pub old: String,
-    pub new: String,
-    pub reason: String,
-}
-
 /// A file attached to an answer: the reference a form's file field takes
 /// (`id`, `name`, `type`, `size`, `sha256`), and, once its bytes were
 /// erased, when and by whom.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct FileView {
-    pub id: String,
-    pub name: String,
-    #[serde(rename = "type")]
-    pub media_type: String,
-    pub size: u64,
-    pub sha256: String,
+    #[serde(flatten)]
+    pub file: FileRef,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub erased_at: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -549,6 +531,32 @@ mod tests {
         let v = serde_json::to_value(&form).unwrap();
         assert_eq!(v["waits"], serde_json::json!({"type": "form", "id": "art_9", "version": 2}));
         assert!(v.get("closes_at").is_none());
+    }
+
+    /// A type that holds another's fields beside its own writes them flat,
+    /// in the order it always did, and reads them back.
+    #[test]
+    fn a_file_and_an_audit_row_read_as_their_fields_flat() {
+        let reference = FileRef { id: "fil_1".into(), name: "a.png".into(), media_type: "image/png".into(), size: 3, sha256: "ab".into() };
+        let erased = FileView { file: reference.clone(), erased_at: Some("2026-01-01T00:00:00Z".into()), erased_by: Some("ana".into()) };
+        let text = r#"{"id":"fil_1","name":"a.png","type":"image/png","size":3,"sha256":"ab","erased_at":"2026-01-01T00:00:00Z","erased_by":"ana"}"#;
+        assert_eq!(serde_json::to_string(&erased).unwrap(), text);
+        assert_eq!(serde_json::from_str::<FileView>(text).unwrap(), erased);
+        let kept = FileView { file: reference, erased_at: None, erased_by: None };
+        assert_eq!(serde_json::to_string(&kept).unwrap(), r#"{"id":"fil_1","name":"a.png","type":"image/png","size":3,"sha256":"ab"}"#);
+
+        let change = lattice_core::event::SwitchSet {
+            level: "deployment".into(),
+            key: "ui:forms".into(),
+            old: "unset".into(),
+            new: "off".into(),
+            reason: "r".into(),
+        };
+        let row = crate::AuditEntry { seq: 7, at: "2026-01-01T00:00:00Z".into(), actor: "cli:ops".into(), change };
+        let text =
+            r#"{"seq":7,"at":"2026-01-01T00:00:00Z","actor":"cli:ops","level":"deployment","key":"ui:forms","old":"unset","new":"off","reason":"r"}"#;
+        assert_eq!(serde_json::to_string(&row).unwrap(), text);
+        assert_eq!(serde_json::from_str::<crate::AuditEntry>(text).unwrap(), row);
     }
 }
 

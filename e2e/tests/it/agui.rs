@@ -47,7 +47,7 @@ async fn an_ag_ui_client_runs_ask_form_to_its_interrupt_and_resumes_it() {
     // The prompt asked for an hour's deadline: the interrupt says when it passes.
     let expires = interrupt["expiresAt"].as_str().expect("the interrupt carries expiresAt");
     let at = lattice_log::parse_rfc3339(expires).expect("expiresAt is RFC 3339");
-    let left = at - lattice_log::now_ms();
+    let left = at - lattice_core::clock::Clock::now_ms(&lattice_core::clock::SystemClock);
     assert!((3_500_000..=3_600_000).contains(&left), "expiresAt is an hour away: {expires}");
     assert_eq!(runs[0][2]["delta"].as_str().map(|d| serde_json::from_str::<Value>(d).unwrap()["title"].clone()), Some(json!("Report an incident")));
 

@@ -150,6 +150,7 @@ async fn a_postgres_restart_in_the_middle_of_a_burst_loses_nothing() {
                             refused.fetch_add(1, Ordering::Relaxed);
                         }
                     }
+                    // A client's retry pace while the database is away.
                     tokio::time::sleep(Duration::from_millis(100)).await;
                 }
                 acked.fetch_add(1, Ordering::Relaxed);
@@ -166,6 +167,7 @@ async fn a_postgres_restart_in_the_middle_of_a_burst_loses_nothing() {
     while down_at.elapsed() < Duration::from_secs(3) {
         let status = http.get(&bridge_ready).send().await.map(|r| r.status().as_u16()).unwrap_or(0);
         said_not_ready |= status == 503;
+        // Watched over the outage's 3 s window: what the bridge says during it is the claim.
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     pg.restart();

@@ -92,6 +92,7 @@ async fn a_ten_mib_upload_is_never_held_whole() {
     // (pools, caches) is in the memory at rest.
     let warm = ana.http.post(format!("{}/v1/threads/{th}/files?name=warm.txt", up.base)).bearer_auth(&ana.token).body("warm").send().await.unwrap();
     assert_eq!(warm.status(), 200);
+    // Memory at rest is read after the process settles: a measure, not a wait for an event.
     tokio::time::sleep(std::time::Duration::from_millis(300)).await;
     let (rest, peak_before) = memory(up.pid());
     // The peak so far may be above rest (the start): only growth past both counts.

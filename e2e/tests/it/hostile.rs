@@ -274,6 +274,7 @@ const NO_RATE_LIMIT: (&str, &str) = ("LATTICE_RATE_WRITES_PER_SEC", "0");
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hostile_input_leaves_the_embedded_default_whole() {
     let mut up = UpProcess::start_with(&[NO_RATE_LIMIT]).await;
+    // The process's memory at rest, read after it settles: a measure, not a wait for an event.
     tokio::time::sleep(Duration::from_millis(300)).await;
     let target = Target { base: up.base.clone(), pid: up.pid(), idle_kb: memory_kb(up.pid(), "VmRSS:") };
     attack(target).await;
@@ -284,6 +285,7 @@ async fn hostile_input_leaves_the_embedded_default_whole() {
 async fn hostile_input_leaves_the_log_service_on_postgres_whole() {
     let url = lattice_testkit::fresh_url(lattice_log::Backend::Postgres).await;
     let mut log = LogProcess::start_with(&url, &[NO_RATE_LIMIT]).await;
+    // The process's memory at rest, read after it settles: a measure, not a wait for an event.
     tokio::time::sleep(Duration::from_millis(300)).await;
     let target = Target { base: log.base.clone(), pid: log.pid(), idle_kb: memory_kb(log.pid(), "VmRSS:") };
     attack(target).await;

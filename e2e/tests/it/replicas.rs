@@ -100,6 +100,7 @@ async fn a_killed_log_replica_and_leading_bridge_lose_nothing_and_streams_runs_a
                 {
                     runs.lock().unwrap().push(body["run_id"].as_str().unwrap_or_default().to_owned());
                 }
+                // The load's pace: a run every 40 ms while the replicas roll.
                 tokio::time::sleep(Duration::from_millis(40)).await;
             }
         })

@@ -9,7 +9,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::rc::Rc;
 
-use lattice_core::Error;
+use lattice_core::{Code, Error};
 use lattice_ui::hints::{FieldHints, UiHints, Widget, widget_of};
 use lattice_ui::schema::{CompiledForm, Property, Types};
 use leptos::prelude::*;
@@ -214,6 +214,8 @@ pub fn schema_form(props: FormProps) -> AnyView {
     }
     let submit_label = hints.submit_label.clone().unwrap_or_else(|| "Send".into());
     let summary = RwSignal::new(String::new());
+    // The refusal's stable code, shown beside its words.
+    let refused_code = RwSignal::new(None::<&'static str>);
     let status = RwSignal::new(String::new());
     let busy = RwSignal::new(false);
     let form_id = id.clone();
@@ -272,6 +274,7 @@ pub fn schema_form(props: FormProps) -> AnyView {
                 return;
             }
             show_errors(vec![], vec![]);
+            refused_code.set(None);
             busy.set(true);
             let send = on_send.clone();
             let fields = fields.clone();
@@ -287,6 +290,7 @@ pub fn schema_form(props: FormProps) -> AnyView {
                         }
                     }
                     Err(failure) => {
+                        refused_code.set(failure.error().map(|e| e.code().as_str()));
                         let (errors, general) = match failure.error() {
                             Some(e) => refusals(e, &fields),
                             None => (vec![], vec![failure.message()]),
@@ -326,7 +330,10 @@ pub fn schema_form(props: FormProps) -> AnyView {
         <form class="schema-form" novalidate=true on:submit=submit aria-labelledby=labelled_by id=form_id.clone()>
             {description.map(|d| view! { <p class="form-description">{d}</p> })}
             {groups_view}
-            <div class="form-errors" role="alert">{move || summary.get()}</div>
+            <div class="form-errors" role="alert">
+                {move || summary.get()}
+                {move || refused_code.get().map(|code| view! { " " <code class="error-code">{code}</code> })}
+            </div>
             <div class="form-actions">
                 <button type="submit" class="primary" aria-disabled=move || busy.get().to_string()>{submit_label}</button>
                 <span class="form-status" role="status">{move || status.get()}</span>
@@ -353,8 +360,10 @@ fn refusals(e: &Error, fields: &[Field]) -> (Vec<(String, String)>, Vec<String>)
                 }
             }
         }
-        Error::InvalidState { answered_by: Some(who), .. } => general.push(format!("Already answered by {who}.")),
-        Error::Conflict { reason, .. } => general.push(format!("{reason}.")),
+        // Branched on by code, never by the English.
+        Error::InvalidState { code: Code::AlreadyAnswered, answered_by: Some(who), .. } => general.push(format!("Already answered by {who}.")),
+        Error::InvalidState { code: Code::FormClosed, .. } => general.push("This form is closed: it takes no more answers.".into()),
+        Error::Conflict { code: Code::FormChanged | Code::VersionConflict, reason, .. } => general.push(format!("{reason}.")),
         other => general.push(other.to_string()),
     }
     (per_field, general)

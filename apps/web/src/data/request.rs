@@ -21,10 +21,10 @@ pub enum Failure {
 }
 
 impl Failure {
-    /// Words for a person.
+    /// Words for a person, a refusal's with its stable code.
     pub fn message(&self) -> String {
         match self {
-            Self::Refused { error, .. } => error.to_string(),
+            Self::Refused { error, .. } => format!("{error} ({})", error.code()),
             Self::Unreachable(why) => format!("The server can't be reached ({why}). Try again."),
             Self::Ended(why) => why.clone(),
         }

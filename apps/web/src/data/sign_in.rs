@@ -79,7 +79,7 @@ pub async fn finish(code: String) {
         Ok(session) => token::keep(session["token"].as_str().unwrap_or_default()),
         // The server's reason as it says it, as after `#signin_error=`.
         Err(e) => refused(match e.error() {
-            Some(lattice_core::Error::Unauthorized { reason }) => reason.clone(),
+            Some(lattice_core::Error::Unauthorized { reason, .. }) => reason.clone(),
             _ => e.message(),
         }),
     }

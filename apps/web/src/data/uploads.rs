@@ -45,7 +45,7 @@ pub async fn upload(thread: &str, file: &File, progress: Rc<dyn Fn(f64)>) -> Res
         if (200..300).contains(&status) {
             let view: UploadView = lattice_core::json::from_str(&text).map_err(|e| Failure::Unreachable(format!("an unexpected answer: {e}")))?;
             match view.file {
-                Some(file) => return Ok(FileRef { id: file.id, name: file.name, media_type: file.media_type, size: file.size, sha256: file.sha256 }),
+                Some(view) => return Ok(view.file),
                 None => offset = view.offset,
             }
             continue;

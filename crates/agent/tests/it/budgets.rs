@@ -59,13 +59,7 @@ struct Calls {
 impl Calls {
     /// Waits until `counter` reaches `n` (10 s at most).
     async fn reach(&self, counter: impl Fn(&Self) -> &AtomicUsize, n: usize, what: &str) {
-        for _ in 0..1000 {
-            if counter(self).load(Ordering::SeqCst) >= n {
-                return;
-            }
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-        panic!("{what}: fewer than {n} in 10 s");
+        lattice_testkit::until(&format!("{n} {what}"), async || counter(self).load(Ordering::SeqCst) >= n).await;
     }
 }
 
@@ -89,8 +83,11 @@ impl Model for Slow {
         let _ends = Ends(&self.calls.ended);
         for piece in &self.pieces {
             deltas(piece.clone());
+            // A stub model's pace, not a wait of the test: each delta leaves
+            // before the next, and the reply after them all.
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
+        // A model that takes its time (30 s: never, for the tests that drop it).
         tokio::time::sleep(self.delay).await;
         self.calls.answered.fetch_add(1, Ordering::SeqCst);
         Ok(self.reply.clone())

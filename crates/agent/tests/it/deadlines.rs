@@ -61,7 +61,7 @@ lattice_testkit::both_backends! {
             assert_eq!(lattice_log::parse_rfc3339(&expires.expect("the pause carries expires_at")).unwrap(), deadline);
             assert_eq!(view.requests[0].answered_by, None);
             // Every service stops before the deadline.
-            log.db().close().await;
+            log.close().await;
             (run, th, deadline)
         };
         // Nothing runs while the deadline all but passes.
@@ -109,7 +109,7 @@ lattice_testkit::both_backends! {
         let view = wait_for(&log, &alice, &run, RunStatus::Paused).await;
         let call = view.requests[0].tool_call_id.clone();
         // The scheduler stops with its service; the deadline still holds.
-        log.db().close().await;
+        log.close().await;
         drop(log);
         clock.advance(Duration::from_secs(1));
         // The new service's scheduler first looks a while after it starts:
@@ -165,14 +165,10 @@ lattice_testkit::both_backends! {
         // The run's row says finished at once; the events of whichever
         // replica finished it reach `a`'s reads when `a`'s horizon passes
         // them (told by a notification, or on its idle poll).
-        let mut events = Vec::new();
-        for _ in 0..100 {
-            events = a.events(&alice, &Follow::Thread(th.clone()), 0, 100).await.unwrap();
-            if events.iter().any(|e| e.event_type() == "run_finished") {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        let events = lattice_testkit::eventually("run_finished in a's reads", async || {
+            Some(a.events(&alice, &Follow::Thread(th.clone()), 0, 100).await.unwrap()).filter(|events| events.iter().any(|e| e.event_type() == "run_finished"))
+        })
+        .await;
         let count = |name: &str| events.iter().filter(|e| e.event_type() == name).count();
         assert_eq!((count("deferred_answered"), count("run_resumed"), count("run_finished")), (1, 1, 1));
     }

@@ -76,9 +76,7 @@ lattice_testkit::both_backends! {
                 let th = thread(&log).await;
                 let a = runner(&log, &a_model, lease);
                 let run = a.start(&who("t1", "alice", TenantRole::Member), th, "Report".into(), Some("gated".into()), None).await.unwrap();
-                while a_model.calls.load(Ordering::SeqCst) == 0 {
-                    tokio::time::sleep(Duration::from_millis(10)).await;
-                }
+                lattice_testkit::until("A's model call", async || a_model.calls.load(Ordering::SeqCst) > 0).await;
                 run
             });
             // The crash: every task of replica A stops where it is.
@@ -117,9 +115,7 @@ lattice_testkit::both_backends! {
         let b = runner(&log_b, &model_b, Duration::from_secs(30));
         let th = thread(&log_a).await;
         let run = a.start(&alice, th, "Report".into(), Some("gated".into()), None).await.unwrap();
-        while model_a.calls.load(Ordering::SeqCst) == 0 {
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
+        lattice_testkit::until("A's model call", async || model_a.calls.load(Ordering::SeqCst) > 0).await;
         // B starts, as a replica does in a rolling update, while A drives.
         assert_eq!(b.recover().await.unwrap(), 0, "B leaves A's run alone");
         model_a.open.add_permits(1);

@@ -88,6 +88,8 @@ async fn llama() -> Option<Llama> {
             return Some(llama);
         }
         assert!(started.elapsed() < Duration::from_secs(180), "llama-server was not ready in 180 s:\n{}", llama.tail());
+        // A real process's start: its health answers when it is ready, and
+        // nothing tells before (the 180 s bound names its log).
         tokio::time::sleep(Duration::from_millis(250)).await;
     }
 }
@@ -170,15 +172,10 @@ impl Model for Shown {
 
 /// Waits for the run to stop running; its status and its events.
 async fn ended(log: &LogService, who: &lattice_log::Authenticated, run: &RunId) -> (RunStatus, Vec<Event>) {
-    let started = Instant::now();
-    let status = loop {
-        let view = log.run(who, run).await.unwrap();
-        if !matches!(view.run.status, RunStatus::Running) {
-            break view.run.status;
-        }
-        assert!(started.elapsed() < PATIENCE, "the run did not end");
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    };
+    let status = lattice_testkit::eventually_within(PATIENCE, "the run to end", async || {
+        Some(log.run(who, run).await.unwrap().run.status).filter(|s| !matches!(s, RunStatus::Running))
+    })
+    .await;
     let events = lattice_testkit::trusted(log).run_log(&who.principal().tenant, run).await.unwrap();
     (status, events.into_iter().map(|e| e.event).collect())
 }

@@ -48,12 +48,8 @@ impl Model for Script {
 pub async fn wait_for(log: &LogService, who: &Authenticated, run: &RunId, status: RunStatus) -> RunView {
     // A bound, not a measure: a host busy with the rest of the test
     // command can take seconds to drive a run.
-    for _ in 0..1500 {
-        let view = log.run(who, run).await.unwrap();
-        if view.run.status == status {
-            return view;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    panic!("run {run} never reached {status:?}: {:?}", log.run(who, run).await.unwrap());
+    lattice_testkit::eventually_within(Duration::from_secs(30), &format!("run {run} to reach {status:?}"), async || {
+        Some(log.run(who, run).await.unwrap()).filter(|view| view.run.status == status)
+    })
+    .await
 }

@@ -66,6 +66,7 @@ async fn errors_and_timeouts_are_typed() {
         .route(
             "/b/v1/chat/completions",
             post(|| async {
+                // A stub slower than the client's timeout: the timeout runs on real time.
                 tokio::time::sleep(Duration::from_secs(3)).await;
                 Json(json!({}))
             }),
@@ -167,6 +168,7 @@ pub(crate) fn event_stream(chunks: Vec<Value>, pause: Duration, done: bool) -> a
     }
     let body = futures_util::stream::unfold(lines.into_iter(), move |mut rest| async move {
         let line = rest.next()?;
+        // A stub service's pace: chunks come apart, as over a network.
         tokio::time::sleep(pause).await;
         Some((Ok::<_, std::convert::Infallible>(line), rest))
     });
@@ -283,6 +285,7 @@ fn raw_stream(bytes: Vec<u8>, size: usize) -> axum::response::Response {
     let pieces: Vec<Vec<u8>> = bytes.chunks(size).map(<[u8]>::to_vec).collect();
     let body = futures_util::stream::unfold(pieces.into_iter(), |mut rest| async move {
         let piece = rest.next()?;
+        // A stub service's pace: each piece is its own read.
         tokio::time::sleep(Duration::from_millis(1)).await;
         Some((Ok::<_, std::convert::Infallible>(piece), rest))
     });

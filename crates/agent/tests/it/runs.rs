@@ -142,7 +142,7 @@ lattice_testkit::both_backends! {
             let runner = Runner::new(lattice_testkit::trusted(&log), Models::scripted());
             let run = runner.start(&alice, th.clone(), "Report".into(), Some("scripted:ask_form".into()), None).await.unwrap();
             wait_for(&log, &alice, &run, RunStatus::Paused).await;
-            log.db().close().await;
+            log.close().await;
             (run, th)
         };
         // A new service on the same database: nothing in memory survived.

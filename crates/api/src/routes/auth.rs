@@ -109,7 +109,7 @@ pub async fn callback(State(state): State<AppState>, Path(name): Path<String>, a
             tracing::info!(provider = %name, reason = %e, "a sign-in did not finish");
             // What the chat shows the person.
             let reason = match e {
-                Error::Unauthorized { reason } => reason,
+                Error::Unauthorized { reason, .. } => reason,
                 other => other.to_string(),
             };
             back(format!("signin_error={}", url::form_urlencoded::byte_serialize(reason.as_bytes()).collect::<String>()))
@@ -119,26 +119,26 @@ pub async fn callback(State(state): State<AppState>, Path(name): Path<String>, a
 
 async fn finish(state: &AppState, name: &str, raw: &str) -> Result<String, Error> {
     if raw.len() > 8 * 1024 {
-        return Err(Error::Malformed { reason: "the provider's answer is too long".into() });
+        return Err(Error::malformed(lattice_core::Code::MalformedCallback, "the provider's answer is too long"));
     }
     let q: CallbackQuery = serde_urlencoded_from(raw)?;
     if let Some(error) = q.error {
         let detail = q.error_description.unwrap_or_default();
-        return Err(Error::Unauthorized { reason: format!("the provider refused the sign-in: {} {}", cut(&error), cut(&detail)) });
+        return Err(Error::unauthorized(lattice_core::Code::SignInFailed, format!("the provider refused the sign-in: {} {}", cut(&error), cut(&detail))));
     }
     let (Some(code), Some(sign_in)) = (q.code, q.state) else {
-        return Err(Error::Malformed { reason: "the provider's answer has no code or no state".into() });
+        return Err(Error::malformed(lattice_core::Code::MalformedCallback, "the provider's answer has no code or no state"));
     };
     let providers = providers(state)?;
     // A mix-up: another provider's answer brought to this one's callback.
     if let Some(iss) = &q.iss
         && providers.issuer(name) != Some(iss.as_str())
     {
-        return Err(Error::Unauthorized { reason: format!("the answer came from another issuer than provider {name}'s") });
+        return Err(Error::unauthorized(lattice_core::Code::SignInFailed, format!("the answer came from another issuer than provider {name}'s")));
     }
     let attempt = state.log.take_sign_in(&sign_in).await?;
     if attempt.provider != name {
-        return Err(Error::Unauthorized { reason: "the sign-in was begun with another provider".into() });
+        return Err(Error::unauthorized(lattice_core::Code::SignInFailed, "the sign-in was begun with another provider"));
     }
     let signed = providers.finish(name, &code, &attempt.verifier, &attempt.nonce, &callback_uri(&state.portal_origin, name)).await?;
     let person = SignedInPerson {
@@ -237,12 +237,12 @@ async fn logout(state: &AppState, name: &str, headers: &HeaderMap, body: &[u8]) 
     let providers = providers(state)?;
     let form = headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).is_some_and(|v| v.starts_with("application/x-www-form-urlencoded"));
     if !form {
-        return Err(Error::Malformed { reason: "a logout token comes as application/x-www-form-urlencoded".into() });
+        return Err(Error::malformed(lattice_core::Code::MalformedBody, "a logout token comes as application/x-www-form-urlencoded"));
     }
     let token = url::form_urlencoded::parse(body)
         .find(|(k, _)| k == "logout_token")
         .map(|(_, v)| v.into_owned())
-        .ok_or_else(|| Error::Malformed { reason: "no logout_token".into() })?;
+        .ok_or_else(|| Error::malformed(lattice_core::Code::MalformedBody, "no logout_token"))?;
     let notice = providers.verify_logout(name, &token).await?;
     state.log.provider_signed_out(&notice.provider, notice.subject.as_deref(), notice.sid.as_deref()).await
 }

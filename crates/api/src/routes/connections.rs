@@ -62,7 +62,7 @@ async fn switched_on<'a>(state: &'a AppState, who: &Authenticated, name: &str) -
 /// A sign-in's failure, as the person reads it.
 fn refused(e: CallError) -> Error {
     match e {
-        CallError::SignIn(why) => Error::invalid_state(format!("signing in to the server failed: {why}")),
+        CallError::SignIn(why) => Error::invalid_state(lattice_core::Code::ServerSignInFailed, format!("signing in to the server failed: {why}")),
         CallError::Unreachable(why) => Error::unavailable(format!("the server cannot be reached: {why}")),
         other => Error::unavailable(other.to_string()),
     }
@@ -172,7 +172,7 @@ pub async fn finish(State(state): State<AppState>, Caller(who): Caller, Body(req
     let me = owner(&who);
     // Another person's sign-in answers as one that is not there: nothing
     // tells the caller it exists.
-    let gone = || Error::invalid_state("this sign-in was finished already or took too long: start again");
+    let gone = || Error::invalid_state(lattice_core::Code::SignInExpired, "this sign-in was finished already or took too long: start again");
     let server = match connections.sign_in_of(&req.state).await.map_err(refused)? {
         None => return Err(gone().into()),
         Some((begun_by, _)) if begun_by != me => {

@@ -71,7 +71,7 @@ async fn respond(state: AppState, who: Authenticated, follow: Follow, headers: &
     let last_event_id = headers
         .get("last-event-id")
         .map(|v| v.to_str().ok().and_then(|s| s.trim().parse::<i64>().ok()))
-        .map(|v| v.ok_or_else(|| Error::Malformed { reason: "Last-Event-ID is not a sequence number".into() }))
+        .map(|v| v.ok_or_else(|| Error::malformed(lattice_core::Code::MalformedQuery, "Last-Event-ID is not a sequence number")))
         .transpose()?;
     let after = last_event_id.or(q.after).unwrap_or(0).max(0);
     match q.format.as_deref() {

@@ -48,7 +48,7 @@ pub async fn upload(
             Ok(bytes) => upload.push(&bytes).await?,
             Err(e) => {
                 upload.abandon().await;
-                return Err(Error::Malformed { reason: format!("the upload was cut off: {e}") }.into());
+                return Err(Error::malformed(lattice_core::Code::MalformedBody, format!("the upload was cut off: {e}")).into());
             }
         }
     }
@@ -112,7 +112,7 @@ pub async fn upload_part(
             Err(e) => {
                 // Cut off: what arrived is kept, for the next part.
                 upload.pause().await?;
-                return Err(Error::Malformed { reason: format!("the part was cut off: {e}") }.into());
+                return Err(Error::malformed(lattice_core::Code::MalformedBody, format!("the part was cut off: {e}")).into());
             }
         }
     }
@@ -157,15 +157,7 @@ pub async fn erase(
 
 fn view(reference: FileRef, erased: Option<(String, String)>) -> FileView {
     let (erased_at, erased_by) = erased.unzip();
-    FileView {
-        id: reference.id,
-        name: reference.name,
-        media_type: reference.media_type,
-        size: reference.size,
-        sha256: reference.sha256,
-        erased_at,
-        erased_by,
-    }
+    FileView { file: reference, erased_at, erased_by }
 }
 
 /// A link to the file's bytes, on the apps origin (never the chat's), for
@@ -243,7 +235,7 @@ pub async fn thumbnail(State(state): State<AppState>, Caller(who): Caller, Path(
     use axum::response::IntoResponse;
     let row = state.log.files().head(&who, &id).await?;
     if row.erased_at.is_some() {
-        return Err(Error::invalid_state("the file's bytes were erased: there is nothing to preview").into());
+        return Err(Error::invalid_state(lattice_core::Code::FileErased, "the file's bytes were erased: there is nothing to preview").into());
     }
     let Some(format) = crate::thumbnails::previewed(&row.media_type) else {
         return Err(

@@ -206,14 +206,7 @@ pub struct AuditQuery {
     params(("tenant" = Option<String>, Query), ("workspace" = Option<String>, Query)), security(("bearer" = [])))]
 pub async fn audit(State(state): State<AppState>, Caller(who): Caller, Query(q): Query<AuditQuery>) -> ApiResult<Json<Vec<AuditEntry>>> {
     let rows = state.log.audit(&who, q.tenant.as_deref(), q.workspace.as_deref()).await?;
-    Ok(Json(
-        rows.into_iter()
-            .map(|r| {
-                let c = r.change;
-                AuditEntry { seq: r.seq, at: r.at, actor: r.actor, level: c.level, key: c.key, old: c.old, new: c.new, reason: c.reason }
-            })
-            .collect(),
-    ))
+    Ok(Json(rows.into_iter().map(|r| AuditEntry { seq: r.seq, at: r.at, actor: r.actor, change: r.change }).collect()))
 }
 
 /// The most calls listed per server, and workspaces read for them.

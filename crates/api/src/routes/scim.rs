@@ -80,13 +80,13 @@ fn refusal(e: ScimError) -> Response {
 fn scim_error(e: Error) -> ScimError {
     match e {
         Error::NotFound => ScimError::not_found("no such resource"),
-        Error::Unauthorized { reason } => ScimError::unauthorized(reason),
-        Error::Forbidden { reason } => ScimError::forbidden(reason),
+        Error::Unauthorized { reason, .. } => ScimError::unauthorized(reason),
+        Error::Forbidden { reason, .. } => ScimError::forbidden(reason),
         Error::Conflict { expected: Some(_), .. } => ScimError::precondition_failed("another change came first"),
         Error::Conflict { reason, .. } => ScimError::uniqueness(reason),
         Error::ValidationFailed { .. } | Error::InvalidState { .. } => ScimError::invalid_value(e.to_string()),
-        Error::Malformed { reason } => ScimError::invalid_syntax(reason),
-        Error::TooLarge { limit, size } => ScimError::new(413, None, format!("{size} bytes exceed the limit {limit}")),
+        Error::Malformed { reason, .. } => ScimError::invalid_syntax(reason),
+        Error::TooLarge { limit, size, .. } => ScimError::new(413, None, format!("{size} bytes exceed the limit {limit}")),
         Error::RateLimited { retry_after_secs } => ScimError::new(429, None, format!("too many requests: try again in {retry_after_secs} s")),
         other => ScimError::new(503, None, other.to_string()),
     }

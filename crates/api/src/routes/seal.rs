@@ -25,7 +25,7 @@ pub async fn key(State(state): State<AppState>) -> Json<SealKeyView> {
 #[utoipa::path(get, path = "/v1/receipts/{seq}", responses((status = 200, body = Object), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody)),
     params(("seq" = i64, Path)), security(("bearer" = [])))]
 pub async fn receipt(State(state): State<AppState>, Caller(who): Caller, Path(seq): Path<i64>) -> ApiResult<Json<Value>> {
-    let receipt = lattice_log::seal::receipt(state.log.db(), who.principal(), seq).await?;
+    let receipt = state.log.receipt(&who, seq).await?;
     Ok(Json(serde_json::to_value(receipt).expect("a receipt serializes")))
 }
 
@@ -48,7 +48,7 @@ pub async fn checkpoints(
     Path(ws): Path<String>,
     crate::extract::Query(q): crate::extract::Query<CheckpointsQuery>,
 ) -> ApiResult<Json<Value>> {
-    let listed = lattice_log::seal::checkpoints(state.log.db(), who.principal(), &ws, q.after).await?;
+    let listed = state.log.checkpoints(&who, &ws, q.after).await?;
     Ok(Json(serde_json::to_value(listed).expect("checkpoints serialize")))
 }
 
@@ -57,6 +57,6 @@ pub async fn checkpoints(
 #[utoipa::path(get, path = "/v1/workspaces/{ws}/checkpoints/latest", responses((status = 200, body = Object), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody)),
     params(("ws" = String, Path)), security(("bearer" = [])))]
 pub async fn latest(State(state): State<AppState>, Caller(who): Caller, Path(ws): Path<String>) -> ApiResult<Json<Value>> {
-    let latest = lattice_log::seal::latest_checkpoint(state.log.db(), who.principal(), &ws).await?;
+    let latest = state.log.latest_checkpoint(&who, &ws).await?;
     Ok(Json(serde_json::to_value(latest).expect("a checkpoint serializes")))
 }

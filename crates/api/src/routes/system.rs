@@ -19,7 +19,7 @@ pub async fn healthz() -> &'static str {
 /// process started (a read before would see none of it).
 #[utoipa::path(get, path = "/readyz", responses((status = 200, description = "ready"), (status = 503, body = ErrorBody)))]
 pub async fn readyz(State(state): State<AppState>) -> ApiResult<&'static str> {
-    state.log.db().ping().await?;
+    state.log.ping().await?;
     if !state.log.horizon().has_looked(std::time::Duration::from_secs(1)).await {
         return Err(Error::unavailable("the log has not been read yet").into());
     }

@@ -1227,17 +1227,11 @@ async fn fixture(backend: lattice_log::Backend, needs: Needs, sent: Arc<AtomicUs
             ids.runs[i] = started["run_id"].as_str().unwrap().to_owned();
         }
         for run in &ids.runs {
-            let mut polls = 0;
-            loop {
-                let got = http.ok("GET", &format!("/v1/runs/{run}"), &owner, None).await;
-                if got["status"] == "paused" {
-                    assert_eq!(got["requests"][0]["tool_call_id"], ASK_FORM_CALL, "{got}");
-                    break;
-                }
-                polls += 1;
-                assert!(polls < 400, "run {run} never paused: {got}");
-                tokio::time::sleep(Duration::from_millis(25)).await;
-            }
+            let got = lattice_testkit::eventually(&format!("run {run} to pause"), async || {
+                Some(http.ok("GET", &format!("/v1/runs/{run}"), &owner, None).await).filter(|got| got["status"] == "paused")
+            })
+            .await;
+            assert_eq!(got["requests"][0]["tool_call_id"], ASK_FORM_CALL, "{got}");
         }
     }
 

@@ -1,8 +1,6 @@
 //! Agent runs over HTTP (REQUIREMENTS.md A1, L6): ask_form pauses a run, the answer
 //! resumes it as the answerer.
 
-use std::time::Duration;
-
 use axum::http::StatusCode;
 use lattice_agent::tools::ASK_FORM;
 use lattice_core::TenantRole;
@@ -12,15 +10,12 @@ use crate::{App, error_type};
 
 /// Polls the run until it reaches `status`.
 async fn wait_for(app: &App, token: &str, run: &str, status: &str) -> Value {
-    for _ in 0..200 {
+    lattice_testkit::eventually(&format!("run {run} to reach {status}"), async || {
         let r = app.get(&format!("/v1/runs/{run}"), token).await;
         assert_eq!(r.status, StatusCode::OK, "{}", r.body);
-        if r.body["status"] == status {
-            return r.body;
-        }
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
-    panic!("run {run} never reached {status}");
+        (r.body["status"] == status).then_some(r.body)
+    })
+    .await
 }
 
 lattice_testkit::both_backends! {

@@ -386,16 +386,12 @@ lattice_testkit::both_backends! {
         assert_eq!(res.status(), StatusCode::SERVICE_UNAVAILABLE);
         assert!(started.elapsed() < std::time::Duration::from_secs(5), "{:?}", started.elapsed());
         // What it wrote is forgotten: a file that needs the whole room fits.
-        let mut fitted = None;
-        for _ in 0..50 {
+        let fitted = lattice_testkit::eventually("the cut-off upload's bytes to be forgotten", async || {
             let (status, body, _) = upload(&app, &ana, &th, "full.bin", vec![b'y'; 10 * 1024], 1024).await;
-            if status == StatusCode::OK {
-                fitted = Some(body);
-                break;
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-        }
-        assert_eq!(fitted.expect("the cut-off upload's bytes were never forgotten")["size"], 10 * 1024);
+            (status == StatusCode::OK).then_some(body)
+        })
+        .await;
+        assert_eq!(fitted["size"], 10 * 1024);
     }
 }
 

@@ -11,6 +11,7 @@ mod app_callers;
 mod app_calls;
 mod authorization;
 mod contract;
+mod error_codes;
 mod files;
 mod form_deadline;
 mod hostile;

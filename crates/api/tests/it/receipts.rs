@@ -4,7 +4,7 @@
 
 use axum::http::StatusCode;
 use lattice_core::TenantRole;
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::App;
 
@@ -26,16 +26,12 @@ lattice_testkit::both_backends! {
         let reader = lattice_log::LogReader::of(&app.log);
         let _following = reader.horizon();
         let sealer = lattice_log::Sealer::new(reader, app.log.authenticator().seal_key().clone());
-        let mut receipt = Value::Null;
-        for _ in 0..200 {
+        let receipt = lattice_testkit::eventually("the receipt", async || {
             sealer.step().await.unwrap();
             let got = app.get(&format!("/v1/receipts/{seq}"), &ana).await;
-            if got.status == StatusCode::OK {
-                receipt = got.body;
-                break;
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-        }
+            (got.status == StatusCode::OK).then_some(got.body)
+        })
+        .await;
         assert_eq!(receipt["envelope"]["seq"], seq, "{receipt}");
         assert_eq!(receipt["envelope"]["payload"]["text"], "sealed soon");
         assert!(receipt["checkpoint"]["n"].as_i64().unwrap() >= receipt["seal"]["n"].as_i64().unwrap());

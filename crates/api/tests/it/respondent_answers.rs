@@ -4,8 +4,6 @@
 //! with more than the starter may. Also when the resume was lost and the
 //! runner's recovery takes the run up.
 
-use std::time::Duration;
-
 use axum::http::StatusCode;
 use lattice_core::{Command, RunId, TenantRole};
 use serde_json::{Value, json};
@@ -13,15 +11,12 @@ use serde_json::{Value, json};
 use crate::{App, error_type};
 
 async fn wait_for(app: &App, token: &str, run: &str, status: &str) -> Value {
-    for _ in 0..200 {
+    lattice_testkit::eventually(&format!("run {run} to reach {status}"), async || {
         let r = app.get(&format!("/v1/runs/{run}"), token).await;
         assert_eq!(r.status, StatusCode::OK, "{}", r.body);
-        if r.body["status"] == status {
-            return r.body;
-        }
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
-    panic!("run {run} never reached {status}");
+        (r.body["status"] == status).then_some(r.body)
+    })
+    .await
 }
 
 struct Scene {

@@ -61,12 +61,7 @@ lattice_testkit::both_backends! {
         let started = app.post(&format!("/v1/threads/{th}/runs"), &alice, json!({"prompt": "What time is it?"})).await;
         assert_eq!(started.status, StatusCode::OK, "{:?}", started.body);
         let run = started.body["run_id"].as_str().unwrap().to_owned();
-        for _ in 0..200 {
-            if app.get(&format!("/v1/runs/{run}"), &alice).await.body["status"] == json!(RunStatus::Finished.as_str()) {
-                break;
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-        }
+        lattice_testkit::until("the run to finish", async || app.get(&format!("/v1/runs/{run}"), &alice).await.body["status"] == json!(RunStatus::Finished.as_str())).await;
         let apps = app.get(&format!("/v1/threads/{th}/artifacts?kind=app"), &alice).await;
         let listed = apps.body.as_array().or(apps.body["artifacts"].as_array()).cloned().unwrap_or_default();
         assert_eq!(listed.len(), 1, "{:?}", apps.body);
@@ -191,12 +186,10 @@ async fn clock_app(backend: lattice_log::Backend, url: &str, isolation: &str) ->
     let started = app.post(&format!("/v1/threads/{th}/runs"), &alice, json!({"prompt": "What time is it?"})).await;
     assert_eq!(started.status, StatusCode::OK, "{:?}", started.body);
     let run = started.body["run_id"].as_str().unwrap().to_owned();
-    for _ in 0..400 {
-        if app.get(&format!("/v1/runs/{run}"), &alice).await.body["status"] == json!(RunStatus::Finished.as_str()) {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
+    lattice_testkit::until("the run to finish", async || {
+        app.get(&format!("/v1/runs/{run}"), &alice).await.body["status"] == json!(RunStatus::Finished.as_str())
+    })
+    .await;
     let apps = app.get(&format!("/v1/threads/{th}/artifacts?kind=app"), &alice).await;
     let listed = apps.body.as_array().or(apps.body["artifacts"].as_array()).cloned().unwrap_or_default();
     assert_eq!(listed.len(), 1, "{:?}", apps.body);

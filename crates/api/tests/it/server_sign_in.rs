@@ -10,7 +10,6 @@
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::time::Duration;
 
 use axum::http::StatusCode;
 use lattice_agent::{ChatMessage, Model, ModelError, ModelReply, ModelRequest, Models};
@@ -107,14 +106,11 @@ async fn start_run(app: &App, token: &str, thread: &str, model: &str) -> (String
 }
 
 async fn settled(app: &App, token: &str, run: &str) -> Value {
-    for _ in 0..500 {
-        let now = app.get(&format!("/v1/runs/{run}"), token).await.body;
-        if matches!(now["status"].as_str(), Some("paused" | "finished" | "failed")) {
-            return now;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    panic!("run {run} did not settle");
+    lattice_testkit::eventually(&format!("run {run} to settle"), async || {
+        Some(app.get(&format!("/v1/runs/{run}"), token).await.body)
+            .filter(|now| matches!(now["status"].as_str(), Some("paused" | "finished" | "failed")))
+    })
+    .await
 }
 
 async fn answer(app: &App, token: &str, run: &str, tool_call_id: &str, approved: bool) -> Value {

@@ -5,8 +5,6 @@
 //! backends. A renamed or dropped field fails here. Rewrite the snapshot
 //! with `UPDATE_EXPECT=1` and review the diff.
 
-use std::time::Duration;
-
 use axum::http::StatusCode;
 use lattice_core::TenantRole;
 use lattice_ui::app_policy::{GET_STATE, SUBMIT};
@@ -169,14 +167,10 @@ lattice_testkit::both_backends! {
         // A run that asks a form, answered.
         let r = send("POST", format!("/v1/threads/{th}/runs"), Some(ana.clone()), Some(json!({"prompt": "Report", "model": "scripted:ask_form"}))).await;
         let run = walk.ok::<wire::RunStarted>("POST /v1/threads/{th}/runs", &r).run_id;
-        let mut paused = send("GET", format!("/v1/runs/{run}"), Some(ana.clone()), None).await;
-        for _ in 0..200 {
-            if paused.body["status"] == "paused" {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-            paused = send("GET", format!("/v1/runs/{run}"), Some(ana.clone()), None).await;
-        }
+        let paused = lattice_testkit::eventually("the run to pause", async || {
+            Some(send("GET", format!("/v1/runs/{run}"), Some(ana.clone()), None).await).filter(|r| r.body["status"] == "paused")
+        })
+        .await;
         let request = walk.ok::<wire::Run>("GET /v1/runs/{run}", &paused).requests[0].clone();
         let r = send("GET", "/v1/me/waiting".into(), Some(ana.clone()), None).await;
         walk.ok::<Vec<wire::WaitingItem>>("GET /v1/me/waiting", &r);
@@ -185,12 +179,7 @@ lattice_testkit::both_backends! {
         walk.ok::<wire::Answered>("POST /v1/runs/{run}/answers", &r);
         // The run goes on in the background: what it records comes before
         // the rest of the walk, so every sequence number is the same each time.
-        for _ in 0..200 {
-            if send("GET", format!("/v1/runs/{run}"), Some(ana.clone()), None).await.body["status"] == "finished" {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+        lattice_testkit::until("the run to finish", async || send("GET", format!("/v1/runs/{run}"), Some(ana.clone()), None).await.body["status"] == "finished").await;
 
         // An app's calls: allowed, asked and confirmed, listed.
         // Mini apps are off until the deployment's admin turns them on.

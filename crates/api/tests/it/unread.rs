@@ -89,12 +89,7 @@ lattice_testkit::both_backends! {
         let started = app.post(&format!("/v1/threads/{th}/runs"), &alice, json!({"prompt": "hi", "model": "scripted:dashboard"})).await;
         assert_eq!(started.status, StatusCode::OK, "{}", started.body);
         let run = started.body["run_id"].as_str().unwrap().to_owned();
-        for _ in 0..400 {
-            if app.get(&format!("/v1/runs/{run}"), &alice).await.body["status"] == "finished" {
-                break;
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(25)).await;
-        }
+        lattice_testkit::until("the run to finish", async || app.get(&format!("/v1/runs/{run}"), &alice).await.body["status"] == "finished").await;
         assert!(unread_in(&app, &alice, &ws, &th).await, "the agent's reply");
         let events = app.get(&format!("/v1/threads/{th}/events?format=json"), &alice).await;
         let types: Vec<(i64, String)> = events.body["events"]
@@ -149,13 +144,7 @@ lattice_testkit::both_backends! {
 
 /// Waits until the fold has reached `seq` (src/unread.rs in lattice-log).
 async fn folded_to(app: &App, seq: i64) {
-    for _ in 0..400 {
-        if app.log.unread_folded().await.unwrap() >= seq {
-            return;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
-    }
-    panic!("the fold did not reach {seq} in 10 s");
+    lattice_testkit::until(&format!("the fold to reach {seq}"), async || app.log.unread_folded().await.unwrap() >= seq).await;
 }
 
 lattice_testkit::both_backends! {

@@ -78,14 +78,9 @@ async fn paused_run(app: &App, token: &str, th: &str, prompt: &str) -> String {
     let started = app.post(&format!("/v1/threads/{th}/runs"), token, json!({"prompt": prompt, "model": "scripted:ask_form"})).await;
     assert_eq!(started.status, StatusCode::OK, "{}", started.body);
     let run = started.body["run_id"].as_str().unwrap().to_owned();
-    for _ in 0..400 {
-        let got = app.get(&format!("/v1/runs/{run}"), token).await;
-        if got.body["status"] == "paused" {
-            return run;
-        }
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
-    panic!("run {run} never paused");
+    lattice_testkit::until(&format!("run {run} to pause"), async || app.get(&format!("/v1/runs/{run}"), token).await.body["status"] == "paused")
+        .await;
+    run
 }
 
 /// The waiting stream's lists.
@@ -104,13 +99,15 @@ impl Lists for Sse {
 
 lattice_testkit::both_backends! {
     async fn a_respondent_sees_what_waits_in_two_workspaces_soonest_first_and_an_answer_takes_it_off(backend: Backend) {
-        let app = App::new(backend).await;
+        // Forms a few ms apart, on a clock the test moves.
+        let clock = lattice_core::ManualClock::new();
+        let app = App::on_logged_clock(backend, clock.clone()).await;
         let Two { alice, rita, ws1, th1, ws2, th2 } = Two::set_up(&app).await;
 
         let later = make_form(&app, &alice, &th1, "Later", Some("2999-01-02T00:00:00Z")).await;
         let sooner = make_form(&app, &alice, &th2, "Sooner", Some("2999-01-01T00:00:00+00:00")).await;
         let open_old = make_form(&app, &alice, &th1, "No deadline, older", None).await;
-        tokio::time::sleep(Duration::from_millis(5)).await;
+        clock.advance(Duration::from_millis(5));
         let _open_new = make_form(&app, &alice, &th2, "No deadline, newer", None).await;
         // A week from now at the most: before every form's deadline.
         let run = paused_run(&app, &alice, &th2, "Report an incident expires_in_secs=3600").await;
@@ -168,13 +165,15 @@ lattice_testkit::both_backends! {
 
 lattice_testkit::both_backends! {
     async fn only_where_the_person_may_answer(backend: Backend) {
-        let app = App::new(backend).await;
+        // Forms a few ms apart, on a clock the test moves.
+        let clock = lattice_core::ManualClock::new();
+        let app = App::on_logged_clock(backend, clock.clone()).await;
         let alice = app.token("t1", "alice", TenantRole::Member, false).await;
         let (ws, open) = app.workspace_with_thread(&alice).await;
         let restricted = app.post(&format!("/v1/workspaces/{ws}/threads"), &alice, json!({"title": "Salaries", "restricted": true})).await;
         let restricted = restricted.body["id"].as_str().unwrap().to_owned();
         make_form(&app, &alice, &open, "Open form", None).await;
-        tokio::time::sleep(Duration::from_millis(5)).await;
+        clock.advance(Duration::from_millis(5));
         make_form(&app, &alice, &restricted, "Restricted form", None).await;
         for (user, role) in [("rita", "respondent"), ("vic", "viewer"), ("lou", "respondent"), ("ed", "editor"), ("adm", "admin")] {
             add(&app, &alice, &ws, user, role).await;
@@ -282,7 +281,9 @@ lattice_testkit::both_backends! {
 
 lattice_testkit::both_backends! {
     async fn at_the_item_limit_everything_passes_one_over_the_oldest_is_cut(backend: Backend) {
-        let app = App::new(backend).await;
+        // Forms a few ms apart, on a clock the test moves.
+        let clock = lattice_core::ManualClock::new();
+        let app = App::on_logged_clock(backend, clock.clone()).await;
         let alice = app.token("t1", "alice", TenantRole::Member, false).await;
         let rita = app.token("t1", "rita", TenantRole::Member, false).await;
         let (ws, th) = app.workspace_with_thread(&alice).await;
@@ -297,7 +298,7 @@ lattice_testkit::both_backends! {
             let command = lattice_core::Command::CreateArtifact { thread: thread.clone(), id: None, kind: "form".into(), data };
             ids.push(app.log.execute(&author, command).await.unwrap().id.unwrap());
             if i < 2 {
-                tokio::time::sleep(Duration::from_millis(5)).await;
+                clock.advance(Duration::from_millis(5));
             }
         }
         let at_limit = waiting(&app, &rita).await;

@@ -145,6 +145,6 @@ impl Side {
     }
 
     pub async fn close(self) {
-        self.log.db().close().await;
+        self.log.close().await;
     }
 }

@@ -21,7 +21,7 @@ use crate::rng::Rng;
 pub async fn drive(api: Api, scene: Arc<Scene>, mut stop: watch::Receiver<bool>) {
     let mut rng = Rng::new(7);
     for n in 0u64.. {
-        if !super::pause(rng.millis(3_000, 6_000), &mut stop).await {
+        if !super::pause::pause(rng.millis(3_000, 6_000), &mut stop).await {
             return;
         }
         let person = rng.pick(&scene.agui);

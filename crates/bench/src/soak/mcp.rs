@@ -21,7 +21,7 @@ const PROTOCOL: &str = "2025-11-25";
 pub async fn host(api: Api, scene: Arc<Scene>, mut stop: watch::Receiver<bool>) {
     let mut rng = Rng::new(11);
     loop {
-        if !super::pause(rng.millis(3_000, 6_000), &mut stop).await {
+        if !super::pause::pause(rng.millis(3_000, 6_000), &mut stop).await {
             return;
         }
         let person = rng.pick(&scene.mcp);

@@ -13,6 +13,7 @@ mod agui;
 mod client;
 mod ledger;
 mod mcp;
+mod pause;
 mod people;
 mod procs;
 mod report;
@@ -255,15 +256,6 @@ pub async fn run() {
         println!("\nsoak: the services' logs are kept under {}/logs", dir.display());
         std::process::exit(1);
     }
-}
-
-/// Waits `pause` unless the soak stops first: whether it goes on.
-async fn pause(pause: Duration, stop: &mut watch::Receiver<bool>) -> bool {
-    tokio::select! {
-        _ = tokio::time::sleep(pause) => {}
-        _ = stop.changed() => {}
-    }
-    !*stop.borrow()
 }
 
 /// `--minutes N` (or `--minutes=N`) after the benchmark's name; 30 without.

@@ -25,7 +25,7 @@ pub async fn act(api: Api, scene: Arc<Scene>, who: usize, mut stop: watch::Recei
     let mut rng = Rng::new(who as u64 + 1);
     let mut n = 0u64;
     loop {
-        if !super::pause(rng.millis(350, 1050), &mut stop).await {
+        if !super::pause::pause(rng.millis(350, 1050), &mut stop).await {
             return;
         }
         n += 1;

@@ -7,10 +7,11 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use async_nats::jetstream::{self, consumer};
 use futures_util::StreamExt;
+use lattice_core::clock::{Clock, SystemClock};
 use serde_json::Value;
 use tokio::sync::watch;
 
@@ -83,8 +84,10 @@ pub async fn consume(nats_url: String, password: &'static str, stats: Arc<Stats>
     }
 }
 
+/// The wall clock: the stack under soak stamps `at` with its own, in
+/// another process, so delivery is timed against the same wall.
 fn now_ms() -> i64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64)
+    SystemClock.now_ms()
 }
 
 /// `2026-12-05T11:52:03.123Z` as milliseconds since the epoch (what

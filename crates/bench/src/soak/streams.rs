@@ -19,7 +19,7 @@ use crate::rng::Rng;
 pub async fn follow(api: Api, scene: Arc<Scene>, n: usize, mut stop: watch::Receiver<bool>) {
     let mut rng = Rng::new(1000 + n as u64);
     loop {
-        if !super::pause(rng.millis(300, 2000), &mut stop).await {
+        if !super::pause::pause(rng.millis(300, 2000), &mut stop).await {
             return;
         }
         let person = rng.pick(&scene.people);

@@ -6,8 +6,6 @@
 //! own run's answer carries none. A deadline's answer says it expired; an
 //! answer in a restricted thread says the thread is restricted.
 
-use std::time::Duration;
-
 use async_nats::jetstream;
 use lattice_agent::{Models, Runner};
 use lattice_core::{ArtifactId, Command, Error, RunId, RunStatus, TenantRole, ThreadId, UserId, WorkspaceId};
@@ -22,27 +20,19 @@ use crate::stream_messages;
 
 async fn paused_call(log: &LogService, run: &RunId) -> String {
     let alice = who("t1", "alice", TenantRole::Member);
-    for _ in 0..250 {
+    lattice_testkit::eventually("the run to pause", async || {
         let view = log.run(&alice, run).await.unwrap();
-        if view.run.status == RunStatus::Paused {
-            return view.requests[0].tool_call_id.clone();
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    panic!("the run did not pause");
+        (view.run.status == RunStatus::Paused).then(|| view.requests[0].tool_call_id.clone())
+    })
+    .await
 }
 
 /// The stream's messages once `enough` of them are there: (subject, payload).
 async fn published(js: &jetstream::Context, enough: impl Fn(&[(String, Value)]) -> bool) -> Vec<(String, Value)> {
-    let mut messages = Vec::new();
-    for _ in 0..300 {
-        messages = stream_messages(js).await.into_iter().map(|(s, _, p)| (s, p)).collect();
-        if enough(&messages) {
-            return messages;
-        }
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
-    panic!("not all was published: {messages:#?}");
+    lattice_testkit::eventually("all to be published", async || {
+        Some(stream_messages(js).await.into_iter().map(|(s, _, p)| (s, p)).collect::<Vec<_>>()).filter(|m| enough(m))
+    })
+    .await
 }
 
 /// The `new_chain` of the message on `subject`: what a rule reacting to it passes on.

@@ -25,13 +25,8 @@ fn png() -> Vec<u8> {
 async fn next_on(js: &jetstream::Context, filter: &str) -> Value {
     use futures_util::StreamExt;
     let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
-    let stream = loop {
-        match js.get_stream(lattice_bridge::STREAM).await {
-            Ok(stream) => break stream,
-            Err(e) if tokio::time::Instant::now() >= deadline => panic!("no stream: {e}"),
-            Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
-        }
-    };
+    let stream =
+        lattice_testkit::eventually_within(Duration::from_secs(20), "the stream", async || js.get_stream(lattice_bridge::STREAM).await.ok()).await;
     let consumer = stream
         .create_consumer(jetstream::consumer::pull::Config { filter_subject: filter.into(), ..Default::default() })
         .await
@@ -115,15 +110,10 @@ lattice_testkit::both_backends! {
 
         // Erased: the bytes leave the bucket after the audit row's message.
         log.erase_file(&alice, &reference.id, "a person asked").await.unwrap();
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
-        loop {
-            let gone = matches!(store.info(&reference.id).await, Ok(info) if info.deleted) || store.get(&reference.id).await.is_err();
-            if gone {
-                break;
-            }
-            assert!(tokio::time::Instant::now() < deadline, "the erased file stayed in the object store");
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
+        lattice_testkit::eventually_within(Duration::from_secs(20), "the erased file to leave the object store", async || {
+            (matches!(store.info(&reference.id).await, Ok(info) if info.deleted) || store.get(&reference.id).await.is_err()).then_some(())
+        })
+        .await;
         assert_eq!(next_on(&js, "lattice.*.*.audit.file_erased").await["payload"]["data"]["file"], json!(reference.id));
         stop_tx.send(true).unwrap();
         bridge.await.unwrap().unwrap();
@@ -198,14 +188,11 @@ async fn the_seals_checkpoints_are_published_signed() {
     let _following = reader.horizon();
     let sealer = lattice_log::Sealer::new(reader, key.clone());
     let mut sealed = 0;
-    for _ in 0..200 {
+    lattice_testkit::until("five envelopes sealed", async || {
         sealed += sealer.step().await.unwrap();
-        if sealed >= 5 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    assert!(sealed >= 5, "{sealed} sealed");
+        sealed >= 5
+    })
+    .await;
     let (stop_tx, stop) = tokio::sync::watch::channel(false);
     let bridge = crate::spawn_bridge(&log, &nats.url, stop);
     let js = jetstream::new(async_nats::connect(&nats.url).await.unwrap());

@@ -27,31 +27,22 @@ async fn post(log: &LogService, thread: &ThreadId, from: usize, count: usize) {
 async fn posted_on_nats(log: &LogService, thread: &ThreadId, js: &jetstream::Context) -> BTreeMap<String, usize> {
     let alice = who("t1", "alice", TenantRole::Member);
     let marker = log.execute(&alice, Command::PostMessage { thread: thread.clone(), text: "marker".into() }).await.unwrap().envelope_id;
-    for _ in 0..300 {
-        let held = stream_messages(js).await;
-        if held.iter().any(|(_, id, _)| *id == marker) {
-            let mut ids = BTreeMap::new();
-            for (subject, id, payload) in held {
-                if subject.ends_with("log.message_posted") && payload["payload"]["text"] != "marker" {
-                    *ids.entry(id).or_insert(0) += 1;
-                }
-            }
-            return ids;
+    let held = lattice_testkit::eventually("the marker on NATS", async || {
+        Some(stream_messages(js).await).filter(|h| h.iter().any(|(_, id, _)| *id == marker))
+    })
+    .await;
+    let mut ids = BTreeMap::new();
+    for (subject, id, payload) in held {
+        if subject.ends_with("log.message_posted") && payload["payload"]["text"] != "marker" {
+            *ids.entry(id).or_insert(0) += 1;
         }
-        tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    panic!("the marker did not reach NATS");
+    ids
 }
 
 /// Waits until `status` says what `holds` looks for (10 s at most).
 async fn until_status(status: &lattice_bridge::BridgeStatus, holds: impl Fn(Result<(), String>) -> bool, what: &str) {
-    for _ in 0..200 {
-        if holds(status.ready()) {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("{what}: {:?}", status.ready());
+    lattice_testkit::until(what, async || holds(status.ready())).await;
 }
 
 lattice_testkit::both_backends! {

@@ -6,6 +6,7 @@ mod files;
 mod leader;
 mod permissions;
 mod projections;
+mod reads;
 mod schema;
 mod slow_writer;
 mod stalled_checkpoint;

@@ -1,8 +1,6 @@
 //! A rule written once sees both ways of asking; what is not bridged stays
 //! out; ids are the envelopes'.
 
-use std::time::Duration;
-
 use async_nats::jetstream;
 use lattice_agent::{Models, Runner};
 use lattice_core::{Command, RunStatus, TenantRole, ThreadId, WorkspaceId};
@@ -42,22 +40,13 @@ lattice_testkit::both_backends! {
         // An ask_form, answered.
         let runner = Runner::new(lattice_testkit::trusted(&log), Models::scripted());
         let run = runner.start(&alice, th.clone(), "report".into(), Some("scripted:ask_form".into()), None).await.unwrap();
-        let mut call = None;
-        for _ in 0..200 {
+        let call = lattice_testkit::eventually("the run to pause", async || {
             let view = log.run(&alice, &run).await.unwrap();
-            if view.run.status == RunStatus::Paused {
-                call = Some(view.requests[0].tool_call_id.clone());
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-        runner.answer(&alice, &run, call.expect("the run paused"), json!({"date": "2026-11-29", "severity": "high"})).await.unwrap();
-        for _ in 0..200 {
-            if log.run(&alice, &run).await.unwrap().run.status == RunStatus::Finished {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+            (view.run.status == RunStatus::Paused).then(|| view.requests[0].tool_call_id.clone())
+        })
+        .await;
+        runner.answer(&alice, &run, call, json!({"date": "2026-11-29", "severity": "high"})).await.unwrap();
+        lattice_testkit::until("the run to finish", async || log.run(&alice, &run).await.unwrap().run.status == RunStatus::Finished).await;
         // An agent answering a form inside a run says so.
         log.execute(&alice, Command::AddMember { workspace: WorkspaceId::parse("w", &ws).unwrap(),
             user: lattice_core::UserId::parse("u", "bot").unwrap(), role: lattice_core::Role::Editor }).await.unwrap();
@@ -74,15 +63,11 @@ lattice_testkit::both_backends! {
 
         let client = async_nats::connect(&nats.url).await.unwrap();
         let js = jetstream::new(client);
-        let mut messages = Vec::new();
-        for _ in 0..200 {
-            messages = stream_messages(&js).await;
-            // The bot's submission is the last thing committed.
-            if messages.iter().filter(|(s, _, _)| s.ends_with(".ui.form_submitted")).count() >= 3 {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(25)).await;
-        }
+        // The bot's submission is the last thing committed.
+        let messages = lattice_testkit::eventually("three form_submitted on NATS", async || {
+            Some(stream_messages(&js).await).filter(|m| m.iter().filter(|(s, _, _)| s.ends_with(".ui.form_submitted")).count() >= 3)
+        })
+        .await;
         let rule: Vec<&(String, String, serde_json::Value)> =
             messages.iter().filter(|(s, _, _)| s.starts_with("lattice.t1.") && s.ends_with(".ui.form_submitted")).collect();
         assert_eq!(rule.len(), 3, "{:#?}", messages.iter().map(|m| &m.0).collect::<Vec<_>>());
@@ -141,15 +126,10 @@ async fn an_application_event_goes_out_under_its_own_namespace() {
     let bridge = crate::spawn_bridge(&log, &nats.url, stop);
     let js = jetstream::new(async_nats::connect(&nats.url).await.unwrap());
     let subject = format!("lattice.t1.{ws}.billing.invoice_paid");
-    let mut found = None;
-    for _ in 0..200 {
-        found = stream_messages(&js).await.into_iter().find(|(s, _, _)| *s == subject);
-        if found.is_some() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
-    let (_, id, payload) = found.expect("the application event on its subject");
+    let (_, id, payload) = lattice_testkit::eventually("the application event on its subject", async || {
+        stream_messages(&js).await.into_iter().find(|(s, _, _)| *s == subject)
+    })
+    .await;
     assert_eq!(id, event.envelope_id);
     assert_eq!(payload["payload"]["data"]["amount"], 12);
     let _ = stop_tx.send(true);
@@ -186,14 +166,10 @@ lattice_testkit::both_backends! {
         let [open, secret] = [threads[0].clone(), threads[1].clone()];
 
         let js = jetstream::new(async_nats::connect(&nats.url).await.unwrap());
-        let mut messages = Vec::new();
-        for _ in 0..200 {
-            messages = stream_messages(&js).await;
-            if messages.iter().filter(|(s, _, _)| s.ends_with(".ui.form_submitted")).count() == 2 {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(25)).await;
-        }
+        let messages = lattice_testkit::eventually("two form_submitted on NATS", async || {
+            Some(stream_messages(&js).await).filter(|m| m.iter().filter(|(s, _, _)| s.ends_with(".ui.form_submitted")).count() == 2)
+        })
+        .await;
         let name = |s: &str| s.split('.').skip(3).collect::<Vec<_>>().join(".");
         let of = |thread: &str| -> Vec<(String, serde_json::Value)> {
             messages.iter().filter(|(_, _, p)| p["thread"] == thread).map(|(s, _, p)| (name(s), p.clone())).collect()
@@ -260,14 +236,10 @@ async fn an_envelope_larger_than_nats_takes_goes_out_summarized_and_the_log_goes
     let (stop_tx, stop) = tokio::sync::watch::channel(false);
     let bridge = crate::spawn_bridge(&log, &nats.url, stop);
     let js = jetstream::new(async_nats::connect(&nats.url).await.unwrap());
-    let mut messages = Vec::new();
-    for _ in 0..200 {
-        messages = stream_messages(&js).await;
-        if messages.iter().any(|(_, id, _)| *id == after.envelope_id) {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
+    let messages = lattice_testkit::eventually("the envelope after the app on NATS", async || {
+        Some(stream_messages(&js).await).filter(|m| m.iter().any(|(_, id, _)| *id == after.envelope_id))
+    })
+    .await;
     let (_, _, created) = messages.iter().find(|(_, id, _)| *id == app.envelope_id).expect("the app's envelope went out");
     assert_eq!(created["payload"]["data"]["server"]["name"], "big");
     assert_eq!(created["payload"]["data"]["html"]["omitted"]["bytes"], html.len());

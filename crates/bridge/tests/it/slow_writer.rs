@@ -2,8 +2,6 @@
 //! one: the bridge still publishes both, in log order (the stream's order
 //! is the proof: a fast message published early would stand first).
 
-use std::time::Duration;
-
 use async_nats::jetstream;
 use lattice_core::{Command, ThreadId};
 use sqlx::{Connection, Row};
@@ -36,33 +34,25 @@ async fn a_slow_writer_is_published_before_the_later_fast_one() {
     let js = jetstream::new(async_nats::connect(&nats.url).await.unwrap());
     // The bridge has published what the log held before the slow writer
     // took its number: it is running, and the fast message is its next.
-    let mut running = false;
-    for _ in 0..400 {
-        running = stream_messages(&js).await.iter().any(|(s, _, _)| s.ends_with("log.thread_created"));
-        if running {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
-    assert!(running, "the bridge published what was committed before the slow writer");
+    lattice_testkit::until("the bridge to publish what was committed before the slow writer", async || {
+        stream_messages(&js).await.iter().any(|(s, _, _)| s.ends_with("log.thread_created"))
+    })
+    .await;
     // The log's horizon, which the bridge reads up to, stays below the
     // open transaction's number: the fast message cannot be read past it.
     assert!(log.horizon().current() < slow_seq, "the horizon passed a transaction still open");
     tx.commit().await.unwrap();
 
-    let mut texts = Vec::new();
-    for _ in 0..200 {
-        texts = stream_messages(&js)
+    let texts = lattice_testkit::eventually("both messages on NATS", async || {
+        let texts: Vec<String> = stream_messages(&js)
             .await
             .into_iter()
             .filter(|(s, _, _)| s.ends_with("log.message_posted"))
             .map(|(_, _, p)| p["payload"]["text"].as_str().unwrap_or_default().to_owned())
             .collect();
-        if texts.len() == 2 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
+        (texts.len() == 2).then_some(texts)
+    })
+    .await;
     assert_eq!(texts, ["slow", "fast"], "the fast message went out before the slow one committed");
     let _ = stop_tx.send(true);
     bridge.await.unwrap().unwrap();

@@ -2,8 +2,6 @@
 //! and publishes; without it the server's certificate is refused and the
 //! bridge says so in its readiness.
 
-use std::time::Duration;
-
 use async_nats::jetstream;
 use lattice_core::{Command, TenantRole, WorkspaceId};
 use lattice_log::{Backend, LogReader};
@@ -39,16 +37,9 @@ async fn the_bridge_publishes_over_tls_to_a_server_its_ca_signed() {
     let status = untrusting.status();
     let (stop_tx, stop) = tokio::sync::watch::channel(false);
     let running = tokio::spawn(untrusting.run(stop));
-    let mut why = String::new();
-    for _ in 0..100 {
-        if let Err(e) = status.ready()
-            && !e.contains("not connected yet")
-        {
-            why = e;
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    let why =
+        lattice_testkit::eventually("the bridge to give up on NATS", async || status.ready().err().filter(|e| !e.contains("not connected yet")))
+            .await;
     assert!(why.contains("cannot reach NATS"), "{why}");
     stop_tx.send(true).unwrap();
     running.await.unwrap().unwrap();
@@ -60,14 +51,10 @@ async fn the_bridge_publishes_over_tls_to_a_server_its_ca_signed() {
     let running = tokio::spawn(trusting.run(stop));
     let client = async_nats::ConnectOptions::new().add_root_certificates(certs.ca.clone()).require_tls(true).connect(&url).await.unwrap();
     let js = jetstream::new(client);
-    let mut published = Vec::new();
-    for _ in 0..100 {
-        published = stream_messages(&js).await;
-        if published.iter().any(|(s, _, _)| s.ends_with("log.thread_created")) {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    let published = lattice_testkit::eventually("thread_created on NATS", async || {
+        Some(stream_messages(&js).await).filter(|p| p.iter().any(|(s, _, _)| s.ends_with("log.thread_created")))
+    })
+    .await;
     assert!(published.iter().any(|(s, _, _)| s.ends_with("log.thread_created")), "{published:?}");
     assert!(status.ready().is_ok(), "{:?}", status.ready());
     running.abort();

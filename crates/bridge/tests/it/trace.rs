@@ -1,8 +1,6 @@
 //! The W3C trace context of the request that committed an envelope rides
 //! to NATS in the `traceparent` header (REQUIREMENTS.md O4).
 
-use std::time::Duration;
-
 use async_nats::jetstream;
 use lattice_bridge::STREAM;
 use lattice_core::{Command, TenantRole, ThreadId, WorkspaceId};
@@ -38,8 +36,8 @@ async fn the_trace_context_reaches_the_nats_message() {
     let (stop_tx, stop) = tokio::sync::watch::channel(false);
     let bridge = crate::spawn_bridge(&log, &nats.url, stop);
     let js = jetstream::new(async_nats::connect(&nats.url).await.unwrap());
-    let mut found = (None, None);
-    for _ in 0..200 {
+    let found = lattice_testkit::eventually("both messages on NATS", async || {
+        let mut found = (None, None);
         if let Ok(mut stream) = js.get_stream(STREAM).await {
             let last = stream.info().await.unwrap().state.last_sequence;
             for seq in 1..=last {
@@ -53,11 +51,9 @@ async fn the_trace_context_reaches_the_nats_message() {
                 }
             }
         }
-        if found.0.is_some() && found.1.is_some() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
+        (found.0.is_some() && found.1.is_some()).then_some(found)
+    })
+    .await;
     assert_eq!(found.0, Some(Some(traceparent.to_owned())));
     assert_eq!(found.1, Some(None));
     let _ = stop_tx.send(true);

@@ -21,8 +21,11 @@ fn homes() -> PathBuf {
     std::env::temp_dir().join(format!("lattice-connect-homes-{}", ulid()))
 }
 
+/// A name no other test's folder has: a random number (RandomState's keys
+/// are random per process and move on each call).
 fn ulid() -> String {
-    format!("{:x}", std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos())
+    use std::hash::BuildHasher;
+    format!("{:016x}", std::collections::hash_map::RandomState::new().hash_one(std::process::id()))
 }
 
 fn connect(extra: Value, homes: PathBuf) -> Connections {
@@ -137,6 +140,7 @@ async fn a_server_that_runs_more_processes_than_its_bound_is_stopped_with_all_of
             pids.iter().filter(|p| alive(**p)).count(),
             pids.len()
         );
+        // Real processes: their end is seen in /proc, which tells no one.
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     // The session found closed under the next call (if the watch ended it
@@ -180,6 +184,7 @@ async fn a_session_that_ends_takes_every_process_it_started_with_it() {
     let deadline = Instant::now() + Duration::from_secs(5);
     while pids.iter().any(|p| alive(*p)) {
         assert!(Instant::now() < deadline, "the server's children outlived its session");
+        // Real processes: their end is seen in /proc, which tells no one.
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }

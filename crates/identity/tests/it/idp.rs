@@ -373,6 +373,7 @@ async fn discovery(State(shared): State<Arc<Shared>>) -> Response {
 
 async fn jwks(State(shared): State<Arc<Shared>>) -> Response {
     let delay = *shared.jwks_delay.lock().unwrap();
+    // A stub provider slow on purpose: the client's timeout runs on real time.
     tokio::time::sleep(delay).await;
     let body = shared.jwks.lock().unwrap().clone();
     axum::Json(body).into_response()
@@ -415,7 +416,7 @@ async fn token(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Stri
 /// The reason of an `Unauthorized`, or the whole error otherwise.
 pub fn reason<T: std::fmt::Debug>(result: Result<T, Error>) -> String {
     match result {
-        Err(Error::Unauthorized { reason }) => reason,
+        Err(Error::Unauthorized { reason, .. }) => reason,
         Err(other) => format!("{}: {other}", other.type_name()),
         Ok(value) => format!("accepted: {value:?}"),
     }

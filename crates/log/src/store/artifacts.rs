@@ -239,7 +239,7 @@ pub(crate) async fn archive_artifact(conn: &mut AnyConnection, w: &Writing<'_>, 
         .await
         .map_err(db_error)?;
     if updated.rows_affected() == 0 {
-        return Err(Error::invalid_state("the artifact is archived"));
+        return Err(Error::invalid_state(lattice_core::Code::ArtifactArchived, "the artifact is archived"));
     }
     Ok(ArtifactArchived { id: head.id.clone(), kind: head.kind.clone(), version: head.version }.into())
 }

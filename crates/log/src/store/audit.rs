@@ -19,7 +19,7 @@ pub(crate) async fn record_audit(conn: &mut AnyConnection, w: &Writing<'_>, audi
             .await
             .map_err(db_error)?;
         if taken.rows_affected() == 0 {
-            return Err(Error::Conflict { reason: format!("{key} was already used"), expected: None, actual: None });
+            return Err(Error::conflict(lattice_core::Code::AlreadyUsed, format!("{key} was already used")));
         }
     }
     Ok(AuditRecorded { name: audit.name.clone(), data: audit.data.clone() }.into())

@@ -92,7 +92,7 @@ async fn held(conn: &mut AnyConnection, tenant: &str, kind: CredentialKind) -> R
 
 fn too_many(kind: CredentialKind) -> Error {
     let what = if kind == CredentialKind::ApiKey { "API keys" } else { "SCIM tokens" };
-    Error::Conflict { reason: format!("the tenant holds {MAX_CREDENTIALS} {what}, its limit: revoke one first"), expected: None, actual: None }
+    Error::conflict(lattice_core::Code::CredentialLimit, format!("the tenant holds {MAX_CREDENTIALS} {what}, its limit: revoke one first"))
 }
 
 /// Issues an API key: its row, and for a key of a workspace, its agent on
@@ -117,7 +117,7 @@ pub(crate) async fn issue_key(conn: &mut AnyConnection, w: &Writing<'_>, key: &N
     .bind(key.expires_at)
     .execute(&mut *conn)
     .await
-    .map_err(|e| unique_or(e, || Error::Conflict { reason: "the key exists already".into(), expected: None, actual: None }))?;
+    .map_err(|e| unique_or(e, || Error::conflict(lattice_core::Code::AlreadyExists, "the key exists already")))?;
     if let KeyScope::Workspace { workspace, role } = &key.scope {
         set_member(conn, workspace.as_str(), key.id.as_str(), Some(*role)).await?;
     }
@@ -170,7 +170,7 @@ pub(crate) async fn issue_scim_token(conn: &mut AnyConnection, w: &Writing<'_>, 
     .bind(w.at)
     .execute(&mut *conn)
     .await
-    .map_err(|e| unique_or(e, || Error::Conflict { reason: "the token exists already".into(), expected: None, actual: None }))?;
+    .map_err(|e| unique_or(e, || Error::conflict(lattice_core::Code::AlreadyExists, "the token exists already")))?;
     Ok(CredentialIssued { id: id.to_owned(), kind: CredentialKind::ScimToken, name: None, scope: None, expires_at: None }.into())
 }
 
@@ -186,7 +186,7 @@ pub(crate) async fn revoke(conn: &mut AnyConnection, w: &Writing<'_>, id: &str, 
         .map_err(db_error)?;
     let Some(r) = r else { return Err(Error::NotFound) };
     if r.try_get::<Option<i64>, _>(1).map_err(db_error)?.is_some() {
-        return Err(Error::invalid_state("it was revoked already"));
+        return Err(Error::invalid_state(lattice_core::Code::AlreadyRevoked, "it was revoked already"));
     }
     sqlx::query("UPDATE credentials SET revoked_at = $2 WHERE id = $1").bind(id).bind(w.at).execute(&mut *conn).await.map_err(db_error)?;
     if let Ok(KeyScope::Workspace { workspace, .. }) = serde_json::from_str::<KeyScope>(&r.try_get::<String, _>(0).map_err(db_error)?) {

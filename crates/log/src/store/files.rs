@@ -25,9 +25,9 @@ pub struct FileRow {
     pub erased_by: Option<String>,
 }
 
-const COLUMNS: &str = "tenant, id, workspace, thread, uploader, name, media_type, size, sha256, complete, created_at, erased_at, erased_by";
+pub(super) const COLUMNS: &str = "tenant, id, workspace, thread, uploader, name, media_type, size, sha256, complete, created_at, erased_at, erased_by";
 
-fn row(r: &sqlx::any::AnyRow) -> Result<FileRow, Error> {
+pub(super) fn row(r: &sqlx::any::AnyRow) -> Result<FileRow, Error> {
     Ok(FileRow {
         tenant: r.try_get(0).map_err(db_error)?,
         id: r.try_get(1).map_err(db_error)?,
@@ -66,11 +66,11 @@ pub(crate) async fn begin(db: &Db, file: &FileRow, quota: Quota) -> Result<u64, 
     budget_turn(&mut tx, &format!("files:{}", file.tenant)).await?;
     let (held, files) = held(&mut tx, &file.tenant).await?;
     if files >= quota.files {
-        return Err(Error::TooLarge { limit: quota.files, size: files + 1 });
+        return Err(Error::too_large(lattice_core::Code::QuotaExceeded, quota.files, files + 1));
     }
     let room = quota.bytes.saturating_sub(held + arriving(&mut tx, &file.tenant).await?);
     if file.size > room {
-        return Err(Error::TooLarge { limit: room, size: file.size });
+        return Err(Error::too_large(lattice_core::Code::QuotaExceeded, room, file.size));
     }
     sqlx::query(
         "INSERT INTO files (tenant, id, workspace, thread, uploader, name, media_type, size, sha256, complete, created_at) \
@@ -104,7 +104,7 @@ pub(crate) async fn streamed_chunk(db: &Db, tenant: &str, file: &str, n: i64, by
     let others = arriving(&mut tx, tenant).await?.saturating_sub(stored);
     let room = quota_bytes.saturating_sub(held + others);
     if stored + bytes.len() as u64 > room {
-        return Err(Error::TooLarge { limit: room, size: stored + bytes.len() as u64 });
+        return Err(Error::too_large(lattice_core::Code::QuotaExceeded, room, stored + bytes.len() as u64));
     }
     sqlx::query("INSERT INTO file_chunks (tenant, file, n, bytes) VALUES ($1, $2, $3, $4)")
         .bind(tenant)
@@ -137,6 +137,7 @@ pub(crate) async fn chunk(db: &Db, tenant: &str, file: &str, n: i64, bytes: &[u8
             drop(_writer);
             let (held, _) = stored(db, tenant, file).await?;
             Err(Error::Conflict {
+                code: lattice_core::Code::UploadOffset,
                 reason: format!("another part of the upload was written at the same place at the same time: it holds {held} bytes, send from there"),
                 expected: None,
                 actual: Some(held),

@@ -162,7 +162,7 @@ pub(crate) async fn provision_group(
         .map(|r| Ok::<_, Error>((r.try_get(0).map_err(db_error)?, r.try_get(1).map_err(db_error)?)))
         .transpose()?;
     let version = match (&now, create) {
-        (Some(_), true) => return Err(Error::Conflict { reason: format!("a group {id} exists already"), expected: None, actual: None }),
+        (Some(_), true) => return Err(Error::conflict(lattice_core::Code::AlreadyExists, format!("a group {id} exists already"))),
         (None, false) => return Err(Error::NotFound),
         (Some((version, _)), false) => {
             let version = version.max(&0).unsigned_abs();

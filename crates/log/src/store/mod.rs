@@ -21,6 +21,7 @@ pub(crate) mod files;
 pub(crate) mod followers;
 pub(crate) mod groups;
 pub(crate) mod horizon;
+pub(crate) mod lookups;
 pub(crate) mod members;
 pub(crate) mod notify;
 pub(crate) mod people;

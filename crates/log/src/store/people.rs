@@ -166,7 +166,7 @@ async fn person_in(conn: &mut AnyConnection, tenant: &str, user: &str) -> Result
 
 /// Another person of the tenant already has this user name.
 fn name_taken(name: &str) -> Error {
-    Error::Conflict { reason: format!("another person of the tenant has the user name {name:?}"), expected: None, actual: None }
+    Error::conflict(lattice_core::Code::UserNameTaken, format!("another person of the tenant has the user name {name:?}"))
 }
 
 /// Creates or replaces a person provisioned over SCIM.
@@ -247,7 +247,7 @@ pub(crate) async fn record_sign_in(conn: &mut AnyConnection, w: &Writing<'_>, ru
     let user = w.user;
     let now = person_in(conn, w.tenant, user).await?;
     if now.as_ref().is_some_and(|row| !row.active) {
-        return Err(Error::Unauthorized { reason: format!("{user} is deactivated in the tenant's directory: ask the tenant's admin") });
+        return Err(Error::unauthorized(lattice_core::Code::PersonDeactivated, format!("{user} is deactivated in the tenant's directory: ask the tenant's admin")));
     }
     let claimed_json = serde_json::to_string(&person.groups).unwrap_or_else(|_| "[]".into());
     let role = role_of(conn, rules, w.tenant, user, &person.groups).await?;

@@ -269,7 +269,7 @@ pub(crate) async fn answer_request(conn: &mut AnyConnection, w: &Writing<'_>, a:
             .map_err(db_error)?
             .try_get(0)
             .map_err(db_error)?;
-        return Err(Error::InvalidState { reason: format!("already answered by {}", by.as_deref().unwrap_or("someone")), answered_by: by });
+        return Err(Error::InvalidState { code: lattice_core::Code::AlreadyAnswered, reason: format!("already answered by {}", by.as_deref().unwrap_or("someone")), answered_by: by });
     }
     Ok(DeferredAnswered {
         run_id: run.to_owned(),
@@ -316,7 +316,7 @@ pub(crate) async fn record_step(conn: &mut AnyConnection, w: &Writing<'_>, run: 
         .await
         .map_err(db_error)?;
         if updated.rows_affected() == 0 {
-            return Err(Error::invalid_state("the run moved on before this step"));
+            return Err(Error::invalid_state(lattice_core::Code::RunEnded, "the run moved on before this step"));
         }
     }
     let mut step = step;

@@ -61,6 +61,7 @@ async fn keeps_an_admin(conn: &mut AnyConnection, workspace: &str) -> Result<(),
         .map_err(db_error)?;
     if admins == 0 {
         return Err(Error::invalid_state(
+            lattice_core::Code::LastAdmin,
             "a workspace keeps at least one admin: its last admin cannot leave, be removed or be given another role; make another member admin first",
         ));
     }

@@ -7,6 +7,7 @@ mod connections;
 mod deadlines;
 mod horizon;
 mod migrations;
+mod proofs;
 mod queries;
 mod reads;
 mod replicas;

@@ -32,13 +32,14 @@ both_backends! {
     /// `THREADS_LISTED_MAX`: at the bound all of them, one over, the oldest
     /// left out.
     async fn a_workspaces_thread_list_holds_at_most_its_newest_500(backend: Backend) {
-        let log = service(backend).await;
+        let clock = lattice_core::ManualClock::new();
+        let log = lattice_testkit::service_with_clock(backend, clock.clone()).await;
         let alice = who("t1", "alice", TenantRole::Member);
         let (ws, first) = workspace_with_thread(&log, &alice).await;
         let ws_id = lattice_core::WorkspaceId::parse("ws", ws.as_str()).unwrap();
         // Apart in time from the rest, so that the order of creation is
         // the list's, whatever the ids within one millisecond.
-        tokio::time::sleep(std::time::Duration::from_millis(3)).await;
+        clock.advance(std::time::Duration::from_millis(3));
         for i in 1..lattice_log::THREADS_LISTED_MAX {
             let command = Command::CreateThread { workspace: ws_id.clone(), title: format!("T{i}"), restricted: false };
             log.execute(&alice, command).await.unwrap();
@@ -46,7 +47,7 @@ both_backends! {
         let listed = log.threads(&alice, ws.as_str()).await.unwrap();
         assert_eq!(listed.len(), lattice_log::THREADS_LISTED_MAX, "at the bound, every thread");
         assert_eq!(listed.last().unwrap().id, first.as_str(), "the oldest last");
-        tokio::time::sleep(std::time::Duration::from_millis(3)).await;
+        clock.advance(std::time::Duration::from_millis(3));
         let command = Command::CreateThread { workspace: ws_id, title: "One over".into(), restricted: false };
         log.execute(&alice, command).await.unwrap();
         let listed = log.threads(&alice, ws.as_str()).await.unwrap();

@@ -174,7 +174,7 @@ both_backends! {
         let admin = signed_in(&log, "t1", "root", TenantRole::TenantAdmin);
         log.execute(&admin, Command::EndSessions { user: user("ann"), session: None }).await.unwrap();
         let refused = log.authenticate(Some(header.as_bytes())).await;
-        assert!(matches!(refused, Err(Error::Unauthorized { ref reason }) if reason.contains("sign-out")), "{refused:?}");
+        assert!(matches!(refused, Err(Error::Unauthorized { ref reason, .. }) if reason.contains("sign-out")), "{refused:?}");
         ends(&mut stream).await;
         // A token issued afterwards, by the log's clock, is hers again.
         clock.advance(Duration::from_millis(2));

@@ -168,8 +168,8 @@ async fn sqlite_commits_reach_the_database_file_off_the_write_path() {
     log.execute(&alice, Command::PostMessage { thread: th.clone(), text: "in the file".into() }).await.unwrap();
     let path = url.trim_start_matches("sqlite://").to_owned();
     let copy = format!("{path}.copy");
-    let mut found = 0;
-    for _ in 0..100 {
+    lattice_testkit::until("the message in the database file, not only in the WAL", async || {
+        let mut found = 0;
         std::fs::copy(&path, &copy).unwrap();
         if let Ok(mut conn) = sqlx::SqliteConnection::connect(&format!("sqlite://{copy}")).await {
             found = sqlx::query_scalar::<_, i64>("SELECT COUNT(*) FROM envelopes WHERE thread = ?1 AND type = 'message_posted'")
@@ -182,10 +182,7 @@ async fn sqlite_commits_reach_the_database_file_off_the_write_path() {
         for suffix in ["", "-wal", "-shm"] {
             let _ = std::fs::remove_file(format!("{copy}{suffix}"));
         }
-        if found == 1 {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
-    assert_eq!(found, 1, "the message is in the WAL only");
+        found == 1
+    })
+    .await;
 }

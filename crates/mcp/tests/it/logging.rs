@@ -3,7 +3,6 @@
 #![allow(deprecated)]
 
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use lattice_core::TenantRole;
 use rmcp::model::{CallToolRequestParams, LoggingLevel, LoggingMessageNotificationParam, SetLevelRequestParams};
@@ -64,13 +63,13 @@ lattice_testkit::both_backends! {
             let form = form.clone();
             tokio::spawn(async move { client.call_tool(call(lattice_mcp::FORM_SUBMISSIONS, json!({"id": form, "wait_seconds": 30}))).await })
         };
-        tokio::time::sleep(Duration::from_millis(2300)).await;
+        // The first tick (the wait ticks every 2 s on its own clock), then the answer.
+        let tick = |(l, m): &(LoggingLevel, String)| *l == LoggingLevel::Info && m.starts_with(&format!("waiting for an answer to {form}: ")) && m.ends_with(" s of 30");
+        lattice_testkit::until("a tick while the wait waits", async || logs.said().iter().any(tick)).await;
         let data = json!({"form_id": form, "form_version": 1, "values": {"ok": true}});
         s.ok("POST", &format!("/v1/threads/{th}/artifacts"), &alice, Some(json!({"kind": "submission", "data": data}))).await;
         waiting.await.unwrap().unwrap();
         let said = logs.said();
-        let tick = |(l, m): &(LoggingLevel, String)| *l == LoggingLevel::Info && m.starts_with(&format!("waiting for an answer to {form}: ")) && m.ends_with(" s of 30");
-        assert!(said.iter().any(tick), "{said:?}");
         assert!(said.contains(&(LoggingLevel::Notice, format!("{form} was answered by alice"))), "{said:?}");
 
         // At warning: nothing of this is told.

@@ -38,7 +38,13 @@ pub struct Reply {
 impl Stack {
     /// `policy` is the deployment's app tool policy (`get_state=allow,…`).
     pub async fn new(backend: Backend, policy: &str) -> Self {
-        let log = lattice_testkit::service(backend).await;
+        Self::on_clock(backend, policy, lattice_core::clock::system()).await
+    }
+
+    /// The same, the log reading time from `clock` (a `ManualClock` a test
+    /// moves instead of sleeping).
+    pub async fn on_clock(backend: Backend, policy: &str, clock: lattice_core::clock::SharedClock) -> Self {
+        let log = lattice_testkit::service_with_clock(backend, clock).await;
         let apps = lattice_app_calls::AppCalls::new(log.clone(), lattice_ui::app_policy::AppToolPolicy::parse(policy).unwrap());
         let (stop, shutdown) = tokio::sync::watch::channel(false);
         let runner = lattice_agent::Runner::new(lattice_testkit::trusted(&log), lattice_agent::Models::scripted());

@@ -14,6 +14,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use lattice_core::TenantRole;
+use lattice_core::clock::{ManualClock, SharedClock};
 use lattice_log::Backend;
 use rmcp::model::{
     ArgumentInfo, CompleteRequestParams, ReadResourceRequestParams, Reference, ResourceUpdatedNotificationParam, SubscribeRequestParams,
@@ -39,16 +40,14 @@ impl Hears {
         self.0.lock().unwrap().clone()
     }
 
-    /// How long until `uri` was heard (again: `times` in all), within `within`.
-    async fn until(&self, uri: &str, times: usize, within: Duration) -> Option<Duration> {
+    /// How long until `uri` was heard (again: `times` in all); the test
+    /// fails, saying `what`, when it is not within `within`.
+    async fn until(&self, uri: &str, times: usize, within: Duration, what: &str) -> Duration {
         let start = Instant::now();
-        while start.elapsed() < within {
-            if self.heard().iter().filter(|u| *u == uri).count() >= times {
-                return Some(start.elapsed());
-            }
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-        None
+        lattice_testkit::eventually_within(within, what, async || {
+            (self.heard().iter().filter(|u| *u == uri).count() >= times).then(|| start.elapsed())
+        })
+        .await
     }
 }
 
@@ -82,7 +81,11 @@ struct Scene {
 
 impl Scene {
     async fn set_up(backend: Backend) -> Self {
-        let s = Stack::new(backend, "").await;
+        Self::on_clock(backend, lattice_core::clock::system()).await
+    }
+
+    async fn on_clock(backend: Backend, clock: SharedClock) -> Self {
+        let s = Stack::on_clock(backend, "", clock).await;
         let alice = token("alice", TenantRole::Member);
         let rita = token("rita", TenantRole::Member);
         let (ws, th) = s.workspace_with_thread(&alice).await;
@@ -116,14 +119,14 @@ lattice_testkit::both_backends! {
 
         // An answer, through the API as the chat's: heard within a second.
         answer(&s, &rita, &th, &asked).await;
-        let took = hears.until(&answers, 1, Duration::from_secs(1)).await.expect("told of the answer within 1 s");
+        let took = hears.until(&answers, 1, Duration::from_secs(1), "told of the answer within 1 s").await;
         println!("a new answer reached a subscribed client in {} ms", took.as_millis());
         let now = read(&client, &answers).await;
         assert_eq!(now["submissions"][0]["by"], "rita", "{now}");
 
         // A new version of the artifact itself.
         s.ok("POST", &format!("/v1/artifacts/{asked}/archive"), &alice, Some(json!({}))).await;
-        hears.until(&head, 1, Duration::from_secs(1)).await.expect("told of the new version within 1 s");
+        hears.until(&head, 1, Duration::from_secs(1), "told of the new version within 1 s").await;
         assert_eq!(read(&client, &head).await["archived"], true);
 
         // Unsubscribed: told no more.
@@ -131,6 +134,8 @@ lattice_testkit::both_backends! {
         let before = hears.heard().len();
         let again = form(&s, &alice, &th, "Dinner?").await;
         answer(&s, &rita, &th, &again).await;
+        // A claim that nothing comes: only a window can show it (each URI
+        // is followed by a task of its own, so no later event bounds it).
         tokio::time::sleep(Duration::from_millis(500)).await;
         assert_eq!(hears.heard().len(), before, "nothing after unsubscribing: {:?}", hears.heard());
     }
@@ -156,9 +161,10 @@ lattice_testkit::both_backends! {
         let viewer = s.mcp_with(&bob, hears.clone()).await;
         viewer.subscribe(SubscribeRequestParams::new(answers.clone())).await.expect("a viewer follows");
         answer(&s, &rita, &th, &asked).await;
-        hears.until(&answers, 1, Duration::from_secs(1)).await.expect("heard while a member");
+        hears.until(&answers, 1, Duration::from_secs(1), "heard while a member").await;
         s.ok("DELETE", &format!("/v1/workspaces/{ws}/members/bob"), &alice, None).await;
         answer(&s, &rita, &th, &asked).await;
+        // Nothing comes: a window (see the unsubscribe above).
         tokio::time::sleep(Duration::from_millis(600)).await;
         assert_eq!(hears.heard().iter().filter(|u| **u == answers).count(), 1, "nothing once he may not read it: {:?}", hears.heard());
 
@@ -167,9 +173,10 @@ lattice_testkit::both_backends! {
         let respondent = s.mcp_with(&rita, hears.clone()).await;
         respondent.subscribe(SubscribeRequestParams::new(answers.clone())).await.expect("a respondent follows");
         answer(&s, &alice, &th, &asked).await;
-        hears.until(&answers, 1, Duration::from_secs(1)).await.expect("heard while signed in");
+        hears.until(&answers, 1, Duration::from_secs(1), "heard while signed in").await;
         s.ok("POST", "/v1/people/rita/sign-out", &rita, Some(json!({}))).await;
         answer(&s, &alice, &th, &asked).await;
+        // Nothing comes: a window (see the unsubscribe above).
         tokio::time::sleep(Duration::from_millis(600)).await;
         assert_eq!(hears.heard().len(), 1, "nothing once signed out: {:?}", hears.heard());
 
@@ -200,11 +207,12 @@ async fn completed(client: &RunningService<RoleClient, Hears>, reference: Refere
 
 lattice_testkit::both_backends! {
     async fn a_templates_id_completes_to_the_callers_artifacts_of_its_kind(backend: Backend) {
-        let s = Stack::new(backend, "").await;
+        let clock = ManualClock::new();
+        let s = Stack::on_clock(backend, "", clock.clone()).await;
         let alice = token("alice", TenantRole::Member);
         let (_, th) = s.workspace_with_thread(&alice).await;
         let first = form(&s, &alice, &th, "Lunch?").await;
-        tokio::time::sleep(Duration::from_millis(5)).await;
+        clock.advance(Duration::from_millis(5));
         let second = form(&s, &alice, &th, "Dinner?").await;
         let board = json!({"kind": "dashboard", "data": {"title": "D", "as_of": "2026-12-05T09:00:00Z", "panels": []}});
         let dashboard = s.ok("POST", &format!("/v1/threads/{th}/artifacts"), &alice, Some(board)).await["id"].as_str().unwrap().to_owned();
@@ -233,10 +241,11 @@ lattice_testkit::both_backends! {
     /// A thread as a resource: read, followed, and its `{thread}` completed
     /// to the threads the caller can read, and to no other.
     async fn a_thread_is_read_followed_and_completed_as_its_reader_may(backend: Backend) {
-        let Scene { s, alice, rita, ws, th, asked } = Scene::set_up(backend).await;
-        tokio::time::sleep(Duration::from_millis(5)).await;
+        let clock = ManualClock::new();
+        let Scene { s, alice, rita, ws, th, asked } = Scene::on_clock(backend, clock.clone()).await;
+        clock.advance(Duration::from_millis(5));
         let later = s.ok("POST", &format!("/v1/workspaces/{ws}/threads"), &alice, Some(json!({"title": "Later"}))).await["id"].as_str().unwrap().to_owned();
-        tokio::time::sleep(Duration::from_millis(5)).await;
+        clock.advance(Duration::from_millis(5));
         let body = json!({"title": "Hidden", "restricted": true});
         let hidden = s.ok("POST", &format!("/v1/workspaces/{ws}/threads"), &alice, Some(body)).await["id"].as_str().unwrap().to_owned();
 
@@ -266,9 +275,9 @@ lattice_testkit::both_backends! {
         // Followed: a new artifact in it is told within a second.
         client.subscribe(SubscribeRequestParams::new(uri.clone())).await.expect("subscribed");
         let board = json!({"kind": "dashboard", "data": {"title": "Board", "as_of": "2026-12-05T09:00:00Z", "panels": []}});
-        tokio::time::sleep(Duration::from_millis(5)).await;
+        clock.advance(Duration::from_millis(5));
         s.ok("POST", &format!("/v1/threads/{th}/artifacts"), &alice, Some(board)).await;
-        hears.until(&uri, 1, Duration::from_secs(1)).await.expect("told of the new artifact within 1 s");
+        hears.until(&uri, 1, Duration::from_secs(1), "told of the new artifact within 1 s").await;
         assert_eq!(read(&client, &uri).await["artifacts"][0]["title"], "Board", "newest first");
     }
 }

@@ -28,9 +28,8 @@ lattice_testkit::both_backends! {
         // The reader reads up to the horizon, which on PostgreSQL reaches
         // a commit a moment after the call that made it answered.
         let reader = lattice_log::LogReader::of(&s.log);
-        let mut created = Vec::new();
-        for _ in 0..100 {
-            created = reader
+        let created = lattice_testkit::eventually("both artifacts read", async || {
+            let created = reader
                 .read(0, 100)
                 .await
                 .unwrap()
@@ -39,11 +38,9 @@ lattice_testkit::both_backends! {
                 .filter(|e| e["type"] == "artifact_created")
                 .map(|e| (e["payload"]["data"]["title"].as_str().unwrap_or_default().to_owned(), e["traceparent"].as_str().map(str::to_owned)))
                 .collect::<Vec<_>>();
-            if created.len() >= 2 {
-                break;
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-        }
+            (created.len() >= 2).then_some(created)
+        })
+        .await;
         assert_eq!(created, vec![("Traced".to_owned(), Some(TRACEPARENT.to_owned())), ("Not traced".to_owned(), None)]);
     }
 }

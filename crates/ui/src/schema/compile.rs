@@ -67,7 +67,7 @@ const SCHEMA_URI: &str = "https://json-schema.org/draft/2020-12/schema";
 pub fn compile(schema: &Value) -> Result<CompiledForm, Error> {
     let size = serde_json::to_vec(schema).map(|v| v.len()).unwrap_or(usize::MAX);
     if size > limits::SCHEMA_BYTES {
-        return Err(Error::TooLarge { limit: limits::SCHEMA_BYTES as u64, size: size as u64 });
+        return Err(Error::too_large(lattice_core::Code::DocumentTooLarge, limits::SCHEMA_BYTES as u64, size as u64));
     }
     let mut c = Compiler::default();
     let form = c.root(schema);

@@ -1,13 +1,12 @@
-//! A property's keywords compiled to a short list of rules, in the order
-//! that refuses cheapest: the hot path (`is_valid`) walks only the rules a
-//! property has, and stops at the first that fails.
+//! The rules a property's keywords become (`lowering.rs` puts them in the
+//! order that refuses cheapest): the hot path (`is_valid`) walks only the
+//! rules a property has, and stops at the first that fails.
 
 use serde_json::Value;
 
 use super::equal::json_equal;
 use super::format::Format;
-use super::validate::is_multiple;
-use super::{Property, Types};
+use super::types::Types;
 
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Rule {
@@ -46,41 +45,6 @@ pub(crate) enum Fast {
 }
 
 impl Fast {
-    pub(crate) fn of(p: &Property) -> Self {
-        let plain = p.constant.is_none()
-            && p.minimum.is_none()
-            && p.maximum.is_none()
-            && p.exclusive_minimum.is_none()
-            && p.exclusive_maximum.is_none()
-            && p.multiple_of.is_none();
-        match p.types {
-            Some(t)
-                if t == Types::STRING
-                    && plain
-                    && p.min_items.is_none()
-                    && p.max_items.is_none()
-                    && !p.unique_items
-                    && p.item_choices.is_none()
-                    && (p.choices.is_none() || p.string_choices.is_some()) =>
-            {
-                Fast::Text {
-                    choices: p.string_choices.as_ref().map(|c| c.iter().map(|s| s.as_str().into()).collect()),
-                    min: p.min_length,
-                    max: p.max_length,
-                    format: p.format,
-                }
-            }
-            Some(t) if t == Types::ARRAY && plain && p.choices.is_none() && p.item_choices.is_some() => Fast::Choices {
-                choices: p.item_choices.iter().flatten().filter_map(|v| v.as_str()).map(Into::into).collect(),
-                unique: p.unique_items,
-                min: p.min_items,
-                max: p.max_items,
-            },
-            Some(t) if t == Types::BOOLEAN && plain && p.choices.is_none() => Fast::Boolean,
-            _ => Fast::Rules(p.rules.clone()),
-        }
-    }
-
     #[inline]
     pub(crate) fn accepts(&self, v: &Value) -> bool {
         match (self, v) {
@@ -135,42 +99,6 @@ fn choices_accept(choices: &[Box<str>], unique: bool, min: Option<u64>, max: Opt
 #[inline(never)]
 fn rules_accept(rules: &[Rule], v: &Value) -> bool {
     rules.iter().all(|r| r.accepts(v))
-}
-
-pub(crate) fn rules_of(p: &Property) -> Box<[Rule]> {
-    let mut rules = Vec::new();
-    if let Some(t) = p.types {
-        rules.push(Rule::Type(t));
-    }
-    match (&p.string_choices, &p.choices) {
-        (Some(strings), _) => rules.push(Rule::StringEnum(strings.iter().map(|s| s.as_str().into()).collect())),
-        (None, Some(values)) => rules.push(Rule::Enum(values.clone().into())),
-        (None, None) => {}
-    }
-    if let Some(c) = &p.constant {
-        rules.push(Rule::Const(c.clone()));
-    }
-    rules.extend(p.max_length.map(Rule::MaxLength));
-    rules.extend(p.min_length.map(Rule::MinLength));
-    rules.extend(p.format.map(Rule::Format));
-    rules.extend(p.minimum.map(Rule::Minimum));
-    rules.extend(p.maximum.map(Rule::Maximum));
-    rules.extend(p.exclusive_minimum.map(Rule::ExclusiveMinimum));
-    rules.extend(p.exclusive_maximum.map(Rule::ExclusiveMaximum));
-    rules.extend(p.multiple_of.map(Rule::MultipleOf));
-    rules.extend(p.min_items.map(Rule::MinItems));
-    rules.extend(p.max_items.map(Rule::MaxItems));
-    let item_choices = p.item_choices.as_ref().map(|items| items.iter().filter_map(|v| v.as_str()).map(Into::into).collect());
-    match (item_choices, p.unique_items) {
-        (Some(choices), true) => rules.push(Rule::UniqueItemEnum(choices)),
-        (Some(choices), false) => rules.push(Rule::ItemEnum(choices)),
-        (None, true) => rules.push(Rule::UniqueItems),
-        (None, false) => {}
-    }
-    if p.file.as_ref().is_some_and(|f| f.many) {
-        rules.push(Rule::FileItems);
-    }
-    rules.into()
 }
 
 impl Rule {
@@ -234,6 +162,20 @@ pub(crate) fn same(a: &str, b: &str) -> bool {
         i += 1;
     }
     true
+}
+
+/// Whether `n` is a multiple of `m`: exact for integers, and for decimals
+/// exact up to the rounding of the division.
+pub(crate) fn is_multiple(n: &serde_json::Number, m: f64) -> bool {
+    if let (Some(x), true) = (n.as_i64(), m.fract() == 0.0 && m.abs() < 9.0e15) {
+        return x % (m as i64) == 0;
+    }
+    let x = n.as_f64().unwrap_or(f64::NAN);
+    let q = x / m;
+    if !q.is_finite() {
+        return false;
+    }
+    (q - q.round()).abs() <= q.abs().max(1.0) * 1e-9
 }
 
 #[cfg(test)]

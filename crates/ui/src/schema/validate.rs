@@ -4,6 +4,7 @@ use lattice_core::{Error, FieldError, FieldErrors};
 use serde_json::Value;
 
 use super::equal::{first_duplicate, json_equal};
+use super::rules::is_multiple;
 use super::{CompiledForm, Format, Property, limits};
 
 impl CompiledForm {
@@ -13,7 +14,7 @@ impl CompiledForm {
     pub fn validate(&self, values: &Value) -> Result<(), Error> {
         let size = json_size(values);
         if size > limits::VALUES_BYTES {
-            return Err(Error::TooLarge { limit: limits::VALUES_BYTES as u64, size: size as u64 });
+            return Err(Error::too_large(lattice_core::Code::DocumentTooLarge, limits::VALUES_BYTES as u64, size as u64));
         }
         // Most values are valid: only a refusal pays for its messages.
         if self.is_valid(values) {
@@ -241,20 +242,6 @@ impl std::io::Write for Bounded<'_> {
     fn flush(&mut self) -> std::io::Result<()> {
         Ok(())
     }
-}
-
-/// Whether `n` is a multiple of `m`: exact for integers, and for decimals
-/// exact up to the rounding of the division.
-pub(crate) fn is_multiple(n: &serde_json::Number, m: f64) -> bool {
-    if let (Some(x), true) = (n.as_i64(), m.fract() == 0.0 && m.abs() < 9.0e15) {
-        return x % (m as i64) == 0;
-    }
-    let x = n.as_f64().unwrap_or(f64::NAN);
-    let q = x / m;
-    if !q.is_finite() {
-        return false;
-    }
-    (q - q.round()).abs() <= q.abs().max(1.0) * 1e-9
 }
 
 /// The length of `value` serialized as compact JSON, without building it.

@@ -54,7 +54,7 @@ fn html_and_state_limits_hold_at_their_edge() {
     assert!(app("x".repeat(HTML_MAX_BYTES), None).check().is_ok());
     assert!(matches!(
         app("x".repeat(HTML_MAX_BYTES + 1), None).check(),
-        Err(lattice_core::Error::TooLarge { limit, size }) if limit == HTML_MAX_BYTES as u64 && size == HTML_MAX_BYTES as u64 + 1
+        Err(lattice_core::Error::TooLarge { limit, size, .. }) if limit == HTML_MAX_BYTES as u64 && size == HTML_MAX_BYTES as u64 + 1
     ));
     let state = |bytes: usize| json!({"s": "x".repeat(bytes - r#"{"s":""}"#.len())});
     assert!(app("<p>hi</p>".into(), Some(state(STATE_MAX_BYTES))).check().is_ok());

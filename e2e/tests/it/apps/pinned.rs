@@ -18,6 +18,7 @@ async fn in_view(w: &Window, selector: &str) -> bool {
 
 async fn scroll(w: &Window, to: &str) {
     let _: Value = w.eval(&format!("() => {{ window.scrollTo(0, {to}); return null }}")).await;
+    // The browser's observers answer a scroll on their own time; nothing tells the test.
     tokio::time::sleep(std::time::Duration::from_millis(100)).await;
 }
 

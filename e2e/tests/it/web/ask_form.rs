@@ -2,8 +2,6 @@
 //! paused form takes the focus, a refusal shows under its field and takes
 //! the focus, the answer resumes the run and its message appears.
 
-use std::time::Duration;
-
 use lattice_e2e::UpProcess;
 use lattice_e2e::browser::Chrome;
 
@@ -90,9 +88,7 @@ async fn ask_form_round_trip_with_the_keyboard() {
     assert_eq!(answer["affected"], serde_json::json!(["API"]));
     assert_eq!(answer["note"], "The API answers 502.");
     assert_eq!(run["actor"]["user"], "demo");
-    tokio::time::sleep(Duration::from_millis(100)).await;
-    let status: String = w.eval("() => document.querySelector('.run-status').textContent").await;
-    assert_eq!(status, "The agent has finished.");
+    w.until("() => document.querySelector('.run-status')?.textContent === 'The agent has finished.'", "the run's status: finished").await;
 }
 
 /// A thread's page fetches the forms' chunk as it boots, beside the main

@@ -122,6 +122,7 @@ async fn a_thread_with_something_new_is_marked_unread_until_its_end_is_seen() {
     bob.ok("POST", &format!("/v1/threads/{first}/messages"), json!({"text": "One more thing"})).await;
     messages(&w, 61).await;
     w.until(&in_view(".new-pill"), "the New messages pill").await;
+    // A claim that nothing is marked read: only a window shows it.
     tokio::time::sleep(std::time::Duration::from_millis(500)).await;
     assert!(unread(&ana, &ws, &first).await, "read while scrolled up");
     w.page.locator(".new-pill").click(None).await.unwrap();

@@ -80,7 +80,7 @@ async fn a_sign_in_link_asks_before_it_replaces_a_session() {
     let lead: String = w.eval("() => document.getElementById('lattice-confirm-lead').textContent").await;
     assert!(lead.contains("ana (acme)"), "{lead}");
     w.page.locator("#lattice-confirm-cancel").click(None).await.unwrap();
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    w.until("() => !document.querySelector('dialog#lattice-confirm[open]')", "the question put away").await;
     assert_eq!(w.eval::<String>(me).await, ana.token, "declined: still ana");
     assert!(!w.eval::<String>("() => location.href").await.contains("token="), "the link left the address at once");
     // Asked again, and this time switched.
@@ -111,6 +111,7 @@ async fn production_takes_no_sign_in_links() {
     assert_eq!(config["link_sign_in"], false);
     let chrome = Chrome::launch().await;
     let w = chrome.window(&up.base, &token, "light", "/").await;
+    // A claim that nothing is kept: only a window shows it (no event says "not stored").
     tokio::time::sleep(Duration::from_millis(800)).await;
     let kept: Option<String> = w.eval("() => localStorage.getItem('lattice.token')").await;
     assert_eq!(kept, None, "a link signed someone in, in production");

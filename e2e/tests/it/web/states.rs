@@ -36,6 +36,7 @@ async fn loading_does_not_jump_a_refusal_says_what_to_try_and_a_dropped_stream_s
     w.until("() => document.querySelectorAll('.timeline .message').length === 3", "the messages").await;
     w.until(&format!("() => !!document.querySelector(\"nav a[href='/t/{th}']\")"), "the side list").await;
     w.until("() => !!document.getElementById('composer-text')", "the composer").await;
+    // Layout shift is measured over a window after the load, as Web Vitals does.
     tokio::time::sleep(std::time::Duration::from_millis(500)).await;
     let shifted: f64 = w.eval("() => window.__shifted").await;
     println!("layout shift while a thread loads: {shifted:.4}");

@@ -4,27 +4,17 @@
 //! their count in the side list; an answer takes one off live, and so does
 //! their removal from a workspace, within a second.
 
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
+use lattice_core::clock::{Clock, SystemClock};
 use lattice_e2e::browser::Chrome;
 use lattice_e2e::{Client, UpProcess};
 use serde_json::{Value, json};
 
-/// The time `hours` from now, as RFC 3339 in UTC (to the second).
-fn in_hours(hours: u64) -> String {
-    let secs = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs() + hours * 3600;
-    let (days, rem) = ((secs / 86_400) as i64, secs % 86_400);
-    // Days since 1970-01-01 to a civil date (Howard Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!("{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z", rem / 3600, rem % 3600 / 60, rem % 60)
+/// The time `hours` from now, as RFC 3339 in UTC: on the wall clock, as
+/// the lattice process under test reads it.
+fn in_hours(hours: i64) -> String {
+    lattice_log::rfc3339(SystemClock.now_ms() + hours * 3_600_000)
 }
 
 /// A per-person form in `th`, closing at `closes_at`: its id.

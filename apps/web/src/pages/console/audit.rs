@@ -22,8 +22,8 @@ pub(super) fn AuditTrail(rows: RwSignal<Vec<AuditEntry>>) -> impl IntoView {
         let (level, key, actor, since, until) = (level.get(), key.get(), actor.get().to_lowercase(), since.get(), until.get());
         rows.get()
             .into_iter()
-            .filter(|r| level.is_empty() || r.level == level)
-            .filter(|r| key.is_empty() || r.key == key)
+            .filter(|r| level.is_empty() || r.change.level == level)
+            .filter(|r| key.is_empty() || r.change.key == key)
             .filter(|r| actor.is_empty() || r.actor.to_lowercase().contains(&actor))
             // Times are RFC 3339 in UTC: a date compares as their prefix.
             .filter(|r| since.is_empty() || r.at.as_str() >= since.as_str())
@@ -36,7 +36,7 @@ pub(super) fn AuditTrail(rows: RwSignal<Vec<AuditEntry>>) -> impl IntoView {
         page.set(0);
     });
     let levels = Memo::new(move |_| {
-        let mut seen: Vec<String> = rows.get().into_iter().map(|r| r.level).collect();
+        let mut seen: Vec<String> = rows.get().into_iter().map(|r| r.change.level).collect();
         seen.sort();
         seen.dedup();
         seen
@@ -63,7 +63,7 @@ pub(super) fn AuditTrail(rows: RwSignal<Vec<AuditEntry>>) -> impl IntoView {
                 <label for="audit-key">"Key"</label>
                 <select id="audit-key" on:change=move |ev| key.set(event_target_value(&ev))>
                     <option value="">"any"</option>
-                    {["ui:forms", "ui:dashboards", "ui:mini-apps"].into_iter().map(|k| view! { <option value=k>{k}</option> }).collect_view()}
+                    {lattice_core::SwitchKey::ALL.into_iter().map(|k| k.as_str()).map(|k| view! { <option value=k>{k}</option> }).collect_view()}
                 </select>
                 {text_filter("audit-actor", "Who", "a name, or part of one", actor)}
                 {text_filter("audit-since", "From", "2026-11-30", since)}
@@ -86,7 +86,7 @@ pub(super) fn AuditTrail(rows: RwSignal<Vec<AuditEntry>>) -> impl IntoView {
                         <thead><tr><th scope="col">"When"</th><th scope="col">"Who"</th><th scope="col">"Level"</th><th scope="col">"Key"</th><th scope="col">"Change"</th><th scope="col">"Reason"</th></tr></thead>
                         <tbody>
                             {shown.into_iter().map(|r| view! {
-                                <tr><td>{time(r.at)}</td><td>{r.actor}</td><td>{r.level}</td><td>{r.key}</td><td>{format!("{} → {}", r.old, r.new)}</td><td>{r.reason}</td></tr>
+                                <tr><td>{time(r.at)}</td><td>{r.actor}</td><td>{r.change.level}</td><td>{r.change.key}</td><td>{format!("{} → {}", r.change.old, r.change.new)}</td><td>{r.change.reason}</td></tr>
                             }).collect_view()}
                         </tbody>
                     </table>

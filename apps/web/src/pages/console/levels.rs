@@ -2,6 +2,7 @@
 //! its reason (confirmed where it reaches past one workspace), and turning
 //! everything off at the level.
 
+use lattice_core::SwitchKey;
 use lattice_wire::{KeyView, LevelView, Posted, SetSwitch};
 use leptos::prelude::*;
 
@@ -30,16 +31,18 @@ impl Kept {
     }
 }
 
-/// What turning a key off stops, in a person's words.
+/// What turning a key off stops, in a person's words: a match on the
+/// keys themselves, so a new key is not drawn without its words.
 fn stops(key: &str) -> &'static str {
-    match key {
-        "ui:forms" => "no form can be shown, submitted or answered, and waiting agents cannot be answered through one",
-        "ui:dashboards" => "dashboards show their title only, and no new one can be made",
-        "ui:mini-apps" => "every running app stops at once, and no app can be made or called",
-        _ if key.starts_with(lattice_core::ServerKey::PREFIX) => {
-            "the server's tools leave the agent's next model call, its apps stop at once, and no call of it is made or approved"
-        }
-        _ => "it is governed no more",
+    const SERVER: &str = "the server's tools leave the agent's next model call, its apps stop at once, and no call of it is made or approved";
+    match SwitchKey::parse(key) {
+        Some(SwitchKey::Forms) => "no form can be shown, submitted or answered, and waiting agents cannot be answered through one",
+        Some(SwitchKey::Dashboards) => "dashboards show their title only, and no new one can be made",
+        Some(SwitchKey::MiniApps) => "every running app stops at once, and no app can be made or called",
+        Some(SwitchKey::Server(_)) => SERVER,
+        // The browser configures no server, so their keys parse to none here.
+        None if key.starts_with(lattice_core::ServerKey::PREFIX) => SERVER,
+        None => "it is governed no more",
     }
 }
 

@@ -14,7 +14,7 @@ pub(super) fn artifact_view(ctx: Ctx, a: ArtifactView, first_version: u64) -> An
     match a.kind.as_str() {
         "form" => form_artifact(ctx, a, first_version),
         "dashboard" => {
-            let off = ctx.off_because("ui:dashboards");
+            let off = ctx.off_because(lattice_core::SwitchKey::Dashboards);
             let id = format!("dash-{}", a.id);
             move || match off.get() {
                 Some(why) => view! {

@@ -2,6 +2,7 @@
 //! switches as pushed, the pinned view and the reader's role, and what
 //! each of those allows.
 
+use lattice_core::SwitchKey;
 use lattice_core::policy::{self, Action};
 use leptos::prelude::*;
 
@@ -35,12 +36,12 @@ impl Ctx {
     /// Whether a key is on; unknown until the first answer, taken as on
     /// (the server refuses what is off either way). Off while the switch
     /// cannot be heard.
-    pub(super) fn off_because(self, key: &'static str) -> Memo<Option<String>> {
+    pub(super) fn off_because(self, key: SwitchKey) -> Memo<Option<String>> {
         Memo::new(move |_| {
             if self.deaf.get() {
                 return Some(DEAF.to_owned());
             }
-            self.switches.with(|s| s.as_ref().and_then(|m| m.get(key)).filter(|e| !e.enabled).map(|e| e.because.clone()))
+            self.switches.with(|s| s.as_ref().and_then(|m| m.get(key.as_str())).filter(|e| !e.enabled).map(|e| e.because.clone()))
         })
     }
 
@@ -54,7 +55,7 @@ impl Ctx {
                 return Some(DEAF.to_owned());
             }
             self.switches.with(|s| {
-                let keys = std::iter::once("ui:mini-apps").chain(server_key.as_deref());
+                let keys = std::iter::once(SwitchKey::MiniApps.as_str()).chain(server_key.as_deref());
                 keys.map(|key| match s.as_ref().and_then(|m| m.get(key)) {
                     None => Some(format!("{key} has not answered yet")),
                     Some(e) if !e.enabled => Some(e.because.clone()),

@@ -28,7 +28,7 @@ pub(super) fn form_artifact(ctx: Ctx, a: ArtifactView, first_version: u64) -> An
     let Ok(form) = lattice_core::json::from_value::<Form>(a.data.clone()) else {
         return view! { <p class="refusal">"This form can't be shown."</p> }.into_any();
     };
-    let forms_off = ctx.off_because("ui:forms");
+    let forms_off = ctx.off_because(lattice_core::SwitchKey::Forms);
     let session = expect_context::<Session>();
     let heading = format!("form-{}-title", a.id);
     let form_id = a.id.clone();

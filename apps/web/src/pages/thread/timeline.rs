@@ -185,7 +185,7 @@ fn ask_form_view(ctx: Ctx, run: String, tool_call_id: String, args: Value, expir
     let answered = Memo::new(move |_| ctx.state.with(|t| t.answered.get(&key).cloned()));
     let key = request_key(&run, &tool_call_id);
     let expired = Memo::new(move |_| ctx.state.with(|t| t.expired.contains_key(&key)));
-    let forms_off = ctx.off_because("ui:forms");
+    let forms_off = ctx.off_because(lattice_core::SwitchKey::Forms);
     let heading = format!("req-{tool_call_id}-title");
     let deadline = expires_at.clone();
     let title = args.title.clone();

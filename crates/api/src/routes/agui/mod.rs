@@ -28,9 +28,13 @@ use crate::extract::{Body, Caller};
 use crate::guard::StreamPermit;
 use crate::state::AppState;
 
+mod bounds;
+mod interrupts;
 mod snapshot;
 mod translate;
 
+pub use bounds::{ID_MAX, MESSAGES_MAX, PARTS_MAX, RESUME_MAX};
+use interrupts::parse_interrupt;
 use snapshot::Standing;
 use translate::Translator;
 
@@ -57,16 +61,6 @@ struct ResumeEntry {
     #[serde(default)]
     payload: Value,
 }
-
-/// Bounds of a `RunAgentInput` (docs/AGUI.md), past the body's own size:
-/// what lattice reads of it, and what it writes back into every event.
-pub const MESSAGES_MAX: usize = 256;
-/// Content parts of one message.
-pub const PARTS_MAX: usize = 64;
-/// Interrupts answered at once.
-pub const RESUME_MAX: usize = 16;
-/// Bytes of `threadId`, `runId` and an `interruptId`.
-pub const ID_MAX: usize = 256;
 
 impl RunAgentInput {
     /// Whether this is a reconnect to the thread (`forwardedProps.reconnect`:
@@ -103,17 +97,6 @@ impl RunAgentInput {
             None => Ok(()),
         }
     }
-}
-
-/// An interrupt's id: the run and the request it waits on.
-fn interrupt_id(run: &str, tool_call_id: &str) -> String {
-    format!("{run}:{tool_call_id}")
-}
-
-fn parse_interrupt(id: &str) -> Result<(RunId, String), Error> {
-    let (run, tool_call_id) = id.split_once(':').ok_or_else(|| Error::field("resume.interruptId", "pattern", "not an interrupt of lattice's"))?;
-    let run = RunId::parse("resume.interruptId", run)?;
-    Ok((run, tool_call_id.to_owned()))
 }
 
 /// The text of the last user message: a string, or its text parts.
@@ -204,7 +187,7 @@ pub async fn run(
                 }
                 // Each answer's receipt, before what the run does next.
                 for (interrupt, seq) in answered {
-                    let proof = lattice_log::seal::proof(state.log.db(), who.principal(), seq).await?;
+                    let proof = state.log.proof(&who, seq).await?;
                     first.push(receipt_event(&interrupt, seq, proof));
                 }
                 // Some of its requests still unanswered: the run waits on
@@ -329,13 +312,5 @@ mod tests {
         assert_eq!(prompt(&messages).as_deref(), Some("second\npart"));
         assert_eq!(prompt(&[json!({"role": "assistant", "content": "x"})]), None);
         assert_eq!(prompt(&[json!({"role": "user", "content": "  "})]), None);
-    }
-
-    #[test]
-    fn an_interrupt_names_its_run_and_request() {
-        let id = interrupt_id("run_01m8qgrc8c3an5n4y1jfrnaej9", "call_ask_form_1");
-        let (run, call) = parse_interrupt(&id).unwrap();
-        assert_eq!((run.as_str(), call.as_str()), ("run_01m8qgrc8c3an5n4y1jfrnaej9", "call_ask_form_1"));
-        assert!(parse_interrupt("nothing").is_err());
     }
 }

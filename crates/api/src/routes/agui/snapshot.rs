@@ -9,7 +9,7 @@ use lattice_core::{Actor, Envelope, Error, ThreadId};
 use lattice_log::{Authenticated, LogService};
 use serde_json::{Value, json};
 
-use super::MESSAGES_MAX;
+use super::bounds::MESSAGES_MAX;
 
 /// Envelopes read at once, backwards from the snapshot's position.
 const PAGE: i64 = 500;

@@ -7,7 +7,7 @@ use lattice_core::{Actor, Envelope, Error, RunFailure};
 use lattice_log::Live;
 use serde_json::{Value, json};
 
-use super::interrupt_id;
+use super::interrupts::interrupt_id;
 
 /// A tool's result as AG-UI carries it: text, an error's beginning `error: `.
 pub(super) fn result_text(result: &Value, is_error: bool) -> String {

@@ -18,7 +18,7 @@ async fn not_found(r: &Replica, token: &str, session: &str) {
     let res = r.post(token, Some(session), json!({"jsonrpc": "2.0", "id": 9, "method": "tools/list"})).await;
     let (status, body) = refusal(res).await;
     assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
-    assert_eq!(body, r#"{"error":{"type":"NotFound"}}"#);
+    assert_eq!(body, r#"{"error":{"type":"NotFound","code":"not_found","link":"/docs/errors#not_found"}}"#);
 }
 
 lattice_testkit::both_backends! {

@@ -4,8 +4,6 @@
 //! even once its client stopped reading. Past the limit the guard's own
 //! refusal: 429 `RateLimited` with `Retry-After`.
 
-use std::time::Duration;
-
 use axum::http::StatusCode;
 use lattice_core::{Command, TenantRole, ThreadId, WorkspaceId};
 use lattice_edge::TrustedProxies;
@@ -85,14 +83,9 @@ fn peek(form: &str) -> Value {
 /// The session's event stream once a place is free (a call that just
 /// answered lets go of its place as its handler ends).
 async fn eventually_open(r: &Replica, token: &str, session: &str) -> Sse {
-    let open = async {
-        loop {
-            let res = r.events(token, session).await;
-            if res.status() == StatusCode::OK {
-                return Sse::new(res);
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-    };
-    tokio::time::timeout(PATIENCE, open).await.expect("a place is freed")
+    let res = lattice_testkit::eventually_within(PATIENCE, "a place freed", async || {
+        Some(r.events(token, session).await).filter(|res| res.status() == StatusCode::OK)
+    })
+    .await;
+    Sse::new(res)
 }
