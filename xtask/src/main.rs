@@ -32,6 +32,8 @@ mod one_clock;
 #[cfg(test)]
 mod places;
 mod postgres;
+#[cfg(test)]
+mod scratch;
 mod shell;
 mod web;
 

@@ -72,8 +72,9 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequestParts<S> for Query<T> {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
-        let axum::extract::Query(value) =
-            axum::extract::Query::<T>::from_request_parts(parts, state).await.map_err(|e| Error::malformed(lattice_core::Code::MalformedQuery, e.body_text()))?;
+        let axum::extract::Query(value) = axum::extract::Query::<T>::from_request_parts(parts, state)
+            .await
+            .map_err(|e| Error::malformed(lattice_core::Code::MalformedQuery, e.body_text()))?;
         Ok(Query(value))
     }
 }

@@ -236,9 +236,10 @@ impl AppCalls {
             // A reader changes nothing: refused before anything is asked of
             // anyone, and the row says what was sent only by its digest and
             // size (the caller chose those bytes; the log keeps none).
-            _ if reader && changes_the_app(tool) => {
-                Err(known.refuse(READ_ONLY, Error::forbidden(lattice_core::Code::ReadOnly, format!("{tool} changes the app, and this caller may only read it here"))))
-            }
+            _ if reader && changes_the_app(tool) => Err(known.refuse(
+                READ_ONLY,
+                Error::forbidden(lattice_core::Code::ReadOnly, format!("{tool} changes the app, and this caller may only read it here")),
+            )),
             // A reader's read is a read: like any other it leaves no row.
             Decision::Allow if reader => {
                 count(tool, "allow", via);
@@ -265,7 +266,10 @@ impl AppCalls {
     /// exporter's `submit_form`, then [`AppCalls::submit_form`]).
     pub fn granted(&self, who: &Authenticated, capability: Option<&str>, named: Option<&str>, tool: &str) -> Result<ArtifactId, Error> {
         let Some(capability) = capability else {
-            return Err(Error::forbidden(lattice_core::Code::CapabilityMissing, format!("{tool} is app-only: it is called by a view with the capability its host was given for it")));
+            return Err(Error::forbidden(
+                lattice_core::Code::CapabilityMissing,
+                format!("{tool} is app-only: it is called by a view with the capability its host was given for it"),
+            ));
         };
         let granted = self.log.authenticator().capability_artifact(capability, who)?;
         if named.is_some_and(|named| named != granted) {
@@ -284,7 +288,10 @@ impl AppCalls {
     /// never sees it.
     pub async fn host_capability(&self, who: &Authenticated, app: &ArtifactId) -> Result<AppCapability, Error> {
         if who.principal().agent {
-            return Err(Error::forbidden(lattice_core::Code::AgentNotAllowed, "an agent's app views get their capability in the MCP tool result that shows them"));
+            return Err(Error::forbidden(
+                lattice_core::Code::AgentNotAllowed,
+                "an agent's app views get their capability in the MCP tool result that shows them",
+            ));
         }
         let head = self.app(who, app).await?;
         Ok(AppCapability {
@@ -349,14 +356,23 @@ impl AppCalls {
             return Err(refuse("not_asked", Error::NotFound));
         }
         if asked_via != via {
-            return Err(refuse("wrong_host", Error::invalid_state(lattice_core::Code::WrongHost, "this call was put to the person through another host: it is answered there")));
+            return Err(refuse(
+                "wrong_host",
+                Error::invalid_state(lattice_core::Code::WrongHost, "this call was put to the person through another host: it is answered there"),
+            ));
         }
         if via == Via::Chat && p.agent {
-            return Err(refuse("not_a_person", Error::forbidden(lattice_core::Code::PersonMustConfirm, "in lattice's chat a person confirms an app's call")));
+            return Err(refuse(
+                "not_a_person",
+                Error::forbidden(lattice_core::Code::PersonMustConfirm, "in lattice's chat a person confirms an app's call"),
+            ));
         }
         let asked_at = time_ms(&asked.at);
         if self.log.clock().now_ms() - asked_at > CONFIRM_WITHIN.as_millis() as i64 {
-            return Err(refuse("expired", Error::invalid_state(lattice_core::Code::ConfirmationExpired, "the confirmation has expired: the app must call again")));
+            return Err(refuse(
+                "expired",
+                Error::invalid_state(lattice_core::Code::ConfirmationExpired, "the confirmation has expired: the app must call again"),
+            ));
         }
         let head = head.map_err(Refused::unrecorded)?;
         an_app(&head).map_err(Refused::unrecorded)?;

@@ -71,9 +71,10 @@ impl AppCalls {
             Decision::Deny => Err(known.answer("deny", Ok(Outcome::Refused { reason: format!("{policy} denies {tool} to the server's apps") }))),
             // What a server's tool does, lattice cannot know: a reader's
             // app calls none of them.
-            _ if reader => {
-                Err(known.refuse(READ_ONLY, Error::forbidden(lattice_core::Code::ReadOnly, format!("{tool} is the {} server's; this caller may only read here", server.name()))))
-            }
+            _ if reader => Err(known.refuse(
+                READ_ONLY,
+                Error::forbidden(lattice_core::Code::ReadOnly, format!("{tool} is the {} server's; this caller may only read here", server.name())),
+            )),
             Decision::Ask => {
                 lattice_core::document::check(arguments, "arguments", ASKED_MAX_BYTES).or_refused(&known)?;
                 count(tool, "ask", via);
@@ -147,7 +148,10 @@ impl AppCalls {
         let found = tools.iter().find(|t| t.name == tool).cloned();
         match found {
             Some(t) if t.for_app => Ok(t),
-            Some(_) => Err(Error::forbidden(lattice_core::Code::ModelOnlyTool, format!("{tool} is for the model only: the {} server's apps do not call it", server.name()))),
+            Some(_) => Err(Error::forbidden(
+                lattice_core::Code::ModelOnlyTool,
+                format!("{tool} is for the model only: the {} server's apps do not call it", server.name()),
+            )),
             None => Err(Error::field("tool", "enum", format!("the {} server offers no tool {tool:?}", server.name()))),
         }
     }

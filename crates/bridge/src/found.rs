@@ -138,7 +138,6 @@ pub(crate) async fn look_up(lookups: &Lookups, batch: &[StoredEnvelope], unknown
 mod tests {
     use std::sync::Arc;
     use std::sync::atomic::{AtomicU64, Ordering};
-    use std::time::Duration;
 
     use lattice_core::{Command, RunStatus, TenantRole, ThreadId, WorkspaceId};
     use lattice_log::LogReader;
@@ -181,17 +180,17 @@ mod tests {
             }
             let runner = lattice_agent::Runner::new(lattice_testkit::trusted(&log), lattice_agent::Models::scripted());
             let run = runner.start(&alice, thread.clone(), "report".into(), Some("scripted:ask_form".into()), None).await.unwrap();
-            let mut call = None;
-            for _ in 0..400 {
+            let call = lattice_testkit::eventually("the run to pause", async || {
                 let view = log.run(&alice, &run).await.unwrap();
-                if view.run.status == RunStatus::Paused {
-                    call = Some(view.requests[0].tool_call_id.clone());
-                    break;
-                }
-                tokio::time::sleep(Duration::from_millis(20)).await;
-            }
-            runner.answer(&alice, &run, call.expect("the run paused"), json!({"date": "2026-11-29", "severity": "high"})).await.unwrap();
-            log.execute(&alice, Command::PostMessage { thread, text: "after".into() }).await.unwrap();
+                (view.run.status == RunStatus::Paused).then(|| view.requests[0].tool_call_id.clone())
+            })
+            .await;
+            runner.answer(&alice, &run, call, json!({"date": "2026-11-29", "severity": "high"})).await.unwrap();
+            // Its envelopes are all in the log before the last message.
+            lattice_testkit::until("the run to finish", async || log.run(&alice, &run).await.unwrap().run.status == RunStatus::Finished).await;
+            let last = log.execute(&alice, Command::PostMessage { thread, text: "after".into() }).await.unwrap();
+            // Read below the horizon only: all of it, once it has passed the last.
+            assert!(log.horizon().wait_for(last.seq, lattice_testkit::PATIENCE).await >= last.seq);
         }
         log
     }
@@ -201,8 +200,6 @@ mod tests {
             let log = a_log(backend).await;
             let reader = LogReader::of(&log);
             let chains = log.authenticator().chains().clone();
-            // Until the answered run is done: its envelopes are in the log.
-            tokio::time::sleep(Duration::from_millis(300)).await;
             let batch = reader.read_stored(0, i64::MAX).await.unwrap();
             let alone_reads = Arc::new(AtomicU64::new(0));
             let each = Projector::new(Lookups::new(reader.clone(), alone_reads.clone()), Some(chains.clone()));

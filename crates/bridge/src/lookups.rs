@@ -1,5 +1,5 @@
 //! What the bridge reads from the log besides the envelopes themselves, to
-//! build what it publishes, counted: `BridgeStatus::lookups` is how the
+//! build what it publishes, counted: `BridgeStatus::reads` is how the
 //! benchmark and the tests hold it to a few reads a batch.
 
 use std::sync::Arc;

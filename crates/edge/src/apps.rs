@@ -188,7 +188,12 @@ mod policy_tests {
         for (method, path, status, body) in [
             ("GET", "/", 404, r#"{"error":{"type":"NotFound","code":"not_found","link":"/docs/errors#not_found"}}"#),
             ("GET", "/files/fil_1", 404, r#"{"error":{"type":"NotFound","code":"not_found","link":"/docs/errors#not_found"}}"#),
-            ("POST", "/sandbox", 405, r#"{"error":{"type":"MethodNotAllowed","code":"method_not_allowed","link":"/docs/errors#method_not_allowed","method":"POST"}}"#),
+            (
+                "POST",
+                "/sandbox",
+                405,
+                r#"{"error":{"type":"MethodNotAllowed","code":"method_not_allowed","link":"/docs/errors#method_not_allowed","method":"POST"}}"#,
+            ),
         ] {
             let req = axum::http::Request::builder().method(method).uri(path).body(axum::body::Body::empty()).unwrap();
             let res = router.clone().oneshot(req).await.unwrap();
@@ -225,7 +230,10 @@ mod policy_tests {
         assert_eq!(res.headers()[header::CONTENT_TYPE], "application/json");
         assert_eq!(res.headers()[header::X_CONTENT_TYPE_OPTIONS], "nosniff");
         let got = res.into_body().collect().await.unwrap().to_bytes();
-        assert_eq!(got, r#"{"error":{"type":"MethodNotAllowed","code":"method_not_allowed","link":"/docs/errors#method_not_allowed","method":"DELETE"}}"#);
+        assert_eq!(
+            got,
+            r#"{"error":{"type":"MethodNotAllowed","code":"method_not_allowed","link":"/docs/errors#method_not_allowed","method":"DELETE"}}"#
+        );
         std::fs::remove_dir_all(dir).unwrap();
     }
 }

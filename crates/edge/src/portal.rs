@@ -96,9 +96,24 @@ mod tests {
             ("GET", "/t/th_1", 200, "<!doctype html><title>lattice</title>"),
             ("GET", "/assets/app.js", 200, "0"),
             ("GET", "/assets/gone.js", 404, r#"{"error":{"type":"NotFound","code":"not_found","link":"/docs/errors#not_found"}}"#),
-            ("POST", "/assets/app.js", 405, r#"{"error":{"type":"MethodNotAllowed","code":"method_not_allowed","link":"/docs/errors#method_not_allowed","method":"POST"}}"#),
-            ("DELETE", "/t/th_1", 405, r#"{"error":{"type":"MethodNotAllowed","code":"method_not_allowed","link":"/docs/errors#method_not_allowed","method":"DELETE"}}"#),
-            ("PUT", "/config.json", 405, r#"{"error":{"type":"MethodNotAllowed","code":"method_not_allowed","link":"/docs/errors#method_not_allowed","method":"PUT"}}"#),
+            (
+                "POST",
+                "/assets/app.js",
+                405,
+                r#"{"error":{"type":"MethodNotAllowed","code":"method_not_allowed","link":"/docs/errors#method_not_allowed","method":"POST"}}"#,
+            ),
+            (
+                "DELETE",
+                "/t/th_1",
+                405,
+                r#"{"error":{"type":"MethodNotAllowed","code":"method_not_allowed","link":"/docs/errors#method_not_allowed","method":"DELETE"}}"#,
+            ),
+            (
+                "PUT",
+                "/config.json",
+                405,
+                r#"{"error":{"type":"MethodNotAllowed","code":"method_not_allowed","link":"/docs/errors#method_not_allowed","method":"PUT"}}"#,
+            ),
         ] {
             let res = router.clone().oneshot(Request::builder().method(method).uri(path).body(Body::empty()).unwrap()).await.unwrap();
             assert_eq!(res.status(), status, "{method} {path}");

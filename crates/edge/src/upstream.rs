@@ -429,7 +429,7 @@ mod tests {
     }
 
     fn too_large(limit: u64, size: u64) -> String {
-        format!(r#"{{"error":{{"type":"TooLarge","limit":{limit},"size":{size}}}}}"#)
+        format!(r#"{{"error":{{"type":"TooLarge","code":"body_too_large","link":"/docs/errors#body_too_large","limit":{limit},"size":{size}}}}}"#)
     }
 
     /// A method a forwarded path is not served with is the edge's own
@@ -442,7 +442,11 @@ mod tests {
             assert_eq!(res.status(), 405, "{path}");
             assert_eq!(res.headers()["allow"], "GET,HEAD", "{path}");
             let body = axum::body::to_bytes(res.into_body(), usize::MAX).await.unwrap();
-            assert_eq!(String::from_utf8_lossy(&body), r#"{"error":{"type":"MethodNotAllowed","code":"method_not_allowed","link":"/docs/errors#method_not_allowed","method":"DELETE"}}"#, "{path}");
+            assert_eq!(
+                String::from_utf8_lossy(&body),
+                r#"{"error":{"type":"MethodNotAllowed","code":"method_not_allowed","link":"/docs/errors#method_not_allowed","method":"DELETE"}}"#,
+                "{path}"
+            );
         }
     }
 }

@@ -281,7 +281,8 @@ impl Authenticator {
     /// call it). The scheme is matched in any case, as RFC 9110 has it.
     pub fn verify_header(&self, header: Option<&[u8]>) -> Result<Authenticated, Error> {
         let header = header.ok_or_else(|| Error::unauthorized(lattice_core::Code::TokenMissing, "no bearer token"))?;
-        let token = bearer_token(header).ok_or_else(|| Error::unauthorized(lattice_core::Code::TokenInvalid, "the Authorization header is not `Bearer <token>`"))?;
+        let token = bearer_token(header)
+            .ok_or_else(|| Error::unauthorized(lattice_core::Code::TokenInvalid, "the Authorization header is not `Bearer <token>`"))?;
         self.verify(token)
     }
 
@@ -323,7 +324,8 @@ impl Authenticator {
     /// has not expired. Whether they may still read it is the caller's to
     /// ask again (their access and their sign-outs).
     pub fn verify_file_link(&self, token: &str) -> Result<(Authenticated, String), Error> {
-        let refused = |reason: &str| Error::forbidden(lattice_core::Code::FileLinkInvalid, format!("the file's link {reason}: ask the chat for another"));
+        let refused =
+            |reason: &str| Error::forbidden(lattice_core::Code::FileLinkInvalid, format!("the file's link {reason}: ask the chat for another"));
         let data =
             jsonwebtoken::decode::<FileLinkClaims>(token, &self.capability_decoding, &self.validation).map_err(|_| refused("does not verify"))?;
         let claims = data.claims;
@@ -355,7 +357,8 @@ impl Authenticator {
     /// The artifact a capability was given for, if it verifies and is
     /// `who`'s.
     pub fn capability_artifact(&self, token: &str, who: &Authenticated) -> Result<String, Error> {
-        let refused = |reason: &str| Error::forbidden(lattice_core::Code::CapabilityInvalid, format!("an app-only tool needs its view's capability: {reason}"));
+        let refused =
+            |reason: &str| Error::forbidden(lattice_core::Code::CapabilityInvalid, format!("an app-only tool needs its view's capability: {reason}"));
         let data = jsonwebtoken::decode::<CapabilityClaims>(token, &self.capability_decoding, &self.validation)
             .map_err(|_| refused("it does not verify"))?;
         if !self.unexpired(data.claims.exp) {

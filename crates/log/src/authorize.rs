@@ -30,7 +30,9 @@ pub(crate) async fn authorize(
     let in_workspace = |access: Access| Scope { access: Some(access), ..Scope::default() };
     let in_thread = |access: Access, thread: ThreadId| Scope { access: Some(access), thread: Some(thread), ..Scope::default() };
     match command {
-        Command::CreateWorkspace { .. } if p.scope.is_some() => Err(Error::forbidden(lattice_core::Code::KeyOutOfScope, "a key of one workspace makes no other")),
+        Command::CreateWorkspace { .. } if p.scope.is_some() => {
+            Err(Error::forbidden(lattice_core::Code::KeyOutOfScope, "a key of one workspace makes no other"))
+        }
         Command::CreateWorkspace { .. } => Ok(Scope::default()),
         Command::AddMember { workspace, .. } => {
             let access = workspace_access(db, p, workspace.as_str()).await?;
@@ -182,7 +184,10 @@ pub(crate) async fn authorize(
             let access = workspace_access(db, p, workspace.as_str()).await?;
             access.allow(Action::PublishEvent)?;
             if crate::limits::RESERVED_NAMESPACES.contains(&namespace.as_str()) {
-                return Err(Error::forbidden(lattice_core::Code::ReservedForLattice, format!("the {namespace} namespace is lattice's own: only the bridge publishes there")));
+                return Err(Error::forbidden(
+                    lattice_core::Code::ReservedForLattice,
+                    format!("the {namespace} namespace is lattice's own: only the bridge publishes there"),
+                ));
             }
             Ok(in_workspace(access))
         }
@@ -215,7 +220,9 @@ pub(crate) async fn authorize(
             }
             Level::Deployment => Ok(Scope::default()),
             Level::Tenant(tenant) if tenant != &p.tenant => Err(Error::NotFound),
-            Level::Tenant(_) if p.role != TenantRole::TenantAdmin => Err(Error::forbidden(lattice_core::Code::AdminOnly, "only a tenant admin sets the tenant's switch")),
+            Level::Tenant(_) if p.role != TenantRole::TenantAdmin => {
+                Err(Error::forbidden(lattice_core::Code::AdminOnly, "only a tenant admin sets the tenant's switch"))
+            }
             Level::Tenant(_) => Ok(Scope::default()),
             Level::Workspace(workspace) => {
                 let access = workspace_access(db, p, workspace.as_str()).await?;

@@ -176,7 +176,9 @@ impl Credentials {
         let now = self.clock.now_ms();
         match session {
             Some(s) if s.user == user && s.ended_at.is_none() && s.expires_at >= now => Ok(()),
-            Some(s) if s.user == user && s.ended_at.is_none() => Err(unauthorized(lattice_core::Code::TokenExpired, "the sign-in has expired: sign in again")),
+            Some(s) if s.user == user && s.ended_at.is_none() => {
+                Err(unauthorized(lattice_core::Code::TokenExpired, "the sign-in has expired: sign in again"))
+            }
             _ => Err(unauthorized(lattice_core::Code::TokenRevoked, "the sign-in was signed out: sign in again")),
         }
     }
@@ -207,7 +209,10 @@ fn unauthorized(code: lattice_core::Code, reason: &str) -> Error {
 pub(crate) fn refuse_ended(issued: i64, person: &PersonStanding) -> Result<(), Error> {
     // Said first: a deactivation signs out too, and this is its reason.
     if person.listed.is_some_and(|(active, _)| !active) {
-        return Err(unauthorized(lattice_core::Code::PersonDeactivated, "the person is deactivated in the tenant's directory: ask the tenant's admin"));
+        return Err(unauthorized(
+            lattice_core::Code::PersonDeactivated,
+            "the person is deactivated in the tenant's directory: ask the tenant's admin",
+        ));
     }
     if person.signed_out_at.is_some_and(|at| issued <= at) {
         return Err(unauthorized(lattice_core::Code::TokenRevoked, "the token was ended by a sign-out: sign in again"));
@@ -219,7 +224,9 @@ pub(crate) fn refuse_ended(issued: i64, person: &PersonStanding) -> Result<(), E
 /// (its stream decides again with the new one).
 fn directory_role_unchanged(person: &PersonStanding, role: TenantRole) -> Result<(), Error> {
     match person.listed {
-        Some((_, listed)) if listed != role => Err(unauthorized(lattice_core::Code::TokenRevoked, "the person's role changed in the tenant's directory: sign in again")),
+        Some((_, listed)) if listed != role => {
+            Err(unauthorized(lattice_core::Code::TokenRevoked, "the person's role changed in the tenant's directory: sign in again"))
+        }
         _ => Ok(()),
     }
 }

@@ -324,7 +324,10 @@ impl Upload {
             // was stored, read back a chunk at a time.
             if self.size != self.row.size {
                 self.done = true;
-                return Err(Error::invalid_state(lattice_core::Code::UploadIncomplete, format!("the upload holds {} of its {} bytes", self.size, self.row.size)));
+                return Err(Error::invalid_state(
+                    lattice_core::Code::UploadIncomplete,
+                    format!("the upload holds {} of its {} bytes", self.size, self.row.size),
+                ));
             }
             self.digest = sha2::Sha256::new();
             for from in (0..self.next).step_by(DIGEST_CHUNKS as usize) {

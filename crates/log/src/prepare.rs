@@ -144,12 +144,18 @@ impl Preparing<'_> {
                     return Err(Error::already_answered(by.clone()));
                 }
                 if loaded.run.status != RunStatus::Paused {
-                    return Err(Error::invalid_state(lattice_core::Code::RunNotWaiting, format!("the run is {}, not waiting for an answer", loaded.run.status.as_str())));
+                    return Err(Error::invalid_state(
+                        lattice_core::Code::RunNotWaiting,
+                        format!("the run is {}, not waiting for an answer", loaded.run.status.as_str()),
+                    ));
                 }
                 if let Some(at) = request.expires_at
                     && at <= self.now_ms
                 {
-                    return Err(Error::invalid_state(lattice_core::Code::RequestExpired, format!("the request expired at {}", crate::clock::rfc3339(at))));
+                    return Err(Error::invalid_state(
+                        lattice_core::Code::RequestExpired,
+                        format!("the request expired at {}", crate::clock::rfc3339(at)),
+                    ));
                 }
                 Effect::Answered(Answering {
                     run: loaded.run.id.clone(),
@@ -171,7 +177,10 @@ impl Preparing<'_> {
             Command::CancelRun { .. } => {
                 let loaded = scope.run.as_ref().expect("authorize loads the run");
                 if !matches!(loaded.run.status, RunStatus::Running | RunStatus::Paused) {
-                    return Err(Error::invalid_state(lattice_core::Code::RunEnded, format!("the run is {}: there is nothing to cancel", loaded.run.status.as_str())));
+                    return Err(Error::invalid_state(
+                        lattice_core::Code::RunEnded,
+                        format!("the run is {}: there is nothing to cancel", loaded.run.status.as_str()),
+                    ));
                 }
                 let step = RunStep::Failed { reason: "cancelled".into(), failure: Some(RunFailure::Cancelled) };
                 Effect::Step { run: loaded.run.id.clone(), step }

@@ -152,8 +152,12 @@ impl SignIns {
     /// and only with the secret of the page that began the sign-in when it
     /// gave one.
     pub async fn redeem(&self, auth: &Authenticator, code: &str, binding: Option<&str>) -> Result<SessionToken, Error> {
-        let refused =
-            || Error::unauthorized(lattice_core::Code::SignInFailed, "the sign-in code was used already, has expired, or is not one lattice gave: sign in again");
+        let refused = || {
+            Error::unauthorized(
+                lattice_core::Code::SignInFailed,
+                "the sign-in code was used already, has expired, or is not one lattice gave: sign in again",
+            )
+        };
         if code.is_empty() || code.len() > 256 {
             return Err(refused());
         }
@@ -164,7 +168,10 @@ impl SignIns {
         if let Some(expected) = &row.binding
             && binding.map(secret_digest).as_deref() != Some(expected.as_str())
         {
-            return Err(Error::unauthorized(lattice_core::Code::SignInFailed, "this sign-in was begun in another browser tab or window: sign in again from here"));
+            return Err(Error::unauthorized(
+                lattice_core::Code::SignInFailed,
+                "this sign-in was begun in another browser tab or window: sign in again from here",
+            ));
         }
         let row = sign_ins::redeem(&self.db, &handoff, self.clock.now_ms()).await?.ok_or_else(refused)?;
         self.token(auth, &row).await
@@ -173,11 +180,15 @@ impl SignIns {
     /// A new token for the session `who`'s token names, while it stands.
     pub async fn renew(&self, auth: &Authenticator, credentials: &Credentials, who: &Authenticated) -> Result<SessionToken, Error> {
         let Some(id) = who.session() else {
-            return Err(Error::invalid_state(lattice_core::Code::NotASignInToken, "only a sign-in's token is renewed; this token was minted by an operator or a dev sign-in"));
+            return Err(Error::invalid_state(
+                lattice_core::Code::NotASignInToken,
+                "only a sign-in's token is renewed; this token was minted by an operator or a dev sign-in",
+            ));
         };
         credentials.check(who, true).await?;
-        let row =
-            sign_ins::get(&self.db, id).await?.ok_or_else(|| Error::unauthorized(lattice_core::Code::TokenRevoked, "the sign-in was signed out: sign in again"))?;
+        let row = sign_ins::get(&self.db, id)
+            .await?
+            .ok_or_else(|| Error::unauthorized(lattice_core::Code::TokenRevoked, "the sign-in was signed out: sign in again"))?;
         sign_ins::renewed(&self.db, id, self.clock.now_ms()).await?;
         self.token(auth, &row).await
     }
@@ -188,9 +199,14 @@ impl SignIns {
             return Err(Error::unauthorized(lattice_core::Code::TokenExpired, "the sign-in has ended: sign in again"));
         }
         let stored = person(&self.db, &row.tenant, &row.user).await?;
-        let Some(listed) = stored else { return Err(Error::unauthorized(lattice_core::Code::PersonDeactivated, "the person is no longer in the tenant's directory")) };
+        let Some(listed) = stored else {
+            return Err(Error::unauthorized(lattice_core::Code::PersonDeactivated, "the person is no longer in the tenant's directory"));
+        };
         if !listed.active {
-            return Err(Error::unauthorized(lattice_core::Code::PersonDeactivated, "the person is deactivated in the tenant's directory: ask the tenant's admin"));
+            return Err(Error::unauthorized(
+                lattice_core::Code::PersonDeactivated,
+                "the person is deactivated in the tenant's directory: ask the tenant's admin",
+            ));
         }
         let principal = Principal {
             tenant: TenantId::from_trusted(row.tenant.clone()),

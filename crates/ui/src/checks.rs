@@ -97,7 +97,10 @@ impl Check for SubmissionCheck {
                     return Err(Error::invalid_state(lattice_core::Code::FormClosed, "the form is closed"));
                 }
                 if form.closed_at(view.now_ms()) {
-                    return Err(Error::invalid_state(lattice_core::Code::FormClosed, format!("the form closed at {}", form.closes_at.as_deref().unwrap_or_default())));
+                    return Err(Error::invalid_state(
+                        lattice_core::Code::FormClosed,
+                        format!("the form closed at {}", form.closes_at.as_deref().unwrap_or_default()),
+                    ));
                 }
                 if submission.form_version != target.version {
                     return Err(Error::Conflict {
@@ -192,9 +195,14 @@ impl Check for AppsAreAgents {
 
     async fn check(&self, view: &dyn WorkspaceView, actor: &Actor, command: &Command) -> Result<(), Error> {
         match command {
-            Command::CreateArtifact { kind, .. } if kind == "app" && !actor.is_agent() => Err(Error::forbidden(lattice_core::Code::AgentOnly, "only an agent creates an app")),
+            Command::CreateArtifact { kind, .. } if kind == "app" && !actor.is_agent() => {
+                Err(Error::forbidden(lattice_core::Code::AgentOnly, "only an agent creates an app"))
+            }
             Command::CreateArtifact { kind, data, .. } if kind == "app" && server_of(data).is_some() && view.principal().run.is_none() => {
-                Err(Error::forbidden(lattice_core::Code::ReservedForLattice, "a connected server's app is put in a thread by lattice's runner only, from the server's answer"))
+                Err(Error::forbidden(
+                    lattice_core::Code::ReservedForLattice,
+                    "a connected server's app is put in a thread by lattice's runner only, from the server's answer",
+                ))
             }
             _ => Ok(()),
         }
@@ -231,8 +239,12 @@ impl Check for EditRules {
                 }
                 Ok(())
             }
-            "app" if head.data.get("server").is_some() => Err(Error::forbidden(lattice_core::Code::EditNotAllowed, "a connected server's app is its server's: nobody edits it")),
-            "app" if patch_touches(patch, "/server") => Err(Error::forbidden(lattice_core::Code::EditNotAllowed, "an app's server is set when the app is made, never after")),
+            "app" if head.data.get("server").is_some() => {
+                Err(Error::forbidden(lattice_core::Code::EditNotAllowed, "a connected server's app is its server's: nobody edits it"))
+            }
+            "app" if patch_touches(patch, "/server") => {
+                Err(Error::forbidden(lattice_core::Code::EditNotAllowed, "an app's server is set when the app is made, never after"))
+            }
             "app" if !actor.is_agent() => {
                 let under_state = |path: &str| path == "/state" || path.starts_with("/state/");
                 let ops = serde_json::to_value(patch).unwrap_or(Value::Null);
@@ -242,7 +254,11 @@ impl Check for EditRules {
                             && op.get("from").and_then(Value::as_str).is_none_or(under_state)
                     })
                 });
-                if touches_only_state { Ok(()) } else { Err(Error::forbidden(lattice_core::Code::EditNotAllowed, "a person edits an app's /state only; its HTML is always an agent's")) }
+                if touches_only_state {
+                    Ok(())
+                } else {
+                    Err(Error::forbidden(lattice_core::Code::EditNotAllowed, "a person edits an app's /state only; its HTML is always an agent's"))
+                }
             }
             _ => Ok(()),
         }

@@ -124,7 +124,10 @@ async fn finish(state: &AppState, name: &str, raw: &str) -> Result<String, Error
     let q: CallbackQuery = serde_urlencoded_from(raw)?;
     if let Some(error) = q.error {
         let detail = q.error_description.unwrap_or_default();
-        return Err(Error::unauthorized(lattice_core::Code::SignInFailed, format!("the provider refused the sign-in: {} {}", cut(&error), cut(&detail))));
+        return Err(Error::unauthorized(
+            lattice_core::Code::SignInFailed,
+            format!("the provider refused the sign-in: {} {}", cut(&error), cut(&detail)),
+        ));
     }
     let (Some(code), Some(sign_in)) = (q.code, q.state) else {
         return Err(Error::malformed(lattice_core::Code::MalformedCallback, "the provider's answer has no code or no state"));

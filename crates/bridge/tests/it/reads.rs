@@ -69,8 +69,8 @@ impl Place {
             ca_file: None,
             stream_replicas: 1,
         };
-        let bridge = lattice_bridge::Bridge::new(lattice_log::LogReader::of(&self.log), config)
-            .with_chains(self.log.authenticator().chains().clone());
+        let bridge =
+            lattice_bridge::Bridge::new(lattice_log::LogReader::of(&self.log), config).with_chains(self.log.authenticator().chains().clone());
         let status = bridge.status();
         // What was committed is below the horizon: a backlog is one batch.
         let (seq, _) = self.last.lock().unwrap().clone();

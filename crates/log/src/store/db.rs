@@ -324,7 +324,10 @@ fn sqlite_url(url: &str) -> Result<String, Error> {
 pub(crate) fn db_error(e: sqlx::Error) -> Error {
     if writers_met(&e) {
         tracing::info!(error = %e, "two writers met");
-        return Error::conflict(lattice_core::Code::ConcurrentWrite, "another request wrote the same thing at the same time: read it again and retry");
+        return Error::conflict(
+            lattice_core::Code::ConcurrentWrite,
+            "another request wrote the same thing at the same time: read it again and retry",
+        );
     }
     tracing::error!(error = %e, "database error");
     Error::unavailable("the database did not answer")

@@ -25,7 +25,8 @@ pub struct FileRow {
     pub erased_by: Option<String>,
 }
 
-pub(super) const COLUMNS: &str = "tenant, id, workspace, thread, uploader, name, media_type, size, sha256, complete, created_at, erased_at, erased_by";
+pub(super) const COLUMNS: &str =
+    "tenant, id, workspace, thread, uploader, name, media_type, size, sha256, complete, created_at, erased_at, erased_by";
 
 pub(super) fn row(r: &sqlx::any::AnyRow) -> Result<FileRow, Error> {
     Ok(FileRow {

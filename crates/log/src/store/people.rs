@@ -247,7 +247,10 @@ pub(crate) async fn record_sign_in(conn: &mut AnyConnection, w: &Writing<'_>, ru
     let user = w.user;
     let now = person_in(conn, w.tenant, user).await?;
     if now.as_ref().is_some_and(|row| !row.active) {
-        return Err(Error::unauthorized(lattice_core::Code::PersonDeactivated, format!("{user} is deactivated in the tenant's directory: ask the tenant's admin")));
+        return Err(Error::unauthorized(
+            lattice_core::Code::PersonDeactivated,
+            format!("{user} is deactivated in the tenant's directory: ask the tenant's admin"),
+        ));
     }
     let claimed_json = serde_json::to_string(&person.groups).unwrap_or_else(|_| "[]".into());
     let role = role_of(conn, rules, w.tenant, user, &person.groups).await?;

@@ -269,7 +269,11 @@ pub(crate) async fn answer_request(conn: &mut AnyConnection, w: &Writing<'_>, a:
             .map_err(db_error)?
             .try_get(0)
             .map_err(db_error)?;
-        return Err(Error::InvalidState { code: lattice_core::Code::AlreadyAnswered, reason: format!("already answered by {}", by.as_deref().unwrap_or("someone")), answered_by: by });
+        return Err(Error::InvalidState {
+            code: lattice_core::Code::AlreadyAnswered,
+            reason: format!("already answered by {}", by.as_deref().unwrap_or("someone")),
+            answered_by: by,
+        });
     }
     Ok(DeferredAnswered {
         run_id: run.to_owned(),

@@ -423,8 +423,14 @@ impl Rpc {
         self.result().is_some_and(|r| r["isError"] != true)
     }
 
+    /// Its words: a refusal's text without the stable code it ends with,
+    /// which must be the code of its `structuredContent`.
     fn text(&self) -> &str {
-        self.result().and_then(|r| r["content"][0]["text"].as_str()).unwrap_or_default()
+        let text = self.result().and_then(|r| r["content"][0]["text"].as_str()).unwrap_or_default();
+        match self.result().and_then(|r| r["structuredContent"]["error"]["code"].as_str()) {
+            Some(code) => text.strip_suffix(&format!(" (code {code})")).unwrap_or(text),
+            None => text,
+        }
     }
 
     /// What a report shows of it.

@@ -124,7 +124,10 @@ async fn the_api_mcp_and_the_edge_fail_the_same_way() {
     let bearer = s.bearer();
 
     // 404: nothing there, a session that is not there.
-    let not_found = Refusal { status: StatusCode::NOT_FOUND, body: json!({"error": {"type": "NotFound"}}) };
+    let not_found = Refusal {
+        status: StatusCode::NOT_FOUND,
+        body: json!({"error": {"type": "NotFound", "code": "not_found", "link": "/docs/errors#not_found"}}),
+    };
     let unknown_session = |method: &str| {
         let accept = if method == "GET" { "text/event-stream" } else { "application/json, text/event-stream" };
         let req = mcp_request_as(method, &bearer, accept, "application/json")
@@ -149,7 +152,10 @@ async fn the_api_mcp_and_the_edge_fail_the_same_way() {
     );
 
     // 405: a path served with other methods; `Allow` says which.
-    let not_allowed = Refusal { status: StatusCode::METHOD_NOT_ALLOWED, body: json!({"error": {"type": "MethodNotAllowed", "method": "PUT"}}) };
+    let not_allowed = Refusal {
+        status: StatusCode::METHOD_NOT_ALLOWED,
+        body: json!({"error": {"type": "MethodNotAllowed", "code": "method_not_allowed", "link": "/docs/errors#method_not_allowed", "method": "PUT"}}),
+    };
     let put = |path: &str| Request::put(path).header("authorization", &bearer).body(Body::empty()).unwrap();
     let answers = [
         ("API: a /v1 path", answer(&s.api, put("/v1/workspaces")).await),
@@ -170,7 +176,7 @@ async fn the_api_mcp_and_the_edge_fail_the_same_way() {
     let size = 5 * 1024 * 1024;
     let too_large = Refusal {
         status: StatusCode::PAYLOAD_TOO_LARGE,
-        body: json!({"error": {"type": "TooLarge", "limit": lattice_mcp::http::MAX_MESSAGE_BYTES, "size": size}}),
+        body: json!({"error": {"type": "TooLarge", "code": "body_too_large", "link": "/docs/errors#body_too_large", "limit": lattice_mcp::http::MAX_MESSAGE_BYTES, "size": size}}),
     };
     let big = |req: axum::http::request::Builder| {
         req.header(header::CONTENT_LENGTH, size).header("authorization", &bearer).body(Body::from(vec![b' '; size])).unwrap()
@@ -251,7 +257,10 @@ async fn a_rate_limit_is_one_refusal_on_both_surfaces_and_the_clock_ends_it() {
     let (first, _) = answer(&s.api, workspace()).await;
     assert_eq!(first.status, StatusCode::OK, "{:?}", first.body);
 
-    let limited = Refusal { status: StatusCode::TOO_MANY_REQUESTS, body: json!({"error": {"type": "RateLimited", "retry_after_secs": 1}}) };
+    let limited = Refusal {
+        status: StatusCode::TOO_MANY_REQUESTS,
+        body: json!({"error": {"type": "RateLimited", "code": "rate_limited", "link": "/docs/errors#rate_limited", "retry_after_secs": 1}}),
+    };
     let answers = [("API", answer(&s.api, workspace()).await), ("MCP", answer(&s.mcp, initialize()).await)];
     for (surface, (_, headers)) in &answers {
         assert_eq!(headers[header::RETRY_AFTER], "1", "{surface}");

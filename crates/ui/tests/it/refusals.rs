@@ -91,7 +91,7 @@ fn limits_hold_at_their_edge() {
         let base = serde_json::to_vec(&one(json!({"type": "string", "description": ""}))).unwrap().len();
         one(json!({"type": "string", "description": "x".repeat(bytes - base)}))
     };
-    check(sized(32 * 1024 + 1), expect![[r#"{"type":"TooLarge","limit":32768,"size":32769}"#]]);
+    check(sized(32 * 1024 + 1), expect![[r#"{"type":"TooLarge","code":"document_too_large","limit":32768,"size":32769}"#]]);
     // Exactly 32 KB, spread over 50 short descriptions, compiles.
     let many_small = |bytes: usize| {
         let mut schema = props(50);
@@ -109,5 +109,5 @@ fn limits_hold_at_their_edge() {
     let at = many_small(32 * 1024);
     assert_eq!(serde_json::to_vec(&at).unwrap().len(), 32 * 1024);
     check(at, expect![[r#"ok"#]]);
-    check(many_small(32 * 1024 + 1), expect![[r#"{"type":"TooLarge","limit":32768,"size":32769}"#]]);
+    check(many_small(32 * 1024 + 1), expect![[r#"{"type":"TooLarge","code":"document_too_large","limit":32768,"size":32769}"#]]);
 }

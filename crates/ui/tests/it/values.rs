@@ -58,5 +58,6 @@ fn values_are_limited_to_64_kb() {
     let form = compile(&json!({"type": "object", "properties": {"t": {"type": "string"}}})).unwrap();
     let sized = |bytes: usize| json!({"t": "x".repeat(bytes - r#"{"t":""}"#.len())});
     assert_eq!(form.validate(&sized(64 * 1024)), Ok(()));
-    expect![[r#"{"type":"TooLarge","limit":65536,"size":65537}"#]].assert_eq(&render(form.validate(&sized(64 * 1024 + 1))));
+    expect![[r#"{"type":"TooLarge","code":"document_too_large","limit":65536,"size":65537}"#]]
+        .assert_eq(&render(form.validate(&sized(64 * 1024 + 1))));
 }
