@@ -1,11 +1,10 @@
 //! The documentation of the error codes, written from the one table of
 //! them (`lattice_core::Code`): the page each body's `link` points at
-//! ([`ERRORS_PATH`], served by the deployment itself, so the link works
+//! ([`ERRORS_PATH`](crate::ERRORS_PATH), served by the deployment itself, so the link works
 //! offline and matches the running version) and `docs/ERRORS.md`.
 
 use lattice_core::Code;
 
-use crate::error_link::{ERRORS_PATH, link_of};
 use crate::status_of;
 
 /// One row per code: its wire string, type, HTTP status and meaning.
@@ -34,7 +33,7 @@ pub fn errors_markdown() -> String {
     out
 }
 
-/// The page served at [`ERRORS_PATH`]: each code a row whose `id` is the
+/// The page served at [`ERRORS_PATH`](crate::ERRORS_PATH): each code a row whose `id` is the
 /// code, so a body's `link` lands on it.
 pub fn errors_page() -> String {
     let mut rows_html = String::new();
@@ -79,6 +78,7 @@ fn code_spans(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::link_of;
 
     #[test]
     fn the_page_has_a_row_for_every_code_with_its_status() {
