@@ -112,6 +112,31 @@ struct ErrorWire {
     retry_after_secs: Option<u64>,
     host: Option<String>,
     method: Option<String>,
+    link: Option<String>,
+}
+
+/// An error as a body carries it over HTTP: with the `link` to its code's
+/// documentation (`None` from a server that sends none). Read in the same
+/// one pass as [`Error`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct WithLink {
+    pub error: Error,
+    pub link: Option<String>,
+}
+
+impl<'de> Deserialize<'de> for WithLink {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let mut wire = ErrorWire::deserialize(d)?;
+        let link = wire.link.take();
+        let error = Error::try_from(wire).map_err(serde::de::Error::custom)?;
+        Ok(Self { error, link })
+    }
+}
+
+impl Serialize for WithLink {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        ErrorOut::of(&self.error, self.link.as_deref()).serialize(s)
+    }
 }
 
 impl TryFrom<ErrorWire> for Error {

@@ -2,49 +2,18 @@
 
 use std::collections::BTreeMap;
 
-use lattice_core::{Error, FileRef};
+use lattice_core::FileRef;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// `{"error": {"type": …, "code": …, "link": …, …}}`: every refusal, as
-/// REQUIREMENTS.md L8 lists the types. The `link` to the code's
-/// documentation sits among the error's fields on the wire; a body
-/// without one (an older server's) reads as `None`.
-#[derive(Debug, Clone, PartialEq)]
+/// REQUIREMENTS.md L8 lists the types, with the `link` to its code's
+/// documentation among the error's fields.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ErrorBody {
     #[cfg_attr(feature = "openapi", schema(value_type = Object))]
-    pub error: Error,
-    pub link: Option<String>,
-}
-
-impl Serialize for ErrorBody {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeMap;
-        let mut body = s.serialize_map(Some(1))?;
-        match &self.link {
-            Some(link) => body.serialize_entry("error", &lattice_core::error::Linked { error: &self.error, link })?,
-            None => body.serialize_entry("error", &self.error)?,
-        }
-        body.end()
-    }
-}
-
-impl<'de> Deserialize<'de> for ErrorBody {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        #[derive(Deserialize)]
-        struct Body {
-            error: serde_json::Map<String, Value>,
-        }
-        let Body { mut error } = Body::deserialize(d)?;
-        let link = match error.remove("link") {
-            Some(Value::String(link)) => Some(link),
-            Some(_) => return Err(serde::de::Error::custom("an error's link is a string")),
-            None => None,
-        };
-        let error = Error::deserialize(Value::Object(error)).map_err(serde::de::Error::custom)?;
-        Ok(Self { error, link })
-    }
+    pub error: lattice_core::error::WithLink,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

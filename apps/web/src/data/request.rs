@@ -75,7 +75,7 @@ pub fn send(path: &str, init: &RequestInit) -> Result<js_sys::Promise> {
 /// The body of a refusal: `{"error": {...}}`, or words when a proxy answered.
 pub fn refusal(status: u16, text: &str) -> Failure {
     match lattice_core::json::from_str::<lattice_wire::ErrorBody>(text) {
-        Ok(body) => Failure::Refused { status, error: body.error },
+        Ok(body) => Failure::Refused { status, error: body.error.error },
         Err(_) => Failure::Unreachable(format!("status {status}")),
     }
 }

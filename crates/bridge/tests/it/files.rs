@@ -7,7 +7,7 @@
 use std::time::Duration;
 
 use async_nats::jetstream;
-use lattice_core::{Command, TenantRole, ThreadId, WorkspaceId};
+use lattice_core::{Command, TenantRole};
 use serde_json::{Value, json};
 use sha2::Digest;
 use tokio::io::AsyncReadExt;
@@ -42,14 +42,7 @@ lattice_testkit::both_backends! {
         let nats = crate::permissions::shipped_nats();
         let log = lattice_testkit::service_on(lattice_testkit::fresh_db(backend).await);
         let alice = lattice_testkit::who("t1", "alice", TenantRole::Member);
-        let ws = log.execute(&alice, Command::CreateWorkspace { name: "W".into() }).await.unwrap().id.unwrap();
-        let th = log
-            .execute(&alice, Command::CreateThread { workspace: WorkspaceId::parse("w", &ws).unwrap(), title: "T".into(), restricted: false })
-            .await
-            .unwrap()
-            .id
-            .unwrap();
-        let thread = ThreadId::parse("th", &th).unwrap();
+        let (_, thread) = crate::a_thread(&log, &alice, false).await;
         let schema = json!({"type": "object", "required": ["shot"], "properties": {"shot": {"type": "string", "format": "file", "accept": ["image/*"]}}});
         let form = log
             .execute(&alice, Command::CreateArtifact { thread: thread.clone(), id: None, kind: "form".into(),
@@ -172,15 +165,9 @@ async fn the_seals_checkpoints_are_published_signed() {
     let nats = lattice_testkit::nats::NatsServer::start();
     let log = lattice_testkit::service_on(lattice_testkit::fresh_db(lattice_log::Backend::Sqlite).await);
     let alice = lattice_testkit::who("t1", "alice", TenantRole::Member);
-    let ws = log.execute(&alice, Command::CreateWorkspace { name: "W".into() }).await.unwrap().id.unwrap();
-    let th = log
-        .execute(&alice, Command::CreateThread { workspace: WorkspaceId::parse("w", &ws).unwrap(), title: "T".into(), restricted: false })
-        .await
-        .unwrap()
-        .id
-        .unwrap();
+    let (ws, th) = crate::a_thread(&log, &alice, false).await;
     for n in 0..3 {
-        log.execute(&alice, Command::PostMessage { thread: ThreadId::parse("th", &th).unwrap(), text: format!("m{n}") }).await.unwrap();
+        log.execute(&alice, Command::PostMessage { thread: th.clone(), text: format!("m{n}") }).await.unwrap();
     }
     let key = log.authenticator().seal_key().clone();
     let reader = lattice_log::LogReader::of(&log);

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use async_nats::jetstream;
-use lattice_core::{Command, TenantRole, ThreadId, WorkspaceId};
+use lattice_core::{Command, TenantRole, ThreadId};
 use lattice_log::{Db, LogReader, LogService};
 use lattice_testkit::nats::NatsServer;
 use lattice_testkit::{fresh_url, service_on, who};
@@ -53,10 +53,7 @@ lattice_testkit::both_backends! {
         db.migrate().await.unwrap();
         let log = service_on(db.clone());
         let alice = who("t1", "alice", TenantRole::Member);
-        let ws = log.execute(&alice, Command::CreateWorkspace { name: "W".into() }).await.unwrap().id.unwrap();
-        let th = log.execute(&alice, Command::CreateThread { workspace: WorkspaceId::parse("w", &ws).unwrap(), title: "T".into(), restricted: false })
-            .await.unwrap().id.unwrap();
-        let thread = ThreadId::parse("t", &th).unwrap();
+        let (_, thread) = crate::a_thread(&log, &alice, false).await;
 
         let bridge = |reader: LogReader| {
             let config = lattice_bridge::BridgeConfig { nats_url: nats.url.clone(), user: None, password: None, name: "bridge".into(), ca_file: None, stream_replicas: 1 };

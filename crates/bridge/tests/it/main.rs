@@ -65,20 +65,27 @@ pub struct OnPostgres {
 
 impl OnPostgres {
     pub async fn start() -> Self {
-        use lattice_core::{Command, TenantRole, WorkspaceId};
+        use lattice_core::TenantRole;
         let nats = lattice_testkit::nats::NatsServer::start();
         let url = lattice_testkit::fresh_url(lattice_log::Backend::Postgres).await;
         let db = lattice_log::Db::connect(&url, 8).await.unwrap();
         db.migrate().await.unwrap();
         let log = lattice_testkit::service_on(db);
         let alice = lattice_testkit::who("t1", "alice", TenantRole::Member);
-        let workspace = log.execute(&alice, Command::CreateWorkspace { name: "W".into() }).await.unwrap().id.unwrap();
-        let thread = log
-            .execute(&alice, Command::CreateThread { workspace: WorkspaceId::parse("w", &workspace).unwrap(), title: "T".into(), restricted: false })
-            .await
-            .unwrap()
-            .id
-            .unwrap();
-        Self { nats, url, log, alice, workspace, thread }
+        let (workspace, thread) = a_thread(&log, &alice, false).await;
+        Self { nats, url, log, alice, workspace, thread: thread.to_string() }
     }
+}
+
+/// A workspace "W" made by `who`, and a thread "T" in it: their ids.
+pub async fn a_thread(log: &lattice_log::LogService, who: &lattice_log::Authenticated, restricted: bool) -> (String, lattice_core::ThreadId) {
+    use lattice_core::{Command, ThreadId, WorkspaceId};
+    let workspace = log.execute(who, Command::CreateWorkspace { name: "W".into() }).await.unwrap().id.unwrap();
+    let thread = log
+        .execute(who, Command::CreateThread { workspace: WorkspaceId::parse("w", &workspace).unwrap(), title: "T".into(), restricted })
+        .await
+        .unwrap()
+        .id
+        .unwrap();
+    (workspace, ThreadId::parse("th", &thread).unwrap())
 }

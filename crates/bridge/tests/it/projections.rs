@@ -21,10 +21,7 @@ lattice_testkit::both_backends! {
         let bridge = crate::spawn_bridge(&log, &nats.url, stop);
 
         let alice = who("t1", "alice", TenantRole::Member);
-        let ws = log.execute(&alice, Command::CreateWorkspace { name: "W".into() }).await.unwrap().id.unwrap();
-        let th = log.execute(&alice, Command::CreateThread { workspace: WorkspaceId::parse("w", &ws).unwrap(), title: "T".into(), restricted: false })
-            .await.unwrap().id.unwrap();
-        let th = ThreadId::parse("t", &th).unwrap();
+        let (ws, th) = crate::a_thread(&log, &alice, false).await;
         // A form artifact and a submission to it.
         let form = json!({"title": "Poll", "submissions": "many",
             "schema": {"type": "object", "properties": {"choice": {"enum": ["a", "b"]}}, "required": ["choice"]}});
@@ -207,13 +204,7 @@ async fn an_envelope_larger_than_nats_takes_goes_out_summarized_and_the_log_goes
     let db = lattice_testkit::fresh_db(lattice_log::Backend::Sqlite).await;
     let log = lattice_testkit::builder_on(db).connected(connected).start();
     let alice = who("t1", "alice", TenantRole::Member);
-    let ws = log.execute(&alice, Command::CreateWorkspace { name: "W".into() }).await.unwrap().id.unwrap();
-    let th = log
-        .execute(&alice, Command::CreateThread { workspace: WorkspaceId::parse("w", &ws).unwrap(), title: "T".into(), restricted: false })
-        .await
-        .unwrap()
-        .id
-        .unwrap();
+    let (_, th) = crate::a_thread(&log, &alice, false).await;
     let ops = who("t1", "olga", TenantRole::DeploymentAdmin);
     let on = Command::SetSwitch {
         level: lattice_core::Level::Deployment,
@@ -230,7 +221,7 @@ async fn an_envelope_larger_than_nats_takes_goes_out_summarized_and_the_log_goes
     });
     let html = format!("<!doctype html><p>{}</p>", "x".repeat(1536 * 1024));
     let data = lattice_ui::app::server_app("big", "show", None, "ui://big/app.html", html.clone(), json!(null), &json!({}), &json!({"content": []}));
-    let thread = lattice_core::ThreadId::parse("th", &th).unwrap();
+    let thread = th.clone();
     let app = log.execute(&runner, Command::CreateArtifact { thread: thread.clone(), id: None, kind: "app".into(), data }).await.unwrap();
     let after = log.execute(&alice, Command::PostMessage { thread, text: "after".into() }).await.unwrap();
     let (stop_tx, stop) = tokio::sync::watch::channel(false);

@@ -8,7 +8,7 @@
 use std::time::Duration;
 
 use lattice_agent::{Models, Runner};
-use lattice_core::{Command, RunStatus, TenantRole, ThreadId, WorkspaceId};
+use lattice_core::{Command, RunStatus, TenantRole, ThreadId};
 use lattice_log::{Authenticated, LogService};
 use lattice_testkit::nats::NatsServer;
 use lattice_ui::form::Submissions;
@@ -37,14 +37,7 @@ impl Place {
     async fn new(backend: lattice_log::Backend) -> Self {
         let log = lattice_testkit::service(backend).await;
         let alice = lattice_testkit::who("t1", "alice", TenantRole::Member);
-        let ws = log.execute(&alice, Command::CreateWorkspace { name: "W".into() }).await.unwrap().id.unwrap();
-        let th = log
-            .execute(&alice, Command::CreateThread { workspace: WorkspaceId::parse("w", &ws).unwrap(), title: "T".into(), restricted: true })
-            .await
-            .unwrap()
-            .id
-            .unwrap();
-        let thread = ThreadId::parse("th", &th).unwrap();
+        let (_, thread) = crate::a_thread(&log, &alice, true).await;
         let poll = json!({"title": "Poll", "submissions": "many",
             "schema": {"type": "object", "properties": {"choice": {"enum": ["a", "b"]}}, "required": ["choice"]}});
         let form = log.execute(&alice, Command::CreateArtifact { thread: thread.clone(), id: None, kind: "form".into(), data: poll }).await.unwrap();

@@ -3,7 +3,7 @@
 //! bridge says so in its readiness.
 
 use async_nats::jetstream;
-use lattice_core::{Command, TenantRole, WorkspaceId};
+use lattice_core::TenantRole;
 use lattice_log::{Backend, LogReader};
 use lattice_testkit::nats::NatsServer;
 use lattice_testkit::tls::Certs;
@@ -21,10 +21,7 @@ async fn the_bridge_publishes_over_tls_to_a_server_its_ca_signed() {
 
     let log = service(Backend::Sqlite).await;
     let alice = who("t1", "alice", TenantRole::Member);
-    let ws = log.execute(&alice, Command::CreateWorkspace { name: "W".into() }).await.unwrap().id.unwrap();
-    log.execute(&alice, Command::CreateThread { workspace: WorkspaceId::parse("w", &ws).unwrap(), title: "T".into(), restricted: false })
-        .await
-        .unwrap();
+    crate::a_thread(&log, &alice, false).await;
 
     let bridge = |ca_file| {
         let config =

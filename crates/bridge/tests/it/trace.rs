@@ -3,7 +3,7 @@
 
 use async_nats::jetstream;
 use lattice_bridge::STREAM;
-use lattice_core::{Command, TenantRole, ThreadId, WorkspaceId};
+use lattice_core::{Command, TenantRole};
 use lattice_log::{Backend, with_traceparent};
 use lattice_testkit::nats::NatsServer;
 use lattice_testkit::who;
@@ -13,22 +13,16 @@ async fn the_trace_context_reaches_the_nats_message() {
     let nats = NatsServer::start();
     let log = lattice_testkit::service(Backend::Sqlite).await;
     let alice = who("t1", "alice", TenantRole::Member);
-    let ws = log.execute(&alice, Command::CreateWorkspace { name: "W".into() }).await.unwrap().id.unwrap();
-    let th = log
-        .execute(&alice, Command::CreateThread { workspace: WorkspaceId::parse("w", &ws).unwrap(), title: "T".into(), restricted: false })
-        .await
-        .unwrap()
-        .id
-        .unwrap();
+    let (_, th) = crate::a_thread(&log, &alice, false).await;
     let traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
     let posted = with_traceparent(Some(traceparent.into()), async {
-        log.execute(&alice, Command::PostMessage { thread: ThreadId::parse("t", &th).unwrap(), text: "traced".into() }).await
+        log.execute(&alice, Command::PostMessage { thread: th.clone(), text: "traced".into() }).await
     })
     .await
     .unwrap();
     // A malformed context is dropped, not stored.
     let untraced = with_traceparent(Some("00-nonsense".into()), async {
-        log.execute(&alice, Command::PostMessage { thread: ThreadId::parse("t", &th).unwrap(), text: "not".into() }).await
+        log.execute(&alice, Command::PostMessage { thread: th.clone(), text: "not".into() }).await
     })
     .await
     .unwrap();

@@ -1,5 +1,6 @@
 //! A form that takes many submissions: two people send, each through their
-//! own page, and each sees both in the form's list.
+//! own page, and each sees both in the form's list; a refusal the server
+//! makes shows its words and its code.
 
 use lattice_e2e::browser::Chrome;
 use lattice_e2e::{Client, Deployment, On, UpProcess};
@@ -164,4 +165,49 @@ async fn a_decimal_field_takes_the_number_typed() {
     let (_, subs) = ana.get(&format!("/v1/threads/{th}/artifacts?kind=submission&form_id={form_id}")).await.unwrap();
     assert_eq!(subs[0]["data"]["values"], json!({"amount": 1.75}), "{subs}");
     assert!(subs[0]["id"].as_str().unwrap().starts_with("sub_"), "the write path gave it its id: {subs}");
+}
+
+/// A refusal the page could not foresee shows its words and its stable
+/// code: a form whose deadline passes while its page is open is refused
+/// by the server as `form_closed`, and the page says so under the form.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refusal_from_the_server_shows_its_code() {
+    let up = UpProcess::start().await;
+    let ana = Client::sign_in(&up.base, "acme", "ana").await;
+    let (_, th) = super::workspace_with_thread(&ana, "Deadline").await;
+    let chrome = Chrome::launch().await;
+    let w = chrome.window(&up.base, &ana.token, "light", &format!("/t/{th}")).await;
+    w.until("() => document.querySelector('h1')?.textContent === 'Deadline'", "the thread's page").await;
+    // Made while the page is open, so it is drawn open; it closes soon after.
+    let closes_at = lattice_log::rfc3339(lattice_core::clock::system().now_ms() + 5_000);
+    let form = ana
+        .ok(
+            "POST",
+            &format!("/v1/threads/{th}/artifacts"),
+            json!({"kind": "form", "data": {"title": "Quick poll", "closes_at": closes_at, "submissions": "many",
+                "schema": {"type": "object", "properties": {"idea": {"type": "string", "title": "Your idea"}}, "required": ["idea"]}}}),
+        )
+        .await;
+    let form_id = form["id"].as_str().unwrap().to_owned();
+    let field = format!("form-{form_id}-idea");
+    w.until(&format!("() => !!document.getElementById('{field}')"), "the form, open").await;
+    // The deadline by the server's clock: a probe without values is refused
+    // for them (422) until the form is closed (409); it commits nothing.
+    let probe = json!({"kind": "submission", "data": {"form_id": form_id, "form_version": 1, "values": {}, "nonce": "probe-0001"}});
+    let refused = lattice_testkit::eventually("the form to close", async || {
+        let (status, body) = ana.post(&format!("/v1/threads/{th}/artifacts"), probe.clone()).await.unwrap();
+        (status == 409).then_some(body)
+    })
+    .await;
+    assert_eq!(refused["error"]["code"], "form_closed", "{refused}");
+    assert_eq!(refused["error"]["link"], "/docs/errors#form_closed", "{refused}");
+
+    w.page.locator(format!("#{field}")).fill("A late idea", None).await.unwrap();
+    w.page.locator(format!("#form-{form_id} button[type=submit]")).click(None).await.unwrap();
+    w.until(&format!("() => !!document.querySelector('#form-{form_id} .form-errors .error-code')"), "the refusal's code").await;
+    let shown: String = w.eval(&format!("() => document.querySelector('#form-{form_id} .form-errors').textContent")).await;
+    assert_eq!(shown, "This form is closed: it takes no more answers. form_closed");
+    let code: String = w.eval(&format!("() => document.querySelector('#form-{form_id} .error-code').textContent")).await;
+    assert_eq!(code, "form_closed");
+    assert!(!ana.all_events(&th).await.iter().any(|e| e["payload"]["kind"] == "submission"), "nothing was submitted");
 }
