@@ -9,6 +9,7 @@ use serde_json::{Value, json};
 
 pub mod browser;
 pub mod demo;
+pub mod https;
 pub mod identity;
 pub mod model;
 pub mod otlp;

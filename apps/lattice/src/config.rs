@@ -321,7 +321,25 @@ impl Config {
                 return Err(e);
             }
         }
+        self.app_allowances()?;
         Ok(())
+    }
+
+    /// What each connected server's apps may reach (`app_domains`),
+    /// checked and normalised: one origin each, never a pattern, never
+    /// the chat's or the apps origin. Only servers that allow something.
+    pub fn app_allowances(&self) -> anyhow::Result<std::collections::BTreeMap<String, lattice_ui::app_domains::Domains>> {
+        let own = [self.portal_origin(), self.apps_origin.clone()];
+        let own: Vec<&str> = own.iter().map(String::as_str).collect();
+        let mut out = std::collections::BTreeMap::new();
+        for (name, server) in &self.mcp_servers {
+            if server.app_domains.is_empty() {
+                continue;
+            }
+            let allowed = server.app_domains.clone().allowance(&own).map_err(|e| anyhow::anyhow!("mcp_servers.{name}.app_domains: {e}"))?;
+            out.insert(name.clone(), allowed);
+        }
+        Ok(out)
     }
 
     /// Where the chat host's files are.
@@ -627,6 +645,31 @@ mod tests {
             |key: &str| compose.lines().find_map(|l| l.trim().strip_prefix(key)).map(str::trim).unwrap_or_else(|| panic!("compose.yaml sets {key}"));
         let trusted = lattice_edge::TrustedProxies::parse(value("LATTICE_TRUSTED_PROXIES:")).unwrap();
         assert!(trusted.trusts(value("ipv4_address:").parse().unwrap()), "the edge's address is believed");
+    }
+
+    /// A server's `app_domains` stops the start unless each entry is one
+    /// origin, and never the chat's or the apps origin; what passes is
+    /// written back normalised.
+    #[test]
+    fn an_apps_allowance_is_checked_at_start() {
+        let with = |domains: serde_json::Value| -> Config {
+            let server: lattice_connect::ServerConfig =
+                serde_json::from_value(serde_json::json!({"command": ["node", "map.js"], "app_domains": domains})).unwrap();
+            Config { mcp_servers: [("map".to_owned(), server)].into(), ..Config::default() }
+        };
+        let ok = with(serde_json::json!({"resource": ["HTTPS://Cesium.com:443/"]}));
+        ok.validate().unwrap();
+        assert_eq!(ok.app_allowances().unwrap()["map"].resource, ["https://cesium.com"]);
+        for (bad, said) in [
+            (serde_json::json!({"connect": ["*"]}), "mcp_servers.map.app_domains: connect: \"*\""),
+            (serde_json::json!({"frame": ["https://*.example.com"]}), "is a pattern"),
+            (serde_json::json!({"resource": ["http://localhost:8081"]}), "lattice's own origin"),
+        ] {
+            let refused = with(bad.clone()).validate().unwrap_err().to_string();
+            assert!(refused.contains(said), "{bad}: {refused}");
+        }
+        let unknown = serde_json::from_value::<lattice_connect::ServerConfig>(serde_json::json!({"command": ["x"], "app_domains": {"script": []}}));
+        assert!(unknown.is_err(), "an unknown kind is refused");
     }
 
     #[test]

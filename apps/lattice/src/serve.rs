@@ -251,6 +251,7 @@ async fn spawn_apps_origin(config: &Config, mut stop: tokio::sync::watch::Receiv
     let mut router = lattice_edge::apps_router(lattice_edge::AppsOrigin {
         portal_origin: config.portal_origin(),
         sdk_dir: Some(lattice_edge::sdk_dir_of(&config.web_dir())),
+        allowances: config.app_allowances()?,
     });
     if let Some(downloads) = downloads {
         router = router.merge(downloads);

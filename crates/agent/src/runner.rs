@@ -11,7 +11,7 @@ use serde_json::Value;
 use tokio::sync::Notify;
 
 use crate::act::{Acted, act, check_form};
-use crate::model::{Delta, ModelError, ModelRequest, Models};
+use crate::model::{ChatMessage, Delta, ModelError, ModelRequest, Models};
 use crate::servers;
 use crate::tools::{self, ToolDefinition, is_deferred, switch_of, toolset};
 use crate::transcript::{Transcript, rebuild};
@@ -512,7 +512,7 @@ impl Runner {
                 let reason = format!("ran for more than its {} s", budget.wall_time.as_secs());
                 return self.fail(&acting, run, RunFailure::WallTime, reason).await;
             }
-            let (offered, switches) = self.offered(&who, &row).await?;
+            let (offered, instructions, switches) = self.offered(&who, &row).await?;
             let apps_on = switches.get(&SwitchKey::MiniApps).copied().unwrap_or(false);
             let thread = ThreadId::from_trusted(row.thread.clone());
             let calls = if unanswered.is_empty() {
@@ -527,6 +527,10 @@ impl Runner {
                 let model = self.inner.models.get(&row.model).map_err(|e| Error::invalid_state(lattice_core::Code::ModelUnknown, e.to_string()))?;
                 let mut messages = messages;
                 messages.extend(self.inner.trusted.app_contexts(tenant, &row.thread).await?.iter().map(crate::transcript::app_context));
+                // What the connected servers said of themselves, as data,
+                // after lattice's own word.
+                let at = messages.len().min(1);
+                messages.splice(at..at, instructions.into_iter().map(|content| ChatMessage::System { content }));
                 let deltas = self.deltas(&row.thread, run, model_calls);
                 let asked = model.stream(ModelRequest { messages, tools: offered.clone() }, &deltas);
                 let reply = tokio::select! {
@@ -599,15 +603,16 @@ impl Runner {
     }
 
     /// The tools whose switch is on in the run's workspace, decided now:
-    /// lattice's own and the connected servers', and the switches they
-    /// were decided by (a server's result shows its app only where mini
-    /// apps are on).
-    async fn offered(&self, who: &Authenticated, row: &RunRow) -> Result<(Vec<ToolDefinition>, BTreeMap<SwitchKey, bool>), Error> {
+    /// lattice's own and the connected servers', the servers' instructions
+    /// (fenced), and the switches they were decided by (a server's result
+    /// shows its app only where mini apps are on).
+    async fn offered(&self, who: &Authenticated, row: &RunRow) -> Result<(Vec<ToolDefinition>, Vec<String>, BTreeMap<SwitchKey, bool>), Error> {
         let effective = self.inner.log.effective(who, &row.workspace).await?;
         let enabled: BTreeMap<SwitchKey, bool> = effective.into_iter().map(|(k, e)| (k, e.enabled)).collect();
         let mut tools = toolset(&enabled);
-        tools.extend(servers::offered(&self.inner.connections, who, &enabled).await);
-        Ok((tools, enabled))
+        let servers = servers::offered(&self.inner.connections, who, &enabled).await;
+        tools.extend(servers.tools);
+        Ok((tools, servers.instructions, enabled))
     }
 
     async fn call_tool(

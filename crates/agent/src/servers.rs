@@ -22,21 +22,37 @@ use crate::tools::ToolDefinition;
 /// The audit rows' name.
 pub const AUDIT_NAME: &str = "mcp_tool_call";
 
+/// What the connected servers offer a model call: their tools, and what
+/// each said of itself (`instructions`), fenced as untrusted data.
+#[derive(Debug, Default)]
+pub struct Offered {
+    pub tools: Vec<ToolDefinition>,
+    pub instructions: Vec<String>,
+}
+
 /// The tools of every server offered to the caller's tenant whose key is
-/// on, as the model is given them. A server that cannot list its tools now
-/// offers none (and the next model call asks again).
-pub async fn offered(connections: &Connections, who: &Authenticated, enabled: &BTreeMap<SwitchKey, bool>) -> Vec<ToolDefinition> {
-    let mut out = Vec::new();
+/// on, as the model is given them, and their instructions. A server that
+/// cannot list its tools now offers none (and the next model call asks
+/// again).
+pub async fn offered(connections: &Connections, who: &Authenticated, enabled: &BTreeMap<SwitchKey, bool>) -> Offered {
+    let mut out = Offered::default();
     for server in connections.offered_to(&who.principal().tenant) {
         if !enabled.get(&SwitchKey::Server(server.key())).copied().unwrap_or(false) {
             continue;
         }
         match server.tools(behalf(who)).await {
-            Ok(tools) => out
-                .extend(tools.iter().filter(|t| t.for_model && !(server.signs_in() && t.name == SIGN_IN_TOOL)).filter_map(|t| definition(server, t))),
+            Ok(tools) => {
+                out.tools.extend(
+                    tools.iter().filter(|t| t.for_model && !(server.signs_in() && t.name == SIGN_IN_TOOL)).filter_map(|t| definition(server, t)),
+                );
+                if let Ok(Some(said)) = server.instructions(behalf(who)).await {
+                    let source = format!("instructions of the {} server", server.name());
+                    out.instructions.push(crate::transcript::untrusted(&source, server.name(), &Value::String(said)));
+                }
+            }
             // Its tools are the person's to list: until they sign in, the
             // model is offered the one call that asks them to.
-            Err(CallError::NeedsSignIn { .. }) => out.extend(sign_in_definition(server)),
+            Err(CallError::NeedsSignIn { .. }) => out.tools.extend(sign_in_definition(server)),
             Err(e) => tracing::warn!(server = server.name(), error = %e, "cannot list the server's tools; none offered"),
         }
     }

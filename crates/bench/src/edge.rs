@@ -196,7 +196,12 @@ pub async fn run() {
     let direct = crate::setup::serve(lattice_api::router(state)).await;
     let edge = crate::setup::serve(lattice_edge::upstream_router(&direct)).await;
     let portal = "http://127.0.0.1:1".to_owned();
-    let apps = crate::setup::serve_without_peers(lattice_edge::apps_router(lattice_edge::AppsOrigin { portal_origin: portal, sdk_dir: None })).await;
+    let apps = crate::setup::serve_without_peers(lattice_edge::apps_router(lattice_edge::AppsOrigin {
+        portal_origin: portal,
+        sdk_dir: None,
+        allowances: Default::default(),
+    }))
+    .await;
     let document = crate::setup::http().build().unwrap().get(format!("{apps}/sandbox")).send().await.unwrap().bytes().await.unwrap();
     let bare = crate::setup::serve_without_peers(axum::Router::new().route(
         "/sandbox",

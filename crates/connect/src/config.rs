@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use lattice_core::Decision;
+use lattice_ui::app_domains::Domains;
 use serde::{Deserialize, Serialize};
 
 /// One server, as configured.
@@ -82,6 +83,12 @@ pub struct ServerConfig {
     /// its sessions are each person's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sign_in: Option<SignInConfig>,
+    /// The origins its apps may reach, of those they declare
+    /// (`_meta.ui.csp`), by kind: `connect`, `resource`, `frame`, `base`.
+    /// None, the default: no network, as for lattice's own apps (docs/MCP.md,
+    /// "The domains an app declares").
+    #[serde(default, skip_serializing_if = "Domains::is_empty")]
+    pub app_domains: Domains,
 }
 
 /// How people sign in to a server.

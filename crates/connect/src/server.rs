@@ -9,12 +9,14 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use lattice_core::ServerKey;
-use rmcp::model::{CallToolRequestParams, ClientConfig, PaginatedRequestParams, ReadResourceRequestParams};
+use rmcp::model::{CallToolRequestParams, PaginatedRequestParams, ReadResourceRequestParams};
 use rmcp::service::{RoleClient, RunningService, ServiceExt};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use serde_json::{Value, json};
+
+use crate::host::{APP_MIME, Host, Stale};
 use tokio::sync::Mutex;
 
 use crate::address::{Guarded, is_internal};
@@ -30,12 +32,10 @@ const TOOLS_FRESH: Duration = Duration::from_secs(60);
 pub const TOOLS_MAX: usize = 128;
 const PAGES_MAX: usize = 8;
 
-/// The extension a host declares when it renders MCP Apps.
-pub const APPS_EXTENSION: &str = "io.modelcontextprotocol/ui";
-/// The type of an MCP App's document.
-pub const APP_MIME: &str = "text/html;profile=mcp-app";
+/// The most of a server's `instructions` the model is given.
+pub const INSTRUCTIONS_MAX_CHARS: usize = 4096;
 
-type Session = RunningService<RoleClient, ClientConfig>;
+type Session = RunningService<RoleClient, Host>;
 
 /// A tool of the server, as it listed it.
 #[derive(Debug, Clone, PartialEq)]
@@ -86,6 +86,8 @@ pub struct Server {
     /// Its sessions, by owner (a tenant, or a person of one).
     sessions: Mutex<HashMap<String, Held>>,
     tools: Mutex<HashMap<String, Listed>>,
+    /// The owners whose listing the server said changed (`Host`).
+    stale: Stale,
 }
 
 /// A listing of tools, and when it was made.
@@ -93,7 +95,7 @@ type Listed = (Instant, Arc<Vec<ServerTool>>);
 
 impl Server {
     pub fn new(key: ServerKey, config: ServerConfig, homes: PathBuf, sign_ins: Option<SignIns>) -> Self {
-        Self { key, config, homes, sign_ins, sessions: Mutex::new(HashMap::new()), tools: Mutex::new(HashMap::new()) }
+        Self { key, config, homes, sign_ins, sessions: Mutex::new(HashMap::new()), tools: Mutex::new(HashMap::new()), stale: Stale::default() }
     }
 
     /// The session `behalf` uses: its tenant's, or its own (always its
@@ -204,8 +206,10 @@ impl Server {
     /// ago.
     pub async fn tools(&self, behalf: Behalf<'_>) -> Result<Arc<Vec<ServerTool>>, CallError> {
         let owner = self.owner(behalf);
+        let stale = self.stale.take(&owner);
         if let Some((at, tools)) = self.tools.lock().await.get(&owner)
             && at.elapsed() < TOOLS_FRESH
+            && !stale
         {
             return Ok(tools.clone());
         }
@@ -215,6 +219,17 @@ impl Server {
         kept.retain(|_, (at, _)| at.elapsed() < TOOLS_FRESH);
         kept.insert(owner, (Instant::now(), listed.clone()));
         Ok(listed)
+    }
+
+    /// What the server said of itself when `behalf`'s session began
+    /// (`instructions`), at most [`INSTRUCTIONS_MAX_CHARS`]: words of the
+    /// server's, for the model to read as data.
+    pub async fn instructions(&self, behalf: Behalf<'_>) -> Result<Option<String>, CallError> {
+        self.bounded(behalf, |session| async move {
+            let said = session.peer_info().and_then(|info| info.instructions.clone()).filter(|s| !s.trim().is_empty());
+            Ok(said.map(|s| s.chars().take(INSTRUCTIONS_MAX_CHARS).collect()))
+        })
+        .await
     }
 
     /// Calls `tool` with `arguments` in `behalf`'s session: the result as
@@ -307,7 +322,7 @@ impl Server {
     }
 
     async fn connect(&self, owner: &str, behalf: Behalf<'_>) -> Result<(Session, Option<ProcessGuard>), CallError> {
-        let host = host_info();
+        let host = Host::new(self.stale.clone(), owner);
         let limit = self.config.max_result_bytes;
         if let Some(url) = &self.config.url {
             let http = self.http_client(url)?;
@@ -387,16 +402,6 @@ fn handshake_failed(e: &dyn std::fmt::Display) -> CallError {
     tracing::info!(error = %detail, "a connected server's handshake failed");
     let short: String = detail.chars().take(200).collect();
     CallError::Unreachable(format!("the handshake failed: {short}"))
-}
-
-/// What lattice says of itself to a server: a host of MCP Apps.
-fn host_info() -> ClientConfig {
-    serde_json::from_value(json!({
-        "protocolVersion": "2025-11-25",
-        "capabilities": {"extensions": {APPS_EXTENSION: {"mimeTypes": [APP_MIME]}}},
-        "clientInfo": {"name": "lattice", "version": env!("CARGO_PKG_VERSION")},
-    }))
-    .expect("the host's info is a ClientConfig")
 }
 
 async fn list(session: &Session) -> Result<Vec<ServerTool>, CallError> {

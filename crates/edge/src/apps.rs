@@ -8,17 +8,28 @@
 //! own (not a `srcdoc`, which would inherit the proxy's policy): served with
 //! the app policy (no network at all), sandboxed to an opaque origin, it
 //! writes the app's document, whose first element repeats that policy.
+//!
+//! A connected server's app may be granted more (docs/MCP.md, "The domains
+//! an app declares"): `/sandbox/frame?server=<name>&resource=<origin>…`
+//! asks for origins the server declared; the frame is served with what of
+//! them the operator allowed for that server (`lattice_ui::app_domains`),
+//! never more. An app's own script cannot widen its frame: a document it
+//! navigates to is a fresh frame whose loader writes nothing it is not
+//! handed by the proxy, once.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use axum::Router;
 use axum::body::Bytes;
-use axum::extract::Request;
+use axum::extract::{RawQuery, Request};
 use axum::http::{HeaderValue, header};
 use axum::response::Response;
 use tower::Layer;
 
 pub use lattice_ui::app::INNER_POLICY;
+use lattice_ui::app_domains::{self, Domains};
 
 /// What the apps origin serves.
 #[derive(Debug, Clone)]
@@ -28,15 +39,21 @@ pub struct AppsOrigin {
     pub portal_origin: String,
     /// The folder with the vendored SDK (`ext-apps.js`), when built.
     pub sdk_dir: Option<PathBuf>,
+    /// What the operator allows each connected server's apps to reach
+    /// (checked: `Domains::allowance`), by server name. A server not here
+    /// gets no network.
+    pub allowances: BTreeMap<String, Domains>,
 }
+
+/// The longest query of a frame's address read: past it, nothing is granted.
+const FRAME_QUERY_MAX: usize = 8 * 1024;
 
 pub fn apps_router(origin: AppsOrigin) -> Router {
     let sdk_file = origin.sdk_dir.as_deref().map(|d| d.join("ext-apps.js")).filter(|p| p.exists());
     let sdk_path = sdk_file.as_ref().map(|_| "/sdk/ext-apps.js".to_owned());
     let script = include_str!("sandbox.js")
         .replace("__HOST__", &js_string(&origin.portal_origin))
-        .replace("__SDK__", &sdk_path.as_deref().map_or("null".into(), js_string))
-        .replace("__PRELUDE__", &js_string(&lattice_ui::app::prelude()).replace('/', "\\/"));
+        .replace("__SDK__", &sdk_path.as_deref().map_or("null".into(), js_string));
     let document = format!(
         "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>lattice sandbox</title></head><body><script>{script}</script></body></html>"
     );
@@ -48,7 +65,8 @@ pub fn apps_router(origin: AppsOrigin) -> Router {
         script_hash(&script),
         origin.portal_origin
     );
-    let frame_policy = format!("{INNER_POLICY}; frame-ancestors 'self' {}", origin.portal_origin);
+    let ancestors = format!("frame-ancestors 'self' {}", origin.portal_origin);
+    let frame_policy = format!("{INNER_POLICY}; {ancestors}");
     // Made once: each request takes a reference to the same bytes rather
     // than a copy of the document and of its policy.
     let (document, policy, frame_policy) = (Bytes::from(document), header_value(policy), header_value(frame_policy));
@@ -56,9 +74,17 @@ pub fn apps_router(origin: AppsOrigin) -> Router {
         let (document, policy) = (document.clone(), policy.clone());
         async move { (html_headers(policy), document) }
     };
-    let frame = move || {
-        let policy = frame_policy.clone();
-        async move { (html_headers(policy), INNER_FRAME) }
+    let plain_frame = Bytes::from(inner_frame(INNER_POLICY));
+    let allowances = Arc::new(origin.allowances);
+    let frame = move |RawQuery(query): RawQuery| {
+        let granted = query.filter(|q| q.len() <= FRAME_QUERY_MAX).map(|q| granted(&allowances, &q)).unwrap_or_default();
+        let (policy, document) = if granted.is_empty() {
+            (frame_policy.clone(), plain_frame.clone())
+        } else {
+            let policy = app_domains::policy(&granted);
+            (header_value(format!("{policy}; {ancestors}")), Bytes::from(inner_frame(&policy)))
+        };
+        async move { (html_headers(policy), document) }
     };
     let mut router = Router::new().route("/sandbox", axum::routing::get(sandbox)).route("/sandbox/frame", axum::routing::get(frame));
     if let Some(file) = sdk_file {
@@ -96,11 +122,54 @@ fn holds_nothing(mut response: Response) -> Response {
 }
 
 /// The inner frame: it asks its parent (the proxy) for the app's document,
-/// once, and writes it in its own place. Its policy is the app policy.
-const INNER_FRAME: &str = "<!doctype html><html><head><meta charset=\"utf-8\"></head><body><script>\
-     (()=>{const take=(e)=>{if(e.source!==window.parent||!e.data||e.data.lattice!=='document')return;\
-     removeEventListener('message',take);document.open();document.write(String(e.data.html));document.close()};\
-     addEventListener('message',take);window.parent.postMessage({lattice:'frame-ready'},'*')})()</script></body></html>";
+/// once, and writes it in its own place, its prelude (`policy` again, and
+/// WebRTC taken away) first, after a doctype.
+fn inner_frame(policy: &str) -> String {
+    let prelude = js_string(&lattice_ui::app::prelude_with(policy)).replace('/', "\\/");
+    format!(
+        "<!doctype html><html><head><meta charset=\"utf-8\"></head><body><script>\
+         (()=>{{const P={prelude};const take=(e)=>{{if(e.source!==window.parent||!e.data||e.data.lattice!=='document')return;\
+         removeEventListener('message',take);const h=String(e.data.html),d=h.match(/^\\s*<!doctype[^>]*>/i);\
+         document.open();document.write(d?d[0]+P+h.slice(d[0].length):P+h);document.close()}};\
+         addEventListener('message',take);window.parent.postMessage({{lattice:'frame-ready'}},'*')}})()</script></body></html>"
+    )
+}
+
+/// What a frame's query asks for, as far as its server's allowance goes:
+/// `server=<name>` and the origins its app declared, by kind.
+fn granted(allowances: &BTreeMap<String, Domains>, query: &str) -> Domains {
+    let pairs: Vec<(String, String)> = query
+        .split('&')
+        .take(4 * app_domains::DOMAINS_MAX + 1)
+        .filter_map(|pair| pair.split_once('='))
+        .map(|(k, v)| (k.to_owned(), percent_decoded(v)))
+        .collect();
+    let Some(allowed) = pairs.iter().find(|(k, _)| k == "server").and_then(|(_, name)| allowances.get(name)) else {
+        return Domains::default();
+    };
+    allowed.granted(&Domains::from_pairs(pairs.iter().map(|(k, v)| (k.as_str(), v.as_str()))))
+}
+
+/// `%XX` escapes decoded; anything malformed is kept as it is (and is then
+/// no origin).
+fn percent_decoded(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match (bytes[i], bytes.get(i + 1..i + 3).and_then(|h| std::str::from_utf8(h).ok()).and_then(|h| u8::from_str_radix(h, 16).ok())) {
+            (b'%', Some(b)) => {
+                out.push(b);
+                i += 3;
+            }
+            (b, _) => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
 
 /// A script's CSP source: `sha256-` and its digest in base64.
 fn script_hash(script: &str) -> String {
@@ -163,7 +232,7 @@ mod policy_tests {
     /// under the app policy, framed only by the proxy and the portal.
     #[tokio::test]
     async fn the_proxy_runs_its_script_by_hash_and_the_frame_reaches_nothing() {
-        let router = apps_router(AppsOrigin { portal_origin: "http://127.0.0.1:8080".into(), sdk_dir: None });
+        let router = apps_router(AppsOrigin { portal_origin: "http://127.0.0.1:8080".into(), sdk_dir: None, allowances: Default::default() });
         let (policy, document) = get(&router, "/sandbox").await;
         // The one script element: from its start tag to the last end tag (the
         // prelude it carries holds a start tag in a string).
@@ -179,12 +248,38 @@ mod policy_tests {
         assert!(frame.contains("frame-ready") && frame.contains("document.write"), "{frame}");
     }
 
+    /// A server's app gets, in its frame's policy, what it asked for of
+    /// its server's allowance, and nothing another server is allowed.
+    #[tokio::test]
+    async fn a_frame_is_granted_what_its_servers_allowance_holds_and_no_more() {
+        let allowed = Domains { resource: vec!["https://cesium.com".into()], connect: vec!["https://api.example.com".into()], ..Domains::default() };
+        let allowances = BTreeMap::from([("map".to_owned(), allowed)]);
+        let router = apps_router(AppsOrigin { portal_origin: "http://127.0.0.1:8080".into(), sdk_dir: None, allowances });
+        let asked = "resource=https%3A%2F%2Fcesium.com&resource=https%3A%2F%2Fevil.example&connect=https%3A%2F%2F*.example.com";
+        let (policy, frame) = get(&router, &format!("/sandbox/frame?server=map&{asked}")).await;
+        assert!(policy.contains("script-src 'unsafe-inline' https://cesium.com;"), "{policy}");
+        assert!(policy.contains("connect-src https://api.example.com;"), "a declared wildcard covers the allowed name: {policy}");
+        assert!(!policy.contains("evil"), "{policy}");
+        assert!(policy.ends_with("frame-ancestors 'self' http://127.0.0.1:8080"), "{policy}");
+        // The document the frame writes repeats the policy it is served with.
+        assert!(frame.contains(r"script-src 'unsafe-inline' https:\/\/cesium.com;"), "{frame}");
+        for query in
+            [format!("server=other&{asked}"), "server=map".to_owned(), format!("{asked}&server=map&resource=https%3A%2F%2Fcesium.com%2Fpath")]
+        {
+            let (policy, _) = get(&router, &format!("/sandbox/frame?{query}")).await;
+            let granted = !policy.starts_with(INNER_POLICY);
+            assert_eq!(granted, query.ends_with("%2Fpath"), "{query}: {policy}");
+        }
+        let long = format!("/sandbox/frame?server=map&resource=https%3A%2F%2Fcesium.com&pad={}", "x".repeat(FRAME_QUERY_MAX));
+        assert!(get(&router, &long).await.0.starts_with(INNER_POLICY), "a query past its bound is granted nothing");
+    }
+
     /// Anything but the sandbox is refused as every service refuses: 404
     /// `NotFound`, 405 `MethodNotAllowed` with `Allow`, as JSON, still
     /// setting no cookie.
     #[tokio::test]
     async fn the_rest_is_refused_through_the_one_mapping() {
-        let router = apps_router(AppsOrigin { portal_origin: "http://127.0.0.1:8080".into(), sdk_dir: None });
+        let router = apps_router(AppsOrigin { portal_origin: "http://127.0.0.1:8080".into(), sdk_dir: None, allowances: Default::default() });
         for (method, path, status, body) in [
             ("GET", "/", 404, r#"{"error":{"type":"NotFound","code":"not_found","link":"/docs/errors#not_found"}}"#),
             ("GET", "/files/fil_1", 404, r#"{"error":{"type":"NotFound","code":"not_found","link":"/docs/errors#not_found"}}"#),
@@ -216,7 +311,8 @@ mod policy_tests {
         let dir = std::env::temp_dir().join(format!("lattice-apps-sdk-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join("ext-apps.js"), "export const sdk = 1;\n").unwrap();
-        let router = apps_router(AppsOrigin { portal_origin: "http://127.0.0.1:8080".into(), sdk_dir: Some(dir.clone()) });
+        let router =
+            apps_router(AppsOrigin { portal_origin: "http://127.0.0.1:8080".into(), sdk_dir: Some(dir.clone()), allowances: Default::default() });
         let req = axum::http::Request::get("/sdk/ext-apps.js").header(header::COOKIE, "a=b").body(axum::body::Body::empty()).unwrap();
         let res = router.clone().oneshot(req).await.unwrap();
         assert_eq!(res.status(), 200);

@@ -4,16 +4,16 @@
 // (by its hash). It loads an inner frame from this origin (/sandbox/frame,
 // sandbox="allow-scripts" only, so its origin is opaque), hands it the app's
 // document to write, and relays JSON-RPC between the host and the app. The
-// document starts with its policy and a prelude that takes WebRTC away (no
-// CSP directive governs it); an app that asks for the MCP Apps SDK (a
-// script element with data-lattice-sdk="ext-apps") gets the release's
-// vendored copy inlined there. This file is inlined in the proxy document:
+// inner frame writes the document after its policy and a prelude that takes
+// WebRTC away (no CSP directive governs it); an app that asks for the MCP
+// Apps SDK (a script element with data-lattice-sdk="ext-apps") gets the
+// release's vendored copy inlined there. A connected server's app asks for
+// the origins it declared (`csp`, MCP Apps) in the frame's address; the
+// apps origin grants what of them the operator allowed for its server. This file is inlined in the proxy document:
 // it must never hold the characters that end a script element.
 (() => {
   const HOST = __HOST__;
   const SDK = __SDK__;
-  // The app document's policy and WebRTC-removing script (lattice_ui::app::prelude).
-  const PRELUDE = __PRELUDE__;
   if (window.top === window.self) {
     document.body.textContent = "This page runs only inside lattice.";
     return;
@@ -40,16 +40,25 @@
       }
       body = body.replace(MARKER, () => "<script>" + sdk + "<\/script>");
     }
-    // The policy comes first, after a doctype (which keeps standards mode).
-    const doctype = body.match(/^\s*<!doctype[^>]*>/i);
-    return doctype ? doctype[0] + PRELUDE + body.slice(doctype[0].length) : PRELUDE + body;
+    return body;
   }
 
-  function load(html) {
+  // The frame's address: a server's app asks for what its server declared.
+  const KINDS = { connectDomains: "connect", resourceDomains: "resource", frameDomains: "frame", baseUriDomains: "base" };
+  function frameAddress(server, csp) {
+    if (typeof server !== "string" || !csp || typeof csp !== "object") return "/sandbox/frame";
+    const query = new URLSearchParams({ server });
+    for (const [kind, name] of Object.entries(KINDS)) {
+      if (Array.isArray(csp[kind])) for (const origin of csp[kind].slice(0, 32)) if (typeof origin === "string") query.append(name, origin);
+    }
+    return "/sandbox/frame?" + query.toString();
+  }
+
+  function load(html, address) {
     pending = html;
     written = false;
     // A fresh frame for every document: what an app left behind goes with it.
-    inner.src = "/sandbox/frame";
+    inner.src = address;
     if (!inner.isConnected) document.body.appendChild(inner);
   }
 
@@ -58,8 +67,9 @@
       if (event.origin !== HOST) return;
       const data = event.data;
       if (data && data.method === "ui/notifications/sandbox-resource-ready") {
-        const html = data.params && typeof data.params.html === "string" ? data.params.html : "";
-        load(await compose(html));
+        const params = data.params || {};
+        const html = typeof params.html === "string" ? params.html : "";
+        load(await compose(html), frameAddress(params.server, params.csp));
         window.parent.postMessage({ jsonrpc: "2.0", method: "ui/notifications/sandbox-resource-loaded", params: {} }, HOST);
       } else if (inner.contentWindow) {
         inner.contentWindow.postMessage(data, "*");

@@ -147,8 +147,14 @@ pub const INNER_POLICY: &str = "default-src 'none'; script-src 'unsafe-inline'; 
 /// host gives the view and never the model) as `window.lattice.capability`:
 /// app-only tools called over MCP need it.
 pub fn prelude() -> String {
+    prelude_with(INNER_POLICY)
+}
+
+/// The prelude under `policy` (a server's app granted origins its
+/// server declared: `crate::app_domains::policy`).
+pub fn prelude_with(policy: &str) -> String {
     format!(
-        "<meta http-equiv=\"Content-Security-Policy\" content=\"{INNER_POLICY}\">\
+        "<meta http-equiv=\"Content-Security-Policy\" content=\"{policy}\">\
          <script>(()=>{{for(const n of ['RTCPeerConnection','webkitRTCPeerConnection','RTCDataChannel',\
          'RTCIceCandidate','RTCSessionDescription','RTCRtpSender','RTCRtpReceiver','RTCRtpTransceiver']){{\
          try{{Object.defineProperty(window,n,{{value:undefined,writable:false,configurable:false}})}}catch(e){{}}}}\

@@ -5,6 +5,7 @@
 //! in the server and, compiled to wasm32, in the browser before sending.
 
 pub mod app;
+pub mod app_domains;
 pub mod app_policy;
 pub mod asks;
 pub mod attached;

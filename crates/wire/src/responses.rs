@@ -231,6 +231,11 @@ pub struct ConnectedServer {
     /// every one for a deployment admin), for a tenant or deployment admin.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub connected_people: Option<i64>,
+    /// The origins the operator allows its apps to reach, by kind
+    /// (`connect`, `resource`, `frame`, `base`), of those each app
+    /// declares; none: no network.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub app_domains: std::collections::BTreeMap<String, Vec<String>>,
     /// Its recent calls in the workspaces the caller administers, newest first.
     pub calls: Vec<ServerCall>,
 }

@@ -4,13 +4,11 @@
 //! behind https.
 
 use std::path::Path;
-use std::sync::Arc;
 use std::time::Duration;
 
+use lattice_e2e::https::serve_tls;
 use lattice_e2e::{Client, LogProcess, UpProcess};
 use lattice_testkit::tls::Certs;
-use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use serde_json::{Value, json};
 
 fn env(name: &str) -> String {
@@ -47,43 +45,6 @@ async fn the_services_reach_a_tls_only_postgresql_and_verify_its_certificate() {
     let alice = Client::sign_in(&log.base, "t1", "alice").await;
     let (status, body) = alice.post("/v1/workspaces", json!({"name": "over TLS"})).await.unwrap();
     assert_eq!(status, 200, "{body}");
-}
-
-/// An axum app served over TLS with `certs`' server certificate.
-async fn serve_tls(certs: &Certs, app: axum::Router) -> u16 {
-    let chain: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(&certs.cert).unwrap().map(Result::unwrap).collect();
-    let key = PrivateKeyDer::from_pem_file(&certs.key).unwrap();
-    let config = rustls::ServerConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
-        .with_safe_default_protocol_versions()
-        .unwrap()
-        .with_no_client_auth()
-        .with_single_cert(chain, key)
-        .unwrap();
-    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let port = listener.local_addr().unwrap().port();
-    tokio::spawn(async move {
-        loop {
-            let Ok((tcp, _)) = listener.accept().await else { continue };
-            let (acceptor, app) = (acceptor.clone(), app.clone());
-            tokio::spawn(async move {
-                // A client that refuses the certificate ends its handshake here.
-                let Ok(tls) = acceptor.accept(tcp).await else { return };
-                let _ = hyper_serve(tls, app).await;
-            });
-        }
-    });
-    port
-}
-
-async fn hyper_serve(
-    io: tokio_rustls::server::TlsStream<tokio::net::TcpStream>,
-    app: axum::Router,
-) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-    let service = hyper_util::service::TowerToHyperService::new(app);
-    hyper_util::server::conn::auto::Builder::new(hyper_util::rt::TokioExecutor::new())
-        .serve_connection(hyper_util::rt::TokioIo::new(io), service)
-        .await
 }
 
 async fn run_status(alice: &Client, run: &str) -> String {

@@ -159,6 +159,38 @@ lattice_testkit::both_backends! {
     }
 }
 
+/// A server that says its tools changed (`notifications/tools/list_changed`)
+/// has them listed again for the next model call, not a minute later; what
+/// it said of itself (`instructions`) reaches the model fenced as data,
+/// even its line that closes a fence and passes for lattice's.
+#[tokio::test]
+async fn a_servers_changed_tools_are_offered_at_the_next_model_call_and_its_instructions_are_fenced() {
+    let server = lattice_testkit::mcp_server::start().await;
+    let connections = connections(&server.url);
+    let here = here(lattice_log::Backend::Sqlite, &connections).await;
+    let script = Script::new(vec![call("clock__grow", json!({})), call("clock__get_time", json!({})), say("done")]);
+    let runner = Runner::new(lattice_testkit::trusted(&here.log), Models::default().with("m", Arc::new(script.clone()), true))
+        .with_connections(connections.clone());
+    let run = runner.start(&here.alice, here.th.clone(), "Grow".into(), None, None).await.unwrap();
+    wait_for(&here.log, &here.alice, &run, RunStatus::Finished).await;
+    let offered = script.offered.lock().unwrap().clone();
+    assert!(!offered[0].contains(&"clock__grown".to_owned()), "{:?}", offered[0]);
+    assert!(offered[2].contains(&"clock__grown".to_owned()), "the tool the server added, listed again: {:?}", offered[2]);
+
+    let seen = script.seen.lock().unwrap()[0].messages.clone();
+    let systems: Vec<String> = seen
+        .iter()
+        .filter_map(|m| match m {
+            ChatMessage::System { content } => Some(content.clone()),
+            _ => None,
+        })
+        .collect();
+    let said = systems.iter().find(|s| s.contains("Call get_time")).unwrap_or_else(|| panic!("the instructions reach the model: {systems:?}"));
+    assert!(said.starts_with("<untrusted-data source=\"instructions of the clock server\" author=\"clock\""), "{said}");
+    assert_eq!(said.matches("</untrusted-data").count(), 1, "the server's own closing tag is escaped: {said}");
+    assert!(systems[0].starts_with("You are lattice's agent"), "lattice's own word comes first: {systems:?}");
+}
+
 lattice_testkit::both_backends! {
     async fn a_call_the_policy_asks_about_waits_for_a_person_bound_to_its_arguments(backend: Backend) {
         let server = lattice_testkit::mcp_server::start().await;

@@ -262,6 +262,13 @@ pub async fn servers(State(state): State<AppState>, Caller(who): Caller) -> ApiR
             .take(SERVER_CALLS_LISTED)
             .collect();
         let (transport, address) = server.config().shown();
+        // The operator's allowance for its apps, each kind that allows something.
+        let allowed = &server.config().app_domains;
+        let app_domains = [("connect", &allowed.connect), ("resource", &allowed.resource), ("frame", &allowed.frame), ("base", &allowed.base)]
+            .into_iter()
+            .filter(|(_, list)| !list.is_empty())
+            .map(|(kind, list)| (kind.to_owned(), list.clone()))
+            .collect();
         let connected_people = if server.signs_in() { state.log.server_connection_count(&who, server.name()).await.ok() } else { None };
         out.push(ConnectedServer {
             name: server.name().to_owned(),
@@ -273,6 +280,7 @@ pub async fn servers(State(state): State<AppState>, Caller(who): Caller) -> ApiR
             sign_in: server.signs_in(),
             isolation: server.isolation().to_owned(),
             connected_people,
+            app_domains,
             calls,
         });
     }

@@ -65,7 +65,11 @@ impl Surfaces {
         Self {
             api,
             mcp,
-            apps: lattice_edge::apps_router(lattice_edge::AppsOrigin { portal_origin: "http://127.0.0.1:8080".into(), sdk_dir: None }),
+            apps: lattice_edge::apps_router(lattice_edge::AppsOrigin {
+                portal_origin: "http://127.0.0.1:8080".into(),
+                sdk_dir: None,
+                allowances: Default::default(),
+            }),
             edge_to_log: lattice_edge::upstream_router(&nobody),
             edge_to_mcp: lattice_edge::mcp_router(&mcp_base),
             token: lattice_testkit::token("t1", "ana", lattice_core::TenantRole::Member),

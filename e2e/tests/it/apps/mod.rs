@@ -3,6 +3,7 @@
 //! suite.
 
 mod bridge;
+mod domains;
 mod escape;
 mod host;
 mod limits;

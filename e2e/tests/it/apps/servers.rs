@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 
 use super::Apps;
 
-fn package(name: &str) -> PathBuf {
+pub(super) fn package(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("node_modules/@modelcontextprotocol").join(name).join("dist/index.js")
 }
 
@@ -76,7 +76,7 @@ policy = {{ default = "allow" }}
 }
 
 /// Starts a run of `scripted:call` that calls `tool`; waits for its end.
-async fn call(apps: &Apps, tool: &str) -> Value {
+pub(super) async fn call(apps: &Apps, tool: &str) -> Value {
     let started =
         apps.ana.ok("POST", &format!("/v1/threads/{}/runs", apps.th), json!({"prompt": format!("tool={tool}"), "model": "scripted:call"})).await;
     let run = started["run_id"].as_str().unwrap().to_owned();
@@ -91,7 +91,7 @@ async fn call(apps: &Apps, tool: &str) -> Value {
 }
 
 /// The `mcp_tool_call` and `app_tool_call` rows of the workspace.
-async fn rows(apps: &Apps, name: &str) -> Vec<Value> {
+pub(super) async fn rows(apps: &Apps, name: &str) -> Vec<Value> {
     let page = apps.ana.ok("GET", &format!("/v1/workspaces/{}/events?format=json", apps.ws), Value::Null).await;
     page["events"]
         .as_array()
@@ -103,11 +103,11 @@ async fn rows(apps: &Apps, name: &str) -> Vec<Value> {
 }
 
 /// The inner frame of the `n`th app on the page.
-fn app_frame(w: &Window, n: usize) -> playwright_rs::protocol::FrameLocator {
+pub(super) fn app_frame(w: &Window, n: usize) -> playwright_rs::protocol::FrameLocator {
     w.page.frame_locator(".app-frame iframe").nth(n as i32).frame_locator("iframe")
 }
 
-async fn text_in(w: &Window, n: usize, selector: &str) -> String {
+pub(super) async fn text_in(w: &Window, n: usize, selector: &str) -> String {
     let found = app_frame(w, n).locator(selector);
     let read = async {
         if found.count().await.unwrap_or(0) == 0 { String::new() } else { found.first().text_content().await.ok().flatten().unwrap_or_default() }
@@ -115,7 +115,7 @@ async fn text_in(w: &Window, n: usize, selector: &str) -> String {
     tokio::time::timeout(Duration::from_secs(10), read).await.unwrap_or_default()
 }
 
-async fn until_text(w: &Window, n: usize, selector: &str, what: &str, ok: impl Fn(&str) -> bool) -> String {
+pub(super) async fn until_text(w: &Window, n: usize, selector: &str, what: &str, ok: impl Fn(&str) -> bool) -> String {
     for _ in 0..400 {
         let text = text_in(w, n, selector).await;
         if ok(&text) {

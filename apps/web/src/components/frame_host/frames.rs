@@ -40,6 +40,9 @@ pub struct ServerOrigin {
     /// The arguments and result of the tool call that showed it.
     pub input: Value,
     pub result: Value,
+    /// The origins it declared (`_meta.ui.csp`): asked for in its frame's
+    /// address, granted by the apps origin as far as the operator allows.
+    pub csp: Value,
 }
 
 impl ServerOrigin {
@@ -50,6 +53,7 @@ impl ServerOrigin {
             name: server.get("name")?.as_str()?.to_owned(),
             input: server.get("input").cloned().unwrap_or_else(|| json!({})),
             result: server.get("result").cloned().unwrap_or(Value::Null),
+            csp: server.pointer("/ui/csp").cloned().unwrap_or(Value::Null),
         })
     }
 }

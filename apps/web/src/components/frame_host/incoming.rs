@@ -112,11 +112,13 @@ fn on_message(event: MessageEvent) {
     let params = message.get("params").cloned().unwrap_or(Value::Null);
     match method.as_str() {
         "ui/notifications/sandbox-proxy-ready" => {
-            let html = with_frame(id, |f| f.app.html.clone()).unwrap_or_default();
-            send(
-                id,
-                &json!({"jsonrpc": "2.0", "method": "ui/notifications/sandbox-resource-ready", "params": {"html": html, "sandbox": "allow-scripts"}}),
-            );
+            let Some((html, server)) = with_frame(id, |f| (f.app.html.clone(), f.app.server.clone())) else { return };
+            let mut params = json!({"html": html, "sandbox": "allow-scripts"});
+            if let Some(server) = server {
+                params["server"] = json!(server.name);
+                params["csp"] = server.csp;
+            }
+            send(id, &json!({"jsonrpc": "2.0", "method": "ui/notifications/sandbox-resource-ready", "params": params}));
         }
         "ui/notifications/initialized" => {
             let Some(app) = with_frame(id, |f| {

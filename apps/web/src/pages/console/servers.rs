@@ -1,8 +1,8 @@
 //! The MCP servers connected for the viewer's tenant: how each is reached,
 //! whether it answers now, whose sessions it keeps and whether each person
-//! signs in to it (and how many have), and its recent calls (the agent's
-//! and its apps') in the workspaces the viewer administers. Its switch key
-//! is a line of each level above.
+//! signs in to it (and how many have), what its apps may reach, and its
+//! recent calls (the agent's and its apps') in the workspaces the viewer
+//! administers. Its switch key is a line of each level above.
 
 use lattice_wire::ConnectedServer;
 use leptos::prelude::*;
@@ -36,6 +36,12 @@ fn access(s: &ConnectedServer) -> String {
             None => {}
         }
         said.push('.');
+    }
+    if s.app_domains.is_empty() {
+        said.push_str(" Its apps reach no network.");
+    } else {
+        let kinds: Vec<String> = s.app_domains.iter().map(|(kind, origins)| format!("{kind} {}", origins.join(", "))).collect();
+        said.push_str(&format!(" Its apps may reach what they declare of: {}.", kinds.join("; ")));
     }
     said
 }
