@@ -7,7 +7,11 @@
 //! objects, a pattern, a property the client cannot bound the way lattice
 //! does) does not fit: it is asked in lattice, and the caller gets a handle.
 
+use std::collections::BTreeMap;
+
 use serde_json::{Map, Value, json};
+
+use crate::hints::{FieldHints, UiHints};
 
 /// What every property may say besides its shape.
 const ANNOTATIONS: [&str; 3] = ["title", "description", "default"];
@@ -70,9 +74,167 @@ fn primitive(p: &Map<String, Value>) -> Option<Value> {
     Some(shown)
 }
 
+/// A server's `requestedSchema` (elicitation, MCP 2025-11-25) as a lattice
+/// form: its schema, and the labels of its titled choices (`oneOf` /
+/// `anyOf` of `const` and `title`, or the legacy `enumNames`). The inverse
+/// of [`requested_schema`], over the same flat subset; anything else is
+/// refused, saying what. The form is then checked as every form is.
+pub fn form_of(requested: &Value) -> Result<(Value, UiHints), String> {
+    let object = requested.as_object().ok_or("the requested schema is not an object")?;
+    if object.get("type").and_then(Value::as_str) != Some("object") {
+        return Err("the requested schema is not of type object".into());
+    }
+    if let Some(k) = object.keys().find(|k| !matches!(k.as_str(), "type" | "properties" | "required" | "title" | "description" | "$schema")) {
+        return Err(format!("the requested schema says {k:?}, which a flat form does not have"));
+    }
+    let mut properties = Map::new();
+    let mut hints = UiHints::default();
+    let given = object.get("properties").and_then(Value::as_object).ok_or("the requested schema has no properties")?;
+    if given.len() > crate::schema::limits::PROPERTIES {
+        return Err(format!("{} fields, a form has at most {}", given.len(), crate::schema::limits::PROPERTIES));
+    }
+    for (name, property) in given {
+        let (schema, labels) = field_of(property).map_err(|why| format!("{name}: {why}"))?;
+        properties.insert(name.clone(), schema);
+        if !labels.is_empty() {
+            hints.fields.insert(name.clone(), FieldHints { labels, ..FieldHints::default() });
+        }
+    }
+    let mut schema = json!({"type": "object", "properties": properties});
+    if let Some(required) = object.get("required") {
+        schema["required"] = required.clone();
+    }
+    Ok((schema, hints))
+}
+
+/// One of a requested schema's properties: its schema in a form, and its
+/// choices' labels.
+fn field_of(p: &Value) -> Result<(Value, BTreeMap<String, String>), String> {
+    let p = p.as_object().ok_or("not an object")?;
+    let mut labels = BTreeMap::new();
+    let mut out = Map::new();
+    for key in ANNOTATIONS {
+        if let Some(v) = p.get(key) {
+            out.insert(key.to_owned(), v.clone());
+        }
+    }
+    let kind = p.get("type").and_then(Value::as_str).ok_or("no type")?;
+    let copy = |out: &mut Map<String, Value>, keys: &[&str]| {
+        for key in keys {
+            if let Some(v) = p.get(*key) {
+                out.insert((*key).to_owned(), v.clone());
+            }
+        }
+    };
+    let known: &[&str] = match kind {
+        "string" if p.contains_key("oneOf") => {
+            out.insert("enum".into(), json!(titled(p.get("oneOf"), &mut labels)?));
+            &["type", "oneOf"]
+        }
+        "string" if p.contains_key("enum") => {
+            let values = strings(p.get("enum")).ok_or("its enum is not a list of strings")?;
+            if let Some(names) = p.get("enumNames") {
+                let names = strings(Some(names)).filter(|n| n.len() == values.len()).ok_or("its enumNames do not name each choice")?;
+                labels.extend(values.iter().cloned().zip(names));
+            }
+            out.insert("enum".into(), json!(values));
+            &["type", "enum", "enumNames"]
+        }
+        "string" => {
+            if let Some(format) = p.get("format").and_then(Value::as_str).filter(|f| !matches!(*f, "date" | "date-time" | "email" | "uri")) {
+                return Err(format!("the format {format:?} is not one elicitation has"));
+            }
+            copy(&mut out, &["format", "minLength", "maxLength"]);
+            &["type", "format", "minLength", "maxLength"]
+        }
+        "number" | "integer" => {
+            copy(&mut out, &["minimum", "maximum"]);
+            &["type", "minimum", "maximum"]
+        }
+        "boolean" => &["type"],
+        "array" => {
+            let items = p.get("items").and_then(Value::as_object).ok_or("an array without items")?;
+            let values = match (items.get("enum"), items.get("anyOf")) {
+                (Some(e), None) => strings(Some(e)).ok_or("its items' enum is not a list of strings")?,
+                (None, Some(_)) => titled(items.get("anyOf"), &mut labels)?,
+                _ => return Err("an array's items are one enum of strings".into()),
+            };
+            out.insert("items".into(), json!({"type": "string", "enum": values}));
+            out.insert("uniqueItems".into(), json!(true));
+            copy(&mut out, &["minItems", "maxItems"]);
+            &["type", "items", "minItems", "maxItems", "uniqueItems"]
+        }
+        other => return Err(format!("the type {other:?} is not one elicitation has")),
+    };
+    if let Some(k) = p.keys().find(|k| !known.contains(&k.as_str()) && !ANNOTATIONS.contains(&k.as_str())) {
+        return Err(format!("it says {k:?}, which a flat form does not have"));
+    }
+    out.insert("type".into(), json!(kind));
+    Ok((Value::Object(out), labels))
+}
+
+/// The values of `oneOf` / `anyOf` choices (`{"const", "title"}`), their
+/// titles kept as labels.
+fn titled(choices: Option<&Value>, labels: &mut BTreeMap<String, String>) -> Result<Vec<String>, String> {
+    let choices = choices.and_then(Value::as_array).filter(|c| !c.is_empty()).ok_or("its choices are not a list")?;
+    let mut values = Vec::with_capacity(choices.len());
+    for choice in choices {
+        let value = choice.get("const").and_then(Value::as_str).ok_or("a choice without a string const")?;
+        if let Some(title) = choice.get("title").and_then(Value::as_str) {
+            labels.insert(value.to_owned(), title.to_owned());
+        }
+        values.push(value.to_owned());
+    }
+    Ok(values)
+}
+
+fn strings(v: Option<&Value>) -> Option<Vec<String>> {
+    v?.as_array().filter(|a| !a.is_empty())?.iter().map(|s| s.as_str().map(str::to_owned)).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A server's question with every kind elicitation has becomes a form
+    /// lattice takes, its titled choices' labels kept as hints.
+    #[test]
+    fn a_requested_schema_becomes_a_form_with_its_labels() {
+        let requested = json!({"type": "object", "required": ["name"], "properties": {
+            "name": {"type": "string", "title": "Name", "minLength": 1, "maxLength": 50},
+            "check": {"type": "boolean", "default": false},
+            "email": {"type": "string", "format": "email"},
+            "when": {"type": "string", "format": "date"},
+            "n": {"type": "integer", "minimum": 1, "maximum": 100},
+            "plain": {"type": "string", "enum": ["a", "b"]},
+            "titled": {"type": "string", "oneOf": [{"const": "hero-1", "title": "Superman"}, {"const": "hero-2", "title": "Batman"}]},
+            "legacy": {"type": "string", "enum": ["pet-1", "pet-2"], "enumNames": ["Cat", "Dog"]},
+            "many": {"type": "array", "items": {"anyOf": [{"const": "r", "title": "Red"}, {"const": "g", "title": "Green"}]}, "maxItems": 2},
+        }});
+        let (schema, hints) = form_of(&requested).unwrap();
+        let compiled = crate::compile(&schema).expect("lattice takes the form");
+        hints.check(&compiled).expect("and its hints");
+        assert_eq!(schema["properties"]["titled"], json!({"type": "string", "enum": ["hero-1", "hero-2"]}));
+        assert_eq!(hints.fields["titled"].labels["hero-2"], "Batman");
+        assert_eq!(hints.fields["legacy"].labels["pet-2"], "Dog");
+        assert_eq!(schema["properties"]["many"]["items"], json!({"type": "string", "enum": ["r", "g"]}));
+        assert_eq!(hints.fields["many"].labels["g"], "Green");
+        assert_eq!(schema["required"], json!(["name"]));
+        // The way back gives the client what it asked (labels aside).
+        assert!(requested_schema(&schema).is_some());
+
+        for (unfit, said) in [
+            (json!({"type": "object", "properties": {"a": {"type": "object"}}}), "the type \"object\""),
+            (json!({"type": "object", "properties": {"a": {"type": "string", "pattern": "x"}}}), "\"pattern\""),
+            (json!({"type": "object", "properties": {"a": {"type": "string", "enum": ["x"], "enumNames": []}}}), "enumNames"),
+            (json!({"type": "object", "properties": {"a": {"type": "string", "format": "time"}}}), "format"),
+            (json!({"type": "object", "properties": {}, "additionalProperties": false}), "additionalProperties"),
+            (json!({"type": "array"}), "type object"),
+        ] {
+            let refused = form_of(&unfit).unwrap_err();
+            assert!(refused.contains(said), "{unfit}: {refused}");
+        }
+    }
 
     #[test]
     fn a_flat_form_fits_and_anything_nested_does_not() {

@@ -40,6 +40,10 @@ pub struct FieldHints {
     pub placeholder: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub help: Option<String>,
+    /// What a choice is shown as, by its value (a server's titled enum,
+    /// as elicitation has them): the value is what is sent.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub labels: BTreeMap<String, String>,
 }
 
 /// A titled group of fields.
@@ -117,6 +121,14 @@ impl UiHints {
                 && let Err(why) = fits(widget, property)
             {
                 errors.push(FieldError::new(format!("{path}.widget"), "widget", why));
+            }
+            let choices = property.item_choices.as_ref().or(property.choices.as_ref());
+            for (value, label) in &hints.labels {
+                let at = format!("{path}.labels.{value}");
+                if !choices.is_some_and(|c| c.iter().any(|c| c.as_str() == Some(value))) {
+                    errors.push(FieldError::new(&at, "labels", format!("{value:?} is not one of the field's choices")));
+                }
+                plain_text(&mut errors, &at, label, LABEL_CHARS);
             }
         }
         Error::invalid(errors)
@@ -219,6 +231,28 @@ mod widget_tests {
         assert_eq!(widget(json!({"type": "string", "enum": ["a", "b", "c", "d", "e", "f"]}), None), Widget::Select);
         assert_eq!(widget(json!({"type": "array", "items": {"enum": ["a"]}, "uniqueItems": true}), None), Widget::Checkboxes);
         assert_eq!(widget(json!({"type": "string", "enum": ["a"]}), Some(Widget::Select)), Widget::Select);
+    }
+
+    /// A label names one of its field's choices, in at most 60
+    /// characters of plain text.
+    #[test]
+    fn a_label_is_for_one_of_the_fields_choices() {
+        let form = crate::schema::compile(&json!({"type": "object", "properties": {
+            "x": {"type": "string", "enum": ["a", "b"]}, "y": {"type": "string"}}}))
+        .unwrap();
+        let with = |field: &str, value: &str, label: &str| UiHints {
+            fields: [(field.to_owned(), FieldHints { labels: [(value.to_owned(), label.to_owned())].into(), ..FieldHints::default() })].into(),
+            ..UiHints::default()
+        };
+        with("x", "b", "Bravo").check(&form).unwrap();
+        for (hints, at) in [
+            (with("x", "c", "Charlie"), "fields.x.labels.c"),
+            (with("y", "a", "Alpha"), "fields.y.labels.a"),
+            (with("x", "a", &"A".repeat(61)), "fields.x.labels.a"),
+        ] {
+            let refused = format!("{:?}", hints.check(&form).unwrap_err());
+            assert!(refused.contains(at), "{refused}");
+        }
     }
 
     #[test]

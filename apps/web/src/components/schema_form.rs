@@ -33,6 +33,8 @@ struct Field {
     required: bool,
     control: Widget,
     choices: Vec<Value>,
+    /// What a choice is shown as, by its value, where the form says.
+    labels: std::collections::BTreeMap<String, String>,
     property: Property,
     /// What the control holds: a string as typed, a bool, or the chosen
     /// choices' indexes.
@@ -201,6 +203,7 @@ pub fn schema_form(props: FormProps) -> AnyView {
                 label: p.title.clone().unwrap_or_else(|| name.clone()),
                 help: h.help.or_else(|| p.description.clone()),
                 placeholder: h.placeholder,
+                labels: h.labels,
                 required: p.required,
                 control,
                 raw: RwSignal::new(initial(&p, control, &choices)),
@@ -404,7 +407,7 @@ fn field_view(f: Field, form: &str) -> AnyView {
                 .enumerate()
                 .map(|(i, c)| {
                     let option_id = format!("{id}-{i}");
-                    let label = choice_label(c);
+                    let label = choice_label(c, &f.labels);
                     let checked = move || {
                         let v = raw.get();
                         if multiple { v.as_array().is_some_and(|a| a.contains(&json!(i))) } else { v.as_u64() == Some(i as u64) }
@@ -463,7 +466,7 @@ fn field_view(f: Field, form: &str) -> AnyView {
                 .choices
                 .iter()
                 .enumerate()
-                .map(|(i, c)| view! { <option value=i.to_string() selected=move || raw.get().as_u64() == Some(i as u64)>{choice_label(c)}</option> })
+                .map(|(i, c)| view! { <option value=i.to_string() selected=move || raw.get().as_u64() == Some(i as u64)>{choice_label(c, &f.labels)}</option> })
                 .collect_view();
             view! {
                 <div class="field">
@@ -659,9 +662,10 @@ fn step_of(p: &Property, integer: bool) -> String {
     }
 }
 
-fn choice_label(c: &Value) -> String {
+/// A choice as shown: its label where the form gives one, else itself.
+fn choice_label(c: &Value, labels: &std::collections::BTreeMap<String, String>) -> String {
     match c {
-        Value::String(s) => s.clone(),
+        Value::String(s) => labels.get(s).cloned().unwrap_or_else(|| s.clone()),
         other => other.to_string(),
     }
 }

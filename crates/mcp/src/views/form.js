@@ -24,6 +24,8 @@ const control = (name, p, hint, required) => {
   const label = (p.title || name) + (required ? " (required)" : "");
   const help = (hint && hint.help) || p.description;
   const choices = p.type === "array" ? (p.items && p.items.enum) || [] : p.enum || [];
+  // A choice's label where the form gives one (a titled enum); its value is sent.
+  const shown = (c) => String((hint && hint.labels && hint.labels[c]) || c);
   if (kind === "radio" || kind === "checkboxes") {
     const box = el("fieldset", null, { class: "field" });
     box.append(el("legend", label));
@@ -32,7 +34,7 @@ const control = (name, p, hint, required) => {
       const l = el("label", null, { class: "choice" });
       const i = el("input", null, { type: kind === "radio" ? "radio" : "checkbox", name, value: c });
       if (Array.isArray(p.default) ? p.default.includes(c) : p.default === c) i.checked = true;
-      l.append(i, document.createTextNode(String(c)));
+      l.append(i, document.createTextNode(shown(c)));
       box.append(l);
     }
     return box;
@@ -43,7 +45,7 @@ const control = (name, p, hint, required) => {
   if (kind === "select") {
     input = el("select", null, { id, name });
     if (!required) input.append(el("option", "", { value: "" }));
-    for (const c of choices) input.append(el("option", c, { value: c }));
+    for (const c of choices) input.append(el("option", shown(c), { value: c }));
   } else if (kind === "textarea") {
     input = el("textarea", null, { id, name, rows: 4 });
   } else if (kind === "checkbox") {

@@ -211,3 +211,45 @@ async fn a_refusal_from_the_server_shows_its_code() {
     assert_eq!(code, "form_closed");
     assert!(!ana.all_events(&th).await.iter().any(|e| e["payload"]["kind"] == "submission"), "nothing was submitted");
 }
+
+/// A field's choices shown by their labels (a server's titled enum): the
+/// person picks the words, the form sends the value.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn choices_show_their_labels_and_send_their_values() {
+    let up = UpProcess::start().await;
+    let ana = Client::sign_in(&up.base, "acme", "ana").await;
+    let (_, th) = super::workspace_with_thread(&ana, "Labels").await;
+    let heroes: Vec<String> = (1..=6).map(|i| format!("hero-{i}")).collect();
+    let form = ana
+        .ok(
+            "POST",
+            &format!("/v1/threads/{th}/artifacts"),
+            json!({"kind": "form", "data": {
+                "title": "Pick",
+                "schema": {"type": "object", "properties": {
+                    "pet": {"type": "string", "title": "Pet", "enum": ["pet-1", "pet-2"]},
+                    "hero": {"type": "string", "title": "Hero", "enum": heroes}
+                }, "required": ["pet", "hero"]},
+                "ui": {"fields": {"pet": {"labels": {"pet-1": "Cat", "pet-2": "Dog"}}, "hero": {"labels": {"hero-2": "Batman"}}}}
+            }}),
+        )
+        .await["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let chrome = Chrome::launch().await;
+    let w = chrome.window(&up.base, &ana.token, "light", &format!("/t/{th}")).await;
+    w.until(&format!("() => !!document.getElementById('form-{form}-hero')"), "the form").await;
+    let shown: Vec<String> = w.eval(&format!("() => [...document.querySelectorAll('#form-{form} .choice')].map(l => l.textContent.trim())")).await;
+    assert_eq!(shown, ["Cat", "Dog"], "the radios show their labels");
+    let options: Vec<String> = w.eval(&format!("() => [...document.querySelectorAll('#form-{form}-hero option')].map(o => o.textContent)")).await;
+    assert_eq!(options[2], "Batman", "{options:?}");
+    assert_eq!(options[1], "hero-1", "a choice without a label shows its value: {options:?}");
+    w.page.get_by_text("Dog", true).click(None).await.unwrap();
+    w.page.locator(format!("#form-{form}-hero")).select_option("1", None).await.unwrap();
+    w.page.get_by_text("Send", true).click(None).await.unwrap();
+    // A form taken once says so when it is answered.
+    w.until("() => document.querySelector('.form-artifact').textContent.includes('Already answered.')", "the answered form").await;
+    let (_, subs) = ana.get(&format!("/v1/threads/{th}/artifacts?kind=submission&form_id={form}")).await.unwrap();
+    assert_eq!(subs[0]["data"]["values"], json!({"pet": "pet-2", "hero": "hero-2"}), "{subs}");
+}
