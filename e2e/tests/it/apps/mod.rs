@@ -5,6 +5,7 @@
 mod bridge;
 mod domains;
 mod escape;
+mod examples;
 mod host;
 mod limits;
 mod links;
