@@ -48,7 +48,11 @@ impl Connections {
             if config.sign_in.is_some() && sign_ins.is_none() {
                 return Err(format!("mcp server {name}: sign_in needs the log's keeper of sign-ins (lattice serve log, lattice up)"));
             }
-            by_name.insert(key.name(), Arc::new(Server::new(key, config.clone(), homes.clone(), sign_ins.clone())));
+            // What its apps may reach, as the apps origin reads it (the
+            // chat's and the apps origin are refused where those are known).
+            let mut config = config.clone();
+            config.app_domains = config.app_domains.allowance(&[]).map_err(|e| format!("mcp server {name}: app_domains: {e}"))?;
+            by_name.insert(key.name(), Arc::new(Server::new(key, config, homes.clone(), sign_ins.clone())));
         }
         Ok(Self { servers: Arc::new(by_name), connected, sign_ins })
     }

@@ -31,6 +31,12 @@ impl Stale {
     pub(crate) fn take(&self, owner: &str) -> bool {
         self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner).remove(owner)
     }
+
+    /// Keeps the marks of live sessions only: a session that ended takes
+    /// its mark with it (its next session lists afresh anyway).
+    pub(crate) fn keep(&self, live: impl Fn(&str) -> bool) {
+        self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner).retain(|owner| live(owner));
+    }
 }
 
 /// One session's handler.

@@ -15,13 +15,12 @@ use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use serde_json::{Value, json};
-
-use crate::host::{APP_MIME, Host, Stale};
 use tokio::sync::Mutex;
 
 use crate::address::{Guarded, is_internal};
 use crate::config::{Isolation, ServerConfig};
 use crate::error::CallError;
+use crate::host::{APP_MIME, Host, Stale};
 use crate::process::{self, ProcessGuard};
 use crate::sign_in::{Owner, SignIns, Target};
 use rmcp::transport::auth::AuthClient;
@@ -301,6 +300,8 @@ impl Server {
         let mut held = self.sessions.lock().await;
         let idle = Duration::from_secs(self.config.idle_secs);
         held.retain(|_, h| h.used.elapsed() < idle && !h.session.is_closed());
+        // A mark that its tools changed lives no longer than its session.
+        self.stale.keep(|o| held.contains_key(o));
         if let Some(h) = held.get_mut(owner) {
             h.used = Instant::now();
             return Ok(h.session.clone());

@@ -103,4 +103,12 @@ async fn a_bad_configuration_says_which_server_and_key() {
     let config: ServerConfig = serde_json::from_value(json!({"url": "https://x.example/mcp"})).unwrap();
     let refused = Connections::configure(&BTreeMap::from([("Budget_1".to_owned(), config)])).err().unwrap();
     assert!(refused.contains("is not a server name"), "{refused}");
+    let config: ServerConfig = serde_json::from_value(json!({"url": "https://x.example/mcp", "app_domains": {"resource": ["https://*"]}})).unwrap();
+    let refused = Connections::configure(&BTreeMap::from([("map".to_owned(), config)])).err().unwrap();
+    assert!(refused.starts_with("mcp server map: app_domains: resource: \"https://*\""), "{refused}");
+    // What is kept is written as the apps origin reads it.
+    let config: ServerConfig =
+        serde_json::from_value(json!({"url": "https://x.example/mcp", "app_domains": {"resource": ["HTTPS://Cesium.com/"]}})).unwrap();
+    let made = Connections::configure(&BTreeMap::from([("map".to_owned(), config)])).unwrap();
+    assert_eq!(made.get("map").unwrap().config().app_domains.resource, ["https://cesium.com"]);
 }

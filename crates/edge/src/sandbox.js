@@ -9,8 +9,9 @@
 // Apps SDK (a script element with data-lattice-sdk="ext-apps") gets the
 // release's vendored copy inlined there. A connected server's app asks for
 // the origins it declared (`csp`, MCP Apps) in the frame's address; the
-// apps origin grants what of them the operator allowed for its server. This file is inlined in the proxy document:
-// it must never hold the characters that end a script element.
+// apps origin grants what of them the operator allowed for its server.
+// This file is inlined in the proxy document: it must never hold the
+// characters that end a script element.
 (() => {
   const HOST = __HOST__;
   const SDK = __SDK__;

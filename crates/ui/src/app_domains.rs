@@ -115,21 +115,10 @@ impl Domains {
         self.connect.is_empty() && self.resource.is_empty() && self.frame.is_empty() && self.base.is_empty()
     }
 
-    /// The query of the inner frame's address that asks for these (the
-    /// apps origin grants no more than the server's allowance).
-    pub fn to_query(&self) -> String {
-        let mut pairs = Vec::new();
-        for (name, list) in self.kinds() {
-            for origin in list {
-                pairs.push(format!("{name}={}", escape(origin)));
-            }
-        }
-        pairs.join("&")
-    }
-
-    /// A declaration read back from [`Domains::to_query`]'s pairs: what is
-    /// not an origin (or a wildcard one) is left out, and no kind holds
-    /// more than [`DOMAINS_MAX`].
+    /// A declaration read back from the inner frame's address (`connect=`,
+    /// `resource=`, `frame=`, `base=` pairs, decoded): what is not an origin
+    /// (or a wildcard one) is left out, and no kind holds more than
+    /// [`DOMAINS_MAX`].
     pub fn from_pairs<'a>(pairs: impl IntoIterator<Item = (&'a str, &'a str)>) -> Self {
         let mut out = Domains::default();
         for (name, value) in pairs {
@@ -148,10 +137,6 @@ impl Domains {
             }
         }
         out
-    }
-
-    fn kinds(&self) -> [(&'static str, &[String]); 4] {
-        [("connect", &self.connect), ("resource", &self.resource), ("frame", &self.frame), ("base", &self.base)]
     }
 }
 
@@ -180,8 +165,9 @@ fn origin(s: &str, wildcard: bool) -> Result<String, &'static str> {
     if scheme != "https" && scheme != "http" {
         return Err("is not an http or https origin");
     }
+    // `host:port`, `[v6]:port`, or a host alone (`[v6]` holds colons).
     let (host, port) = match rest.rsplit_once(':') {
-        Some((host, port)) if !host.ends_with(']') || host.starts_with('[') => {
+        Some((host, port)) if !rest.ends_with(']') => {
             let port: u16 = port.parse().map_err(|_| "has a port that is not a number")?;
             (host, Some(port))
         }
@@ -207,12 +193,6 @@ fn origin(s: &str, wildcard: bool) -> Result<String, &'static str> {
         Some(p) if p != default => format!("{scheme}://{star}{host}:{p}"),
         _ => format!("{scheme}://{star}{host}"),
     })
-}
-
-/// An origin made safe for a query (it holds `:` and `/` only besides
-/// what a host holds).
-fn escape(origin: &str) -> String {
-    origin.replace(':', "%3A").replace('/', "%2F")
 }
 
 /// The policy of an app's document when `granted` (an allowance met by a
@@ -301,9 +281,14 @@ mod tests {
         }
         let refused = of(&[], &["https://APPS.example.com:443/"]).allowance(&own).unwrap_err();
         assert!(refused.0.contains("lattice's own"), "{refused}");
-        let normal = of(&["HTTPS://Api.Example.com:443/"], &["http://localhost:8081"]).allowance(&own).unwrap();
-        assert_eq!(normal.connect, ["https://api.example.com"]);
+        let normal =
+            of(&["HTTPS://Api.Example.com:443/", "https://[::1]", "https://[::1]:8443"], &["http://localhost:8081"]).allowance(&own).unwrap();
+        assert_eq!(normal.connect, ["https://api.example.com", "https://[::1]", "https://[::1]:8443"]);
         assert_eq!(normal.resource, ["http://localhost:8081"]);
+        let many: Vec<String> = (0..=super::DOMAINS_MAX).map(|i| format!("https://h{i}.example.com")).collect();
+        let many: Vec<&str> = many.iter().map(String::as_str).collect();
+        assert!(of(&many[..super::DOMAINS_MAX], &[]).allowance(&own).is_ok(), "at the bound");
+        assert!(of(&many, &[]).allowance(&own).unwrap_err().0.contains("at most 32"), "one over");
     }
 
     #[test]
@@ -313,19 +298,5 @@ mod tests {
             Domains::declared(&json!({"csp": {"connectDomains": many, "resourceDomains": ["*", "javascript:alert(1)", "https://ok.example.com"]}}));
         assert_eq!(declared.connect.len(), super::DOMAINS_MAX);
         assert_eq!(declared.resource, ["https://ok.example.com"]);
-    }
-
-    #[test]
-    fn the_query_reads_back() {
-        let granted = of(&["https://api.example.com:8443"], &["http://localhost:9000"]);
-        let query = granted.to_query();
-        let pairs: Vec<(String, String)> = query
-            .split('&')
-            .map(|p| {
-                let (k, v) = p.split_once('=').unwrap();
-                (k.to_owned(), v.replace("%3A", ":").replace("%2F", "/"))
-            })
-            .collect();
-        assert_eq!(Domains::from_pairs(pairs.iter().map(|(k, v)| (k.as_str(), v.as_str()))), granted);
     }
 }
