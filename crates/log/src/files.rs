@@ -100,6 +100,15 @@ impl Files {
     /// A resumable upload under way, for its uploader while they may still
     /// answer its thread's forms: its row and the bytes stored so far.
     pub async fn resumable(&self, who: &Authenticated, id: &str) -> Result<(FileRow, u64), Error> {
+        let (row, bytes, _) = self.resumable_at(who, id).await?;
+        Ok((row, bytes))
+    }
+
+    /// [`Files::resumable`] with the chunks stored, read in the same
+    /// statement as the bytes: read apart, another part could store a
+    /// chunk between them, and this part would write past the end while
+    /// believing it wrote from the start.
+    async fn resumable_at(&self, who: &Authenticated, id: &str) -> Result<(FileRow, u64, i64), Error> {
         let p = who.principal();
         let row = stored::head(&self.db, p.tenant.as_str(), id)
             .await?
@@ -110,14 +119,14 @@ impl Files {
         if !self.switches.effective(&access.tenant, &access.workspace, SwitchKey::Forms).await?.enabled {
             return Err(Error::NotEnabled { key: SwitchKey::Forms.as_str().to_owned() });
         }
-        let (bytes, _) = stored::stored(&self.db, &row.tenant, &row.id).await?;
-        Ok((row, bytes))
+        let (bytes, chunks) = stored::stored(&self.db, &row.tenant, &row.id).await?;
+        Ok((row, bytes, chunks))
     }
 
     /// Takes up a resumable upload at `offset`, which must be where its
     /// stored bytes end (409 says where, else).
     pub async fn resume(&self, who: &Authenticated, id: &str, offset: u64) -> Result<Upload, Error> {
-        let (row, bytes) = self.resumable(who, id).await?;
+        let (row, bytes, chunks) = self.resumable_at(who, id).await?;
         if offset != bytes {
             return Err(Error::Conflict {
                 code: lattice_core::Code::UploadOffset,
@@ -126,7 +135,6 @@ impl Files {
                 actual: Some(bytes),
             });
         }
-        let (_, chunks) = stored::stored(&self.db, &row.tenant, &row.id).await?;
         let mut head = stored::chunks(&self.db, &row.tenant, &row.id, 0, 1).await?.into_iter().next().unwrap_or_default();
         head.truncate(SNIFF_BYTES);
         let declared = row.size;

@@ -643,7 +643,11 @@ lattice_testkit::both_backends! {
                 assert!(body["error"]["actual"].is_u64(), "{body}");
             }
         }
+        // The part that won stored exactly its bytes from 0: never more
+        // (a part that read the upload while the other wrote once stored
+        // its bytes after the other's).
         let offset = app.get(&format!("/v1/uploads/{id}"), &ana).await.body["offset"].as_u64().unwrap();
+        assert_eq!(offset, 2 * CHUNK as u64, "{a:?} {b:?}");
         let (status, body) = part(&app, &ana, &id, offset, whole[offset as usize..].to_vec(), None).await;
         assert_eq!(status, StatusCode::OK, "{body}");
         assert_eq!(body["file"]["sha256"], sha256(&whole));
