@@ -8,6 +8,7 @@
 //! reuses the same definitions.
 
 pub mod act;
+mod elicit;
 pub mod files;
 pub mod model;
 pub mod openai;

@@ -216,7 +216,7 @@ impl Call<'_> {
     }
 
     async fn make(&self, policy: &str, decision: &str) -> Result<Called, Error> {
-        let answer = self.server.call(behalf(self.who), self.tool, self.call.arguments.clone()).await;
+        let answer = self.server.call_asking(behalf(self.who), self.tool, self.call.arguments.clone(), self.asker()).await;
         let result = match answer {
             Ok(result) => result,
             Err(e @ CallError::NeedsSignIn { .. }) => return self.asks_sign_in(e).await,
@@ -238,6 +238,21 @@ impl Call<'_> {
             None => {}
         }
         Ok(Called::Returned { result: told, is_error })
+    }
+
+    /// Who the server's questions during the call go to: the person the
+    /// run acts for (a run's agent always has its run).
+    fn asker(&self) -> Option<std::sync::Arc<dyn lattice_connect::Asker>> {
+        let run = self.who.principal().run.clone()?;
+        Some(std::sync::Arc::new(crate::elicit::RunAsker {
+            log: self.log.clone(),
+            who: self.who.clone(),
+            run,
+            thread: self.thread.clone(),
+            server: self.server.name().to_owned(),
+            tool: self.tool.to_owned(),
+            call: self.call.id.clone(),
+        }))
     }
 
     /// The app the result names (or its tool does), put in the thread:

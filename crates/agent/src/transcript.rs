@@ -4,6 +4,7 @@
 use std::collections::{HashMap, HashSet};
 
 use lattice_core::event::Event;
+use lattice_core::run::ELICITATION;
 use lattice_core::{Envelope, ToolCall};
 use serde_json::Value;
 
@@ -175,7 +176,10 @@ pub(crate) fn rebuild(log: &[Envelope], now_ms: i64) -> Transcript {
         let at = lattice_log::parse_rfc3339(&envelope.at);
         match &envelope.event {
             Event::RunStarted(_) | Event::RunResumed(_) => since = since.or(at),
-            Event::RunPaused(_) | Event::RunFinished(_) | Event::RunFailed(_) => {
+            // A server's question answered, or closed: the run's time
+            // counts again (waiting for a person does not).
+            Event::DeferredAnswered(e) if e.tool_name == ELICITATION => since = since.or(at),
+            Event::RunPaused(_) | Event::RunAsked(_) | Event::RunFinished(_) | Event::RunFailed(_) => {
                 if let (Some(from), Some(to)) = (since.take(), at) {
                     running_ms += (to - from).max(0);
                 }
@@ -220,6 +224,9 @@ pub(crate) fn rebuild(log: &[Envelope], now_ms: i64) -> Transcript {
                     pending.push(call);
                 }
             }
+            // A server's question: its answer went to the server, whose
+            // result the model reads; nothing of it is the model's.
+            Event::DeferredAnswered(e) if e.tool_name == ELICITATION => {}
             // lattice's own word, not a person's: no fence.
             Event::DeferredAnswered(e) if e.expired => {
                 pending.retain(|c| c.id != e.tool_call_id);

@@ -53,8 +53,14 @@ pub const BRIDGED: &[&str] = &[
 /// The types the bridge leaves out: every type is in one list or the other.
 /// What an app told the agent (`app_context_set`) is a run's input, like
 /// its inner steps.
-pub const NOT_BRIDGED: &[&str] =
-    &[event::RunPaused::NAME, event::RunResumed::NAME, event::ModelReplied::NAME, event::ToolReturned::NAME, event::AppContextSet::NAME];
+pub const NOT_BRIDGED: &[&str] = &[
+    event::RunPaused::NAME,
+    event::RunAsked::NAME,
+    event::RunResumed::NAME,
+    event::ModelReplied::NAME,
+    event::ToolReturned::NAME,
+    event::AppContextSet::NAME,
+];
 
 /// The types a projection may map: decoded before they are bridged.
 const PROJECTED: &[&str] = &[

@@ -21,6 +21,7 @@
 //! leave from the server side only.
 
 pub mod address;
+mod asking;
 pub mod config;
 mod connections;
 mod error;
@@ -32,6 +33,7 @@ mod scopes;
 mod server;
 mod sign_in;
 
+pub use asking::{Answer, Asker, Question, Withdrawn};
 pub use config::ServerConfig;
 pub use connections::Connections;
 pub use error::CallError;

@@ -9,7 +9,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use lattice_core::ServerKey;
-use rmcp::model::{CallToolRequestParams, PaginatedRequestParams, ReadResourceRequestParams};
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CallToolResult, CancelledNotificationParam, ClientRequest, PaginatedRequestParams,
+    ReadResourceRequestParams, ServerResult,
+};
+use rmcp::service::PeerRequestOptions;
 use rmcp::service::{RoleClient, RunningService, ServiceExt};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::async_rw::AsyncRwTransport;
@@ -18,6 +22,7 @@ use serde_json::{Value, json};
 use tokio::sync::Mutex;
 
 use crate::address::{Guarded, is_internal};
+use crate::asking::{Asker, InFlight, Pausable};
 use crate::config::{Isolation, ServerConfig};
 use crate::error::CallError;
 use crate::host::{APP_MIME, Host, Stale};
@@ -87,6 +92,43 @@ pub struct Server {
     tools: Mutex<HashMap<String, Listed>>,
     /// The owners whose listing the server said changed (`Host`).
     stale: Stale,
+}
+
+/// One `tools/call`, sent with its id kept while it is under way, so that
+/// the server's questions on its stream find it (`asking`); dropped
+/// unanswered (its time ran out, its run ended), the server is told it is
+/// cancelled.
+async fn asking_call(session: &Session, params: CallToolRequestParams, call: InFlight) -> Result<CallToolResult, CallError> {
+    let calls = session.service().calls.clone();
+    let gate = calls.gate().await;
+    let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+    let handle = session.peer().send_request_with_option(request, PeerRequestOptions::no_options()).await.map_err(|e| CallError::from_service(&e))?;
+    let _kept = calls.keep(handle.id.clone(), call);
+    drop(gate);
+    let mut unanswered = Unanswered { peer: Some(handle.peer.clone()), id: handle.id.clone() };
+    let answered = handle.await_response().await;
+    unanswered.peer = None;
+    match answered.map_err(|e| CallError::from_service(&e))? {
+        ServerResult::CallToolResult(result) => Ok(result),
+        _ => Err(CallError::Malformed("an answer of another kind".into())),
+    }
+}
+
+/// A call dropped before its answer: the server is told to stop.
+struct Unanswered {
+    peer: Option<rmcp::Peer<RoleClient>>,
+    id: rmcp::model::RequestId,
+}
+
+impl Drop for Unanswered {
+    fn drop(&mut self) {
+        let (Some(peer), Ok(runtime)) = (self.peer.take(), tokio::runtime::Handle::try_current()) else { return };
+        let id = self.id.clone();
+        runtime.spawn(async move {
+            let cancelled = CancelledNotificationParam::new(Some(id), Some("lattice stopped waiting for the call".into()));
+            let _ = peer.notify_cancelled(cancelled).await;
+        });
+    }
 }
 
 /// A listing of tools, and when it was made.
@@ -235,10 +277,18 @@ impl Server {
     /// the server sent it (a `CallToolResult`), within the configured time
     /// and size.
     pub async fn call(&self, behalf: Behalf<'_>, tool: &str, arguments: Value) -> Result<Value, CallError> {
+        self.call_asking(behalf, tool, arguments, None).await
+    }
+
+    /// Calls a tool in `behalf`'s session; what the server asks meanwhile
+    /// (`elicitation/create`) goes to `asker`, and the call's time bound
+    /// stops while it is asked. With no asker, a question is refused.
+    pub async fn call_asking(&self, behalf: Behalf<'_>, tool: &str, arguments: Value, asker: Option<Arc<dyn Asker>>) -> Result<Value, CallError> {
         let Value::Object(arguments) = arguments else { return Err(CallError::Arguments) };
         let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments);
-        let result =
-            self.bounded(behalf, |session| async move { session.peer().call_tool(params).await.map_err(|e| CallError::from_service(&e)) }).await?;
+        let clock = Pausable::new(self.config.timeout());
+        let call = InFlight { asker, clock: clock.clone() };
+        let result = self.bounded_on(behalf, clock, |session| async move { asking_call(&session, params, call).await }).await?;
         let value = serde_json::to_value(result).map_err(|e| CallError::Malformed(e.to_string()))?;
         self.fits(&value)?;
         Ok(value)
@@ -266,14 +316,25 @@ impl Server {
         F: FnOnce(Arc<Session>) -> Fut,
         Fut: Future<Output = Result<T, CallError>>,
     {
+        self.bounded_on(behalf, Pausable::new(self.config.timeout()), request).await
+    }
+
+    /// As [`Server::bounded`], on a bound that stops while a person is
+    /// asked (the call's questions pause it).
+    async fn bounded_on<T, F, Fut>(&self, behalf: Behalf<'_>, clock: Arc<Pausable>, request: F) -> Result<T, CallError>
+    where
+        F: FnOnce(Arc<Session>) -> Fut,
+        Fut: Future<Output = Result<T, CallError>>,
+    {
         let timeout = self.config.timeout();
         let owner = self.owner(behalf);
-        let outcome = tokio::time::timeout(timeout, async {
-            let session = self.session(&owner, behalf).await?;
-            request(session).await
-        })
-        .await
-        .unwrap_or(Err(CallError::Timeout(timeout)));
+        let outcome = tokio::select! {
+            outcome = async {
+                let session = self.session(&owner, behalf).await?;
+                request(session).await
+            } => outcome,
+            () = clock.expired() => Err(CallError::Timeout(timeout)),
+        };
         if matches!(outcome, Err(CallError::Timeout(_) | CallError::Unreachable(_) | CallError::Closed { .. } | CallError::NeedsSignIn { .. })) {
             self.sessions.lock().await.remove(&owner);
             self.tools.lock().await.remove(&owner);

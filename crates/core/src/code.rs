@@ -115,6 +115,7 @@ codes! {
     // Forbidden (403)
     Forbidden = "forbidden", Forbidden, "The caller may not do this, for no more specific reason: do not retry with the same credentials.";
     RoleTooLow = "role_too_low", Forbidden, "The caller's role here does not allow the action (the reason names the role needed): ask an admin for that role.";
+    NotActingFor = "not_acting_for", Forbidden, "A connected server's question in a run is answered only by the person the run acts for (the reason names them): they must answer it.";
     AdminOnly = "admin_only", Forbidden, "Only a tenant, deployment or workspace admin may do this: ask one to.";
     AgentNotAllowed = "agent_not_allowed", Forbidden, "An agent, or an agent's key, may not do this: a person must.";
     AgentOnly = "agent_only", Forbidden, "Only an agent may do this (such as making an app): a person cannot.";

@@ -121,6 +121,8 @@ events! {
     ModelReplied => "model_replied",
     ToolReturned => "tool_returned",
     RunPaused => "run_paused",
+    /// A person is asked while the run goes on (a connected server's question).
+    RunAsked => "run_asked",
     DeferredAnswered => "deferred_answered",
     RunResumed => "run_resumed",
     RunFinished => "run_finished",
@@ -142,6 +144,7 @@ impl Event {
             Self::ModelReplied(e) => Some(&e.run_id),
             Self::ToolReturned(e) => Some(&e.run_id),
             Self::RunPaused(e) => Some(&e.run_id),
+            Self::RunAsked(e) => Some(&e.run_id),
             Self::DeferredAnswered(e) => Some(&e.run_id),
             Self::RunResumed(e) => Some(&e.run_id),
             Self::RunFinished(e) => Some(&e.run_id),
@@ -357,6 +360,14 @@ pub struct ToolReturned {
 /// The run waits for these requests to be answered by people.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunPaused {
+    pub run_id: String,
+    pub requests: Vec<DeferredRequest>,
+}
+
+/// A person is asked these requests while the run goes on: a connected
+/// server waits, in the middle of a call, for their answer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunAsked {
     pub run_id: String,
     pub requests: Vec<DeferredRequest>,
 }

@@ -68,6 +68,11 @@ pub struct SignInNeeded {
     pub scope: Option<String>,
 }
 
+/// The name of a request that puts a connected server's question
+/// (`elicitation/create`) to the person a run acts for. No server tool is
+/// called so (theirs are `<server>__<tool>`).
+pub const ELICITATION: &str = "elicitation";
+
 /// The longest deadline a request may carry: a week.
 pub const MAX_EXPIRES_IN_SECS: u64 = 7 * 24 * 3600;
 
@@ -89,6 +94,10 @@ pub enum RunStep {
     ToolReturned { tool_call_id: String, tool_name: String, result: Value, is_error: bool },
     /// The run waits for these requests to be answered.
     Paused { requests: Vec<DeferredRequest> },
+    /// A person is asked while the run goes on: a connected server's
+    /// question in the middle of one of its calls ([`ELICITATION`]). The
+    /// requests open; the run stays running, its call waiting.
+    Asked { requests: Vec<DeferredRequest> },
     /// The run goes on, acting for whoever answered.
     Resumed { actor: String, role: TenantRole },
     Finished {

@@ -116,6 +116,15 @@ impl Deadlines {
     /// deadline is lattice's, so it is not authorized as a person's answer
     /// is, but it is written as every answer is.
     async fn expire(&self, tenant: &TenantId, run: &RunId, tool_call_id: &str) -> Result<(), Error> {
+        self.close(tenant, run, tool_call_id, Value::String(EXPIRED.to_owned()), DEADLINE_ACTOR).await?;
+        tracing::info!(run = %run, tool_call_id, "a request's deadline passed: answered expired");
+        Ok(())
+    }
+
+    /// Commits `answer` to one open request for nobody, as `actor`: a
+    /// deadline passed, or what a question waited on ended (lattice's
+    /// runner says why in `answer`).
+    pub(crate) async fn close(&self, tenant: &TenantId, run: &RunId, tool_call_id: &str, answer: Value, actor: &str) -> Result<(), Error> {
         let db = &self.inner.db;
         let Some(row) = load_run(db, tenant, run).await? else { return Ok(()) };
         let requests = load_requests(db, tenant, &row.id).await?;
@@ -124,7 +133,7 @@ impl Deadlines {
             run: row.id.clone(),
             tool_call_id: request.tool_call_id.clone(),
             tool_name: request.tool_name.clone(),
-            answer: Value::String(EXPIRED.to_owned()),
+            answer,
             approved: false,
             expired: true,
             chain: row.chain.clone(),
@@ -145,7 +154,7 @@ impl Deadlines {
             run: Some(Arc::new(LoadedRun { run: row, requests })),
             standing: None,
         };
-        let actor = Actor::System { name: DEADLINE_ACTOR.to_owned() };
+        let actor = Actor::System { name: actor.to_owned() };
         let committer = &self.inner.committer;
         // Nothing was authorized from a standing: the commit writes.
         let committed = committer
@@ -153,7 +162,6 @@ impl Deadlines {
             .await?
             .ok_or_else(|| Error::unavailable("an expiry's commit found a standing it never named"))?;
         committer.told(committed.seq);
-        tracing::info!(run = %run, tool_call_id, "a request's deadline passed: answered expired");
         Ok(())
     }
 }

@@ -119,7 +119,7 @@ fn text(errors: &mut Vec<FieldError>, field: &str, value: &str, min: usize, max:
 /// A run's step carries what a model wrote: its tool calls' arguments and
 /// what the tools returned obey the same bounds as any stored document.
 fn check_step(step: &RunStep) -> Result<(), Error> {
-    if let RunStep::Paused { requests } = step
+    if let RunStep::Paused { requests } | RunStep::Asked { requests } = step
         && let Some(r) = requests.iter().find(|r| r.expires_in_secs.is_some_and(|s| s == 0 || s > lattice_core::run::MAX_EXPIRES_IN_SECS))
     {
         return Err(Error::field(

@@ -23,6 +23,9 @@ pub(crate) struct Preparing<'a> {
     /// How groups become tenant roles: a directory's writers keep each
     /// person's role by them.
     pub rules: &'a std::sync::Arc<lattice_core::identity::GroupRules>,
+    /// Who the command is for: a server's question is answered only by
+    /// the person its run acts for.
+    pub principal: &'a lattice_core::Principal,
 }
 
 impl Preparing<'_> {
@@ -143,7 +146,22 @@ impl Preparing<'_> {
                 if let Some(by) = &request.answered_by {
                     return Err(Error::already_answered(by.clone()));
                 }
-                if loaded.run.status != RunStatus::Paused {
+                // A connected server's question is answered while its run
+                // goes on (the server holds the call open for it), and only
+                // by the person the run acts for: what they give goes to a
+                // server under their name, so nobody else may give it.
+                let question = request.tool_name == lattice_core::run::ELICITATION;
+                if question {
+                    let p = self.principal;
+                    if p.agent || p.user.as_str() != loaded.run.acting_for {
+                        return Err(Error::forbidden(
+                            lattice_core::Code::NotActingFor,
+                            format!("only {}, whom the run acts for, answers a server's question", loaded.run.acting_for),
+                        ));
+                    }
+                }
+                let waiting = if question { RunStatus::Running } else { RunStatus::Paused };
+                if loaded.run.status != waiting {
                     return Err(Error::invalid_state(
                         lattice_core::Code::RunNotWaiting,
                         format!("the run is {}, not waiting for an answer", loaded.run.status.as_str()),
@@ -191,6 +209,9 @@ impl Preparing<'_> {
                 let allowed = match step {
                     RunStep::Resumed { .. } => status == RunStatus::Paused && loaded.requests.iter().all(|r| r.answered_by.is_some()),
                     RunStep::Failed { .. } => matches!(status, RunStatus::Running | RunStatus::Paused),
+                    RunStep::Asked { requests } => {
+                        status == RunStatus::Running && requests.iter().all(|r| r.tool_name == lattice_core::run::ELICITATION)
+                    }
                     _ => status == RunStatus::Running,
                 };
                 if !allowed {

@@ -49,6 +49,10 @@ use crate::switches::SwitchStore;
 use crate::view::ScopedView;
 use crate::waiting::{AskingTool, WaitingItem, WaitingReads, WaitingStream};
 
+/// Who closes a connected server's question nobody answered, as its
+/// answer's author says.
+pub const QUESTION_ACTOR: &str = "lattice";
+
 /// The log service. Cheap to clone; all clones share one pool and registry.
 #[derive(Clone)]
 pub struct LogService {
@@ -720,7 +724,8 @@ impl LogService {
                 check.check(view, &actor, &command).await?;
             }
         }
-        let preparing = Preparing { registry: &inner.registry, chains: inner.auth.chains(), now_ms: inner.clock.now_ms(), rules: &inner.rules };
+        let preparing =
+            Preparing { registry: &inner.registry, chains: inner.auth.chains(), now_ms: inner.clock.now_ms(), rules: &inner.rules, principal };
         let effect = preparing.prepare(&scope, &command)?;
         let Some(committed) = inner.committer.commit(principal, &actor, &scope, effect, audit).await? else {
             // Only a standing stops a commit, and with one the command was kept.
@@ -798,6 +803,32 @@ impl LogService {
     /// A run and its requests, for a caller who can read its thread.
     pub async fn run(&self, who: &Authenticated, run: &RunId) -> Result<RunView, Error> {
         self.inner.runs.run(who, run).await
+    }
+
+    /// Closes a connected server's question the run's agent asked and
+    /// nobody answered (the server withdrew it, its call or its run ended),
+    /// as lattice (`{"action": "cancel", "reason": …}`): its card closes,
+    /// and nobody answers it late. Only the run's own agent closes it.
+    pub async fn close_question(&self, who: &Authenticated, tool_call_id: &str, reason: &str) -> Result<(), Error> {
+        let p = who.principal();
+        let (true, Some(run)) = (p.agent, p.run.as_ref()) else {
+            return Err(Error::forbidden(lattice_core::Code::AgentOnly, "only the run's agent closes its questions"));
+        };
+        let open = self
+            .run(who, run)
+            .await?
+            .requests
+            .into_iter()
+            .any(|r| r.tool_call_id == tool_call_id && r.tool_name == lattice_core::run::ELICITATION && r.answered_by.is_none());
+        if !open {
+            return Ok(());
+        }
+        let answer = serde_json::json!({"action": "cancel", "reason": reason});
+        match self.inner.parts.deadlines.close(&p.tenant, run, tool_call_id, answer, QUESTION_ACTOR).await {
+            // Answered a moment ago: the answer stands.
+            Ok(()) | Err(Error::InvalidState { .. }) => Ok(()),
+            Err(e) => Err(e),
+        }
     }
 
     /// The runs of a thread that wait for an answer.

@@ -26,7 +26,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use lattice_core::clock::SharedClock;
-use lattice_core::event::{ArtifactArchived, ArtifactChanged, ArtifactCreated, DeferredAnswered, RunFailed, RunFinished, RunPaused, RunResumed};
+use lattice_core::event::{
+    ArtifactArchived, ArtifactChanged, ArtifactCreated, DeferredAnswered, RunAsked, RunFailed, RunFinished, RunPaused, RunResumed,
+};
 use lattice_core::integrations::resolve;
 use lattice_core::policy::{Action, thread_role};
 use lattice_core::{Actor, Error, Level, Principal, Role, SwitchKey, SwitchState, TenantRole, WorkspaceId};
@@ -323,7 +325,7 @@ impl WaitingReads {
         let names: Vec<String> = tools.iter().map(|t| t.name.clone()).collect();
         let mut off: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
         loop {
-            let rows = stored::requests(&self.db, p.tenant.as_str(), places, &names, &off, now, limit).await?;
+            let rows = stored::requests(&self.db, p.tenant.as_str(), places, &names, &off, p.user.as_str(), now, limit).await?;
             sw.learn(rows.iter().map(|r| &r.place.workspace)).await?;
             let full = rows.len() == limit;
             let (mut kept, mut more_off) = (Vec::new(), false);
@@ -374,11 +376,12 @@ pub enum WaitingNext {
 
 /// The envelopes that can change what waits in a place the stream follows
 /// (access events come as rechecks).
-const CHANGES: [&str; 8] = [
+const CHANGES: [&str; 9] = [
     ArtifactCreated::NAME,
     ArtifactChanged::NAME,
     ArtifactArchived::NAME,
     RunPaused::NAME,
+    RunAsked::NAME,
     DeferredAnswered::NAME,
     RunResumed::NAME,
     RunFinished::NAME,

@@ -118,6 +118,7 @@ impl ServerHandler for Fixture {
             tool("ask_form", "A tool named like lattice's own.", None),
             tool("escape", "Shows an app that tries every way out.", Some("ui://clock/escape.html")),
             tool("grow", "Adds the tool grown, and says its tools changed.", None),
+            tool("ask", "Asks the person which size, and says what they answered.", None),
             app_only,
             model_only,
         ]});
@@ -148,6 +149,24 @@ impl ServerHandler for Fixture {
             "huge" => json!({"content": [{"type": "text", "text": "x".repeat(2 * 1024 * 1024)}]}),
             "probe" | "escape" => json!({"content": [{"type": "text", "text": "probing"}]}),
             "ask_form" => json!({"content": [{"type": "text", "text": "I am not lattice's ask_form."}]}),
+            // Asks the person (elicitation, form mode) and says what it got.
+            "ask" => {
+                let params = serde_json::from_value(json!({
+                    "mode": "form",
+                    "message": "Which size?",
+                    "requestedSchema": {"type": "object", "properties": {
+                        "size": {"type": "string", "title": "Size", "oneOf": [{"const": "s", "title": "Small"}, {"const": "l", "title": "Large"}]},
+                        "count": {"type": "integer", "minimum": 1, "maximum": 9, "default": 1},
+                    }, "required": ["size"]},
+                }))
+                .expect("an elicitation");
+                let got = context.peer.create_elicitation(params).await;
+                let said = match got {
+                    Ok(result) => serde_json::to_string(&result).expect("a result"),
+                    Err(e) => format!("error: {e}"),
+                };
+                json!({"content": [{"type": "text", "text": said}]})
+            }
             other => return Err(ErrorData::invalid_params(format!("no tool {other}"), None)),
         };
         let result: CallToolResult = serde_json::from_value(result).expect("a tool result");

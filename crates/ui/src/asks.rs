@@ -68,6 +68,67 @@ impl Check for ServerCallAnswer {
     }
 }
 
+/// The answer to a connected server's question (`elicitation`, asked
+/// in the middle of a call, docs/MCP.md "Servers that ask"):
+/// `{"action": "accept", "content": {…}}`, `{"action": "decline"}` or
+/// `{"action": "cancel"}`, while the server's key is on and, for a form,
+/// forms are on. A form's content must be valid for the form its request
+/// carries (the check a form's submission gets), so an answer that fails
+/// never leaves lattice; a link's accept carries nothing.
+pub struct ElicitationAnswer;
+
+#[async_trait::async_trait]
+impl Check for ElicitationAnswer {
+    async fn switches(&self, view: &dyn WorkspaceView, command: &Command) -> Result<Vec<SwitchKey>, Error> {
+        let Command::AnswerDeferred { run, tool_call_id, .. } = command else { return Ok(Vec::new()) };
+        let Some(request) = view.deferred_request(run, tool_call_id).await? else { return Ok(Vec::new()) };
+        if request.tool_name != lattice_core::run::ELICITATION {
+            return Ok(Vec::new());
+        }
+        let server = request.args.get("server").and_then(Value::as_str).unwrap_or_default();
+        let key = format!("{}{server}", lattice_core::ServerKey::PREFIX);
+        let server = SwitchKey::parse(&key).ok_or(Error::NotEnabled { key })?;
+        let form = request.args.get("mode").and_then(Value::as_str) == Some(FORM_MODE);
+        Ok(if form { vec![server, SwitchKey::Forms] } else { vec![server] })
+    }
+
+    async fn check(&self, view: &dyn WorkspaceView, _actor: &Actor, command: &Command) -> Result<(), Error> {
+        let Command::AnswerDeferred { run, tool_call_id, answer, .. } = command else { return Ok(()) };
+        let Some(request) = view.deferred_request(run, tool_call_id).await? else { return Ok(()) };
+        if request.tool_name != lattice_core::run::ELICITATION {
+            return Ok(());
+        }
+        let form = request.args.get("mode").and_then(Value::as_str) == Some(FORM_MODE);
+        let shape = || {
+            Error::field(
+                "answer",
+                "shape",
+                "a server's question is answered {\"action\": \"accept\", \"content\": {…}}, {\"action\": \"decline\"} or {\"action\": \"cancel\"}",
+            )
+        };
+        let Some(object) = answer.as_object() else { return Err(shape()) };
+        if object.keys().any(|k| k != "action" && k != "content") {
+            return Err(shape());
+        }
+        let content = object.get("content");
+        match object.get("action").and_then(Value::as_str) {
+            Some("accept") if form => {
+                let content = content.ok_or_else(|| Error::field("answer.content", "required", "a form's answer carries its values"))?;
+                let schema = request.args.get("schema").cloned().unwrap_or(Value::Null);
+                let compiled = schema::compile(&schema).map_err(|e| prefixed("args.schema", e))?;
+                compiled.validate(content).map_err(|e| prefixed("answer.content", e))
+            }
+            Some("accept" | "decline" | "cancel") if content.is_none() => Ok(()),
+            Some("decline" | "cancel") => Err(Error::field("answer.content", "absent", "only an accepted form carries values")),
+            Some("accept") => Err(Error::field("answer.content", "absent", "a link's answer carries no values")),
+            _ => Err(shape()),
+        }
+    }
+}
+
+/// The mode of a server's question asked as a form.
+pub const FORM_MODE: &str = "form";
+
 /// The answer to an ask_user: text.
 pub struct AskUserAnswer;
 

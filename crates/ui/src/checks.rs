@@ -7,7 +7,7 @@ use lattice_core::kind::SharedCheck;
 use lattice_core::{Actor, Check, Command, CommandType, Error, Role, SwitchKey, WorkspaceView};
 use serde_json::Value;
 
-use crate::asks::{AskFormAnswer, AskUserAnswer, ServerCallAnswer};
+use crate::asks::{AskFormAnswer, AskUserAnswer, ElicitationAnswer, ServerCallAnswer};
 use crate::attached::attached;
 use crate::form::{Form, Submissions};
 use crate::kinds::{prefixed, shape};
@@ -23,6 +23,7 @@ pub fn checks() -> Vec<(CommandType, SharedCheck)> {
         (CommandType::AnswerDeferred, Arc::new(AskFormAnswer)),
         (CommandType::AnswerDeferred, Arc::new(AskUserAnswer)),
         (CommandType::AnswerDeferred, Arc::new(ServerCallAnswer)),
+        (CommandType::AnswerDeferred, Arc::new(ElicitationAnswer)),
     ]
 }
 

@@ -438,3 +438,76 @@ lattice_testkit::both_backends! {
         assert_eq!(told, ["c_b", "c_a"]);
     }
 }
+
+/// The run's open question of a connected server, once it is asked.
+async fn question(here: &Here, run: &lattice_core::RunId) -> lattice_log::RequestRow {
+    lattice_testkit::eventually_within(Duration::from_secs(30), "the server's question", async || {
+        let view = here.log.run(&here.alice, run).await.unwrap();
+        assert_eq!(view.run.status, RunStatus::Running, "the run goes on while it asks");
+        view.requests.into_iter().find(|r| r.tool_name == lattice_core::run::ELICITATION && r.answered_by.is_none())
+    })
+    .await
+}
+
+/// The thread's `mcp_elicitation` audit rows' decisions, oldest first.
+async fn asked(here: &Here) -> Vec<String> {
+    let rows = here.log.audit_records(&here.alice_admin(), here.ws.as_str(), "mcp_elicitation", 100).await.unwrap();
+    let mut out: Vec<String> = rows
+        .into_iter()
+        .filter_map(|e| match e.event {
+            Event::AuditRecorded(a) => a.data["decision"].as_str().map(str::to_owned),
+            _ => None,
+        })
+        .collect();
+    out.reverse();
+    out
+}
+
+lattice_testkit::both_backends! {
+    async fn a_servers_question_is_a_form_only_its_person_answers_and_the_server_gets_exactly_that(backend: Backend) {
+        let server = lattice_testkit::mcp_server::start().await;
+        let connections = connections(&server.url);
+        let here = here(backend, &connections).await;
+        let script = Script::new(vec![call("clock__ask", json!({})), say("asked"), call("clock__ask", json!({})), say("asked again")]);
+        let runner = Runner::new(lattice_testkit::trusted(&here.log), Models::default().with("m", Arc::new(script.clone()), true))
+            .with_connections(connections.clone());
+        let run = runner.start(&here.alice, here.th.clone(), "Ask me".into(), None, None).await.unwrap();
+        let q = question(&here, &run).await;
+        // The server's form, as a lattice form: titled choices as labels.
+        assert_eq!(q.args["server"], "clock");
+        assert_eq!(q.args["mode"], "form");
+        assert_eq!(q.args["message"], "Which size?");
+        assert_eq!(q.args["schema"]["properties"]["size"]["enum"], json!(["s", "l"]));
+        assert_eq!(q.args["ui"]["fields"]["size"]["labels"], json!({"s": "Small", "l": "Large"}));
+        assert!(q.tool_call_id.starts_with("c_clock__ask:elicit:"), "{}", q.tool_call_id);
+
+        // Only the person the run acts for answers, with values the form takes.
+        let agent = lattice_testkit::trusted(&here.log).vouch(lattice_core::Principal { agent: true, ..here.alice.principal().clone() });
+        let by_agent = runner.answer(&agent, &run, q.tool_call_id.clone(), json!({"action": "accept", "content": {"size": "s"}})).await.unwrap_err();
+        assert!(matches!(by_agent, lattice_core::Error::Forbidden { .. }), "{by_agent}");
+        let wrong = runner.answer(&here.alice, &run, q.tool_call_id.clone(), json!({"action": "accept", "content": {"size": "m"}})).await.unwrap_err();
+        assert!(matches!(wrong, lattice_core::Error::ValidationFailed { .. }), "{wrong}");
+        let odd = runner.answer(&here.alice, &run, q.tool_call_id.clone(), json!({"action": "decline", "content": {"size": "s"}})).await.unwrap_err();
+        assert!(matches!(odd, lattice_core::Error::ValidationFailed { .. }), "{odd}");
+        // Longer than the call's bound (a second): the person's time is
+        // not the server's, and the call holds.
+        tokio::time::sleep(Duration::from_millis(1500)).await;
+        runner.answer(&here.alice, &run, q.tool_call_id.clone(), json!({"action": "accept", "content": {"size": "l", "count": 2}})).await.unwrap();
+        wait_for(&here.log, &here.alice, &run, RunStatus::Finished).await;
+        let results = returned(&here, &run).await;
+        assert_eq!(results.len(), 1, "{results:?}");
+        let (tool, is_error, result) = &results[0];
+        assert_eq!((tool.as_str(), *is_error), ("clock__ask", false), "{result}");
+        // Exactly the validated answer reached the server.
+        assert!(result.contains(r#"\"action\":\"accept\",\"content\":{\"size\":\"l\",\"count\":2}"#), "{result}");
+
+        // Declined: the server hears a decline, and nothing else.
+        let run = runner.start(&here.alice, here.th.clone(), "Ask me again".into(), None, None).await.unwrap();
+        let q = question(&here, &run).await;
+        runner.answer(&here.alice, &run, q.tool_call_id.clone(), json!({"action": "decline"})).await.unwrap();
+        wait_for(&here.log, &here.alice, &run, RunStatus::Finished).await;
+        let results = returned(&here, &run).await;
+        assert!(results[0].2.contains(r#"{\"action\":\"decline\"}"#), "{results:?}");
+        assert_eq!(asked(&here).await, vec!["asked", "accepted", "asked", "declined"]);
+    }
+}

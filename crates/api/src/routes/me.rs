@@ -31,10 +31,14 @@ pub struct NoQuery {}
 /// The name of each list event of the stream.
 pub const WAITING_EVENT: &str = "waiting";
 
-/// The requests that are forms a person fills: a run's `ask_form`, which
-/// needs the switch its answer needs (`ui:forms`).
+/// The requests that are forms a person fills: a run's `ask_form`, and a
+/// connected server's question (asked of the person its run acts for),
+/// each needing the switch its answer needs (`ui:forms`).
 fn tools() -> Vec<AskingTool> {
-    vec![AskingTool { name: ASK_FORM.to_owned(), switch: switch_of(ASK_FORM) }]
+    vec![
+        AskingTool { name: ASK_FORM.to_owned(), switch: switch_of(ASK_FORM) },
+        AskingTool { name: lattice_core::run::ELICITATION.to_owned(), switch: Some(lattice_core::SwitchKey::Forms) },
+    ]
 }
 
 /// What waits for the signed-in person's answer: every open ask_form

@@ -133,7 +133,7 @@ lattice_testkit::both_backends! {
         assert_eq!(listed.status, StatusCode::OK, "{:?}", listed.body);
         let clock = &listed.body[0];
         assert_eq!((clock["name"].clone(), clock["key"].clone(), clock["transport"].clone(), clock["address"].clone(), clock["tools"].clone()),
-            (json!("clock"), json!("mcp:clock"), json!("http"), json!("127.0.0.1"), json!(10)), "{clock}");
+            (json!("clock"), json!("mcp:clock"), json!("http"), json!("127.0.0.1"), json!(11)), "{clock}");
         let calls = clock["calls"].as_array().unwrap();
         assert_eq!(calls.len(), 11, "the agent's call and the app's ten rows: {calls:?}");
         assert_eq!((calls[0]["tool"].clone(), calls[0]["decision"].clone(), calls[0]["caller"].clone()), (json!("get_time"), json!("read_only"), json!("app")));

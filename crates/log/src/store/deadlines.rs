@@ -48,12 +48,14 @@ pub(crate) struct Due {
     pub tool_call_id: String,
 }
 
-/// Up to `limit` open requests of paused runs whose deadline is at or
-/// before `now`, the earliest first.
+/// Up to `limit` open requests whose deadline is at or before `now`, the
+/// earliest first: of paused runs, and a connected server's questions
+/// (`elicitation`), which a running run asks.
 pub(crate) async fn due(db: &Db, now: i64, limit: i64) -> Result<Vec<Due>, Error> {
     let rows = sqlx::query(
         "SELECT r.tenant, r.run, r.tool_call_id FROM run_requests r JOIN runs u ON u.tenant = r.tenant AND u.id = r.run \
-         WHERE r.expires_at <= $1 AND r.answered_by IS NULL AND u.status = 'paused' ORDER BY r.expires_at LIMIT $2",
+         WHERE r.expires_at <= $1 AND r.answered_by IS NULL \
+         AND (u.status = 'paused' OR (u.status = 'running' AND r.tool_name = 'elicitation')) ORDER BY r.expires_at LIMIT $2",
     )
     .bind(now)
     .bind(limit)

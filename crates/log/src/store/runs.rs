@@ -4,7 +4,7 @@
 //! status the write path read, so two writers racing (to resume, say)
 //! cannot both succeed.
 
-use lattice_core::event::{DeferredAnswered, Event, ModelReplied, RunFailed, RunFinished, RunPaused, RunResumed, RunStarted, ToolReturned};
+use lattice_core::event::{DeferredAnswered, Event, ModelReplied, RunAsked, RunFailed, RunFinished, RunPaused, RunResumed, RunStarted, ToolReturned};
 use lattice_core::{Error, RunId, RunStatus, RunStep, TenantId, TenantRole, ThreadId};
 use serde::Serialize;
 use serde_json::Value;
@@ -297,7 +297,9 @@ pub(crate) async fn record_step(conn: &mut AnyConnection, w: &Writing<'_>, run: 
         RunStep::Resumed { .. } => Some(("running", "paused")),
         RunStep::Finished { .. } => Some(("finished", "running")),
         RunStep::Failed { .. } => Some(("failed", "")),
-        RunStep::ModelReplied { .. } | RunStep::ToolReturned { .. } => None,
+        // A question asked while the run goes on moves no status: the run
+        // is running, and stays so (prepare.rs allows it only then).
+        RunStep::ModelReplied { .. } | RunStep::ToolReturned { .. } | RunStep::Asked { .. } => None,
     };
     if let Some((to, from)) = transition {
         let (acting_for, acting_role) = match &step {
@@ -324,7 +326,7 @@ pub(crate) async fn record_step(conn: &mut AnyConnection, w: &Writing<'_>, run: 
         }
     }
     let mut step = step;
-    if let RunStep::Paused { requests } = &mut step {
+    if let RunStep::Paused { requests } | RunStep::Asked { requests } = &mut step {
         for (position, r) in requests.iter_mut().enumerate() {
             // A deadline counts from the pause, by the log's clock.
             let expires_at = r.expires_in_secs.map(|secs| w.at + secs.min(lattice_core::run::MAX_EXPIRES_IN_SECS) as i64 * 1000);
@@ -361,6 +363,7 @@ fn step_event(run_id: String, step: RunStep) -> Event {
             ToolReturned { run_id, tool_call_id, tool_name, result, is_error }.into()
         }
         RunStep::Paused { requests } => RunPaused { run_id, requests }.into(),
+        RunStep::Asked { requests } => RunAsked { run_id, requests }.into(),
         RunStep::Resumed { actor, role } => RunResumed { run_id, actor, role }.into(),
         RunStep::Finished { text } => RunFinished { run_id, text }.into(),
         RunStep::Failed { reason, failure } => RunFailed { run_id, reason, failure }.into(),

@@ -257,8 +257,9 @@ pub(crate) async fn asking(
         .collect()
 }
 
-/// The open requests (by one of `tools`) of the paused runs in `places`
-/// whose deadline has not passed at `now`, soonest deadline first (none
+/// The open requests (by one of `tools`) of the paused runs in `places`,
+/// and the connected servers' questions of running runs that act for `me`
+/// (nobody else may answer them), whose deadline has not passed at `now`, soonest deadline first (none
 /// last), then the newest pause: `limit` of them, leaving out those of a
 /// tool `off` names in one of its workspaces.
 pub(crate) async fn requests(
@@ -267,6 +268,7 @@ pub(crate) async fn requests(
     places: &Places,
     tools: &[String],
     off: &BTreeMap<String, BTreeSet<String>>,
+    me: &str,
     now: i64,
     limit: usize,
 ) -> Result<Vec<RequestRow>, Error> {
@@ -274,18 +276,18 @@ pub(crate) async fn requests(
         return Ok(Vec::new());
     }
     let mut b = Binds::default();
-    let (tenant, now, tools) = (b.text(tenant), b.int(now), b.list(tools));
+    let (tenant, now, tools, me) = (b.text(tenant), b.int(now), b.list(tools), b.text(me));
     let scope = b.places("r", places);
     let off = b.off("q.tool_name", "r", off);
     let limit = b.int(limit as i64);
     let sql = format!(
         "SELECT q.run, q.tool_call_id, q.tool_name, q.args, q.expires_at, \
-         (SELECT x.actor FROM envelopes x WHERE x.run = r.id AND x.type = 'run_paused' ORDER BY x.seq DESC LIMIT 1) AS paused_by, \
-         (SELECT x.at FROM envelopes x WHERE x.run = r.id AND x.type = 'run_paused' ORDER BY x.seq DESC LIMIT 1) AS paused_at, \
+         (SELECT x.actor FROM envelopes x WHERE x.run = r.id AND x.type IN ('run_paused', 'run_asked') ORDER BY x.seq DESC LIMIT 1) AS paused_by, \
+         (SELECT x.at FROM envelopes x WHERE x.run = r.id AND x.type IN ('run_paused', 'run_asked') ORDER BY x.seq DESC LIMIT 1) AS paused_at, \
          r.thread, t.title, r.workspace, w.name \
          FROM runs r JOIN run_requests q ON q.tenant = r.tenant AND q.run = r.id \
          JOIN threads t ON t.id = r.thread JOIN workspaces w ON w.id = r.workspace \
-         WHERE r.status = 'paused' AND r.tenant = {tenant} AND q.answered_by IS NULL AND (q.expires_at IS NULL OR q.expires_at > {now}) \
+         WHERE (r.status = 'paused' OR (r.status = 'running' AND q.tool_name = 'elicitation' AND r.acting_for = {me})) AND r.tenant = {tenant} AND q.answered_by IS NULL AND (q.expires_at IS NULL OR q.expires_at > {now}) \
          AND q.tool_name IN ({tools}) AND {scope}{off} \
          ORDER BY CASE WHEN q.expires_at IS NULL THEN 1 ELSE 0 END, q.expires_at, paused_at DESC, q.run, q.tool_call_id \
          LIMIT {limit}"

@@ -3,6 +3,9 @@
 //! --stdio` does, beside the HTTP API the chat host uses, both over one
 //! log service and one set of app calls (as `lattice up` wires them).
 
+// The suites build deep futures (a test client over a whole service).
+#![recursion_limit = "256"]
+
 mod access_suite;
 mod app_calls;
 mod logging;

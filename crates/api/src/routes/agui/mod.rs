@@ -214,12 +214,18 @@ pub async fn run(
 }
 
 /// What the translator's run still waits on, when it is paused with a
-/// request nobody answered: `RUN_FINISHED` with those as interrupts.
+/// request nobody answered, or running with a connected server's question
+/// nobody answered: `RUN_FINISHED` with those as interrupts.
 async fn still_waiting(state: &AppState, who: &lattice_log::Authenticated, translator: &Translator) -> Result<Option<Value>, Error> {
     let run = RunId::parse("run", &translator.run)?;
     let view = state.log.run(who, &run).await?;
-    let open: Vec<_> = view.requests.iter().filter(|r| r.answered_by.is_none()).collect();
-    if view.run.status != lattice_core::RunStatus::Paused || open.is_empty() {
+    let waits = |r: &&lattice_log::RequestRow| match view.run.status {
+        lattice_core::RunStatus::Paused => true,
+        lattice_core::RunStatus::Running => r.tool_name == lattice_core::run::ELICITATION,
+        _ => false,
+    };
+    let open: Vec<_> = view.requests.iter().filter(|r| r.answered_by.is_none()).filter(waits).collect();
+    if open.is_empty() {
         return Ok(None);
     }
     let waiting = open.iter().map(|r| translate::Waiting {

@@ -49,6 +49,8 @@ pub(super) async fn read(log: &LogService, who: &Authenticated, thread: &ThreadI
                     Event::RunStarted(s) => Some(Standing::Running(s.run_id.clone())),
                     Event::RunResumed(r) => Some(Standing::Running(r.run_id.clone())),
                     Event::RunPaused(p) => Some(Standing::Paused(p.run_id.clone())),
+                    // It waits on a person too, while it runs.
+                    Event::RunAsked(p) => Some(Standing::Paused(p.run_id.clone())),
                     Event::RunFinished(_) | Event::RunFailed(_) => Some(Standing::Idle),
                     _ => None,
                 };

@@ -2,7 +2,7 @@
 
 use std::collections::HashSet;
 
-use lattice_core::event::Event;
+use lattice_core::event::{Event, RunAsked, RunPaused};
 use lattice_core::{Actor, Envelope, Error, RunFailure};
 use lattice_log::Live;
 use serde_json::{Value, json};
@@ -158,6 +158,17 @@ impl Translator {
                     lattice_agent::tools::ASK_FORM => {
                         (args.get("title").cloned().unwrap_or(Value::Null), args.get("schema").cloned().unwrap_or(json!({})))
                     }
+                    // A connected server's question, resumed as MCP answers
+                    // one: accept with the form's values, decline or cancel.
+                    lattice_core::run::ELICITATION => (
+                        json!(format!(
+                            "The {} server asks: {}",
+                            args.get("server").and_then(Value::as_str).unwrap_or_default(),
+                            args.get("message").and_then(Value::as_str).unwrap_or_default()
+                        )),
+                        json!({"type": "object", "properties": {"action": {"enum": ["accept", "decline", "cancel"]},
+                            "content": args.get("schema").cloned().unwrap_or(json!({}))}, "required": ["action"], "additionalProperties": false}),
+                    ),
                     // A connected server's call its policy put to a person:
                     // resumed with `{"approved": true|false}`.
                     _ if let Some((server, tool)) = lattice_core::ServerKey::split_tool(tool_name) => (
@@ -251,9 +262,12 @@ impl Translator {
                     "content": {"id": changed.id, "version": changed.version}}));
                 false
             }
-            Event::RunPaused(paused) if ours => {
+            // A connected server's question while the run goes on: this
+            // request's run ends with it as an interrupt too, and a resume
+            // that answers it follows the run on.
+            Event::RunPaused(RunPaused { requests, .. }) | Event::RunAsked(RunAsked { requests, .. }) if ours => {
                 self.close_message(out);
-                let waiting = paused.requests.iter().map(|r| Waiting {
+                let waiting = requests.iter().map(|r| Waiting {
                     tool_call_id: &r.tool_call_id,
                     tool_name: &r.tool_name,
                     args: &r.args,
