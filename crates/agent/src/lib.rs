@@ -8,6 +8,7 @@
 //! reuses the same definitions.
 
 pub mod act;
+pub mod context;
 mod elicit;
 pub mod files;
 pub mod model;

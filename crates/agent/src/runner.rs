@@ -136,12 +136,26 @@ impl Runner {
         model: Option<String>,
         chain: Option<String>,
     ) -> Result<RunId, Error> {
+        self.start_with(who, thread, prompt, model, chain, Vec::new()).await
+    }
+
+    /// [`Runner::start`], with what the person brought from connected
+    /// servers (`crate::servers::context` reads it).
+    pub async fn start_with(
+        &self,
+        who: &Authenticated,
+        thread: ThreadId,
+        prompt: String,
+        model: Option<String>,
+        chain: Option<String>,
+        context: Vec<lattice_core::RunContext>,
+    ) -> Result<RunId, Error> {
         let model = match model {
             Some(m) => m,
             None => self.inner.models.default_name().unwrap_or("scripted:ask_form").to_owned(),
         };
         self.inner.models.get(&model).map_err(|e| Error::field("model", "enum", format!("{e}; known: {}", self.inner.models.names().join(", "))))?;
-        let done = self.inner.log.execute(who, Command::StartRun { thread, prompt, model, chain }).await?;
+        let done = self.inner.log.execute(who, Command::StartRun { thread, prompt, model, chain, context }).await?;
         let run = RunId::from_trusted(done.id.expect("a started run has an id"));
         self.spawn(who.principal().tenant.clone(), run.clone());
         Ok(run)

@@ -187,7 +187,14 @@ pub(crate) fn rebuild(log: &[Envelope], now_ms: i64) -> Transcript {
             _ => {}
         }
         match &envelope.event {
-            Event::RunStarted(e) => messages.push(ChatMessage::User { content: e.prompt.clone() }),
+            Event::RunStarted(e) => {
+                messages.push(ChatMessage::User { content: e.prompt.clone() });
+                // What the person brought from a server: its words, fenced.
+                for c in &e.context {
+                    let source = format!("{} {} of the {} server", c.kind.as_str(), c.name, c.server);
+                    messages.push(ChatMessage::User { content: untrusted(&source, &c.server, &Value::String(c.text.clone())) });
+                }
+            }
             Event::ModelReplied(e) => {
                 model_calls += 1;
                 tokens = tokens.saturating_add(e.tokens.unwrap_or(0));

@@ -311,7 +311,7 @@ impl Server {
 
     /// Runs `request` on the session within the server's time bound; a
     /// session that failed is dropped, to be made again by the next request.
-    async fn bounded<T, F, Fut>(&self, behalf: Behalf<'_>, request: F) -> Result<T, CallError>
+    pub(crate) async fn bounded<T, F, Fut>(&self, behalf: Behalf<'_>, request: F) -> Result<T, CallError>
     where
         F: FnOnce(Arc<Session>) -> Fut,
         Fut: Future<Output = Result<T, CallError>>,
@@ -345,7 +345,7 @@ impl Server {
         })
     }
 
-    fn fits(&self, value: &Value) -> Result<(), CallError> {
+    pub(crate) fn fits(&self, value: &Value) -> Result<(), CallError> {
         let size = lattice_core::document::size(value);
         if size > self.config.max_result_bytes {
             return Err(CallError::TooLarge { limit: self.config.max_result_bytes });

@@ -137,6 +137,10 @@ pub enum Command {
         /// the run join it.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         chain: Option<String>,
+        /// What the person brought from connected servers (a prompt run
+        /// as a command, resources attached), read by the API.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        context: Vec<crate::run::RunContext>,
     },
     /// A person answers a paused run's request (L6).
     AnswerDeferred {

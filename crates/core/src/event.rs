@@ -333,6 +333,9 @@ pub struct RunStarted {
     /// The chain of the event a rule started the run for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub chain: Option<String>,
+    /// What the person brought from connected servers with the prompt.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub context: Vec<crate::run::RunContext>,
 }
 
 /// What the model answered: text, tool calls, or both.

@@ -41,4 +41,4 @@ pub use ids::{ArtifactId, FileId, RunId, TenantId, ThreadId, UserId, WorkspaceId
 pub use integrations::{Connected, Effective, Integrations, Level, ServerKey, SwitchKey, SwitchState};
 pub use kind::{AnsweredBy, ArtifactKind, ArtifactView, Asking, Check, WorkspaceView};
 pub use role::{Role, TenantRole};
-pub use run::{DeferredRequest, RunFailure, RunStatus, RunStep, SignInNeeded, ToolCall};
+pub use run::{ContextKind, DeferredRequest, RunContext, RunFailure, RunStatus, RunStep, SignInNeeded, ToolCall};

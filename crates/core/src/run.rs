@@ -68,6 +68,40 @@ pub struct SignInNeeded {
     pub scope: Option<String>,
 }
 
+/// What a person brought from a connected server to a run they started:
+/// a server's prompt they ran as a command (its messages), or a resource
+/// they attached (its text), as read when the run started. The model
+/// reads it fenced as a program's words, like a tool's result.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunContext {
+    pub server: String,
+    pub kind: ContextKind,
+    /// The prompt's name, or the resource's URI.
+    pub name: String,
+    pub text: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ContextKind {
+    Prompt,
+    Resource,
+}
+
+impl ContextKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Prompt => "prompt",
+            Self::Resource => "resource",
+        }
+    }
+}
+
+/// At most this many pieces of a server's context in one run.
+pub const CONTEXT_MAX_ITEMS: usize = 8;
+/// At most this many bytes of them together (the text's, as stored).
+pub const CONTEXT_MAX_BYTES: usize = 256 * 1024;
+
 /// The name of a request that puts a connected server's question
 /// (`elicitation/create`) to the person a run acts for. No server tool is
 /// called so (theirs are `<server>__<tool>`).

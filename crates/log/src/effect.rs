@@ -35,7 +35,7 @@ pub(crate) enum Effect {
     Changed { head: ArtifactRow, data: Value, digest: String, patch: json_patch::Patch, asks: Option<Asking> },
     Archived { head: ArtifactRow },
     Switch { level: Level, key: SwitchKey, state: SwitchState, reason: String },
-    RunStarted { id: RunId, prompt: String, model: String, chain: Option<String> },
+    RunStarted { id: RunId, prompt: String, model: String, chain: Option<String>, context: Vec<lattice_core::RunContext> },
     Answered(store::Answering),
     Step { run: String, step: RunStep },
     AppEvent { namespace: String, name: String, data: Value },
@@ -137,7 +137,7 @@ impl Effect {
             Self::Audit(audit) => store::record_audit(conn, w, &audit).await,
             Self::AppEvent { namespace, name, data } => Ok(AppEvent { namespace, name, data }.into()),
             Self::AppContext { artifact, text, structured } => Ok(AppContextSet { artifact_id: artifact, text, structured }.into()),
-            Self::RunStarted { id, prompt, model, chain } => store::start_run(conn, w, &id, &prompt, &model, chain).await,
+            Self::RunStarted { id, prompt, model, chain, context } => store::start_run(conn, w, &id, &prompt, &model, chain, context).await,
             Self::Answered(answering) => store::answer_request(conn, w, answering).await,
             Self::Step { run, step } => store::record_step(conn, w, &run, step).await,
         }

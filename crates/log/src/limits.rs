@@ -77,9 +77,17 @@ pub(crate) fn check_command(command: &Command) -> Result<(), Error> {
         Command::CreateArtifact { data, .. } => document::check(data, "data", document::KIND_MAX_BYTES)?,
         Command::AnswerDeferred { answer, .. } => document::check(answer, "answer", MAX_BYTES)?,
         Command::RecordRun { step, .. } => check_step(step)?,
-        Command::StartRun { prompt, chain, .. } => {
+        Command::StartRun { prompt, chain, context, .. } => {
             if prompt.len() > PROMPT_MAX {
                 return Err(Error::too_large(lattice_core::Code::PromptTooLarge, PROMPT_MAX as u64, prompt.len() as u64));
+            }
+            if context.len() > lattice_core::run::CONTEXT_MAX_ITEMS {
+                let max = lattice_core::run::CONTEXT_MAX_ITEMS;
+                errors.push(FieldError::new("context", "maxItems", format!("{} pieces of a server's context exceed the limit {max}", context.len())));
+            }
+            let bytes: usize = context.iter().map(|c| c.text.len() + c.name.len() + c.server.len()).sum();
+            if bytes > lattice_core::run::CONTEXT_MAX_BYTES {
+                return Err(Error::too_large(lattice_core::Code::PromptTooLarge, lattice_core::run::CONTEXT_MAX_BYTES as u64, bytes as u64));
             }
             if chain.as_deref().is_some_and(|chain| !chain_token(chain)) {
                 errors.push(FieldError::new("chain", "pattern", format!("1 to {CHAIN_MAX} of A-Z, a-z, 0-9, _, -, . and :")));

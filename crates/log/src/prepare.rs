@@ -130,13 +130,13 @@ impl Preparing<'_> {
                 Effect::AppEvent { namespace: namespace.clone(), name: name.clone(), data: data.clone() }
             }
             Command::RecordAudit { audit, .. } => Effect::Audit(audit.clone()),
-            Command::StartRun { prompt, model, chain, .. } => {
+            Command::StartRun { prompt, model, chain, context, .. } => {
                 // Only a chain lattice minted for this tenant, kept in the
                 // form no run may be started with; who passed it (the
                 // rule) is the run's starter, recorded beside it.
                 let tenant = &scope.access.as_ref().expect("authorize reads the thread a run starts in").tenant;
                 let chain = chain.as_deref().map(|chain| self.chains.record(tenant.as_str(), chain)).transpose()?;
-                Effect::RunStarted { id: RunId::generate(), prompt: prompt.clone(), model: model.clone(), chain }
+                Effect::RunStarted { id: RunId::generate(), prompt: prompt.clone(), model: model.clone(), chain, context: context.clone() }
             }
             Command::AnswerDeferred { tool_call_id, answer, approved, .. } => {
                 let loaded = scope.run.as_ref().expect("authorize loads the run");

@@ -116,6 +116,36 @@ pub struct StartRun {
     /// run's tenant is taken (422 on `chain` otherwise).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub chain: Option<String>,
+    /// A connected server's prompt run as a command (`/server:prompt`):
+    /// its messages reach the model with the prompt, fenced.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<RunCommand>,
+    /// Connected servers' resources attached: their text reaches the
+    /// model with the prompt, fenced, each within its server's bound.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub attachments: Vec<RunAttachment>,
+}
+
+/// A connected server's prompt, with its arguments (text, as MCP's
+/// prompts take).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct RunCommand {
+    pub server: String,
+    pub prompt: String,
+    #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Object))]
+    pub arguments: serde_json::Map<String, serde_json::Value>,
+}
+
+/// A connected server's resource, by its URI.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct RunAttachment {
+    pub server: String,
+    pub uri: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

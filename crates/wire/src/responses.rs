@@ -687,3 +687,54 @@ pub struct ConnectionStarted {
 pub struct ConnectionFinished {
     pub server: String,
 }
+
+/// What the connected servers on in a thread offer its person: prompts
+/// to run as commands, resources to attach (`GET
+/// /v1/threads/{th}/offers`), listed now.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct ServerOffers {
+    pub prompts: Vec<OfferedPrompt>,
+    pub resources: Vec<OfferedResource>,
+    /// Servers that could not be asked, and why.
+    pub unavailable: Vec<Unavailable>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct OfferedPrompt {
+    pub server: String,
+    pub name: String,
+    /// How the composer names it: `/server:name`.
+    pub command: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    pub description: String,
+    pub arguments: Vec<OfferedArgument>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct OfferedArgument {
+    pub name: String,
+    pub description: String,
+    pub required: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct OfferedResource {
+    pub server: String,
+    pub uri: String,
+    pub name: String,
+    pub description: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mime_type: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct Unavailable {
+    pub server: String,
+    pub reason: String,
+}

@@ -511,3 +511,56 @@ lattice_testkit::both_backends! {
         assert_eq!(asked(&here).await, vec!["asked", "accepted", "asked", "declined"]);
     }
 }
+
+lattice_testkit::both_backends! {
+    async fn a_servers_prompt_runs_as_a_command_and_its_resources_reach_the_model_fenced_within_their_bound(backend: Backend) {
+        use lattice_agent::context;
+        use lattice_wire::{RunAttachment, RunCommand};
+        let server = lattice_testkit::mcp_server::start().await;
+        let connections = connections(&server.url);
+        let here = here(backend, &connections).await;
+        let script = Script::new(vec![say("Hello, Ana.")]);
+        let runner = Runner::new(lattice_testkit::trusted(&here.log), Models::default().with("m", Arc::new(script.clone()), true))
+            .with_connections(connections.clone());
+
+        // Offered: the prompt as a command with its argument; the resources
+        // a person may attach (never an app's document).
+        let offers = context::offers(&connections, &here.log, &here.alice, &here.th).await.unwrap();
+        let greet = offers.prompts.iter().find(|p| p.name == "greet").unwrap();
+        assert_eq!((greet.command.as_str(), greet.arguments[0].name.as_str(), greet.arguments[0].required), ("/clock:greet", "name", true));
+        let uris: Vec<&str> = offers.resources.iter().map(|r| r.uri.as_str()).collect();
+        assert_eq!(uris, [lattice_testkit::mcp_server::NOTE, lattice_testkit::mcp_server::BIG_NOTE]);
+
+        // The command and an attachment, read as the run starts.
+        let command = RunCommand { server: "clock".into(), prompt: "greet".into(), arguments: json!({"name": "Ana"}).as_object().unwrap().clone() };
+        let note = RunAttachment { server: "clock".into(), uri: lattice_testkit::mcp_server::NOTE.into() };
+        let read = context::read(&connections, &here.log, &here.alice, &here.th, Some(&command), std::slice::from_ref(&note)).await.unwrap();
+        let run = runner.start_with(&here.alice, here.th.clone(), "/clock:greet".into(), None, None, read).await.unwrap();
+        wait_for(&here.log, &here.alice, &run, RunStatus::Finished).await;
+        let seen = script.seen.lock().unwrap()[0].messages.clone();
+        let users: Vec<String> = seen.iter().filter_map(|m| match m { ChatMessage::User { content } => Some(content.clone()), _ => None }).collect();
+        assert_eq!(users[0], "/clock:greet");
+        assert!(users[1].starts_with("<untrusted-data source=\"prompt greet of the clock server\" author=\"clock\""), "{}", users[1]);
+        assert!(users[1].contains("user: Say hello to Ana."), "{}", users[1]);
+        assert!(users[2].starts_with("<untrusted-data source=\"resource note://greeting of the clock server\""), "{}", users[2]);
+        assert_eq!(users[2].matches("</untrusted-data").count(), 1, "the resource's own closing tag is escaped: {}", users[2]);
+
+        // Over the server's bound: refused, saying the bound; a prompt
+        // without its argument: the server's refusal, said.
+        let big = RunAttachment { server: "clock".into(), uri: lattice_testkit::mcp_server::BIG_NOTE.into() };
+        let refused = context::read(&connections, &here.log, &here.alice, &here.th, None, &[big]).await.unwrap_err();
+        assert!(matches!(refused, lattice_core::Error::ValidationFailed { .. }), "{refused}");
+        assert!(refused.to_string().contains("65536") && refused.to_string().contains("max_result_bytes"), "{refused}");
+        let bare = RunCommand { arguments: serde_json::Map::new(), ..command.clone() };
+        let refused = context::read(&connections, &here.log, &here.alice, &here.th, Some(&bare), &[]).await.unwrap_err();
+        assert!(refused.to_string().contains("greet takes a name"), "{refused}");
+
+        // The server's key off in the workspace: nothing offered, nothing read.
+        let off = Command::SetSwitch { level: Level::Workspace(here.ws.clone()), key: SwitchKey::Server(connections.get("clock").unwrap().key()), state: SwitchState::Off, reason: "incident".into() };
+        here.log.execute(&here.alice, off).await.unwrap();
+        let offers = context::offers(&connections, &here.log, &here.alice, &here.th).await.unwrap();
+        assert!(offers.prompts.is_empty() && offers.resources.is_empty(), "{offers:?}");
+        let refused = context::read(&connections, &here.log, &here.alice, &here.th, None, &[note]).await.unwrap_err();
+        assert!(refused.to_string().contains("no server \"clock\" is on here"), "{refused}");
+    }
+}

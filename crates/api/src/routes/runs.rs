@@ -4,7 +4,7 @@ use axum::Json;
 use axum::extract::{Path, State};
 use lattice_core::{RunId, ThreadId};
 use lattice_log::RunView;
-use lattice_wire::{Answer, Answered, ErrorBody, Run, RunRequest, RunStarted, StartRun};
+use lattice_wire::{Answer, Answered, ErrorBody, Run, RunRequest, RunStarted, ServerOffers, StartRun};
 
 use super::path_id;
 use crate::error::ApiResult;
@@ -13,6 +13,9 @@ use crate::state::AppState;
 
 /// Starts an agent turn in a thread. A rule names the chain the bridge
 /// minted for its event; the write path refuses any other (422 on `chain`).
+/// A connected server's prompt run as a command, and its resources
+/// attached, are read now, in the caller's session, each within its
+/// server's bound (422 naming the field and the bound, else).
 #[utoipa::path(post, path = "/v1/threads/{th}/runs", request_body = StartRun,
     responses((status = 200, body = RunStarted), (status = 403, body = ErrorBody), (status = 422, body = ErrorBody)),
     params(("th" = String, Path)), security(("bearer" = [])))]
@@ -23,8 +26,20 @@ pub async fn start(
     Body(req): Body<StartRun>,
 ) -> ApiResult<Json<RunStarted>> {
     let thread = path_id(ThreadId::parse, &th)?;
-    let run = state.runner.start(&who, thread, req.prompt, req.model, req.chain).await?;
+    let runner = &state.runner;
+    let context = lattice_agent::context::read(runner.connections(), &state.log, &who, &thread, req.command.as_ref(), &req.attachments).await?;
+    let run = runner.start_with(&who, thread, req.prompt, req.model, req.chain, context).await?;
     Ok(Json(RunStarted { run_id: run.to_string() }))
+}
+
+/// What the connected servers on in a thread offer the caller now: their
+/// prompts, to run as commands with a run, and their resources, to attach
+/// to one (listed afresh each time: a server that changed them is heard).
+#[utoipa::path(get, path = "/v1/threads/{th}/offers", responses((status = 200, body = ServerOffers), (status = 403, body = ErrorBody),
+    (status = 404, body = ErrorBody)), params(("th" = String, Path)), security(("bearer" = [])))]
+pub async fn offers(State(state): State<AppState>, Caller(who): Caller, Path(th): Path<String>) -> ApiResult<Json<ServerOffers>> {
+    let thread = path_id(ThreadId::parse, &th)?;
+    Ok(Json(lattice_agent::context::offers(state.runner.connections(), &state.log, &who, &thread).await?))
 }
 
 /// A run's status and its requests (answered ones say by whom).

@@ -191,6 +191,7 @@ fn thread_event<'a>(plan: &Plan, th: &'a Thread, i: usize, tenant: &str, at: i64
                 model: r.model.name().into(),
                 started_by: user(r.starter).into(),
                 chain: None,
+                context: Vec::new(),
             };
             (person(tenant, user(r.starter)), event.into(), Some(r.id.as_str()))
         }

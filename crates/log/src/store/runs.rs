@@ -211,6 +211,7 @@ pub(crate) async fn start_run(
     prompt: &str,
     model: &str,
     chain: Option<String>,
+    context: Vec<lattice_core::RunContext>,
 ) -> Result<Event, Error> {
     sqlx::query(
         "INSERT INTO runs (tenant, id, workspace, thread, status, model, started_by, acting_for, acting_role, \
@@ -228,7 +229,8 @@ pub(crate) async fn start_run(
     .execute(&mut *conn)
     .await
     .map_err(db_error)?;
-    Ok(RunStarted { run_id: id.to_string(), prompt: prompt.to_owned(), model: model.to_owned(), started_by: w.user.to_owned(), chain }.into())
+    Ok(RunStarted { run_id: id.to_string(), prompt: prompt.to_owned(), model: model.to_owned(), started_by: w.user.to_owned(), chain, context }
+        .into())
 }
 
 /// What answers a request.

@@ -27,7 +27,7 @@ both_backends! {
         let mut expirations = trusted(&log).expirations();
         let alice = who("t1", "alice", TenantRole::Member);
         let (_, thread) = workspace_with_thread(&log, &alice).await;
-        let started = log.execute(&alice, Command::StartRun { thread, prompt: "Report".into(), model: "scripted".into(), chain: None }).await.unwrap();
+        let started = log.execute(&alice, Command::StartRun { thread, prompt: "Report".into(), model: "scripted".into(), chain: None, context: Vec::new() }).await.unwrap();
         let run = RunId::parse("run", started.id.as_deref().unwrap()).unwrap();
         let request = |id: &str| DeferredRequest {
             tool_call_id: id.into(),

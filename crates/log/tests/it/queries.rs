@@ -92,7 +92,10 @@ async fn an_ask_form_answer_costs_a_bounded_number_of_statements() {
     let log = lattice_testkit::service(Backend::Postgres).await;
     let alice = who("t1", "alice", TenantRole::Member);
     let (_, thread) = workspace_with_thread(&log, &alice).await;
-    let started = log.execute(&alice, Command::StartRun { thread, prompt: "Report".into(), model: "scripted".into(), chain: None }).await.unwrap();
+    let started = log
+        .execute(&alice, Command::StartRun { thread, prompt: "Report".into(), model: "scripted".into(), chain: None, context: Vec::new() })
+        .await
+        .unwrap();
     let run = RunId::parse("run", started.id.as_deref().unwrap()).unwrap();
     let schema = json!({"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]});
     let request = DeferredRequest {

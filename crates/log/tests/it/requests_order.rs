@@ -12,7 +12,7 @@ lattice_testkit::both_backends! {
         let log = lattice_testkit::service(backend).await;
         let alice = who("t1", "alice", TenantRole::Member);
         let (_, thread) = workspace_with_thread(&log, &alice).await;
-        let started = log.execute(&alice, Command::StartRun { thread, prompt: "Ask".into(), model: "scripted".into(), chain: None }).await.unwrap();
+        let started = log.execute(&alice, Command::StartRun { thread, prompt: "Ask".into(), model: "scripted".into(), chain: None, context: Vec::new() }).await.unwrap();
         let run = RunId::parse("run", started.id.as_deref().unwrap()).unwrap();
         let mut p = principal("t1", "alice", TenantRole::Member, true);
         p.run = Some(run.clone());

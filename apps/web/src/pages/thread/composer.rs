@@ -53,7 +53,7 @@ pub(super) fn Composer(ctx: Ctx) -> impl IntoView {
         let prompt = text.get_untracked();
         let prompt = if prompt.trim().is_empty() { "Go ahead.".to_owned() } else { prompt };
         let chosen = model.get_untracked();
-        let body = StartRun { prompt, model: (!chosen.is_empty()).then_some(chosen), chain: None };
+        let body = StartRun { prompt, model: (!chosen.is_empty()).then_some(chosen), chain: None, command: None, attachments: Vec::new() };
         let thread = ctx.thread.get_value();
         leptos::task::spawn_local(async move {
             match api_client::post::<RunStarted>(&format!("/v1/threads/{thread}/runs"), &body).await {
