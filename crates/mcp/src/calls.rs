@@ -210,7 +210,7 @@ async fn elicit(
     // long as it lasts.
     let _held = crate::http::held_stream(&context.extensions);
     let (form_mode, url_mode) = rounds::modes(context.client_capabilities().as_ref());
-    let requested = lattice_ui::elicitation::requested_schema(&form.data["schema"]);
+    let requested = lattice_ui::elicitation::requested_schema(&form.data["schema"], form.data.get("ui"));
     let Some(requested) = requested.filter(|_| form_mode) else {
         // A client that opens links is pointed to the form in the chat.
         if url_mode && let Some(origin) = crate::http::request_origin(&context.extensions) {

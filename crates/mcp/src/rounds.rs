@@ -103,7 +103,7 @@ pub(crate) fn ask(
 ) -> Elicited {
     let (form_mode, url_mode) = modes(context.client_capabilities().as_ref());
     let title = form.data["title"].as_str().unwrap_or("A form").to_owned();
-    let requested = lattice_ui::elicitation::requested_schema(&form.data["schema"]).and_then(|r| serde_json::from_value(r).ok());
+    let requested = lattice_ui::elicitation::requested_schema(&form.data["schema"], form.data.get("ui")).and_then(|r| serde_json::from_value(r).ok());
     let (params, pointed) = match requested.filter(|_| form_mode) {
         Some(requested_schema) => (ElicitRequestParams::FormElicitationParams { meta: None, message: title, requested_schema }, false),
         None => match crate::http::request_origin(&context.extensions).filter(|_| url_mode) {

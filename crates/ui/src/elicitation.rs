@@ -16,8 +16,12 @@ use crate::hints::{FieldHints, UiHints};
 /// What every property may say besides its shape.
 const ANNOTATIONS: [&str; 3] = ["title", "description", "default"];
 
-/// The form's schema as an elicitation's `requestedSchema`, if it fits.
-pub fn requested_schema(schema: &Value) -> Option<Value> {
+/// The form's schema as an elicitation's `requestedSchema`, if it fits;
+/// choices its hints label (`ui.fields.<name>.labels`, every choice of the
+/// property) are offered titled (`oneOf` / `anyOf` of `const` and
+/// `title`), as the client then shows them.
+pub fn requested_schema(schema: &Value, ui: Option<&Value>) -> Option<Value> {
+    let hints: Option<UiHints> = ui.and_then(|ui| serde_json::from_value(ui.clone()).ok());
     let object = schema.as_object()?;
     if object.get("type").and_then(Value::as_str) != Some("object") {
         return None;
@@ -27,13 +31,33 @@ pub fn requested_schema(schema: &Value) -> Option<Value> {
     }
     let mut properties = Map::new();
     for (name, property) in object.get("properties")?.as_object()? {
-        properties.insert(name.clone(), primitive(property.as_object()?)?);
+        let mut shown = primitive(property.as_object()?)?;
+        if let Some(labels) = hints.as_ref().and_then(|h| h.fields.get(name)).map(|f| &f.labels).filter(|l| !l.is_empty()) {
+            offer_titled(&mut shown, labels);
+        }
+        properties.insert(name.clone(), shown);
     }
     let mut requested = json!({"type": "object", "properties": properties});
     if let Some(required) = object.get("required") {
         requested["required"] = required.clone();
     }
     Some(requested)
+}
+
+/// A choice property offered titled, when `labels` names every choice
+/// (else untitled: a choice with no title reads as nothing).
+fn offer_titled(shown: &mut Value, labels: &BTreeMap<String, String>) {
+    let titles = |choices: &Value| -> Option<Vec<Value>> {
+        choices.as_array()?.iter().map(|c| Some(json!({"const": c, "title": labels.get(c.as_str()?)?}))).collect()
+    };
+    if let Some(one_of) = shown.get("enum").and_then(titles) {
+        if let Some(map) = shown.as_object_mut() {
+            map.remove("enum");
+        }
+        shown["oneOf"] = json!(one_of);
+    } else if let Some(any_of) = shown.pointer("/items/enum").and_then(titles) {
+        shown["items"] = json!({"anyOf": any_of});
+    }
 }
 
 /// One property, if it is one elicitation knows.
@@ -220,8 +244,15 @@ mod tests {
         assert_eq!(schema["properties"]["many"]["items"], json!({"type": "string", "enum": ["r", "g"]}));
         assert_eq!(hints.fields["many"].labels["g"], "Green");
         assert_eq!(schema["required"], json!(["name"]));
-        // The way back gives the client what it asked (labels aside).
-        assert!(requested_schema(&schema).is_some());
+        // The way back gives the client what it asked, its titles too.
+        let back = requested_schema(&schema, Some(&serde_json::to_value(&hints).unwrap())).expect("the way back");
+        assert_eq!(back["properties"]["titled"], requested["properties"]["titled"]);
+        assert_eq!(back["properties"]["many"]["items"], requested["properties"]["many"]["items"]);
+        assert_eq!(back["properties"]["legacy"]["oneOf"], json!([{"const": "pet-1", "title": "Cat"}, {"const": "pet-2", "title": "Dog"}]));
+        // Without its hints, or with a choice unlabelled, untitled.
+        assert_eq!(requested_schema(&schema, None).unwrap()["properties"]["titled"]["enum"], json!(["hero-1", "hero-2"]));
+        let partly = json!({"fields": {"titled": {"labels": {"hero-1": "Superman"}}}});
+        assert_eq!(requested_schema(&schema, Some(&partly)).unwrap()["properties"]["titled"]["enum"], json!(["hero-1", "hero-2"]));
 
         for (unfit, said) in [
             (json!({"type": "object", "properties": {"a": {"type": "object"}}}), "the type \"object\""),
@@ -246,7 +277,7 @@ mod tests {
             "days": {"type": "integer", "minimum": 1, "maximum": 30},
             "ok": {"type": "boolean", "default": true},
             "note": {"type": "string", "maxLength": 2000}}});
-        let requested = requested_schema(&flat).expect("a flat form fits");
+        let requested = requested_schema(&flat, None).expect("a flat form fits");
         assert_eq!(requested["required"], json!(["date", "severity"]));
         assert_eq!(requested["properties"]["kind"]["type"], "string");
         assert_eq!(requested["properties"]["affected"]["items"], json!({"enum": ["API", "Web"], "type": "string"}));
@@ -264,7 +295,7 @@ mod tests {
             json!({"type": "object", "properties": {"x": {"type": "string"}}, "if": {}}),
             json!({"type": "array"}),
         ] {
-            assert_eq!(requested_schema(&unfit), None, "{unfit}");
+            assert_eq!(requested_schema(&unfit, None), None, "{unfit}");
         }
     }
 }
