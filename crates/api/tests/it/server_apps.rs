@@ -344,3 +344,58 @@ lattice_testkit::both_backends! {
         assert_eq!(added, one("bob", "get_time", "unavailable"));
     }
 }
+
+/// One AG-UI request's whole stream, as its events.
+async fn agui(app: &App, token: &str, th: &str, body: Value) -> Vec<Value> {
+    let sent = app.send("POST", &format!("/v1/agui/threads/{th}"), Some(token), Some(&body.to_string())).await;
+    assert_eq!(sent.status, StatusCode::OK, "{:?}", sent.body);
+    sent.body.as_str().expect("an event stream").lines().filter_map(|l| l.strip_prefix("data: ")).map(|d| serde_json::from_str(d).unwrap()).collect()
+}
+
+lattice_testkit::both_backends! {
+    async fn a_servers_question_is_an_agui_interrupt_and_its_offers_reach_a_run_over_http(backend: Backend) {
+        let server = lattice_testkit::mcp_server::start().await;
+        // Its answers bounded to 64 KiB: the big note is over.
+        let config: lattice_connect::ServerConfig =
+            serde_json::from_value(json!({"url": server.url, "allow_internal": true, "max_result_bytes": 65536, "policy": {"default": "allow"}})).unwrap();
+        let connections = lattice_connect::Connections::configure(&BTreeMap::from([("clock".to_owned(), config)])).unwrap();
+        let app = App::connected(backend, connections, lattice_agent::Models::scripted()).await;
+        let alice = app.token("t1", "alice", TenantRole::Member, false).await;
+        let (_, th) = app.workspace_with_thread(&alice).await;
+
+        // Over AG-UI the server's question ends the stream as an interrupt
+        // (the run goes on); resumed with the answer, the stream follows
+        // the run to its end, and the server got exactly that answer.
+        let start = json!({"threadId": th, "runId": "r1", "messages": [{"id": "u1", "role": "user", "content": "tool=clock__ask"}],
+            "tools": [], "context": [], "state": {}, "forwardedProps": {"model": "scripted:call"}});
+        let events = agui(&app, &alice, &th, start).await;
+        let finished = events.last().unwrap();
+        let interrupt = &finished["outcome"]["interrupts"][0];
+        assert_eq!(interrupt["reason"], "lattice.elicitation", "{finished}");
+        assert_eq!(interrupt["message"], "The clock server asks: Which size?", "{finished}");
+        assert_eq!(interrupt["responseSchema"]["properties"]["content"]["properties"]["size"]["enum"], json!(["s", "l"]), "{finished}");
+        let id = interrupt["id"].as_str().unwrap();
+        let resume = json!({"threadId": th, "runId": "r2", "messages": [], "tools": [], "context": [], "state": {},
+            "resume": [{"interruptId": id, "status": "resolved", "payload": {"action": "accept", "content": {"size": "s"}}}]});
+        let events = agui(&app, &alice, &th, resume).await;
+        let result = events.iter().find(|e| e["type"] == "TOOL_CALL_RESULT").unwrap_or_else(|| panic!("{events:?}"));
+        assert!(result["content"].as_str().unwrap().contains(r#"\"content\":{\"size\":\"s\"}"#), "{result}");
+        assert_eq!(events.last().unwrap()["outcome"]["type"], "success", "{events:?}");
+
+        // What the server offers, over HTTP, and a run that brings it.
+        let offers = app.get(&format!("/v1/threads/{th}/offers"), &alice).await;
+        assert_eq!(offers.status, StatusCode::OK, "{:?}", offers.body);
+        assert_eq!(offers.body["prompts"][0]["command"], "/clock:greet", "{:?}", offers.body);
+        assert_eq!(offers.body["resources"].as_array().unwrap().len(), 2, "{:?}", offers.body);
+        let body = json!({"prompt": "Greet", "model": "scripted:context", "command": {"server": "clock", "prompt": "greet", "arguments": {"name": "Ana"}},
+            "attachments": [{"server": "clock", "uri": lattice_testkit::mcp_server::NOTE}]});
+        let started = app.post(&format!("/v1/threads/{th}/runs"), &alice, body).await;
+        assert_eq!(started.status, StatusCode::OK, "{:?}", started.body);
+        let big = json!({"prompt": "Read it", "attachments": [{"server": "clock", "uri": lattice_testkit::mcp_server::BIG_NOTE}]});
+        let refused = app.post(&format!("/v1/threads/{th}/runs"), &alice, big).await;
+        assert_eq!(refused.status, StatusCode::UNPROCESSABLE_ENTITY, "{:?}", refused.body);
+        assert!(refused.body.to_string().contains("max_result_bytes"), "{:?}", refused.body);
+        let odd = app.post(&format!("/v1/threads/{th}/runs"), &alice, json!({"prompt": "x", "attachments": [{"server": "clock"}]})).await;
+        assert_eq!(odd.status, StatusCode::UNPROCESSABLE_ENTITY, "{:?}", odd.body);
+    }
+}
