@@ -13,7 +13,7 @@ use lattice_connect::{CallError, Connections, Server, ServerPrompt, ServerResour
 use lattice_core::policy::Action;
 use lattice_core::{ContextKind, Error, RunContext, SwitchKey, ThreadId};
 use lattice_log::{Authenticated, LogService};
-use lattice_wire::{OfferedArgument, OfferedPrompt, OfferedResource, RunAttachment, RunCommand, ServerOffers, Unavailable};
+use lattice_wire::{CompleteArgument, OfferedArgument, OfferedPrompt, OfferedResource, RunAttachment, RunCommand, ServerOffers, Unavailable};
 
 use crate::servers::behalf;
 
@@ -59,6 +59,14 @@ fn offered_prompt(server: &str, p: ServerPrompt) -> OfferedPrompt {
 
 fn offered_resource(server: &str, r: ServerResource) -> OfferedResource {
     OfferedResource { server: server.to_owned(), uri: r.uri, name: r.name, description: r.description, mime_type: r.mime_type }
+}
+
+/// What a server on in `thread` suggests for its prompt's argument as
+/// typed so far, given the arguments already chosen.
+pub async fn complete(connections: &Connections, log: &LogService, who: &Authenticated, thread: &ThreadId, asked: &CompleteArgument) -> Result<Vec<String>, Error> {
+    let here = servers_here(connections, log, who, thread).await?;
+    let server = here.iter().find(|s| s.name() == asked.server).ok_or_else(|| Error::field("server", "enum", format!("no server {:?} is on here", asked.server)))?;
+    server.complete(behalf(who), &asked.prompt, &asked.argument, &asked.value, &asked.arguments).await.map_err(|e| refused("argument", &e))
 }
 
 /// Reads a command's messages and the attachments' text for a run `who`

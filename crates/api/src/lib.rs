@@ -72,6 +72,7 @@ pub fn router(state: AppState) -> Router {
         .route("/files/{id}/thumbnail", get(files::thumbnail))
         .route("/threads/{th}/runs", post(runs::start))
         .route("/threads/{th}/offers", get(runs::offers))
+        .route("/threads/{th}/offers/complete", post(runs::complete))
         .route("/runs/{run}", get(runs::get))
         .route("/runs/{run}/answers", post(runs::answer))
         .route("/runs/{run}/cancel", post(runs::cancel))

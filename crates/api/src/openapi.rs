@@ -17,7 +17,7 @@ use crate::routes::{agui, app_calls, artifacts, auth, connections, events, files
         events::thread, events::workspace, events::append,
         seal::key, seal::receipt, seal::checkpoints, seal::latest, files::upload, files::begin_upload, files::upload_state, files::upload_part, files::get, files::erase, files::link, files::thumbnail,
         integrations::effective, integrations::effective_stream, integrations::set, integrations::audit, integrations::levels, integrations::levels_stream, integrations::servers,
-        runs::start, runs::offers, runs::get, runs::answer, runs::cancel, agui::run,
+        runs::start, runs::offers, runs::complete, runs::get, runs::answer, runs::cancel, agui::run,
         app_calls::capability, app_calls::call, app_calls::confirm, app_calls::list,
         auth::list, auth::start, auth::callback, auth::backchannel_logout, auth::session, auth::renew, auth::sign_out,
         keys::create, keys::list, keys::revoke, keys::create_scim_token, keys::list_scim_tokens, keys::revoke_scim_token,

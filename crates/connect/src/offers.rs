@@ -166,6 +166,43 @@ impl Server {
     }
 }
 
+/// At most this many completions of an argument are passed on.
+pub const COMPLETIONS_MAX: usize = 100;
+
+impl Server {
+    /// What the server suggests for its prompt's `argument` as typed so far
+    /// (`completion/complete`), given the arguments already chosen: none
+    /// when it offers no completion.
+    pub async fn complete(&self, behalf: Behalf<'_>, prompt: &str, argument: &str, typed: &str, chosen: &Map<String, Value>) -> Result<Vec<String>, CallError> {
+        use rmcp::model::{ArgumentInfo, CompleteRequestParams, CompletionContext, PromptReference, Reference};
+        let mut params = CompleteRequestParams::new(Reference::Prompt(PromptReference::new(prompt.to_owned())), ArgumentInfo::new(argument, typed));
+        let known: std::collections::HashMap<String, String> = chosen.iter().filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_owned()))).collect();
+        if !known.is_empty() {
+            let mut context = CompletionContext::new();
+            context.arguments = Some(known);
+            params = params.with_context(context);
+        }
+        let done = self.bounded(behalf, |session| async move { session.peer().complete(params).await.map_err(|e| CallError::from_service(&e)) }).await;
+        let done = match done {
+            Ok(done) => done,
+            // A server that offers no completion says so with an error of its own.
+            Err(CallError::Server(_)) => return Ok(Vec::new()),
+            Err(e) => return Err(e),
+        };
+        let value = serde_json::to_value(done).map_err(|e| CallError::Malformed(e.to_string()))?;
+        self.fits(&value)?;
+        Ok(value
+            .pointer("/completion/values")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .take(COMPLETIONS_MAX)
+            .map(|v| lattice_core::name::clean(v).chars().take(NAME_CHARS).collect())
+            .collect())
+    }
+}
+
 /// A prompt message's content as text.
 fn content_text(content: &Value) -> String {
     match content.get("type").and_then(Value::as_str) {

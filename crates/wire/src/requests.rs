@@ -281,3 +281,20 @@ pub struct FinishConnection {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub iss: Option<String>,
 }
+
+/// What a server is asked to suggest for its prompt's argument, as typed
+/// so far (`POST /v1/threads/{th}/offers/complete`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct CompleteArgument {
+    pub server: String,
+    pub prompt: String,
+    pub argument: String,
+    #[serde(default)]
+    pub value: String,
+    /// The prompt's arguments chosen already.
+    #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Object))]
+    pub arguments: serde_json::Map<String, serde_json::Value>,
+}

@@ -738,3 +738,10 @@ pub struct Unavailable {
     pub server: String,
     pub reason: String,
 }
+
+/// A server's suggestions for a prompt's argument.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct Completions {
+    pub values: Vec<String>,
+}

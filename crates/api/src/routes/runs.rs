@@ -4,7 +4,7 @@ use axum::Json;
 use axum::extract::{Path, State};
 use lattice_core::{RunId, ThreadId};
 use lattice_log::RunView;
-use lattice_wire::{Answer, Answered, ErrorBody, Run, RunRequest, RunStarted, ServerOffers, StartRun};
+use lattice_wire::{Answer, Answered, CompleteArgument, Completions, ErrorBody, Run, RunRequest, RunStarted, ServerOffers, StartRun};
 
 use super::path_id;
 use crate::error::ApiResult;
@@ -103,4 +103,20 @@ pub async fn answer(
     let run = path_id(RunId::parse, &run)?;
     let seq = state.runner.answer(&who, &run, req.tool_call_id, req.answer).await?;
     Ok(Json(Answered { answered: true, seq }))
+}
+
+/// What a connected server suggests for its prompt's argument as typed so
+/// far (MCP `completion/complete`): none when it offers no completion.
+#[utoipa::path(post, path = "/v1/threads/{th}/offers/complete", request_body = CompleteArgument,
+    responses((status = 200, body = Completions), (status = 403, body = ErrorBody), (status = 422, body = ErrorBody)),
+    params(("th" = String, Path)), security(("bearer" = [])))]
+pub async fn complete(
+    State(state): State<AppState>,
+    Caller(who): Caller,
+    Path(th): Path<String>,
+    Body(req): Body<CompleteArgument>,
+) -> ApiResult<Json<Completions>> {
+    let thread = path_id(ThreadId::parse, &th)?;
+    let values = lattice_agent::context::complete(state.runner.connections(), &state.log, &who, &thread, &req).await?;
+    Ok(Json(Completions { values }))
 }
