@@ -63,9 +63,18 @@ fn offered_resource(server: &str, r: ServerResource) -> OfferedResource {
 
 /// What a server on in `thread` suggests for its prompt's argument as
 /// typed so far, given the arguments already chosen.
-pub async fn complete(connections: &Connections, log: &LogService, who: &Authenticated, thread: &ThreadId, asked: &CompleteArgument) -> Result<Vec<String>, Error> {
+pub async fn complete(
+    connections: &Connections,
+    log: &LogService,
+    who: &Authenticated,
+    thread: &ThreadId,
+    asked: &CompleteArgument,
+) -> Result<Vec<String>, Error> {
     let here = servers_here(connections, log, who, thread).await?;
-    let server = here.iter().find(|s| s.name() == asked.server).ok_or_else(|| Error::field("server", "enum", format!("no server {:?} is on here", asked.server)))?;
+    let server = here
+        .iter()
+        .find(|s| s.name() == asked.server)
+        .ok_or_else(|| Error::field("server", "enum", format!("no server {:?} is on here", asked.server)))?;
     server.complete(behalf(who), &asked.prompt, &asked.argument, &asked.value, &asked.arguments).await.map_err(|e| refused("argument", &e))
 }
 

@@ -173,7 +173,14 @@ impl Server {
     /// What the server suggests for its prompt's `argument` as typed so far
     /// (`completion/complete`), given the arguments already chosen: none
     /// when it offers no completion.
-    pub async fn complete(&self, behalf: Behalf<'_>, prompt: &str, argument: &str, typed: &str, chosen: &Map<String, Value>) -> Result<Vec<String>, CallError> {
+    pub async fn complete(
+        &self,
+        behalf: Behalf<'_>,
+        prompt: &str,
+        argument: &str,
+        typed: &str,
+        chosen: &Map<String, Value>,
+    ) -> Result<Vec<String>, CallError> {
         use rmcp::model::{ArgumentInfo, CompleteRequestParams, CompletionContext, PromptReference, Reference};
         let mut params = CompleteRequestParams::new(Reference::Prompt(PromptReference::new(prompt.to_owned())), ArgumentInfo::new(argument, typed));
         let known: std::collections::HashMap<String, String> = chosen.iter().filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_owned()))).collect();
@@ -182,7 +189,8 @@ impl Server {
             context.arguments = Some(known);
             params = params.with_context(context);
         }
-        let done = self.bounded(behalf, |session| async move { session.peer().complete(params).await.map_err(|e| CallError::from_service(&e)) }).await;
+        let done =
+            self.bounded(behalf, |session| async move { session.peer().complete(params).await.map_err(|e| CallError::from_service(&e)) }).await;
         let done = match done {
             Ok(done) => done,
             // A server that offers no completion says so with an error of its own.

@@ -325,7 +325,7 @@ impl WaitingReads {
         let names: Vec<String> = tools.iter().map(|t| t.name.clone()).collect();
         let mut off: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
         loop {
-            let rows = stored::requests(&self.db, p.tenant.as_str(), places, &names, &off, p.user.as_str(), now, limit).await?;
+            let rows = stored::requests(&self.db, p, places, &names, &off, now, limit).await?;
             sw.learn(rows.iter().map(|r| &r.place.workspace)).await?;
             let full = rows.len() == limit;
             let (mut kept, mut more_off) = (Vec::new(), false);

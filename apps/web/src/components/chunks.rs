@@ -57,7 +57,13 @@ fn app_frame_view(
 /// The view a chunk holds, with a line saying what comes while it loads
 /// (`what`: "the console"). The chunk is fetched once the page has painted:
 /// compiling it must not hold back the form beside it from taking the focus.
-pub fn when_loaded(what: &'static str, view: impl Future<Output = AnyView> + Send + 'static) -> impl IntoView {
+pub fn when_loaded(what: &'static str, view: impl Future<Output = AnyView> + Send + 'static) -> AnyView {
+    loaded(what, Box::pin(view))
+}
+
+/// [`when_loaded`] of the chunk's future boxed: the code that waits for
+/// it is the first load's once, not once for each chunk.
+fn loaded(what: &'static str, view: std::pin::Pin<Box<dyn Future<Output = AnyView> + Send>>) -> AnyView {
     let painted = send_wrapper::SendWrapper::new(after_paint());
     view! {
         <Suspense fallback=move || view! { <p class="loading">{format!("Loading {what}…")}</p> }>
@@ -68,6 +74,7 @@ pub fn when_loaded(what: &'static str, view: impl Future<Output = AnyView> + Sen
             })}
         </Suspense>
     }
+    .into_any()
 }
 
 /// Resolves after the next frame is painted (and its callbacks have run).

@@ -2,10 +2,11 @@
 //! Pure: the views render it, the live stream feeds it.
 
 use lattice_core::event::{
-    ArtifactArchived, ArtifactChanged, ArtifactCreated, DeferredAnswered, Event, MessagePosted, ModelReplied, RunFailed, RunFinished, RunPaused,
-    RunResumed, RunStarted, ThreadCreated, ToolReturned,
+    ArtifactArchived, ArtifactChanged, ArtifactCreated, DeferredAnswered, Event, MessagePosted, ModelReplied, RunAsked, RunFailed, RunFinished,
+    RunPaused, RunResumed, RunStarted, ThreadCreated, ToolReturned,
 };
-use lattice_core::{Actor, Envelope, RunFailure, SignInNeeded};
+use lattice_core::run::ELICITATION;
+use lattice_core::{Actor, DeferredRequest, Envelope, RunFailure, SignInNeeded};
 use lattice_ui::SUBMISSION;
 use lattice_ui::tool_names::ASK_FORM;
 use lattice_wire::{TextDelta, ToolInputDelta};
@@ -29,7 +30,9 @@ pub enum Item {
     },
     /// A run waits for a person: ask_form shows a form, ask_user a question,
     /// a connected server's call its arguments (or, with `sign_in`, that the
-    /// person the run acts for signs in to the server first).
+    /// person the run acts for signs in to the server first), a connected
+    /// server's question (`elicitation`, asked while the run goes on) its
+    /// form.
     Request {
         seq: i64,
         run: String,
@@ -38,7 +41,8 @@ pub enum Item {
         args: Value,
         expires_at: Option<String>,
         sign_in: Option<SignInNeeded>,
-        /// Whom the run acted for when it paused: the one a sign-in waits for.
+        /// Whom the run acted for when it paused or asked: the one a
+        /// sign-in or a server's question waits for.
         acting_for: String,
     },
     /// A form, dashboard or app (submissions show under their form).
@@ -86,6 +90,12 @@ pub struct Thread {
     pub answered: ById<String>,
     /// The requests whose deadline passed unanswered.
     pub expired: ById<()>,
+    /// The action each connected server's question was answered with
+    /// (`accept`, `decline`, `cancel`; empty for an answer without one), by
+    /// [`request_key`]: its card says how it closed, where other requests
+    /// say only who answered. Strings, as [`Thread::answered`]'s are: a map
+    /// of another value type costs the first load its own code.
+    pub questions: ById<String>,
     pub artifacts: ById<ArtifactView>,
     /// Artifacts whose data changed by a patch and must be read again.
     pub stale: Vec<String>,
@@ -108,6 +118,7 @@ pub const SHOWN: u64 = ThreadCreated::BIT
     | ModelReplied::BIT
     | ToolReturned::BIT
     | RunPaused::BIT
+    | RunAsked::BIT
     | DeferredAnswered::BIT
     | RunResumed::BIT
     | RunFinished::BIT
@@ -202,10 +213,11 @@ pub struct Writing {
 }
 
 /// Whether an event brings a form the thread may draw: an ask_form
-/// request, a form artifact.
+/// request, a connected server's question, a form artifact.
 pub fn brings_a_form(e: &Envelope) -> bool {
     match &e.event {
         Event::RunPaused(paused) => paused.requests.iter().any(|r| r.tool_name == ASK_FORM),
+        Event::RunAsked(asked) => asked.requests.iter().any(|r| r.tool_name == ELICITATION),
         Event::ArtifactCreated(created) => created.kind == "form",
         _ => false,
     }
@@ -285,32 +297,19 @@ impl Thread {
             Event::RunPaused(paused) => {
                 self.writing.remove(&paused.run_id);
                 self.runs.insert(paused.run_id.clone(), "paused".into());
-                let acting_for = self.acting_for.get(&paused.run_id).cloned().unwrap_or_default();
-                for r in &paused.requests {
-                    // The same call waiting again (a sign-in, then the
-                    // policy's question): one card, the newest, unanswered.
-                    let key = request_key(&paused.run_id, &r.tool_call_id);
-                    self.answered.remove(&key);
-                    self.expired.remove(&key);
-                    self.items.retain(
-                        |i| !matches!(i, Item::Request { run, tool_call_id, .. } if *run == paused.run_id && *tool_call_id == r.tool_call_id),
-                    );
-                    self.items.push(Item::Request {
-                        seq: e.seq,
-                        run: paused.run_id.clone(),
-                        tool_call_id: r.tool_call_id.clone(),
-                        tool_name: r.tool_name.clone(),
-                        args: r.args.clone(),
-                        expires_at: r.expires_at.clone(),
-                        sign_in: r.sign_in.clone(),
-                        acting_for: acting_for.clone(),
-                    });
-                }
+                self.open(e.seq, &paused.run_id, &paused.requests);
             }
+            // The run goes on while a server's call waits for the answer:
+            // its status and what it is writing stay as they are.
+            Event::RunAsked(asked) => self.open(e.seq, &asked.run_id, &asked.requests),
             Event::DeferredAnswered(answered) => {
                 let key = request_key(&answered.run_id, &answered.tool_call_id);
                 if answered.expired {
                     self.expired.insert(key.clone(), ());
+                }
+                if answered.tool_name == ELICITATION {
+                    let action = answered.answer.get("action").and_then(Value::as_str).unwrap_or_default();
+                    self.questions.insert(key.clone(), action.to_owned());
                 }
                 self.answered.insert(key, answered.author.clone());
             }
@@ -380,6 +379,43 @@ impl Thread {
         }
     }
 
+    /// A run's requests as cards that wait for their answer.
+    fn open(&mut self, seq: i64, run_id: &str, requests: &[DeferredRequest]) {
+        let acting_for = self.acting_for.get(run_id).cloned().unwrap_or_default();
+        for r in requests {
+            // The same call waiting again (a sign-in, then the policy's
+            // question): one card, the newest, unanswered.
+            let key = request_key(run_id, &r.tool_call_id);
+            self.answered.remove(&key);
+            self.expired.remove(&key);
+            self.questions.remove(&key);
+            self.items.retain(|i| !matches!(i, Item::Request { run, tool_call_id, .. } if run == run_id && *tool_call_id == r.tool_call_id));
+            self.items.push(Item::Request {
+                seq,
+                run: run_id.to_owned(),
+                tool_call_id: r.tool_call_id.clone(),
+                tool_name: r.tool_name.clone(),
+                args: r.args.clone(),
+                expires_at: r.expires_at.clone(),
+                sign_in: r.sign_in.clone(),
+                acting_for: acting_for.clone(),
+            });
+        }
+    }
+
+    /// The server whose question a run waits on, unanswered, if any: the
+    /// run is running, yet waits for a person all the same.
+    pub fn asking_server(&self, run_id: &str) -> Option<&str> {
+        self.items.iter().find_map(|i| match i {
+            Item::Request { run, tool_call_id, tool_name, args, .. }
+                if run == run_id && tool_name == ELICITATION && !self.answered.contains_key(&request_key(run, tool_call_id)) =>
+            {
+                Some(args.get("server").and_then(Value::as_str).unwrap_or_default())
+            }
+            _ => None,
+        })
+    }
+
     /// The submissions to a form, oldest first.
     pub fn submissions_to(&self, form_id: &str) -> Vec<&ArtifactView> {
         let mut subs: Vec<&ArtifactView> =
@@ -391,7 +427,7 @@ impl Thread {
 
 #[cfg(test)]
 mod tests {
-    use lattice_core::event::{DeferredAnswered, ModelReplied, RunFinished, RunStarted};
+    use lattice_core::event::{DeferredAnswered, ModelReplied, RunAsked, RunFinished, RunStarted};
     use lattice_core::{DeferredRequest, TenantId, TenantRole, UserId};
     use serde_json::json;
 
@@ -420,7 +456,8 @@ mod tests {
         let mut t = Thread::default();
         t.apply(&envelope(
             1,
-            RunStarted { run_id: "run_1".into(), prompt: "p".into(), model: "m".into(), started_by: "alice".into(), chain: None }.into(),
+            RunStarted { run_id: "run_1".into(), prompt: "p".into(), model: "m".into(), started_by: "alice".into(), chain: None, context: vec![] }
+                .into(),
         ));
         t.text_delta(text(0, "The figures "));
         t.text_delta(text(0, "are in."));
@@ -478,7 +515,8 @@ mod tests {
         let mut t = Thread::default();
         t.apply(&envelope(
             1,
-            RunStarted { run_id: "run_1".into(), prompt: "p".into(), model: "m".into(), started_by: "alice".into(), chain: None }.into(),
+            RunStarted { run_id: "run_1".into(), prompt: "p".into(), model: "m".into(), started_by: "alice".into(), chain: None, context: vec![] }
+                .into(),
         ));
         let request = |id: &str, sign_in: Option<SignInNeeded>| DeferredRequest {
             tool_call_id: id.into(),
@@ -534,5 +572,68 @@ mod tests {
         t.apply(&envelope(2, RunPaused { run_id: "run_1".into(), requests: vec![request] }.into()));
         assert_eq!(t.answered.get(&request_key("run_1", "call_1")), None);
         assert_eq!(t.items.iter().filter(|i| matches!(i, Item::Request { .. })).count(), 1);
+    }
+
+    #[test]
+    fn a_servers_question_waits_while_its_run_goes_on_and_closes_with_its_answer() {
+        let mut t = Thread::default();
+        t.apply(&envelope(
+            1,
+            RunStarted { run_id: "run_1".into(), prompt: "p".into(), model: "m".into(), started_by: "alice".into(), chain: None, context: vec![] }
+                .into(),
+        ));
+        let question = |id: &str| DeferredRequest {
+            tool_call_id: format!("call_1:elicit:{id}"),
+            tool_name: ELICITATION.into(),
+            args: json!({
+                "server": "everything", "tool": "trigger-elicitation-request", "call": "call_1", "mode": "form",
+                "message": "Please provide inputs for the following fields:",
+                "schema": {"type": "object", "properties": {"name": {"type": "string"}}},
+            }),
+            expires_in_secs: None,
+            expires_at: Some("2026-12-01T00:10:00.000Z".into()),
+            sign_in: None,
+        };
+        let asked = |seq, id| envelope(seq, RunAsked { run_id: "run_1".into(), requests: vec![question(id)] }.into());
+        let first = serde_json::to_string(&asked(2, "01A")).unwrap();
+        let heard = Envelope::from_json_in::<SHOWN>(&first).unwrap().expect("the live stream reads run_asked");
+        t.apply(&heard);
+        assert!(matches!(&t.items[1], Item::Request { tool_name, acting_for, .. } if tool_name == ELICITATION && acting_for == "alice"));
+        assert_eq!(t.runs.get("run_1").map(String::as_str), Some("running"), "asked, not paused");
+        assert_eq!(t.asking_server("run_1"), Some("everything"));
+        let brings = asked(3, "01B");
+        assert!(brings_a_form(&brings), "its form's chunk is fetched as it arrives");
+        t.apply(&brings);
+
+        let closed = |seq, id: &str, answer: Value, author: &str, expired: bool| {
+            envelope(
+                seq,
+                DeferredAnswered {
+                    run_id: "run_1".into(),
+                    turn_id: "run_1".into(),
+                    tool_call_id: format!("call_1:elicit:{id}"),
+                    tool_name: ELICITATION.into(),
+                    answer,
+                    approved: false,
+                    author: author.into(),
+                    expired,
+                    chain: None,
+                }
+                .into(),
+            )
+        };
+        t.apply(&closed(4, "01A", json!({"action": "decline"}), "alice", false));
+        t.apply(&closed(5, "01B", json!({"action": "cancel", "reason": "the call ended"}), "lattice", true));
+        let key = |id: &str| request_key("run_1", &format!("call_1:elicit:{id}"));
+        assert_eq!(t.answered.get(&key("01A")).map(String::as_str), Some("alice"));
+        assert_eq!(t.questions.get(&key("01A")).map(String::as_str), Some("decline"));
+        assert!(!t.expired.contains_key(&key("01A")));
+        // Lattice's cancel, not the person's: the card reads it as expired.
+        assert_eq!(t.questions.get(&key("01B")).map(String::as_str), Some("cancel"));
+        assert_eq!(t.answered.get(&key("01B")).map(String::as_str), Some("lattice"));
+        assert!(t.expired.contains_key(&key("01B")));
+        assert_eq!(t.asking_server("run_1"), None);
+        assert_eq!(t.runs.get("run_1").map(String::as_str), Some("running"));
+        assert_eq!(t.items.iter().filter(|i| matches!(i, Item::Request { .. })).count(), 2, "closed cards stay, saying how");
     }
 }

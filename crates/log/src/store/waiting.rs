@@ -258,17 +258,16 @@ pub(crate) async fn asking(
 }
 
 /// The open requests (by one of `tools`) of the paused runs in `places`,
-/// and the connected servers' questions of running runs that act for `me`
+/// and the connected servers' questions of running runs that act for `who`
 /// (nobody else may answer them), whose deadline has not passed at `now`, soonest deadline first (none
 /// last), then the newest pause: `limit` of them, leaving out those of a
 /// tool `off` names in one of its workspaces.
 pub(crate) async fn requests(
     db: &Db,
-    tenant: &str,
+    who: &lattice_core::Principal,
     places: &Places,
     tools: &[String],
     off: &BTreeMap<String, BTreeSet<String>>,
-    me: &str,
     now: i64,
     limit: usize,
 ) -> Result<Vec<RequestRow>, Error> {
@@ -276,7 +275,7 @@ pub(crate) async fn requests(
         return Ok(Vec::new());
     }
     let mut b = Binds::default();
-    let (tenant, now, tools, me) = (b.text(tenant), b.int(now), b.list(tools), b.text(me));
+    let (tenant, now, tools, me) = (b.text(who.tenant.as_str()), b.int(now), b.list(tools), b.text(who.user.as_str()));
     let scope = b.places("r", places);
     let off = b.off("q.tool_name", "r", off);
     let limit = b.int(limit as i64);

@@ -4,11 +4,13 @@
 
 mod bridge;
 mod domains;
+mod elicitation;
 mod escape;
 mod examples;
 mod host;
 mod limits;
 mod links;
+mod offers;
 mod on_a_phone;
 mod pinned;
 mod sdk;

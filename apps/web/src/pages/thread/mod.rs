@@ -6,7 +6,8 @@
 //! A file for each part: [`page`] is the page itself and what it follows
 //! (the event stream, [`switches`]); [`timeline`] draws its items,
 //! [`artifacts`] and [`forms`] the artifacts among them, [`connect`] a call
-//! that waits for a person to sign in to its server, [`writing`] what
+//! that waits for a person to sign in to its server, [`elicitation`] a
+//! connected server's question in the middle of a call, [`writing`] what
 //! the agent is writing; [`composer`] with its [`agent_menu`], [`pins`],
 //! [`share`], [`submit`] (with [`nonces`]); [`newest`] keeps the reader at the newest item; [`ctx`] is what they all read.
 
@@ -15,9 +16,12 @@ mod artifacts;
 mod composer;
 mod connect;
 mod ctx;
+mod elicitation;
+mod focus;
 mod forms;
 mod newest;
 mod nonces;
+mod offers;
 pub mod page;
 mod pins;
 mod share;

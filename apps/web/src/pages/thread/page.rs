@@ -208,7 +208,14 @@ fn RunStatus(state: RwSignal<Thread>) -> impl IntoView {
                 Item::RunStarted { run, .. } => Some(run.clone()),
                 _ => None,
             })?;
-            Some(match t.runs.get(&last).map(String::as_str) {
+            let status = t.runs.get(&last).map(String::as_str);
+            // Running, yet waiting on a person: a server's question.
+            if status == Some("running")
+                && let Some(server) = t.asking_server(&last)
+            {
+                return Some(format!("The {server} server is waiting for an answer."));
+            }
+            Some(match status {
                 Some("running") if t.writing.contains_key(&last) => "The agent is writing…".to_owned(),
                 Some("running") => "The agent is working…".to_owned(),
                 Some("cancelled") => "The agent's run was cancelled.".to_owned(),

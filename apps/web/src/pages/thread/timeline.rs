@@ -1,12 +1,12 @@
 //! The timeline's items: messages, runs (with their cancel button), the
 //! questions, forms, calls and sign-ins (`connect.rs`) an agent waits on,
-//! and artifacts with their pin.
+//! a connected server's questions (`elicitation.rs`), and artifacts with
+//! their pin.
 
-use std::cell::RefCell;
-use std::collections::HashSet;
 use std::rc::Rc;
 
 use lattice_core::policy::Action;
+use lattice_core::run::ELICITATION;
 use lattice_ui::hints::UiHints;
 use lattice_ui::tool_names::ASK_FORM;
 use lattice_wire::Answer;
@@ -20,6 +20,8 @@ use serde_json::{Value, json};
 use super::artifacts::{app_view, artifact_view};
 use super::connect::connect_card;
 use super::ctx::{Ctx, may};
+use super::elicitation::elicitation_card;
+use super::focus::focus_once;
 use super::forms::unsendable;
 use super::pins::pin_button;
 use crate::components::chunks::{lazy_form, when_loaded};
@@ -27,11 +29,6 @@ use crate::components::schema_form::{FormProps, Sender};
 use crate::components::time::time;
 use crate::data::api_client;
 use crate::data::thread_fold::{Item, request_key};
-
-thread_local! {
-    /// Requests that already took the focus once in this page's life.
-    static FOCUSED: RefCell<HashSet<String>> = RefCell::new(HashSet::new());
-}
 
 pub(super) fn item_view(ctx: Ctx, item: Item) -> AnyView {
     match item {
@@ -68,6 +65,11 @@ pub(super) fn item_view(ctx: Ctx, item: Item) -> AnyView {
         }
         Item::Request { run, tool_call_id, sign_in: Some(needed), acting_for, .. } => {
             connect_card(ctx, run, tool_call_id, needed, acting_for).into_any()
+        }
+        // A server asks it, though its name has no `__`: neither a server's
+        // call below nor an ask_user.
+        Item::Request { run, tool_call_id, tool_name, args, expires_at, acting_for, .. } if tool_name == ELICITATION => {
+            elicitation_card(ctx, run, tool_call_id, args, expires_at, acting_for).into_any()
         }
         Item::Request { run, tool_call_id, tool_name, args, expires_at, .. } if tool_name == ASK_FORM => {
             ask_form_view(ctx, run, tool_call_id, args, expires_at)
@@ -204,8 +206,7 @@ fn ask_form_view(ctx: Ctx, run: String, tool_call_id: String, args: Value, expir
             return note;
         }
         let due = deadline.clone().map(|at| view! { <p class="muted deadline">"Answer by " {time(at)}"."</p> });
-        let focus_once = tool_call_id.clone();
-        let take_focus: Rc<dyn Fn() -> bool> = Rc::new(move || FOCUSED.with(|f| f.borrow_mut().insert(focus_once.clone())));
+        let take_focus = focus_once(&tool_call_id);
         let run = run.clone();
         let tool_call_id = tool_call_id.clone();
         let on_send: Sender = Rc::new(move |values: Value| {
