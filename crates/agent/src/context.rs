@@ -17,9 +17,12 @@ use lattice_wire::{CompleteArgument, OfferedArgument, OfferedPrompt, OfferedReso
 
 use crate::servers::behalf;
 
-/// The servers whose key is on where `thread` is, for `who`.
+/// The servers whose key is on where `thread` is, for `who`, who may
+/// start a run there.
 async fn servers_here(connections: &Connections, log: &LogService, who: &Authenticated, thread: &ThreadId) -> Result<Vec<Arc<Server>>, Error> {
     let access = log.thread(who, thread).await?;
+    // Only whoever may start a run here is offered, or brings, anything.
+    lattice_core::policy::decide(access.role, Action::Run)?;
     let effective = log.effective(who, &access.thread.workspace).await?;
     let on: BTreeMap<SwitchKey, bool> = effective.into_iter().map(|(k, e)| (k, e.enabled)).collect();
     Ok(connections.offered_to(&who.principal().tenant).filter(|s| on.get(&SwitchKey::Server(s.key())).copied().unwrap_or(false)).cloned().collect())
@@ -96,8 +99,6 @@ pub async fn read(
         let max = lattice_core::run::CONTEXT_MAX_ITEMS;
         return Err(Error::field("attachments", "maxItems", format!("at most {max} pieces of a server's context, the command included")));
     }
-    // Only whoever may start a run here brings anything to one.
-    lattice_core::policy::decide(log.thread(who, thread).await?.role, Action::Run)?;
     let here = servers_here(connections, log, who, thread).await?;
     let server = |field: &str, name: &str| {
         here.iter().find(|s| s.name() == name).ok_or_else(|| Error::field(field, "enum", format!("no server {name:?} is on here")))

@@ -46,6 +46,27 @@ pub struct ServerResource {
     pub mime_type: Option<String>,
 }
 
+/// A listing read page by page, at most [`PAGES_MAX`] pages and about
+/// [`OFFERS_MAX`] items: `page` reads one from its cursor.
+async fn pages<F, Fut>(mut page: F) -> Result<Vec<Value>, CallError>
+where
+    F: FnMut(Option<PaginatedRequestParams>) -> Fut,
+    Fut: std::future::Future<Output = Result<(Vec<Value>, Option<String>), CallError>>,
+{
+    let mut out = Vec::new();
+    let mut cursor = None;
+    for _ in 0..PAGES_MAX {
+        let params = cursor.take().map(|cursor| PaginatedRequestParams::default().with_cursor(Some(cursor)));
+        let (items, next) = page(params).await?;
+        out.extend(items);
+        match next {
+            Some(next) if out.len() < OFFERS_MAX => cursor = Some(next),
+            _ => break,
+        }
+    }
+    Ok(out)
+}
+
 fn text(value: Option<&Value>, chars: usize) -> String {
     lattice_core::name::clean(value.and_then(Value::as_str).unwrap_or_default()).chars().take(chars).collect()
 }
@@ -54,19 +75,14 @@ impl Server {
     /// Its prompts, as `behalf`'s session lists them now.
     pub async fn prompts(&self, behalf: Behalf<'_>) -> Result<Vec<ServerPrompt>, CallError> {
         let listed = self
-            .bounded(behalf, |session| async move {
-                let mut out = Vec::new();
-                let mut cursor = None;
-                for _ in 0..PAGES_MAX {
-                    let params = cursor.take().map(|cursor| PaginatedRequestParams::default().with_cursor(Some(cursor)));
-                    let page = session.peer().list_prompts(params).await.map_err(|e| CallError::from_service(&e))?;
-                    out.extend(page.prompts.iter().filter_map(|p| serde_json::to_value(p).ok()));
-                    match page.next_cursor {
-                        Some(next) if out.len() < OFFERS_MAX => cursor = Some(next),
-                        _ => break,
+            .bounded(behalf, |session| {
+                pages(move |params| {
+                    let session = session.clone();
+                    async move {
+                        let page = session.peer().list_prompts(params).await.map_err(|e| CallError::from_service(&e))?;
+                        Ok((page.prompts.iter().filter_map(|p| serde_json::to_value(p).ok()).collect(), page.next_cursor))
                     }
-                }
-                Ok(out)
+                })
             })
             .await?;
         Ok(listed
@@ -117,19 +133,14 @@ impl Server {
     /// Its resources, as `behalf`'s session lists them now.
     pub async fn resources(&self, behalf: Behalf<'_>) -> Result<Vec<ServerResource>, CallError> {
         let listed = self
-            .bounded(behalf, |session| async move {
-                let mut out = Vec::new();
-                let mut cursor = None;
-                for _ in 0..PAGES_MAX {
-                    let params = cursor.take().map(|cursor| PaginatedRequestParams::default().with_cursor(Some(cursor)));
-                    let page = session.peer().list_resources(params).await.map_err(|e| CallError::from_service(&e))?;
-                    out.extend(page.resources.iter().filter_map(|r| serde_json::to_value(r).ok()));
-                    match page.next_cursor {
-                        Some(next) if out.len() < OFFERS_MAX => cursor = Some(next),
-                        _ => break,
+            .bounded(behalf, |session| {
+                pages(move |params| {
+                    let session = session.clone();
+                    async move {
+                        let page = session.peer().list_resources(params).await.map_err(|e| CallError::from_service(&e))?;
+                        Ok((page.resources.iter().filter_map(|r| serde_json::to_value(r).ok()).collect(), page.next_cursor))
                     }
-                }
-                Ok(out)
+                })
             })
             .await?;
         Ok(listed

@@ -276,6 +276,7 @@ mod tests {
             Unauthorized sign_in_failed
             Forbidden forbidden
             Forbidden role_too_low
+            Forbidden not_acting_for
             Forbidden admin_only
             Forbidden agent_not_allowed
             Forbidden agent_only

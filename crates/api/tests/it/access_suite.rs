@@ -651,6 +651,21 @@ fn table() -> Vec<Entry> {
                 (format!("/v1/threads/{}/runs", ids.thread(which)), Some(json!({"prompt": "go", "model": "scripted:dashboard"})))
             }),
         ),
+        entry(
+            "GET",
+            "/v1/threads/{th}/offers",
+            both("list what connected servers offer", On::Thread, Needs(Run), |ids, _, which| {
+                (format!("/v1/threads/{}/offers", ids.thread(which)), None)
+            }),
+        ),
+        entry(
+            "POST",
+            "/v1/threads/{th}/offers/complete",
+            both("complete a server's prompt argument", On::Thread, Needs(Run), |ids, _, which| {
+                let asked = json!({"server": "none", "prompt": "p", "argument": "a", "value": ""});
+                (format!("/v1/threads/{}/offers/complete", ids.thread(which)), Some(asked))
+            }),
+        ),
         entry("GET", "/v1/runs/{run}", both("read the run", On::Run, Needs(Read), |ids, _, which| (format!("/v1/runs/{}", ids.run(which)), None))),
         entry(
             "POST",
