@@ -112,7 +112,7 @@ pub use live::{AccessWatch, Live, LiveEvents};
 pub use reads::{Follow, KeyState, LevelStates, ThreadAccess};
 pub use runs::RunView;
 pub use seal::{SealStatus, Sealer};
-pub use service::{Builder, LogService};
+pub use service::{Builder, LogService, QUESTION_ACTOR};
 pub use sessions::{SESSION_STATE_BYTES, SESSIONS_PER_CALLER, Sessions};
 pub use sign_in::{SessionLimits, SessionToken, derived_user_id};
 pub use store::credentials::CredentialRow;

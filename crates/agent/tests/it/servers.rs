@@ -564,3 +564,31 @@ lattice_testkit::both_backends! {
         assert!(refused.to_string().contains("no server \"clock\" is on here"), "{refused}");
     }
 }
+
+lattice_testkit::both_backends! {
+    async fn a_servers_question_is_closed_when_its_run_is_cancelled_and_nobody_answers_it_late(backend: Backend) {
+        let server = lattice_testkit::mcp_server::start().await;
+        let connections = connections(&server.url);
+        let here = here(backend, &connections).await;
+        let script = Script::new(vec![call("clock__ask", json!({})), say("asked")]);
+        let runner = Runner::new(lattice_testkit::trusted(&here.log), Models::default().with("m", Arc::new(script.clone()), true))
+            .with_connections(connections.clone());
+        let run = runner.start(&here.alice, here.th.clone(), "Ask me".into(), None, None).await.unwrap();
+        let q = question(&here, &run).await;
+        runner.cancel(&here.alice, &run).await.unwrap();
+        // lattice closes the question for nobody, and says why.
+        let closed = lattice_testkit::eventually_within(Duration::from_secs(30), "the question closed", async || {
+            let view = here.log.run(&here.alice, &run).await.unwrap();
+            view.requests.into_iter().find(|r| r.tool_call_id == q.tool_call_id && r.answered_by.is_some())
+        })
+        .await;
+        assert_eq!(closed.answered_by.as_deref(), Some(lattice_log::QUESTION_ACTOR));
+        assert_eq!(closed.answer, Some(json!({"action": "cancel", "reason": "the run ended"})));
+        let late = runner.answer(&here.alice, &run, q.tool_call_id.clone(), json!({"action": "accept", "content": {"size": "s"}})).await.unwrap_err();
+        assert!(matches!(late, lattice_core::Error::InvalidState { .. }), "{late}");
+        lattice_testkit::eventually_within(Duration::from_secs(30), "the audit row", async || {
+            asked(&here).await.ends_with(&["run_ended".to_owned()]).then_some(())
+        })
+        .await;
+    }
+}

@@ -63,7 +63,8 @@ async fn a_servers_prompt_runs_from_the_composer_with_a_resource_attached_and_on
 
     // Attach: searched, picked by keyboard.
     w.page.locator("button.attach").click(None).await.unwrap();
-    w.type_text("architecture").await;
+    until_count(&w, "#composer-resource-search", 1, "the resource search").await;
+    w.page.locator("#composer-resource-search").fill("architecture", None).await.unwrap();
     until_count(&w, "#composer-resources [role=option]", 2, "architecture.md of both servers").await;
     let first = w.page.locator("#composer-resources [role=option]").first().text_content().await.unwrap().unwrap_or_default();
     assert!(first.contains("everything"), "{first}");
@@ -91,16 +92,28 @@ async fn a_servers_prompt_runs_from_the_composer_with_a_resource_attached_and_on
     // features.md from `small`, over its 8 KiB: refused, said, and
     // nothing started.
     w.page.locator("button.attach").click(None).await.unwrap();
-    w.type_text("features").await;
-    let picked: bool = w
-        .eval(
-            "() => { const o = [...document.querySelectorAll('#composer-resources [role=option]')]\
-               .find(li => li.querySelector('.offer-server').textContent.includes('small'));\
-               if (o) o.click(); return !!o; }",
-        )
-        .await;
+    until_count(&w, "#composer-resource-search", 1, "the resource search").await;
+    w.page.locator("#composer-resource-search").fill("features", None).await.unwrap();
+    // Picked once the search has narrowed the list to it: a pick made
+    // before would take whatever small lists first.
+    let mut picked = false;
+    for _ in 0..200 {
+        picked = w
+            .eval(
+                "() => { const o = [...document.querySelectorAll('#composer-resources [role=option]')]\
+                   .find(li => li.textContent.includes('features.md') && li.querySelector('.offer-server').textContent.includes('small'));\
+                   if (o) o.click(); return !!o; }",
+            )
+            .await;
+        if picked {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
     assert!(picked, "small's features.md is offered");
     until_count(&w, "span.chip.attachment", 1, "small's attachment chip").await;
+    let chip = w.page.locator("span.chip.attachment").first().text_content().await.unwrap().unwrap_or_default();
+    assert!(chip.contains("features.md"), "{chip}");
     text.fill("Read it", None).await.unwrap();
     w.page.locator("#composer-ask").click(None).await.unwrap();
     let mut said = String::new();
